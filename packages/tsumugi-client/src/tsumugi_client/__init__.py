@@ -1,0 +1,1 @@
+"""tsumugi_client."""

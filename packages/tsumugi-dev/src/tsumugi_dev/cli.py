@@ -1,0 +1,2 @@
+def main() -> None:
+    raise SystemExit("tsumugi: not implemented yet")

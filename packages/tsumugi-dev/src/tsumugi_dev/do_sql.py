@@ -1,0 +1,158 @@
+"""The Durable Object SQL API (``ctx.storage.sql``) on stdlib ``sqlite3``.
+
+Cloudflare's ``SqlStorage`` is synchronous: ``exec(query, *bindings)`` returns a cursor whose rows are plain JS
+objects (``JsDict`` in Python), with ``one()``, ``toArray()``, ``raw()``, iteration, ``columnNames``,
+``rowsRead`` and ``rowsWritten``; ``databaseSize`` gives the file size; ``transactionSync(fn)`` runs ``fn``
+atomically and rolls back when it raises. ``BEGIN``/``COMMIT``/``SAVEPOINT`` are refused inside ``exec``.
+
+Values cross the JS boundary as JS numbers, so Pyodide hands an integral REAL back as ``int``; this emulation
+does the same, so code that runs here also copes with what Cloudflare returns.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+from tsumugi_dev.jsdict import JsDict
+
+T = TypeVar("T")
+
+_WRITE_PREFIX = re.compile(r"^\s*(?:--[^\n]*\n\s*)*(INSERT|UPDATE|DELETE|REPLACE|CREATE|DROP|ALTER)\b", re.I)
+_TX_STATEMENT = re.compile(r"^\s*(BEGIN|COMMIT|END|ROLLBACK|SAVEPOINT|RELEASE)\b", re.I)
+
+
+class SqlError(Exception):
+    """Raised where Cloudflare's SQL API throws (bad SQL, refused statements, ``one()`` on 0 or 2+ rows)."""
+
+
+def _to_js_value(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer() and abs(value) <= 2**53:
+        return int(value)
+    if isinstance(value, memoryview):
+        return bytes(value)
+    return value
+
+
+def _check_binding(value: Any) -> Any:
+    if value is None or isinstance(value, str | int | float | bytes):
+        if isinstance(value, bool):
+            return int(value)
+        return value
+    raise SqlError(f"unsupported SQL binding type: {type(value).__name__}")
+
+
+def _split_statements(script: str) -> list[str]:
+    statements: list[str] = []
+    start = 0
+    for index, char in enumerate(script):
+        if char == ";" and sqlite3.complete_statement(script[start : index + 1]):
+            statements.append(script[start : index + 1])
+            start = index + 1
+    if script[start:].strip():
+        statements.append(script[start:])
+    return [s for s in statements if s.strip().strip(";").strip()]
+
+
+class SqlCursor:
+    """The result of ``SqlStorage.exec``: rows already read, in the order the statement gave them."""
+
+    def __init__(self, column_names: list[str], rows: list[tuple[Any, ...]], rows_written: int) -> None:
+        self.columnNames = column_names
+        self._rows = rows
+        self._next = 0
+        self.rowsRead = len(rows)
+        self.rowsWritten = rows_written
+
+    def _as_dict(self, row: tuple[Any, ...]) -> JsDict:
+        return JsDict(zip(self.columnNames, (_to_js_value(v) for v in row), strict=True))
+
+    def __iter__(self) -> Iterator[JsDict]:
+        while self._next < len(self._rows):
+            row = self._rows[self._next]
+            self._next += 1
+            yield self._as_dict(row)
+
+    def toArray(self) -> list[JsDict]:  # noqa: N802 - the SDK's name
+        return list(self)
+
+    def one(self) -> JsDict:
+        remaining = len(self._rows) - self._next
+        if remaining != 1:
+            got = "no results" if remaining == 0 else "more than one row"
+            raise SqlError(f"Expected exactly one result from SQL query, but got {got}.")
+        return next(iter(self))
+
+    def raw(self) -> Iterator[list[Any]]:
+        while self._next < len(self._rows):
+            row = self._rows[self._next]
+            self._next += 1
+            yield [_to_js_value(v) for v in row]
+
+
+class SqlStorage:
+    """``ctx.storage.sql`` over one SQLite database (a file, or ``:memory:``)."""
+
+    def __init__(self, path: str | Path = ":memory:") -> None:
+        self._path = str(path)
+        self._conn = sqlite3.connect(self._path, isolation_level=None, check_same_thread=False)
+        self._conn.execute("PRAGMA journal_mode=WAL" if self._path != ":memory:" else "PRAGMA journal_mode=MEMORY")
+        self._conn.execute("PRAGMA synchronous=NORMAL")
+        self._depth = 0
+        self.write_statements = 0
+        """Write statements executed so far (INSERT/UPDATE/DELETE/REPLACE/DDL); a measuring aid, not SDK API."""
+
+    @property
+    def databaseSize(self) -> int:  # noqa: N802 - the SDK's name
+        page_count = self._conn.execute("PRAGMA page_count").fetchone()[0]
+        page_size = self._conn.execute("PRAGMA page_size").fetchone()[0]
+        return int(page_count) * int(page_size)
+
+    def exec(self, query: str, *bindings: Any) -> SqlCursor:
+        statements = _split_statements(query) if not bindings else [query]
+        if not statements:
+            raise SqlError("SQL query is empty")
+        if len(statements) > 1 and bindings:
+            raise SqlError("bindings are only allowed with a single statement")
+        cursor = SqlCursor([], [], 0)
+        for statement in statements:
+            cursor = self._exec_one(statement, tuple(_check_binding(b) for b in bindings))
+        return cursor
+
+    def _exec_one(self, statement: str, params: Sequence[Any]) -> SqlCursor:
+        if _TX_STATEMENT.match(statement):
+            raise SqlError("To execute a transaction, please use the state.storage.transactionSync() API")
+        before = self._conn.total_changes
+        try:
+            cur = self._conn.execute(statement, params)
+            rows = cur.fetchall()
+        except sqlite3.Error as exc:
+            raise SqlError(f"{exc}: {statement.strip()[:200]}") from exc
+        names = [d[0] for d in cur.description] if cur.description else []
+        if _WRITE_PREFIX.match(statement):
+            self.write_statements += 1
+        return SqlCursor(names, rows, self._conn.total_changes - before)
+
+    def transaction_sync(self, fn: Callable[[], T]) -> T:
+        """Run ``fn`` atomically: every write it makes is kept, or none is (``transactionSync`` in the SDK)."""
+        name = f"tx{self._depth}"
+        self._conn.execute(f"SAVEPOINT {name}")
+        self._depth += 1
+        try:
+            result = fn()
+        except BaseException:
+            self._depth -= 1
+            self._conn.execute(f"ROLLBACK TO {name}")
+            self._conn.execute(f"RELEASE {name}")
+            raise
+        self._depth -= 1
+        self._conn.execute(f"RELEASE {name}")
+        return result
+
+    transactionSync = transaction_sync  # noqa: N815 - the SDK's JS name
+
+    def close(self) -> None:
+        self._conn.close()
