@@ -1,0 +1,162 @@
+"""What a performer knows about the attempt it runs: `JobContext` and its heartbeat."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Final, TypeAlias
+
+import msgspec
+
+from tsumugi_core.clock import Clock
+from tsumugi_core.ids import parse_job_id
+
+__all__ = ["DEFAULT_HEARTBEAT_INTERVAL_MS", "HeartbeatAnswer", "HeartbeatFn", "JobContext"]
+
+_log = logging.getLogger("tsumugi_performer")
+
+DEFAULT_HEARTBEAT_INTERVAL_MS: Final = 5_000
+"""Heartbeats closer together than this are dropped before they leave the performer (the original's 5 s)."""
+
+
+class HeartbeatAnswer(msgspec.Struct, frozen=True, kw_only=True):
+    """The shard's answer to a heartbeat.
+
+    Attributes:
+        accepted: The shard took the heartbeat (the attempt is still live); False when it was refused, could
+            not be delivered, or was dropped by the client-side throttle before any was accepted.
+        cancel_requested: Someone asked this job to stop; the performer should wind down and raise.
+    """
+
+    accepted: bool
+    cancel_requested: bool
+
+
+HeartbeatFn: TypeAlias = Callable[[float | None], Awaitable[HeartbeatAnswer]]
+"""Sends one heartbeat (with optional progress in [0, 1]) for the running attempt and returns the answer."""
+
+_NOT_SENT: Final = HeartbeatAnswer(accepted=False, cancel_requested=False)
+
+
+def _positive_int(name: str, value: int, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise ValueError(f"{name} must be an integer of at least {minimum}, got {value!r}")
+    return value
+
+
+class JobContext:
+    """The second argument of `Performer.perform`: who this attempt is and how to talk back.
+
+    Args:
+        job_id: ``<binding>#<shard>:<local_id>``.
+        attempt: 1-based number of this attempt.
+        max_attempts: How many attempts the job may have in total.
+        deadline_at: Epoch ms by which the attempt should finish (start + timeout; heartbeats do not move it).
+        heartbeat: Sends a heartbeat to the shard (injected by the consumer glue or a test).
+        traceparent: W3C trace context given at enqueue, if any.
+        clock: Used to throttle heartbeats; without one every heartbeat is sent.
+        heartbeat_interval_ms: Minimum time between two sent heartbeats.
+
+    Raises:
+        InvalidJobIdError: `job_id` is not a job id.
+        ValueError: A number breaks its rule; the message names it.
+    """
+
+    def __init__(
+        self,
+        *,
+        job_id: str,
+        attempt: int,
+        max_attempts: int,
+        deadline_at: int,
+        heartbeat: HeartbeatFn,
+        traceparent: str | None = None,
+        clock: Clock | None = None,
+        heartbeat_interval_ms: int = DEFAULT_HEARTBEAT_INTERVAL_MS,
+    ) -> None:
+        self._job = parse_job_id(job_id)
+        self._job_id = job_id
+        self._attempt = _positive_int("attempt", attempt, 1)
+        self._max_attempts = _positive_int("max_attempts", max_attempts, 1)
+        self._deadline_at = _positive_int("deadline_at", deadline_at, 0)
+        self._heartbeat = heartbeat
+        self._traceparent = traceparent
+        self._clock = clock
+        self._interval_ms = _positive_int("heartbeat_interval_ms", heartbeat_interval_ms, 0)
+        self._last_sent_at: int | None = None
+        self._last_answer = _NOT_SENT
+
+    @property
+    def job_id(self) -> str:
+        """The job id, ``<binding>#<shard>:<local_id>``."""
+        return self._job_id
+
+    @property
+    def binding(self) -> str:
+        """The performer binding name (the first part of the job id)."""
+        return self._job.binding
+
+    @property
+    def attempt(self) -> int:
+        """This attempt's number, starting at 1."""
+        return self._attempt
+
+    @property
+    def max_attempts(self) -> int:
+        """The total number of attempts the job may have."""
+        return self._max_attempts
+
+    @property
+    def is_last_attempt(self) -> bool:
+        """Whether a failure of this attempt ends the job."""
+        return self._attempt >= self._max_attempts
+
+    @property
+    def deadline_at(self) -> int:
+        """Epoch ms by which this attempt should be done."""
+        return self._deadline_at
+
+    @property
+    def traceparent(self) -> str | None:
+        """The W3C ``traceparent`` given at enqueue, if any."""
+        return self._traceparent
+
+    @property
+    def idempotency_key(self) -> str:
+        """A key that is the same on every attempt of this job (the job id): use it to make side effects safe."""
+        return self._job_id
+
+    @property
+    def cancel_requested(self) -> bool:
+        """Whether the latest heartbeat answer said the job should stop."""
+        return self._last_answer.cancel_requested
+
+    async def heartbeat(self, progress: float | None = None) -> HeartbeatAnswer:
+        """Tell the shard this attempt is alive, optionally with progress in [0, 1]; never raises.
+
+        Heartbeats within `heartbeat_interval_ms` of the last sent one are dropped (progress included) and
+        answer the previous answer. A heartbeat that fails to send is logged and answers
+        ``accepted=False`` with the last known cancel flag.
+
+        Returns:
+            The shard's answer; check ``cancel_requested`` to stop cooperatively.
+        """
+        now = self._clock.now_ms() if self._clock is not None else None
+        if (
+            now is not None
+            and self._last_sent_at is not None
+            and now - self._last_sent_at < self._interval_ms
+        ):
+            return self._last_answer
+        self._last_sent_at = now
+        try:
+            answer = await self._heartbeat(progress)
+        except Exception:
+            # The original's heartbeat never throws: a lost heartbeat must not fail a healthy attempt.
+            _log.warning("heartbeat for %s attempt %d failed", self._job_id, self._attempt, exc_info=True)
+            return HeartbeatAnswer(accepted=False, cancel_requested=self._last_answer.cancel_requested)
+        # A cancel request is never withdrawn, so a later answer cannot clear it.
+        if self._last_answer.cancel_requested and not answer.cancel_requested:
+            answer = HeartbeatAnswer(accepted=answer.accepted, cancel_requested=True)
+        self._last_answer = answer
+        return answer
