@@ -1,0 +1,71 @@
+"""The dependency direction of ARCHITECTURE.md holds: import-linter contracts exist and are kept (ADR-0002)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
+
+
+def _contracts() -> list[dict[str, Any]]:
+    config = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    return config["tool"]["importlinter"]["contracts"]
+
+
+def _forbidden_for(source: str) -> set[str]:
+    forbidden: set[str] = set()
+    for contract in _contracts():
+        if contract["type"] == "forbidden" and source in contract["source_modules"]:
+            forbidden.update(contract["forbidden_modules"])
+    return forbidden
+
+
+def test_core_is_forbidden_io_runtime_and_sibling_imports() -> None:
+    required = {
+        "tsumugi_client",
+        "tsumugi_performer",
+        "tsumugi_scheduler",
+        "tsumugi_dev",
+        "httpx",
+        "sqlite3",
+        "js",
+        "pyodide",
+        "workers",
+        "random",
+        "uuid",
+        "secrets",
+    }
+    assert required <= _forbidden_for("tsumugi_core")
+
+
+def test_client_and_performer_are_independent() -> None:
+    independent = [set(c["modules"]) for c in _contracts() if c["type"] == "independence"]
+    assert any({"tsumugi_client", "tsumugi_performer"} <= modules for modules in independent)
+
+
+def test_worker_side_packages_never_import_the_local_runtime() -> None:
+    for package in ("tsumugi_core", "tsumugi_client", "tsumugi_performer", "tsumugi_scheduler"):
+        assert "tsumugi_dev" in _forbidden_for(package), package
+
+
+def test_external_packages_are_analysed() -> None:
+    config = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    # Without this flag, forbidding httpx or random in the core would silently check nothing.
+    assert config["tool"]["importlinter"]["include_external_packages"] is True
+
+
+def test_lint_imports_keeps_every_contract() -> None:
+    lint_imports = Path(sys.executable).parent / "lint-imports"
+    result = subprocess.run(
+        [str(lint_imports), "--no-cache"],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=REPO_ROOT,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert f"{len(_contracts())} kept, 0 broken" in result.stdout
