@@ -11,6 +11,7 @@ does the same, so code that runs here also copes with what Cloudflare returns.
 
 from __future__ import annotations
 
+import functools
 import re
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
@@ -33,8 +34,12 @@ def _to_js_value(value: Any) -> Any:
     if isinstance(value, float) and value.is_integer() and abs(value) <= 2**53:
         return int(value)
     if isinstance(value, memoryview):
-        return bytes(value)
+        return value.tobytes()
     return value
+
+
+_PLAIN_BINDINGS = frozenset({str, int, float, bytes, type(None)})
+_CONVERTED_VALUES = frozenset({float, memoryview})
 
 
 def _check_binding(value: Any) -> Any:
@@ -43,6 +48,25 @@ def _check_binding(value: Any) -> Any:
             return int(value)
         return value
     raise SqlError(f"unsupported SQL binding type: {type(value).__name__}")
+
+
+def _check_bindings(bindings: tuple[Any, ...]) -> tuple[Any, ...]:
+    # The common case (plain values) costs one set lookup per value; only odd types take the slow path.
+    for value in bindings:
+        if type(value) not in _PLAIN_BINDINGS:
+            return tuple(_check_binding(b) for b in bindings)
+    return bindings
+
+
+@functools.lru_cache(maxsize=2048)
+def _analyse(statement: str) -> tuple[bool, bool]:
+    """(is a transaction-control statement, is a write) for one statement; cached per SQL text."""
+    return bool(_TX_STATEMENT.match(statement)), bool(_WRITE_PREFIX.match(statement))
+
+
+@functools.lru_cache(maxsize=512)
+def _split_cached(script: str) -> tuple[str, ...]:
+    return tuple(_split_statements(script))
 
 
 def _split_statements(script: str) -> list[str]:
@@ -68,7 +92,8 @@ class SqlCursor:
         self.rowsWritten = rows_written
 
     def _as_dict(self, row: tuple[Any, ...]) -> JsDict:
-        return JsDict(zip(self.columnNames, (_to_js_value(v) for v in row), strict=True))
+        values = [v if type(v) not in _CONVERTED_VALUES else _to_js_value(v) for v in row]
+        return JsDict(zip(self.columnNames, values, strict=True))
 
     def __iter__(self) -> Iterator[JsDict]:
         while self._next < len(self._rows):
@@ -76,7 +101,7 @@ class SqlCursor:
             self._next += 1
             yield self._as_dict(row)
 
-    def toArray(self) -> list[JsDict]:  # noqa: N802 - the SDK's name
+    def toArray(self) -> list[JsDict]:
         return list(self)
 
     def one(self) -> JsDict:
@@ -99,31 +124,34 @@ class SqlStorage:
     def __init__(self, path: str | Path = ":memory:") -> None:
         self._path = str(path)
         self._conn = sqlite3.connect(self._path, isolation_level=None, check_same_thread=False)
-        self._conn.execute("PRAGMA journal_mode=WAL" if self._path != ":memory:" else "PRAGMA journal_mode=MEMORY")
+        self._conn.execute(
+            "PRAGMA journal_mode=WAL" if self._path != ":memory:" else "PRAGMA journal_mode=MEMORY"
+        )
         self._conn.execute("PRAGMA synchronous=NORMAL")
         self._depth = 0
         self.write_statements = 0
         """Write statements executed so far (INSERT/UPDATE/DELETE/REPLACE/DDL); a measuring aid, not SDK API."""
 
     @property
-    def databaseSize(self) -> int:  # noqa: N802 - the SDK's name
+    def databaseSize(self) -> int:
         page_count = self._conn.execute("PRAGMA page_count").fetchone()[0]
         page_size = self._conn.execute("PRAGMA page_size").fetchone()[0]
         return int(page_count) * int(page_size)
 
     def exec(self, query: str, *bindings: Any) -> SqlCursor:
-        statements = _split_statements(query) if not bindings else [query]
+        statements = _split_cached(query) if not bindings else (query,)
         if not statements:
             raise SqlError("SQL query is empty")
         if len(statements) > 1 and bindings:
             raise SqlError("bindings are only allowed with a single statement")
         cursor = SqlCursor([], [], 0)
         for statement in statements:
-            cursor = self._exec_one(statement, tuple(_check_binding(b) for b in bindings))
+            cursor = self._exec_one(statement, _check_bindings(bindings))
         return cursor
 
     def _exec_one(self, statement: str, params: Sequence[Any]) -> SqlCursor:
-        if _TX_STATEMENT.match(statement):
+        is_transaction, is_write = _analyse(statement)
+        if is_transaction:
             raise SqlError("To execute a transaction, please use the state.storage.transactionSync() API")
         before = self._conn.total_changes
         try:
@@ -132,7 +160,7 @@ class SqlStorage:
         except sqlite3.Error as exc:
             raise SqlError(f"{exc}: {statement.strip()[:200]}") from exc
         names = [d[0] for d in cur.description] if cur.description else []
-        if _WRITE_PREFIX.match(statement):
+        if is_write:
             self.write_statements += 1
         return SqlCursor(names, rows, self._conn.total_changes - before)
 
@@ -152,7 +180,7 @@ class SqlStorage:
         self._conn.execute(f"RELEASE {name}")
         return result
 
-    transactionSync = transaction_sync  # noqa: N815 - the SDK's JS name
+    transactionSync = transaction_sync
 
     def close(self) -> None:
         self._conn.close()

@@ -1,0 +1,334 @@
+"""Enqueue options: defaults, limits and validation, and the normalised job they produce.
+
+Python names are snake_case; the wire form (RPC bodies, stored JSON) is the original's camelCase, which
+``rename="camel"`` gives for free (``max_attempts`` <-> ``maxAttempts``).
+
+Example:
+    >>> job = normalize_enqueue(EnqueueItem(binding="MAIL", payload={"to": "a"}, delay_ms=500), now=1_000)
+    >>> (job.run_after, job.max_attempts, job.priority)
+    (1500, 3, 0)
+    >>> validate_enqueue(EnqueueItem(binding="MAIL", payload=None, max_attempts=0))
+    Traceback (most recent call last):
+    ...
+    tsumugi_core.options.EnqueueValidationError: max_attempts must be at least 1
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from enum import StrEnum
+from typing import Any, Final, cast
+
+import msgspec
+
+from tsumugi_core.ids import InvalidJobIdError, parse_job_id, validate_binding_name
+
+__all__ = [
+    "DEFAULTS",
+    "DEFAULT_BACKOFF",
+    "MAX_ERROR_CHARS",
+    "MAX_KEY_CHARS",
+    "MAX_PAYLOAD_BYTES",
+    "MAX_RESULT_CHARS",
+    "MAX_SAFE_INTEGER",
+    "Backoff",
+    "EnqueueDefaults",
+    "EnqueueItem",
+    "EnqueueOptions",
+    "EnqueueValidationError",
+    "ExponentialBackoff",
+    "FixedBackoff",
+    "Guarantee",
+    "NewJob",
+    "RateLimit",
+    "normalize_enqueue",
+    "validate_enqueue",
+]
+
+MAX_PAYLOAD_BYTES: Final = 100 * 1024
+"""Largest payload as UTF-8 JSON. It rides in every queue message, and a Queues message is at most 128 KB."""
+MAX_RESULT_CHARS: Final = 8192
+"""Largest stored result as JSON text (the original's cap); bigger results are stored as null."""
+MAX_ERROR_CHARS: Final = 2000
+"""Attempt error texts are cut to this many characters."""
+MAX_KEY_CHARS: Final = 512
+"""Longest concurrency_key, unique_key, partition_key, id, run_id or node_id."""
+MAX_SAFE_INTEGER: Final = 2**53 - 1
+"""Integers cross JavaScript as doubles; anything larger would silently lose precision."""
+
+_TRACEPARENT_RE: Final = re.compile(r"[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}")
+
+
+class EnqueueValidationError(ValueError):
+    """An enqueue option broke a rule; the message is ``<field> <rule>``.
+
+    Attributes:
+        field: The option's Python name (dotted for nested fields, e.g. ``backoff.delay_ms``).
+        rule: What the value must satisfy.
+    """
+
+    def __init__(self, field: str, rule: str) -> None:
+        super().__init__(f"{field} {rule}")
+        self.field = field
+        self.rule = rule
+
+
+class Guarantee(StrEnum):
+    """Delivery guarantee of a job."""
+
+    AT_LEAST_ONCE = "at-least-once"
+    AT_MOST_ONCE = "at-most-once"
+
+
+class FixedBackoff(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind", tag="fixed", rename="camel"):
+    """Wait ``delay_ms`` before every retry (halved-to-full when ``jitter``)."""
+
+    delay_ms: int
+    jitter: bool = True
+
+
+class ExponentialBackoff(
+    msgspec.Struct, frozen=True, kw_only=True, tag_field="kind", tag="exponential", rename="camel"
+):
+    """Wait ``min(base_ms * factor ** (attempts - 1), max_ms)`` before a retry (halved-to-full when ``jitter``)."""
+
+    base_ms: int = 1000
+    factor: float = 2
+    max_ms: int = 3_600_000
+    jitter: bool = True
+
+
+Backoff = FixedBackoff | ExponentialBackoff
+"""How long to wait before a retry; tagged by ``kind``."""
+
+DEFAULT_BACKOFF: Final = ExponentialBackoff()
+
+
+class RateLimit(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+    """A token bucket: at most ``tokens`` dispatches per ``interval_ms``, refilled continuously."""
+
+    tokens: int
+    interval_ms: int
+
+
+class EnqueueDefaults(msgspec.Struct, frozen=True, kw_only=True):
+    """The values an enqueue gets for options it leaves out."""
+
+    priority: int = 0
+    max_attempts: int = 3
+    timeout_ms: int = 60_000
+    backoff: Backoff = DEFAULT_BACKOFF
+    guarantee: Guarantee = Guarantee.AT_LEAST_ONCE
+    unique_for_ms: int = 86_400_000
+
+
+DEFAULTS: Final = EnqueueDefaults()
+
+
+class EnqueueOptions(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_defaults=True):
+    """Every option of an enqueue; None means "use the default"."""
+
+    priority: int | None = None
+    max_attempts: int | None = None
+    backoff: Backoff | None = None
+    timeout_ms: int | None = None
+    delay_ms: int | None = None
+    run_at: int | None = None
+    guarantee: Guarantee | None = None
+    concurrency_key: str | None = None
+    unique_key: str | None = None
+    unique_for_ms: int | None = None
+    partition_key: str | None = None
+    expires_at: int | None = None
+    expires_in_ms: int | None = None
+    traceparent: str | None = None
+    id: str | None = None
+    """A pinned job id (``<binding>#<shard>:<local>``); re-enqueueing an existing id returns it."""
+    run_id: str | None = None
+    node_id: str | None = None
+
+
+class EnqueueItem(EnqueueOptions, frozen=True, kw_only=True, rename="camel"):
+    """One job to enqueue: its binding, its payload (any JSON value) and its options."""
+
+    binding: str
+    payload: Any
+
+
+class NewJob(msgspec.Struct, frozen=True, kw_only=True):
+    """A validated enqueue with every default applied, ready to be stored."""
+
+    binding: str
+    payload_json: str
+    priority: int
+    max_attempts: int
+    backoff: Backoff
+    timeout_ms: int
+    guarantee: Guarantee
+    concurrency_key: str | None
+    unique_key: str | None
+    unique_for_ms: int
+    run_after: int
+    expires_at: int | None
+    traceparent: str | None
+    id: str | None
+    run_id: str | None
+    node_id: str | None
+    created_at: int
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_int(field: str, value: object, minimum: int | None = None) -> int:
+    if not _is_int(value):
+        raise EnqueueValidationError(field, f"must be an integer, got {value!r}")
+    number: int = value  # type: ignore[assignment]  # narrowed by _is_int
+    if abs(number) > MAX_SAFE_INTEGER:
+        raise EnqueueValidationError(field, f"must be between -{MAX_SAFE_INTEGER} and {MAX_SAFE_INTEGER}")
+    if minimum == 1 and number < 1:
+        raise EnqueueValidationError(field, "must be at least 1")
+    if minimum == 0 and number < 0:
+        raise EnqueueValidationError(field, "must not be negative")
+    return number
+
+
+def _check_key(field: str, value: object) -> None:
+    if not isinstance(value, str):
+        raise EnqueueValidationError(field, f"must be a string, got {type(value).__name__}")
+    if not value:
+        raise EnqueueValidationError(field, "must not be empty")
+    if len(value) > MAX_KEY_CHARS:
+        raise EnqueueValidationError(field, f"must be at most {MAX_KEY_CHARS} characters")
+
+
+def _check_backoff(backoff: object) -> None:
+    if isinstance(backoff, FixedBackoff):
+        _check_int("backoff.delay_ms", backoff.delay_ms, 0)
+        jitter = backoff.jitter
+    elif isinstance(backoff, ExponentialBackoff):
+        _check_int("backoff.base_ms", backoff.base_ms, 0)
+        _check_int("backoff.max_ms", backoff.max_ms, 0)
+        factor = cast(object, backoff.factor)  # callers may bypass typing
+        if isinstance(factor, bool) or not isinstance(factor, int | float) or not math.isfinite(factor):
+            raise EnqueueValidationError("backoff.factor", f"must be a finite number, got {factor!r}")
+        if factor < 1:
+            raise EnqueueValidationError("backoff.factor", "must be at least 1")
+        jitter = backoff.jitter
+    else:
+        raise EnqueueValidationError("backoff", "must be a FixedBackoff or an ExponentialBackoff")
+    if not isinstance(jitter, bool):  # pyright: ignore[reportUnnecessaryIsInstance]  # callers may bypass typing
+        raise EnqueueValidationError("backoff.jitter", "must be a boolean")
+
+
+def _check_numbers(item: EnqueueOptions) -> None:
+    if item.priority is not None:
+        _check_int("priority", item.priority)
+    if item.max_attempts is not None:
+        _check_int("max_attempts", item.max_attempts, 1)
+    if item.timeout_ms is not None:
+        _check_int("timeout_ms", item.timeout_ms, 1)
+    if item.delay_ms is not None:
+        _check_int("delay_ms", item.delay_ms, 0)
+    if item.run_at is not None:
+        _check_int("run_at", item.run_at, 0)
+    if item.run_at is not None and item.delay_ms is not None:
+        raise EnqueueValidationError("run_at", "and delay_ms are mutually exclusive")
+    if item.expires_at is not None:
+        _check_int("expires_at", item.expires_at, 0)
+    if item.expires_in_ms is not None:
+        _check_int("expires_in_ms", item.expires_in_ms, 1)
+    if item.expires_at is not None and item.expires_in_ms is not None:
+        raise EnqueueValidationError("expires_at", "and expires_in_ms are mutually exclusive")
+    if item.unique_for_ms is not None:
+        _check_int("unique_for_ms", item.unique_for_ms, 1)
+    if item.backoff is not None:
+        _check_backoff(item.backoff)
+    if item.guarantee is not None and item.guarantee not in ("at-least-once", "at-most-once"):
+        raise EnqueueValidationError("guarantee", "must be 'at-least-once' or 'at-most-once'")
+
+
+def _check_strings(item: EnqueueItem) -> None:
+    for field in ("concurrency_key", "unique_key", "partition_key", "id", "run_id", "node_id"):
+        value = getattr(item, field)
+        if value is not None:
+            _check_key(field, value)
+    if item.node_id is not None and item.run_id is None:
+        raise EnqueueValidationError("node_id", "requires run_id")
+    if item.traceparent is not None and (
+        not isinstance(item.traceparent, str) or not _TRACEPARENT_RE.fullmatch(item.traceparent)  # pyright: ignore[reportUnnecessaryIsInstance]
+    ):
+        raise EnqueueValidationError(
+            "traceparent", "must be a W3C traceparent (00-<32 hex>-<16 hex>-<2 hex>)"
+        )
+    if not isinstance(item.binding, str):  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise EnqueueValidationError("binding", "must be a string")
+    try:
+        validate_binding_name(item.binding)
+        if item.id is not None and parse_job_id(item.id).binding != item.binding:
+            raise EnqueueValidationError("id", f"must belong to binding {item.binding}: {item.id}")
+    except InvalidJobIdError as exc:
+        field = "binding" if str(exc).startswith("invalid binding name") and item.id is None else "id"
+        raise EnqueueValidationError(field, f"is invalid: {exc}") from None
+
+
+def _encode_payload(payload: Any) -> str:
+    try:
+        encoded = msgspec.json.encode(payload)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise EnqueueValidationError("payload", f"must be JSON-serialisable: {exc}") from None
+    if len(encoded) > MAX_PAYLOAD_BYTES:
+        raise EnqueueValidationError(
+            "payload", f"must be at most {MAX_PAYLOAD_BYTES} bytes as JSON, got {len(encoded)}"
+        )
+    return encoded.decode()
+
+
+def validate_enqueue(item: EnqueueItem) -> None:
+    """Check every option of ``item``.
+
+    Raises:
+        EnqueueValidationError: the first broken rule, naming the field.
+    """
+    _check_strings(item)
+    _check_numbers(item)
+    _encode_payload(item.payload)
+
+
+def normalize_enqueue(item: EnqueueItem, now: int) -> NewJob:
+    """Validate ``item`` and apply the defaults, as of the instant ``now``.
+
+    ``run_after`` is ``run_at``, else ``now + delay_ms``, else ``now``; ``expires_at`` is the given instant
+    or ``now + expires_in_ms``.
+
+    Raises:
+        EnqueueValidationError: the first broken rule, naming the field.
+    """
+    _check_strings(item)
+    _check_numbers(item)
+    payload_json = _encode_payload(item.payload)
+    run_after = item.run_at if item.run_at is not None else now + (item.delay_ms or 0)
+    expires_at = item.expires_at
+    if item.expires_in_ms is not None:
+        expires_at = now + item.expires_in_ms
+    return NewJob(
+        binding=item.binding,
+        payload_json=payload_json,
+        priority=DEFAULTS.priority if item.priority is None else item.priority,
+        max_attempts=DEFAULTS.max_attempts if item.max_attempts is None else item.max_attempts,
+        backoff=DEFAULTS.backoff if item.backoff is None else item.backoff,
+        timeout_ms=DEFAULTS.timeout_ms if item.timeout_ms is None else item.timeout_ms,
+        guarantee=DEFAULTS.guarantee if item.guarantee is None else Guarantee(item.guarantee),
+        concurrency_key=item.concurrency_key,
+        unique_key=item.unique_key,
+        unique_for_ms=DEFAULTS.unique_for_ms if item.unique_for_ms is None else item.unique_for_ms,
+        run_after=run_after,
+        expires_at=expires_at,
+        traceparent=item.traceparent,
+        id=item.id,
+        run_id=item.run_id,
+        node_id=item.node_id,
+        created_at=now,
+    )

@@ -1,0 +1,56 @@
+"""The JobShard engine over the Durable Object SQL API (docs/design/job-shard.md §2)."""
+
+from tsumugi_scheduler.shard.engine import JobShardEngine
+from tsumugi_scheduler.shard.port import ShardStore, SqlLike
+from tsumugi_scheduler.shard.records import (
+    AttemptRecord,
+    BulkAnswer,
+    BulkFailure,
+    CancelAnswer,
+    DispatchMessage,
+    EnqueueResult,
+    Failed,
+    FailureNotice,
+    HeartbeatAnswer,
+    JobRecord,
+    JobSnapshot,
+    MutationAnswer,
+    NoticeConfig,
+    NoticeRecord,
+    Outcome,
+    ReportAnswer,
+    RunEventRecord,
+    SettledNotice,
+    ShardDiagnostics,
+    Succeeded,
+    TickResult,
+)
+from tsumugi_scheduler.shard.sql_store import SqlShardStore
+
+__all__ = [
+    "AttemptRecord",
+    "BulkAnswer",
+    "BulkFailure",
+    "CancelAnswer",
+    "DispatchMessage",
+    "EnqueueResult",
+    "Failed",
+    "FailureNotice",
+    "HeartbeatAnswer",
+    "JobRecord",
+    "JobShardEngine",
+    "JobSnapshot",
+    "MutationAnswer",
+    "NoticeConfig",
+    "NoticeRecord",
+    "Outcome",
+    "ReportAnswer",
+    "RunEventRecord",
+    "SettledNotice",
+    "ShardDiagnostics",
+    "ShardStore",
+    "SqlLike",
+    "SqlShardStore",
+    "Succeeded",
+    "TickResult",
+]

@@ -1,0 +1,85 @@
+"""Building the row changes of state transitions, with their attempt, notice and run-event rows.
+
+Every transition goes through ``transition``: it checks the move against the core table, clears the
+previous attempt's heartbeat and progress, and, for terminal states, adds the notices and the run event
+that must commit in the same transaction.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from tsumugi_core.states import TERMINAL_STATES, JobState, assert_transition
+from tsumugi_scheduler.shard.port import JobChange
+from tsumugi_scheduler.shard.records import FailureNotice, NoticeConfig, SettledNotice
+from tsumugi_scheduler.shard.schema import AttemptRow, JobRow
+
+__all__ = ["NoticeWriter", "transition"]
+
+_encode = msgspec.json.encode
+_FAILED = frozenset({JobState.FAILED, JobState.STALLED})
+
+
+class NoticeWriter:
+    """Decides which notices a terminal transition writes, per the shard's NoticeConfig."""
+
+    def __init__(self, config: NoticeConfig, binding: str) -> None:
+        """Jobs of a notice binding itself are never notified (no notice loops)."""
+        quiet = binding in (config.on_failure, config.on_settled_binding)
+        self._on_failure = None if quiet else config.on_failure
+        self._on_settled = None if quiet else config.on_settled_binding
+        self._settled_states = config.on_settled_states
+
+    def rows(self, job: JobRow, state: JobState, attempts: int, error: str | None, result: str | None,
+             now: int) -> list[tuple[str, str]]:  # fmt: skip
+        """Notice outbox rows for ``job`` reaching terminal ``state``."""
+        rows: list[tuple[str, str]] = []
+        if self._on_failure is not None and state in _FAILED:
+            notice = FailureNotice(
+                job_id=job.id, binding=job.binding, state=state, attempts=attempts, max_attempts=job.max_attempts,
+                error=error, run_id=job.run_id, node_id=job.node_id, failed_at=now,
+            )  # fmt: skip
+            rows.append((self._on_failure, _encode(notice).decode()))
+        if self._on_settled is not None and state in self._settled_states:
+            notice = SettledNotice(
+                job_id=job.id, binding=job.binding, state=state, attempts=attempts, max_attempts=job.max_attempts,
+                error=error if state in _FAILED else None,
+                result=msgspec.json.decode(result) if result is not None and state == JobState.COMPLETED else None,
+                run_id=job.run_id, node_id=job.node_id, settled_at=now,
+            )  # fmt: skip
+            rows.append((self._on_settled, _encode(notice).decode()))
+        return rows
+
+
+def transition(
+    job: JobRow,
+    to: JobState,
+    now: int,
+    notices: NoticeWriter,
+    values: dict[str, Any] | None = None,
+    attempt: AttemptRow | None = None,
+) -> JobChange:
+    """The change moving ``job`` to ``to`` at ``now`` with extra column ``values``.
+
+    Raises:
+        InvalidTransitionError: the move is not legal.
+    """
+    assert_transition(job.state, to)
+    row: dict[str, Any] = {"state": to.value, "updated_at": now, "heartbeat_at": None, "progress": None}
+    if values:
+        row.update(values)
+    if to not in TERMINAL_STATES:
+        return JobChange(job_id=job.id, expect_state=job.state, values=row, attempt=attempt)
+    attempts = int(row.get("attempts", job.attempts))
+    error = row.get("error", job.error) if to in _FAILED else None
+    result = row.get("result", job.result) if to == JobState.COMPLETED else None
+    run_event = None
+    if job.run_id is not None and job.node_id is not None:
+        event = {"nodeId": job.node_id, "jobId": job.id, "state": to.value, "result": result, "error": error}
+        run_event = (job.run_id, _encode(event).decode())
+    return JobChange(
+        job_id=job.id, expect_state=job.state, values=row, attempt=attempt,
+        notices=notices.rows(job, to, attempts, error, result, now), run_event=run_event,
+    )  # fmt: skip

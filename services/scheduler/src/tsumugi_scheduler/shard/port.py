@@ -1,0 +1,147 @@
+"""The storage port of the JobShard engine: the DO SQL shape it runs on, and the use-case methods it needs.
+
+The port is internal (not a user extension point). ``SqlShardStore`` is its one implementation; tests run
+it on ``tsumugi_dev.do_sql.SqlStorage`` (stdlib sqlite3), production on ``ctx.storage.sql``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, Literal, Protocol, TypeVar
+
+import msgspec
+
+from tsumugi_core.throttle import TokenBucket
+from tsumugi_scheduler.shard.records import EnqueueResult
+from tsumugi_scheduler.shard.schema import AttemptRow, JobRow
+
+__all__ = ["DueJobs", "FeedKind", "JobChange", "Overview", "ReadyWindow", "ShardStore", "SqlCursorLike",
+           "SqlLike"]  # fmt: skip
+
+T = TypeVar("T")
+FeedKind = Literal["job", "notice", "run_event"]
+
+
+class SqlCursorLike(Protocol):
+    """The cursor ``exec`` returns (rows are dicts keyed by column name)."""
+
+    def one(self) -> Mapping[str, Any]: ...
+    def toArray(self) -> Sequence[Mapping[str, Any]]: ...
+    def __iter__(self) -> Iterator[Mapping[str, Any]]: ...
+
+
+class SqlLike(Protocol):
+    """The subset of the Durable Object SQL API the engine uses (pinned by tests/contract)."""
+
+    def exec(self, query: str, *params: Any) -> SqlCursorLike: ...
+    def transaction_sync(self, fn: Callable[[], T]) -> T: ...
+
+
+class JobChange(msgspec.Struct, frozen=True, kw_only=True):
+    """One compare-and-set change of a job row, with what must be written in the same transaction."""
+
+    job_id: str
+    expect_state: str
+    values: dict[str, Any]
+    attempt: AttemptRow | None = None
+    notices: list[tuple[str, str]] = []
+    """``(target binding, notice JSON)`` rows for the notice outbox."""
+    run_event: tuple[str, str] | None = None
+    """``(run_id, event JSON)`` for the run-event outbox."""
+
+
+class ReadyWindow(msgspec.Struct, frozen=True, kw_only=True):
+    """Dispatch input: the best ready jobs (by level heads), in-flight counts and the stored buckets."""
+
+    rows: list[Mapping[str, Any]]
+    in_flight: int
+    in_flight_by_key: dict[str, int]
+
+
+class DueJobs(msgspec.Struct, frozen=True, kw_only=True):
+    """Active jobs whose expiry passed, and dispatched jobs whose silence or cancel deadline passed."""
+
+    expired: list[JobRow]
+    silent: list[JobRow]
+
+
+class Overview(msgspec.Struct, frozen=True, kw_only=True):
+    """The earliest instants the shard waits for, as stored (the engine turns them into a wake time)."""
+
+    oldest_ready_at: int | None
+    next_delayed_at: int | None
+    next_silence_at: int | None
+    next_expiry_at: int | None
+    oldest_settled_at: int | None
+    oldest_failed_at: int | None
+    next_unique_expiry_at: int | None
+    outbox_pending: bool
+
+
+class ShardStore(Protocol):
+    """Use-case methods of the engine over one shard's storage."""
+
+    def atomically(self, fn: Callable[[], T]) -> T:
+        """Run ``fn`` in one transaction."""
+        ...
+
+    def settings(self) -> dict[str, str]:
+        """All stored settings (JSON texts by key)."""
+        ...
+
+    def save_setting(self, key: str, value: str | None) -> None:
+        """Store (or, with None, drop) one setting."""
+        ...
+
+    def admit(self, row: JobRow, unique_until: int | None, now: int, *, pinned: bool = True) -> EnqueueResult:
+        """Insert a new job unless its id exists or its unique_key is held by a live reservation."""
+        ...
+
+    def job(self, job_id: str) -> JobRow | None:
+        """One job by id."""
+        ...
+
+    def write(self, change: JobChange) -> bool:
+        """Apply a compare-and-set change; False (and nothing written) when the state moved meanwhile."""
+        ...
+
+    def ready_window(self, now: int, want: int, aging_interval_ms: int | None) -> ReadyWindow:
+        """The best ``want`` ready jobs by priority with aging, read through level heads, and in-flight counts."""
+        ...
+
+    def buckets(self, keys: Sequence[str]) -> dict[str, TokenBucket]:
+        """Stored per-key token buckets of ``keys`` (absent = full)."""
+        ...
+
+    def save_buckets(self, key_buckets: Mapping[str, TokenBucket]) -> None:
+        """Store per-key token buckets."""
+        ...
+
+    def due(self, now: int, grace_ms: int, limit: int) -> DueJobs:
+        """Jobs the tick's expiry and reaper steps must look at."""
+        ...
+
+    def housekeep(self, now: int, sweep_after_ms: int, failed_retention_ms: int, projected_seq: int,
+                  limit: int) -> int:  # fmt: skip
+        """Delete projected finished jobs past retention and expired unique keys; the number of jobs deleted."""
+        ...
+
+    def overview(self, now: int) -> Overview:
+        """Instants the wake computation needs."""
+        ...
+
+    def outbox(self, kind: FeedKind, after_seq: int, limit: int) -> list[Mapping[str, Any]]:
+        """Rows of a feed after ``after_seq`` in seq order (``job``: changed jobs; others: outbox rows)."""
+        ...
+
+    def ack(self, kind: FeedKind, up_to_seq: int) -> None:
+        """Mark a feed consumed up to ``up_to_seq`` (outbox rows are deleted; the job feed moves its cursor)."""
+        ...
+
+    def attempts(self, job_ids: Sequence[str]) -> list[AttemptRow]:
+        """Recorded attempts of ``job_ids``, newest first per job (at most 20 each)."""
+        ...
+
+    def counts(self) -> dict[str, int]:
+        """Jobs by state, and pending rows per feed (``feed:<kind>``)."""
+        ...

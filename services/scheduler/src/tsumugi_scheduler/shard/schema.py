@@ -1,0 +1,160 @@
+"""The JobShard's SQLite schema and the row Structs it matches, column for column.
+
+One DDL source; ``tests/unit/shard/test_schema.py`` checks every table against its Struct with
+``pragma_table_info`` so the two cannot drift.
+
+Indexes exist so that no command reads the backlog (docs/design/job-shard.md §3):
+
+- ``job_ready`` (partial, SCHEDULED): level heads for dispatch, ``(priority, eligible_at, created_at, id)``;
+- ``job_eligible`` (partial, SCHEDULED): the oldest ready job and the next delayed job due;
+- ``job_state``: in-flight counts, sweeps and their due times, diagnostics;
+- ``job_silence`` (partial, QUEUED/RUNNING): reaper and cancel-confirmation deadlines;
+- ``job_expiry`` (partial, active with an expiry and no cancel request): expiry;
+- ``job_seq``: the projection feed.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import msgspec
+
+from tsumugi_core.states import JobState
+
+__all__ = ["DDL", "TABLE_ROWS", "AttemptRow", "JobRow", "KeyBucketRow", "NoticeRow", "RunEventRow", "SettingRow",
+           "UniqueKeyRow"]  # fmt: skip
+
+
+class JobRow(msgspec.Struct, frozen=True, kw_only=True):
+    """One job, the source of truth for its state."""
+
+    id: str
+    binding: str
+    state: JobState
+    priority: int
+    attempts: int
+    """Finished attempts; the live attempt of an active job is ``attempts + 1``."""
+    max_attempts: int
+    guarantee: str
+    timeout_ms: int
+    backoff: str
+    """JSON of the Backoff (camelCase, tagged by ``kind``)."""
+    concurrency_key: str | None
+    unique_key: str | None
+    run_after: int
+    eligible_at: int
+    """``max(created_at, run_after)``: when the job became (or becomes) ready; aging counts from here."""
+    expires_at: int | None
+    created_at: int
+    updated_at: int
+    dispatched_at: int | None
+    heartbeat_at: int | None
+    silence_at: int | None
+    """While dispatched: last sign of life + timeout_ms, or the cancel request instant if earlier."""
+    progress: float | None
+    cancel_requested_at: int | None
+    payload: str
+    result: str | None
+    error: str | None
+    """Text of the last failed attempt (truncated)."""
+    reason: str | None
+    """Why the shard ended or requeued the job on its own (reaper, expiry, cancel)."""
+    traceparent: str | None
+    run_id: str | None
+    node_id: str | None
+    seq: int
+    """Position in the projection feed; bumped by every change."""
+
+
+class AttemptRow(msgspec.Struct, frozen=True, kw_only=True):
+    """A finished attempt worth recording: every failure and every non-first success."""
+
+    job_id: str
+    attempt: int
+    state: JobState
+    started_at: int | None
+    finished_at: int
+    error: str | None
+
+
+class UniqueKeyRow(msgspec.Struct, frozen=True, kw_only=True):
+    """A unique_key reservation."""
+
+    key: str
+    job_id: str
+    expires_at: int
+
+
+class SettingRow(msgspec.Struct, frozen=True, kw_only=True):
+    """One stored setting (JSON text)."""
+
+    key: str
+    value: str
+
+
+class KeyBucketRow(msgspec.Struct, frozen=True, kw_only=True):
+    """A per-key token bucket (absent = full)."""
+
+    key: str
+    tokens: float
+    refilled_at: int
+
+
+class NoticeRow(msgspec.Struct, frozen=True, kw_only=True):
+    """An outbox row: a FailureNotice or SettledNotice to enqueue on ``target`` binding."""
+
+    seq: int
+    target: str
+    body: str
+
+
+class RunEventRow(msgspec.Struct, frozen=True, kw_only=True):
+    """An outbox row: a job's terminal state for its run."""
+
+    seq: int
+    run_id: str
+    body: str
+
+
+TABLE_ROWS: Final[dict[str, type[msgspec.Struct]]] = {
+    "job": JobRow,
+    "attempt": AttemptRow,
+    "unique_key": UniqueKeyRow,
+    "setting": SettingRow,
+    "key_bucket": KeyBucketRow,
+    "notice": NoticeRow,
+    "run_event": RunEventRow,
+}
+
+DDL: Final[tuple[str, ...]] = (
+    """CREATE TABLE IF NOT EXISTS job (
+        id TEXT PRIMARY KEY NOT NULL, binding TEXT NOT NULL, state TEXT NOT NULL, priority INTEGER NOT NULL,
+        attempts INTEGER NOT NULL, max_attempts INTEGER NOT NULL, guarantee TEXT NOT NULL,
+        timeout_ms INTEGER NOT NULL, backoff TEXT NOT NULL, concurrency_key TEXT, unique_key TEXT,
+        run_after INTEGER NOT NULL, eligible_at INTEGER NOT NULL, expires_at INTEGER, created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL, dispatched_at INTEGER, heartbeat_at INTEGER, silence_at INTEGER,
+        progress REAL, cancel_requested_at INTEGER, payload TEXT NOT NULL, result TEXT, error TEXT, reason TEXT,
+        traceparent TEXT, run_id TEXT, node_id TEXT, seq INTEGER NOT NULL)""",
+    """CREATE INDEX IF NOT EXISTS job_ready ON job(priority, eligible_at, created_at, id)
+        WHERE state = 'SCHEDULED'""",
+    "CREATE INDEX IF NOT EXISTS job_eligible ON job(eligible_at) WHERE state = 'SCHEDULED'",
+    "CREATE INDEX IF NOT EXISTS job_state ON job(state, updated_at)",
+    "CREATE INDEX IF NOT EXISTS job_silence ON job(silence_at) WHERE state IN ('QUEUED', 'RUNNING')",
+    """CREATE INDEX IF NOT EXISTS job_expiry ON job(expires_at) WHERE expires_at IS NOT NULL
+        AND cancel_requested_at IS NULL AND state IN ('SCHEDULED', 'QUEUED', 'RUNNING')""",
+    "CREATE INDEX IF NOT EXISTS job_seq ON job(seq)",
+    """CREATE TABLE IF NOT EXISTS attempt (
+        job_id TEXT NOT NULL, attempt INTEGER NOT NULL, state TEXT NOT NULL, started_at INTEGER,
+        finished_at INTEGER NOT NULL, error TEXT, PRIMARY KEY (job_id, attempt)) WITHOUT ROWID""",
+    """CREATE TABLE IF NOT EXISTS unique_key (
+        key TEXT PRIMARY KEY NOT NULL, job_id TEXT NOT NULL, expires_at INTEGER NOT NULL) WITHOUT ROWID""",
+    "CREATE INDEX IF NOT EXISTS unique_key_expiry ON unique_key(expires_at)",
+    "CREATE TABLE IF NOT EXISTS setting (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL) WITHOUT ROWID",
+    """CREATE TABLE IF NOT EXISTS key_bucket (
+        key TEXT PRIMARY KEY NOT NULL, tokens REAL NOT NULL, refilled_at INTEGER NOT NULL) WITHOUT ROWID""",
+    """CREATE TABLE IF NOT EXISTS notice (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT, target TEXT NOT NULL, body TEXT NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS run_event (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL, body TEXT NOT NULL)""",
+)
+"""Idempotent DDL, run in order on every engine construction."""

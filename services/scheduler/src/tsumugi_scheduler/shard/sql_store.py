@@ -1,0 +1,334 @@
+"""``SqlShardStore``: the storage port over the Durable Object SQL API (``exec`` + ``transaction_sync``).
+
+SQL stays CRUD; every decision is made by the engine with tsumugi_core. Each statement is bounded by an
+index or a LIMIT, so no command reads the backlog.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Final, TypeVar
+
+import msgspec
+
+from tsumugi_core.priority import aging_bound, effective_priority
+from tsumugi_core.throttle import TokenBucket
+from tsumugi_scheduler.shard.port import DueJobs, FeedKind, JobChange, Overview, ReadyWindow, SqlLike
+from tsumugi_scheduler.shard.records import EnqueueResult
+from tsumugi_scheduler.shard.schema import DDL, AttemptRow, JobRow
+
+__all__ = ["MAX_LEVELS_PER_TICK", "PROJECTED_SEQ_KEY", "SqlShardStore"]
+
+T = TypeVar("T")
+
+MAX_LEVELS_PER_TICK: Final = 64
+"""Priority levels one dispatch read may visit; bounds a tick when many levels hold only delayed jobs."""
+PROJECTED_SEQ_KEY: Final = "projected_seq"
+MAX_ATTEMPTS_PER_SNAPSHOT: Final = 20
+_BIND_CHUNK: Final = 90  # workerd refuses statements with more than 100 bound parameters
+
+_JOB_COLUMNS: Final = JobRow.__struct_fields__
+_INSERT_JOB: Final = (
+    f"INSERT INTO job ({', '.join(_JOB_COLUMNS)}) VALUES ({', '.join('?' * len(_JOB_COLUMNS))})"
+)
+_HEAD_COLUMNS: Final = (
+    "id, priority, eligible_at, created_at, concurrency_key, attempts, timeout_ms, guarantee, payload, "
+    "traceparent, expires_at"
+)
+_INFLIGHT: Final = "state IN ('QUEUED', 'RUNNING')"
+_ACTIVE_EXPIRY: Final = (
+    "expires_at IS NOT NULL AND cancel_requested_at IS NULL AND state IN ('SCHEDULED', 'QUEUED', 'RUNNING')"
+)
+_SWEEPABLE: Final = (
+    "((state IN ('COMPLETED', 'CANCELLED') AND updated_at < ?) OR (state IN ('FAILED', 'STALLED') AND updated_at < ?))"
+    " AND seq <= ?"
+)
+
+
+def _chunks(items: Sequence[str]) -> list[Sequence[str]]:
+    return [items[i : i + _BIND_CHUNK] for i in range(0, len(items), _BIND_CHUNK)]
+
+
+class SqlShardStore:
+    """The JobShard storage port over one Durable Object's SQL database."""
+
+    def __init__(self, sql: SqlLike) -> None:
+        """Create the schema if needed and seed the feed counter."""
+        self._sql = sql
+        self._update_sql: dict[tuple[str, ...], str] = {}
+        sql.transaction_sync(self._create_schema)
+        top = self._scalar("SELECT MAX(seq) AS v FROM job") or 0
+        cursor = self.settings().get(PROJECTED_SEQ_KEY)
+        # Swept rows may have held the highest seq; new changes must still sort after the projection cursor.
+        self._seq = max(int(top), int(cursor or 0))
+
+    def _create_schema(self) -> None:
+        for statement in DDL:
+            self._sql.exec(statement)
+
+    def _scalar(self, query: str, *params: Any) -> Any:
+        return self._sql.exec(query, *params).one()["v"]
+
+    def next_seq(self) -> int:
+        """The next position in the job feed."""
+        self._seq += 1
+        return self._seq
+
+    def atomically(self, fn: Callable[[], T]) -> T:
+        """Run ``fn`` in one transaction."""
+        return self._sql.transaction_sync(fn)
+
+    def settings(self) -> dict[str, str]:
+        """All stored settings."""
+        return {
+            row["key"]: row["value"] for row in self._sql.exec("SELECT key, value FROM setting").toArray()
+        }
+
+    def save_setting(self, key: str, value: str | None) -> None:
+        """Store or drop one setting."""
+        if value is None:
+            self._sql.exec("DELETE FROM setting WHERE key = ?", key)
+        else:
+            self._sql.exec(
+                "INSERT INTO setting (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                key,
+                value,
+            )
+
+    def admit(self, row: JobRow, unique_until: int | None, now: int, *, pinned: bool = True) -> EnqueueResult:
+        """Insert ``row`` unless its id exists or a live reservation holds its unique_key.
+
+        ``pinned=False`` says the id was just generated, so the existence check can be skipped.
+        """
+        if pinned and self._sql.exec("SELECT id FROM job WHERE id = ?", row.id).toArray():
+            return EnqueueResult(id=row.id, created=False)
+        if row.unique_key is not None and unique_until is not None:
+            # One statement reserves a free key or takes over an expired one; a live holder returns no row.
+            won = self._sql.exec(
+                "INSERT INTO unique_key (key, job_id, expires_at) VALUES (?, ?, ?) ON CONFLICT(key) DO UPDATE"
+                " SET job_id = excluded.job_id, expires_at = excluded.expires_at WHERE unique_key.expires_at <= ?"
+                " RETURNING job_id",
+                row.unique_key,
+                row.id,
+                unique_until,
+                now,
+            ).toArray()
+            if not won:
+                holder = self._sql.exec("SELECT job_id FROM unique_key WHERE key = ?", row.unique_key).one()
+                return EnqueueResult(id=str(holder["job_id"]), created=False)
+        self._sql.exec(_INSERT_JOB, *(getattr(row, c) for c in _JOB_COLUMNS))
+        return EnqueueResult(id=row.id, created=True)
+
+    def job(self, job_id: str) -> JobRow | None:
+        """One job by id."""
+        rows = self._sql.exec("SELECT * FROM job WHERE id = ?", job_id).toArray()
+        return msgspec.convert(rows[0], JobRow) if rows else None
+
+    def write(self, change: JobChange) -> bool:
+        """Apply one compare-and-set change with its attempt, notice and run-event rows."""
+        columns = tuple(change.values)
+        query = self._update_sql.get(columns)
+        if query is None:
+            assignments = ", ".join(f"{c} = ?" for c in columns)
+            query = f"UPDATE job SET {assignments}, seq = ? WHERE id = ? AND state = ? RETURNING seq AS v"
+            self._update_sql[columns] = query
+        if not self._sql.exec(query, *change.values.values(), self.next_seq(), change.job_id,
+                              change.expect_state).toArray():  # fmt: skip
+            return False
+        if change.attempt is not None:
+            a = change.attempt
+            self._sql.exec(
+                "INSERT OR REPLACE INTO attempt (job_id, attempt, state, started_at, finished_at, error)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                a.job_id, a.attempt, a.state, a.started_at, a.finished_at, a.error,
+            )  # fmt: skip
+        for target, body in change.notices:
+            self._sql.exec("INSERT INTO notice (target, body) VALUES (?, ?)", target, body)
+        if change.run_event is not None:
+            self._sql.exec("INSERT INTO run_event (run_id, body) VALUES (?, ?)", *change.run_event)
+        return True
+
+    def _level_heads(self, level: int, now: int, limit: int) -> list[Mapping[str, Any]]:
+        return list(
+            self._sql.exec(
+                f"SELECT {_HEAD_COLUMNS} FROM job WHERE state = 'SCHEDULED' AND priority = ? AND eligible_at <= ?"
+                " ORDER BY eligible_at, created_at, id LIMIT ?",
+                level,
+                now,
+                limit,
+            ).toArray()
+        )
+
+    def _next_level(self, below: int | None) -> int | None:
+        if below is None:
+            return self._scalar("SELECT MAX(priority) AS v FROM job WHERE state = 'SCHEDULED'")
+        return self._scalar(
+            "SELECT MAX(priority) AS v FROM job WHERE state = 'SCHEDULED' AND priority < ?", below
+        )
+
+    def ready_window(self, now: int, want: int, aging_interval_ms: int | None) -> ReadyWindow:
+        """Merge level heads, highest level first, until no lower level can reach the ``want``-th best job."""
+        by_key: dict[str, int] = {}
+        in_flight = 0
+        for row in self._sql.exec(
+            f"SELECT concurrency_key AS k, COUNT(*) AS n FROM job WHERE {_INFLIGHT} GROUP BY concurrency_key"
+        ).toArray():
+            in_flight += int(row["n"])
+            if row["k"] is not None:
+                by_key[str(row["k"])] = int(row["n"])
+        rows: list[Mapping[str, Any]] = []
+        oldest = self._scalar("SELECT MIN(eligible_at) AS v FROM job WHERE state = 'SCHEDULED'")
+        if want <= 0 or oldest is None or oldest > now:
+            return ReadyWindow(rows=rows, in_flight=in_flight, in_flight_by_key=by_key)
+        level = self._next_level(None)
+        scores: list[int] = []
+        for _ in range(MAX_LEVELS_PER_TICK):
+            if level is None:
+                break
+            if len(scores) >= want and aging_bound(level, oldest, now, aging_interval_ms) < scores[want - 1]:
+                break
+            heads = self._level_heads(level, now, want)
+            rows.extend(heads)
+            scores.extend(
+                effective_priority(level, int(h["eligible_at"]), now, aging_interval_ms) for h in heads
+            )
+            scores.sort(reverse=True)
+            level = self._next_level(level)
+        return ReadyWindow(rows=rows, in_flight=in_flight, in_flight_by_key=by_key)
+
+    def buckets(self, keys: Sequence[str]) -> dict[str, TokenBucket]:
+        """Stored per-key buckets of ``keys``."""
+        found: dict[str, TokenBucket] = {}
+        for chunk in _chunks(sorted(set(keys))):
+            marks = ", ".join("?" * len(chunk))
+            for row in self._sql.exec(
+                f"SELECT key, tokens, refilled_at FROM key_bucket WHERE key IN ({marks})", *chunk
+            ).toArray():
+                found[str(row["key"])] = TokenBucket(
+                    tokens=float(row["tokens"]), refilled_at=int(row["refilled_at"])
+                )
+        return found
+
+    def save_buckets(self, key_buckets: Mapping[str, TokenBucket]) -> None:
+        """Store per-key buckets, one statement per chunk of keys."""
+        keys = sorted(key_buckets)
+        for chunk in [keys[i : i + 30] for i in range(0, len(keys), 30)]:
+            values = ", ".join("(?, ?, ?)" for _ in chunk)
+            params: list[Any] = []
+            for key in chunk:
+                params.extend((key, key_buckets[key].tokens, key_buckets[key].refilled_at))
+            self._sql.exec(
+                f"INSERT OR REPLACE INTO key_bucket (key, tokens, refilled_at) VALUES {values}", *params
+            )
+
+    def due(self, now: int, grace_ms: int, limit: int) -> DueJobs:
+        """Expired active jobs and dispatched jobs past their silence (or cancel) deadline."""
+        expired = self._sql.exec(
+            f"SELECT * FROM job INDEXED BY job_expiry WHERE {_ACTIVE_EXPIRY} AND expires_at <= ? ORDER BY expires_at"
+            " LIMIT ?",
+            now,
+            limit,
+        ).toArray()
+        silent = self._sql.exec(
+            f"SELECT * FROM job INDEXED BY job_silence WHERE {_INFLIGHT} AND silence_at <= ? ORDER BY silence_at LIMIT ?",
+            now - grace_ms,
+            limit,
+        ).toArray()
+        return DueJobs(
+            expired=[msgspec.convert(r, JobRow) for r in expired],
+            silent=[msgspec.convert(r, JobRow) for r in silent],
+        )
+
+    def housekeep(self, now: int, sweep_after_ms: int, failed_retention_ms: int, projected_seq: int,
+                  limit: int) -> int:  # fmt: skip
+        """Delete projected finished jobs past retention (attempts first) and expired unique keys."""
+        params = (now - sweep_after_ms, now - failed_retention_ms, projected_seq)
+        deleted = 0
+        if self._sql.exec(f"SELECT EXISTS (SELECT 1 FROM job WHERE {_SWEEPABLE}) AS v", *params).one()["v"]:
+            pick = f"SELECT id FROM job WHERE {_SWEEPABLE} LIMIT ?"
+            self._sql.exec(f"DELETE FROM attempt WHERE job_id IN ({pick})", *params, limit)
+            deleted = len(
+                self._sql.exec(f"DELETE FROM job WHERE id IN ({pick}) RETURNING id", *params, limit).toArray()
+            )
+        if self._scalar("SELECT EXISTS (SELECT 1 FROM unique_key WHERE expires_at <= ?) AS v", now):
+            self._sql.exec(
+                "DELETE FROM unique_key WHERE key IN (SELECT key FROM unique_key WHERE expires_at <= ? LIMIT ?)",
+                now,
+                limit,
+            )
+        return deleted
+
+    def overview(self, now: int) -> Overview:
+        """Earliest instants for the wake computation, each one indexed lookup."""
+        cursor = int(self.settings().get(PROJECTED_SEQ_KEY, "0"))
+        pending = bool(
+            self._scalar("SELECT EXISTS (SELECT 1 FROM job WHERE seq > ?) AS v", cursor)
+            or self._scalar("SELECT EXISTS (SELECT 1 FROM notice) AS v")
+            or self._scalar("SELECT EXISTS (SELECT 1 FROM run_event) AS v")
+        )
+        return Overview(
+            oldest_ready_at=self._scalar("SELECT MIN(eligible_at) AS v FROM job WHERE state = 'SCHEDULED'"),
+            next_delayed_at=self._scalar(
+                "SELECT MIN(eligible_at) AS v FROM job WHERE state = 'SCHEDULED' AND eligible_at > ?", now
+            ),
+            next_silence_at=self._scalar(
+                f"SELECT MIN(silence_at) AS v FROM job INDEXED BY job_silence WHERE {_INFLIGHT}"
+            ),
+            next_expiry_at=self._scalar(
+                f"SELECT MIN(expires_at) AS v FROM job INDEXED BY job_expiry WHERE {_ACTIVE_EXPIRY}"
+            ),
+            oldest_settled_at=self._scalar(
+                "SELECT MIN(updated_at) AS v FROM job WHERE state IN ('COMPLETED', 'CANCELLED')"
+            ),
+            oldest_failed_at=self._scalar(
+                "SELECT MIN(updated_at) AS v FROM job WHERE state IN ('FAILED', 'STALLED')"
+            ),
+            next_unique_expiry_at=self._scalar("SELECT MIN(expires_at) AS v FROM unique_key"),
+            outbox_pending=pending,
+        )
+
+    def outbox(self, kind: FeedKind, after_seq: int, limit: int) -> list[Mapping[str, Any]]:
+        """Feed rows after ``after_seq``."""
+        table = {"job": "job", "notice": "notice", "run_event": "run_event"}[kind]
+        return list(
+            self._sql.exec(
+                f"SELECT * FROM {table} WHERE seq > ? ORDER BY seq LIMIT ?", after_seq, limit
+            ).toArray()
+        )
+
+    def ack(self, kind: FeedKind, up_to_seq: int) -> None:
+        """Consume a feed up to ``up_to_seq``."""
+        if kind == "job":
+            self.save_setting(PROJECTED_SEQ_KEY, str(up_to_seq))
+        elif kind == "notice":
+            self._sql.exec("DELETE FROM notice WHERE seq <= ?", up_to_seq)
+        else:
+            self._sql.exec("DELETE FROM run_event WHERE seq <= ?", up_to_seq)
+
+    def attempts(self, job_ids: Sequence[str]) -> list[AttemptRow]:
+        """Recorded attempts, newest first per job, at most 20 per job."""
+        found: list[AttemptRow] = []
+        for chunk in _chunks(list(job_ids)):
+            marks = ", ".join("?" * len(chunk))
+            rows = self._sql.exec(
+                f"SELECT * FROM attempt WHERE job_id IN ({marks}) ORDER BY job_id, attempt DESC", *chunk
+            ).toArray()
+            per_job: dict[str, int] = {}
+            for row in rows:
+                seen = per_job.get(str(row["job_id"]), 0)
+                if seen < MAX_ATTEMPTS_PER_SNAPSHOT:
+                    per_job[str(row["job_id"])] = seen + 1
+                    found.append(msgspec.convert(row, AttemptRow))
+        return found
+
+    def counts(self) -> dict[str, int]:
+        """Jobs by state and pending rows per feed."""
+        counts = {
+            str(r["state"]): int(r["n"])
+            for r in self._sql.exec("SELECT state, COUNT(*) AS n FROM job GROUP BY state").toArray()
+        }
+        cursor = int(self.settings().get(PROJECTED_SEQ_KEY, "0"))
+        counts["feed:job"] = int(self._scalar("SELECT COUNT(*) AS v FROM job WHERE seq > ?", cursor))
+        counts["feed:notice"] = int(self._scalar("SELECT COUNT(*) AS v FROM notice"))
+        counts["feed:run_event"] = int(self._scalar("SELECT COUNT(*) AS v FROM run_event"))
+        return counts

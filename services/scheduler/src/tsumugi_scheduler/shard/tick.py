@@ -1,0 +1,151 @@
+"""One tick of a shard: expiry, reaper, cancel confirmation, dispatch, sweep; bounded per call.
+
+Delayed jobs need no promotion write: ``eligible_at`` is indexed, so a delayed job is ready the moment
+``eligible_at <= now`` and the dispatch read finds it through the same level heads.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import msgspec
+
+from tsumugi_core.options import Guarantee
+from tsumugi_core.policy import ShardSettings
+from tsumugi_core.reaper import CancelConfirmed, Fail, InFlightJob, Requeue, Stall, reap_decision
+from tsumugi_core.states import JobState
+from tsumugi_core.throttle import Blocked, Candidate, DispatchPlan, TokenBucket, plan_dispatch
+from tsumugi_scheduler.shard.changes import NoticeWriter, transition
+from tsumugi_scheduler.shard.port import JobChange, ShardStore
+from tsumugi_scheduler.shard.records import DispatchMessage
+from tsumugi_scheduler.shard.schema import AttemptRow, JobRow
+
+__all__ = ["MAX_DISPATCH_PER_TICK", "MAX_MAINTENANCE_PER_TICK", "PER_KEY_SKIP_BUDGET", "TickRunner"]
+
+MAX_DISPATCH_PER_TICK: Final = 500
+MAX_MAINTENANCE_PER_TICK: Final = 200
+PER_KEY_SKIP_BUDGET: Final = 200
+"""Extra ready jobs read per tick so jobs of busy keys can be skipped without starving other keys."""
+
+_bucket_decoder = msgspec.json.Decoder(TokenBucket)
+
+
+def expiry_change(job: JobRow, now: int, notices: NoticeWriter) -> JobChange:
+    """Expiry (A5): a job not yet started ends at once, a dispatched one is asked to stop."""
+    reason = f"expired at {job.expires_at}"
+    never_started = job.state == JobState.QUEUED and job.guarantee == Guarantee.AT_MOST_ONCE
+    if job.state == JobState.SCHEDULED or never_started:
+        return transition(job, JobState.CANCELLED, now, notices, {"reason": reason, "silence_at": None})
+    silence = now if job.silence_at is None else min(job.silence_at, now)
+    return JobChange(job_id=job.id, expect_state=job.state,
+                     values={"cancel_requested_at": now, "silence_at": silence, "reason": reason})  # fmt: skip
+
+
+def reap_change(job: JobRow, now: int, grace_ms: int, notices: NoticeWriter) -> JobChange | None:
+    """The reaper's change for a dispatched job past its deadline, or None."""
+    view = InFlightJob(
+        id=job.id, state=job.state, guarantee=Guarantee(job.guarantee), attempts=job.attempts,
+        max_attempts=job.max_attempts, timeout_ms=job.timeout_ms, dispatched_at=job.dispatched_at or job.updated_at,
+        heartbeat_at=job.heartbeat_at, cancel_requested_at=job.cancel_requested_at,
+    )  # fmt: skip
+    decision = reap_decision(view, now, grace_ms)
+    if decision is None:
+        return None
+    attempts = job.attempts + 1  # the silent attempt is over: a late report from it is fenced off
+    values: dict[str, Any] = {"attempts": attempts, "reason": decision.reason, "silence_at": None}
+    state = {Requeue: JobState.SCHEDULED, Fail: JobState.FAILED, Stall: JobState.STALLED,
+             CancelConfirmed: JobState.CANCELLED}[type(decision)]  # fmt: skip
+    log_state = JobState.FAILED if state == JobState.SCHEDULED else state
+    log = AttemptRow(job_id=job.id, attempt=attempts, state=log_state, started_at=job.dispatched_at,
+                     finished_at=now, error=decision.reason)  # fmt: skip
+    if state == JobState.SCHEDULED:
+        values.update(run_after=now, eligible_at=now, dispatched_at=None)
+    if state in (JobState.FAILED, JobState.STALLED):
+        values["error"] = decision.reason
+    return transition(job, state, now, notices, values, log)
+
+
+class TickRunner:
+    """Runs the steps of one tick inside the engine's transaction."""
+
+    def __init__(self, store: ShardStore, binding: str, notices: NoticeWriter) -> None:
+        """Bind the runner to one shard's store."""
+        self._store = store
+        self._binding = binding
+        self._notices = notices
+        self.last_blocked = Blocked()
+        self.token_ready_at: int | None = None
+        self.saturated = False
+        """True when the last dispatch hit the per-tick bound (more could go right away)."""
+
+    def maintain(self, now: int, settings: ShardSettings) -> set[str]:
+        """Expiry, reaper and cancel confirmation; returns ids requeued (not re-dispatched this tick)."""
+        grace = settings.policy.reaper_grace_ms
+        due = self._store.due(now, grace, MAX_MAINTENANCE_PER_TICK)
+        for job in due.expired:
+            self._store.write(expiry_change(job, now, self._notices))
+        requeued: set[str] = set()
+        for stale in due.silent:
+            job = self._store.job(stale.id) if due.expired else stale  # expiry may have changed it
+            change = None if job is None else reap_change(job, now, grace, self._notices)
+            if (
+                change is not None
+                and self._store.write(change)
+                and change.values["state"] == JobState.SCHEDULED
+            ):
+                requeued.add(change.job_id)
+        return requeued
+
+    def dispatch(
+        self, now: int, settings: ShardSettings, skip: set[str], stored: dict[str, str]
+    ) -> list[DispatchMessage]:
+        """Choose and dispatch ready jobs; CAS SCHEDULED -> QUEUED each, and persist the buckets used."""
+        policy = settings.policy
+        want = min(MAX_DISPATCH_PER_TICK, max(1, policy.concurrency))
+        window = self._store.ready_window(now, want + PER_KEY_SKIP_BUDGET, policy.aging_interval_ms)
+        rows = {str(r["id"]): r for r in window.rows if str(r["id"]) not in skip
+                and (r["expires_at"] is None or int(r["expires_at"]) > now)}  # fmt: skip
+        candidates = [
+            Candidate(id=i, priority=int(r["priority"]), eligible_at=int(r["eligible_at"]),
+                      created_at=int(r["created_at"]), concurrency_key=r["concurrency_key"])
+            for i, r in rows.items()
+        ]  # fmt: skip
+        keys = [c.concurrency_key for c in candidates if c.concurrency_key is not None]
+        key_buckets = self._store.buckets(keys) if policy.per_key_rate is not None and keys else {}
+        bucket = _bucket_decoder.decode(stored["bucket"]) if "bucket" in stored else None
+        plan = plan_dispatch(
+            now, policy, candidates, window.in_flight, window.in_flight_by_key, bucket, key_buckets
+        )
+        chosen = plan.chosen[:MAX_DISPATCH_PER_TICK]
+        self.saturated = len(plan.chosen) >= MAX_DISPATCH_PER_TICK
+        self._record(plan)
+        self._save_buckets(plan, stored, bool(chosen))
+        grace = policy.reaper_grace_ms
+        return [m for m in (self._dispatch_one(rows[i], now, grace) for i in chosen) if m is not None]
+
+    def _record(self, plan: DispatchPlan) -> None:
+        self.last_blocked = plan.blocked
+        self.token_ready_at = plan.token_ready_at
+
+    def _save_buckets(self, plan: DispatchPlan, stored: dict[str, str], used: bool) -> None:
+        if plan.bucket is not None and used:
+            text = msgspec.json.encode(plan.bucket).decode()
+            stored["bucket"] = text
+            self._store.save_setting("bucket", text)
+        if plan.key_buckets and used:
+            self._store.save_buckets(plan.key_buckets)
+
+    def _dispatch_one(self, row: Any, now: int, grace_ms: int) -> DispatchMessage | None:
+        timeout = int(row["timeout_ms"])
+        values = {"state": JobState.QUEUED.value, "updated_at": now, "dispatched_at": now, "heartbeat_at": None,
+                  "progress": None, "silence_at": now + timeout}  # fmt: skip
+        if not self._store.write(
+            JobChange(job_id=str(row["id"]), expect_state=JobState.SCHEDULED, values=values)
+        ):
+            return None
+        return DispatchMessage(
+            job_id=str(row["id"]), binding=self._binding, attempt=int(row["attempts"]) + 1,
+            payload=msgspec.json.decode(row["payload"]), timeout_ms=timeout,
+            claim_required=row["guarantee"] == Guarantee.AT_MOST_ONCE, deadline_at=now + timeout + grace_ms,
+            traceparent=row["traceparent"],
+        )  # fmt: skip

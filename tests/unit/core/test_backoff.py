@@ -1,0 +1,41 @@
+"""Backoff delays and the retry decision (reference §3.4 examples)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tsumugi_core.backoff import RetryDecision, backoff_delay_ms, next_retry
+from tsumugi_core.options import ExponentialBackoff, FixedBackoff
+
+
+@pytest.mark.parametrize(("attempts", "delay"), [(1, 1000), (2, 2000), (3, 4000), (4, 8000)])
+def test_exponential_doubles_from_the_base(attempts: int, delay: int) -> None:
+    assert backoff_delay_ms(attempts, ExponentialBackoff(jitter=False), rand=0.0) == delay
+
+
+def test_exponential_is_capped_by_max_ms_even_for_huge_exponents() -> None:
+    capped = ExponentialBackoff(max_ms=10_000, jitter=False)
+    assert backoff_delay_ms(20, capped, rand=0.0) == 10_000
+    assert backoff_delay_ms(5000, capped, rand=0.0) == 10_000
+
+
+def test_equal_jitter_draws_between_half_and_full() -> None:
+    fixed = FixedBackoff(delay_ms=10_000)
+    assert backoff_delay_ms(1, fixed, rand=0.0) == 5000
+    assert backoff_delay_ms(1, fixed, rand=0.9999999) == 10_000
+    # Half-up rounding as JavaScript's Math.round: 1.5 -> 2, not banker's 2 -> 2 / 0.5 -> 0.
+    assert backoff_delay_ms(1, FixedBackoff(delay_ms=3), rand=0.0) == 2
+
+
+def test_fixed_without_jitter_waits_exactly_the_delay() -> None:
+    assert next_retry(1, 3, FixedBackoff(delay_ms=5000, jitter=False), now=100, rand=0.3) == RetryDecision(
+        exhausted=False, retry_at=5100
+    )
+
+
+def test_attempts_reaching_max_are_exhausted() -> None:
+    assert next_retry(2, 3, ExponentialBackoff(), now=0, rand=0.5).exhausted is False
+    assert next_retry(3, 3, ExponentialBackoff(), now=0, rand=0.5) == RetryDecision(
+        exhausted=True, retry_at=None
+    )
+    assert next_retry(4, 3, ExponentialBackoff(), now=0, rand=0.5).exhausted is True

@@ -1,0 +1,108 @@
+"""Enqueue defaults and every validation rule, with the message naming the field and the rule."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+import pytest
+
+from tsumugi_core.options import (
+    DEFAULTS,
+    MAX_KEY_CHARS,
+    MAX_PAYLOAD_BYTES,
+    EnqueueItem,
+    EnqueueValidationError,
+    ExponentialBackoff,
+    FixedBackoff,
+    Guarantee,
+    normalize_enqueue,
+    validate_enqueue,
+)
+
+
+def item(**options: Any) -> EnqueueItem:
+    options.setdefault("payload", {"n": 1})
+    return EnqueueItem(binding=options.pop("binding", "MAIL"), **options)
+
+
+def test_defaults_are_the_originals() -> None:
+    job = normalize_enqueue(item(), now=1000)
+    assert (job.priority, job.max_attempts, job.timeout_ms, job.guarantee, job.unique_for_ms) == (
+        0, 3, 60_000, Guarantee.AT_LEAST_ONCE, 86_400_000,
+    )  # fmt: skip
+    assert job.backoff == ExponentialBackoff(base_ms=1000, factor=2, max_ms=3_600_000, jitter=True)
+    assert DEFAULTS.backoff == job.backoff
+    assert (job.run_after, job.created_at, job.expires_at) == (1000, 1000, None)
+    assert job.payload_json == '{"n":1}'
+
+
+def test_run_after_and_expiry_are_resolved_against_now() -> None:
+    assert normalize_enqueue(item(delay_ms=500), now=1000).run_after == 1500
+    assert normalize_enqueue(item(run_at=7), now=1000).run_after == 7
+    assert normalize_enqueue(item(expires_in_ms=50), now=1000).expires_at == 1050
+    assert normalize_enqueue(item(expires_at=9), now=1000).expires_at == 9
+    assert normalize_enqueue(item(guarantee="at-most-once"), now=0).guarantee is Guarantee.AT_MOST_ONCE
+
+
+BAD = [
+    ({"priority": 1.5}, "priority must be an integer, got 1.5"),
+    ({"priority": True}, "priority must be an integer, got True"),
+    ({"priority": 2**60}, "priority must be between"),
+    ({"max_attempts": 0}, "max_attempts must be at least 1"),
+    ({"timeout_ms": 0}, "timeout_ms must be at least 1"),
+    ({"delay_ms": -1}, "delay_ms must not be negative"),
+    ({"run_at": -5}, "run_at must not be negative"),
+    ({"run_at": 5, "delay_ms": 1}, "run_at and delay_ms are mutually exclusive"),
+    ({"expires_at": 5, "expires_in_ms": 1}, "expires_at and expires_in_ms are mutually exclusive"),
+    ({"expires_in_ms": 0}, "expires_in_ms must be at least 1"),
+    ({"unique_for_ms": 0}, "unique_for_ms must be at least 1"),
+    ({"backoff": FixedBackoff(delay_ms=-1)}, "backoff.delay_ms must not be negative"),
+    ({"backoff": ExponentialBackoff(base_ms=-1)}, "backoff.base_ms must not be negative"),
+    ({"backoff": ExponentialBackoff(max_ms=-1)}, "backoff.max_ms must not be negative"),
+    ({"backoff": ExponentialBackoff(factor=0.5)}, "backoff.factor must be at least 1"),
+    ({"backoff": ExponentialBackoff(factor=float("nan"))}, "backoff.factor must be a finite number"),
+    ({"backoff": FixedBackoff(delay_ms=1, jitter=1)}, "backoff.jitter must be a boolean"),  # type: ignore[arg-type]
+    ({"backoff": {"kind": "fixed"}}, "backoff must be a FixedBackoff or an ExponentialBackoff"),
+    ({"guarantee": "exactly-once"}, "guarantee must be 'at-least-once' or 'at-most-once'"),
+    ({"concurrency_key": ""}, "concurrency_key must not be empty"),
+    ({"unique_key": "k" * (MAX_KEY_CHARS + 1)}, f"unique_key must be at most {MAX_KEY_CHARS} characters"),
+    ({"partition_key": 3}, "partition_key must be a string, got int"),
+    ({"node_id": "n"}, "node_id requires run_id"),
+    ({"traceparent": "nope"}, "traceparent must be a W3C traceparent"),
+    ({"binding": "9MAIL"}, "binding is invalid: invalid binding name"),
+    ({"id": "MAIL:abc"}, 'id is invalid: missing "#"'),
+    ({"id": "OTHER#0:abc"}, "id must belong to binding MAIL: OTHER#0:abc"),
+    ({"payload": object()}, "payload must be JSON-serialisable"),
+    ({"payload": {"n": complex(1, 2)}}, "payload must be JSON-serialisable"),
+    ({"payload": "x" * MAX_PAYLOAD_BYTES}, f"payload must be at most {MAX_PAYLOAD_BYTES} bytes as JSON"),
+]
+
+
+@pytest.mark.parametrize(("options", "message"), BAD)
+def test_each_rule_has_a_message_naming_the_field(options: dict[str, Any], message: str) -> None:
+    with pytest.raises(EnqueueValidationError) as info:
+        validate_enqueue(item(**options))
+    assert str(info.value).startswith(message)
+    assert str(info.value).startswith(info.value.field)
+    with pytest.raises(EnqueueValidationError):
+        normalize_enqueue(item(**options), now=0)
+
+
+def test_valid_edge_values_pass() -> None:
+    validate_enqueue(
+        item(
+            priority=-3, max_attempts=1, timeout_ms=1, delay_ms=0, unique_for_ms=1, expires_in_ms=1,
+            backoff=ExponentialBackoff(base_ms=0, factor=1), traceparent="00-" + "a" * 32 + "-" + "b" * 16 + "-01",
+            id="MAIL#2:abc", run_id="flow:r", node_id="n", payload="x" * (MAX_PAYLOAD_BYTES - 2),
+        )
+    )  # fmt: skip
+
+
+def test_wire_form_is_camel_case_and_round_trips() -> None:
+    original = item(max_attempts=2, backoff=FixedBackoff(delay_ms=3), concurrency_key="k")
+    wire = msgspec.json.encode(original)
+    assert b'"maxAttempts":2' in wire
+    assert b'"backoff":{"kind":"fixed","delayMs":3,"jitter":true}' in wire
+    assert b"priority" not in wire  # unset options stay off the wire
+    assert msgspec.json.decode(wire, type=EnqueueItem) == original

@@ -1,0 +1,100 @@
+"""Token buckets and the greedy dispatch plan over four throttle axes."""
+
+from __future__ import annotations
+
+from tsumugi_core.options import RateLimit
+from tsumugi_core.policy import Policy
+from tsumugi_core.throttle import (
+    Blocked,
+    Candidate,
+    TokenBucket,
+    dispatch_order,
+    plan_dispatch,
+    ready_at,
+    refill,
+    take,
+)
+
+RATE = RateLimit(tokens=2, interval_ms=1000)
+
+
+def job(
+    id: str, priority: int = 0, eligible_at: int = 0, key: str | None = None, created_at: int = 0
+) -> Candidate:
+    return Candidate(
+        id=id, priority=priority, eligible_at=eligible_at, created_at=created_at, concurrency_key=key
+    )
+
+
+def test_bucket_refills_continuously_up_to_capacity() -> None:
+    empty = TokenBucket(tokens=0.0, refilled_at=0)
+    assert refill(empty, RATE, 250).tokens == 0.5
+    assert refill(empty, RATE, 10_000).tokens == 2.0
+    assert refill(None, RATE, 7) == TokenBucket(tokens=2.0, refilled_at=7)
+    assert take(TokenBucket(tokens=2.0, refilled_at=0)).tokens == 1.0
+    assert ready_at(TokenBucket(tokens=0.5, refilled_at=100), RATE) == 350
+    assert ready_at(TokenBucket(tokens=1.0, refilled_at=100), RATE) == 100
+
+
+def test_order_is_effective_priority_then_eligibility_then_creation_then_id() -> None:
+    jobs = [job("d", 0, 5), job("c", 0, 5, created_at=-1), job("b", 1, 9), job("a", 0, 0), job("e", 0, 5)]
+    assert [c.id for c in dispatch_order(jobs, now=10, aging_interval_ms=None)] == ["b", "a", "c", "d", "e"]
+    # With aging every 5 ms, "a" (waited 10 ms: +2) overtakes "b" (waited 1 ms: +0 -> 1).
+    assert next(c.id for c in dispatch_order(jobs, now=10, aging_interval_ms=5)) == "a"
+
+
+def test_concurrency_limits_the_batch_and_counts_the_rest_as_capacity_blocked() -> None:
+    plan = plan_dispatch(
+        0, Policy(concurrency=3), [job(str(i)) for i in range(5)], in_flight=1, in_flight_by_key={}
+    )
+    assert plan.chosen == ["0", "1"]
+    assert plan.blocked == Blocked(capacity=3)
+    assert plan.token_ready_at is None
+
+
+def test_rate_stops_at_the_first_empty_bucket_and_says_when_it_refills() -> None:
+    policy = Policy(rate=RATE)
+    plan = plan_dispatch(
+        0, policy, [job("a"), job("b"), job("c")], 0, {}, TokenBucket(tokens=2.0, refilled_at=0)
+    )
+    assert plan.chosen == ["a", "b"]
+    assert plan.bucket == TokenBucket(tokens=0.0, refilled_at=0)
+    assert plan.blocked.rate == 1
+    assert plan.token_ready_at == 500
+
+
+def test_per_key_concurrency_skips_a_busy_key_without_starving_others() -> None:
+    jobs = [job("a1", 5, key="a"), job("a2", 4, key="a"), job("b1", 3, key="b"), job("n", 2)]
+    plan = plan_dispatch(0, Policy(), jobs, in_flight=1, in_flight_by_key={"a": 1})
+    assert plan.chosen == ["b1", "n"]
+    assert plan.blocked.per_key_concurrency == 2
+
+
+def test_per_key_concurrency_counts_jobs_chosen_in_the_same_round() -> None:
+    plan = plan_dispatch(0, Policy(per_key_concurrency=2), [job(f"a{i}", key="a") for i in range(3)], 0, {})
+    assert plan.chosen == ["a0", "a1"]
+
+
+def test_jobs_without_a_key_are_exempt_from_per_key_axes() -> None:
+    policy = Policy(per_key_concurrency=1, per_key_rate=RateLimit(tokens=1, interval_ms=1000))
+    plan = plan_dispatch(0, policy, [job("x"), job("y")], 0, {})
+    assert plan.chosen == ["x", "y"]
+    assert plan.key_buckets == {}
+
+
+def test_per_key_rate_spends_one_bucket_per_key() -> None:
+    policy = Policy(per_key_concurrency=10, per_key_rate=RateLimit(tokens=1, interval_ms=1000))
+    stored = {"b": TokenBucket(tokens=0.0, refilled_at=0)}
+    plan = plan_dispatch(
+        100, policy, [job("a1", key="a"), job("a2", key="a"), job("b1", key="b")], 0, {}, None, stored
+    )
+    assert plan.chosen == ["a1"]
+    assert plan.blocked.per_key_rate == 2
+    assert plan.key_buckets["a"].tokens == 0.0
+    assert plan.token_ready_at == 1000  # "b" refills first: 0.1 tokens at 100, whole at 1000
+
+
+def test_paused_dispatches_nothing() -> None:
+    plan = plan_dispatch(0, Policy(paused=True), [job("a"), job("b")], 0, {})
+    assert plan.chosen == []
+    assert plan.blocked == Blocked(paused=2)

@@ -1,0 +1,58 @@
+"""Dispatch order over the whole backlog (priority, aging from eligible_at) and per-key throttling."""
+
+from __future__ import annotations
+
+from shard_world import World
+
+from tsumugi_core.policy import Policy, PolicyPatch, ShardSettings
+from tsumugi_scheduler.shard.records import Succeeded
+
+MIN = 60_000
+
+
+def test_higher_priority_first_across_levels_even_beyond_a_window(world: World) -> None:
+    world.engine.configure(PolicyPatch(concurrency=1, aging_interval_ms=None))
+    for _ in range(300):
+        world.enqueue(priority=0)
+    urgent = world.enqueue(priority=9)
+    [m] = world.dispatch()
+    assert m.job_id == urgent
+
+
+def test_aging_counts_from_eligibility_so_delayed_jobs_do_not_jump_the_queue(world: World) -> None:
+    world.engine.configure(PolicyPatch(concurrency=1))
+    delayed = world.enqueue(priority=0, delay_ms=10 * MIN)
+    world.clock.advance(10 * MIN)
+    fresh_high = world.enqueue(priority=2)
+    [m] = world.dispatch()
+    assert m.job_id == fresh_high  # the delayed job was created 10 min ago but only just became ready
+    world.engine.report(m.job_id, 1, Succeeded())
+    [m] = world.dispatch()
+    assert m.job_id == delayed
+
+
+def test_an_old_low_priority_job_ages_past_a_new_high_one(world: World) -> None:
+    world.engine.configure(PolicyPatch(concurrency=1))
+    old = world.enqueue(priority=0)
+    world.clock.advance(10 * MIN)
+    world.enqueue(priority=5)
+    [m] = world.dispatch()
+    assert m.job_id == old
+
+
+def test_per_key_concurrency_serialises_a_key_without_starving_others(world: World) -> None:
+    a1 = world.enqueue(concurrency_key="a", priority=5)
+    world.enqueue(concurrency_key="a", priority=5)
+    b1 = world.enqueue(concurrency_key="b")
+    free = world.enqueue()
+    assert {m.job_id for m in world.dispatch()} == {a1, b1, free}
+    assert world.engine.diagnostics().blocked.per_key_concurrency == 1
+
+
+def test_concurrency_counts_in_flight_jobs(world: World) -> None:
+    world.engine.enqueue_many([], settings=ShardSettings(policy=Policy(concurrency=2)))
+    for _ in range(5):
+        world.enqueue()
+    assert len(world.dispatch()) == 2
+    assert world.dispatch() == []
+    assert world.engine.diagnostics().blocked.capacity == 3
