@@ -1,2 +1,108 @@
-def main() -> None:
-    raise SystemExit("tsumugi: not implemented yet")
+"""The ``tsumugi`` command: ``tsumugi dev [CONFIG ...] [--data-dir .tsumugi] [--port 8787]``."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+import socket
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from tsumugi_dev.config import CONFIG_NAMES, ConfigError, WorkerConfig, find_configs, load_config
+from tsumugi_dev.http_server import WorkerServer
+from tsumugi_dev.runtime import LocalRuntime
+
+__all__ = ["main", "run_dev"]
+
+EXIT_USAGE = 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="tsumugi", description="Tsumugi for Python Workers")
+    commands = parser.add_subparsers(dest="command", required=True)
+    dev = commands.add_parser(
+        "dev", help="run Workers on the local runtime (Durable Objects, Queues, D1, ... on SQLite)"
+    )
+    dev.add_argument(
+        "configs", nargs="*", metavar="CONFIG", help="wrangler config files (default: the one in .)"
+    )
+    dev.add_argument(
+        "--data-dir", default=".tsumugi", type=Path, help="where state is kept (default: .tsumugi)"
+    )
+    dev.add_argument(
+        "--port", default=8787, type=int, help="first HTTP port; 0 picks free ports (default: 8787)"
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Entry point of the ``tsumugi`` script."""
+    args = _parser().parse_args(argv)
+    if args.command == "dev":
+        raise SystemExit(run_dev([Path(c) for c in args.configs], data_dir=args.data_dir, port=args.port))
+
+
+def _load(paths: Sequence[Path]) -> list[WorkerConfig] | None:
+    if not paths:
+        paths = find_configs(Path.cwd())
+        if not paths:
+            print(
+                f"tsumugi dev: no wrangler config given and none found in {Path.cwd()} "
+                f"(looked for {', '.join(CONFIG_NAMES)}); pass CONFIG paths",
+                file=sys.stderr,
+            )
+            return None
+    try:
+        return [load_config(p) for p in paths]
+    except ConfigError as exc:
+        print(f"tsumugi dev: {exc}", file=sys.stderr)
+        return None
+
+
+def run_dev(paths: Sequence[Path], *, data_dir: Path, port: int) -> int:
+    """Run the Workers of ``paths`` until SIGINT/SIGTERM; returns the exit status."""
+    configs = _load(paths)
+    if configs is None:
+        return EXIT_USAGE
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stdout, force=True)
+    try:
+        return asyncio.run(_serve(configs, data_dir, port))
+    except ConfigError as exc:
+        print(f"tsumugi dev: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+async def _serve(configs: list[WorkerConfig], data_dir: Path, port: int) -> int:
+    runtime = LocalRuntime(configs, data_dir=data_dir)
+    await runtime.start()
+    servers: list[WorkerServer] = []
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    try:
+        next_port = port
+        for config in configs:
+            if runtime.workers[config.name].has_handler("fetch"):
+                server = WorkerServer(runtime, config.name, _free_port() if port == 0 else next_port)
+                await server.start()
+                servers.append(server)
+                print(f"{config.name}: {server.url}", flush=True)
+                next_port += 1
+        print(f"tsumugi dev: ready (data in {data_dir}); Ctrl-C stops", flush=True)
+        await stop.wait()
+    finally:
+        for server in servers:
+            await server.stop()
+        await runtime.stop()
+    print("tsumugi dev: stopped", flush=True)
+    return 0

@@ -1,0 +1,140 @@
+"""Analytics Engine: ``writeDataPoint({blobs, doubles, indexes})`` stored with its timestamp, and a SQL read path.
+
+Points land in one SQLite table with Analytics Engine's column names (``dataset``, ``timestamp``, ``index1``,
+``blob1..blob20``, ``double1..double20``, ``_sample_interval``) plus ``timestamp_ms``. ``query`` runs SQLite
+SQL over a view per dataset named after it, which is enough for the simple aggregations the metrics API
+makes (``count()``, ``sum(_sample_interval)``, ``avg(doubleN)`` grouped by ``blobN``, time filters).
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from tsumugi_dev.clock import RuntimeClock
+from tsumugi_dev.jsdict import JsDict
+from tsumugi_dev.state_db import open_state_db
+
+__all__ = ["AnalyticsEngineDataset", "AnalyticsStore"]
+
+MAX_BLOBS = 20
+MAX_DOUBLES = 20
+MAX_INDEX_BYTES = 96
+MAX_BLOB_BYTES = 16 * 1024
+_DATASET_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_BLOBS = ", ".join(f"blob{i} TEXT" for i in range(1, MAX_BLOBS + 1))
+_DOUBLES = ", ".join(f"double{i} REAL NOT NULL DEFAULT 0" for i in range(1, MAX_DOUBLES + 1))
+
+
+class AnalyticsStore:
+    """Every dataset's points in one SQLite file."""
+
+    def __init__(self, path: Path | str, clock: RuntimeClock) -> None:
+        self._conn: sqlite3.Connection = open_state_db(path)
+        self._clock = clock
+        self._conn.execute(
+            f"CREATE TABLE IF NOT EXISTS data_point (dataset TEXT NOT NULL, timestamp TEXT NOT NULL, "
+            f"timestamp_ms INTEGER NOT NULL, index1 TEXT NOT NULL DEFAULT '', _sample_interval INTEGER NOT NULL "
+            f"DEFAULT 1, {_BLOBS}, {_DOUBLES})"
+        )
+        self._conn.execute("CREATE INDEX IF NOT EXISTS data_point_time ON data_point (dataset, timestamp_ms)")
+
+    def ensure_dataset(self, dataset: str) -> None:
+        """Create the view that ``query`` reads ``dataset`` through."""
+        if not _DATASET_NAME.match(dataset):
+            raise ValueError(
+                f"dataset: {dataset!r} must be letters, digits and underscores, not starting with a digit"
+            )
+        self._conn.execute(
+            f"CREATE VIEW IF NOT EXISTS \"{dataset}\" AS SELECT * FROM data_point WHERE dataset = '{dataset}'"
+        )
+
+    def write(self, dataset: str, blobs: list[str | None], doubles: list[float], index: str) -> None:
+        """Store one point now."""
+        now = self._clock.now_ms()
+        stamp = datetime.datetime.fromtimestamp(now / 1000, datetime.UTC).strftime("%Y-%m-%d %H:%M:%S")
+        columns = ["dataset", "timestamp", "timestamp_ms", "index1"]
+        columns += [f"blob{i + 1}" for i in range(len(blobs))] + [
+            f"double{i + 1}" for i in range(len(doubles))
+        ]
+        values: list[Any] = [dataset, stamp, now, index, *blobs, *doubles]
+        marks = ", ".join("?" for _ in values)
+        self._conn.execute(f"INSERT INTO data_point ({', '.join(columns)}) VALUES ({marks})", values)
+
+    def query(self, sql: str) -> list[JsDict]:
+        """Run a read-only query and return rows as dicts."""
+        if not sql.lstrip().upper().startswith(("SELECT", "WITH")):
+            raise ValueError("query: only SELECT statements are allowed")
+        cursor = self._conn.execute(sql)
+        names = [d[0] for d in cursor.description]
+        return [JsDict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+    def close(self) -> None:
+        """Close the file."""
+        self._conn.close()
+
+
+def _blob(value: Any, i: int) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, bytes):
+        value = value.decode(errors="replace")
+    if not isinstance(value, str):
+        raise TypeError(
+            f"writeDataPoint: blobs[{i}] must be a string, bytes or None, got {type(value).__name__}"
+        )
+    if len(value.encode()) > MAX_BLOB_BYTES:
+        raise ValueError(f"writeDataPoint: blobs[{i}] is over {MAX_BLOB_BYTES} bytes")
+    return value
+
+
+def _double(value: Any, i: int) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"writeDataPoint: doubles[{i}] must be a number, got {type(value).__name__}")
+    return float(value)
+
+
+def _index(indexes: list[Any]) -> str:
+    if len(indexes) > 1:
+        raise ValueError(f"writeDataPoint: indexes may hold at most 1 value (got {len(indexes)})")
+    if not indexes or indexes[0] is None:
+        return ""
+    value = indexes[0].decode() if isinstance(indexes[0], bytes) else indexes[0]
+    if not isinstance(value, str) or len(value.encode()) > MAX_INDEX_BYTES:
+        raise ValueError(f"writeDataPoint: indexes[0] must be a string of at most {MAX_INDEX_BYTES} bytes")
+    return value
+
+
+class AnalyticsEngineDataset:
+    """The ``env.METRICS`` binding: ``writeDataPoint`` (fire and forget, as on Cloudflare)."""
+
+    def __init__(self, store: AnalyticsStore, dataset: str) -> None:
+        store.ensure_dataset(dataset)
+        self._store = store
+        self.dataset = dataset
+
+    def writeDataPoint(self, point: dict[str, Any] | None = None) -> None:
+        """Store ``{"blobs": [...], "doubles": [...], "indexes": [...]}`` with the current time."""
+        point = point or {}
+        unknown = set(point) - {"blobs", "doubles", "indexes"}
+        if unknown:
+            raise TypeError(
+                f"writeDataPoint: unknown field(s) {sorted(unknown)} (allowed: blobs, doubles, indexes)"
+            )
+        blobs = list(point.get("blobs") or [])
+        doubles = list(point.get("doubles") or [])
+        if len(blobs) > MAX_BLOBS:
+            raise ValueError(f"writeDataPoint: blobs may hold at most {MAX_BLOBS} values (got {len(blobs)})")
+        if len(doubles) > MAX_DOUBLES:
+            raise ValueError(
+                f"writeDataPoint: doubles may hold at most {MAX_DOUBLES} values (got {len(doubles)})"
+            )
+        self._store.write(
+            self.dataset,
+            [_blob(b, i) for i, b in enumerate(blobs)],
+            [_double(d, i) for i, d in enumerate(doubles)],
+            _index(list(point.get("indexes") or [])),
+        )

@@ -1,0 +1,226 @@
+"""The part of a Worker's wrangler configuration (jsonc, json or toml) that the local runtime honours."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from tsumugi_dev.jsonc import loads_jsonc
+
+__all__ = [
+    "CONFIG_NAMES",
+    "AnalyticsDatasetConfig",
+    "ConfigError",
+    "D1DatabaseConfig",
+    "DurableObjectBindingConfig",
+    "QueueConsumerConfig",
+    "QueueProducerConfig",
+    "ServiceBindingConfig",
+    "WorkerConfig",
+    "find_configs",
+    "load_config",
+]
+
+CONFIG_NAMES = ("wrangler.json", "wrangler.jsonc", "wrangler.toml")
+"""The file names wrangler looks for, in its order."""
+
+
+class ConfigError(ValueError):
+    """A wrangler configuration the runtime cannot use; the message names the file, the field and the rule."""
+
+
+class DurableObjectBindingConfig(msgspec.Struct, frozen=True, kw_only=True):
+    """``durable_objects.bindings[]``."""
+
+    name: str
+    class_name: str
+    script_name: str | None = None
+
+
+class QueueProducerConfig(msgspec.Struct, frozen=True, kw_only=True):
+    """``queues.producers[]``; ``delivery_delay`` in seconds."""
+
+    binding: str
+    queue: str
+    delivery_delay: int = 0
+
+
+class QueueConsumerConfig(msgspec.Struct, frozen=True, kw_only=True):
+    """``queues.consumers[]`` with Cloudflare's defaults (timeouts and delays in seconds)."""
+
+    queue: str
+    max_batch_size: int = 10
+    max_batch_timeout: float = 5
+    max_retries: int = 3
+    dead_letter_queue: str | None = None
+    retry_delay: int = 0
+    max_concurrency: int | None = None
+
+
+class D1DatabaseConfig(msgspec.Struct, frozen=True, kw_only=True):
+    """``d1_databases[]``; ``migrations_dir`` is relative to the config file."""
+
+    binding: str
+    database_name: str
+    database_id: str = ""
+    migrations_dir: str = "migrations"
+
+
+class AnalyticsDatasetConfig(msgspec.Struct, frozen=True, kw_only=True):
+    """``analytics_engine_datasets[]``; the dataset defaults to the binding name."""
+
+    binding: str
+    dataset: str | None = None
+
+
+class ServiceBindingConfig(msgspec.Struct, frozen=True, kw_only=True):
+    """``services[]``: a binding to another Worker's entrypoint (``Default`` when absent)."""
+
+    binding: str
+    service: str
+    entrypoint: str | None = None
+
+
+class WorkerConfig(msgspec.Struct, frozen=True, kw_only=True):
+    """One Worker as the runtime sees it."""
+
+    name: str
+    main: Path
+    path: Path
+    vars: dict[str, Any] = {}
+    durable_objects: tuple[DurableObjectBindingConfig, ...] = ()
+    sqlite_classes: tuple[str, ...] = ()
+    queue_producers: tuple[QueueProducerConfig, ...] = ()
+    queue_consumers: tuple[QueueConsumerConfig, ...] = ()
+    d1_databases: tuple[D1DatabaseConfig, ...] = ()
+    analytics_datasets: tuple[AnalyticsDatasetConfig, ...] = ()
+    services: tuple[ServiceBindingConfig, ...] = ()
+    crons: tuple[str, ...] = ()
+
+    @property
+    def directory(self) -> Path:
+        """The folder holding the config file (relative paths start here)."""
+        return self.path.parent
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the file ({exc.strerror})") from exc
+    try:
+        data: Any = tomllib.loads(text) if path.suffix == ".toml" else loads_jsonc(text)
+    except (ValueError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{path}: not valid {path.suffix.lstrip('.')}: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: the top level must be an object")
+    return data  # pyright: ignore[reportUnknownVariableType]
+
+
+def _convert(path: Path, field: str, value: Any, kind: Any) -> Any:
+    try:
+        return msgspec.convert(value, kind)
+    except msgspec.ValidationError as exc:
+        raise ConfigError(f"{path}: {field}: {exc}") from exc
+
+
+def _check_range(path: Path, field: str, value: float, low: float, high: float) -> None:
+    if not low <= value <= high:
+        raise ConfigError(f"{path}: {field} must be between {low:g} and {high:g} (got {value:g})")
+
+
+def _consumers(path: Path, raw: Any) -> tuple[QueueConsumerConfig, ...]:
+    consumers: tuple[QueueConsumerConfig, ...] = _convert(
+        path, "queues.consumers", raw, tuple[QueueConsumerConfig, ...]
+    )
+    for i, consumer in enumerate(consumers):
+        where = f"queues.consumers[{i}]"
+        _check_range(path, f"{where}.max_batch_size", consumer.max_batch_size, 1, 100)
+        _check_range(path, f"{where}.max_batch_timeout", consumer.max_batch_timeout, 0, 60)
+        _check_range(path, f"{where}.max_retries", consumer.max_retries, 0, 100)
+        _check_range(path, f"{where}.retry_delay", consumer.retry_delay, 0, 43_200)
+    return consumers
+
+
+def _sqlite_classes(path: Path, raw: Any) -> tuple[str, ...]:
+    migrations: list[dict[str, Any]] = _convert(path, "migrations", raw, list[dict[str, Any]])
+    classes: list[str] = []
+    for migration in migrations:
+        field = "migrations[].new_sqlite_classes"
+        classes.extend(_convert(path, field, migration.get("new_sqlite_classes", []), tuple[str, ...]))
+    return tuple(classes)
+
+
+def _required_str(path: Path, data: dict[str, Any], field: str) -> str:
+    value = data.get(field)
+    if not isinstance(value, str) or not value:
+        raise ConfigError(f"{path}: {field} is required and must be a non-empty string")
+    return value
+
+
+def load_config(path: str | Path) -> WorkerConfig:
+    """Read one wrangler config file (``.json``, ``.jsonc`` or ``.toml``).
+
+    Raises:
+        ConfigError: the file is missing or malformed, or a field breaks a rule (the message names both).
+    """
+    path = Path(path).resolve()
+    data = _read(path)
+    name = _required_str(path, data, "name")
+    main = path.parent / _required_str(path, data, "main")
+    if main.suffix != ".py":
+        raise ConfigError(f"{path}: main must name a Python module ending in .py (got {main.name})")
+    queues: dict[str, Any] = _convert(path, "queues", data.get("queues", {}), dict[str, Any])
+    durable: dict[str, Any] = _convert(
+        path, "durable_objects", data.get("durable_objects", {}), dict[str, Any]
+    )
+    triggers: dict[str, Any] = _convert(path, "triggers", data.get("triggers", {}), dict[str, Any])
+    config = WorkerConfig(
+        name=name,
+        main=main,
+        path=path,
+        vars=_convert(path, "vars", data.get("vars", {}), dict[str, Any]),
+        durable_objects=_convert(
+            path, "durable_objects.bindings", durable.get("bindings", []), list[DurableObjectBindingConfig]
+        ),
+        sqlite_classes=_sqlite_classes(path, data.get("migrations", [])),
+        queue_producers=_convert(
+            path, "queues.producers", queues.get("producers", []), tuple[QueueProducerConfig, ...]
+        ),
+        queue_consumers=_consumers(path, queues.get("consumers", [])),
+        d1_databases=_convert(
+            path, "d1_databases", data.get("d1_databases", []), tuple[D1DatabaseConfig, ...]
+        ),
+        analytics_datasets=_convert(
+            path,
+            "analytics_engine_datasets",
+            data.get("analytics_engine_datasets", []),
+            list[AnalyticsDatasetConfig],
+        ),
+        services=_convert(path, "services", data.get("services", []), tuple[ServiceBindingConfig, ...]),
+        crons=_convert(path, "triggers.crons", triggers.get("crons", []), tuple[str, ...]),
+    )
+    _check_sqlite_classes(config)
+    return config
+
+
+def _check_sqlite_classes(config: WorkerConfig) -> None:
+    # The SQL API exists only for SQLite-backed classes, declared in a migration's new_sqlite_classes.
+    for binding in config.durable_objects:
+        if binding.script_name in (None, config.name) and binding.class_name not in config.sqlite_classes:
+            raise ConfigError(
+                f"{config.path}: durable_objects.bindings: class {binding.class_name} must be listed in a "
+                "migration's new_sqlite_classes (the local runtime hosts SQLite-backed Durable Objects only)"
+            )
+
+
+def find_configs(directory: str | Path) -> list[Path]:
+    """The wrangler config in ``directory``, found in wrangler's order (empty when there is none)."""
+    for name in CONFIG_NAMES:
+        candidate = Path(directory) / name
+        if candidate.is_file():
+            return [candidate]
+    return []

@@ -1,0 +1,232 @@
+"""D1: ``prepare(sql).bind(...).all() / first() / run() / raw()``, ``batch`` and ``exec`` on stdlib sqlite3.
+
+Results have the SDK's shape: ``JsDict`` with ``results`` (rows as ``JsDict``), ``success`` and ``meta``
+(``changed_db``, ``changes``, ``duration``, ``last_row_id``, ``rows_read``, ``rows_written``, ``served_by``,
+``size_after``). Integral REAL values come back as ``int``, as JS numbers do. Every call is outside I/O for the
+caller, so it yields to the event loop before touching the database.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from tsumugi_dev.jsdict import JsDict
+from tsumugi_dev.state_db import open_state_db
+
+__all__ = ["D1Database", "D1Error", "D1PreparedStatement", "apply_d1_migrations"]
+
+_MAX_SAFE_INT = 2**53
+
+
+class D1Error(Exception):
+    """What D1 throws (bad SQL, constraint failures, unsupported bindings); the message starts ``D1_``."""
+
+
+def _js_value(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer() and abs(value) <= _MAX_SAFE_INT:
+        return int(value)
+    return value
+
+
+def _check_param(value: Any, index: int) -> Any:
+    if isinstance(value, bool):
+        return int(value)
+    if value is None or isinstance(value, int | float | str | bytes):
+        return value
+    raise D1Error(f"D1_TYPE_ERROR: Type '{type(value).__name__}' not supported for value at index {index}")
+
+
+class _Outcome:
+    def __init__(
+        self, names: list[str], rows: list[tuple[Any, ...]], changes: int, last_row_id: int, ms: float
+    ) -> None:
+        self.names = names
+        self.rows = rows
+        self.changes = changes
+        self.last_row_id = last_row_id
+        self.ms = ms
+
+
+class D1PreparedStatement:
+    """A statement with (optionally) bound values; ``bind`` returns a new statement."""
+
+    def __init__(self, db: D1Database, sql: str, params: tuple[Any, ...] = ()) -> None:
+        self._db = db
+        self.sql = sql
+        self.params = params
+
+    def bind(self, *values: Any) -> D1PreparedStatement:
+        """Bind positional values (``?`` / ``?NNN``)."""
+        return D1PreparedStatement(
+            self._db, self.sql, tuple(_check_param(v, i) for i, v in enumerate(values))
+        )
+
+    async def all(self) -> JsDict:
+        """Every row, with ``meta``."""
+        await asyncio.sleep(0)
+        return self._db.result(self._db.execute(self))
+
+    async def run(self) -> JsDict:
+        """Run the statement; the same shape as ``all()``."""
+        return await self.all()
+
+    async def first(self, column: str | None = None) -> Any:
+        """The first row (or one of its columns), or None when there are no rows."""
+        await asyncio.sleep(0)
+        outcome = self._db.execute(self)
+        if not outcome.rows:
+            return None
+        row = JsDict(zip(outcome.names, (_js_value(v) for v in outcome.rows[0]), strict=True))
+        if column is None:
+            return row
+        if column not in row:
+            raise D1Error(f"D1_COLUMN_NOTFOUND: Column not found ({column})")
+        return row[column]
+
+    async def raw(self, options: Any = None, **kwargs: Any) -> list[list[Any]]:
+        """Rows as lists; with ``columnNames=True`` the first list holds the column names."""
+        await asyncio.sleep(0)
+        outcome = self._db.execute(self)
+        merged: dict[str, Any] = dict(options) if isinstance(options, dict) else {}  # pyright: ignore[reportUnknownArgumentType]
+        merged.update(kwargs)
+        rows = [[_js_value(v) for v in row] for row in outcome.rows]
+        return [list(outcome.names), *rows] if merged.get("columnNames") else rows
+
+
+class D1Database:
+    """One D1 database: a SQLite file shared by every Worker that binds it."""
+
+    def __init__(self, path: Path | str, *, name: str = "db") -> None:
+        self.name = name
+        self._path = str(path)
+        self._conn: sqlite3.Connection = open_state_db(path)
+        self._conn.execute("PRAGMA foreign_keys=ON")
+
+    @property
+    def connection(self) -> sqlite3.Connection:
+        """The underlying connection (for migrations and tests)."""
+        return self._conn
+
+    def prepare(self, sql: str) -> D1PreparedStatement:
+        """A statement for ``sql``."""
+        if not isinstance(sql, str) or not sql.strip():  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise D1Error("D1_ERROR: prepare() needs a non-empty SQL string")
+        return D1PreparedStatement(self, sql)
+
+    def execute(self, statement: D1PreparedStatement) -> _Outcome:
+        """Run one statement now (used by the statement methods)."""
+        started = time.perf_counter()
+        before = self._conn.total_changes
+        try:
+            cursor = self._conn.execute(statement.sql, statement.params)
+            rows = cursor.fetchall()
+        except (sqlite3.Error, ValueError) as exc:
+            raise D1Error(f"D1_ERROR: {exc}: SQLITE_ERROR") from exc
+        names = [d[0] for d in cursor.description] if cursor.description else []
+        changes = self._conn.total_changes - before
+        return _Outcome(names, rows, changes, cursor.lastrowid or 0, (time.perf_counter() - started) * 1000)
+
+    def result(self, outcome: _Outcome) -> JsDict:
+        """The SDK's result object for one executed statement."""
+        rows = [JsDict(zip(outcome.names, (_js_value(v) for v in row), strict=True)) for row in outcome.rows]
+        meta = JsDict(
+            changed_db=outcome.changes > 0,
+            changes=outcome.changes,
+            duration=outcome.ms,
+            last_row_id=outcome.last_row_id,
+            rows_read=len(outcome.rows),
+            rows_written=outcome.changes,
+            served_by="tsumugi-dev",
+            size_after=self._size(),
+        )
+        return JsDict(results=rows, success=True, meta=meta)
+
+    def _size(self) -> int:
+        pages = self._conn.execute("PRAGMA page_count").fetchone()[0]
+        size = self._conn.execute("PRAGMA page_size").fetchone()[0]
+        return int(pages) * int(size)
+
+    async def batch(self, statements: Sequence[D1PreparedStatement]) -> list[JsDict]:
+        """Run ``statements`` in one transaction: all of them apply, or (when one fails) none does."""
+        await asyncio.sleep(0)
+        results: list[JsDict] = []
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in statements:
+                results.append(self.result(self.execute(statement)))
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+        self._conn.execute("COMMIT")
+        return results
+
+    async def exec(self, query: str) -> JsDict:
+        """Run one or more statements without bindings; answers ``count`` and ``duration``."""
+        await asyncio.sleep(0)
+        started = time.perf_counter()
+        statements = split_statements(query)
+        for statement in statements:
+            self.execute(D1PreparedStatement(self, statement))
+        return JsDict(count=len(statements), duration=(time.perf_counter() - started) * 1000)
+
+    def dump(self) -> bytes:
+        """The whole database as SQL text (``withSession``/``dump`` stand-in for tools)."""
+        return "\n".join(self._conn.iterdump()).encode()
+
+    def close(self) -> None:
+        """Close the file."""
+        self._conn.close()
+
+
+def split_statements(script: str) -> list[str]:
+    """Split SQL text into complete statements (comments and blank pieces dropped)."""
+    statements: list[str] = []
+    current = ""
+    for piece in script.split(";"):
+        current += piece + ";"
+        if sqlite3.complete_statement(current):
+            if current.strip().strip(";").strip() and not _only_comments(current):
+                statements.append(current.strip())
+            current = ""
+    return statements
+
+
+def _only_comments(statement: str) -> bool:
+    lines = [line.strip() for line in statement.strip().rstrip(";").splitlines()]
+    return all(not line or line.startswith("--") for line in lines)
+
+
+def apply_d1_migrations(db: D1Database, migrations_dir: Path) -> list[str]:
+    """Apply the ``*.sql`` files of ``migrations_dir`` not yet in ``d1_migrations``, in name order.
+
+    Each file runs in its own transaction together with its ledger row, as ``wrangler d1 migrations apply``
+    records it. Returns the names applied now.
+    """
+    conn = db.connection
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS d1_migrations (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT UNIQUE, "
+        "applied_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP NOT NULL)"
+    )
+    done = {str(r[0]) for r in conn.execute("SELECT name FROM d1_migrations").fetchall()}
+    applied: list[str] = []
+    if not migrations_dir.is_dir():
+        return applied
+    for path in sorted(migrations_dir.glob("*.sql")):
+        if path.name in done:
+            continue
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in split_statements(path.read_text()):
+                conn.execute(statement)
+            conn.execute("INSERT INTO d1_migrations (name) VALUES (?)", (path.name,))
+        except sqlite3.Error as exc:
+            conn.execute("ROLLBACK")
+            raise D1Error(f"D1_ERROR: migration {path.name} failed: {exc}") from exc
+        conn.execute("COMMIT")
+        applied.append(path.name)
+    return applied

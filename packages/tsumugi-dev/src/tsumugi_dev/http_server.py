@@ -1,0 +1,110 @@
+"""HTTP for each Worker with a ``fetch`` handler: a small ASGI app per Worker, served by uvicorn on 127.0.0.1.
+
+The app turns the ASGI request into a ``workers.Request``, runs the Worker through ``LocalRuntime.fetch``
+(which also answers ``/cdn-cgi/handler/scheduled``), and sends the ``Response`` back. An exception in the
+Worker becomes a 500, as on Cloudflare.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, Generator, MutableMapping
+from typing import Any
+
+import uvicorn
+from workers.http import Request, Response
+
+from tsumugi_dev.runtime import LocalRuntime
+
+__all__ = ["WorkerServer", "asgi_app"]
+
+_log = logging.getLogger("tsumugi_dev")
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+async def _read_body(receive: Receive) -> bytes:
+    chunks: list[bytes] = []
+    while True:
+        message = await receive()
+        chunks.append(bytes(message.get("body", b"")))
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+def _url(scope: Scope) -> str:
+    headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+    server = scope.get("server") or ("127.0.0.1", 80)
+    host = headers.get("host") or f"{server[0]}:{server[1]}"
+    query = scope.get("query_string", b"").decode("latin-1")
+    return f"{scope.get('scheme', 'http')}://{host}{scope['path']}" + (f"?{query}" if query else "")
+
+
+def asgi_app(runtime: LocalRuntime, worker: str) -> ASGIApp:
+    """The ASGI app that serves ``worker``."""
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        body = await _read_body(receive)
+        headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in scope.get("headers", [])]
+        request = Request(_url(scope), method=scope["method"], headers=headers, body=body or None)
+        try:
+            response = await runtime.fetch(worker, request)
+        except Exception:
+            _log.exception("%s %s %s failed", worker, request.method.value, request.url)
+            response = Response("Internal Server Error", status=500)
+        _log.info("%s %s %s -> %d", worker, request.method.value, request.url, response.status)
+        await send(
+            {
+                "type": "http.response.start",
+                "status": response.status,
+                "headers": [
+                    (k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in response.headers.items()
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": response.body})
+
+    return app
+
+
+class _QuietServer(uvicorn.Server):
+    """A uvicorn server that leaves signal handling to the caller (several run in one process)."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Generator[None, None, None]:
+        yield
+
+
+class WorkerServer:
+    """Serves one Worker on ``127.0.0.1:port`` until ``stop()``."""
+
+    def __init__(self, runtime: LocalRuntime, worker: str, port: int, host: str = "127.0.0.1") -> None:
+        config = uvicorn.Config(
+            asgi_app(runtime, worker), host=host, port=port, log_level="warning", lifespan="off"
+        )
+        self.url = f"http://{host}:{port}"
+        self._server = _QuietServer(config)
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        """Begin serving and return once the socket listens."""
+        self._task = asyncio.get_running_loop().create_task(self._server.serve())
+        while not self._server.started:
+            if self._task.done():
+                self._task.result()  # raises the bind error
+                raise OSError(f"{self.url}: the server stopped before it started")
+            await asyncio.sleep(0.01)
+
+    async def stop(self) -> None:
+        """Stop serving."""
+        self._server.should_exit = True
+        if self._task is not None:
+            await self._task

@@ -1,0 +1,231 @@
+"""Queues: durable message storage and the producer binding (``send`` / ``sendBatch``).
+
+Messages live in the runtime's state database and are committed before ``send`` returns, so a killed process
+loses nothing that a producer saw accepted. Bodies are copied as RPC values are (structured clone), then
+stored as msgpack.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import sqlite3
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import msgspec
+from workers.rpc import python_from_rpc, transfer
+
+from tsumugi_dev.clock import RuntimeClock
+
+__all__ = ["MAX_BATCH_MESSAGES", "MAX_MESSAGE_BYTES", "QueueBinding", "QueueStore", "StoredMessage"]
+
+MAX_MESSAGE_BYTES = 128 * 1024
+"""Cloudflare's limit for one message body."""
+MAX_BATCH_MESSAGES = 100
+"""Cloudflare's limit for one ``sendBatch``."""
+MAX_DELAY_SECONDS = 43_200
+
+
+class StoredMessage(msgspec.Struct, frozen=True, kw_only=True):
+    """A message as stored: ``attempts`` counts deliveries started so far."""
+
+    seq: int
+    id: str
+    queue: str
+    body: bytes
+    attempts: int
+    created_at: int
+
+    def decoded_body(self) -> Any:
+        """The body as the consumer receives it (dicts as ``JsDict``)."""
+        return python_from_rpc(msgspec.msgpack.decode(self.body))
+
+
+def _delay_seconds(value: Any, where: str) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= MAX_DELAY_SECONDS:
+        raise ValueError(f"{where}: delaySeconds must be a number between 0 and {MAX_DELAY_SECONDS}")
+    return int(value)
+
+
+def encode_body(body: Any, where: str) -> bytes:
+    """Copy and serialise a message body, refusing what Cloudflare refuses."""
+    copied = transfer(body, where)
+    try:
+        data = msgspec.msgpack.encode(copied)
+    except TypeError as exc:
+        raise TypeError(f"{where}: cannot be serialised for a queue: {exc}") from exc
+    if len(data) > MAX_MESSAGE_BYTES:
+        raise ValueError(
+            f"{where}: message body is {len(data)} bytes, over the {MAX_MESSAGE_BYTES}-byte limit"
+        )
+    return data
+
+
+class QueueStore:
+    """Every queue's messages in one SQLite table."""
+
+    def __init__(self, conn: sqlite3.Connection, clock: RuntimeClock) -> None:
+        self._conn = conn
+        self._clock = clock
+        self._listeners: dict[str, Callable[[], None]] = {}
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS queue_message (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL "
+            "UNIQUE, queue TEXT NOT NULL, body BLOB NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, "
+            "visible_at INTEGER NOT NULL, leased INTEGER NOT NULL DEFAULT 0, created_at INTEGER NOT NULL)"
+        )
+        conn.execute(
+            "CREATE INDEX IF NOT EXISTS queue_message_ready ON queue_message (queue, leased, visible_at, seq)"
+        )
+
+    def listen(self, queue: str, wake: Callable[[], None]) -> None:
+        """Call ``wake`` after messages are added to ``queue``."""
+        self._listeners[queue] = wake
+
+    def add(self, queue: str, bodies: Sequence[tuple[bytes, int]], attempts: int = 0) -> list[str]:
+        """Store ``(body, delay_seconds)`` pairs atomically; returns the new message ids."""
+        now = self._clock.now_ms()
+        ids = [secrets.token_hex(16) for _ in bodies]
+        rows = [
+            (mid, queue, body, attempts, now + delay * 1000, now)
+            for mid, (body, delay) in zip(ids, bodies, strict=True)
+        ]
+        with self._conn:
+            self._conn.executemany(
+                "INSERT INTO queue_message (id, queue, body, attempts, visible_at, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                rows,
+            )
+        wake = self._listeners.get(queue)
+        if wake is not None:
+            wake()
+        return ids
+
+    def ready_count(self, queue: str, limit: int) -> int:
+        """How many messages of ``queue`` could be delivered now (at most ``limit``)."""
+        row = self._conn.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM queue_message WHERE queue = ? AND leased = 0 AND visible_at <= ? "
+            "LIMIT ?)",
+            (queue, self._clock.now_ms(), limit),
+        ).fetchone()
+        return int(row[0])
+
+    def next_visible_at(self, queue: str) -> int | None:
+        """The earliest instant an unleased message of ``queue`` becomes visible."""
+        row = self._conn.execute(
+            "SELECT min(visible_at) FROM queue_message WHERE queue = ? AND leased = 0", (queue,)
+        ).fetchone()
+        return None if row[0] is None else int(row[0])
+
+    def lease(self, queue: str, limit: int) -> list[StoredMessage]:
+        """Take up to ``limit`` visible messages for one delivery (their ``attempts`` go up by one)."""
+        with self._conn:
+            rows = self._conn.execute(
+                "SELECT seq, id, queue, body, attempts, created_at FROM queue_message WHERE queue = ? AND leased = 0 "
+                "AND visible_at <= ? ORDER BY visible_at, seq LIMIT ?",
+                (queue, self._clock.now_ms(), limit),
+            ).fetchall()
+            self._conn.executemany(
+                "UPDATE queue_message SET leased = 1, attempts = attempts + 1 WHERE seq = ?",
+                [(r[0],) for r in rows],
+            )
+        return [
+            StoredMessage(seq=r[0], id=r[1], queue=r[2], body=r[3], attempts=r[4] + 1, created_at=r[5])
+            for r in rows
+        ]
+
+    def leased(self, queue: str) -> list[StoredMessage]:
+        """Messages of ``queue`` leased to a delivery (after a crash: deliveries that never finished)."""
+        rows = self._conn.execute(
+            "SELECT seq, id, queue, body, attempts, created_at FROM queue_message WHERE queue = ? AND leased = 1 "
+            "ORDER BY seq",
+            (queue,),
+        ).fetchall()
+        return [
+            StoredMessage(seq=r[0], id=r[1], queue=r[2], body=r[3], attempts=r[4], created_at=r[5])
+            for r in rows
+        ]
+
+    def settle(
+        self,
+        acked: Sequence[int],
+        retried: Sequence[tuple[int, int]],
+        dead: Sequence[StoredMessage],
+        dlq: str | None,
+    ) -> None:
+        """Apply one delivery's outcome atomically: delete acked, release retried at their instant, move dead."""
+        now = self._clock.now_ms()
+        with self._conn:
+            self._conn.executemany("DELETE FROM queue_message WHERE seq = ?", [(s,) for s in acked])
+            self._conn.executemany(
+                "UPDATE queue_message SET leased = 0, visible_at = ? WHERE seq = ?",
+                [(now + delay * 1000, seq) for seq, delay in retried],
+            )
+            self._conn.executemany("DELETE FROM queue_message WHERE seq = ?", [(m.seq,) for m in dead])
+            if dlq is not None and dead:
+                self._conn.executemany(
+                    "INSERT INTO queue_message (id, queue, body, attempts, visible_at, created_at) VALUES (?, ?, ?, 0, ?, ?)",
+                    [(m.id, dlq, m.body, now, m.created_at) for m in dead],
+                )
+        if dlq is not None and dead and (wake := self._listeners.get(dlq)) is not None:
+            wake()
+
+    def pending(self, queue: str) -> list[StoredMessage]:
+        """Every stored message of ``queue`` (a read for tests and tools)."""
+        rows = self._conn.execute(
+            "SELECT seq, id, queue, body, attempts, created_at FROM queue_message WHERE queue = ? ORDER BY seq",
+            (queue,),
+        ).fetchall()
+        return [
+            StoredMessage(seq=r[0], id=r[1], queue=r[2], body=r[3], attempts=r[4], created_at=r[5])
+            for r in rows
+        ]
+
+
+def _options(options: Any, kwargs: dict[str, Any], where: str) -> dict[str, Any]:
+    merged: dict[str, Any] = {}
+    if options is not None:
+        if not isinstance(options, dict):
+            raise TypeError(f"{where}: options must be a dict, got {type(options).__name__}")
+        merged.update(options)  # pyright: ignore[reportUnknownArgumentType]
+    merged.update(kwargs)
+    unknown = set(merged) - {"delaySeconds", "contentType"}
+    if unknown:
+        raise TypeError(f"{where}: unknown option(s) {sorted(unknown)} (allowed: contentType, delaySeconds)")
+    return merged
+
+
+class QueueBinding:
+    """The producer binding ``env.QUEUE``: ``await send(body, delaySeconds=...)`` and ``sendBatch``."""
+
+    def __init__(self, store: QueueStore, queue: str, delivery_delay: int = 0) -> None:
+        self._store = store
+        self._queue = queue
+        self._default_delay = delivery_delay
+
+    async def send(self, body: Any, options: Any = None, **kwargs: Any) -> None:
+        """Store one message (durable when this returns)."""
+        opts = _options(options, kwargs, "send")
+        delay = _delay_seconds(opts.get("delaySeconds", self._default_delay), "send")
+        data = encode_body(body, "send body")
+        await asyncio.sleep(0)  # outside I/O: the sender's input gate opens
+        self._store.add(self._queue, [(data, delay)])
+
+    async def sendBatch(self, messages: Sequence[Any], options: Any = None, **kwargs: Any) -> None:
+        """Store up to 100 messages atomically; each item is ``{"body": ..., "delaySeconds": ...}``."""
+        opts = _options(options, kwargs, "sendBatch")
+        batch_delay = _delay_seconds(opts.get("delaySeconds", self._default_delay), "sendBatch")
+        if not 0 < len(messages) <= MAX_BATCH_MESSAGES:
+            raise ValueError(
+                f"sendBatch: messages must hold 1 to {MAX_BATCH_MESSAGES} items (got {len(messages)})"
+            )
+        items: list[tuple[bytes, int]] = []
+        for i, message in enumerate(messages):
+            if not isinstance(message, dict) or "body" not in message:
+                raise TypeError(f"sendBatch: messages[{i}] must be a dict with a 'body' key")
+            entry: dict[str, Any] = message  # pyright: ignore[reportUnknownVariableType]
+            delay = _delay_seconds(entry.get("delaySeconds", batch_delay), f"sendBatch: messages[{i}]")
+            items.append((encode_body(entry["body"], f"sendBatch: messages[{i}].body"), delay))
+        await asyncio.sleep(0)
+        self._store.add(self._queue, items)

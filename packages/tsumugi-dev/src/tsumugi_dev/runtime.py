@@ -1,0 +1,246 @@
+"""The local runtime: hosts Workers from their wrangler configs, with every binding wired and state on disk.
+
+Example:
+    clock = VirtualClock()
+    async with LocalRuntime(["worker/wrangler.jsonc"], data_dir=tmp_path, clock=clock) as runtime:
+        response = await runtime.fetch("my-worker", "http://local/path")
+        await clock.advance(60_000)   # alarms, queue deliveries and crons due in that minute run, in order
+
+Layout of the data folder: ``runtime.sqlite`` (queues, alarm index), ``analytics.sqlite``,
+``d1/<database_name>.sqlite`` and ``do/<script>/<class>/<id>.sqlite``. Starting again on the same folder
+resumes: queued and in-flight messages are delivered (again), alarms fire, objects keep their data.
+"""
+
+from __future__ import annotations
+
+import logging
+import urllib.parse
+from collections.abc import Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from workers.http import Request, Response
+
+from tsumugi_dev.alarms import AlarmScheduler
+from tsumugi_dev.analytics import AnalyticsEngineDataset, AnalyticsStore
+from tsumugi_dev.clock import RealClock, RuntimeClock
+from tsumugi_dev.config import ConfigError, WorkerConfig, load_config
+from tsumugi_dev.cron_triggers import CronTrigger
+from tsumugi_dev.d1 import D1Database, apply_d1_migrations
+from tsumugi_dev.durable_objects import DurableObjectId, DurableObjectNamespace, NamespaceHost
+from tsumugi_dev.queue_consumer import QueueConsumer
+from tsumugi_dev.queues import QueueBinding, QueueStore
+from tsumugi_dev.state_db import open_state_db
+from tsumugi_dev.worker import ServiceBinding, WorkerHost
+
+__all__ = ["SCHEDULED_PATH", "LocalRuntime"]
+
+SCHEDULED_PATH = "/cdn-cgi/handler/scheduled"
+"""The URL path that runs a Worker's ``scheduled`` handler, as under ``wrangler dev``."""
+
+_log = logging.getLogger("tsumugi_dev")
+
+
+class LocalRuntime:
+    """Every Worker of a set of wrangler configs, in one process and one event loop."""
+
+    def __init__(
+        self,
+        configs: Sequence[WorkerConfig | Path | str],
+        *,
+        data_dir: Path | str,
+        clock: RuntimeClock | None = None,
+    ) -> None:
+        self.configs = [c if isinstance(c, WorkerConfig) else load_config(c) for c in configs]
+        names = [c.name for c in self.configs]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ConfigError(
+                f"name: Worker names must be unique across configs (repeated: {', '.join(duplicates)})"
+            )
+        self.data_dir = Path(data_dir)
+        self.clock: RuntimeClock = clock or RealClock()
+        self.workers: dict[str, WorkerHost] = {}
+        self._namespaces: dict[str, NamespaceHost] = {}
+        self._d1: dict[str, D1Database] = {}
+        self._consumers: dict[str, QueueConsumer] = {}
+        self._crons: list[CronTrigger] = []
+        self._running = False
+
+    async def __aenter__(self) -> LocalRuntime:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.stop()
+
+    async def start(self) -> None:
+        """Load every Worker, wire bindings, apply D1 migrations, and resume queues, alarms and crons."""
+        if self._running:
+            raise RuntimeError("the runtime is already running")
+        self._running = True
+        self.workers, self._namespaces, self._d1, self._consumers, self._crons = {}, {}, {}, {}, []
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self._state = open_state_db(self.data_dir / "runtime.sqlite")
+        self.queues = QueueStore(self._state, self.clock)
+        self.alarms = AlarmScheduler(self._state, self.clock, self._fire_alarm)
+        self.analytics = AnalyticsStore(self.data_dir / "analytics.sqlite", self.clock)
+        for config in self.configs:
+            self.workers[config.name] = WorkerHost(config, self.clock)
+        for config in self.configs:
+            self.workers[config.name].bind_env(self._env_values(config))
+        for namespace in self._namespaces.values():
+            host = self._worker_for(namespace.script, f"durable_objects class {namespace.class_name}")
+            namespace.bind(host.durable_object_class(namespace.class_name), host.env)
+        for config in self.configs:
+            self._start_consumers(config)
+        self._restore_alarms()
+        for config in self.configs:
+            self._start_crons(config)
+
+    async def stop(self) -> None:
+        """Stop timers and background work and close every file (state stays on disk); idempotent."""
+        if not self._running:
+            return
+        self._running = False
+        for trigger in self._crons:
+            trigger.cancel()
+        self.alarms.cancel_all()
+        await self.clock.aclose()
+        for namespace in self._namespaces.values():
+            namespace.evict_all()
+        for db in self._d1.values():
+            db.close()
+        self.analytics.close()
+        self._state.close()
+
+    # -- wiring -------------------------------------------------------------------------------------------
+
+    def _worker_for(self, name: str, what: str) -> WorkerHost:
+        host = self.workers.get(name)
+        if host is None:
+            raise ConfigError(
+                f"{what}: Worker {name!r} is not part of this runtime (add its wrangler config)"
+            )
+        return host
+
+    def _namespace(self, script: str, class_name: str) -> NamespaceHost:
+        key = f"{script}:{class_name}"
+        if key not in self._namespaces:
+            self._namespaces[key] = NamespaceHost(
+                script=script,
+                class_name=class_name,
+                data_dir=self.data_dir,
+                clock=self.clock,
+                alarms=self.alarms,
+            )
+        return self._namespaces[key]
+
+    def _database(self, name: str, migrations_dir: Path) -> D1Database:
+        if name not in self._d1:
+            db = D1Database(self.data_dir / "d1" / f"{name}.sqlite", name=name)
+            applied = apply_d1_migrations(db, migrations_dir)
+            if applied:
+                _log.info("d1 %s: applied %s", name, ", ".join(applied))
+            self._d1[name] = db
+        return self._d1[name]
+
+    def _env_values(self, config: WorkerConfig) -> dict[str, Any]:
+        values: dict[str, Any] = dict(config.vars)
+        for do in config.durable_objects:
+            values[do.name] = DurableObjectNamespace(
+                self._namespace(do.script_name or config.name, do.class_name)
+            )
+        for producer in config.queue_producers:
+            values[producer.binding] = QueueBinding(self.queues, producer.queue, producer.delivery_delay)
+        for d1 in config.d1_databases:
+            values[d1.binding] = self._database(d1.database_name, config.directory / d1.migrations_dir)
+        for dataset in config.analytics_datasets:
+            values[dataset.binding] = AnalyticsEngineDataset(
+                self.analytics, dataset.dataset or dataset.binding
+            )
+        for service in config.services:
+            target = self._worker_for(service.service, f"services binding {service.binding}")
+            values[service.binding] = ServiceBinding(target, service.entrypoint)
+        return values
+
+    def _start_consumers(self, config: WorkerConfig) -> None:
+        host = self.workers[config.name]
+        for consumer in config.queue_consumers:
+            if consumer.queue in self._consumers:
+                raise ConfigError(
+                    f"{config.path}: queues.consumers: queue {consumer.queue!r} already has a consumer"
+                )
+            if not host.has_handler("queue"):
+                raise ConfigError(
+                    f"{config.path}: queues.consumers: Worker {config.name!r} has no Default.queue()"
+                )
+            runner = QueueConsumer(consumer, self.queues, self.clock, host.queue)
+            self._consumers[consumer.queue] = runner
+            runner.recover()
+            runner.poke()
+
+    def _start_crons(self, config: WorkerConfig) -> None:
+        if config.crons and not self.workers[config.name].has_handler("scheduled"):
+            raise ConfigError(
+                f"{config.path}: triggers.crons: Worker {config.name!r} has no Default.scheduled()"
+            )
+        for expression in config.crons:
+            trigger = CronTrigger(expression, self.clock, self.workers[config.name].scheduled)
+            trigger.arm()
+            self._crons.append(trigger)
+
+    def _restore_alarms(self) -> None:
+        for namespace_key, object_id, name in self.alarms.indexed():
+            namespace = self._namespaces.get(namespace_key)
+            if namespace is None:
+                _log.warning(
+                    "alarm of %s %s skipped: that class is not hosted now", namespace_key, object_id[:12]
+                )
+                continue
+            host = namespace.host(DurableObjectId(object_id, name))
+            stored = host.storage().stored_alarm()
+            host.alarm_committed(stored[0] if stored else None)
+
+    async def _fire_alarm(self, namespace_key: str, object_id: str) -> None:
+        namespace = self._namespaces[namespace_key]
+        await namespace.host(DurableObjectId(object_id)).run_alarm()
+
+    # -- what tests and the HTTP server use ---------------------------------------------------------------
+
+    def env(self, worker: str) -> Any:
+        """The env of ``worker`` (its bindings, to drive them from a test)."""
+        return self._worker_for(worker, "env").env
+
+    def d1(self, database_name: str) -> D1Database:
+        """The D1 database ``database_name``."""
+        return self._d1[database_name]
+
+    def namespace(self, worker: str, class_name: str) -> NamespaceHost:
+        """The host of every object of ``class_name`` in ``worker``."""
+        return self._namespaces[f"{worker}:{class_name}"]
+
+    def evict_durable_objects(self) -> None:
+        """Drop every live Durable Object instance (storage and alarms stay), as an eviction does."""
+        for namespace in self._namespaces.values():
+            namespace.evict_all()
+
+    async def fetch(self, worker: str, resource: Request | str, **options: Any) -> Response:
+        """Send a request to ``worker`` as its HTTP server would (``/cdn-cgi/handler/scheduled`` included)."""
+        host = self._worker_for(worker, "fetch")
+        request = resource if isinstance(resource, Request) and not options else Request(resource, **options)
+        url = urllib.parse.urlsplit(request.url)
+        if url.path == SCHEDULED_PATH:
+            query = urllib.parse.parse_qs(url.query)
+            cron = query.get("cron", [""])[0]
+            at = int(query.get("time", [str(self.clock.now_ms())])[0])
+            await host.scheduled(cron, at)
+            return Response("ok")
+        return await host.fetch(request)
+
+    async def trigger_scheduled(self, worker: str, cron: str = "") -> None:
+        """Run ``worker``'s ``scheduled`` handler now, as the manual trigger URL does."""
+        await self._worker_for(worker, "scheduled").scheduled(cron, self.clock.now_ms())

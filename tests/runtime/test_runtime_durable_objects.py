@@ -1,0 +1,156 @@
+"""Durable Objects on the local runtime: instances, SQL cursors, alarms with retries, gates, eviction."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from workers import JsDict
+from workers.rpc import RemoteError
+
+from tsumugi_dev.alarms import alarm_retry_at
+from tsumugi_dev.clock import VirtualClock
+from tsumugi_dev.runtime import LocalRuntime
+
+
+async def test_one_instance_per_id_and_state_per_object(runtime: LocalRuntime) -> None:
+    ns = runtime.env("conformance").COUNTER
+    a, a_again, b = ns.getByName("a"), ns.get(ns.idFromName("a")), ns.getByName("b")
+    assert await a.increment(2) == 2
+    assert await a_again.increment(3) == 5
+    assert await b.increment(1) == 1
+    assert ns.idFromName("a").equals(ns.idFromString(ns.idFromName("a").toString()))
+    assert len(runtime.namespace("conformance", "Counter").objects()) == 2
+
+
+async def test_each_object_has_its_own_sqlite_file(runtime: LocalRuntime) -> None:
+    ns = runtime.env("conformance").COUNTER
+    await ns.getByName("a").increment(1)
+    await ns.getByName("b").increment(1)
+    files = sorted(p.name for p in (runtime.data_dir / "do" / "conformance" / "Counter").glob("*.sqlite"))
+    assert files == sorted(f"{ns.idFromName(n).toString()}.sqlite" for n in ("a", "b"))
+
+
+async def test_sql_cursor_facts(runtime: LocalRuntime) -> None:
+    facts = await runtime.env("conformance").COUNTER.getByName("c").cursor_facts()
+    assert facts == {"written": 3, "rows": [1, 2, 3], "read": 3, "one": 7}
+    assert isinstance(facts, JsDict)
+
+
+async def test_fetch_to_an_object(runtime: LocalRuntime) -> None:
+    stub = runtime.env("conformance").COUNTER.getByName("f")
+    await stub.increment(4)
+    response = await stub.fetch("http://do/anything")
+    assert await response.text() == "count=4"
+
+
+async def test_unknown_and_private_methods_are_refused_like_cloudflare(runtime: LocalRuntime) -> None:
+    stub = runtime.env("conformance").COUNTER.getByName("x")
+    with pytest.raises(RemoteError, match='does not implement the method "nope"'):
+        await stub.nope()
+    with pytest.raises(RemoteError, match='does not implement the method "alarm"'):
+        await stub.alarm({})
+    with pytest.raises(AttributeError):
+        stub._value  # noqa: B018
+
+
+async def test_eviction_drops_the_instance_and_keeps_storage(runtime: LocalRuntime) -> None:
+    stub = runtime.env("conformance").COUNTER.getByName("e")
+    await stub.increment(5)
+    host = runtime.namespace("conformance", "Counter").objects()[0]
+    runtime.evict_durable_objects()
+    assert not host.is_live
+    assert await stub.increment(1) == 6
+    assert host.is_live
+
+
+async def test_alarm_fires_at_its_time_not_before(runtime: LocalRuntime, clock: VirtualClock) -> None:
+    stub = runtime.env("conformance").COUNTER.getByName("alarm")
+    at = clock.now_ms() + 10_000
+    assert await stub.arm(at) == at
+    await clock.advance(9_999)
+    assert await stub.fired() == []
+    await clock.advance(1)
+    assert await stub.fired() == [0]
+    assert await stub.alarm_at() is None
+
+
+async def test_failing_alarm_is_retried_with_exponential_backoff(
+    runtime: LocalRuntime, clock: VirtualClock
+) -> None:
+    stub = runtime.env("conformance").COUNTER.getByName("flaky")
+    start = clock.now_ms()
+    await stub.arm(start + 1_000, 2)  # fails on retryCount 0 and 1, succeeds on 2
+    await clock.advance(1_000)
+    assert await stub.fired() == [0]
+    assert await stub.alarm_at() == start + 1_000 + 2_000
+    await clock.advance(1_999)
+    assert await stub.fired() == [0]
+    await clock.advance(1)
+    assert await stub.fired() == [0, 1]
+    assert await stub.alarm_at() == start + 3_000 + 4_000
+    await clock.advance(4_000)
+    assert await stub.fired() == [0, 1, 2]
+    assert await stub.alarm_at() is None
+
+
+async def test_alarm_gives_up_after_six_retries(runtime: LocalRuntime, clock: VirtualClock) -> None:
+    stub = runtime.env("conformance").COUNTER.getByName("broken")
+    await stub.arm(clock.now_ms(), 100)
+    await clock.advance(600_000)
+    assert await stub.fired() == [0, 1, 2, 3, 4, 5, 6]
+    assert await stub.alarm_at() is None
+
+
+def test_alarm_retry_schedule() -> None:
+    assert [alarm_retry_at(0, n) for n in range(7)] == [2_000, 4_000, 8_000, 16_000, 32_000, 64_000, None]
+
+
+async def test_alarm_set_in_a_rolled_back_transaction_is_not_armed(
+    runtime: LocalRuntime, clock: VirtualClock
+) -> None:
+    stub = runtime.env("conformance").COUNTER.getByName("tx")
+    with pytest.raises(RemoteError, match="rolled back"):
+        await stub.arm_in_transaction(clock.now_ms() + 1_000, True)
+    assert await stub.alarm_at() is None
+    assert await stub.get() == 0
+    await stub.arm_in_transaction(clock.now_ms() + 1_000, False)
+    assert await stub.get() == 100
+    await clock.advance(1_000)
+    assert await stub.fired() == [0]
+
+
+async def test_deleted_alarm_does_not_fire(runtime: LocalRuntime, clock: VirtualClock) -> None:
+    stub = runtime.env("conformance").COUNTER.getByName("del")
+    await stub.arm(clock.now_ms() + 1_000)
+    await stub.cancel_alarm()
+    await clock.advance(5_000)
+    assert await stub.fired() == []
+
+
+async def test_events_interleave_while_one_awaits_outside_io(runtime: LocalRuntime) -> None:
+    # Both events read 0 before either writes: code relying on whole-call serialisation loses an update,
+    # as it would on Cloudflare.
+    stub = runtime.env("conformance").COUNTER.getByName("race")
+    results = await asyncio.gather(stub.increment_with_send(1), stub.increment_with_send(1))
+    assert results == [1, 1]
+    assert await stub.get() == 1
+
+
+async def test_synchronous_sql_never_interleaves(runtime: LocalRuntime) -> None:
+    stub = runtime.env("conformance").COUNTER.getByName("sync")
+    results = await asyncio.gather(*(stub.increment(1) for _ in range(20)))
+    assert sorted(results) == list(range(1, 21))
+
+
+async def test_alarms_survive_a_restart(runtime: LocalRuntime, clock: VirtualClock) -> None:
+    await runtime.env("conformance").COUNTER.getByName("persist").arm(clock.now_ms() + 5_000)
+    await runtime.stop()
+    again = LocalRuntime(runtime.configs, data_dir=runtime.data_dir, clock=clock)
+    await again.start()
+    try:
+        stub = again.env("conformance").COUNTER.getByName("persist")
+        await clock.advance(5_000)
+        assert await stub.fired() == [0]
+    finally:
+        await again.stop()

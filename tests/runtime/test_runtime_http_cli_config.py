@@ -1,0 +1,109 @@
+"""The HTTP front (ASGI), the ``tsumugi dev`` command's refusals, config loading and the virtual clock."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+import pytest
+from workers import Request, Response
+
+from tsumugi_dev.cli import main
+from tsumugi_dev.clock import VirtualClock
+from tsumugi_dev.config import ConfigError, load_config
+from tsumugi_dev.http_server import asgi_app
+from tsumugi_dev.jsonc import loads_jsonc
+from tsumugi_dev.runtime import LocalRuntime
+
+
+async def test_asgi_app_serves_the_workers_fetch(runtime: LocalRuntime) -> None:
+    transport = httpx.ASGITransport(app=asgi_app(runtime, "conformance"))
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8787") as client:
+        hello = await client.get("/hello")
+        echo = await client.post("/echo", json={"a": [1, 2]}, headers={"x-test": "yes"})
+        missing = await client.get("/nowhere")
+        scheduled = await client.get("/cdn-cgi/handler/scheduled", params={"cron": "*/5 * * * *"})
+    assert (hello.status_code, hello.text, hello.headers["x-worker"]) == (
+        200,
+        "hello from conformance",
+        "conformance",
+    )
+    assert echo.json() == {"method": "POST", "body": {"a": [1, 2]}, "h": "yes"}
+    assert missing.status_code == 404
+    assert scheduled.text == "ok"
+
+
+def test_dev_without_configs_says_so_and_exits_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exited:
+        main(["dev"])
+    assert exited.value.code == 2
+    assert "no wrangler config given and none found" in capsys.readouterr().err
+
+
+def test_dev_with_a_bad_config_names_the_field(tmp_path: Path, capsys) -> None:
+    config = tmp_path / "wrangler.jsonc"
+    config.write_text(
+        '{"name": "w", "main": "entry.py", "queues": {"consumers": [{"queue": "q", "max_batch_size": 500}]}}'
+    )
+    with pytest.raises(SystemExit) as exited:
+        main(["dev", str(config)])
+    assert exited.value.code == 2
+    assert "queues.consumers[0].max_batch_size must be between 1 and 100 (got 500)" in capsys.readouterr().err
+
+
+def test_jsonc_comments_and_trailing_commas() -> None:
+    text = '{\n // a comment\n "a": "http://x//y", /* block */ "b": [1, 2,],\n}'
+    assert loads_jsonc(text) == {"a": "http://x//y", "b": [1, 2]}
+
+
+def test_config_errors_name_the_field_and_rule(tmp_path: Path) -> None:
+    path = tmp_path / "wrangler.toml"
+    path.write_text(
+        'name = "w"\nmain = "entry.py"\n[[durable_objects.bindings]]\nname = "NS"\nclass_name = "Shard"\n'
+    )
+    with pytest.raises(ConfigError, match="class Shard must be listed in a migration's new_sqlite_classes"):
+        load_config(path)
+    path.write_text('main = "entry.py"\n')
+    with pytest.raises(ConfigError, match="name is required"):
+        load_config(path)
+    path.write_text('name = "w"\nmain = "entry.py"\n[[services]]\nbinding = 3\nservice = "x"\n')
+    with pytest.raises(ConfigError, match=r"services: Expected `str`, got `int` - at `\$\[0\].binding`"):
+        load_config(path)
+
+
+async def test_virtual_clock_fires_timers_in_order_and_only_when_due() -> None:
+    clock = VirtualClock(1_000)
+    fired: list[tuple[str, int]] = []
+    clock.call_at(3_000, lambda: fired.append(("b", clock.now_ms())))
+    clock.call_at(2_000, lambda: fired.append(("a", clock.now_ms())))
+    clock.call_at(3_000, lambda: fired.append(("c", clock.now_ms())))
+    clock.call_at(9_000, lambda: fired.append(("never", clock.now_ms()))).cancel()
+    await clock.advance(1_999)
+    assert fired == [("a", 2_000)]
+    await clock.advance(10_000)
+    assert fired == [("a", 2_000), ("b", 3_000), ("c", 3_000)]
+    assert clock.now_ms() == 12_999
+    with pytest.raises(ValueError, match="ms must be >= 0"):
+        await clock.advance(-1)
+
+
+async def test_sdk_request_and_response_shapes() -> None:
+    request = Request("http://x/p?q=1", method="post", headers={"Content-Type": "text/plain"}, body="hi")
+    assert (request.method.value, request.headers["content-type"], await request.text()) == (
+        "POST",
+        "text/plain",
+        "hi",
+    )
+    with pytest.raises(OSError, match="Body already used"):
+        await request.text()
+    response = Response.json({"a": 1})
+    assert response.headers["content-type"] == "application/json"
+    assert await response.json() == {"a": 1}
+    assert Response.redirect("http://y").headers["location"] == "http://y"
+    with pytest.raises(TypeError, match="Unsupported type in Response: dict"):
+        Response({"a": 1})  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="method: unknown HTTP method"):
+        Request("http://x", method="FETCH")

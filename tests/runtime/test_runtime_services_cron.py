@@ -1,0 +1,77 @@
+"""Service Bindings (RPC with copy semantics, fetch) and cron triggers on the local runtime."""
+
+from __future__ import annotations
+
+import pytest
+from workers.rpc import RemoteError
+
+from tsumugi_dev.clock import VirtualClock
+from tsumugi_dev.runtime import LocalRuntime
+
+
+async def test_rpc_between_workers_copies_values(runtime: LocalRuntime) -> None:
+    peer = runtime.env("conformance").PEER
+    assert await peer.add(2, 3) == 5
+    payload = {"a": 1, "b": [1, 2], "c": None}
+    answer = await peer.mutate(payload)
+    assert payload == {"a": 1, "b": [1, 2], "c": None}  # the callee changed its own copy only
+    assert answer == {
+        "type": "JsDict",
+        "is_jsdict": True,
+        "payload": {"a": 1, "b": [1, 2], "c": None, "touched": True},
+    }
+    assert answer.payload.touched is True
+
+
+async def test_workers_call_each_other(runtime: LocalRuntime) -> None:
+    assert await runtime.env("conformance").PEER.call_back("hi") == "conformance got hi"
+
+
+async def test_unsupported_types_fail_clearly(runtime: LocalRuntime) -> None:
+    peer = runtime.env("conformance").PEER
+    with pytest.raises(TypeError, match=r"add\(\) argument 0: <class 'tuple'> cannot be sent over RPC"):
+        await peer.add((1,), (2,))
+    with pytest.raises(TypeError, match="object cannot be sent over RPC"):
+        await peer.add(object(), 1)
+    with pytest.raises(RemoteError, match="cannot be sent over RPC"):
+        await peer.give_tuple()
+    with pytest.raises(TypeError, match="positional arguments only"):
+        await peer.add(a=1, b=2)
+
+
+async def test_callee_errors_reach_the_caller_as_copies(runtime: LocalRuntime) -> None:
+    with pytest.raises(RemoteError, match="ValueError: peer failed") as caught:
+        await runtime.env("conformance").PEER.boom()
+    assert caught.value.name == "ValueError"
+    with pytest.raises(RemoteError, match='does not implement the method "missing"'):
+        await runtime.env("conformance").PEER.missing()
+
+
+async def test_fetch_through_a_service_binding(runtime: LocalRuntime) -> None:
+    response = await runtime.env("conformance").PEER.fetch("http://peer/api-path")
+    assert await response.text() == "peer Api.fetch http://peer/api-path"
+
+
+async def test_cron_fires_under_the_virtual_clock(runtime: LocalRuntime, clock: VirtualClock) -> None:
+    db = runtime.env("conformance").DB
+    await clock.advance(5 * 60_000 - 1)
+    assert (await db.prepare("SELECT * FROM cron_log").all()).results == []
+    await clock.advance(1)
+    await clock.advance(5 * 60_000)
+    rows = (await db.prepare("SELECT cron, scheduled_time FROM cron_log").all()).results
+    start = clock.now_ms() - 10 * 60_000
+    assert rows == [
+        {"cron": "*/5 * * * *", "scheduled_time": start + 5 * 60_000},
+        {"cron": "*/5 * * * *", "scheduled_time": start + 10 * 60_000},
+    ]
+    written = runtime.analytics.query("SELECT count(*) AS n FROM conformance_metrics WHERE blob1 = 'cron'")
+    assert written == [{"n": 2}]
+
+
+async def test_manual_scheduled_trigger_url(runtime: LocalRuntime, clock: VirtualClock) -> None:
+    response = await runtime.fetch("conformance", "http://local/cdn-cgi/handler/scheduled?cron=1+2+3+4+5")
+    assert await response.text() == "ok"
+    rows = (
+        await runtime.env("conformance").DB.prepare("SELECT cron, scheduled_time FROM cron_log").all()
+    ).results
+    assert rows == [{"cron": "1 2 3 4 5", "scheduled_time": clock.now_ms()}]
