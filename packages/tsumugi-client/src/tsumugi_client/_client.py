@@ -1,0 +1,207 @@
+"""`TsumugiClient`: enqueue, read and steer jobs from a Worker (Service Binding) or any Python process (HTTP).
+
+Every enqueue runs the same steps on both transports, all before anything is sent: the on_enqueue defaults
+(A1), the core's validation, and routing to a shard. Items then go out in one call per destination shard
+(chunks of one shard in order, different shards in parallel), and the ids come back in input order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Awaitable, Mapping, Sequence
+from types import TracebackType
+from typing import Any, Final, Self, Unpack
+
+from tsumugi_client._defaults import OnEnqueue, apply_defaults
+from tsumugi_client._enqueue_kwargs import EnqueueItemDict, EnqueueKwargs, item_from_fields
+from tsumugi_client._routing import Batch, Destination, destination_of, plan_batches
+from tsumugi_client._transport import Transport
+from tsumugi_client._views import CancelResult, JobDetail
+from tsumugi_client._wire import reschedule_body, wire_item
+from tsumugi_core.ids import InvalidJobIdError, parse_job_id
+from tsumugi_core.options import EnqueueItem, EnqueueValidationError, validate_enqueue
+
+__all__ = ["TsumugiClient"]
+
+_ITEM_FIELD_RE: Final = re.compile(r"items\[(?P<index>\d+)\]\.(?P<rest>.+)")
+_FIRST_ITEM: Final = "items[0]."
+
+
+def _check_job_id(job_id: object) -> str:
+    if not isinstance(job_id, str):
+        raise InvalidJobIdError(f"job id must be a string, got {type(job_id).__name__}")
+    parse_job_id(job_id)
+    return job_id
+
+
+def _relocate(error: EnqueueValidationError, positions: Sequence[int]) -> EnqueueValidationError:
+    """Rename ``items[k].x`` (k within one call) to ``items[p].x`` (p within the caller's list)."""
+    match = _ITEM_FIELD_RE.fullmatch(error.field)
+    if match is None or int(match["index"]) >= len(positions):
+        return error
+    return EnqueueValidationError(f"items[{positions[int(match['index'])]}].{match['rest']}", error.rule)
+
+
+class TsumugiClient:
+    """Producer API over one transport; make it with `create_client`.
+
+    Options are keyword-only and kept apart from the payload. ``env`` is the Worker's env for the Service
+    Binding transport and is ignored (may be None) over HTTP.
+    """
+
+    def __init__(
+        self, *, transport: Transport, shard_counts: Mapping[str, int], on_enqueue: OnEnqueue | None
+    ) -> None:
+        """Use ``transport``; ``shard_counts`` and ``on_enqueue`` are already checked by `create_client`."""
+        self._transport = transport
+        self._shard_counts = dict(shard_counts)
+        self._on_enqueue = on_enqueue
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the HTTP connection pool the client created (nothing to do otherwise)."""
+        await self._transport.aclose()
+
+    async def enqueue(
+        self, env: object, *, binding: str, payload: Any, **options: Unpack[EnqueueKwargs]
+    ) -> str:
+        """Enqueue one job and return its id (an existing id on a dedup hit).
+
+        Example (inside a Worker): ``await client.enqueue(self.env, binding="MAIL", payload={...}, priority=5)``.
+
+        Raises:
+            EnqueueValidationError: an option breaks a rule (nothing is sent), or the scheduler refused it.
+            TsumugiClientError: the scheduler could not be reached or failed.
+        """
+        item = item_from_fields({"binding": binding, "payload": payload, **options})
+        prepared = await self._prepare(item)
+        try:
+            (job_id,) = await self._send(env, [prepared])
+        except EnqueueValidationError as exc:
+            if exc.field.startswith(_FIRST_ITEM):
+                raise EnqueueValidationError(exc.field[len(_FIRST_ITEM) :], exc.rule) from None
+            raise
+        return job_id
+
+    async def enqueue_many(self, env: object, items: Sequence[EnqueueItem | EnqueueItemDict]) -> list[str]:
+        """Enqueue several jobs with one call per destination shard; ids come back in input order.
+
+        Items are `EnqueueItem`s or dicts of Python option names. Every item is checked before any is sent;
+        errors name the item as ``items[<index>].<field>``. Calls to different shards are independent: when
+        one fails, others may have stored their items (the error of the first failed batch is raised).
+
+        Raises:
+            EnqueueValidationError: an item breaks a rule (nothing is sent), or the scheduler refused one.
+            TsumugiClientError: the scheduler could not be reached or failed.
+        """
+        prepared: list[tuple[EnqueueItem, Destination]] = []
+        for index, raw in enumerate(items):
+            try:
+                item = raw if isinstance(raw, EnqueueItem) else self._item_of(raw)
+                prepared.append(await self._prepare(item))
+            except EnqueueValidationError as exc:
+                raise EnqueueValidationError(f"items[{index}].{exc.field}", exc.rule) from None
+        return await self._send(env, prepared)
+
+    @staticmethod
+    def _item_of(raw: object) -> EnqueueItem:
+        if not isinstance(raw, Mapping):
+            raise EnqueueValidationError(
+                "item", f"must be an EnqueueItem or a dict, got {type(raw).__name__}"
+            )
+        return item_from_fields(raw)  # pyright: ignore[reportUnknownArgumentType]  # keys are checked there
+
+    async def _prepare(self, item: EnqueueItem) -> tuple[EnqueueItem, Destination]:
+        if self._on_enqueue is not None:
+            defaults = self._on_enqueue(item)
+            if isinstance(defaults, Awaitable):
+                defaults = await defaults
+            item = apply_defaults(item, defaults)
+        validate_enqueue(item)
+        return item, destination_of(item, self._shard_counts)
+
+    async def _send(self, env: object, prepared: Sequence[tuple[EnqueueItem, Destination]]) -> list[str]:
+        if not prepared:
+            return []
+        # Built up front: nothing is sent unless every item encodes.
+        wire = [wire_item(item, destination.shard) for item, destination in prepared]
+        per_destination: dict[Destination, list[Batch]] = {}
+        for batch in plan_batches([destination for _, destination in prepared]):
+            per_destination.setdefault(batch.destination, []).append(batch)
+        ids: list[str] = [""] * len(prepared)
+
+        async def send_in_order(batches: list[Batch]) -> None:
+            # One shard's chunks go one after the other so creation order follows input order there.
+            for batch in batches:
+                try:
+                    answer = await self._transport.enqueue_many(env, [wire[p] for p in batch.positions])
+                except EnqueueValidationError as exc:
+                    raise _relocate(exc, batch.positions) from None
+                for position, job_id in zip(batch.positions, answer, strict=True):
+                    ids[position] = job_id
+
+        outcomes = await asyncio.gather(
+            *(send_in_order(batches) for batches in per_destination.values()), return_exceptions=True
+        )
+        for outcome in outcomes:
+            if isinstance(outcome, BaseException):
+                raise outcome
+        return ids
+
+    async def get(self, env: object, job_id: str) -> JobDetail | None:
+        """The job's current detail, or None when the scheduler does not know it.
+
+        Raises:
+            InvalidJobIdError: ``job_id`` is malformed (nothing is sent).
+            TsumugiClientError: the scheduler could not be reached or failed.
+        """
+        return await self._transport.get(env, _check_job_id(job_id))
+
+    async def cancel(self, env: object, job_id: str) -> CancelResult:
+        """Cancel a job; a QUEUED or RUNNING job is asked to stop (``requested=True``).
+
+        Raises:
+            InvalidJobIdError: ``job_id`` is malformed (nothing is sent).
+            JobNotFoundError: the job is not in its shard (swept or never existed).
+            TsumugiClientError: the job's state does not permit it (status 409), or a transport failure.
+        """
+        return await self._transport.cancel(env, _check_job_id(job_id))
+
+    async def retry(self, env: object, job_id: str) -> None:
+        """Run a FAILED or STALLED job again now.
+
+        Raises:
+            InvalidJobIdError: ``job_id`` is malformed (nothing is sent).
+            JobNotFoundError: the job is not in its shard (swept or never existed).
+            TsumugiClientError: the job's state does not permit it (status 409), or a transport failure.
+        """
+        await self._transport.retry(env, _check_job_id(job_id))
+
+    async def reschedule(
+        self,
+        env: object,
+        job_id: str,
+        *,
+        run_at: int | None = None,
+        delay_ms: int | None = None,
+        priority: int | None = None,
+    ) -> None:
+        """Move a SCHEDULED job to ``run_at`` (epoch ms) or ``delay_ms`` from now, optionally with a new priority.
+
+        Raises:
+            EnqueueValidationError: both or neither of ``run_at`` / ``delay_ms``, or a bad value (nothing sent).
+            InvalidJobIdError: ``job_id`` is malformed (nothing is sent).
+            JobNotFoundError: the job is not in its shard (swept or never existed).
+            TsumugiClientError: the job is not SCHEDULED or has a cancel request (status 409), or a transport
+                failure.
+        """
+        checked = _check_job_id(job_id)
+        await self._transport.reschedule(env, checked, reschedule_body(run_at, delay_ms, priority))

@@ -1,0 +1,42 @@
+"""The public surface of tsumugi_client: explicit sorted __all__, option names in step with the core."""
+
+from __future__ import annotations
+
+import inspect
+
+import tsumugi_client
+from tsumugi_client import EnqueueItemDict, EnqueueKwargs, TsumugiClient
+from tsumugi_client._errors import validation_error_from_text
+from tsumugi_core.options import EnqueueOptions
+
+
+def test_all_is_sorted_and_names_exactly_the_public_attributes() -> None:
+    names = tsumugi_client.__all__
+    assert names == sorted(names, key=lambda name: (not name.isupper(), name))
+    public = {name for name in vars(tsumugi_client) if not name.startswith("_")}
+    assert set(names) == public
+
+
+def test_enqueue_kwargs_has_exactly_the_core_option_names() -> None:
+    assert set(EnqueueKwargs.__annotations__) == set(EnqueueOptions.__struct_fields__)
+    assert set(EnqueueItemDict.__required_keys__) == {"binding", "payload"}
+
+
+def test_enqueue_takes_options_keyword_only_apart_from_the_payload() -> None:
+    parameters = inspect.signature(TsumugiClient.enqueue).parameters
+    assert [p.kind for p in parameters.values()][2:4] == [inspect.Parameter.KEYWORD_ONLY] * 2
+    assert parameters["options"].kind is inspect.Parameter.VAR_KEYWORD
+
+
+class TestValidationErrorFromText:
+    def test_plain_text_is_not_a_validation_error(self) -> None:
+        assert validation_error_from_text("RuntimeError: boom") is None
+
+    def test_the_last_matching_line_wins(self) -> None:
+        text = (
+            "Traceback:\n  raise EnqueueValidationError: inner field rule\n"
+            "tsumugi_core.options.EnqueueValidationError: items[4].backoff.delay_ms must not be negative\r\n"
+        )
+        error = validation_error_from_text(text)
+        assert error is not None
+        assert (error.field, error.rule) == ("items[4].backoff.delay_ms", "must not be negative")
