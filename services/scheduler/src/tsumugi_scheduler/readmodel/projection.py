@@ -1,0 +1,134 @@
+"""Projection of the shard's job snapshots into the D1 ``job`` table (reference §1.8).
+
+One ``batch`` of upserts per call, so a projection applies whole or not at all. Each upsert only overwrites
+a row whose stored ``seq`` is lower than the snapshot's: stale or replayed snapshots change nothing, and
+replaying a range that was already applied is a no-op. ``id``, ``created_at``, ``binding`` and
+``guarantee`` never change once a job is projected.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Final
+
+import msgspec
+
+from tsumugi_core.ids import InvalidJobIdError, parse_job_id
+from tsumugi_scheduler.readmodel.d1_port import D1Like, StatementT, result_changes
+from tsumugi_scheduler.shard.records import AttemptRecord, JobSnapshot
+
+__all__ = [
+    "ATTEMPTS_LOG_LIMIT",
+    "IMMUTABLE_COLUMNS",
+    "PROJECTED_COLUMNS",
+    "PROJECTION_BATCH_LIMIT",
+    "AttemptLogEntry",
+    "project",
+    "snapshot_values",
+]
+
+PROJECTED_COLUMNS: Final[tuple[str, ...]] = (
+    "id", "seq", "binding", "state", "priority", "attempts", "max_attempts", "concurrency_key", "unique_key",
+    "guarantee", "created_at", "updated_at", "dispatched_at", "payload", "run_id", "node_id", "attempts_log",
+    "result", "run_after", "progress", "traceparent", "expires_at", "cancel_requested_at", "last_error",
+    "reason", "shard",
+)  # fmt: skip
+"""Every column of ``job`` the projection writes; a drift test checks it against the migrated table."""
+
+IMMUTABLE_COLUMNS: Final[frozenset[str]] = frozenset({"id", "created_at", "binding", "guarantee"})
+"""Columns an upsert never overwrites once the row exists."""
+
+PROJECTION_BATCH_LIMIT: Final = 200
+"""Most snapshots per call: each is one statement of the batch, and D1 caps queries per invocation."""
+
+ATTEMPTS_LOG_LIMIT: Final = 20
+"""Most attempt entries kept in ``attempts_log`` (newest first)."""
+
+
+class AttemptLogEntry(msgspec.Struct, frozen=True, kw_only=True):
+    """One finished attempt as stored in ``attempts_log`` and shown in the job detail."""
+
+    attempt: int
+    state: str
+    started_at: int | None
+    finished_at: int
+    error: str | None
+
+
+def _upsert_sql() -> str:
+    columns = ", ".join(PROJECTED_COLUMNS)
+    marks = ", ".join("?" for _ in PROJECTED_COLUMNS)
+    updates = ", ".join(f"{c} = excluded.{c}" for c in PROJECTED_COLUMNS if c not in IMMUTABLE_COLUMNS)
+    return (
+        f"INSERT INTO job ({columns}) VALUES ({marks}) "
+        f"ON CONFLICT (id) DO UPDATE SET {updates} WHERE excluded.seq > job.seq"
+    )
+
+
+_UPSERT: Final = _upsert_sql()
+
+
+def _attempts_log(attempts: Sequence[AttemptRecord]) -> str | None:
+    # The shard already sends the newest 20, newest first; sorting again keeps the stored log right even
+    # for a feed that does not.
+    newest = sorted(attempts, key=lambda a: a.attempt, reverse=True)[:ATTEMPTS_LOG_LIMIT]
+    if not newest:
+        return None
+    entries = [
+        AttemptLogEntry(
+            attempt=a.attempt, state=a.state.value, started_at=a.started_at, finished_at=a.finished_at,
+            error=a.error,
+        )
+        for a in newest
+    ]  # fmt: skip
+    return msgspec.json.encode(entries).decode()
+
+
+def _shard_of(job_id: str) -> int | None:
+    try:
+        return parse_job_id(job_id).shard
+    except InvalidJobIdError:
+        # Ids are validated where jobs are made; an odd one still projects rather than blocking the feed.
+        return None
+
+
+def snapshot_values(snapshot: JobSnapshot) -> tuple[Any, ...]:
+    """The values of one snapshot, in ``PROJECTED_COLUMNS`` order (plain JSON-safe scalars only)."""
+    job = snapshot.job
+    values: dict[str, Any] = {
+        "id": job.id, "seq": job.seq, "binding": job.binding, "state": job.state.value,
+        "priority": job.priority, "attempts": job.attempts, "max_attempts": job.max_attempts,
+        "concurrency_key": job.concurrency_key, "unique_key": job.unique_key, "guarantee": job.guarantee,
+        "created_at": job.created_at, "updated_at": job.updated_at, "dispatched_at": job.dispatched_at,
+        "payload": job.payload, "run_id": job.run_id, "node_id": job.node_id,
+        "attempts_log": _attempts_log(snapshot.attempts), "result": job.result, "run_after": job.run_after,
+        "progress": job.progress, "traceparent": job.traceparent, "expires_at": job.expires_at,
+        "cancel_requested_at": job.cancel_requested_at, "last_error": job.error, "reason": job.reason,
+        "shard": _shard_of(job.id),
+    }  # fmt: skip
+    return tuple(values[c] for c in PROJECTED_COLUMNS)
+
+
+async def project(d1: D1Like[StatementT], snapshots: Sequence[JobSnapshot]) -> int:
+    """Upsert ``snapshots`` into ``job`` in one D1 batch (one transaction).
+
+    Args:
+        d1: The read-model database.
+        snapshots: Changed jobs from the shard's feed (``engine.changes``), at most
+            ``PROJECTION_BATCH_LIMIT``.
+
+    Returns:
+        How many rows were inserted or updated; snapshots no newer than the stored row count 0.
+
+    Raises:
+        ValueError: more than ``PROJECTION_BATCH_LIMIT`` snapshots.
+    """
+    if len(snapshots) > PROJECTION_BATCH_LIMIT:
+        raise ValueError(
+            f"snapshots: at most {PROJECTION_BATCH_LIMIT} per projection batch, got {len(snapshots)}"
+        )
+    if not snapshots:
+        return 0
+    statements: list[StatementT] = [d1.prepare(_UPSERT).bind(*snapshot_values(s)) for s in snapshots]
+    results = await d1.batch(statements)
+    return sum(result_changes(r) for r in results)

@@ -1,0 +1,125 @@
+"""Projection: upsert, the seq guard against stale and replayed snapshots, immutable columns, attempt logs."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from readmodel_world import T0, attempt, snapshot, stored_row
+
+from tsumugi_core.states import JobState
+from tsumugi_dev.d1 import D1Database, D1Error
+from tsumugi_scheduler.readmodel import PROJECTION_BATCH_LIMIT, project
+
+
+async def test_a_new_job_is_inserted_with_every_column(d1: D1Database) -> None:
+    snap = snapshot(
+        id="MAIL#3:abc", state=JobState.RUNNING, priority=4, attempts=1, concurrency_key="user-1",
+        unique_key="welcome-1", run_after=T0 + 5, dispatched_at=T0 + 6, progress=0.25, traceparent="00-t-s-01",
+        expires_at=T0 + 99, cancel_requested_at=T0 + 7, error="last", reason="reaped", run_id="flow:r1",
+        node_id="n1", result=None, seq=9,
+    )  # fmt: skip
+    assert await project(d1, [snap]) == 1
+    row = stored_row(d1, "MAIL#3:abc")
+    assert row is not None
+    assert row["state"] == "RUNNING"
+    assert row["seq"] == 9
+    assert row["shard"] == 3
+    assert row["last_error"] == "last"
+    assert (row["traceparent"], row["expires_at"], row["cancel_requested_at"]) == (
+        "00-t-s-01",
+        T0 + 99,
+        T0 + 7,
+    )
+    assert (row["progress"], row["run_id"], row["node_id"], row["reason"]) == (
+        0.25,
+        "flow:r1",
+        "n1",
+        "reaped",
+    )
+    assert row["attempts_log"] is None
+
+
+async def test_a_newer_snapshot_overwrites_the_row(d1: D1Database) -> None:
+    await project(d1, [snapshot(seq=1)])
+    newer = snapshot(seq=2, state=JobState.COMPLETED, attempts=1, result='{"ok":true}', updated_at=T0 + 50)
+    assert await project(d1, [newer]) == 1
+    row = stored_row(d1, "MAIL#0:job1")
+    assert row is not None
+    assert (row["state"], row["seq"], row["result"], row["updated_at"]) == (
+        "COMPLETED",
+        2,
+        '{"ok":true}',
+        T0 + 50,
+    )
+
+
+async def test_a_stale_snapshot_never_overwrites_a_newer_one(d1: D1Database) -> None:
+    await project(d1, [snapshot(seq=5, state=JobState.COMPLETED, attempts=1)])
+    stale = snapshot(seq=4, state=JobState.QUEUED)
+    same = snapshot(seq=5, state=JobState.FAILED)
+    assert await project(d1, [stale, same]) == 0
+    row = stored_row(d1, "MAIL#0:job1")
+    assert row is not None
+    assert (row["state"], row["seq"]) == ("COMPLETED", 5)
+
+
+async def test_replaying_a_range_is_a_no_op(d1: D1Database) -> None:
+    batch = [snapshot(id=f"MAIL#0:j{i}", seq=i + 1) for i in range(5)]
+    assert await project(d1, batch) == 5
+    before = d1.connection.execute("SELECT * FROM job ORDER BY id").fetchall()
+    assert await project(d1, batch) == 0
+    assert d1.connection.execute("SELECT * FROM job ORDER BY id").fetchall() == before
+
+
+async def test_out_of_order_snapshots_of_one_job_in_one_batch_keep_the_newest(d1: D1Database) -> None:
+    newest = snapshot(seq=3, state=JobState.COMPLETED)
+    older = snapshot(seq=2, state=JobState.QUEUED)
+    await project(d1, [newest, older])
+    row = stored_row(d1, "MAIL#0:job1")
+    assert row is not None
+    assert row["state"] == "COMPLETED"
+
+
+async def test_identity_columns_are_immutable_on_conflict(d1: D1Database) -> None:
+    await project(d1, [snapshot(seq=1)])
+    changed = snapshot(
+        seq=2, state=JobState.QUEUED, binding="OTHER", created_at=T0 - 1, guarantee="at-most-once", priority=9
+    )
+    assert await project(d1, [changed]) == 1
+    row = stored_row(d1, "MAIL#0:job1")
+    assert row is not None
+    assert (row["binding"], row["created_at"], row["guarantee"]) == ("MAIL", T0, "at-least-once")
+    assert (row["state"], row["priority"]) == ("QUEUED", 9)
+
+
+async def test_attempts_log_is_json_newest_first_and_at_most_twenty(d1: D1Database) -> None:
+    attempts = [attempt("MAIL#0:job1", n) for n in range(1, 26)]  # oldest first on purpose
+    await project(d1, [snapshot(log=attempts, attempts=25, max_attempts=30)])
+    row = stored_row(d1, "MAIL#0:job1")
+    assert row is not None
+    log = json.loads(row["attempts_log"])
+    assert [e["attempt"] for e in log] == list(range(25, 5, -1))
+    assert log[0] == {
+        "attempt": 25, "state": "FAILED", "started_at": T0 + 25_000, "finished_at": T0 + 25_100, "error": "boom"
+    }  # fmt: skip
+
+
+async def test_a_batch_applies_whole_or_not_at_all(d1: D1Database) -> None:
+    good = snapshot(id="MAIL#0:good", seq=1)
+    bad = snapshot(id="MAIL#0:bad", seq=1, payload=None)  # payload is NOT NULL
+    with pytest.raises(D1Error):
+        await project(d1, [good, bad])
+    assert stored_row(d1, "MAIL#0:good") is None
+
+
+async def test_nothing_to_project_writes_nothing(d1: D1Database) -> None:
+    assert await project(d1, []) == 0
+    assert d1.connection.execute("SELECT count(*) FROM job").fetchone() == (0,)
+
+
+async def test_too_many_snapshots_are_refused_before_touching_d1(d1: D1Database) -> None:
+    batch = [snapshot(id=f"MAIL#0:j{i}") for i in range(PROJECTION_BATCH_LIMIT + 1)]
+    with pytest.raises(ValueError, match=r"snapshots: at most 200 per projection batch, got 201"):
+        await project(d1, batch)
+    assert d1.connection.execute("SELECT count(*) FROM job").fetchone() == (0,)
