@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import signal
 import socket
 import sys
@@ -13,6 +14,7 @@ from pathlib import Path
 
 from tsumugi_dev.config import CONFIG_NAMES, ConfigError, WorkerConfig, find_configs, load_config
 from tsumugi_dev.http_server import WorkerServer
+from tsumugi_dev.repo_workers import TOKEN_VAR, DevToken, dev_token, repo_worker_configs, with_secrets
 from tsumugi_dev.runtime import LocalRuntime
 
 __all__ = ["main", "run_dev"]
@@ -46,8 +48,13 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 
 def _load(paths: Sequence[Path]) -> list[WorkerConfig] | None:
+    repo_token: DevToken | None = None
     if not paths:
         paths = find_configs(Path.cwd())
+        if not paths:
+            # At the root of this repository: its scheduler, performers and producer, with the API token.
+            paths = repo_worker_configs(Path.cwd())
+            repo_token = dev_token(os.environ) if paths else None
         if not paths:
             print(
                 f"tsumugi dev: no wrangler config given and none found in {Path.cwd()} "
@@ -56,10 +63,15 @@ def _load(paths: Sequence[Path]) -> list[WorkerConfig] | None:
             )
             return None
     try:
-        return [load_config(p) for p in paths]
+        configs = [load_config(p) for p in paths]
     except ConfigError as exc:
         print(f"tsumugi dev: {exc}", file=sys.stderr)
         return None
+    if repo_token is None:
+        return configs
+    if repo_token.generated:
+        print(f"tsumugi dev: {TOKEN_VAR} was not set; this run's API token: {repo_token.value}", flush=True)
+    return [with_secrets(config, repo_token) for config in configs]
 
 
 def run_dev(paths: Sequence[Path], *, data_dir: Path, port: int) -> int:

@@ -43,7 +43,10 @@ def _url(scope: Scope) -> str:
     server = scope.get("server") or ("127.0.0.1", 80)
     host = headers.get("host") or f"{server[0]}:{server[1]}"
     query = scope.get("query_string", b"").decode("latin-1")
-    return f"{scope.get('scheme', 'http')}://{host}{scope['path']}" + (f"?{query}" if query else "")
+    # The URL keeps the path as the client sent it (``%23`` stays encoded), as Request.url does on Workers.
+    raw_path = scope.get("raw_path")
+    path = raw_path.decode("latin-1") if isinstance(raw_path, bytes) and raw_path else scope["path"]
+    return f"{scope.get('scheme', 'http')}://{host}{path}" + (f"?{query}" if query else "")
 
 
 def asgi_app(runtime: LocalRuntime, worker: str) -> ASGIApp:

@@ -1,1 +1,23 @@
-"""Example performers."""
+"""Example performers for Tsumugi: the bodies behind the performer Worker of services/performers."""
+
+from tsumugi_examples.boom import BOOM_ERROR, Boom
+from tsumugi_examples.hello import Hello, HelloPayload
+from tsumugi_examples.notices import FailureNotice, NotifyFailure, NotifySettled, SettledNotice
+from tsumugi_examples.send_mail import Mail, SendMail
+from tsumugi_examples.slow import Slow, SlowCancelledError, SlowPayload
+
+__all__ = [
+    "BOOM_ERROR",
+    "Boom",
+    "FailureNotice",
+    "Hello",
+    "HelloPayload",
+    "Mail",
+    "NotifyFailure",
+    "NotifySettled",
+    "SendMail",
+    "SettledNotice",
+    "Slow",
+    "SlowCancelledError",
+    "SlowPayload",
+]

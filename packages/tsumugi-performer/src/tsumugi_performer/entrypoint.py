@@ -1,0 +1,216 @@
+"""Expose performers as Worker entrypoints: one named entrypoint per `Performer` class (binding = class name).
+
+The scheduler's queue consumer calls the entrypoint's ``run_attempt(dispatch, heartbeat)`` over a Service
+Binding (or the Worker's own export). ``dispatch`` is a plain dict (the attempt's payload and context fields,
+camelCase as on the queue); ``heartbeat`` is a callable stub that forwards ``progress`` to the shard and answers
+``{"accepted": bool, "cancel_requested": bool}``. The answer is an outcome envelope of plain values, because
+across RPC only an exception's type name and message survive and the retry controls
+(`NonRetryableError`, `RetryAfterError`) must reach the shard intact::
+
+    {"ok": true, "result": <JSON value>}
+    {"ok": false, "error": "<Type>: <message> then the traceback", "retryable": bool, "retryAt": int | null}
+
+Nothing here imports ``js`` or ``workers``: the Worker's entry module passes its ``WorkerEntrypoint`` class in.
+
+Example (``entry.py`` of a performer Worker)::
+
+    from workers import WorkerEntrypoint
+    from tsumugi_performer.entrypoint import performer_entrypoint
+    from my_jobs import SendMail as SendMailPerformer
+
+    SendMail = performer_entrypoint(WorkerEntrypoint, SendMailPerformer)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import traceback
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Final, Protocol, TypeVar, cast
+
+import msgspec
+
+from tsumugi_performer._context import HeartbeatAnswer, JobContext
+from tsumugi_performer._errors import NonRetryableError, RetryAfterError
+from tsumugi_performer._performer import Performer
+
+__all__ = [
+    "DISPATCH_METHOD",
+    "AttemptDispatch",
+    "PerformerFactory",
+    "PerformerRunner",
+    "SystemTime",
+    "TimeSource",
+    "performer_entrypoint",
+    "time_source",
+    "use_time_source",
+]
+
+DISPATCH_METHOD: Final = "run_attempt"
+"""The RPC method of a performer entrypoint the consumer calls."""
+
+_B = TypeVar("_B", bound=type)
+
+PerformerFactory = Callable[[Any], Performer[Any, Any]]
+"""Builds the performer for one attempt from the Worker's ``env`` (e.g. to pass a URL from its vars)."""
+
+
+class TimeSource(Protocol):
+    """Where performers read time and sleep: the wall clock on Cloudflare, a virtual clock in tests."""
+
+    def now_ms(self) -> int:
+        """The current instant in epoch milliseconds."""
+        ...
+
+    async def sleep_ms(self, ms: int) -> None:
+        """Wait ``ms`` milliseconds."""
+        ...
+
+
+class SystemTime:
+    """The wall clock and `asyncio.sleep`."""
+
+    def now_ms(self) -> int:
+        """Milliseconds since the epoch."""
+        return time.time_ns() // 1_000_000
+
+    async def sleep_ms(self, ms: int) -> None:
+        """Sleep on the event loop."""
+        await asyncio.sleep(max(0, ms) / 1000)
+
+
+_time: list[TimeSource] = [SystemTime()]
+
+
+def time_source() -> TimeSource:
+    """The time source performer Workers of this process use (heartbeat throttling, example sleeps)."""
+    return _time[0]
+
+
+def use_time_source(source: TimeSource) -> TimeSource:
+    """Make ``source`` the process's performer time source (a host's or a test's clock); returns the old one."""
+    previous = _time[0]
+    _time[0] = source
+    return previous
+
+
+class AttemptDispatch(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+    """What the consumer sends for one attempt (the queue message's fields a performer needs)."""
+
+    job_id: str
+    attempt: int
+    max_attempts: int
+    deadline_at: int
+    payload: Any = None
+    traceparent: str | None = None
+
+
+def _plain(value: Any) -> Any:
+    # A JS object (Cloudflare) offers to_py(); local values are Python already.
+    to_py = getattr(value, "to_py", None)
+    return to_py() if callable(to_py) else value
+
+
+def _error_text(error: BaseException) -> str:
+    # Name and message first: the shard keeps the first 2000 characters, and the message is what people read.
+    head = f"{type(error).__name__}: {error}"
+    trace = "".join(traceback.format_exception(error)).rstrip()
+    return f"{head}\n{trace}"
+
+
+def _failure(error: BaseException, now_ms: int) -> dict[str, Any]:
+    retry_at = error.retry_at(now_ms) if isinstance(error, RetryAfterError) else None
+    return {
+        "ok": False,
+        "error": _error_text(error),
+        "retryable": not isinstance(error, NonRetryableError),
+        "retryAt": retry_at,
+    }
+
+
+def _result_value(result: Any) -> Any:
+    try:
+        return msgspec.to_builtins(result)
+    except (TypeError, ValueError):
+        # The shard stores an unserialisable result as null, as the original does.
+        return None
+
+
+class PerformerRunner:
+    """Runs one attempt of one performer class and answers the outcome envelope; never raises."""
+
+    def __init__(self, performer: type[Performer[Any, Any]], factory: PerformerFactory | None = None) -> None:
+        """Run ``performer``, built by ``factory(env)`` (default: ``performer()``)."""
+        self.performer = performer
+        self._factory = factory
+
+    def _heartbeat_fn(self, heartbeat: Any) -> Callable[[float | None], Awaitable[HeartbeatAnswer]]:
+        async def send(progress: float | None) -> HeartbeatAnswer:
+            if heartbeat is None:
+                return HeartbeatAnswer(accepted=False, cancel_requested=False)
+            answer = _plain(await heartbeat(progress))
+            return msgspec.convert(answer, HeartbeatAnswer, strict=False)
+
+        return send
+
+    async def run(self, dispatch: Mapping[str, Any], heartbeat: Any, env: Any) -> dict[str, Any]:
+        """Decode ``dispatch``, build the context, call ``perform`` and answer the envelope."""
+        clock = time_source()
+        try:
+            attempt = msgspec.convert(_plain(dispatch), AttemptDispatch, strict=False)
+            ctx = JobContext(
+                job_id=attempt.job_id,
+                attempt=attempt.attempt,
+                max_attempts=attempt.max_attempts,
+                deadline_at=attempt.deadline_at,
+                heartbeat=self._heartbeat_fn(heartbeat),
+                traceparent=attempt.traceparent,
+                clock=clock,
+            )
+        except (msgspec.ValidationError, ValueError) as error:
+            # A dispatch or payload that does not decode cannot succeed on a retry.
+            failure = NonRetryableError(f"invalid dispatch for {self.performer.__name__}: {error}")
+            return _failure(failure, clock.now_ms())
+        try:
+            # InvalidPayloadError is a NonRetryableError: a payload that does not fit fails the job at once.
+            payload = self.performer.decode_payload(attempt.payload)
+            instance = self._factory(env) if self._factory is not None else self.performer()
+            result = await instance.perform(payload, ctx)
+        except Exception as error:
+            return _failure(error, clock.now_ms())
+        return {"ok": True, "result": _result_value(result)}
+
+
+def performer_entrypoint(
+    base: _B,
+    performer: type[Performer[Any, Any]],
+    *,
+    factory: PerformerFactory | None = None,
+    name: str | None = None,
+) -> _B:
+    """A ``WorkerEntrypoint`` subclass named after ``performer`` whose ``run_attempt`` runs it.
+
+    Args:
+        base: The Workers SDK's ``WorkerEntrypoint`` (passed in so this module never imports the SDK).
+        performer: The `Performer` subclass to expose.
+        factory: Builds the performer from the Worker's ``env``; default ``performer()``.
+        name: The entrypoint (binding) name; default the performer class name.
+
+    Raises:
+        TypeError: ``performer`` is not a `Performer` subclass.
+    """
+    if not (isinstance(performer, type) and issubclass(performer, Performer)):  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise TypeError(f"performer must be a Performer subclass, got {performer!r}")
+    runner = PerformerRunner(performer, factory)
+
+    async def run_attempt(self: Any, dispatch: Mapping[str, Any], heartbeat: Any = None) -> dict[str, Any]:
+        return await runner.run(dispatch, heartbeat, getattr(self, "env", None))
+
+    namespace: dict[str, Any] = {
+        DISPATCH_METHOD: run_attempt,
+        "__doc__": f"Tsumugi performer entrypoint for {performer.__name__}.",
+        "__module__": performer.__module__,
+        "runner": runner,
+    }
+    return cast(_B, type(name or performer.__name__, (base,), namespace))

@@ -1,0 +1,70 @@
+"""The only place that knows how the Workers runtime hands values to Python (JsProxy, wrapped bindings).
+
+Everything else in tsumugi_scheduler takes plain Python values and duck-typed bindings, so it imports and
+runs on plain CPython; this module adapts what the runtime gives (``ctx.storage``, requests, JS objects) and
+builds the runtime's ``Response``. Only ``entry.py`` calls it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+from tsumugi_scheduler.rest_api import HttpAnswer, HttpRequest
+
+__all__ = ["DurableObjectSql", "plain", "read_request", "to_response"]
+
+T = TypeVar("T")
+
+
+def plain(value: Any) -> Any:
+    """A JS value as Python (``to_py``); Python values (the local runtime's) pass through."""
+    to_py = getattr(value, "to_py", None)
+    return to_py() if callable(to_py) else value
+
+
+class DurableObjectSql:
+    """The engine's SQL port over ``ctx.storage``: ``exec`` and ``transaction_sync``.
+
+    ``transactionSync`` runs a Python callable from JS; its return value would cross back through JS and be
+    converted, so the result is kept on the Python side instead.
+    """
+
+    def __init__(self, storage: Any) -> None:
+        """Wrap ``ctx.storage`` of a SQLite-backed Durable Object."""
+        self._storage = storage
+        self._sql = storage.sql
+
+    def exec(self, query: str, *params: Any) -> Any:
+        """Run one statement (``ctx.storage.sql.exec``)."""
+        return self._sql.exec(query, *params)
+
+    def transaction_sync(self, fn: Callable[[], T]) -> T:
+        """Run ``fn`` atomically (``ctx.storage.transactionSync``)."""
+        box: list[T] = []
+
+        def run() -> None:
+            box.append(fn())
+
+        run_in_transaction = getattr(self._storage, "transactionSync", None) or self._storage.transaction_sync
+        run_in_transaction(run)
+        return box[0]
+
+
+def _headers(raw: Any) -> dict[str, str]:
+    items: list[tuple[Any, Any]] = list(raw.items()) if hasattr(raw, "items") else []
+    return {str(k).lower(): str(v) for k, v in items}
+
+
+async def read_request(request: Any) -> HttpRequest:
+    """The parts of a ``workers.Request`` the REST API reads."""
+    method = getattr(request.method, "value", request.method)
+    body = "" if str(method).upper() in ("GET", "HEAD") else await request.text()
+    return HttpRequest(method=str(method).upper(), url=str(request.url), headers=_headers(request.headers),
+                       body=body)  # fmt: skip
+
+
+def to_response(response_cls: Callable[..., Any], answer: HttpAnswer) -> Any:
+    """A runtime ``Response`` for ``answer`` (the class is the SDK's ``workers.Response``)."""
+    headers: Mapping[str, str] = {"content-type": answer.content_type}
+    return response_cls(answer.body, status=answer.status, headers=dict(headers))

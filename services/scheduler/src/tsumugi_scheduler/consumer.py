@@ -1,0 +1,174 @@
+"""The queue consumer: run each dispatched attempt by calling its performer, report the outcome, always ack.
+
+Per message (every message of a batch concurrently, each isolated): claim first for at-most-once jobs (a
+refused claim is a duplicate delivery: ack and stop); find the performer (the Worker's own export, then a
+Service Binding named after the binding); call its ``run_attempt`` with the attempt's timeout, which each
+heartbeat the shard accepts restarts; report the outcome with the attempt number; ack whatever happened.
+The queue's own retries are never used: retries are the shard's decision (reference §1.4).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping
+from typing import Any, Final
+
+import msgspec
+
+from tsumugi_core.errors import timeout_error
+from tsumugi_scheduler.timing import TimeSource, time_source
+from tsumugi_scheduler.wire import integral, shard_of_job
+
+__all__ = ["DISPATCH_METHOD", "QueuedDispatch", "handle_batch", "not_found_error", "run_dispatch"]
+
+DISPATCH_METHOD: Final = "run_attempt"
+"""The performer entrypoint's RPC method (tsumugi_performer.entrypoint)."""
+_NOT_IMPLEMENTED: Final = f'does not implement the method "{DISPATCH_METHOD}"'
+_log = logging.getLogger("tsumugi_scheduler")
+_abandoned: set[asyncio.Future[Any]] = set()
+
+
+class QueuedDispatch(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+    """A queue message body: the engine's DispatchMessage plus ``max_attempts``."""
+
+    job_id: str
+    binding: str
+    attempt: int
+    timeout_ms: int
+    claim_required: bool
+    payload: Any = None
+    max_attempts: int | None = None
+    deadline_at: int | None = None
+    traceparent: str | None = None
+
+
+def not_found_error(binding: str) -> str:
+    """The failure of an attempt whose performer cannot be found."""
+    return f"performer not found: {binding} (export it, or add a service binding)"
+
+
+def _failed(error: str, *, retryable: bool = True) -> dict[str, Any]:
+    return {"ok": False, "error": error, "retryable": retryable, "retryAt": None}
+
+
+def _lookup(container: Any, name: str) -> Any:
+    if container is None:
+        return None
+    if isinstance(container, Mapping):
+        mapping: Mapping[str, Any] = container  # pyright: ignore[reportUnknownVariableType]
+        return mapping.get(name)
+    try:
+        return getattr(container, name, None)
+    except Exception:
+        return None
+
+
+def _performer(binding: str, env: Any, exports: Any) -> Any:
+    return _lookup(exports, binding) or _lookup(env, binding)
+
+
+class _Attempt:
+    """One running attempt: its shard stub, its timer and its heartbeat forwarder."""
+
+    def __init__(self, dispatch: QueuedDispatch, env: Any, clock: TimeSource) -> None:
+        self.dispatch = dispatch
+        self.name = shard_of_job(dispatch.job_id)
+        self.shard = env.JOB_SHARD.getByName(self.name)
+        self.clock = clock
+        self.started_at = clock.now_ms()
+        self.deadline = self.started_at + dispatch.timeout_ms
+
+    async def heartbeat(self, progress: Any = None) -> dict[str, Any]:
+        d = self.dispatch
+        answer = await self.shard.heartbeat(self.name, d.job_id, d.attempt, progress)
+        accepted = bool(answer["accepted"])
+        if accepted:
+            self.deadline = self.clock.now_ms() + d.timeout_ms  # an accepted heartbeat restarts the timer
+        return {"accepted": accepted, "cancel_requested": bool(answer["cancel_requested"])}
+
+    def request(self) -> dict[str, Any]:
+        d = self.dispatch
+        return {"jobId": d.job_id, "attempt": d.attempt, "maxAttempts": d.max_attempts or d.attempt,
+                "deadlineAt": self.started_at + d.timeout_ms, "payload": d.payload,
+                "traceparent": d.traceparent}  # fmt: skip
+
+    async def call(self, performer: Any) -> dict[str, Any]:
+        """Run the performer, waiting at most until the (heartbeat-extended) deadline."""
+        call: asyncio.Future[Any] = asyncio.ensure_future(
+            getattr(performer, DISPATCH_METHOD)(self.request(), self.heartbeat)
+        )
+        while not call.done():
+            remaining = self.deadline - self.clock.now_ms()
+            if remaining <= 0:
+                # The wait is abandoned; the performer is not stopped (it can watch deadline_at or heartbeats).
+                _abandoned.add(call)
+                call.add_done_callback(_forget)
+                return _failed(f"TsumugiTimeoutError: {timeout_error(self.dispatch.job_id, self.dispatch.timeout_ms)}")
+            timer = asyncio.ensure_future(self.clock.sleep_ms(remaining))
+            await asyncio.wait({call, timer}, return_when=asyncio.FIRST_COMPLETED)
+            timer.cancel()
+        return _envelope(call, self.dispatch.binding)
+
+
+def _forget(future: asyncio.Future[Any]) -> None:
+    _abandoned.discard(future)
+    if not future.cancelled():
+        future.exception()  # retrieved, so asyncio does not log it as never retrieved
+
+
+def _envelope(call: asyncio.Future[Any], binding: str) -> dict[str, Any]:
+    error = call.exception()
+    if error is not None:
+        text = f"{type(error).__name__}: {error}"
+        if _NOT_IMPLEMENTED in text:
+            return _failed(not_found_error(binding))
+        return _failed(text)
+    answer = integral(_plain(call.result()))
+    if not isinstance(answer, Mapping) or not isinstance(answer.get("ok"), bool):  # pyright: ignore[reportUnknownMemberType]
+        return _failed(f"performer {binding} answered a malformed outcome: {answer!r}", retryable=False)
+    return dict(answer)  # pyright: ignore[reportUnknownArgumentType]
+
+
+def _plain(value: Any) -> Any:
+    to_py = getattr(value, "to_py", None)
+    return to_py() if callable(to_py) else value
+
+
+async def run_dispatch(dispatch: QueuedDispatch, env: Any, exports: Any) -> None:
+    """Claim (at-most-once), perform with the timeout, and report one attempt."""
+    attempt = _Attempt(dispatch, env, time_source())
+    if dispatch.claim_required:
+        claimed = await attempt.shard.claim(attempt.name, dispatch.job_id, dispatch.attempt)
+        if not claimed:
+            return  # a duplicate delivery, or the job moved on: someone else runs (or ran) it
+    performer = _performer(dispatch.binding, env, exports)
+    if performer is None:
+        outcome = _failed(not_found_error(dispatch.binding))
+    else:
+        outcome = await attempt.call(performer)
+    await attempt.shard.report(attempt.name, dispatch.job_id, dispatch.attempt, outcome)
+
+
+async def _handle_message(message: Any, env: Any, exports: Any) -> None:
+    try:
+        dispatch = msgspec.convert(integral(_plain(message.body)), QueuedDispatch)
+    except (msgspec.ValidationError, TypeError) as exc:
+        # Without a job id there is nobody to report to: the reaper recovers the job, if any.
+        _log.error("malformed dispatch message dropped: %s", exc)
+        message.ack()
+        return
+    try:
+        await run_dispatch(dispatch, env, exports)
+    except Exception:
+        # The job stays QUEUED/RUNNING and the reaper recovers it; the queue must not retry on its own.
+        _log.exception("attempt %d of %s could not be reported", dispatch.attempt, dispatch.job_id)
+    finally:
+        message.ack()
+
+
+async def handle_batch(batch: Any, env: Any, ctx: Any) -> None:
+    """The ``queue(batch, env, ctx)`` handler: every message concurrently, each acked."""
+    exports = getattr(ctx, "exports", None)
+    messages = list(batch.messages)
+    await asyncio.gather(*(_handle_message(m, env, exports) for m in messages))

@@ -1,0 +1,266 @@
+"""``define_tsumugi(...)``: what a scheduler Worker is configured with, validated when it is defined.
+
+People type this configuration, so it is read with pydantic (strict, unknown keys refused) and every error
+names the option and the rule, e.g. ``bindings.MAIL.policy.concurrency must be at least 0``. The result is a
+frozen `TsumugiDefinition` of core values the rest of the scheduler reads.
+
+Example:
+    >>> app = define_tsumugi(
+    ...     performers=["Hello", "NotifyFailure"],
+    ...     bindings={"Hello": {"shards": 2, "policy": {"concurrency": 5}}},
+    ...     on_failure="NotifyFailure",
+    ... )
+    >>> app.shards_of("Hello"), app.settings_of("Hello").policy.concurrency
+    (2, 5)
+    >>> define_tsumugi(on_settled={"binding": "X", "states": []})
+    Traceback (most recent call last):
+    ...
+    tsumugi_scheduler.definition.DefinitionError: on_settled.states must list at least one of COMPLETED, FAILED, CANCELLED, STALLED
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Final
+
+import msgspec
+import pydantic
+from pydantic import BaseModel, ConfigDict, Field
+
+from tsumugi_core.ids import InvalidJobIdError, validate_binding_name
+from tsumugi_core.options import RateLimit
+from tsumugi_core.policy import Policy, PolicyValidationError, Retention, ShardSettings, validate_settings
+from tsumugi_core.states import TERMINAL_STATES, JobState
+from tsumugi_scheduler.shard import NoticeConfig
+
+__all__ = [
+    "DEFAULT_SWEEP_LIMIT",
+    "DEFAULT_SWEEP_OLDER_THAN_MS",
+    "DefinitionError",
+    "OnEnqueueHook",
+    "SweepOptions",
+    "TsumugiDefinition",
+    "define_tsumugi",
+]
+
+DEFAULT_SWEEP_OLDER_THAN_MS: Final = 604_800_000
+"""The read model keeps finished jobs 7 days (the original's retention.olderThanMs)."""
+DEFAULT_SWEEP_LIMIT: Final = 1000
+"""Rows the cron sweep deletes per run (the original's retention.limit)."""
+
+OnEnqueueHook = Callable[[Any], Any]
+"""``on_enqueue(item) -> defaults | None`` (optionally async); see tsumugi_client.apply_defaults."""
+
+_SETTLED_CHOICES: Final = ", ".join(s.value for s in JobState if s in TERMINAL_STATES)
+
+
+class DefinitionError(ValueError):
+    """A ``define_tsumugi`` option broke a rule; the message is ``<option> <rule>``.
+
+    Attributes:
+        option: The option's path, e.g. ``bindings.MAIL.shards``.
+        rule: What the value must satisfy.
+    """
+
+    def __init__(self, option: str, rule: str) -> None:
+        super().__init__(f"{option} {rule}")
+        self.option = option
+        self.rule = rule
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class _RateModel(_Strict):
+    tokens: int
+    interval_ms: int
+
+
+class _PolicyModel(_Strict):
+    concurrency: int | None = None
+    rate: _RateModel | None = None
+    per_key_concurrency: int | None = None
+    per_key_rate: _RateModel | None = None
+    aging_interval_ms: int | None = Field(default=None)
+    aging_disabled: bool = False
+    reaper_grace_ms: int | None = None
+    paused: bool | None = None
+
+
+class _BindingModel(_Strict):
+    shards: int = Field(default=1, ge=1)
+    policy: _PolicyModel = _PolicyModel()
+    sweep_after_ms: int | None = None
+    failed_retention_ms: int | None = None
+
+
+class _OnSettledModel(_Strict):
+    binding: str
+    states: list[str]
+
+
+class _RetentionModel(_Strict):
+    older_than_ms: int = Field(default=DEFAULT_SWEEP_OLDER_THAN_MS, ge=1)
+    limit: int = Field(default=DEFAULT_SWEEP_LIMIT, ge=1)
+
+
+class SweepOptions(msgspec.Struct, frozen=True, kw_only=True):
+    """The cron sweep of the read model: finished rows older than ``older_than_ms``, ``limit`` per run."""
+
+    older_than_ms: int = DEFAULT_SWEEP_OLDER_THAN_MS
+    limit: int = DEFAULT_SWEEP_LIMIT
+
+
+def _pydantic_error(prefix: str, error: pydantic.ValidationError) -> DefinitionError:
+    first = error.errors()[0]
+    path = ".".join(str(part) for part in (prefix, *first["loc"]) if part != "")
+    return DefinitionError(path, str(first["msg"]).lower().replace("input", "value"))
+
+
+def _rate(model: _RateModel | None) -> RateLimit | None:
+    return None if model is None else RateLimit(tokens=model.tokens, interval_ms=model.interval_ms)
+
+
+def _settings(name: str, model: _BindingModel) -> ShardSettings:
+    given = model.policy
+    base = Policy()
+    aging = None if given.aging_disabled else (given.aging_interval_ms or base.aging_interval_ms)
+    policy = Policy(
+        concurrency=base.concurrency if given.concurrency is None else given.concurrency,
+        rate=_rate(given.rate),
+        per_key_concurrency=(
+            base.per_key_concurrency if given.per_key_concurrency is None else given.per_key_concurrency
+        ),
+        per_key_rate=_rate(given.per_key_rate),
+        aging_interval_ms=aging,
+        reaper_grace_ms=base.reaper_grace_ms if given.reaper_grace_ms is None else given.reaper_grace_ms,
+        paused=bool(given.paused),
+    )
+    retention = Retention(
+        sweep_after_ms=model.sweep_after_ms or Retention().sweep_after_ms,
+        failed_retention_ms=model.failed_retention_ms or Retention().failed_retention_ms,
+    )
+    settings = ShardSettings(policy=policy, retention=retention)
+    try:
+        validate_settings(settings)
+    except PolicyValidationError as exc:
+        section = "policy" if exc.field in {f.name for f in msgspec.structs.fields(Policy)} else ""
+        option = ".".join(p for p in ("bindings", name, section, exc.field) if p)
+        raise DefinitionError(option, exc.rule) from None
+    return settings
+
+
+def _binding_name(option: str, value: object) -> str:
+    name = value if isinstance(value, str) else getattr(value, "__name__", None)
+    if not isinstance(name, str):
+        raise DefinitionError(option, f"must be a binding name or a Performer class, got {value!r}")
+    try:
+        return validate_binding_name(name)
+    except InvalidJobIdError as exc:
+        raise DefinitionError(option, f"is invalid: {exc}") from None
+
+
+class TsumugiDefinition:
+    """A validated scheduler configuration; make it with `define_tsumugi`."""
+
+    def __init__(
+        self,
+        *,
+        performers: tuple[str, ...],
+        bindings: Mapping[str, tuple[int, ShardSettings]],
+        notices: NoticeConfig,
+        on_enqueue: OnEnqueueHook | None,
+        sweep: SweepOptions,
+    ) -> None:
+        """Hold already validated values (use `define_tsumugi`)."""
+        self.performers = performers
+        self._bindings = dict(bindings)
+        self.notices = notices
+        self.on_enqueue = on_enqueue
+        self.sweep = sweep
+
+    def shards_of(self, binding: str) -> int:
+        """How many shards ``binding`` is split into (1 unless configured)."""
+        found = self._bindings.get(binding)
+        return 1 if found is None else found[0]
+
+    def settings_of(self, binding: str) -> ShardSettings | None:
+        """The code's settings for ``binding``; None when the definition does not configure it."""
+        found = self._bindings.get(binding)
+        return None if found is None else found[1]
+
+    def is_registered(self, binding: str) -> bool:
+        """True when ``binding`` may receive jobs: any binding when no performers are listed."""
+        return not self.performers or binding in self.performers
+
+
+def _notices(on_failure: object, on_settled: object, registered: tuple[str, ...]) -> NoticeConfig:
+    failure = None if on_failure is None else _binding_name("on_failure", on_failure)
+    settled_binding: str | None = None
+    states: frozenset[JobState] = frozenset()
+    if on_settled is not None:
+        try:
+            model = _OnSettledModel.model_validate(on_settled)
+        except pydantic.ValidationError as exc:
+            raise _pydantic_error("on_settled", exc) from None
+        settled_binding = _binding_name("on_settled.binding", model.binding)
+        if not model.states:
+            raise DefinitionError("on_settled.states", f"must list at least one of {_SETTLED_CHOICES}")
+        for state in model.states:
+            if state not in {s.value for s in TERMINAL_STATES}:
+                raise DefinitionError("on_settled.states", f"must hold only {_SETTLED_CHOICES}, got {state!r}")
+        states = frozenset(JobState(s) for s in model.states)
+    for option, name in (("on_failure", failure), ("on_settled.binding", settled_binding)):
+        if name is not None and registered and name not in registered:
+            raise DefinitionError(option, f"must be one of the performers, got {name!r}")
+    return NoticeConfig(on_failure=failure, on_settled_binding=settled_binding, on_settled_states=states)
+
+
+def define_tsumugi(
+    *,
+    performers: Sequence[object] = (),
+    bindings: Mapping[str, Any] | None = None,
+    on_enqueue: OnEnqueueHook | None = None,
+    on_failure: object = None,
+    on_settled: Mapping[str, Any] | None = None,
+    retention: Mapping[str, Any] | None = None,
+) -> TsumugiDefinition:
+    """Define a scheduler: its performers, per-binding settings, hooks and read-model retention.
+
+    Args:
+        performers: Binding names (or Performer classes, by class name) jobs may be enqueued for; empty
+            accepts any binding.
+        bindings: ``{binding: {"shards": N, "policy": {...}, "sweep_after_ms": ms, "failed_retention_ms": ms}}``;
+            policy keys: concurrency, rate ``{"tokens", "interval_ms"}``, per_key_concurrency, per_key_rate,
+            aging_interval_ms (or ``aging_disabled: True``), reaper_grace_ms, paused.
+        on_enqueue: Defaults for options a producer left out (beyond-the-original A1).
+        on_failure: The binding that receives a FailureNotice for every FAILED or STALLED job (A2).
+        on_settled: ``{"binding": ..., "states": [...]}``; a SettledNotice per job ending in those states (A3).
+        retention: ``{"older_than_ms": ms, "limit": n}`` for the cron sweep of the read model.
+
+    Raises:
+        DefinitionError: an option breaks a rule; the message names it.
+    """
+    registered = tuple(_binding_name(f"performers[{i}]", p) for i, p in enumerate(performers))
+    if on_enqueue is not None and not callable(on_enqueue):
+        raise DefinitionError("on_enqueue", f"must be callable, got {type(on_enqueue).__name__}")
+    configured: dict[str, tuple[int, ShardSettings]] = {}
+    for name, raw in (bindings or {}).items():
+        _binding_name(f"bindings.{name}", name)
+        try:
+            model = _BindingModel.model_validate(raw)
+        except pydantic.ValidationError as exc:
+            raise _pydantic_error(f"bindings.{name}", exc) from None
+        configured[name] = (model.shards, _settings(name, model))
+    try:
+        sweep_model = _RetentionModel.model_validate(retention or {})
+    except pydantic.ValidationError as exc:
+        raise _pydantic_error("retention", exc) from None
+    return TsumugiDefinition(
+        performers=registered,
+        bindings=configured,
+        notices=_notices(on_failure, on_settled, registered),
+        on_enqueue=on_enqueue,
+        sweep=SweepOptions(older_than_ms=sweep_model.older_than_ms, limit=sweep_model.limit),
+    )

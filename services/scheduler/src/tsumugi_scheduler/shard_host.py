@@ -1,0 +1,280 @@
+"""The JobShard Durable Object's application shell: decode -> engine command -> encode, then one alarm.
+
+`JobShardHost` wraps a `JobShardEngine` over the object's SQL storage. After every command it arms exactly
+one alarm at the engine's ``next_wake_at`` (or none). ``alarm()`` ticks, sends the dispatch messages
+(``sendBatch``, chunks of 100), projects the change feed into D1 and acks it, writes Analytics Engine points for
+terminal snapshots after the ack (metrics are at-most-once), and enqueues notice jobs with ids derived from
+the notice's feed position so a repeat after a crash is absorbed as a re-enqueue of the same id. A tick that
+raises re-arms in 5 s (workerd retries a failing alarm only a few times).
+
+The object learns its name (``<binding>#<shard>``) from the first call, which always carries it, and keeps
+it in its storage for alarms.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any, Final
+
+import msgspec
+
+from tsumugi_core.ids import format_job_id, shard_name
+from tsumugi_core.options import EnqueueItem
+from tsumugi_core.policy import ShardSettings
+from tsumugi_core.sharding import resolve_shard
+from tsumugi_core.states import TERMINAL_STATES
+from tsumugi_scheduler.definition import TsumugiDefinition
+from tsumugi_scheduler.job_view import detail_from_shard
+from tsumugi_scheduler.readmodel import project
+from tsumugi_scheduler.shard import (
+    DispatchMessage,
+    Failed,
+    JobShardEngine,
+    JobSnapshot,
+    NoticeRecord,
+    Outcome,
+    SqlLike,
+    Succeeded,
+)
+from tsumugi_scheduler.timing import SystemIds, SystemRandom, time_source
+from tsumugi_scheduler.wire import convert_plain
+
+__all__ = ["ALARM_RETRY_MS", "FEED_BATCH", "FEED_ROUNDS", "SEND_BATCH", "JobShardHost", "metrics_point"]
+
+ALARM_RETRY_MS: Final = 5_000
+"""A tick that raised runs again this much later."""
+SEND_BATCH: Final = 100
+"""Queues accept at most 100 messages per ``sendBatch``."""
+FEED_BATCH: Final = 200
+"""Snapshots per D1 projection batch, notices per round."""
+FEED_ROUNDS: Final = 5
+"""Feed batches drained per alarm; more wait for the next alarm (armed at once while the feed is pending)."""
+
+_IDENTITY_DDL: Final = (
+    "CREATE TABLE IF NOT EXISTS shard_identity (id INTEGER PRIMARY KEY CHECK (id = 1), name TEXT NOT NULL)"
+)
+_log = logging.getLogger("tsumugi_scheduler")
+
+
+def metrics_point(snapshot: JobSnapshot) -> dict[str, Any]:
+    """The Analytics Engine data point of a terminal snapshot (reference §5.4)."""
+    job = snapshot.job
+    duration = 0 if job.dispatched_at is None else max(0, job.updated_at - job.dispatched_at)
+    return {
+        "indexes": [job.binding],
+        "blobs": [job.state.value, job.binding, job.guarantee],
+        "doubles": [float(job.attempts), float(duration)],
+    }
+
+
+def _outcome(value: Mapping[str, Any]) -> Outcome:
+    if value.get("ok") is True:
+        return Succeeded(result=value.get("result"))
+    retry_at = value.get("retryAt")
+    return Failed(
+        error=str(value.get("error") or "the attempt failed"),
+        retryable=value.get("retryable") is not False,
+        retry_at=int(retry_at) if isinstance(retry_at, int | float) else None,
+    )
+
+
+class JobShardHost:
+    """One JobShard object: its engine (opened on first use), its bindings and its alarm."""
+
+    def __init__(self, storage: Any, sql: SqlLike, env: Any, definition: TsumugiDefinition) -> None:
+        """Serve the object whose ``ctx.storage`` is ``storage`` (``sql`` is the engine's view of it)."""
+        self._storage = storage
+        self._sql = sql
+        self._env = env
+        self._definition = definition
+        self._engine: JobShardEngine | None = None
+        self._name: str | None = None
+
+    # -- opening --------------------------------------------------------------------------------------------
+
+    def _stored_name(self) -> str | None:
+        self._sql.exec(_IDENTITY_DDL)
+        rows = self._sql.exec("SELECT name FROM shard_identity WHERE id = 1").toArray()
+        return str(rows[0]["name"]) if rows else None
+
+    def engine(self, name: str | None = None) -> JobShardEngine | None:
+        """The engine of this object; ``name`` is required the first time the object is ever used."""
+        if self._engine is not None:
+            return self._engine
+        stored = self._stored_name()
+        if stored is None and name is None:
+            return None
+        if stored is None and name is not None:
+            self._sql.exec("INSERT INTO shard_identity (id, name) VALUES (1, ?)", name)
+        resolved = stored or name or ""
+        binding, _, shard = resolved.rpartition("#")
+        self._name = resolved
+        self._engine = JobShardEngine(
+            self._sql, binding=binding, shard=int(shard) if shard.isdigit() else 0, clock=time_source(),
+            ids=SystemIds(), rand=SystemRandom(), notices=self._definition.notices,
+        )  # fmt: skip
+        return self._engine
+
+    def _open(self, name: str) -> JobShardEngine:
+        engine = self.engine(name)
+        assert engine is not None  # a name was given
+        return engine
+
+    async def _arm(self) -> None:
+        engine = self._engine
+        at = None if engine is None else engine.next_wake_at()
+        if at is None:
+            return  # an alarm already armed only costs one idle tick, which then arms exactly
+        current = await self._storage.getAlarm()
+        # Earlier-only: an armed alarm may be for a delayed job that is due now but not dispatched yet,
+        # which next_wake_at does not count after the due instant; pushing it back would strand the job.
+        if current is None or int(current) > at:
+            await self._storage.setAlarm(at)
+
+    async def _command(self, name: str, run: Callable[[JobShardEngine], Any]) -> Any:
+        answer = run(self._open(name))
+        await self._arm()
+        return answer
+
+    # -- commands -------------------------------------------------------------------------------------------
+
+    async def enqueue_many(self, name: str, items: Any, settings: Any = None) -> list[str]:
+        """Store items (camelCase enqueue items) with the code's settings; answers ids in input order."""
+        decoded = convert_plain(items, list[EnqueueItem], "items")
+        code = None if settings is None else convert_plain(settings, ShardSettings, "settings")
+        results = await self._command(name, lambda e: e.enqueue_many(decoded, code))
+        return [r.id for r in results]
+
+    async def claim(self, name: str, job_id: str, attempt: int) -> bool:
+        """At-most-once start of the live attempt."""
+        return bool(await self._command(name, lambda e: e.claim(job_id, int(attempt))))
+
+    async def report(self, name: str, job_id: str, attempt: int, outcome: Mapping[str, Any]) -> dict[str, Any]:
+        """Record an attempt's outcome envelope; answers ``accepted`` and the state after it."""
+        answer = await self._command(name, lambda e: e.report(job_id, int(attempt), _outcome(outcome)))
+        return {"accepted": answer.accepted, "state": None if answer.state is None else answer.state.value}
+
+    async def heartbeat(self, name: str, job_id: str, attempt: int, progress: Any) -> dict[str, Any]:
+        """Extend the live attempt; answers ``accepted`` and ``cancel_requested``."""
+        value = progress if isinstance(progress, int | float) and not isinstance(progress, bool) else None
+        answer = await self._command(name, lambda e: e.heartbeat(job_id, int(attempt), value))
+        return {"accepted": answer.accepted, "cancel_requested": answer.cancel_requested}
+
+    async def cancel(self, name: str, job_id: str) -> dict[str, Any]:
+        """Cancel, or ask a dispatched job to stop (A6)."""
+        answer = await self._command(name, lambda e: e.cancel(job_id))
+        if answer.ok:
+            return {"ok": True, "requested": answer.requested}
+        return {"ok": False, "reason": answer.reason}
+
+    async def retry(self, name: str, job_id: str) -> dict[str, Any]:
+        """FAILED / STALLED -> SCHEDULED now."""
+        answer = await self._command(name, lambda e: e.retry(job_id))
+        return {"ok": True} if answer.ok else {"ok": False, "reason": answer.reason}
+
+    async def reschedule(self, name: str, job_id: str, run_at: int, priority: int | None) -> dict[str, Any]:
+        """Move a SCHEDULED job's run_after (and priority)."""
+        answer = await self._command(name, lambda e: e.reschedule(job_id, run_at, priority))
+        return {"ok": True} if answer.ok else {"ok": False, "reason": answer.reason}
+
+    async def now(self, name: str) -> int:
+        """The shard's current instant (for relative reschedules)."""
+        self._open(name)
+        return time_source().now_ms()
+
+    async def get(self, name: str, job_id: str) -> dict[str, Any] | None:
+        """The job's detail (scheduler-rpc.md §4.2), or None when the shard does not hold it."""
+        engine = self._open(name)
+        job = engine.get(job_id)
+        if job is None:
+            return None
+        return detail_from_shard(job, engine.attempts_of(job_id), now=time_source().now_ms(),
+                                 failed_retention_ms=engine.settings.retention.failed_retention_ms)  # fmt: skip
+
+    # -- the alarm ------------------------------------------------------------------------------------------
+
+    async def alarm(self) -> None:
+        """Tick, send, project, notify; then arm the next alarm (or retry in 5 s after a failure)."""
+        engine = self.engine()
+        if engine is None:
+            await self._storage.deleteAlarm()
+            return
+        try:
+            result = engine.tick()
+            await self._send(engine, result.dispatches)
+            await self._project(engine)
+            await self._notify(engine)
+        except Exception:
+            _log.exception("tick of shard %s failed; retrying in %d ms", self._name, ALARM_RETRY_MS)
+            await self._storage.setAlarm(time_source().now_ms() + ALARM_RETRY_MS)
+            return
+        await self._arm()  # getAlarm answers None during alarm() unless an interleaved call armed one
+
+    async def _send(self, engine: JobShardEngine, dispatches: list[DispatchMessage]) -> None:
+        bodies: list[dict[str, Any]] = []
+        for message in dispatches:
+            body: dict[str, Any] = msgspec.to_builtins(message)
+            # The engine's message lacks max_attempts, which the performer's context exposes.
+            job = engine.get(message.job_id)
+            body["maxAttempts"] = job.max_attempts if job is not None else message.attempt
+            bodies.append({"body": body})
+        for start in range(0, len(bodies), SEND_BATCH):
+            # A failed send leaves the jobs QUEUED; the reaper requeues (or stalls) them.
+            await self._env.TSUMUGI_QUEUE.sendBatch(bodies[start : start + SEND_BATCH])
+
+    async def _project(self, engine: JobShardEngine) -> None:
+        for _ in range(FEED_ROUNDS):
+            snapshots = engine.changes(FEED_BATCH)
+            if not snapshots:
+                return
+            await project(self._env.TSUMUGI_DB, snapshots)
+            engine.ack_changes(max(s.job.seq for s in snapshots))
+            self._write_metrics([s for s in snapshots if s.job.state in TERMINAL_STATES])
+            if len(snapshots) < FEED_BATCH:
+                return
+
+    def _write_metrics(self, snapshots: list[JobSnapshot]) -> None:
+        dataset = getattr(self._env, "TSUMUGI_METRICS", None)
+        if dataset is None:
+            return
+        for snapshot in snapshots:
+            try:
+                dataset.writeDataPoint(metrics_point(snapshot))
+            except Exception:
+                # Metrics must never hold coordination back.
+                _log.warning("metrics point for %s failed", snapshot.job.id, exc_info=True)
+
+    async def _notify(self, engine: JobShardEngine) -> None:
+        for _ in range(FEED_ROUNDS):
+            records = engine.notices(FEED_BATCH)
+            if not records:
+                return
+            by_target: dict[str, list[dict[str, Any]]] = {}
+            for record in records:
+                target_shard, item = self._notice_item(engine, record)
+                by_target.setdefault(target_shard, []).append(item)
+            for target_shard, items in by_target.items():
+                await self._enqueue_on(target_shard, items)
+            engine.ack_notices(max(r.seq for r in records))
+            if len(records) < FEED_BATCH:
+                return
+
+    def _notice_item(self, engine: JobShardEngine, record: NoticeRecord) -> tuple[str, dict[str, Any]]:
+        target = record.target
+        shards = self._definition.shards_of(target)
+        shard = resolve_shard(target, shards, record.notice.job_id) if shards > 1 else 0
+        kind = "failure" if type(record.notice).__name__ == "FailureNotice" else "settled"
+        # Derived from the notice's feed position: a re-send after a crash re-enqueues the same id.
+        local_id = f"{kind}-{engine.binding}-{engine.shard}-{record.seq}"
+        item = {"binding": target, "payload": msgspec.to_builtins(record.notice),
+                "id": format_job_id(target, shard, local_id)}  # fmt: skip
+        return shard_name(target, shard), item
+
+    async def _enqueue_on(self, target_shard: str, items: list[dict[str, Any]]) -> None:
+        binding = target_shard.rpartition("#")[0]
+        settings = self._definition.settings_of(binding)
+        wire_settings = None if settings is None else msgspec.to_builtins(settings)
+        stub = self._env.JOB_SHARD.getByName(target_shard)
+        await stub.enqueue_many(target_shard, items, wire_settings)
+

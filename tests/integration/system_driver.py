@@ -1,0 +1,86 @@
+"""Drive the local system in tests: enqueue and read through the real client, the REST API and the read model."""
+
+from __future__ import annotations
+
+import json
+import urllib.parse
+from typing import Any
+
+import msgspec
+
+from tsumugi_client import JobDetail, TsumugiClient, create_client
+from tsumugi_dev.runtime import LocalRuntime
+
+SCHEDULER = "tsumugi-scheduler"
+PRODUCER = "tsumugi-producer"
+QUEUE = "tsumugi"
+
+
+class Driver:
+    """The system as a producer, an operator and a reader of the read model see it."""
+
+    def __init__(self, system: LocalRuntime, token: str) -> None:
+        self.system = system
+        self.token = token
+        self.producer_env = system.env(PRODUCER)
+        self.client: TsumugiClient = create_client()
+
+    async def enqueue(self, binding: str, payload: Any, **options: Any) -> str:
+        return await self.client.enqueue(self.producer_env, binding=binding, payload=payload, **options)
+
+    async def job(self, job_id: str) -> JobDetail:
+        detail = await self.client.get(self.producer_env, job_id)
+        assert detail is not None, f"{job_id} is not in its shard"
+        return detail
+
+    async def rest(self, method: str, path: str, body: Any = None, token: str | None = "") -> tuple[int, Any]:
+        headers = {} if token is None else {"authorization": f"Bearer {token or self.token}"}
+        content = None if body is None else json.dumps(body)
+        response = await self.system.fetch(SCHEDULER, f"http://scheduler{path}", method=method, headers=headers,
+                                           body=content)  # fmt: skip
+        text = await response.text()
+        return response.status, json.loads(text) if text.startswith(("{", "[")) else text
+
+    async def row(self, job_id: str) -> dict[str, Any] | None:
+        found = await self.system.d1("tsumugi").prepare("SELECT * FROM job WHERE id = ?").bind(job_id).first()
+        return None if found is None else dict(found)
+
+    async def jobs_of(self, binding: str) -> list[dict[str, Any]]:
+        answer = await self.system.d1("tsumugi").prepare(
+            "SELECT * FROM job WHERE binding = ? ORDER BY created_at, id"
+        ).bind(binding).all()
+        return [dict(r) for r in answer.results]
+
+    async def notices_for(self, binding: str, job_id: str) -> list[dict[str, Any]]:
+        """The notice jobs of ``binding`` about ``job_id``, with their payload decoded."""
+        found = []
+        for row in await self.jobs_of(binding):
+            payload = json.loads(row["payload"])
+            if payload.get("job_id") == job_id:
+                found.append({**row, "payload": payload})
+        return found
+
+    async def jobs_payloads(self, binding: str) -> list[dict[str, Any]]:
+        """The jobs of ``binding`` (oldest first) with their payload decoded."""
+        return [{**row, "payload": json.loads(row["payload"])} for row in await self.jobs_of(binding)]
+
+    def lose_messages_of(self, job_id: str) -> None:
+        """Fault injection: the next queue messages carrying ``job_id`` vanish before delivery."""
+        store = self.system.queues
+        consumer_wake = store._listeners[QUEUE]  # pyright: ignore[reportPrivateUsage]
+
+        def drop_then_wake() -> None:
+            for message in store.pending(QUEUE):
+                if msgspec.msgpack.decode(message.body).get("jobId") == job_id:
+                    store._conn.execute("DELETE FROM queue_message WHERE seq = ?", (message.seq,))  # pyright: ignore[reportPrivateUsage]
+            consumer_wake()
+
+        store.listen(QUEUE, drop_then_wake)
+
+    def restore_delivery(self) -> None:
+        consumer = self.system._consumers[QUEUE]  # pyright: ignore[reportPrivateUsage]
+        self.system.queues.listen(QUEUE, consumer.poke)
+
+
+def quoted(job_id: str) -> str:
+    return urllib.parse.quote(job_id, safe="")

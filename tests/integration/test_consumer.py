@@ -1,0 +1,96 @@
+"""The queue consumer with fake bindings: performer lookup order, claims, reports, acks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tsumugi_performer import JobContext, Performer
+from tsumugi_performer.entrypoint import performer_entrypoint
+from tsumugi_scheduler.consumer import handle_batch
+
+
+class Shard:
+    def __init__(self, claim: bool = True) -> None:
+        self.calls: list[tuple[Any, ...]] = []
+        self._claim = claim
+
+    async def claim(self, *args: Any) -> bool:
+        self.calls.append(("claim", *args))
+        return self._claim
+
+    async def report(self, *args: Any) -> dict[str, Any]:
+        self.calls.append(("report", *args))
+        return {"accepted": True, "state": "COMPLETED"}
+
+
+class Namespace:
+    def __init__(self, shard: Shard) -> None:
+        self.shard = shard
+
+    def getByName(self, name: str) -> Shard:
+        return self.shard
+
+
+class Env:
+    def __init__(self, shard: Shard, **bindings: Any) -> None:
+        self.JOB_SHARD = Namespace(shard)
+        self.__dict__.update(bindings)
+
+
+class Message:
+    def __init__(self, body: Any) -> None:
+        self.body = body
+        self.acked = 0
+
+    def ack(self) -> None:
+        self.acked += 1
+
+
+class Batch:
+    def __init__(self, *messages: Message) -> None:
+        self.messages = list(messages)
+
+
+class Ctx:
+    def __init__(self, exports: dict[str, Any]) -> None:
+        self.exports = exports
+
+
+class Echo(Performer[Any, Any]):
+    async def perform(self, payload: Any, ctx: JobContext) -> Any:
+        return {"echo": payload}
+
+
+class Base:
+    def __init__(self, ctx: Any, env: Any) -> None:
+        self.ctx, self.env = ctx, env
+
+
+def body(binding: str, *, claim: bool = False) -> dict[str, Any]:
+    return {"jobId": f"{binding}#0:abc", "binding": binding, "attempt": 1, "payload": 7, "timeoutMs": 1000,
+            "claimRequired": claim, "maxAttempts": 2}  # fmt: skip
+
+
+async def test_a_local_export_runs_before_a_service_binding_and_its_outcome_is_reported() -> None:
+    shard = Shard()
+    local = performer_entrypoint(Base, Echo)(None, None)
+    message = Message(body("Echo"))
+    await handle_batch(Batch(message), Env(shard, Echo=object()), Ctx({"Echo": local}))
+    assert shard.calls == [("report", "Echo#0", "Echo#0:abc", 1, {"ok": True, "result": {"echo": 7}})]
+    assert message.acked == 1
+
+
+async def test_a_refused_claim_runs_nothing_and_a_malformed_message_is_dropped() -> None:
+    shard = Shard(claim=False)
+    duplicate, malformed = Message(body("Echo", claim=True)), Message({"nonsense": True})
+    await handle_batch(Batch(duplicate, malformed), Env(shard), Ctx({}))
+    assert shard.calls == [("claim", "Echo#0", "Echo#0:abc", 1)]
+    assert (duplicate.acked, malformed.acked) == (1, 1)
+
+
+async def test_an_unknown_binding_fails_the_attempt_with_performer_not_found() -> None:
+    shard = Shard()
+    await handle_batch(Batch(Message(body("Ghost"))), Env(shard), Ctx({}))
+    (call,) = shard.calls
+    assert call[-1] == {"ok": False, "error": "performer not found: Ghost (export it, or add a service binding)",
+                        "retryable": True, "retryAt": None}  # fmt: skip

@@ -1,0 +1,83 @@
+"""A Hello job end to end: enqueued by the producer Worker or over HTTP, run by the performer Worker, read back."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+import pytest
+import respx
+from conftest import TOKEN, SteppingClock
+from system_driver import PRODUCER, SCHEDULER, Driver, quoted
+
+from tsumugi_client import EnqueueValidationError, create_client
+from tsumugi_dev.runtime import LocalRuntime
+
+
+async def test_hello_from_the_producer_ends_completed_with_its_result(
+    system: LocalRuntime, clock: SteppingClock, driver: Driver
+) -> None:
+    created = await system.fetch(PRODUCER, "http://producer/hello?name=Ada", method="POST")
+    assert created.status == 201
+    job_id = json.loads(await created.text())["id"]
+    assert job_id.startswith("Hello#0:")
+
+    await clock.advance(10)
+
+    read = await system.fetch(PRODUCER, f"http://producer/jobs/{quoted(job_id)}")
+    assert json.loads(await read.text()) == {"state": "COMPLETED", "result": "Hello, Ada!"}
+    row = await driver.row(job_id)
+    assert row is not None
+    assert (row["state"], row["result"], row["attempts"]) == ("COMPLETED", '"Hello, Ada!"', 1)
+
+
+async def test_hello_over_http_is_created_read_back_and_listed(clock: SteppingClock, driver: Driver) -> None:
+    status, created = await driver.rest("POST", "/api/jobs", {"binding": "Hello", "payload": {"name": "Bo"}})
+    assert status == 201
+    await clock.advance(10)
+
+    status, body = await driver.rest("GET", f"/api/jobs/{quoted(created['id'])}")
+    assert status == 200
+    job = body["job"]
+    assert (job["state"], json.loads(job["result"]), job["attempts_log"][0]["state"]) == (
+        "COMPLETED", "Hello, Bo!", "COMPLETED",
+    )  # fmt: skip
+    # A front end that passes the decoded path leaves a raw "#" in the URL; the id still reads whole.
+    assert (await driver.rest("GET", f"/api/jobs/{created['id']}"))[1]["job"]["id"] == created["id"]
+    status, listing = await driver.rest("GET", "/api/jobs?binding=Hello")
+    assert status == 200
+    assert [j["id"] for j in listing["jobs"]] == [created["id"]]
+    assert listing["total"] == 1
+
+
+async def test_http_refuses_a_bad_token_and_names_an_invalid_field(driver: Driver) -> None:
+    assert (await driver.rest("GET", "/api/jobs", token="wrong"))[0] == 401
+    assert (await driver.rest("GET", "/api/jobs", token=None))[0] == 401
+    assert await driver.rest("GET", "/") == (404, "not found")
+    status, body = await driver.rest("POST", "/api/jobs", {"binding": "Hello", "payload": {}, "maxAttempts": 0})
+    assert (status, body["field"], body["rule"]) == (400, "max_attempts", "must be at least 1")
+    status, body = await driver.rest("POST", "/api/jobs", {"binding": "Nope", "payload": {}})
+    assert (status, body["field"]) == (400, "binding")
+    assert await driver.rest("GET", "/api/jobs/not-an-id") == (400, {"error": "invalid job id"})
+    assert await driver.rest("GET", f"/api/jobs/{quoted('Hello#0:missing')}") == (404, {"error": "not found"})
+
+
+async def test_the_http_client_enqueues_and_reads_back_through_the_rest_api(
+    system: LocalRuntime, clock: SteppingClock
+) -> None:
+    async def to_scheduler(request: httpx.Request) -> httpx.Response:
+        answer = await system.fetch(SCHEDULER, str(request.url), method=request.method,
+                                    headers=dict(request.headers), body=request.content or None)  # fmt: skip
+        return httpx.Response(answer.status, content=await answer.bytes(), headers=list(answer.headers.items()))
+
+    with respx.mock(base_url="http://scheduler.test") as mock:
+        mock.route().mock(side_effect=to_scheduler)
+        async with create_client(base_url="http://scheduler.test", token=TOKEN) as client:
+            job_id = await client.enqueue(None, binding="Hello", payload={"name": "Cy"}, priority=3)
+            with pytest.raises(EnqueueValidationError) as refused:
+                await client.enqueue(None, binding="Hello", payload={}, timeout_ms=0)
+            await clock.advance(10)
+            job = await client.get(None, job_id)
+    assert job is not None
+    assert (job.state, job.priority, job.result_value()) == ("COMPLETED", 3, "Hello, Cy!")
+    assert (refused.value.field, refused.value.rule) == ("timeout_ms", "must be at least 1")
