@@ -39,41 +39,56 @@ def wait_for(what: str, probe: Callable[[], Any]) -> Any:
     raise AssertionError(f"timed out waiting for {what}")
 
 
-@pytest.fixture
-def dev_system(tmp_path: Path) -> Iterator[tuple[str, Path]]:
-    log = tmp_path / "dev.log"
-    with log.open("w") as out:
-        proc = subprocess.Popen(
+class DevProcess:
+    """``tsumugi dev`` at the repository root, as the README's run command starts it, with its log."""
+
+    def __init__(self, tmp_path: Path, env: dict[str, str]) -> None:
+        self.log = tmp_path / "dev.log"
+        self._out = self.log.open("w")
+        self.proc = subprocess.Popen(
             [sys.executable, "-m", "tsumugi_dev", "dev", "--data-dir", str(tmp_path / "data"), "--port", "0"],
             cwd=ROOT,
-            stdout=out,
+            stdout=self._out,
             stderr=subprocess.STDOUT,
-            env={**os.environ, "PYTHONUNBUFFERED": "1", "TSUMUGI_TOKEN": TOKEN},
+            env={**env, "PYTHONUNBUFFERED": "1"},
         )
+        wait_for("readiness", self._ready)
+        found = re.search(r"tsumugi-scheduler: (http://127\.0\.0\.1:\d+)", self.text())
+        assert found, self.text()
+        self.url = found.group(1)
+
+    def text(self) -> str:
+        return self.log.read_text()
+
+    def _ready(self) -> bool:
+        assert self.proc.poll() is None, self.text()
+        return "ready" in self.text()
+
+    def interrupt(self) -> int:
+        """Ctrl-C, then the exit status (killed if it does not stop in time)."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
         try:
-
-            def scheduler_url() -> str | None:
-                assert proc.poll() is None, log.read_text()
-                found = re.search(r"tsumugi-scheduler: (http://127\.0\.0\.1:\d+)", log.read_text())
-                return found.group(1) if found else None
-
-            url = wait_for("the scheduler's URL", scheduler_url)
-            wait_for("readiness", lambda: "ready" in log.read_text())
-            yield url, log
+            return self.proc.wait(timeout=DEADLINE_S)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            return self.proc.wait()
         finally:
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGINT)
-                try:
-                    proc.wait(timeout=DEADLINE_S)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
+            self._out.close()
 
 
-def test_readme_curl_steps_enqueue_hello_and_read_it_back_completed(dev_system: tuple[str, Path]) -> None:
-    url, _log = dev_system
+@pytest.fixture
+def dev_system(tmp_path: Path) -> Iterator[DevProcess]:
+    dev = DevProcess(tmp_path, {**os.environ, "TSUMUGI_TOKEN": TOKEN})
+    try:
+        yield dev
+    finally:
+        dev.interrupt()
+
+
+def test_readme_curl_steps_enqueue_hello_and_read_it_back_completed(dev_system: DevProcess) -> None:
     auth = {"Authorization": f"Bearer {TOKEN}"}
-    with httpx.Client(base_url=url, timeout=10.0) as http:
+    with httpx.Client(base_url=dev_system.url, timeout=10.0) as http:
         created = http.post(
             "/api/jobs", headers=auth, json={"binding": "Hello", "payload": {"name": "Tsumugi"}}
         )
@@ -96,46 +111,21 @@ def test_readme_curl_steps_enqueue_hello_and_read_it_back_completed(dev_system: 
         assert [row["id"] for row in listed["jobs"]] == [job_id]
 
 
-def test_ctrl_c_stops_the_system_cleanly(tmp_path: Path) -> None:
-    log = tmp_path / "dev.log"
-    with log.open("w") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "tsumugi_dev", "dev", "--data-dir", str(tmp_path / "data"), "--port", "0"],
-            cwd=ROOT,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env={**os.environ, "PYTHONUNBUFFERED": "1", "TSUMUGI_TOKEN": TOKEN},
-        )
-        wait_for("readiness", lambda: "ready" in log.read_text())
-        proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=DEADLINE_S) == 0
-    assert "stopped" in log.read_text()
+def test_ctrl_c_stops_the_system_cleanly(dev_system: DevProcess) -> None:
+    assert dev_system.interrupt() == 0
+    assert "stopped" in dev_system.text()
 
 
 def test_without_tsumugi_token_a_generated_token_is_printed_and_accepted(tmp_path: Path) -> None:
-    log = tmp_path / "dev.log"
-    env = {k: v for k, v in os.environ.items() if k != "TSUMUGI_TOKEN"}
-    with log.open("w") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "tsumugi_dev", "dev", "--data-dir", str(tmp_path / "data"), "--port", "0"],
-            cwd=ROOT,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env={**env, "PYTHONUNBUFFERED": "1"},
-        )
-        try:
-            wait_for("readiness", lambda: "ready" in log.read_text())
-            text = log.read_text()
-            token = re.search(r"API token: (\S+)", text)
-            url = re.search(r"tsumugi-scheduler: (http://127\.0\.0\.1:\d+)", text)
-            assert token, text
-            assert url, text
-            with httpx.Client(base_url=url.group(1), timeout=10.0) as http:
-                assert (
-                    http.get("/api/jobs", headers={"Authorization": f"Bearer {token.group(1)}"}).status_code
-                    == 200
-                )
-                assert http.get("/api/jobs").status_code == 401
-        finally:
-            proc.send_signal(signal.SIGINT)
-            proc.wait(timeout=DEADLINE_S)
+    dev = DevProcess(tmp_path, {k: v for k, v in os.environ.items() if k != "TSUMUGI_TOKEN"})
+    try:
+        token = re.search(r"API token: (\S+)", dev.text())
+        assert token, dev.text()
+        with httpx.Client(base_url=dev.url, timeout=10.0) as http:
+            assert (
+                http.get("/api/jobs", headers={"Authorization": f"Bearer {token.group(1)}"}).status_code
+                == 200
+            )
+            assert http.get("/api/jobs").status_code == 401
+    finally:
+        dev.interrupt()
