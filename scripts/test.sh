@@ -5,7 +5,15 @@ cd "$(dirname "$0")/.."
 if ! python3 -m uv --version >/dev/null 2>&1; then
   python3 -m pip install --quiet --disable-pip-version-check "uv==0.13.8"
 fi
+# uv's own executable must be on PATH too (the packaging test builds a wheel with it).
+PATH="$(python3 -c 'import sysconfig; print(sysconfig.get_path("scripts"))'):$PATH"
+export PATH
 uv() { python3 -m uv "$@"; }
+# The dashboard's browser tests drive Debian's headless Chromium; install it when we can (root on Debian).
+if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+  echo "== installing chromium (Debian package) for the browser tests"
+  apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+fi
 uv sync --frozen --quiet
 echo "== ruff"
 uv run --frozen ruff check .
