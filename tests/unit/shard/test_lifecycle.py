@@ -8,7 +8,7 @@ from shard_world import T0, World
 from tsumugi_core.errors import RESULT_NOT_STORABLE_ERROR
 from tsumugi_core.options import EnqueueItem, EnqueueValidationError, FixedBackoff
 from tsumugi_core.states import JobState
-from tsumugi_scheduler.shard.records import Failed, Succeeded
+from tsumugi_scheduler.shard.records import Failed, ReportAnswer, Succeeded
 
 
 def test_first_try_success_costs_at_most_four_write_statements(world: World) -> None:
@@ -155,3 +155,37 @@ def test_second_try_success_is_logged_first_try_is_not(world: World) -> None:
     world.engine.report(twice, 2, Succeeded())
     assert world.engine.attempts_of(once) == []
     assert [a.state for a in world.engine.attempts_of(twice)] == [JobState.COMPLETED, JobState.FAILED]
+
+
+def test_a_success_clears_the_attempt_and_tells_its_run_and_the_feed(world: World) -> None:
+    job_id = world.enqueue(run_id="flow:r2", node_id="n2", backoff=FixedBackoff(delay_ms=0, jitter=False))
+    world.dispatch()
+    world.engine.report(job_id, 1, Failed(error="first"))
+    world.clock.advance(10)
+    world.dispatch()
+    world.engine.heartbeat(job_id, 2, 0.5)
+    world.clock.advance(10)
+    answer = world.engine.report(job_id, 2, Succeeded(result={"sum": 3}))
+    assert (answer.accepted, answer.state) == (True, JobState.COMPLETED)
+    job = world.engine.get(job_id)
+    assert job is not None
+    assert (job.attempts, job.result, job.updated_at) == (2, '{"sum":3}', T0 + 20)
+    assert (job.heartbeat_at, job.progress, job.silence_at) == (None, None, None)
+    [success, failure] = world.engine.attempts_of(job_id)
+    assert (success.attempt, success.state, success.started_at, success.finished_at) == (
+        2, JobState.COMPLETED, T0 + 10, T0 + 20,
+    )  # fmt: skip
+    assert failure.error == "first"
+    assert [(e.state, e.result) for e in world.engine.run_events()][-1] == (JobState.COMPLETED, '{"sum":3}')
+    changes = world.engine.changes()
+    assert changes[-1].job.id == job_id  # the success is the latest change in the feed
+    assert world.engine.report(job_id, 2, Succeeded(result="again")) == ReportAnswer(
+        accepted=False, state=JobState.COMPLETED
+    )
+
+
+def test_a_report_naming_a_malformed_attempt_is_refused_not_an_error(world: World) -> None:
+    job_id = world.enqueue()
+    world.dispatch()
+    refused = world.engine.report(job_id, "1", Succeeded())  # type: ignore[arg-type]  # as if from a bad wire body
+    assert refused == ReportAnswer(accepted=False, state=JobState.QUEUED)

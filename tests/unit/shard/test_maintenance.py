@@ -104,6 +104,28 @@ def test_expiry_cancels_waiting_jobs_and_asks_dispatched_ones_to_stop(world: Wor
     assert state(world, running) == JobState.CANCELLED
 
 
+def test_an_unclaimed_at_most_once_job_both_expired_and_silent_ends_cancelled(world: World) -> None:
+    job_id = world.enqueue(guarantee="at-most-once", expires_in_ms=1000, timeout_ms=500)
+    [message] = world.dispatch()
+    world.clock.advance(100_000)  # past the expiry and past the silence deadline in the same tick
+    assert world.dispatch() == []
+    job = world.engine.get(job_id)
+    assert job is not None
+    assert (job.state, job.reason) == (JobState.CANCELLED, f"expired at {T0 + 1000}")
+    assert world.engine.claim(job_id, message.attempt) is False
+
+
+def test_a_dispatched_job_both_expired_and_silent_is_cancelled_not_requeued(world: World) -> None:
+    job_id = world.enqueue(expires_in_ms=1000, timeout_ms=500)
+    world.dispatch()
+    world.clock.advance(100_000)
+    world.engine.tick()  # expiry asks it to stop; requeueing it now would strand it SCHEDULED and expired
+    assert state(world, job_id) == JobState.QUEUED
+    world.clock.advance(30_000)  # the cancel grace passes without a report
+    world.engine.tick()
+    assert state(world, job_id) == JobState.CANCELLED
+
+
 def test_manual_retry_and_reschedule_answers(world: World) -> None:
     job_id = world.enqueue(max_attempts=1)
     world.dispatch()

@@ -38,6 +38,8 @@ def _to_js_value(value: Any) -> Any:
     return value
 
 
+_WAL_CHECKPOINT_PAGES = 10_000
+_WAL_KEEP_BYTES = 8 * 2**20
 _PLAIN_BINDINGS = frozenset({str, int, float, bytes, type(None)})
 _CONVERTED_VALUES = frozenset({float, memoryview})
 
@@ -92,6 +94,8 @@ class SqlCursor:
         self.rowsWritten = rows_written
 
     def _as_dict(self, row: tuple[Any, ...]) -> JsDict:
+        if _CONVERTED_VALUES.isdisjoint(map(type, row)):  # the common row: nothing to convert, all in C
+            return JsDict(zip(self.columnNames, row, strict=True))
         values = [v if type(v) not in _CONVERTED_VALUES else _to_js_value(v) for v in row]
         return JsDict(zip(self.columnNames, values, strict=True))
 
@@ -102,7 +106,9 @@ class SqlCursor:
             yield self._as_dict(row)
 
     def toArray(self) -> list[JsDict]:
-        return list(self)
+        rows = self._rows[self._next :]
+        self._next = len(self._rows)
+        return [self._as_dict(row) for row in rows]
 
     def one(self) -> JsDict:
         remaining = len(self._rows) - self._next
@@ -128,6 +134,12 @@ class SqlStorage:
             "PRAGMA journal_mode=WAL" if self._path != ":memory:" else "PRAGMA journal_mode=MEMORY"
         )
         self._conn.execute("PRAGMA synchronous=NORMAL")
+        # A checkpoint costs two fsyncs (~10 ms on a VM disk); at SQLite's default of one per 1,000 WAL pages a
+        # busy shard spent a third of its time in them. Every 10,000 pages (~40 MiB) keeps the same guarantee
+        # under synchronous=NORMAL (a killed process loses nothing; a power loss may roll back recent commits,
+        # never corrupt) with a tenth of the fsyncs; the WAL is cut back to 8 MiB after each checkpoint.
+        self._conn.execute(f"PRAGMA wal_autocheckpoint={_WAL_CHECKPOINT_PAGES}")
+        self._conn.execute(f"PRAGMA journal_size_limit={_WAL_KEEP_BYTES}")
         self._depth = 0
         self.write_statements = 0
         """Write statements executed so far (INSERT/UPDATE/DELETE/REPLACE/DDL); a measuring aid, not SDK API."""
@@ -139,11 +151,11 @@ class SqlStorage:
         return int(page_count) * int(page_size)
 
     def exec(self, query: str, *bindings: Any) -> SqlCursor:
-        statements = _split_cached(query) if not bindings else (query,)
+        if bindings:  # a statement with bindings is run as one statement, as before
+            return self._exec_one(query, _check_bindings(bindings))
+        statements = _split_cached(query)
         if not statements:
             raise SqlError("SQL query is empty")
-        if len(statements) > 1 and bindings:
-            raise SqlError("bindings are only allowed with a single statement")
         cursor = SqlCursor([], [], 0)
         for statement in statements:
             cursor = self._exec_one(statement, _check_bindings(bindings))

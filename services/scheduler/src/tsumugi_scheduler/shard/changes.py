@@ -7,19 +7,34 @@ that must commit in the same transaction.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 import msgspec
 
 from tsumugi_core.states import TERMINAL_STATES, JobState, assert_transition
-from tsumugi_scheduler.shard.port import JobChange
+from tsumugi_scheduler.shard.port import CompletedJob, JobChange
 from tsumugi_scheduler.shard.records import FailureNotice, NoticeConfig, SettledNotice
 from tsumugi_scheduler.shard.schema import AttemptRow, JobRow
 
-__all__ = ["NoticeWriter", "transition"]
+__all__ = ["JobFacts", "NoticeWriter", "completion", "run_event", "transition"]
 
 _encode = msgspec.json.encode
 _FAILED = frozenset({JobState.FAILED, JobState.STALLED})
+
+
+class JobFacts(Protocol):
+    """What notices and run events tell about a job; a JobRow has it all, so has a CompletedJob."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def binding(self) -> str: ...
+    @property
+    def max_attempts(self) -> int: ...
+    @property
+    def run_id(self) -> str | None: ...
+    @property
+    def node_id(self) -> str | None: ...
 
 
 class NoticeWriter:
@@ -32,7 +47,7 @@ class NoticeWriter:
         self._on_settled = None if quiet else config.on_settled_binding
         self._settled_states = config.on_settled_states
 
-    def rows(self, job: JobRow, state: JobState, attempts: int, error: str | None, result: str | None,
+    def rows(self, job: JobFacts, state: JobState, attempts: int, error: str | None, result: str | None,
              now: int) -> list[tuple[str, str]]:  # fmt: skip
         """Notice outbox rows for ``job`` reaching terminal ``state``."""
         rows: list[tuple[str, str]] = []
@@ -75,11 +90,33 @@ def transition(
     attempts = int(row.get("attempts", job.attempts))
     error = row.get("error", job.error) if to in _FAILED else None
     result = row.get("result", job.result) if to == JobState.COMPLETED else None
-    run_event = None
-    if job.run_id is not None and job.node_id is not None:
-        event = {"nodeId": job.node_id, "jobId": job.id, "state": to.value, "result": result, "error": error}
-        run_event = (job.run_id, _encode(event).decode())
     return JobChange(
         job_id=job.id, expect_state=job.state, values=row, attempt=attempt,
-        notices=notices.rows(job, to, attempts, error, result, now), run_event=run_event,
+        notices=notices.rows(job, to, attempts, error, result, now),
+        run_event=run_event(job, to, result, error),
+    )  # fmt: skip
+
+
+def run_event(job: JobFacts, to: JobState, result: str | None, error: str | None) -> tuple[str, str] | None:
+    """The ``(run_id, event JSON)`` outbox row of a job of a flow run reaching terminal ``to``, else None."""
+    if job.run_id is None or job.node_id is None:
+        return None
+    event = {"nodeId": job.node_id, "jobId": job.id, "state": to.value, "result": result, "error": error}
+    return (job.run_id, _encode(event).decode())
+
+
+def completion(job: CompletedJob, now: int, notices: NoticeWriter) -> JobChange:
+    """The bookkeeping rows of a success already applied by ``ShardStore.complete`` (values stay empty).
+
+    The same rows ``transition`` adds for COMPLETED: the attempt log (later attempts only: a first-try
+    success is derivable from the row), notices and the run event.
+    """
+    log = None
+    if job.attempts > 1:
+        log = AttemptRow(job_id=job.id, attempt=job.attempts, state=JobState.COMPLETED, started_at=job.dispatched_at,
+                         finished_at=now, error=None)  # fmt: skip
+    return JobChange(
+        job_id=job.id, expect_state=JobState.COMPLETED, values={}, attempt=log,
+        notices=notices.rows(job, JobState.COMPLETED, job.attempts, None, job.result, now),
+        run_event=run_event(job, JobState.COMPLETED, job.result, None),
     )  # fmt: skip

@@ -20,8 +20,9 @@ from tsumugi_core.options import EnqueueItem, EnqueueValidationError, Guarantee,
 from tsumugi_core.policy import PolicyPatch, ShardSettings, combine_patches, merge_settings, validate_settings
 from tsumugi_core.states import RETRYABLE_STATES, JobState
 from tsumugi_core.wake import next_wake_at, sweep_wake_at
-from tsumugi_scheduler.shard.changes import NoticeWriter, transition
-from tsumugi_scheduler.shard.outcomes import outcome_change
+from tsumugi_scheduler.shard.changes import NoticeWriter, completion, transition
+from tsumugi_scheduler.shard.feeds import notice_records, run_event_records, snapshots
+from tsumugi_scheduler.shard.outcomes import encode_result, outcome_change
 from tsumugi_scheduler.shard.port import JobChange, SqlLike
 from tsumugi_scheduler.shard.records import (
     AttemptRecord,
@@ -29,7 +30,6 @@ from tsumugi_scheduler.shard.records import (
     BulkFailure,
     CancelAnswer,
     EnqueueResult,
-    FailureNotice,
     HeartbeatAnswer,
     JobRecord,
     JobSnapshot,
@@ -39,11 +39,11 @@ from tsumugi_scheduler.shard.records import (
     Outcome,
     ReportAnswer,
     RunEventRecord,
-    SettledNotice,
     ShardDiagnostics,
+    Succeeded,
     TickResult,
 )  # fmt: skip
-from tsumugi_scheduler.shard.schema import JobRow
+from tsumugi_scheduler.shard.schema import JobRow, new_job_row
 from tsumugi_scheduler.shard.sql_store import PROJECTED_SEQ_KEY, SqlShardStore
 from tsumugi_scheduler.shard.tick import MAX_MAINTENANCE_PER_TICK, TickRunner
 
@@ -53,21 +53,6 @@ _CODE_KEY, _PINS_KEY = "code_settings", "pins"
 _INFLIGHT = (JobState.QUEUED, JobState.RUNNING)
 _settings_decoder = msgspec.json.Decoder(ShardSettings)
 _patch_decoder = msgspec.json.Decoder(PolicyPatch)
-_notice_decoder = msgspec.json.Decoder(FailureNotice | SettledNotice)
-_event_decoder = msgspec.json.Decoder(dict[str, Any])
-
-
-def _new_row(job: NewJob, job_id: str) -> JobRow:
-    return JobRow(
-        id=job_id, binding=job.binding, state=JobState.SCHEDULED, priority=job.priority, attempts=0,
-        max_attempts=job.max_attempts, guarantee=job.guarantee.value, timeout_ms=job.timeout_ms,
-        backoff=msgspec.json.encode(job.backoff).decode(), concurrency_key=job.concurrency_key,
-        unique_key=job.unique_key, run_after=job.run_after, eligible_at=max(job.created_at, job.run_after),
-        expires_at=job.expires_at, created_at=job.created_at, updated_at=job.created_at, dispatched_at=None,
-        heartbeat_at=None, silence_at=None, progress=None, cancel_requested_at=None, payload=job.payload_json,
-        result=None, error=None, reason=None, traceparent=job.traceparent, run_id=job.run_id, node_id=job.node_id,
-        seq=0,
-    )  # fmt: skip
 
 
 class JobShardEngine:
@@ -160,7 +145,7 @@ class JobShardEngine:
             for job in jobs:
                 job_id = job.id or format_job_id(self.binding, self.shard, self._ids.new_local_id())
                 until = now + job.unique_for_ms if job.unique_key is not None else None
-                row = msgspec.structs.replace(_new_row(job, job_id), seq=self._store.next_seq())
+                row = new_job_row(job, job_id, self._store.next_seq())
                 results.append(self._store.admit(row, until, now, pinned=job.id is not None))
             return results
 
@@ -193,10 +178,13 @@ class JobShardEngine:
         """Record the outcome of the live attempt; late, duplicate or foreign reports are ignored."""
 
         def run() -> ReportAnswer:
+            if isinstance(outcome, Succeeded) and isinstance(attempt, int):  # pyright: ignore[reportUnnecessaryIsInstance]
+                stored = encode_result(outcome.result)
+                if stored is not None or outcome.result is None:  # nothing lost, so no run must fail it
+                    return self._complete(job_id, attempt, stored)
             job = self._live(job_id, attempt)
             if job is None:
-                current = self._store.job(job_id)
-                return ReportAnswer(accepted=False, state=None if current is None else current.state)
+                return self._refused_report(job_id)
             change = outcome_change(job, outcome, self._clock.now_ms(), self._rand.random(), self._notices)
             self._store.write(change)
             return ReportAnswer(accepted=True, state=JobState(change.values["state"]))
@@ -204,6 +192,19 @@ class JobShardEngine:
         answer = self._store.atomically(run)
         self._dispatch_pending = self._dispatch_pending or answer.accepted
         return answer
+
+    def _complete(self, job_id: str, attempt: int, stored: str | None) -> ReportAnswer:
+        # The hot path: one compare-and-set statement; the row is read only when the report is refused.
+        now = self._clock.now_ms()
+        done = self._store.complete(job_id, attempt, now, stored)
+        if done is None:
+            return self._refused_report(job_id)
+        self._store.record(completion(done, now, self._notices))
+        return ReportAnswer(accepted=True, state=JobState.COMPLETED)
+
+    def _refused_report(self, job_id: str) -> ReportAnswer:
+        current = self._store.job(job_id)
+        return ReportAnswer(accepted=False, state=None if current is None else current.state)
 
     def heartbeat(self, job_id: str, attempt: int, progress: float | None = None) -> HeartbeatAnswer:
         """Extend the live attempt's silence deadline and record progress (clamped to [0, 1])."""
@@ -340,7 +341,7 @@ class JobShardEngine:
             self._stored["last_blocked"] = blocked
 
     def _wake_at(self, now: int) -> int | None:
-        view = self._store.overview(now)
+        view = self._store.overview(now, int(self._stored.get(PROJECTED_SEQ_KEY, "0")))
         policy, retention = self._settings.policy, self._settings.retention
         ready_now = view.oldest_ready_at is not None and view.oldest_ready_at <= now
         return next_wake_at(
@@ -376,12 +377,7 @@ class JobShardEngine:
 
     def changes(self, limit: int = 200) -> list[JobSnapshot]:
         """The projection feed: the latest snapshot of every job changed since the last ack, by seq."""
-        cursor = int(self._stored.get(PROJECTED_SEQ_KEY, "0"))
-        jobs = [msgspec.convert(r, JobRow) for r in self._store.outbox("job", cursor, limit)]
-        by_job: dict[str, list[AttemptRecord]] = {}
-        for attempt in self._store.attempts([j.id for j in jobs]):
-            by_job.setdefault(attempt.job_id, []).append(attempt)
-        return [JobSnapshot(job=j, attempts=by_job.get(j.id, [])) for j in jobs]
+        return snapshots(self._store, int(self._stored.get(PROJECTED_SEQ_KEY, "0")), limit)
 
     def ack_changes(self, up_to_seq: int) -> None:
         """Mark the projection done up to ``up_to_seq`` (finished jobs may then be swept)."""
@@ -390,12 +386,7 @@ class JobShardEngine:
 
     def notices(self, limit: int = 200) -> list[NoticeRecord]:
         """Pending notice outbox rows, oldest first."""
-        rows = self._store.outbox("notice", 0, limit)
-        return [
-            NoticeRecord(seq=int(r["seq"]), target=str(r["target"]),
-                         notice=_notice_decoder.decode(r["body"]))
-            for r in rows
-        ]  # fmt: skip
+        return notice_records(self._store.outbox("notice", 0, limit))
 
     def ack_notices(self, up_to_seq: int) -> None:
         """Drop notice rows up to ``up_to_seq`` once their jobs were enqueued."""
@@ -403,13 +394,7 @@ class JobShardEngine:
 
     def run_events(self, limit: int = 200) -> list[RunEventRecord]:
         """Pending job -> run events, oldest first."""
-        events: list[RunEventRecord] = []
-        for row in self._store.outbox("run_event", 0, limit):
-            body = _event_decoder.decode(row["body"])
-            events.append(RunEventRecord(seq=int(row["seq"]), run_id=str(row["run_id"]), node_id=body["nodeId"],
-                                         job_id=body["jobId"], state=JobState(body["state"]), result=body["result"],
-                                         error=body["error"]))  # fmt: skip
-        return events
+        return run_event_records(self._store.outbox("run_event", 0, limit))
 
     def ack_run_events(self, up_to_seq: int) -> None:
         """Drop run events up to ``up_to_seq`` once delivered."""

@@ -15,7 +15,7 @@ from tsumugi_core.throttle import TokenBucket
 from tsumugi_scheduler.shard.records import EnqueueResult
 from tsumugi_scheduler.shard.schema import AttemptRow, JobRow
 
-__all__ = ["DueJobs", "FeedKind", "JobChange", "Overview", "ReadyWindow", "ShardStore", "SqlCursorLike",
+__all__ = ["CompletedJob", "DueJobs", "FeedKind", "JobChange", "Overview", "ReadyWindow", "ShardStore", "SqlCursorLike",
            "SqlLike"]  # fmt: skip
 
 T = TypeVar("T")
@@ -48,6 +48,20 @@ class JobChange(msgspec.Struct, frozen=True, kw_only=True):
     """``(target binding, notice JSON)`` rows for the notice outbox."""
     run_event: tuple[str, str] | None = None
     """``(run_id, event JSON)`` for the run-event outbox."""
+
+
+class CompletedJob(msgspec.Struct, frozen=True, kw_only=True):
+    """A job a success report just completed in one statement: what its bookkeeping rows need."""
+
+    id: str
+    binding: str
+    attempts: int
+    """Finished attempts, the completed one included."""
+    max_attempts: int
+    dispatched_at: int | None
+    result: str | None
+    run_id: str | None
+    node_id: str | None
 
 
 class ReadyWindow(msgspec.Struct, frozen=True, kw_only=True):
@@ -105,6 +119,18 @@ class ShardStore(Protocol):
         """Apply a compare-and-set change; False (and nothing written) when the state moved meanwhile."""
         ...
 
+    def dispatch(self, job_ids: Sequence[str], now: int) -> dict[str, Mapping[str, Any]]:
+        """Move SCHEDULED jobs to QUEUED (one feed seq each, in order); dispatch columns of those that moved."""
+        ...
+
+    def complete(self, job_id: str, attempt: int, now: int, result: str | None) -> CompletedJob | None:
+        """Compare-and-set: the live ``attempt`` of a QUEUED/RUNNING job ends COMPLETED; None if not live."""
+        ...
+
+    def record(self, change: JobChange) -> None:
+        """Append a change's attempt, notice and run-event rows (its values are not applied)."""
+        ...
+
     def ready_window(self, now: int, want: int, aging_interval_ms: int | None) -> ReadyWindow:
         """The best ``want`` ready jobs by priority with aging, read through level heads, and in-flight counts."""
         ...
@@ -126,7 +152,7 @@ class ShardStore(Protocol):
         """Delete projected finished jobs past retention and expired unique keys; the number of jobs deleted."""
         ...
 
-    def overview(self, now: int) -> Overview:
+    def overview(self, now: int, projected_seq: int | None = None) -> Overview:
         """Instants the wake computation needs."""
         ...
 

@@ -13,11 +13,26 @@ import msgspec
 
 from tsumugi_core.priority import aging_bound, effective_priority
 from tsumugi_core.throttle import TokenBucket
-from tsumugi_scheduler.shard.port import DueJobs, FeedKind, JobChange, Overview, ReadyWindow, SqlLike
+from tsumugi_scheduler.shard.port import (
+    CompletedJob,
+    DueJobs,
+    FeedKind,
+    JobChange,
+    Overview,
+    ReadyWindow,
+    SqlLike,
+)
 from tsumugi_scheduler.shard.records import EnqueueResult
 from tsumugi_scheduler.shard.schema import DDL, AttemptRow, JobRow
 
-__all__ = ["MAX_LEVELS_PER_TICK", "PROJECTED_SEQ_KEY", "SqlShardStore"]
+__all__ = [
+    "COMPLETE_QUERY",
+    "DISPATCH_QUERY",
+    "MAX_LEVELS_PER_TICK",
+    "OVERVIEW_QUERY",
+    "PROJECTED_SEQ_KEY",
+    "SqlShardStore",
+]
 
 T = TypeVar("T")
 
@@ -28,20 +43,50 @@ MAX_ATTEMPTS_PER_SNAPSHOT: Final = 20
 _BIND_CHUNK: Final = 90  # workerd refuses statements with more than 100 bound parameters
 
 _JOB_COLUMNS: Final = JobRow.__struct_fields__
+_STATE_INDEX: Final = _JOB_COLUMNS.index("state")
 _INSERT_JOB: Final = (
     f"INSERT INTO job ({', '.join(_JOB_COLUMNS)}) VALUES ({', '.join('?' * len(_JOB_COLUMNS))})"
 )
-_HEAD_COLUMNS: Final = (
-    "id, priority, eligible_at, created_at, concurrency_key, attempts, timeout_ms, guarantee, payload, "
-    "traceparent, expires_at"
+_HEAD_COLUMNS: Final = "id, priority, eligible_at, created_at, concurrency_key, expires_at"
+"""What choosing needs; the payload is read only for the jobs actually dispatched (``dispatch``)."""
+DISPATCH_QUERY: Final = (
+    # One statement moves the whole batch: each id's position in the JSON array gives its feed seq. The unary
+    # plus keeps the planner on the primary key (one lookup per id) rather than scanning SCHEDULED rows.
+    "UPDATE job SET state = 'QUEUED', updated_at = ?1, dispatched_at = ?1, heartbeat_at = NULL, progress = NULL,"
+    " silence_at = ?1 + timeout_ms, seq = ?2 + picked.key FROM json_each(?3) AS picked"
+    " WHERE job.id = picked.value AND +job.state = 'SCHEDULED'"
+    " RETURNING id, attempts, timeout_ms, guarantee, payload, traceparent"
 )
 _INFLIGHT: Final = "state IN ('QUEUED', 'RUNNING')"
+# Aggregates over ready jobs name their partial index: left to itself the planner picks job_state (state=?)
+# and walks every SCHEDULED row, which makes a tick O(backlog) (tests/unit/shard/test_indexes.py).
+_BY_ELIGIBLE: Final = "INDEXED BY job_eligible WHERE state = 'SCHEDULED'"
+_BY_LEVEL: Final = "INDEXED BY job_ready WHERE state = 'SCHEDULED'"
 _ACTIVE_EXPIRY: Final = (
     "expires_at IS NOT NULL AND cancel_requested_at IS NULL AND state IN ('SCHEDULED', 'QUEUED', 'RUNNING')"
 )
 _SWEEPABLE: Final = (
     "((state IN ('COMPLETED', 'CANCELLED') AND updated_at < ?) OR (state IN ('FAILED', 'STALLED') AND updated_at < ?))"
     " AND seq <= ?"
+)
+
+COMPLETE_QUERY: Final = (
+    "UPDATE job SET state = 'COMPLETED', updated_at = ?1, heartbeat_at = NULL, progress = NULL,"
+    " attempts = attempts + 1, result = ?2, silence_at = NULL, seq = ?3"
+    " WHERE id = ?4 AND state IN ('QUEUED', 'RUNNING') AND attempts = ?5"
+    f" RETURNING {', '.join(CompletedJob.__struct_fields__)}"
+)
+OVERVIEW_QUERY: Final = (
+    # Each sub-select is one indexed lookup (tests/unit/shard/test_indexes.py); one exec answers them all.
+    f"SELECT (SELECT MIN(eligible_at) FROM job {_BY_ELIGIBLE}) AS oldest_ready_at,"
+    f" (SELECT MIN(eligible_at) FROM job {_BY_ELIGIBLE} AND eligible_at > ?1) AS next_delayed_at,"
+    f" (SELECT MIN(silence_at) FROM job INDEXED BY job_silence WHERE {_INFLIGHT}) AS next_silence_at,"
+    f" (SELECT MIN(expires_at) FROM job INDEXED BY job_expiry WHERE {_ACTIVE_EXPIRY}) AS next_expiry_at,"
+    " (SELECT MIN(updated_at) FROM job WHERE state IN ('COMPLETED', 'CANCELLED')) AS oldest_settled_at,"
+    " (SELECT MIN(updated_at) FROM job WHERE state IN ('FAILED', 'STALLED')) AS oldest_failed_at,"
+    " (SELECT MIN(expires_at) FROM unique_key) AS next_unique_expiry_at,"
+    " (EXISTS (SELECT 1 FROM job WHERE seq > ?2) OR EXISTS (SELECT 1 FROM notice)"
+    " OR EXISTS (SELECT 1 FROM run_event)) AS outbox_pending"
 )
 
 
@@ -116,8 +161,13 @@ class SqlShardStore:
             if not won:
                 holder = self._sql.exec("SELECT job_id FROM unique_key WHERE key = ?", row.unique_key).one()
                 return EnqueueResult(id=str(holder["job_id"]), created=False)
-        self._sql.exec(_INSERT_JOB, *(getattr(row, c) for c in _JOB_COLUMNS))
+        self._insert(row)
         return EnqueueResult(id=row.id, created=True)
+
+    def _insert(self, row: JobRow) -> None:
+        params = list(msgspec.structs.astuple(row))
+        params[_STATE_INDEX] = str(row.state)  # a plain str binds on the shim's fast path
+        self._sql.exec(_INSERT_JOB, *params)
 
     def job(self, job_id: str) -> JobRow | None:
         """One job by id."""
@@ -133,8 +183,21 @@ class SqlShardStore:
             query = f"UPDATE job SET {assignments}, seq = ? WHERE id = ? AND state = ? RETURNING seq AS v"
             self._update_sql[columns] = query
         if not self._sql.exec(query, *change.values.values(), self.next_seq(), change.job_id,
-                              change.expect_state).toArray():  # fmt: skip
+                              str(change.expect_state)).toArray():  # fmt: skip
             return False
+        self.record(change)
+        return True
+
+    def complete(self, job_id: str, attempt: int, now: int, result: str | None) -> CompletedJob | None:
+        """Compare-and-set: the live ``attempt`` of a QUEUED/RUNNING job ends COMPLETED; None if not live.
+
+        The same row change ``transition`` makes for a success, without reading the row first.
+        """
+        rows = self._sql.exec(COMPLETE_QUERY, now, result, self.next_seq(), job_id, attempt - 1).toArray()
+        return msgspec.convert(rows[0], CompletedJob) if rows else None
+
+    def record(self, change: JobChange) -> None:
+        """Append a change's attempt, notice and run-event rows (its values are not applied)."""
         if change.attempt is not None:
             a = change.attempt
             self._sql.exec(
@@ -146,12 +209,25 @@ class SqlShardStore:
             self._sql.exec("INSERT INTO notice (target, body) VALUES (?, ?)", target, body)
         if change.run_event is not None:
             self._sql.exec("INSERT INTO run_event (run_id, body) VALUES (?, ?)", *change.run_event)
-        return True
+
+    def dispatch(self, job_ids: Sequence[str], now: int) -> dict[str, Mapping[str, Any]]:
+        """Move SCHEDULED ``job_ids`` to QUEUED at ``now`` in one statement, in order (one feed seq each).
+
+        Returns the dispatch columns of the jobs that moved, by id; a job no longer SCHEDULED is left out.
+        """
+        if not job_ids:
+            return {}
+        base = self._seq + 1
+        self._seq += len(job_ids)
+        rows = self._sql.exec(
+            DISPATCH_QUERY, now, base, msgspec.json.encode(list(job_ids)).decode()
+        ).toArray()
+        return {str(row["id"]): row for row in rows}
 
     def _level_heads(self, level: int, now: int, limit: int) -> list[Mapping[str, Any]]:
         return list(
             self._sql.exec(
-                f"SELECT {_HEAD_COLUMNS} FROM job WHERE state = 'SCHEDULED' AND priority = ? AND eligible_at <= ?"
+                f"SELECT {_HEAD_COLUMNS} FROM job {_BY_LEVEL} AND priority = ? AND eligible_at <= ?"
                 " ORDER BY eligible_at, created_at, id LIMIT ?",
                 level,
                 now,
@@ -161,10 +237,8 @@ class SqlShardStore:
 
     def _next_level(self, below: int | None) -> int | None:
         if below is None:
-            return self._scalar("SELECT MAX(priority) AS v FROM job WHERE state = 'SCHEDULED'")
-        return self._scalar(
-            "SELECT MAX(priority) AS v FROM job WHERE state = 'SCHEDULED' AND priority < ?", below
-        )
+            return self._scalar(f"SELECT MAX(priority) AS v FROM job {_BY_LEVEL}")
+        return self._scalar(f"SELECT MAX(priority) AS v FROM job {_BY_LEVEL} AND priority < ?", below)
 
     def ready_window(self, now: int, want: int, aging_interval_ms: int | None) -> ReadyWindow:
         """Merge level heads, highest level first, until no lower level can reach the ``want``-th best job."""
@@ -177,7 +251,7 @@ class SqlShardStore:
             if row["k"] is not None:
                 by_key[str(row["k"])] = int(row["n"])
         rows: list[Mapping[str, Any]] = []
-        oldest = self._scalar("SELECT MIN(eligible_at) AS v FROM job WHERE state = 'SCHEDULED'")
+        oldest = self._scalar(f"SELECT MIN(eligible_at) AS v FROM job {_BY_ELIGIBLE}")
         if want <= 0 or oldest is None or oldest > now:
             return ReadyWindow(rows=rows, in_flight=in_flight, in_flight_by_key=by_key)
         level = self._next_level(None)
@@ -258,34 +332,19 @@ class SqlShardStore:
             )
         return deleted
 
-    def overview(self, now: int) -> Overview:
-        """Earliest instants for the wake computation, each one indexed lookup."""
-        cursor = int(self.settings().get(PROJECTED_SEQ_KEY, "0"))
-        pending = bool(
-            self._scalar("SELECT EXISTS (SELECT 1 FROM job WHERE seq > ?) AS v", cursor)
-            or self._scalar("SELECT EXISTS (SELECT 1 FROM notice) AS v")
-            or self._scalar("SELECT EXISTS (SELECT 1 FROM run_event) AS v")
-        )
+    def overview(self, now: int, projected_seq: int | None = None) -> Overview:
+        """Earliest instants for the wake computation: one statement of indexed lookups.
+
+        ``projected_seq`` is the projection cursor the engine already holds; None reads it from settings.
+        """
+        cursor = int(self.settings().get(PROJECTED_SEQ_KEY, "0")) if projected_seq is None else projected_seq
+        row = self._sql.exec(OVERVIEW_QUERY, now, cursor).one()
         return Overview(
-            oldest_ready_at=self._scalar("SELECT MIN(eligible_at) AS v FROM job WHERE state = 'SCHEDULED'"),
-            next_delayed_at=self._scalar(
-                "SELECT MIN(eligible_at) AS v FROM job WHERE state = 'SCHEDULED' AND eligible_at > ?", now
-            ),
-            next_silence_at=self._scalar(
-                f"SELECT MIN(silence_at) AS v FROM job INDEXED BY job_silence WHERE {_INFLIGHT}"
-            ),
-            next_expiry_at=self._scalar(
-                f"SELECT MIN(expires_at) AS v FROM job INDEXED BY job_expiry WHERE {_ACTIVE_EXPIRY}"
-            ),
-            oldest_settled_at=self._scalar(
-                "SELECT MIN(updated_at) AS v FROM job WHERE state IN ('COMPLETED', 'CANCELLED')"
-            ),
-            oldest_failed_at=self._scalar(
-                "SELECT MIN(updated_at) AS v FROM job WHERE state IN ('FAILED', 'STALLED')"
-            ),
-            next_unique_expiry_at=self._scalar("SELECT MIN(expires_at) AS v FROM unique_key"),
-            outbox_pending=pending,
-        )
+            oldest_ready_at=row["oldest_ready_at"], next_delayed_at=row["next_delayed_at"],
+            next_silence_at=row["next_silence_at"], next_expiry_at=row["next_expiry_at"],
+            oldest_settled_at=row["oldest_settled_at"], oldest_failed_at=row["oldest_failed_at"],
+            next_unique_expiry_at=row["next_unique_expiry_at"], outbox_pending=bool(row["outbox_pending"]),
+        )  # fmt: skip
 
     def outbox(self, kind: FeedKind, after_seq: int, limit: int) -> list[Mapping[str, Any]]:
         """Feed rows after ``after_seq``."""

@@ -6,6 +6,7 @@ Delayed jobs need no promotion write: ``eligible_at`` is indexed, so a delayed j
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Final
 
 import msgspec
@@ -28,6 +29,7 @@ PER_KEY_SKIP_BUDGET: Final = 200
 """Extra ready jobs read per tick so jobs of busy keys can be skipped without starving other keys."""
 
 _bucket_decoder = msgspec.json.Decoder(TokenBucket)
+_decode = msgspec.json.decode
 
 
 def expiry_change(job: JobRow, now: int, notices: NoticeWriter) -> JobChange:
@@ -84,10 +86,14 @@ class TickRunner:
         due = self._store.due(now, grace, MAX_MAINTENANCE_PER_TICK)
         for job in due.expired:
             self._store.write(expiry_change(job, now, self._notices))
+        # A job expiry just ended or asked to stop is not reaped in the same tick: a requeue would leave an
+        # expired job SCHEDULED with a cancel request, dispatched never again; after the grace it ends CANCELLED.
+        expired = {job.id for job in due.expired}
         requeued: set[str] = set()
-        for stale in due.silent:
-            job = self._store.job(stale.id) if due.expired else stale  # expiry may have changed it
-            change = None if job is None else reap_change(job, now, grace, self._notices)
+        for job in due.silent:
+            if job.id in expired:
+                continue
+            change = reap_change(job, now, grace, self._notices)
             if (
                 change is not None
                 and self._store.write(change)
@@ -99,17 +105,16 @@ class TickRunner:
     def dispatch(
         self, now: int, settings: ShardSettings, skip: set[str], stored: dict[str, str]
     ) -> list[DispatchMessage]:
-        """Choose and dispatch ready jobs; CAS SCHEDULED -> QUEUED each, and persist the buckets used."""
+        """Choose and dispatch ready jobs (one compare-and-set statement for the batch); persist the buckets used."""
         policy = settings.policy
         want = min(MAX_DISPATCH_PER_TICK, max(1, policy.concurrency))
         window = self._store.ready_window(now, want + PER_KEY_SKIP_BUDGET, policy.aging_interval_ms)
-        rows = {str(r["id"]): r for r in window.rows if str(r["id"]) not in skip
-                and (r["expires_at"] is None or int(r["expires_at"]) > now)}  # fmt: skip
-        candidates = [
-            Candidate(id=i, priority=int(r["priority"]), eligible_at=int(r["eligible_at"]),
-                      created_at=int(r["created_at"]), concurrency_key=r["concurrency_key"])
-            for i, r in rows.items()
-        ]  # fmt: skip
+        ready = [
+            r
+            for r in window.rows
+            if r["id"] not in skip and (r["expires_at"] is None or r["expires_at"] > now)
+        ]
+        candidates = msgspec.convert(ready, list[Candidate])  # one C call; the extra expires_at is ignored
         keys = [c.concurrency_key for c in candidates if c.concurrency_key is not None]
         key_buckets = self._store.buckets(keys) if policy.per_key_rate is not None and keys else {}
         bucket = _bucket_decoder.decode(stored["bucket"]) if "bucket" in stored else None
@@ -120,8 +125,9 @@ class TickRunner:
         self.saturated = len(plan.chosen) >= MAX_DISPATCH_PER_TICK
         self._record(plan)
         self._save_buckets(plan, stored, bool(chosen))
+        moved = self._store.dispatch(chosen, now)
         grace = policy.reaper_grace_ms
-        return [m for m in (self._dispatch_one(rows[i], now, grace) for i in chosen) if m is not None]
+        return [self._message(moved[i], now, grace) for i in chosen if i in moved]
 
     def _record(self, plan: DispatchPlan) -> None:
         self.last_blocked = plan.blocked
@@ -135,17 +141,11 @@ class TickRunner:
         if plan.key_buckets and used:
             self._store.save_buckets(plan.key_buckets)
 
-    def _dispatch_one(self, row: Any, now: int, grace_ms: int) -> DispatchMessage | None:
+    def _message(self, row: Mapping[str, Any], now: int, grace_ms: int) -> DispatchMessage:
         timeout = int(row["timeout_ms"])
-        values = {"state": JobState.QUEUED.value, "updated_at": now, "dispatched_at": now, "heartbeat_at": None,
-                  "progress": None, "silence_at": now + timeout}  # fmt: skip
-        if not self._store.write(
-            JobChange(job_id=str(row["id"]), expect_state=JobState.SCHEDULED, values=values)
-        ):
-            return None
         return DispatchMessage(
             job_id=str(row["id"]), binding=self._binding, attempt=int(row["attempts"]) + 1,
-            payload=msgspec.json.decode(row["payload"]), timeout_ms=timeout,
+            payload=_decode(row["payload"]), timeout_ms=timeout,
             claim_required=row["guarantee"] == Guarantee.AT_MOST_ONCE, deadline_at=now + timeout + grace_ms,
             traceparent=row["traceparent"],
         )  # fmt: skip

@@ -1,0 +1,53 @@
+"""Reading the shard's feeds: job snapshots for the projection, notice and run-event outbox rows."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import msgspec
+
+from tsumugi_core.states import JobState
+from tsumugi_scheduler.shard.port import ShardStore
+from tsumugi_scheduler.shard.records import (
+    AttemptRecord,
+    FailureNotice,
+    JobSnapshot,
+    NoticeRecord,
+    RunEventRecord,
+    SettledNotice,
+)
+from tsumugi_scheduler.shard.schema import JobRow
+
+__all__ = ["notice_records", "run_event_records", "snapshots"]
+
+_notice_decoder = msgspec.json.Decoder(FailureNotice | SettledNotice)
+_event_decoder = msgspec.json.Decoder(dict[str, Any])
+
+
+def snapshots(store: ShardStore, after_seq: int, limit: int) -> list[JobSnapshot]:
+    """The latest snapshot of every job changed after ``after_seq``, by seq, with its newest attempts."""
+    jobs = [msgspec.convert(r, JobRow) for r in store.outbox("job", after_seq, limit)]
+    by_job: dict[str, list[AttemptRecord]] = {}
+    for attempt in store.attempts([j.id for j in jobs]):
+        by_job.setdefault(attempt.job_id, []).append(attempt)
+    return [JobSnapshot(job=j, attempts=by_job.get(j.id, [])) for j in jobs]
+
+
+def notice_records(rows: Sequence[Mapping[str, Any]]) -> list[NoticeRecord]:
+    """Notice outbox rows as records."""
+    return [
+        NoticeRecord(seq=int(r["seq"]), target=str(r["target"]), notice=_notice_decoder.decode(r["body"]))
+        for r in rows
+    ]
+
+
+def run_event_records(rows: Sequence[Mapping[str, Any]]) -> list[RunEventRecord]:
+    """Run-event outbox rows as records."""
+    events: list[RunEventRecord] = []
+    for row in rows:
+        body = _event_decoder.decode(row["body"])
+        events.append(RunEventRecord(seq=int(row["seq"]), run_id=str(row["run_id"]), node_id=body["nodeId"],
+                                     job_id=body["jobId"], state=JobState(body["state"]), result=body["result"],
+                                     error=body["error"]))  # fmt: skip
+    return events

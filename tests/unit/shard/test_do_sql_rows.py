@@ -1,0 +1,50 @@
+"""The DO SQL shim the engine runs on keeps Cloudflare's row shape on its fast paths.
+
+Rows are ``JsDict``; an integral REAL comes back as ``int`` (as a JS number does through Pyodide), a
+non-integral one as ``float``; ``toArray``, ``one`` and iteration agree and consume the cursor.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tsumugi_dev.do_sql import SqlError, SqlStorage
+from tsumugi_dev.jsdict import JsDict
+
+
+@pytest.fixture
+def sql() -> SqlStorage:
+    storage = SqlStorage()
+    storage.exec("CREATE TABLE t (k TEXT, r REAL, b BLOB)")
+    storage.exec("INSERT INTO t VALUES ('plain', NULL, NULL), ('whole', 2.0, NULL), ('half', 0.5, x'00ff')")
+    return storage
+
+
+def test_to_array_gives_js_dicts_with_js_number_semantics(sql: SqlStorage) -> None:
+    rows = sql.exec("SELECT k, r, b FROM t ORDER BY rowid").toArray()
+    assert all(type(row) is JsDict for row in rows)
+    assert rows == [{"k": "plain", "r": None, "b": None}, {"k": "whole", "r": 2, "b": None},
+                    {"k": "half", "r": 0.5, "b": b"\x00\xff"}]  # fmt: skip
+    assert type(rows[1]["r"]) is int
+    assert rows[2].k == "half"
+
+
+def test_iteration_one_and_to_array_consume_the_same_rows(sql: SqlStorage) -> None:
+    cursor = sql.exec("SELECT k FROM t ORDER BY rowid")
+    assert next(iter(cursor)) == {"k": "plain"}
+    assert cursor.toArray() == [{"k": "whole"}, {"k": "half"}]
+    assert cursor.toArray() == []
+    assert sql.exec("SELECT r FROM t WHERE k = ?", "whole").one() == {"r": 2}
+    with pytest.raises(SqlError, match="exactly one result"):
+        sql.exec("SELECT k FROM t").one()
+
+
+def test_bindings_are_checked_and_writes_counted(sql: SqlStorage) -> None:
+    before = sql.write_statements
+    sql.exec("UPDATE t SET r = ? WHERE k = ?", True, "plain")  # a bool binds as 1, as in the SDK
+    assert sql.exec("SELECT r FROM t WHERE k = 'plain'").one() == {"r": 1}
+    assert sql.write_statements == before + 1
+    with pytest.raises(SqlError, match="unsupported SQL binding type: dict"):
+        sql.exec("SELECT ?", {"a": 1})
+    with pytest.raises(SqlError):
+        sql.exec("SELECT 1; SELECT ?", 1)  # bindings only with a single statement
