@@ -1,17 +1,15 @@
 """The whole system on the local runtime: the scheduler, the example performers and the producer Worker.
 
-Each test gets a fresh data folder and a `SteppingClock` that the runtime, the scheduler and the performers
-all read, so retries, timeouts and heartbeats happen in virtual time.
+Each test gets a fresh data folder and one `VirtualClock` that the runtime, the scheduler and the performers
+all read (installed with their `use_time_source`), so retries, timeouts, heartbeats and a performer's sleeps
+happen in virtual time.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any
 
-import msgspec
 import pytest
 from system_driver import Driver
 
@@ -30,69 +28,24 @@ TOKEN = "test-token"
 SCHEDULER = "tsumugi-scheduler"
 
 
-class SteppingClock(VirtualClock):
-    """`VirtualClock` plus ``sleep_ms`` (the time source the scheduler and the performers are given)."""
-
-    def __init__(self, start_ms: int) -> None:
-        super().__init__(start_ms)
-        self.sleepers = 0
-        self._parked: asyncio.Event | None = None
-
-    async def sleep_ms(self, ms: int) -> None:
-        loop = asyncio.get_running_loop()
-        woken: asyncio.Future[None] = loop.create_future()
-
-        def wake() -> None:
-            if not woken.done():
-                woken.set_result(None)
-
-        timer = self.call_at(self.now_ms() + max(0, ms), wake)
-        self.sleepers += 1
-        if self._parked is not None:
-            self._parked.set()
-        try:
-            await woken
-        finally:
-            self.sleepers -= 1
-            timer.cancel()
-
-    def _idle(self) -> bool:
-        loop: Any = asyncio.get_running_loop()
-        return not loop._ready  # nothing runnable: every task waits (on I/O or virtual time)
-
-    async def settle(self) -> None:
-        while True:
-            for _ in range(3):
-                await asyncio.sleep(0)
-            pending = [t for t in self._tracker.tasks if not t.done()]
-            if not pending:
-                return
-            if self.sleepers and self._idle():
-                return
-            if self.sleepers:
-                continue  # something is runnable: let it run, then look again
-            # Wake when a task finishes or when one starts waiting on virtual time.
-            self._parked = asyncio.Event()
-            parked = asyncio.ensure_future(self._parked.wait())
-            await asyncio.wait([*pending, parked], return_when=asyncio.FIRST_COMPLETED)
-            parked.cancel()
-            self._parked = None
+SteppingClock = VirtualClock
+"""The name the test modules annotate with: the runtime's `VirtualClock` now sleeps and settles on its own."""
 
 
 @pytest.fixture
-def clock() -> Iterator[SteppingClock]:
-    stepping = SteppingClock(START_MS)
-    old_scheduler = scheduler_time.use_time_source(stepping)
-    old_performer = performer_time.use_time_source(stepping)
-    yield stepping
+def clock() -> Iterator[VirtualClock]:
+    virtual = VirtualClock(START_MS)
+    old_scheduler = scheduler_time.use_time_source(virtual)
+    old_performer = performer_time.use_time_source(virtual)
+    yield virtual
     scheduler_time.use_time_source(old_scheduler)
     performer_time.use_time_source(old_performer)
 
 
 @pytest.fixture
-async def system(tmp_path: Path, clock: SteppingClock) -> AsyncIterator[LocalRuntime]:
-    scheduler = load_config(SCHEDULER_CONFIG)
-    scheduler = msgspec.structs.replace(scheduler, vars={**scheduler.vars, "TSUMUGI_TOKEN": TOKEN})
+async def system(tmp_path: Path, clock: VirtualClock) -> AsyncIterator[LocalRuntime]:
+    # The test's token wins over a developer's services/scheduler/.dev.vars.
+    scheduler = load_config(SCHEDULER_CONFIG).with_secrets({"TSUMUGI_TOKEN": TOKEN})
     configs = [scheduler, load_config(PERFORMERS_CONFIG), load_config(PRODUCER_CONFIG)]
     runtime = LocalRuntime(configs, data_dir=tmp_path / "data", clock=clock)
     await runtime.start()

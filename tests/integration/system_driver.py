@@ -6,9 +6,8 @@ import json
 import urllib.parse
 from typing import Any
 
-import msgspec
-
 from tsumugi_client import JobDetail, TsumugiClient, create_client
+from tsumugi_dev.faults import Fault
 from tsumugi_dev.runtime import LocalRuntime
 
 SCHEDULER = "tsumugi-scheduler"
@@ -24,6 +23,7 @@ class Driver:
         self.token = token
         self.producer_env = system.env(PRODUCER)
         self.client: TsumugiClient = create_client()
+        self._lost: Fault | None = None
 
     async def enqueue(self, binding: str, payload: Any, **options: Any) -> str:
         return await self.client.enqueue(self.producer_env, binding=binding, payload=payload, **options)
@@ -46,9 +46,12 @@ class Driver:
         return None if found is None else dict(found)
 
     async def jobs_of(self, binding: str) -> list[dict[str, Any]]:
-        answer = await self.system.d1("tsumugi").prepare(
-            "SELECT * FROM job WHERE binding = ? ORDER BY created_at, id"
-        ).bind(binding).all()
+        answer = (
+            await self.system.d1("tsumugi")
+            .prepare("SELECT * FROM job WHERE binding = ? ORDER BY created_at, id")
+            .bind(binding)
+            .all()
+        )
         return [dict(r) for r in answer.results]
 
     async def notices_for(self, binding: str, job_id: str) -> list[dict[str, Any]]:
@@ -64,22 +67,16 @@ class Driver:
         """The jobs of ``binding`` (oldest first) with their payload decoded."""
         return [{**row, "payload": json.loads(row["payload"])} for row in await self.jobs_of(binding)]
 
-    def lose_messages_of(self, job_id: str) -> None:
-        """Fault injection: the next queue messages carrying ``job_id`` vanish before delivery."""
-        store = self.system.queues
-        consumer_wake = store._listeners[QUEUE]  # pyright: ignore[reportPrivateUsage]
-
-        def drop_then_wake() -> None:
-            for message in store.pending(QUEUE):
-                if msgspec.msgpack.decode(message.body).get("jobId") == job_id:
-                    store._conn.execute("DELETE FROM queue_message WHERE seq = ?", (message.seq,))  # pyright: ignore[reportPrivateUsage]
-            consumer_wake()
-
-        store.listen(QUEUE, drop_then_wake)
+    def lose_messages_of(self, job_id: str) -> Fault:
+        """Fault injection: the next queue message carrying ``job_id`` vanishes before delivery."""
+        self._lost = self.system.faults.drop_next(QUEUE, matching=lambda body: body.get("jobId") == job_id)
+        return self._lost
 
     def restore_delivery(self) -> None:
-        consumer = self.system._consumers[QUEUE]  # pyright: ignore[reportPrivateUsage]
-        self.system.queues.listen(QUEUE, consumer.poke)
+        """Disarm ``lose_messages_of`` if it has not struck yet."""
+        if self._lost is not None:
+            self._lost.cancel()
+            self._lost = None
 
 
 def quoted(job_id: str) -> str:

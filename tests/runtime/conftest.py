@@ -1,4 +1,8 @@
-"""Fixtures for the local runtime's conformance tests: a fresh runtime per test on a virtual clock."""
+"""Fixtures for the local runtime's tests: a fresh runtime per test on a virtual clock.
+
+``runtime`` hosts the conformance Workers; ``repo_system`` hosts this repository's scheduler, performers and
+producer, with the scheduler and the performers waiting on the same virtual clock.
+"""
 
 from __future__ import annotations
 
@@ -8,11 +12,16 @@ from pathlib import Path
 import pytest
 
 from tsumugi_dev.clock import VirtualClock
+from tsumugi_dev.config import load_config
+from tsumugi_dev.repo_workers import repo_worker_configs
 from tsumugi_dev.runtime import LocalRuntime
+from tsumugi_performer import entrypoint as performer_time
+from tsumugi_scheduler import timing as scheduler_time
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CONFIGS = [FIXTURES / "conformance" / "wrangler.jsonc", FIXTURES / "peer" / "wrangler.toml"]
 START_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z, on a cron boundary
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -26,4 +35,24 @@ async def runtime(tmp_path: Path, clock: VirtualClock) -> AsyncIterator[LocalRun
     await rt.start()
     yield rt
     await rt.stop()
+    assert clock.crashes == []
+
+
+@pytest.fixture
+async def repo_system(tmp_path: Path) -> AsyncIterator[tuple[LocalRuntime, VirtualClock]]:
+    clock = VirtualClock(START_MS)
+    old_scheduler, old_performer = (
+        scheduler_time.use_time_source(clock),
+        performer_time.use_time_source(clock),
+    )
+    runtime = LocalRuntime(
+        [load_config(p) for p in repo_worker_configs(REPO)], data_dir=tmp_path / "data", clock=clock
+    )
+    await runtime.start()
+    try:
+        yield runtime, clock
+    finally:
+        await runtime.stop()
+        scheduler_time.use_time_source(old_scheduler)
+        performer_time.use_time_source(old_performer)
     assert clock.crashes == []

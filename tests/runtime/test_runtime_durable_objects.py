@@ -154,3 +154,54 @@ async def test_alarms_survive_a_restart(runtime: LocalRuntime, clock: VirtualClo
         assert await stub.fired() == [0]
     finally:
         await again.stop()
+
+
+async def test_ids_by_name_string_and_unique(runtime: LocalRuntime) -> None:
+    ns = runtime.env("conformance").COUNTER
+    by_name = ns.idFromName("alpha")
+    assert (by_name.name, len(by_name.toString())) == ("alpha", 64)
+    assert by_name.equals(ns.idFromName("alpha"))
+    assert not by_name.equals(ns.idFromName("beta"))
+    assert ns.idFromString(by_name.toString()).name is None
+    stub = ns.getByName("alpha")
+    assert (stub.name, stub.id.toString()) == ("alpha", by_name.toString())
+    unique = ns.newUniqueId()
+    assert unique.toString() != ns.newUniqueId().toString()
+    assert await ns.get(unique).increment(2) == 2
+    assert await ns.get(ns.idFromString(unique.toString())).get() == 2
+    with pytest.raises(TypeError, match="Invalid Durable Object ID: must be 64 hex digits"):
+        ns.idFromString("not-an-id")
+    with pytest.raises(TypeError, match="idFromName: name must be a str"):
+        ns.idFromName(7)
+
+
+async def test_the_same_name_in_another_namespace_is_another_object(runtime: LocalRuntime) -> None:
+    ns = runtime.env("conformance").COUNTER
+    other_key = "elsewhere:Counter"
+    here = runtime.namespace("conformance", "Counter")
+    assert ns.idFromName("a").toString() == here.id_from_name("a").toString()
+    assert runtime.object_id_for_name(other_key, "a") != ns.idFromName("a").toString()
+
+
+async def test_an_alarm_set_in_the_past_fires_at_once(runtime: LocalRuntime, clock: VirtualClock) -> None:
+    stub = runtime.env("conformance").COUNTER.getByName("past")
+    await stub.arm(clock.now_ms() - 60_000)
+    await clock.advance(0)
+    assert await stub.fired() == [0]
+
+
+async def test_an_alarm_retry_survives_a_restart(runtime: LocalRuntime, clock: VirtualClock) -> None:
+    start = clock.now_ms()
+    await runtime.env("conformance").COUNTER.getByName("retry-restart").arm(start + 1_000, 1)
+    await clock.advance(1_000)  # fails once: retry due at +3 s with retryCount 1
+    await runtime.stop()
+    again = LocalRuntime(runtime.configs, data_dir=runtime.data_dir, clock=clock)
+    await again.start()
+    try:
+        stub = again.env("conformance").COUNTER.getByName("retry-restart")
+        assert await stub.alarm_at() == start + 3_000
+        await clock.advance(2_000)
+        assert await stub.fired() == [0, 1]
+        assert await stub.alarm_at() is None
+    finally:
+        await again.stop()

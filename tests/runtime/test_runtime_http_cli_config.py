@@ -1,4 +1,4 @@
-"""The HTTP front (ASGI), the ``tsumugi dev`` command's refusals, config loading and the virtual clock."""
+"""The HTTP front (ASGI), the ``tsumugi dev`` command's refusals and config loading."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ import pytest
 from workers import Request, Response
 
 from tsumugi_dev.cli import main
-from tsumugi_dev.clock import VirtualClock
 from tsumugi_dev.config import ConfigError, load_config
 from tsumugi_dev.http_server import asgi_app
 from tsumugi_dev.jsonc import loads_jsonc
@@ -72,22 +71,6 @@ def test_config_errors_name_the_field_and_rule(tmp_path: Path) -> None:
     path.write_text('name = "w"\nmain = "entry.py"\n[[services]]\nbinding = 3\nservice = "x"\n')
     with pytest.raises(ConfigError, match=r"services: Expected `str`, got `int` - at `\$\[0\].binding`"):
         load_config(path)
-
-
-async def test_virtual_clock_fires_timers_in_order_and_only_when_due() -> None:
-    clock = VirtualClock(1_000)
-    fired: list[tuple[str, int]] = []
-    clock.call_at(3_000, lambda: fired.append(("b", clock.now_ms())))
-    clock.call_at(2_000, lambda: fired.append(("a", clock.now_ms())))
-    clock.call_at(3_000, lambda: fired.append(("c", clock.now_ms())))
-    clock.call_at(9_000, lambda: fired.append(("never", clock.now_ms()))).cancel()
-    await clock.advance(1_999)
-    assert fired == [("a", 2_000)]
-    await clock.advance(10_000)
-    assert fired == [("a", 2_000), ("b", 3_000), ("c", 3_000)]
-    assert clock.now_ms() == 12_999
-    with pytest.raises(ValueError, match="ms must be >= 0"):
-        await clock.advance(-1)
 
 
 async def test_sdk_request_and_response_shapes() -> None:

@@ -112,3 +112,76 @@ async def test_queued_messages_survive_a_restart(runtime: LocalRuntime, clock: V
         assert await deliveries(again) == [("jobs", 42, 1)]
     finally:
         await again.stop()
+
+
+async def test_the_batch_window_starts_at_the_first_message_and_is_not_extended(
+    runtime: LocalRuntime, clock: VirtualClock
+) -> None:
+    await send(runtime, {"kind": "ok", "n": 1})
+    await clock.advance(600)
+    await send(runtime, {"kind": "ok", "n": 2})
+    await clock.advance(399)
+    assert await deliveries(runtime) == []
+    await clock.advance(1)  # max_batch_timeout (1 s) after the first message, not after the second
+    assert await deliveries(runtime) == [("jobs", 1, 1), ("jobs", 2, 1)]
+
+
+async def test_a_batch_that_fills_inside_the_window_goes_at_once(
+    runtime: LocalRuntime, clock: VirtualClock
+) -> None:
+    await send(runtime, {"kind": "ok", "n": 1})
+    await clock.advance(500)
+    await send(runtime, {"kind": "ok", "n": 2}, {"kind": "ok", "n": 3}, {"kind": "ok", "n": 4})
+    await clock.advance(0)
+    assert await deliveries(runtime) == [("jobs", 1, 1), ("jobs", 2, 1), ("jobs", 3, 1)]
+    await clock.advance(999)  # the leftover waits for a window of its own
+    assert len(await deliveries(runtime)) == 3
+    await clock.advance(1)
+    assert (await deliveries(runtime))[3:] == [("jobs", 4, 1)]
+
+
+async def test_a_producers_delivery_delay_holds_every_message_back(
+    runtime: LocalRuntime, clock: VirtualClock
+) -> None:
+    later = runtime.env("conformance").LATER_JOBS  # delivery_delay = 5 on the producer binding
+    await later.send({"kind": "ok", "n": 1})
+    await later.send({"kind": "ok", "n": 2}, delaySeconds=0)  # an explicit delay wins
+    await clock.advance(1_000)
+    assert await deliveries(runtime) == [("jobs", 2, 1)]
+    await clock.advance(5_000)
+    assert await deliveries(runtime) == [("jobs", 2, 1), ("jobs", 1, 1)]
+
+
+async def test_retry_with_delay_seconds(runtime: LocalRuntime, clock: VirtualClock) -> None:
+    await send(runtime, {"kind": "retry-later", "n": 1})  # the handler retries it with delaySeconds=5
+    await clock.advance(1_000)
+    await clock.advance(5_999)
+    assert await deliveries(runtime) == [("jobs", 1, 1)]
+    await clock.advance(1)
+    assert await deliveries(runtime) == [("jobs", 1, 1), ("jobs", 1, 2)]
+
+
+async def test_retry_all_wins_over_later_acks(runtime: LocalRuntime, clock: VirtualClock) -> None:
+    await send(runtime, {"kind": "retry-all", "n": 2}, {"kind": "ok", "n": 3})
+    await clock.advance(1_000)
+    assert await deliveries(runtime) == [("jobs", 2, 1), ("jobs", 3, 1)]
+    # The handler acked message 3 after retryAll(): the first verdict stands, so both are queued again.
+    pending = [(m.decoded_body()["n"], m.attempts) for m in runtime.queues.pending("jobs")]
+    assert pending == [(2, 1), (3, 1)]
+
+
+async def test_a_consumers_retry_delay_and_dropping_after_max_retries_without_a_dlq(
+    runtime: LocalRuntime, clock: VirtualClock
+) -> None:
+    # jobs-dlq has no dead-letter queue of its own, max_retries 3 (the default) and retry_delay 2 s.
+    runtime.faults.crash_consumer_next("jobs-dlq", n=4)
+    await runtime.env("conformance").JOBS.sendBatch([{"body": {"kind": "retry", "n": 8}}])
+    await clock.advance(3_000)  # three deliveries on jobs (max_retries 2), then moved to jobs-dlq: crash 1
+    assert [m.attempts for m in runtime.queues.pending("jobs-dlq")] == [1]
+    await clock.advance(1_999)
+    assert [m.attempts for m in runtime.queues.pending("jobs-dlq")] == [1]
+    await clock.advance(1)  # retry_delay elapsed: crash 2
+    assert [m.attempts for m in runtime.queues.pending("jobs-dlq")] == [2]
+    await clock.advance(4_000)  # crashes 3 and 4: the fourth delivery was the last one allowed
+    assert runtime.queues.pending("jobs-dlq") == []
+    assert [row for row in await deliveries(runtime) if row[0] == "jobs-dlq"] == []

@@ -43,14 +43,27 @@ class AlarmScheduler:
         self._clock = clock
         self._fire = fire
         self._timers: dict[tuple[str, str], Timer] = {}
+        self._names: dict[tuple[str, str], str | None] = {}
+        """Objects whose index row this runtime wrote (or found at start), with the name written."""
         conn.execute(
             "CREATE TABLE IF NOT EXISTS do_alarm_index (namespace TEXT NOT NULL, object_id TEXT NOT NULL, "
             "object_name TEXT, alarm_at INTEGER NOT NULL, PRIMARY KEY (namespace, object_id))"
         )
 
     def committed(self, namespace: str, object_id: str, name: str | None, alarm_at: int | None) -> None:
-        """Record the committed alarm of one object and (re)arm or disarm its timer."""
+        """Record the committed alarm of one object and (re)arm or disarm its timer.
+
+        Objects report their alarm after every transaction; an unchanged alarm (same instant, timer still
+        armed, same name) costs nothing, so a busy object does not rewrite the index row on every commit.
+        """
         key = (namespace, object_id)
+        armed = self._timers.get(key)
+        unchanged = armed is not None and armed.at_ms == alarm_at and not armed.cancelled
+        if unchanged and self._names.get(key) == name:
+            return
+        if armed is None and alarm_at is None and key not in self._names:
+            return  # nothing armed, nothing indexed since this runtime started: nothing to clear
+        self._names.pop(key, None)
         old = self._timers.pop(key, None)
         if old is not None:
             old.cancel()
@@ -63,6 +76,7 @@ class AlarmScheduler:
             "object_name = excluded.object_name",
             (namespace, object_id, name, alarm_at),
         )
+        self._names[key] = name
         self._timers[key] = self._clock.call_at(alarm_at, lambda: self._launch(namespace, object_id))
 
     def _launch(self, namespace: str, object_id: str) -> None:
@@ -72,6 +86,8 @@ class AlarmScheduler:
     def indexed(self) -> list[tuple[str, str, str | None]]:
         """``(namespace, object_id, object_name)`` of every object that may have an alarm."""
         rows = self._conn.execute("SELECT namespace, object_id, object_name FROM do_alarm_index").fetchall()
+        for row in rows:
+            self._names[(str(row[0]), str(row[1]))] = None if row[2] is None else str(row[2])
         return [(str(r[0]), str(r[1]), None if r[2] is None else str(r[2])) for r in rows]
 
     def cancel_all(self) -> None:

@@ -11,13 +11,14 @@ import socket
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TextIO
 
 from tsumugi_dev.config import CONFIG_NAMES, ConfigError, WorkerConfig, find_configs, load_config
 from tsumugi_dev.http_server import WorkerServer
-from tsumugi_dev.repo_workers import TOKEN_VAR, DevToken, dev_token, repo_worker_configs, with_secrets
+from tsumugi_dev.repo_workers import TOKEN_VAR, repo_token, repo_worker_configs, with_secrets
 from tsumugi_dev.runtime import LocalRuntime
 
-__all__ = ["main", "run_dev"]
+__all__ = ["configure_logging", "main", "run_dev"]
 
 EXIT_USAGE = 2
 
@@ -48,13 +49,13 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 
 def _load(paths: Sequence[Path]) -> list[WorkerConfig] | None:
-    repo_token: DevToken | None = None
+    repo_default = False
     if not paths:
         paths = find_configs(Path.cwd())
         if not paths:
             # At the root of this repository: its scheduler, performers and producer, with the API token.
             paths = repo_worker_configs(Path.cwd())
-            repo_token = dev_token(os.environ) if paths else None
+            repo_default = bool(paths)
         if not paths:
             print(
                 f"tsumugi dev: no wrangler config given and none found in {Path.cwd()} "
@@ -67,11 +68,24 @@ def _load(paths: Sequence[Path]) -> list[WorkerConfig] | None:
     except ConfigError as exc:
         print(f"tsumugi dev: {exc}", file=sys.stderr)
         return None
-    if repo_token is None:
-        return configs
-    if repo_token.generated:
-        print(f"tsumugi dev: {TOKEN_VAR} was not set; this run's API token: {repo_token.value}", flush=True)
-    return [with_secrets(config, repo_token) for config in configs]
+    if repo_default:
+        token = repo_token(configs, os.environ)
+        if token.generated:
+            print(f"tsumugi dev: {TOKEN_VAR} was not set; this run's API token: {token.value}", flush=True)
+        configs = [with_secrets(config, token) for config in configs]
+    for config in configs:
+        if config.secret_names:
+            # As wrangler dev does: say which secrets are in use, never their values.
+            print(f"{config.name}: secrets {', '.join(config.secret_names)}", flush=True)
+    return configs
+
+
+def configure_logging(stream: TextIO) -> None:
+    """Show the runtime's event lines and the job events (``tsumugi.jobs``) at INFO on ``stream``."""
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=stream, force=True)
+    for name in ("tsumugi", "tsumugi_dev", "tsumugi_scheduler"):
+        # A Worker module may have quietened these at import; the dev console wants them.
+        logging.getLogger(name).setLevel(logging.INFO)
 
 
 def run_dev(paths: Sequence[Path], *, data_dir: Path, port: int) -> int:
@@ -79,7 +93,7 @@ def run_dev(paths: Sequence[Path], *, data_dir: Path, port: int) -> int:
     configs = _load(paths)
     if configs is None:
         return EXIT_USAGE
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stdout, force=True)
+    configure_logging(sys.stdout)
     try:
         return asyncio.run(_serve(configs, data_dir, port))
     except ConfigError as exc:

@@ -1,9 +1,15 @@
 """The runtime's two clocks: virtual time for tests, the wall clock for ``tsumugi dev``.
 
 Everything in the local runtime that waits (alarms, queue delays and batch timeouts, cron) registers a timer
-with ``call_at`` instead of sleeping, and every background task is started with ``spawn``. That is what lets
-``VirtualClock.advance`` be deterministic: it fires due timers one instant at a time, in order, and after each
-one waits until every task the runtime started has finished before it moves time on.
+with ``call_at`` instead of sleeping, and every background task is started with ``spawn``. Code that must
+wait inside a task (a performer that sleeps, a consumer's timeout timer) awaits ``sleep_ms``. That is what
+lets ``VirtualClock.advance`` be deterministic: it fires due timers one instant at a time, in order, and after
+each one lets the loop run until it has *settled*: every task the runtime started has finished, or nothing is
+runnable any more and some task waits on a future virtual instant (then only moving time can change anything).
+
+Both clocks satisfy the ``TimeSource`` protocols of ``tsumugi_scheduler.timing`` and
+``tsumugi_performer.entrypoint`` (``now_ms`` and ``sleep_ms``), so a host or a test installs the runtime's
+clock there with ``use_time_source(clock)``.
 """
 
 from __future__ import annotations
@@ -56,6 +62,10 @@ class RuntimeClock(Protocol):
         """Run ``coro`` as a background task the clock keeps track of."""
         ...
 
+    async def sleep_ms(self, ms: int) -> None:
+        """Wait until ``ms`` milliseconds of this clock's time have passed."""
+        ...
+
     async def aclose(self) -> None:
         """Cancel every timer and background task."""
         ...
@@ -91,12 +101,26 @@ class _TaskTracker:
         await asyncio.gather(*tasks, return_exceptions=True)
 
 
+def _loop_is_idle(loop: asyncio.AbstractEventLoop) -> bool:
+    """True when no callback is ready to run: every task waits on a future, a timer or outside I/O."""
+    # asyncio has no public way to ask this. Every stdlib loop derives from BaseEventLoop, which keeps its
+    # runnable callbacks in ``_ready``; other loops (uvloop) are refused with a clear error instead.
+    ready: Any = getattr(loop, "_ready", None)
+    if ready is None:
+        raise RuntimeError(
+            f"VirtualClock needs a stdlib asyncio event loop (got {type(loop).__name__}): it cannot see "
+            "whether any task is runnable on that loop"
+        )
+    return len(ready) == 0
+
+
 class VirtualClock:
     """Time that moves only when a test says so.
 
     Example:
         clock = VirtualClock(start_ms=1_700_000_000_000)
         await clock.advance(5_000)   # fires every timer due in the next 5 s, in order
+        await clock.sleep_ms(100)    # inside a task: resumes when a later advance reaches that instant
     """
 
     def __init__(self, start_ms: int = 1_700_000_000_000) -> None:
@@ -104,11 +128,18 @@ class VirtualClock:
         self._heap: list[tuple[int, int, Timer]] = []
         self._seq = itertools.count()
         self._tracker = _TaskTracker()
+        self._sleepers = 0
+        self._sleeper_started: asyncio.Future[None] | None = None
 
     @property
     def crashes(self) -> list[BaseException]:
         """Exceptions that escaped background tasks (a runtime bug when not empty)."""
         return self._tracker.crashes
+
+    @property
+    def sleepers(self) -> int:
+        """How many coroutines are waiting in ``sleep_ms`` right now."""
+        return self._sleepers
 
     def now_ms(self) -> int:
         """The current virtual instant."""
@@ -124,6 +155,30 @@ class VirtualClock:
         """Start a tracked background task; ``settle`` waits for it."""
         return self._tracker.spawn(coro, name)
 
+    async def sleep_ms(self, ms: int) -> None:
+        """Wait until virtual time has moved ``ms`` forward (``ms <= 0`` only yields to the loop).
+
+        A task waiting here counts as settled: ``advance`` moves time on rather than waiting for it.
+        """
+        if ms <= 0:
+            await asyncio.sleep(0)
+            return
+        woken: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+        def wake() -> None:
+            if not woken.done():
+                woken.set_result(None)
+
+        timer = self.call_at(self._now + ms, wake)
+        self._sleepers += 1
+        if self._sleeper_started is not None and not self._sleeper_started.done():
+            self._sleeper_started.set_result(None)
+        try:
+            await woken
+        finally:
+            self._sleepers -= 1
+            timer.cancel()
+
     def next_timer_at(self) -> int | None:
         """The instant of the earliest pending timer, or None."""
         while self._heap and self._heap[0][2].cancelled:
@@ -131,14 +186,31 @@ class VirtualClock:
         return self._heap[0][0] if self._heap else None
 
     async def settle(self) -> None:
-        """Let the event loop run until every tracked task has finished."""
+        """Let the loop run until nothing more can happen without moving time.
+
+        That is: nothing is runnable and either every tracked task has finished or some coroutine waits in
+        ``sleep_ms``. While tracked tasks wait on something else (outside I/O) and nobody sleeps, it waits for
+        a task to finish or to start sleeping.
+        """
+        loop = asyncio.get_running_loop()
         while True:
-            for _ in range(3):
-                await asyncio.sleep(0)
+            await asyncio.sleep(0)
+            if not _loop_is_idle(loop):
+                continue
             pending = [t for t in self._tracker.tasks if not t.done()]
-            if not pending:
+            if not pending or self._sleepers:
                 return
-            await asyncio.wait(pending)
+            await self._wait_for_progress(loop, pending)
+
+    async def _wait_for_progress(
+        self, loop: asyncio.AbstractEventLoop, pending: list[asyncio.Task[Any]]
+    ) -> None:
+        started = self._sleeper_started = loop.create_future()
+        try:
+            await asyncio.wait([*pending, started], return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            started.cancel()
+            self._sleeper_started = None
 
     async def advance(self, ms: int) -> None:
         """Move time forward by ``ms``, firing due timers one instant at a time."""
@@ -191,6 +263,10 @@ class RealClock:
     def spawn(self, coro: Coroutine[Any, Any, Any], *, name: str) -> asyncio.Task[Any]:
         """Start a tracked background task."""
         return self._tracker.spawn(coro, name)
+
+    async def sleep_ms(self, ms: int) -> None:
+        """Sleep on the event loop."""
+        await asyncio.sleep(max(0, ms) / 1000)
 
     async def aclose(self) -> None:
         """Cancel pending timers and background tasks."""

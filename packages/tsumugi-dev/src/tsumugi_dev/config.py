@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
+from tsumugi_dev.dev_vars import DevVarsError, read_dev_vars
 from tsumugi_dev.jsonc import loads_jsonc
 
 __all__ = [
@@ -85,12 +87,17 @@ class ServiceBindingConfig(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class WorkerConfig(msgspec.Struct, frozen=True, kw_only=True):
-    """One Worker as the runtime sees it."""
+    """One Worker as the runtime sees it.
+
+    ``vars`` holds the config's vars with the ``.dev.vars`` secrets over them (as under ``wrangler dev``);
+    ``secret_names`` says which of them are secrets, so tools can list them without their values.
+    """
 
     name: str
     main: Path
     path: Path
     vars: dict[str, Any] = {}
+    secret_names: tuple[str, ...] = ()
     durable_objects: tuple[DurableObjectBindingConfig, ...] = ()
     sqlite_classes: tuple[str, ...] = ()
     queue_producers: tuple[QueueProducerConfig, ...] = ()
@@ -104,6 +111,11 @@ class WorkerConfig(msgspec.Struct, frozen=True, kw_only=True):
     def directory(self) -> Path:
         """The folder holding the config file (relative paths start here)."""
         return self.path.parent
+
+    def with_secrets(self, secrets: Mapping[str, str]) -> WorkerConfig:
+        """A copy with ``secrets`` set over the current vars and secrets (a test's or a tool's secrets)."""
+        names = tuple(sorted({*self.secret_names, *secrets}))
+        return msgspec.structs.replace(self, vars={**self.vars, **secrets}, secret_names=names)
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -152,6 +164,13 @@ def _sqlite_classes(path: Path, raw: Any) -> tuple[str, ...]:
         field = "migrations[].new_sqlite_classes"
         classes.extend(_convert(path, field, migration.get("new_sqlite_classes", []), tuple[str, ...]))
     return tuple(classes)
+
+
+def _secrets(path: Path) -> dict[str, str]:
+    try:
+        return dict(read_dev_vars(path.parent))
+    except DevVarsError as exc:
+        raise ConfigError(str(exc)) from exc
 
 
 def _required_str(path: Path, data: dict[str, Any], field: str) -> str:
@@ -204,7 +223,7 @@ def load_config(path: str | Path) -> WorkerConfig:
         crons=_convert(path, "triggers.crons", triggers.get("crons", []), tuple[str, ...]),
     )
     _check_sqlite_classes(config)
-    return config
+    return config.with_secrets(_secrets(path))
 
 
 def _check_sqlite_classes(config: WorkerConfig) -> None:

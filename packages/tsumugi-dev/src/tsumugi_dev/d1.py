@@ -33,6 +33,17 @@ def _js_value(value: Any) -> Any:
     return value
 
 
+_PLAIN_PARAMS = frozenset({str, int, float, bytes, type(None)})
+
+
+def _check_params(values: tuple[Any, ...]) -> tuple[Any, ...]:
+    # The common case (plain values) costs one set lookup per value; only odd types take the slow path.
+    for value in values:
+        if type(value) not in _PLAIN_PARAMS:
+            return tuple(_check_param(v, i) for i, v in enumerate(values))
+    return values
+
+
 def _check_param(value: Any, index: int) -> Any:
     if isinstance(value, bool):
         return int(value)
@@ -62,9 +73,7 @@ class D1PreparedStatement:
 
     def bind(self, *values: Any) -> D1PreparedStatement:
         """Bind positional values (``?`` / ``?NNN``)."""
-        return D1PreparedStatement(
-            self._db, self.sql, tuple(_check_param(v, i) for i, v in enumerate(values))
-        )
+        return D1PreparedStatement(self._db, self.sql, _check_params(values))
 
     async def all(self) -> JsDict:
         """Every row, with ``meta``."""
@@ -106,6 +115,7 @@ class D1Database:
         self._path = str(path)
         self._conn: sqlite3.Connection = open_state_db(path)
         self._conn.execute("PRAGMA foreign_keys=ON")
+        self._page_size: int | None = None
 
     @property
     def connection(self) -> sqlite3.Connection:
@@ -131,8 +141,8 @@ class D1Database:
         changes = self._conn.total_changes - before
         return _Outcome(names, rows, changes, cursor.lastrowid or 0, (time.perf_counter() - started) * 1000)
 
-    def result(self, outcome: _Outcome) -> JsDict:
-        """The SDK's result object for one executed statement."""
+    def result(self, outcome: _Outcome, size_after: int | None = None) -> JsDict:
+        """The SDK's result object for one executed statement (``size_after`` defaults to the size now)."""
         rows = [JsDict(zip(outcome.names, (_js_value(v) for v in row), strict=True)) for row in outcome.rows]
         meta = JsDict(
             changed_db=outcome.changes > 0,
@@ -142,28 +152,30 @@ class D1Database:
             rows_read=len(outcome.rows),
             rows_written=outcome.changes,
             served_by="tsumugi-dev",
-            size_after=self._size(),
+            size_after=self._size() if size_after is None else size_after,
         )
         return JsDict(results=rows, success=True, meta=meta)
 
     def _size(self) -> int:
-        pages = self._conn.execute("PRAGMA page_count").fetchone()[0]
-        size = self._conn.execute("PRAGMA page_size").fetchone()[0]
-        return int(pages) * int(size)
+        if self._page_size is None:  # fixed once the file exists; the page count is what changes
+            self._page_size = int(self._conn.execute("PRAGMA page_size").fetchone()[0])
+        return int(self._conn.execute("PRAGMA page_count").fetchone()[0]) * self._page_size
 
     async def batch(self, statements: Sequence[D1PreparedStatement]) -> list[JsDict]:
         """Run ``statements`` in one transaction: all of them apply, or (when one fails) none does."""
         await asyncio.sleep(0)
-        results: list[JsDict] = []
+        outcomes: list[_Outcome] = []
         self._conn.execute("BEGIN IMMEDIATE")
         try:
             for statement in statements:
-                results.append(self.result(self.execute(statement)))
+                outcomes.append(self.execute(statement))
         except BaseException:
             self._conn.execute("ROLLBACK")
             raise
         self._conn.execute("COMMIT")
-        return results
+        # The batch is one transaction: every result reports the size after it (read once, not per statement).
+        size = self._size()
+        return [self.result(outcome, size) for outcome in outcomes]
 
     async def exec(self, query: str) -> JsDict:
         """Run one or more statements without bindings; answers ``count`` and ``duration``."""

@@ -16,7 +16,7 @@ import re
 import secrets
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from workers.entrypoints import CURRENT_ENV
 from workers.http import FetchResponse, Request, Response
@@ -30,6 +30,7 @@ from tsumugi_dev.do_storage import (
     DurableObjectStorage,
     InputGate,
 )
+from tsumugi_dev.faults import ALARM, FaultInjector, InjectedFault
 from tsumugi_dev.jsdict import JsDict
 
 __all__ = [
@@ -39,6 +40,8 @@ __all__ = [
     "NamespaceHost",
     "ObjectHost",
     "call_method",
+    "object_id_for_name",
+    "rpc_copy",
     "rpc_method",
 ]
 
@@ -47,6 +50,11 @@ _HEX_ID = re.compile(r"^[0-9a-f]{64}$")
 _NOT_RPC = frozenset(
     {"fetch", "alarm", "queue", "scheduled", "webSocketMessage", "webSocketClose", "webSocketError"}
 )
+
+
+def object_id_for_name(namespace_key: str, name: str) -> str:
+    """The hex id of ``idFromName(name)`` in the namespace ``<script>:<class>``."""
+    return hashlib.sha256(f"{namespace_key}\x00{name}".encode()).hexdigest()
 
 
 class DurableObjectId:
@@ -69,6 +77,43 @@ class DurableObjectId:
 
     def __repr__(self) -> str:
         return f"DurableObjectId({self._hex[:12]}..., name={self.name!r})"
+
+
+class _NotPlain(Exception):
+    """A value the plain fast path of `rpc_copy` leaves to the full conversion."""
+
+
+_PLAIN_SCALARS = frozenset({str, int, bool, type(None)})
+_MAX_SAFE_INT = 2**53
+
+
+def _copy_plain(value: Any) -> Any:
+    kind = type(cast(object, value))
+    if kind in _PLAIN_SCALARS:
+        return value
+    if kind is float:
+        return int(value) if value.is_integer() and abs(value) <= _MAX_SAFE_INT else value
+    if kind is dict or kind is JsDict:
+        items: dict[Any, Any] = value
+        return JsDict({(k if type(k) is str else str(k)): _copy_plain(v) for k, v in items.items()})
+    if kind is list:
+        elements: list[Any] = value
+        return [_copy_plain(v) for v in elements]
+    raise _NotPlain
+
+
+def rpc_copy(value: Any, where: Callable[[], str]) -> Any:
+    """``transfer(value, where())``: the same copy, cheaper for plain JSON-like values.
+
+    Every RPC argument, result and queue body is copied; for values made only of exact ``dict``/``JsDict``,
+    ``list``, ``str``, ``int``, ``bool``, ``float`` and ``None`` the copy is built directly (no path strings),
+    with the same result as `workers.rpc.transfer`. Anything else (functions, bytes, tuples, subclasses such
+    as enums) takes the full conversion, so its errors and special cases stay exactly as they are.
+    """
+    try:
+        return _copy_plain(value)
+    except _NotPlain:
+        return transfer(value, where())
 
 
 async def call_method(fn: Callable[..., Any], *args: Any) -> Any:
@@ -180,9 +225,15 @@ class ObjectHost:
                 "alarm of %s %s dropped after %d retries", self.namespace.key, self.key[:12], retry_count
             )
 
+    def _maybe_fail_alarm(self) -> None:
+        faults = self.namespace.faults
+        if faults is not None and faults.strike(ALARM, self.namespace.key, lambda: [self.key]):
+            raise InjectedFault("injected fault: alarm() failed")
+
     async def _invoke_alarm(self, retry_count: int) -> bool:
         info = JsDict(retryCount=retry_count, isRetry=retry_count > 0)
         try:
+            self._maybe_fail_alarm()
             await self.event(lambda instance: call_method(instance.alarm, info))
         except (Exception, DurableObjectAbortError) as exc:
             _log.info(
@@ -197,9 +248,17 @@ class NamespaceHost:
     """Every object of one Durable Object class of one Worker."""
 
     def __init__(
-        self, *, script: str, class_name: str, data_dir: Path, clock: RuntimeClock, alarms: AlarmScheduler
+        self,
+        *,
+        script: str,
+        class_name: str,
+        data_dir: Path,
+        clock: RuntimeClock,
+        alarms: AlarmScheduler,
+        faults: FaultInjector | None = None,
     ) -> None:
         self.script = script
+        self.faults = faults
         self.class_name = class_name
         self.key = f"{script}:{class_name}"
         self.directory = data_dir / "do" / script / class_name
@@ -208,6 +267,7 @@ class NamespaceHost:
         self.cls: Any = None
         self.env: Any = None
         self._objects: dict[str, ObjectHost] = {}
+        self._hex_by_name: dict[str, str] = {}
 
     def bind(self, cls: type, env: Any) -> None:
         """Attach the class (once the Worker module is loaded) and the env its instances get."""
@@ -226,8 +286,10 @@ class NamespaceHost:
 
     def id_from_name(self, name: str) -> DurableObjectId:
         """The id ``idFromName(name)`` gives: stable for one namespace and name."""
-        digest = hashlib.sha256(f"{self.key}\x00{name}".encode()).hexdigest()
-        return DurableObjectId(digest, name)
+        hex_id = self._hex_by_name.get(name)
+        if hex_id is None:  # hashed once per name: every RPC through getByName asks again
+            hex_id = self._hex_by_name[name] = object_id_for_name(self.key, name)
+        return DurableObjectId(hex_id, name)
 
     def evict_all(self) -> None:
         """Evict every live object of the namespace."""
@@ -255,12 +317,12 @@ class DurableObjectStub:
         async def call(*args: Any, **kwargs: Any) -> Any:
             if kwargs:
                 raise TypeError(f"{name}: RPC calls take positional arguments only (got {sorted(kwargs)})")
-            sent = [transfer(arg, f"{name}() argument {i}") for i, arg in enumerate(args)]
+            sent = [rpc_copy(arg, lambda i=i: f"{name}() argument {i}") for i, arg in enumerate(args)]
             await asyncio.sleep(0)
             try:
                 result = await host.event(lambda instance: call_method(rpc_method(instance, name), *sent))
                 # The callee converts its result: a result that cannot cross fails on its side.
-                sent_back = transfer(result, f"{name}() result")
+                sent_back = rpc_copy(result, lambda: f"{name}() result")
             except Exception as exc:
                 raise remote_error(exc) from None
             await asyncio.sleep(0)

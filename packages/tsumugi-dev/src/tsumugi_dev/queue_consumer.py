@@ -15,6 +15,7 @@ from typing import Any
 
 from tsumugi_dev.clock import RuntimeClock, Timer
 from tsumugi_dev.config import QueueConsumerConfig
+from tsumugi_dev.faults import CRASH_CONSUMER, DUPLICATE, FaultInjector, InjectedFault
 from tsumugi_dev.queues import QueueStore, StoredMessage
 
 __all__ = ["Message", "MessageBatch", "QueueConsumer"]
@@ -82,12 +83,18 @@ class QueueConsumer:
     """Delivers one queue's messages to its consumer Worker."""
 
     def __init__(
-        self, config: QueueConsumerConfig, store: QueueStore, clock: RuntimeClock, deliver: Deliver
+        self,
+        config: QueueConsumerConfig,
+        store: QueueStore,
+        clock: RuntimeClock,
+        deliver: Deliver,
+        faults: FaultInjector | None = None,
     ) -> None:
         self.config = config
         self._store = store
         self._clock = clock
         self._deliver = deliver
+        self._faults = faults
         self._in_flight = 0
         self._window_timer: Timer | None = None
         self._window_due = False
@@ -154,6 +161,7 @@ class QueueConsumer:
         batch = MessageBatch(self.config.queue, messages)
         failed = False
         try:
+            self._maybe_crash(messages)
             await self._deliver(batch)
         except Exception as exc:
             failed = True
@@ -165,13 +173,26 @@ class QueueConsumer:
         self._settle(messages, failed=failed)
         self.poke()
 
+    def _maybe_crash(self, messages: list[Message]) -> None:
+        faults = self._faults
+        if faults is not None and faults.strike(
+            CRASH_CONSUMER, self.config.queue, lambda: [m.body for m in messages]
+        ):
+            raise InjectedFault("injected fault: the consumer crashed before it acked")
+
+    def _ack_is_lost(self, message: Message) -> bool:
+        faults = self._faults
+        return faults is not None and faults.strike(DUPLICATE, self.config.queue, lambda: [message.body])
+
     def _settle(self, messages: list[Message], *, failed: bool) -> None:
         acked: list[int] = []
         retried: list[tuple[int, int]] = []
         dead: list[StoredMessage] = []
         for message in messages:
             verdict = message.verdict or ("retry" if failed else "ack")
-            if verdict == "ack":
+            if verdict == "ack" and self._ack_is_lost(message):
+                retried.append((message.stored.seq, 0))  # delivered again at once, whatever max_retries says
+            elif verdict == "ack":
                 acked.append(message.stored.seq)
             elif message.attempts > self.config.max_retries:
                 dead.append(message.stored)

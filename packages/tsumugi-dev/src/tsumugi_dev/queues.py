@@ -8,15 +8,18 @@ stored as msgpack.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import secrets
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
 from typing import Any
 
 import msgspec
-from workers.rpc import python_from_rpc, transfer
+from workers.rpc import python_from_rpc
 
 from tsumugi_dev.clock import RuntimeClock
+from tsumugi_dev.durable_objects import rpc_copy
+from tsumugi_dev.faults import DROP, FaultInjector
 
 __all__ = ["MAX_BATCH_MESSAGES", "MAX_MESSAGE_BYTES", "QueueBinding", "QueueStore", "StoredMessage"]
 
@@ -42,6 +45,27 @@ class StoredMessage(msgspec.Struct, frozen=True, kw_only=True):
         return python_from_rpc(msgspec.msgpack.decode(self.body))
 
 
+def _subjects(body: bytes) -> Callable[[], list[Any]]:
+    """The body as a fault's matcher sees it (as the consumer would), decoded only when asked."""
+    return lambda: [python_from_rpc(msgspec.msgpack.decode(body))]
+
+
+@contextlib.contextmanager
+def _transaction(conn: sqlite3.Connection) -> Generator[None]:
+    """One explicit transaction around a group of statements.
+
+    The connection is in autocommit mode, where ``with conn:`` opens no transaction and ``executemany``
+    commits every row on its own: not atomic, and one WAL commit per message.
+    """
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
 def _delay_seconds(value: Any, where: str) -> int:
     if value is None:
         return 0
@@ -52,7 +76,7 @@ def _delay_seconds(value: Any, where: str) -> int:
 
 def encode_body(body: Any, where: str) -> bytes:
     """Copy and serialise a message body, refusing what Cloudflare refuses."""
-    copied = transfer(body, where)
+    copied = rpc_copy(body, lambda: where)
     try:
         data = msgspec.msgpack.encode(copied)
     except TypeError as exc:
@@ -67,9 +91,12 @@ def encode_body(body: Any, where: str) -> bytes:
 class QueueStore:
     """Every queue's messages in one SQLite table."""
 
-    def __init__(self, conn: sqlite3.Connection, clock: RuntimeClock) -> None:
+    def __init__(
+        self, conn: sqlite3.Connection, clock: RuntimeClock, faults: FaultInjector | None = None
+    ) -> None:
         self._conn = conn
         self._clock = clock
+        self._faults = faults
         self._listeners: dict[str, Callable[[], None]] = {}
         conn.execute(
             "CREATE TABLE IF NOT EXISTS queue_message (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL "
@@ -85,14 +112,18 @@ class QueueStore:
         self._listeners[queue] = wake
 
     def add(self, queue: str, bodies: Sequence[tuple[bytes, int]], attempts: int = 0) -> list[str]:
-        """Store ``(body, delay_seconds)`` pairs atomically; returns the new message ids."""
+        """Store ``(body, delay_seconds)`` pairs atomically; returns the new message ids.
+
+        A ``drop`` fault armed on ``queue`` loses matching messages here: accepted, never stored.
+        """
+        bodies = self._survivors(queue, bodies)
         now = self._clock.now_ms()
         ids = [secrets.token_hex(16) for _ in bodies]
         rows = [
             (mid, queue, body, attempts, now + delay * 1000, now)
             for mid, (body, delay) in zip(ids, bodies, strict=True)
         ]
-        with self._conn:
+        with _transaction(self._conn):
             self._conn.executemany(
                 "INSERT INTO queue_message (id, queue, body, attempts, visible_at, created_at) VALUES (?, ?, ?, ?, ?, ?)",
                 rows,
@@ -101,6 +132,17 @@ class QueueStore:
         if wake is not None:
             wake()
         return ids
+
+    def _survivors(self, queue: str, bodies: Sequence[tuple[bytes, int]]) -> Sequence[tuple[bytes, int]]:
+        faults = self._faults
+        if faults is None:
+            return bodies
+        kept: list[tuple[bytes, int]] = []
+        for item in bodies:
+            decoded = _subjects(item[0])
+            if not faults.strike(DROP, queue, decoded):
+                kept.append(item)
+        return kept
 
     def ready_count(self, queue: str, limit: int) -> int:
         """How many messages of ``queue`` could be delivered now (at most ``limit``)."""
@@ -120,7 +162,7 @@ class QueueStore:
 
     def lease(self, queue: str, limit: int) -> list[StoredMessage]:
         """Take up to ``limit`` visible messages for one delivery (their ``attempts`` go up by one)."""
-        with self._conn:
+        with _transaction(self._conn):
             rows = self._conn.execute(
                 "SELECT seq, id, queue, body, attempts, created_at FROM queue_message WHERE queue = ? AND leased = 0 "
                 "AND visible_at <= ? ORDER BY visible_at, seq LIMIT ?",
@@ -156,7 +198,7 @@ class QueueStore:
     ) -> None:
         """Apply one delivery's outcome atomically: delete acked, release retried at their instant, move dead."""
         now = self._clock.now_ms()
-        with self._conn:
+        with _transaction(self._conn):
             self._conn.executemany("DELETE FROM queue_message WHERE seq = ?", [(s,) for s in acked])
             self._conn.executemany(
                 "UPDATE queue_message SET leased = 0, visible_at = ? WHERE seq = ?",

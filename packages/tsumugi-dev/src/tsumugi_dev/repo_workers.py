@@ -2,18 +2,20 @@
 
 The repository root has no wrangler config of its own; its Workers are the scheduler (first, so it gets the
 first port: http://127.0.0.1:8787), the example performers and the producer example. The scheduler's REST API
-reads the ``TSUMUGI_TOKEN`` secret; locally it comes from the environment, or a generated one is printed.
+reads the ``TSUMUGI_TOKEN`` secret. Like every secret it may come from ``services/scheduler/.dev.vars``
+(``tsumugi_dev.dev_vars``); otherwise from the environment, or a generated one is printed.
 
 Wiring (in ``cli._load``, when no CONFIG is given and the current folder has no wrangler config)::
 
-    paths = repo_worker_configs(Path.cwd())
-    configs = [with_secrets(load_config(p), token) for p in paths]   # token = dev_token(os.environ)
+    configs = [load_config(p) for p in repo_worker_configs(Path.cwd())]
+    token = repo_token(configs, os.environ)
+    configs = [with_secrets(c, token) for c in configs]
 """
 
 from __future__ import annotations
 
 import secrets
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Final
 
@@ -21,7 +23,15 @@ import msgspec
 
 from tsumugi_dev.config import WorkerConfig
 
-__all__ = ["REPO_WORKER_CONFIGS", "TOKEN_VAR", "DevToken", "dev_token", "repo_worker_configs", "with_secrets"]
+__all__ = [
+    "REPO_WORKER_CONFIGS",
+    "TOKEN_VAR",
+    "DevToken",
+    "dev_token",
+    "repo_token",
+    "repo_worker_configs",
+    "with_secrets",
+]
 
 REPO_WORKER_CONFIGS: Final = (
     "services/scheduler/wrangler.jsonc",
@@ -54,8 +64,19 @@ def dev_token(environ: Mapping[str, str]) -> DevToken:
     return DevToken(value=secrets.token_urlsafe(24), generated=True)
 
 
+def repo_token(configs: Sequence[WorkerConfig], environ: Mapping[str, str]) -> DevToken:
+    """The token for this run: the scheduler's own (``vars`` or ``.dev.vars``), else ``dev_token(environ)``.
+
+    ``configs[0]`` is the scheduler (``REPO_WORKER_CONFIGS`` order).
+    """
+    preset = configs[0].vars.get(TOKEN_VAR) if configs else None
+    if isinstance(preset, str) and preset.strip():
+        return DevToken(value=preset.strip(), generated=False)
+    return dev_token(environ)
+
+
 def with_secrets(config: WorkerConfig, token: DevToken) -> WorkerConfig:
-    """``config`` with the token as a var (as ``wrangler dev`` does with ``.dev.vars``); explicit vars win."""
+    """``config`` with the token as a secret, as if its ``.dev.vars`` held it; a token already set wins."""
     if TOKEN_VAR in config.vars:
         return config
-    return msgspec.structs.replace(config, vars={**config.vars, TOKEN_VAR: token.value})
+    return config.with_secrets({TOKEN_VAR: token.value})

@@ -28,7 +28,13 @@ from tsumugi_dev.clock import RealClock, RuntimeClock
 from tsumugi_dev.config import ConfigError, WorkerConfig, load_config
 from tsumugi_dev.cron_triggers import CronTrigger
 from tsumugi_dev.d1 import D1Database, apply_d1_migrations
-from tsumugi_dev.durable_objects import DurableObjectId, DurableObjectNamespace, NamespaceHost
+from tsumugi_dev.durable_objects import (
+    DurableObjectId,
+    DurableObjectNamespace,
+    NamespaceHost,
+    object_id_for_name,
+)
+from tsumugi_dev.faults import FaultInjector
 from tsumugi_dev.queue_consumer import QueueConsumer
 from tsumugi_dev.queues import QueueBinding, QueueStore
 from tsumugi_dev.state_db import open_state_db
@@ -67,6 +73,8 @@ class LocalRuntime:
         self._consumers: dict[str, QueueConsumer] = {}
         self._crons: list[CronTrigger] = []
         self._running = False
+        self.faults = FaultInjector(self)
+        """Fault injection for tests (``tsumugi_dev.faults``); faults stay armed across a restart."""
 
     async def __aenter__(self) -> LocalRuntime:
         await self.start()
@@ -85,7 +93,7 @@ class LocalRuntime:
         self.workers, self._namespaces, self._d1, self._consumers, self._crons = {}, {}, {}, {}, []
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self._state = open_state_db(self.data_dir / "runtime.sqlite")
-        self.queues = QueueStore(self._state, self.clock)
+        self.queues = QueueStore(self._state, self.clock, self.faults)
         self.alarms = AlarmScheduler(self._state, self.clock, self._fire_alarm)
         self.analytics = AnalyticsStore(self.data_dir / "analytics.sqlite", self.clock)
         for config in self.configs:
@@ -136,6 +144,7 @@ class LocalRuntime:
                 data_dir=self.data_dir,
                 clock=self.clock,
                 alarms=self.alarms,
+                faults=self.faults,
             )
         return self._namespaces[key]
 
@@ -178,7 +187,7 @@ class LocalRuntime:
                 raise ConfigError(
                     f"{config.path}: queues.consumers: Worker {config.name!r} has no Default.queue()"
                 )
-            runner = QueueConsumer(consumer, self.queues, self.clock, host.queue)
+            runner = QueueConsumer(consumer, self.queues, self.clock, host.queue, self.faults)
             self._consumers[consumer.queue] = runner
             runner.recover()
             runner.poke()
@@ -227,6 +236,38 @@ class LocalRuntime:
         """Drop every live Durable Object instance (storage and alarms stay), as an eviction does."""
         for namespace in self._namespaces.values():
             namespace.evict_all()
+
+    # -- what fault injection checks its targets against (FaultTargets) --------------------------------------
+
+    def queue_names(self) -> set[str]:
+        """Every queue a Worker of this runtime produces to or consumes (dead-letter queues included)."""
+        names: set[str] = set()
+        for config in self.configs:
+            names.update(p.queue for p in config.queue_producers)
+            for consumer in config.queue_consumers:
+                names.add(consumer.queue)
+                if consumer.dead_letter_queue is not None:
+                    names.add(consumer.dead_letter_queue)
+        return names
+
+    def namespace_key(self, worker: str, class_name: str) -> str:
+        """The key of the Durable Object class ``class_name`` of ``worker`` (``ValueError`` when not hosted)."""
+        hosted = {
+            f"{do.script_name or config.name}:{do.class_name}"
+            for config in self.configs
+            for do in config.durable_objects
+        }
+        key = f"{worker}:{class_name}"
+        if key not in hosted:
+            listed = ", ".join(sorted(hosted)) or "none"
+            raise ValueError(
+                f"worker, class_name: {key} is not a Durable Object class of this runtime (known: {listed})"
+            )
+        return key
+
+    def object_id_for_name(self, namespace_key: str, name: str) -> str:
+        """The hex id ``idFromName(name)`` gives in ``namespace_key``."""
+        return object_id_for_name(namespace_key, name)
 
     async def fetch(self, worker: str, resource: Request | str, **options: Any) -> Response:
         """Send a request to ``worker`` as its HTTP server would (``/cdn-cgi/handler/scheduled`` included)."""

@@ -17,11 +17,11 @@ from typing import Any
 
 from workers.entrypoints import CURRENT_ENV, DurableObject, WorkerEntrypoint
 from workers.http import FetchResponse, Request, Response
-from workers.rpc import remote_error, transfer
+from workers.rpc import remote_error
 
 from tsumugi_dev.clock import RuntimeClock
 from tsumugi_dev.config import WorkerConfig
-from tsumugi_dev.durable_objects import call_method, rpc_method
+from tsumugi_dev.durable_objects import call_method, rpc_copy, rpc_method
 from tsumugi_dev.jsdict import JsDict
 
 __all__ = ["Env", "ExecutionContext", "ScheduledController", "ServiceBinding", "WorkerHost", "load_module"]
@@ -192,14 +192,14 @@ class ServiceBinding:
         async def call(*args: Any, **kwargs: Any) -> Any:
             if kwargs:
                 raise TypeError(f"{name}: RPC calls take positional arguments only (got {sorted(kwargs)})")
-            sent = [transfer(arg, f"{name}() argument {i}") for i, arg in enumerate(args)]
+            sent = [rpc_copy(arg, lambda i=i: f"{name}() argument {i}") for i, arg in enumerate(args)]
             await asyncio.sleep(0)
             try:
                 result = await target.run(
                     entrypoint, lambda instance: call_method(rpc_method(instance, name), *sent)
                 )
                 # The callee converts its result: a result that cannot cross fails on its side.
-                sent_back = transfer(result, f"{name}() result")
+                sent_back = rpc_copy(result, lambda: f"{name}() result")
             except Exception as exc:
                 raise remote_error(exc) from None
             await asyncio.sleep(0)

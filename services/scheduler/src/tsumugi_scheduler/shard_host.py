@@ -5,7 +5,9 @@ one alarm at the engine's ``next_wake_at`` (or none). ``alarm()`` ticks, sends t
 (``sendBatch``, chunks of 100), projects the change feed into D1 and acks it, writes Analytics Engine points for
 terminal snapshots after the ack (metrics are at-most-once), and enqueues notice jobs with ids derived from
 the notice's feed position so a repeat after a crash is absorbed as a re-enqueue of the same id. A tick that
-raises re-arms in 5 s (workerd retries a failing alarm only a few times).
+raises re-arms in 5 s (workerd retries a failing alarm only a few times). Each projected change is also
+logged as one line (``job <id> <STATE> attempt <n>`` with progress and the error's first line when present)
+on the ``tsumugi.jobs`` logger: ``tsumugi dev`` shows them, and on Cloudflare they land in the Worker's logs.
 
 The object learns its name (``<binding>#<shard>``) from the first call, which always carries it, and keeps
 it in its storage for alarms.
@@ -23,7 +25,7 @@ from tsumugi_core.ids import format_job_id, shard_name
 from tsumugi_core.options import EnqueueItem
 from tsumugi_core.policy import ShardSettings
 from tsumugi_core.sharding import resolve_shard
-from tsumugi_core.states import TERMINAL_STATES
+from tsumugi_core.states import TERMINAL_STATES, JobState
 from tsumugi_scheduler.definition import TsumugiDefinition
 from tsumugi_scheduler.job_view import detail_from_shard
 from tsumugi_scheduler.readmodel import project
@@ -40,7 +42,16 @@ from tsumugi_scheduler.shard import (
 from tsumugi_scheduler.timing import SystemIds, SystemRandom, time_source
 from tsumugi_scheduler.wire import convert_plain
 
-__all__ = ["ALARM_RETRY_MS", "FEED_BATCH", "FEED_ROUNDS", "SEND_BATCH", "JobShardHost", "metrics_point"]
+__all__ = [
+    "ALARM_RETRY_MS",
+    "FEED_BATCH",
+    "FEED_ROUNDS",
+    "JOB_LOGGER",
+    "SEND_BATCH",
+    "JobShardHost",
+    "job_event_line",
+    "metrics_point",
+]
 
 ALARM_RETRY_MS: Final = 5_000
 """A tick that raised runs again this much later."""
@@ -54,7 +65,28 @@ FEED_ROUNDS: Final = 5
 _IDENTITY_DDL: Final = (
     "CREATE TABLE IF NOT EXISTS shard_identity (id INTEGER PRIMARY KEY CHECK (id = 1), name TEXT NOT NULL)"
 )
+JOB_LOGGER: Final = "tsumugi.jobs"
+"""The logger of the one-line job events (under ``tsumugi``)."""
+
 _log = logging.getLogger("tsumugi_scheduler")
+_job_log = logging.getLogger(JOB_LOGGER)
+_LIVE_ATTEMPT_STATES: Final = frozenset({JobState.QUEUED, JobState.RUNNING})
+
+
+def job_event_line(snapshot: JobSnapshot) -> str:
+    """One log line for a projected change: ``job <id> <STATE> attempt <n>`` [``progress <p>``] [``error: ...``].
+
+    The attempt is the live one while the job is QUEUED or RUNNING, else the number made so far.
+    """
+    job = snapshot.job
+    attempt = job.attempts + 1 if job.state in _LIVE_ATTEMPT_STATES else job.attempts
+    line = f"job {job.id} {job.state.value} attempt {attempt}"
+    if job.progress is not None:
+        line += f" progress {job.progress:.3g}"
+    if job.error:
+        # Errors carry a traceback after their first line; one event is one line.
+        line += f" error: {job.error.splitlines()[0]}"
+    return line
 
 
 def metrics_point(snapshot: JobSnapshot) -> dict[str, Any]:
@@ -123,10 +155,16 @@ class JobShardHost:
 
     async def _arm(self) -> None:
         engine = self._engine
-        at = None if engine is None else engine.next_wake_at()
+        if engine is None:
+            return
+        current = await self._storage.getAlarm()
+        if current is not None and int(current) <= time_source().now_ms():
+            # An alarm is already due: it ticks soon and arms exactly after it, so a burst of reports
+            # coalesces into one tick without computing the wake instant once per report.
+            return
+        at = engine.next_wake_at()
         if at is None:
             return  # an alarm already armed only costs one idle tick, which then arms exactly
-        current = await self._storage.getAlarm()
         # Earlier-only: an armed alarm may be for a delayed job that is due now but not dispatched yet,
         # which next_wake_at does not count after the due instant; pushing it back would strand the job.
         if current is None or int(current) > at:
@@ -213,15 +251,25 @@ class JobShardHost:
 
     async def _send(self, engine: JobShardEngine, dispatches: list[DispatchMessage]) -> None:
         bodies: list[dict[str, Any]] = []
+        limits = self._max_attempts([m.job_id for m in dispatches])
         for message in dispatches:
             body: dict[str, Any] = msgspec.to_builtins(message)
-            # The engine's message lacks max_attempts, which the performer's context exposes.
-            job = engine.get(message.job_id)
-            body["maxAttempts"] = job.max_attempts if job is not None else message.attempt
+            body["maxAttempts"] = limits.get(message.job_id, message.attempt)
             bodies.append({"body": body})
         for start in range(0, len(bodies), SEND_BATCH):
             # A failed send leaves the jobs QUEUED; the reaper requeues (or stalls) them.
             await self._env.TSUMUGI_QUEUE.sendBatch(bodies[start : start + SEND_BATCH])
+
+    def _max_attempts(self, job_ids: list[str]) -> dict[str, int]:
+        # The engine's DispatchMessage lacks max_attempts, which the performer's context exposes; one
+        # primary-key read per SEND_BATCH ids instead of a whole-row read per dispatched job.
+        found: dict[str, int] = {}
+        for start in range(0, len(job_ids), SEND_BATCH):
+            chunk = job_ids[start : start + SEND_BATCH]
+            marks = ", ".join("?" * len(chunk))
+            for row in self._sql.exec(f"SELECT id, max_attempts FROM job WHERE id IN ({marks})", *chunk):
+                found[str(row["id"])] = int(row["max_attempts"])
+        return found
 
     async def _project(self, engine: JobShardEngine) -> None:
         for _ in range(FEED_ROUNDS):
@@ -230,6 +278,9 @@ class JobShardHost:
                 return
             await project(self._env.TSUMUGI_DB, snapshots)
             engine.ack_changes(max(s.job.seq for s in snapshots))
+            if _job_log.isEnabledFor(logging.INFO):  # one line per change: build them only when shown
+                for snapshot in snapshots:
+                    _job_log.info("%s", job_event_line(snapshot))
             self._write_metrics([s for s in snapshots if s.job.state in TERMINAL_STATES])
             if len(snapshots) < FEED_BATCH:
                 return

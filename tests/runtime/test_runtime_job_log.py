@@ -1,0 +1,79 @@
+"""``tsumugi dev`` logs one line per job event: the scheduler's shard logs each projected change on ``tsumugi.jobs``."""
+
+from __future__ import annotations
+
+import io
+import logging
+from typing import Any
+
+import pytest
+
+from tsumugi_client import create_client
+from tsumugi_dev.cli import configure_logging
+from tsumugi_dev.clock import VirtualClock
+from tsumugi_dev.runtime import LocalRuntime
+from tsumugi_scheduler.shard_host import JOB_LOGGER
+
+
+async def enqueue(runtime: LocalRuntime, binding: str, payload: Any, **options: Any) -> str:
+    return await create_client().enqueue(
+        runtime.env("tsumugi-producer"), binding=binding, payload=payload, **options
+    )
+
+
+def lines_of(caplog: pytest.LogCaptureFixture, job_id: str) -> list[str]:
+    return [
+        r.getMessage() for r in caplog.records if r.name == JOB_LOGGER and f"job {job_id} " in r.getMessage()
+    ]
+
+
+async def test_a_successful_job_logs_queued_then_completed(
+    repo_system: tuple[LocalRuntime, VirtualClock], caplog: pytest.LogCaptureFixture
+) -> None:
+    runtime, clock = repo_system
+    caplog.set_level(logging.INFO, logger="tsumugi")
+    job_id = await enqueue(runtime, "Hello", {"name": "log"}, delay_ms=1_000)
+    await clock.advance(0)
+    assert lines_of(caplog, job_id) == [f"job {job_id} SCHEDULED attempt 0"]
+    await clock.advance(1_100)
+    assert lines_of(caplog, job_id)[1:] == [
+        f"job {job_id} QUEUED attempt 1",
+        f"job {job_id} COMPLETED attempt 1",
+    ]
+
+
+async def test_a_failing_job_logs_each_attempt_with_its_error(
+    repo_system: tuple[LocalRuntime, VirtualClock], caplog: pytest.LogCaptureFixture
+) -> None:
+    runtime, clock = repo_system
+    caplog.set_level(logging.INFO, logger="tsumugi")
+    job_id = await enqueue(runtime, "Boom", None, max_attempts=2)
+    await clock.advance(5_000)
+    lines = lines_of(caplog, job_id)
+    assert lines[0] == f"job {job_id} QUEUED attempt 1"
+    assert f"job {job_id} SCHEDULED attempt 1 error: RuntimeError: intentional failure" in lines
+    assert lines[-1] == f"job {job_id} FAILED attempt 2 error: RuntimeError: intentional failure"
+    assert all("\n" not in line for line in lines)
+
+
+async def test_heartbeat_progress_is_logged(
+    repo_system: tuple[LocalRuntime, VirtualClock], caplog: pytest.LogCaptureFixture
+) -> None:
+    runtime, clock = repo_system
+    caplog.set_level(logging.INFO, logger="tsumugi")
+    job_id = await enqueue(runtime, "Slow", {"seconds": 10})
+    await clock.advance(6_000)
+    assert f"job {job_id} QUEUED attempt 1 progress 0.5" in lines_of(caplog, job_id)
+
+
+def test_the_dev_console_shows_job_lines() -> None:
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    stream = io.StringIO()
+    try:
+        configure_logging(stream)
+        logging.getLogger(JOB_LOGGER).info("job H#0:x COMPLETED attempt 1")
+    finally:
+        root.handlers[:] = handlers  # give the root logger back to pytest
+        root.setLevel(level)
+    assert stream.getvalue().rstrip().endswith("job H#0:x COMPLETED attempt 1")

@@ -1,0 +1,86 @@
+"""`rpc_copy`: the fast copy for plain values gives exactly what `workers.rpc.transfer` gives."""
+
+from __future__ import annotations
+
+import enum
+from typing import Any
+
+import pytest
+from workers.rpc import transfer
+
+from tsumugi_dev.durable_objects import rpc_copy
+from tsumugi_dev.jsdict import JsDict
+
+
+class Colour(enum.StrEnum):
+    RED = "red"
+
+
+PLAIN_VALUES: list[Any] = [
+    None,
+    True,
+    7,
+    2.5,
+    3.0,
+    float(2**60),
+    "text",
+    [1, 2.0, [None, {"a": 1.0}]],
+    {"jobId": "Hello#0:abc", "attempt": 1.0, "payload": {"name": "n", "nested": [{"x": 1}]}, "ok": False},
+    {1: "int key", "s": JsDict(inner=4.0)},
+]
+
+
+@pytest.mark.parametrize("value", PLAIN_VALUES)
+def test_plain_values_copy_exactly_as_transfer_does(value: Any) -> None:
+    copied = rpc_copy(value, lambda: "value")
+    expected = transfer(value, "value")
+    assert copied == expected
+    assert type(copied) is type(expected)
+    if isinstance(value, dict):
+        assert all(type(k) is str for k in copied)
+        assert isinstance(copied, JsDict)
+
+
+def test_integral_floats_arrive_as_int_and_nested_dicts_as_jsdict() -> None:
+    copied = rpc_copy({"a": [1.0, {"b": 2.0}]}, lambda: "value")
+    assert type(copied["a"][0]) is int
+    assert isinstance(copied["a"][1], JsDict)
+    assert copied.a[1].b == 2
+
+
+def test_the_copy_shares_nothing_with_the_original() -> None:
+    original = {"payload": {"items": [1, 2]}}
+    copied = rpc_copy(original, lambda: "value")
+    copied["payload"]["items"].append(3)
+    assert original == {"payload": {"items": [1, 2]}}
+
+
+def test_a_tuple_deep_inside_fails_with_transfers_message_and_path() -> None:
+    value = {"payload": {"pair": (1, 2)}}
+    with pytest.raises(TypeError) as slow:
+        transfer(value, "report() argument 3")
+    with pytest.raises(TypeError) as fast:
+        rpc_copy(value, lambda: "report() argument 3")
+    assert str(fast.value) == str(slow.value)
+    assert "report() argument 3['payload']['pair']" in str(fast.value)
+
+
+def test_enum_members_and_bytes_take_the_full_conversion() -> None:
+    value = {"state": Colour.RED, "blob": b"\x00\x01"}
+    copied = rpc_copy(value, lambda: "value")
+    assert copied == transfer(value, "value")
+    assert copied["state"] is Colour.RED
+    assert copied["blob"] == b"\x00\x01"
+
+
+async def test_a_function_inside_crosses_as_a_stub() -> None:
+    seen: list[Any] = []
+
+    def heartbeat(progress: Any) -> dict[str, Any]:
+        seen.append(progress)
+        return {"accepted": True}
+
+    copied = rpc_copy({"cb": heartbeat}, lambda: "value")
+    assert copied["cb"] is not heartbeat
+    assert await copied["cb"]({"p": 0.5}) == {"accepted": True}
+    assert seen == [{"p": 0.5}]
