@@ -4,14 +4,15 @@ Thin by design: each method hands plain values to tsumugi_scheduler. The definit
 setup for the example performers (services/performers); copy this file to deploy your own.
 """
 
-from workers import DurableObject, Response, WorkerEntrypoint
+from workers import DurableObject, WorkerEntrypoint, asgi
 
 from tsumugi_scheduler import _runtime
 from tsumugi_scheduler.consumer import handle_batch
 from tsumugi_scheduler.definition import define_tsumugi
 from tsumugi_scheduler.maintenance import sweep_read_model
 from tsumugi_scheduler.producer_rpc import SchedulerService
-from tsumugi_scheduler.rest_api import RestApi
+from tsumugi_scheduler.rest_api import rest_app
+from tsumugi_scheduler.shard_admin import ShardAdmin
 from tsumugi_scheduler.shard_host import JobShardHost
 
 
@@ -27,12 +28,15 @@ TSUMUGI = define_tsumugi(
     on_failure="NotifyFailure",
     on_settled={"binding": "NotifySettled", "states": ["COMPLETED", "FAILED", "CANCELLED", "STALLED"]},
 )
+API = rest_app(TSUMUGI)  # made once per isolate: it caches the read-model schema check
 
 
 class TsumugiJobShard(DurableObject):
     def __init__(self, ctx, env):
         super().__init__(ctx, env)
-        self.host = JobShardHost(ctx.storage, _runtime.DurableObjectSql(ctx.storage), env, TSUMUGI)
+        sql = _runtime.DurableObjectSql(ctx.storage)
+        self.host = JobShardHost(ctx.storage, sql, env, TSUMUGI)
+        self.admin = ShardAdmin(self.host, ctx.storage, sql)
 
     async def enqueue_many(self, name, items, settings=None):
         return await self.host.enqueue_many(name, _runtime.plain(items), _runtime.plain(settings))
@@ -60,6 +64,21 @@ class TsumugiJobShard(DurableObject):
 
     async def get(self, name, job_id):
         return await self.host.get(name, job_id)
+
+    async def configure(self, name, patch):
+        return await self.admin.configure(name, _runtime.plain(patch))
+
+    async def reset_policy(self, name):
+        return await self.admin.reset_policy(name)
+
+    async def diagnostics(self, name):
+        return await self.admin.diagnostics(name)
+
+    async def mutate_many(self, name, action, job_ids):
+        return await self.admin.mutate_many(name, action, _runtime.plain(job_ids))
+
+    async def explain(self, name, job_id):
+        return await self.admin.explain(name, job_id)
 
     async def alarm(self, alarm_info=None):
         await self.host.alarm()
@@ -90,8 +109,7 @@ class TsumugiRpc(WorkerEntrypoint):
 
 class Default(WorkerEntrypoint):
     async def fetch(self, request):
-        answer = await RestApi(self.env, TSUMUGI).handle(await _runtime.read_request(request))
-        return _runtime.to_response(Response, answer)
+        return await asgi.fetch(API, request, self.env)
 
     async def queue(self, batch, env=None, ctx=None):
         await handle_batch(batch, self.env, self.ctx)

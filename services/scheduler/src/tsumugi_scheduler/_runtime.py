@@ -1,18 +1,17 @@
 """The only place that knows how the Workers runtime hands values to Python (JsProxy, wrapped bindings).
 
 Everything else in tsumugi_scheduler takes plain Python values and duck-typed bindings, so it imports and
-runs on plain CPython; this module adapts what the runtime gives (``ctx.storage``, requests, JS objects) and
-builds the runtime's ``Response``. Only ``entry.py`` calls it.
+runs on plain CPython; this module adapts what the runtime gives (``ctx.storage``, JS objects). HTTP needs
+no adapter here: ``entry.py`` serves the REST API's ASGI app with the SDK's ``workers.asgi.fetch``. Only
+``entry.py`` calls it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any, TypeVar
 
-from tsumugi_scheduler.rest_api import HttpAnswer, HttpRequest
-
-__all__ = ["DurableObjectSql", "plain", "read_request", "to_response"]
+__all__ = ["DurableObjectSql", "plain"]
 
 T = TypeVar("T")
 
@@ -49,22 +48,3 @@ class DurableObjectSql:
         run_in_transaction = getattr(self._storage, "transactionSync", None) or self._storage.transaction_sync
         run_in_transaction(run)
         return box[0]
-
-
-def _headers(raw: Any) -> dict[str, str]:
-    items: list[tuple[Any, Any]] = list(raw.items()) if hasattr(raw, "items") else []
-    return {str(k).lower(): str(v) for k, v in items}
-
-
-async def read_request(request: Any) -> HttpRequest:
-    """The parts of a ``workers.Request`` the REST API reads."""
-    method = getattr(request.method, "value", request.method)
-    body = "" if str(method).upper() in ("GET", "HEAD") else await request.text()
-    return HttpRequest(method=str(method).upper(), url=str(request.url), headers=_headers(request.headers),
-                       body=body)  # fmt: skip
-
-
-def to_response(response_cls: Callable[..., Any], answer: HttpAnswer) -> Any:
-    """A runtime ``Response`` for ``answer`` (the class is the SDK's ``workers.Response``)."""
-    headers: Mapping[str, str] = {"content-type": answer.content_type}
-    return response_cls(answer.body, status=answer.status, headers=dict(headers))

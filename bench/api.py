@@ -1,0 +1,186 @@
+"""Benchmark of ``GET /api/jobs`` over a read model of 1,000,000 jobs, through the whole REST app.
+
+Run: ``uv run python bench/api.py [--quick]``. Builds a migrated local D1 with direct batched INSERTs, then
+times the dashboard's common lists through the ASGI app (auth, schema check, lenient parsing, the page and
+its count, JSON encoding), each query on its first pages:
+
+- ``by_state`` (``state=FAILED``), ``by_binding`` (``binding=SMS``), ``by_concurrency_key``
+  (``concurrency_key=user-7``), ``newest_first`` (no filter, ``updated_at DESC``).
+
+For each it prints p50 / p99 in milliseconds and whether SQLite serves both statements from an index
+(``EXPLAIN QUERY PLAN``: no ``SCAN job``, no temporary sort), then exactly one ``RESULT {json}`` line.
+Comparison: the page comes off an index in order whatever the size (ADR-0022); the original's ``total``
+still counts every matching index entry, so a query matching a large share of the rows (newest first,
+one of four bindings) costs time linear in its matches, while a selective one (a concurrency_key) stays in
+single milliseconds. ``--quick`` uses 20,000 rows for a smoke test; its figures say nothing about scale.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Final
+
+import httpx
+
+from tsumugi_dev.d1 import D1Database, apply_d1_migrations
+from tsumugi_scheduler.api import SchemaGate, create_app
+from tsumugi_scheduler.definition import define_tsumugi
+from tsumugi_scheduler.readmodel import PROJECTED_COLUMNS, JobQuery, list_jobs, parse_job_query
+
+REPO: Final = Path(__file__).resolve().parents[1]
+TOKEN: Final = "bench-token"
+T0: Final = 1_767_225_600_000
+BINDINGS: Final = ("MAIL", "PUSH", "SMS", "WEBHOOK")
+STATES: Final = ("SCHEDULED", "QUEUED", "RUNNING", "COMPLETED", "FAILED", "CANCELLED", "STALLED")
+QUERIES: Final = {
+    "by_state": "state=FAILED",
+    "by_binding": "binding=SMS",
+    "by_concurrency_key": "concurrency_key=user-7",
+    "newest_first": "",
+}
+OFFSETS: Final = (0, 20, 40, 100)
+BATCH: Final = 10_000
+
+
+def rows(count: int) -> Iterator[tuple[Any, ...]]:
+    """``count`` job rows in ``PROJECTED_COLUMNS`` order: bindings, states, keys and instants mixed."""
+    for i in range(count):
+        binding = BINDINGS[i % len(BINDINGS)]
+        values = {
+            "id": f"{binding}#0:j{i:08d}", "seq": 1, "binding": binding, "state": STATES[i % len(STATES)],
+            "priority": i % 11 - 5, "attempts": i % 4, "max_attempts": 3,
+            "concurrency_key": f"user-{i % 500}" if i % 3 == 0 else None,
+            "unique_key": f"u-{i}" if i % 10 == 0 else None, "guarantee": "at-least-once",
+            "created_at": T0 + i, "updated_at": T0 + (i * 7919) % count, "dispatched_at": None,
+            "payload": '{"n":1}', "run_id": None, "node_id": None, "attempts_log": None, "result": None,
+            "run_after": T0 + i, "progress": None, "traceparent": None, "expires_at": None,
+            "cancel_requested_at": None, "last_error": None, "reason": None, "shard": 0,
+        }  # fmt: skip
+        yield tuple(values[c] for c in PROJECTED_COLUMNS)
+
+
+def build_read_model(folder: Path, count: int) -> D1Database:
+    """A migrated D1 holding ``count`` jobs, inserted in batches of 10,000 in one transaction."""
+    db = D1Database(folder / "readmodel.sqlite")
+    apply_d1_migrations(db, REPO / "migrations")
+    insert = f"INSERT INTO job ({', '.join(PROJECTED_COLUMNS)}) VALUES ({', '.join('?' for _ in PROJECTED_COLUMNS)})"
+    conn = db.connection
+    conn.execute("BEGIN")
+    batch: list[tuple[Any, ...]] = []
+    for row in rows(count):
+        batch.append(row)
+        if len(batch) == BATCH:
+            conn.executemany(insert, batch)
+            batch.clear()
+    conn.executemany(insert, batch)
+    conn.execute("COMMIT")
+    return db
+
+
+class Env:
+    """What ``GET /api/jobs`` reads: the token and the read model."""
+
+    def __init__(self, d1: D1Database) -> None:
+        self.TSUMUGI_DB = d1
+        self.TSUMUGI_TOKEN = TOKEN
+
+
+def query_plans(db: D1Database, query: JobQuery) -> list[list[str]]:
+    """``EXPLAIN QUERY PLAN`` of the page and the count ``list_jobs`` sends for ``query``."""
+    sent: list[Any] = []
+    execute = db.execute
+
+    def recording(statement: Any) -> Any:
+        sent.append(statement)
+        return execute(statement)
+
+    db.execute = recording  # type: ignore[method-assign]
+    try:
+        asyncio.run(list_jobs(db, query))
+    finally:
+        del db.execute
+    return [[str(r[3]) for r in db.connection.execute(f"EXPLAIN QUERY PLAN {s.sql}", s.params)] for s in sent]
+
+
+def served_by_index(plans: list[list[str]]) -> bool:
+    """True when every statement uses an index and none scans ``job`` or sorts in a temporary tree."""
+    return all(
+        any("USING INDEX" in s or "USING COVERING INDEX" in s for s in plan)
+        and not any(s == "SCAN job" or "TEMP B-TREE" in s for s in plan)
+        for plan in plans
+    )
+
+
+async def time_queries(db: D1Database, rounds: int) -> dict[str, list[float]]:
+    """Milliseconds per request for each query, ``rounds`` requests over ``OFFSETS``."""
+    app = create_app(define_tsumugi(performers=list(BINDINGS)), gate=SchemaGate())
+
+    async def with_env(scope: Any, receive: Any, send: Any) -> None:
+        await app({**scope, "env": Env(db)}, receive, send)
+
+    timings: dict[str, list[float]] = {name: [] for name in QUERIES}
+    transport = httpx.ASGITransport(app=with_env)
+    async with httpx.AsyncClient(transport=transport, base_url="http://bench",
+                                 headers={"authorization": f"Bearer {TOKEN}"}) as client:  # fmt: skip
+        await client.get("/api/jobs")  # warm the schema check and the page cache
+        for i in range(rounds):
+            for name, query in QUERIES.items():
+                path = f"/api/jobs?{query}&offset={OFFSETS[i % len(OFFSETS)]}"
+                start = time.perf_counter()
+                answer = await client.get(path)
+                timings[name].append((time.perf_counter() - start) * 1000)
+                if answer.status_code != 200:
+                    raise RuntimeError(f"{path}: {answer.status_code} {answer.text}")
+    return timings
+
+
+def await_total(db: D1Database, query: str) -> int:
+    """How many rows match ``query`` (what the answer's ``total`` counts)."""
+    params = dict(p.split("=", 1) for p in query.split("&") if p)
+    return asyncio.run(list_jobs(db, parse_job_query({**params, "limit": "1"}))).total
+
+
+def percentile(values: list[float], q: float) -> float:
+    """The ``q`` quantile (0..1) by the nearest-rank method."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q * len(ordered)) - 1))]
+
+
+def main() -> None:
+    """Build, time, print; the last line is ``RESULT {json}``."""
+    parser = argparse.ArgumentParser(description="REST list latency over a large read model.")
+    parser.add_argument("--quick", action="store_true", help="20,000 rows, for a smoke test")
+    args = parser.parse_args()
+    count, rounds = (20_000, 40) if args.quick else (1_000_000, 400)
+    result: dict[str, Any] = {"mode": "quick" if args.quick else "full", "jobs": count}
+    with tempfile.TemporaryDirectory() as folder:
+        start = time.perf_counter()
+        db = build_read_model(Path(folder), count)
+        result["build_seconds"] = round(time.perf_counter() - start, 2)
+        print(f"read model: {count} jobs in {result['build_seconds']} s", flush=True)
+        timings = asyncio.run(time_queries(db, rounds))
+        for name, query in QUERIES.items():
+            p50, p99 = statistics.median(timings[name]), percentile(timings[name], 0.99)
+            indexed = served_by_index(query_plans(db, parse_job_query(dict(
+                p.split("=", 1) for p in query.split("&") if p))))  # fmt: skip
+            result[f"{name}_p50_ms"] = round(p50, 3)
+            result[f"{name}_p99_ms"] = round(p99, 3)
+            result[f"{name}_indexed"] = indexed
+            matches = (await_total(db, query))
+            result[f"{name}_matches"] = matches
+            print(f"{name:>20}: p50 {p50:7.2f} ms  p99 {p99:7.2f} ms  index {'yes' if indexed else 'NO'}"
+                  f"  ({matches} matching rows counted for total)", flush=True)  # fmt: skip
+        db.close()
+    print("RESULT " + json.dumps(result, sort_keys=True), flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,225 @@
+"""Reading request bodies with the original's validation messages (reference §4.3) and ours for policy.
+
+Bodies are parsed as JSON whatever the content type. JSON has no NaN or Infinity, so those literals (which
+Python's parser would accept) make a body invalid, as in the original. A "number" is a finite int or float,
+never a boolean.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from typing import Any, Final, Literal
+
+import msgspec
+
+from tsumugi_core.options import MAX_SAFE_INTEGER, RateLimit
+from tsumugi_core.policy import PolicyPatch, PolicyValidationError, validate_settings
+from tsumugi_scheduler.api.answers import ApiError, bad_request
+from tsumugi_scheduler.readmodel import BULK_LIMIT, BulkFilter
+
+__all__ = [
+    "BULK_STATES",
+    "POLICY_FIELDS",
+    "BulkAction",
+    "BulkTarget",
+    "Reschedule",
+    "parse_bulk",
+    "parse_json",
+    "parse_object",
+    "parse_policy",
+    "parse_reschedule",
+]
+
+BulkAction = Literal["retry", "cancel"]
+BULK_STATES: Final[dict[str, tuple[str, ...]]] = {"retry": ("FAILED", "STALLED"), "cancel": ("SCHEDULED",)}
+"""States a bulk action may target by filter; others would never shrink the selection (reference §4.3)."""
+POLICY_FIELDS: Final = (
+    "concurrency", "rate", "per_key_concurrency", "per_key_rate", "aging_interval_ms", "reaper_grace_ms",
+    "paused", "sweep_after_ms", "failed_retention_ms",
+)  # fmt: skip
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def parse_json(text: str) -> Any:
+    """The body's JSON value.
+
+    Raises:
+        ApiError: 400 ``body must be valid JSON``.
+    """
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except ValueError:
+        raise bad_request("body must be valid JSON") from None
+
+
+def parse_object(text: str) -> dict[str, Any]:
+    """The body as a JSON object.
+
+    Raises:
+        ApiError: 400 ``body must be valid JSON`` / ``body must be an object``.
+    """
+    value = parse_json(text)
+    if not isinstance(value, dict):
+        raise bad_request("body must be an object")
+    return value  # pyright: ignore[reportUnknownVariableType]
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _number(body: Mapping[str, Any], field: str) -> float | None:
+    value = body.get(field)
+    if value is None:
+        return None
+    if not _is_number(value):
+        raise bad_request(f"{field} must be a number")
+    # Clamped to JavaScript's exact range, as the list parameters are: SQLite cannot bind larger integers.
+    return max(-MAX_SAFE_INTEGER, min(float(value), MAX_SAFE_INTEGER))
+
+
+def _string(body: Mapping[str, Any], field: str) -> str | None:
+    value = body.get(field)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise bad_request(f"{field} must be a string")
+    return value
+
+
+class Reschedule(msgspec.Struct, frozen=True, kw_only=True):
+    """A validated reschedule: exactly one of ``run_at`` / ``delay_ms``."""
+
+    run_at: int | None
+    delay_ms: int | None
+    priority: int | None
+
+    def wire(self) -> dict[str, int]:
+        """The body the scheduler's ``reschedule`` takes (camelCase, integers)."""
+        body = {"runAt": self.run_at, "delayMs": self.delay_ms, "priority": self.priority}
+        return {k: v for k, v in body.items() if v is not None}
+
+
+def parse_reschedule(text: str) -> Reschedule:
+    """``{"runAt": n}`` or ``{"delayMs": n}``, optional ``"priority"``.
+
+    Raises:
+        ApiError: 400 with the original's message.
+    """
+    body = parse_object(text)
+    run_at, delay_ms, priority = (_number(body, f) for f in ("runAt", "delayMs", "priority"))
+    if run_at is not None and delay_ms is not None:
+        raise bad_request("runAt and delayMs are mutually exclusive")
+    if run_at is None and delay_ms is None:
+        raise bad_request("runAt or delayMs is required")
+    if delay_ms is not None and delay_ms < 0:
+        raise bad_request("delayMs must not be negative")
+    return Reschedule(
+        run_at=None if run_at is None else math.floor(run_at),
+        delay_ms=None if delay_ms is None else math.ceil(delay_ms),
+        priority=None if priority is None else math.floor(priority),
+    )
+
+
+class BulkTarget(msgspec.Struct, frozen=True, kw_only=True):
+    """Either explicit ``ids`` or a filter with its ``limit``."""
+
+    ids: list[str] | None = None
+    filters: BulkFilter | None = None
+    limit: int = BULK_LIMIT
+
+
+def _ids(value: object) -> list[str]:
+    if not isinstance(value, list):
+        raise bad_request("ids must be an array")
+    items: list[Any] = value  # pyright: ignore[reportUnknownVariableType]
+    if not items:
+        raise bad_request("ids must not be empty")
+    if len(items) > BULK_LIMIT:
+        raise bad_request(f"ids must not exceed {BULK_LIMIT} entries")
+    if not all(isinstance(i, str) and i for i in items):
+        raise bad_request("ids must be non-empty strings")
+    return [str(i) for i in items]
+
+
+def parse_bulk(text: str, action: BulkAction) -> BulkTarget:
+    """A bulk-retry / bulk-cancel body: ``ids`` (other fields then ignored) or filters and ``limit``.
+
+    Raises:
+        ApiError: 400 with the original's message.
+    """
+    body = parse_object(text)
+    if "ids" in body and body["ids"] is not None:
+        return BulkTarget(ids=_ids(body["ids"]))
+    binding, state, unique_key, concurrency_key = (
+        _string(body, f) for f in ("binding", "state", "unique_key", "concurrency_key")
+    )
+    created_from, created_to, limit = (_number(body, f) for f in ("created_from", "created_to", "limit"))
+    allowed = BULK_STATES[action]
+    if state is not None and state not in allowed:
+        raise bad_request(f"state must be one of {', '.join(allowed)} for {action}")
+    if limit is not None and limit < 1:
+        raise bad_request("limit must be at least 1")
+    filters = BulkFilter(
+        binding=binding or None, states=(state,) if state else allowed, unique_key=unique_key or None,
+        concurrency_key=concurrency_key or None,
+        created_from=None if created_from is None else math.ceil(created_from),
+        created_to=None if created_to is None else math.floor(created_to),
+    )  # fmt: skip
+    return BulkTarget(filters=filters, limit=BULK_LIMIT if limit is None else min(math.floor(limit), BULK_LIMIT))
+
+
+def _field_error(field: str, rule: str) -> ApiError:
+    return ApiError(400, {"error": f"{field} {rule}", "field": field, "rule": rule})
+
+
+def _rate(field: str, value: object) -> RateLimit | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict) or set(value) != {"tokens", "interval_ms"}:  # pyright: ignore[reportUnknownArgumentType]
+        raise _field_error(field, "must be null or an object with exactly tokens and interval_ms")
+    raw: dict[str, Any] = value  # pyright: ignore[reportUnknownVariableType]
+    for key in ("tokens", "interval_ms"):
+        if isinstance(raw[key], bool) or not isinstance(raw[key], int):
+            raise _field_error(f"{field}.{key}", "must be an integer")
+    return RateLimit(tokens=raw["tokens"], interval_ms=raw["interval_ms"])
+
+
+def _policy_value(field: str, value: object) -> object:
+    if field in ("rate", "per_key_rate"):
+        return _rate(field, value)
+    if field == "paused":
+        if not isinstance(value, bool):
+            raise _field_error(field, "must be a boolean")
+        return value
+    if field == "aging_interval_ms" and value is None:
+        return None  # null turns aging off
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _field_error(field, "must be an integer")
+    return value
+
+
+def parse_policy(text: str) -> PolicyPatch:
+    """A runtime policy body: any of ``POLICY_FIELDS``; each one set is pinned over the code's settings.
+
+    Raises:
+        ApiError: 400 ``{"error", "field", "rule"}`` naming the field and the rule.
+    """
+    body = parse_object(text)
+    for key in body:
+        if key not in POLICY_FIELDS:
+            raise _field_error(key, f"is not a policy field (one of {', '.join(POLICY_FIELDS)})")
+    if not body:
+        raise _field_error("body", f"must set at least one of {', '.join(POLICY_FIELDS)}")
+    values: dict[str, Any] = {field: _policy_value(field, value) for field, value in body.items()}
+    patch = PolicyPatch(**values)
+    try:
+        validate_settings(patch)
+    except PolicyValidationError as exc:
+        raise _field_error(exc.field, exc.rule) from None
+    return patch

@@ -1,0 +1,121 @@
+"""Job routes: create, bulk-enqueue, list, detail, retry, cancel, reschedule, explain (reference §4.3, C4).
+
+Reads of lists come from the read model; a job's detail, mutations and explain go to the job's shard (the
+source of truth), the detail falling back to the read model only for jobs the shard has swept.
+"""
+
+from __future__ import annotations
+
+import urllib.parse
+from typing import Any
+
+import msgspec
+from starlette.requests import Request
+from starlette.responses import Response
+
+from tsumugi_core.options import EnqueueValidationError
+from tsumugi_scheduler.api.answers import GONE_JOB, ApiError, json_response, refusal, validation_error
+from tsumugi_scheduler.api.bodies import parse_object, parse_reschedule
+from tsumugi_scheduler.api.context import api_of, env_of, job_shard_of
+from tsumugi_scheduler.job_view import detail_from_read_model
+from tsumugi_scheduler.readmodel import get_job as read_model_job
+from tsumugi_scheduler.readmodel import list_jobs as read_model_list
+from tsumugi_scheduler.readmodel import parse_job_query
+
+__all__ = [
+    "bulk_enqueue",
+    "cancel_job",
+    "create_job",
+    "explain_job",
+    "get_job",
+    "list_jobs",
+    "reschedule_job",
+    "retry_job",
+]
+
+
+def _job_id(request: Request) -> tuple[str, str]:
+    job_id = str(request.path_params["id"])
+    return job_id, job_shard_of(job_id)
+
+
+async def create_job(request: Request) -> Response:
+    """``POST /api/jobs``: one enqueue item (every option); 201 ``{"id"}``, also for a dedup hit."""
+    body = parse_object((await request.body()).decode(errors="replace"))
+    try:
+        (job_id,) = await api_of(request).service(env_of(request)).enqueue_many([body])
+    except EnqueueValidationError as exc:
+        raise validation_error(exc, "items[0].") from None
+    return json_response(201, {"id": job_id})
+
+
+async def bulk_enqueue(request: Request) -> Response:
+    """``POST /api/jobs/bulk-enqueue``: ``{"items": [...]}`` (1..500); 201 ``{"ids"}`` in input order."""
+    body = parse_object((await request.body()).decode(errors="replace"))
+    if "items" not in body:
+        raise ApiError(400, {"error": "items is required", "field": "items", "rule": "is required"})
+    try:
+        ids = await api_of(request).service(env_of(request)).enqueue_many(body["items"])
+    except EnqueueValidationError as exc:
+        raise validation_error(exc) from None
+    return json_response(201, {"ids": ids})
+
+
+async def list_jobs(request: Request) -> Response:
+    """``GET /api/jobs``: filters, sort and paging with the original's lenient parsing."""
+    params = dict(urllib.parse.parse_qsl(request.url.query, keep_blank_values=True))
+    api = api_of(request)
+    listing = await read_model_list(env_of(request).TSUMUGI_DB, parse_job_query(params),
+                                    retry_window=api.retry_window())  # fmt: skip
+    return json_response(200, listing)
+
+
+async def get_job(request: Request) -> Response:
+    """``GET /api/jobs/{id}``: the shard's detail, else the read model's; 404 when neither holds it."""
+    job_id, _ = _job_id(request)
+    api, env = api_of(request), env_of(request)
+    detail = await api.service(env).get(job_id)
+    if detail is None:
+        row = await read_model_job(env.TSUMUGI_DB, job_id, retry_window=api.retry_window())
+        detail = None if row is None else detail_from_read_model(row)
+    if detail is None:
+        raise ApiError(404, {"error": "not found"})
+    return json_response(200, {"job": detail})
+
+
+async def retry_job(request: Request) -> Response:
+    """``POST /api/jobs/{id}/retry``: FAILED / STALLED -> SCHEDULED now."""
+    job_id, _ = _job_id(request)
+    return refusal(await api_of(request).service(env_of(request)).retry(job_id))
+
+
+async def cancel_job(request: Request) -> Response:
+    """``POST /api/jobs/{id}/cancel``: cancel, or ask a dispatched job to stop (``requested: true``)."""
+    job_id, _ = _job_id(request)
+    answer: dict[str, Any] = await api_of(request).service(env_of(request)).cancel(job_id)
+    if answer.get("ok") is True:
+        answer = {"ok": True, "requested": bool(answer.get("requested"))}
+    return refusal(answer)
+
+
+async def reschedule_job(request: Request) -> Response:
+    """``POST /api/jobs/{id}/reschedule``: move a SCHEDULED job (runAt or delayMs, optional priority)."""
+    job_id, _ = _job_id(request)
+    body = parse_reschedule((await request.body()).decode(errors="replace"))
+    try:
+        answer = await api_of(request).service(env_of(request)).reschedule(job_id, body.wire())
+    except EnqueueValidationError as exc:
+        raise validation_error(exc) from None
+    return refusal(answer)
+
+
+async def explain_job(request: Request) -> Response:
+    """``GET /api/jobs/{id}/explain``: why the job is not running and when each blocker clears."""
+    job_id, name = _job_id(request)
+    api, env = api_of(request), env_of(request)
+    found = await api.stub(env, name).explain(name, job_id)
+    if found is None:
+        if await read_model_job(env.TSUMUGI_DB, job_id) is not None:
+            raise ApiError(410, {"ok": False, "reason": "gone", "error": GONE_JOB})
+        raise ApiError(404, {"error": "not found"})
+    return json_response(200, {"explain": msgspec.to_builtins(found)})

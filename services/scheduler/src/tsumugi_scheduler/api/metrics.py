@@ -1,0 +1,279 @@
+"""``GET /api/metrics``: failure rate and durations read back from Analytics Engine (reference §5.4, A11).
+
+Two readers, one answer shape:
+
+- `AccountSqlReader` (Cloudflare): the account's Analytics Engine SQL API over httpx, configured by the
+  secrets ``CF_ACCOUNT_ID`` and ``CF_API_TOKEN`` and the dataset name in ``TSUMUGI_METRICS_DATASET``; the
+  aggregation runs upstream, weighted by ``_sample_interval``.
+- `BindingReader` (local runtime): a ``TSUMUGI_METRICS`` binding that can answer SQL itself (``query``);
+  raw points are aggregated here with the same weighting.
+
+Neither configured: 501 ``metrics is not configured``. Upstream failures: 502 with up to 500 characters of
+the upstream text.
+"""
+
+from __future__ import annotations
+
+import datetime
+import math
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any, Final, Protocol
+
+import httpx
+import msgspec
+from starlette.requests import Request
+from starlette.responses import Response
+
+from tsumugi_scheduler.api.answers import ApiError, bad_request, json_response
+from tsumugi_scheduler.api.context import env_of
+from tsumugi_scheduler.timing import time_source
+
+__all__ = [
+    "DEFAULT_HOURS",
+    "MAX_HOURS",
+    "AccountSqlReader",
+    "BindingMetrics",
+    "BindingReader",
+    "HourMetrics",
+    "MetricsReader",
+    "MetricsReport",
+    "MetricsUnavailableError",
+    "aggregate_points",
+    "get_metrics",
+    "reader_for",
+]
+
+DEFAULT_HOURS: Final = 24
+MAX_HOURS: Final = 720
+UPSTREAM_TEXT_CHARS: Final = 500
+QUERY_TIMEOUT_S: Final = 10.0
+_NAME_RE: Final = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_FAILED: Final = ("FAILED", "STALLED")
+_HOUR_MS: Final = 3_600_000
+
+
+class BindingMetrics(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+    """Terminal jobs of one binding in the window (durations in ms)."""
+
+    binding: str
+    total: float
+    failed: float
+    failure_rate: float
+    avg_duration_ms: float
+    max_duration_ms: float
+    p95_duration_ms: float
+    avg_attempts: float
+
+
+class HourMetrics(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+    """Terminal jobs that finished in one hour (``at`` = the hour's start, epoch ms)."""
+
+    at: int
+    total: float
+    failed: float
+    avg_duration_ms: float
+
+
+class MetricsReport(msgspec.Struct, frozen=True, kw_only=True):
+    """The answer of ``GET /api/metrics``."""
+
+    hours: int
+    bindings: list[BindingMetrics]
+    series: list[HourMetrics]
+
+
+class MetricsUnavailableError(Exception):
+    """The metrics store refused or failed; the message is the upstream text."""
+
+
+class MetricsReader(Protocol):
+    """Reads the window of the last ``hours`` (optionally one binding)."""
+
+    async def read(self, hours: int, binding: str | None) -> MetricsReport:
+        """The report.
+
+        Raises:
+            MetricsUnavailableError: the store failed.
+        """
+        ...
+
+
+def _num(value: Any) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return 0.0
+    return number if math.isfinite(number) else 0.0
+
+
+def _weighted_p95(values: list[tuple[float, float]]) -> float:
+    ordered = sorted(values)
+    total = sum(w for _, w in ordered)
+    seen = 0.0
+    for value, weight in ordered:
+        seen += weight
+        if seen >= 0.95 * total:
+            return value
+    return ordered[-1][0] if ordered else 0.0
+
+
+def aggregate_points(points: Iterable[Mapping[str, Any]], hours: int) -> MetricsReport:
+    """Aggregate raw points (``state``, ``binding``, ``attempts``, ``duration``, ``weight``, ``at_ms``).
+
+    Weighted by the sample interval, as the upstream query is, so sampling does not skew the figures.
+    """
+    by_binding: dict[str, list[tuple[str, float, float, float]]] = {}
+    by_hour: dict[int, list[tuple[str, float, float]]] = {}
+    for p in points:
+        weight = _num(p.get("weight")) or 1.0
+        state, duration = str(p.get("state")), _num(p.get("duration"))
+        by_binding.setdefault(str(p.get("binding")), []).append((state, _num(p.get("attempts")), duration, weight))
+        hour = int(_num(p.get("at_ms"))) // _HOUR_MS * _HOUR_MS
+        by_hour.setdefault(hour, []).append((state, duration, weight))
+    bindings: list[BindingMetrics] = []
+    for name, rows in by_binding.items():
+        total = sum(r[3] for r in rows)
+        failed = sum(r[3] for r in rows if r[0] in _FAILED)
+        bindings.append(BindingMetrics(
+            binding=name, total=total, failed=failed, failure_rate=failed / total if total else 0.0,
+            avg_duration_ms=sum(r[2] * r[3] for r in rows) / total, max_duration_ms=max(r[2] for r in rows),
+            p95_duration_ms=_weighted_p95([(r[2], r[3]) for r in rows]),
+            avg_attempts=sum(r[1] * r[3] for r in rows) / total,
+        ))  # fmt: skip
+    bindings.sort(key=lambda b: (-b.total, b.binding))
+    series = [
+        HourMetrics(at=at, total=sum(r[2] for r in rows), failed=sum(r[2] for r in rows if r[0] in _FAILED),
+                    avg_duration_ms=sum(r[1] * r[2] for r in rows) / sum(r[2] for r in rows))
+        for at, rows in sorted(by_hour.items())
+    ]  # fmt: skip
+    return MetricsReport(hours=hours, bindings=bindings, series=series)
+
+
+class BindingReader:
+    """The local runtime's ``TSUMUGI_METRICS``, when the binding answers SQL (``query`` over its dataset)."""
+
+    def __init__(self, binding: Any) -> None:
+        """Read through ``binding.query(sql)``; the dataset's view is named ``binding.dataset``."""
+        self._binding = binding
+
+    async def read(self, hours: int, binding: str | None) -> MetricsReport:
+        """Raw points of the window, aggregated here."""
+        since = time_source().now_ms() - hours * _HOUR_MS
+        dataset = str(getattr(self._binding, "dataset", "TSUMUGI_METRICS"))
+        # Both interpolated values are checked: the dataset by the runtime, the binding by the route.
+        where = f"timestamp_ms > {int(since)}" + (f" AND blob2 = '{binding}'" if binding else "")
+        sql = (
+            "SELECT blob1 AS state, blob2 AS binding, double1 AS attempts, double2 AS duration, "
+            f'_sample_interval AS weight, timestamp_ms AS at_ms FROM "{dataset}" WHERE {where}'
+        )
+        try:
+            rows = self._binding.query(sql)
+        except Exception as exc:
+            raise MetricsUnavailableError(str(exc)) from None
+        return aggregate_points(rows, hours)
+
+
+def _at_ms(text: Any) -> int:
+    stamp = datetime.datetime.strptime(str(text), "%Y-%m-%d %H:%M:%S").replace(tzinfo=datetime.UTC)
+    return int(stamp.timestamp() * 1000)
+
+
+class AccountSqlReader:
+    """Cloudflare's Analytics Engine SQL API for one account and dataset."""
+
+    def __init__(self, account_id: str, api_token: str, dataset: str,
+                 client: httpx.AsyncClient | None = None) -> None:  # fmt: skip
+        """Read ``dataset`` of ``account_id`` with ``api_token`` (Account Analytics read)."""
+        self._url = f"https://api.cloudflare.com/client/v4/accounts/{account_id}/analytics_engine/sql"
+        self._token = api_token
+        self._dataset = dataset
+        self._client = client
+
+    async def _query(self, sql: str) -> list[Mapping[str, Any]]:
+        headers = {"authorization": f"Bearer {self._token}", "content-type": "text/plain"}
+        try:
+            if self._client is not None:
+                answer = await self._client.post(self._url, content=sql, headers=headers, timeout=QUERY_TIMEOUT_S)
+            else:
+                async with httpx.AsyncClient() as client:
+                    answer = await client.post(self._url, content=sql, headers=headers, timeout=QUERY_TIMEOUT_S)
+        except httpx.HTTPError as exc:
+            raise MetricsUnavailableError(f"metrics query failed: {exc}") from None
+        if not answer.is_success:
+            raise MetricsUnavailableError(answer.text[:UPSTREAM_TEXT_CHARS])
+        data: list[Mapping[str, Any]] = list(answer.json().get("data") or [])
+        return data
+
+    async def read(self, hours: int, binding: str | None) -> MetricsReport:
+        """Two statements upstream: per binding, and per hour."""
+        where = f"timestamp > NOW() - INTERVAL '{int(hours)}' HOUR" + (f" AND blob2 = '{binding}'" if binding else "")
+        failed = "IF(blob1 IN ('FAILED', 'STALLED'), _sample_interval, 0)"
+        per_binding = (
+            f"SELECT blob2 AS binding, SUM(_sample_interval) AS total, SUM({failed}) AS failed, "
+            "SUM(double2 * _sample_interval) / SUM(_sample_interval) AS avg_duration, MAX(double2) AS max_duration, "
+            "quantileWeighted(0.95)(double2, _sample_interval) AS p95_duration, "
+            "SUM(double1 * _sample_interval) / SUM(_sample_interval) AS avg_attempts "
+            f"FROM {self._dataset} WHERE {where} GROUP BY binding ORDER BY total DESC FORMAT JSON"
+        )
+        per_hour = (
+            "SELECT toStartOfInterval(timestamp, INTERVAL '1' HOUR) AS at, SUM(_sample_interval) AS total, "
+            f"SUM({failed}) AS failed, SUM(double2 * _sample_interval) / SUM(_sample_interval) AS avg_duration "
+            f"FROM {self._dataset} WHERE {where} GROUP BY at ORDER BY at ASC FORMAT JSON"
+        )
+        rows = await self._query(per_binding)
+        hours_rows = await self._query(per_hour)
+        bindings = [BindingMetrics(
+            binding=str(r.get("binding")), total=_num(r.get("total")), failed=_num(r.get("failed")),
+            failure_rate=_num(r.get("failed")) / _num(r.get("total")) if _num(r.get("total")) else 0.0,
+            avg_duration_ms=_num(r.get("avg_duration")), max_duration_ms=_num(r.get("max_duration")),
+            p95_duration_ms=_num(r.get("p95_duration")), avg_attempts=_num(r.get("avg_attempts")),
+        ) for r in rows]  # fmt: skip
+        series = [HourMetrics(at=_at_ms(r.get("at")), total=_num(r.get("total")), failed=_num(r.get("failed")),
+                              avg_duration_ms=_num(r.get("avg_duration"))) for r in hours_rows]  # fmt: skip
+        return MetricsReport(hours=hours, bindings=bindings, series=series)
+
+
+def reader_for(env: Any) -> MetricsReader | None:
+    """The reader ``env`` configures: the local binding's SQL, else the account SQL API; None when neither."""
+    binding = getattr(env, "TSUMUGI_METRICS", None)
+    if binding is not None and callable(getattr(binding, "query", None)):
+        return BindingReader(binding)
+    account, token = getattr(env, "CF_ACCOUNT_ID", None), getattr(env, "CF_API_TOKEN", None)
+    dataset = getattr(env, "TSUMUGI_METRICS_DATASET", None)
+    if account and token and dataset and _NAME_RE.match(str(dataset)):
+        return AccountSqlReader(str(account), str(token), str(dataset))
+    return None
+
+
+def _hours(text: str | None) -> int:
+    if text is None or text == "":
+        return DEFAULT_HOURS
+    try:
+        value = float(text)
+    except ValueError:
+        raise bad_request("hours must be a number") from None
+    if not math.isfinite(value):
+        raise bad_request("hours must be a number")
+    hours = math.floor(value)
+    if hours < 1:
+        raise bad_request("hours must be at least 1")
+    if hours > MAX_HOURS:
+        raise bad_request(f"hours must not exceed {MAX_HOURS}")
+    return hours
+
+
+async def get_metrics(request: Request) -> Response:
+    """``GET /api/metrics?hours=&binding=``."""
+    hours = _hours(request.query_params.get("hours"))
+    binding = request.query_params.get("binding") or None
+    if binding is not None and not _NAME_RE.match(binding):
+        raise bad_request("binding is not a valid name")  # it is interpolated into SQL
+    reader = reader_for(env_of(request))
+    if reader is None:
+        raise ApiError(501, {"error": "metrics is not configured"})
+    try:
+        report = await reader.read(hours, binding)
+    except MetricsUnavailableError as exc:
+        raise ApiError(502, {"error": str(exc)[:UPSTREAM_TEXT_CHARS]}) from None
+    return json_response(200, report)

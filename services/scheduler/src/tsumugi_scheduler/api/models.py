@@ -1,0 +1,112 @@
+"""Request bodies people type, as pydantic models: the OpenAPI document's request schemas.
+
+The handlers read bodies with `tsumugi_scheduler.api.bodies` (the original's exact messages, and enqueue
+items through the scheduler's own validation); these models describe the same bodies for clients and for
+the schemathesis run, which sends bodies generated from them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "BackoffBody",
+    "BulkBody",
+    "BulkEnqueueBody",
+    "EnqueueBody",
+    "PolicyBody",
+    "RateBody",
+    "RescheduleBody",
+]
+
+_SAFE = 2**53 - 1
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class BackoffBody(_Body):
+    """``{"kind": "fixed", "delayMs"}`` or ``{"kind": "exponential", "baseMs", "factor", "maxMs"}``."""
+
+    kind: Literal["fixed", "exponential"]
+    delayMs: int | None = Field(default=None, ge=0, le=_SAFE)
+    baseMs: int | None = Field(default=None, ge=0, le=_SAFE)
+    factor: float | None = Field(default=None, ge=1)
+    maxMs: int | None = Field(default=None, ge=0, le=_SAFE)
+    jitter: bool | None = None
+
+
+class EnqueueBody(_Body):
+    """One enqueue item (scheduler-rpc.md §2.1): only ``binding`` and ``payload`` are required."""
+
+    binding: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    payload: Any = Field(description="Any JSON value, null included.")
+    priority: int | None = Field(default=None, ge=-_SAFE, le=_SAFE)
+    maxAttempts: int | None = Field(default=None, ge=1, le=_SAFE)
+    backoff: BackoffBody | None = None
+    timeoutMs: int | None = Field(default=None, ge=1, le=_SAFE)
+    delayMs: int | None = Field(default=None, ge=0, le=_SAFE)
+    runAt: int | None = Field(default=None, ge=0, le=_SAFE)
+    guarantee: Literal["at-least-once", "at-most-once"] | None = None
+    concurrencyKey: str | None = None
+    uniqueKey: str | None = None
+    uniqueForMs: int | None = Field(default=None, ge=1, le=_SAFE)
+    partitionKey: str | None = None
+    expiresAt: int | None = Field(default=None, ge=0, le=_SAFE)
+    expiresInMs: int | None = Field(default=None, ge=1, le=_SAFE)
+    traceparent: str | None = None
+    id: str | None = Field(default=None, description="A pinned job id <binding>#<shard>:<local>.")
+    runId: str | None = None
+    nodeId: str | None = None
+    shard: int | None = Field(default=None, ge=0, description="The caller's routing, checked by the scheduler.")
+
+
+class BulkEnqueueBody(_Body):
+    """1..500 enqueue items; all-or-nothing per shard."""
+
+    items: list[EnqueueBody] = Field(min_length=1, max_length=500)
+
+
+class RescheduleBody(_Body):
+    """Exactly one of ``runAt`` (absolute, past allowed) and ``delayMs`` (from now), optional ``priority``."""
+
+    runAt: float | None = None
+    delayMs: float | None = Field(default=None, ge=0)
+    priority: float | None = None
+
+
+class BulkBody(_Body):
+    """Either ``ids`` (other fields ignored) or filters with ``limit`` (default and most 200)."""
+
+    ids: list[str] | None = Field(default=None, min_length=1, max_length=200)
+    binding: str | None = None
+    state: str | None = None
+    unique_key: str | None = None
+    concurrency_key: str | None = None
+    created_from: float | None = None
+    created_to: float | None = None
+    limit: float | None = Field(default=None, ge=1)
+
+
+class RateBody(_Body):
+    """A token bucket: ``tokens`` per ``interval_ms``."""
+
+    tokens: int = Field(ge=1, le=_SAFE)
+    interval_ms: int = Field(ge=1, le=_SAFE)
+
+
+class PolicyBody(_Body):
+    """Fields to pin over the code's settings on every shard; at least one. ``null`` rate means unlimited."""
+
+    concurrency: int | None = Field(default=None, ge=0, le=_SAFE)
+    rate: RateBody | None = None
+    per_key_concurrency: int | None = Field(default=None, ge=1, le=_SAFE)
+    per_key_rate: RateBody | None = None
+    aging_interval_ms: int | None = Field(default=None, ge=1, le=_SAFE)
+    reaper_grace_ms: int | None = Field(default=None, ge=0, le=_SAFE)
+    paused: bool | None = None
+    sweep_after_ms: int | None = Field(default=None, ge=0, le=_SAFE)
+    failed_retention_ms: int | None = Field(default=None, ge=0, le=_SAFE)

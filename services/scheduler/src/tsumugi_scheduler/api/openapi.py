@@ -1,0 +1,111 @@
+"""The OpenAPI 3.1 document, generated from the route table and the code's models.
+
+Response schemas come from the msgspec Structs the handlers answer with (``msgspec.json.schema_components``),
+request schemas from the pydantic body models (``model_json_schema``); both are JSON Schema 2020-12, which
+OpenAPI 3.1 uses as is. Every authenticated operation also documents 401 and 503, and every operation 404
+(an unknown path answers ``{"error": "not found"}``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any, Final
+
+import msgspec
+
+from tsumugi_scheduler.api.operations import OPENAPI_PATH, Answer, Operation
+from tsumugi_scheduler.api.shapes import ErrorBody
+
+__all__ = ["API_TITLE", "API_VERSION", "build_document"]
+
+API_TITLE: Final = "Tsumugi REST API"
+API_VERSION: Final = "0.1.0"
+_REF: Final = "#/components/schemas/{name}"
+_PATH_PARAM: Final = re.compile(r"\{([a-z_]+)\}")
+_COMMON: Final = {
+    401: Answer(description="Missing or wrong token."),
+    404: Answer(description="Not found."),
+    503: Answer(description="Read-model migrations pending, or D1 unavailable."),
+}
+
+
+def _struct_schemas(operations: Sequence[Operation]) -> tuple[dict[int, dict[str, Any]], dict[str, Any]]:
+    types: list[Any] = [ErrorBody]
+    for op in operations:
+        types.extend(a.body for a in op.answers.values() if a.body is not None)
+    unique = list(dict.fromkeys(types))
+    schemas, components = msgspec.json.schema_components(unique, ref_template=_REF)
+    return {id(t): schema for t, schema in zip(unique, schemas, strict=True)}, components
+
+
+def _body_schema(op: Operation, components: dict[str, Any]) -> dict[str, Any] | None:
+    if op.body is None:
+        return None
+    schema = op.body.model_json_schema(ref_template=_REF.replace("{name}", "{model}"))
+    components.update(schema.pop("$defs", {}))
+    components[op.body.__name__] = schema
+    return {"required": True, "content": {"application/json": {"schema": {"$ref": _REF.format(name=op.body.__name__)}}}}
+
+
+def _parameters(op: Operation) -> list[dict[str, Any]]:
+    params: list[dict[str, Any]] = [
+        {"name": name, "in": "path", "required": True, "schema": {"type": "string", "minLength": 1}}
+        for name in _PATH_PARAM.findall(op.path)
+    ]
+    params.extend(
+        {"name": q.name, "in": "query", "required": False, "schema": dict(q.schema), "description": q.description}
+        for q in op.query
+    )
+    return params
+
+
+def _responses(op: Operation, by_type: dict[int, dict[str, Any]]) -> dict[str, Any]:
+    answers = {**_COMMON, **op.answers}
+    out: dict[str, Any] = {}
+    for status in sorted(answers):
+        answer = answers[status]
+        entry: dict[str, Any] = {"description": answer.description}
+        if answer.body is not None:
+            entry["content"] = {"application/json": {"schema": by_type[id(answer.body)]}}
+        out[str(status)] = entry
+    return out
+
+
+def _openapi_operation() -> dict[str, Any]:
+    return {
+        "operationId": "getOpenApi", "summary": "This document (no authentication).", "tags": ["meta"],
+        "security": [], "responses": {
+            "200": {"description": "The OpenAPI document.", "content": {"application/json": {"schema": {"type": "object"}}}},
+            "404": {"description": "The API is not enabled (no auth configured)."},
+        },
+    }  # fmt: skip
+
+
+def build_document(operations: Sequence[Operation]) -> dict[str, Any]:
+    """The OpenAPI document of ``operations`` plus ``GET /api/openapi.json`` itself."""
+    by_type, components = _struct_schemas(operations)
+    paths: dict[str, dict[str, Any]] = {OPENAPI_PATH: {"get": _openapi_operation()}}
+    for op in operations:
+        entry: dict[str, Any] = {
+            "operationId": op.operation_id, "summary": op.summary, "tags": [op.tag],
+            "parameters": _parameters(op), "responses": _responses(op, by_type),
+        }  # fmt: skip
+        body = _body_schema(op, components)
+        if body is not None:
+            entry["requestBody"] = body
+        paths.setdefault(op.path, {})[op.method.lower()] = entry
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": API_TITLE, "version": API_VERSION},
+        "servers": [{"url": "/"}],
+        "security": [{"bearerAuth": []}, {"cookieAuth": []}],
+        "paths": paths,
+        "components": {
+            "schemas": components,
+            "securitySchemes": {
+                "bearerAuth": {"type": "http", "scheme": "bearer"},
+                "cookieAuth": {"type": "apiKey", "in": "cookie", "name": "tsumugi_token"},
+            },
+        },
+    }

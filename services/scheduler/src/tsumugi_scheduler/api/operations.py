@@ -1,0 +1,167 @@
+"""The route table: every API operation with its handler, parameters and documented answers.
+
+One table feeds both the router (`tsumugi_scheduler.api.app`) and the OpenAPI document
+(`tsumugi_scheduler.api.openapi`), so a route cannot exist without its documentation. operationIds are the
+original's where it had the route (reference §4.2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from pydantic import BaseModel
+from starlette.requests import Request
+from starlette.responses import Response
+
+from tsumugi_scheduler.api import bindings, bulk, insight, jobs, metrics, unavailable
+from tsumugi_scheduler.api import models as m
+from tsumugi_scheduler.api import shapes as s
+from tsumugi_scheduler.readmodel import JobList, JobStats
+
+__all__ = ["OPENAPI_PATH", "OPERATIONS", "Answer", "Operation", "QueryParam"]
+
+OPENAPI_PATH: Final = "/api/openapi.json"
+
+Endpoint = Callable[[Request], Awaitable[Response]]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Answer:
+    """A documented response: its description and body type (None for a plain-text body)."""
+
+    description: str
+    body: Any = s.ErrorBody
+
+
+@dataclass(frozen=True, kw_only=True)
+class QueryParam:
+    """A query-string parameter and its JSON schema."""
+
+    name: str
+    schema: Mapping[str, Any]
+    description: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Operation:
+    """One route."""
+
+    method: str
+    path: str
+    operation_id: str
+    summary: str
+    endpoint: Endpoint
+    body: type[BaseModel] | None = None
+    query: tuple[QueryParam, ...] = ()
+    answers: Mapping[int, Answer] = field(default_factory=dict[int, Answer])
+    tag: str = "jobs"
+
+
+_BAD = Answer(description="Invalid input; `error` says which field and rule.")
+_STATE = Answer(description="The state does not permit it.", body=s.Refusal)
+_GONE = Answer(description="No longer in its shard (swept after retention, or never existed).", body=s.Refusal)
+_NOT_FOUND = Answer(description="Not found.")
+_JOB_ID = "A job id <binding>#<shard>:<local>, percent-encoded."
+_STR = {"type": "string"}
+_NUM = {"type": "string", "description": "A number; empty or non-numeric values are ignored."}
+
+
+def _answers(**by_status: Answer) -> dict[int, Answer]:
+    return {int(k.removeprefix("s")): v for k, v in by_status.items()}
+
+
+_LIST_QUERY = (
+    QueryParam(name="state", schema=_STR), QueryParam(name="binding", schema=_STR),
+    QueryParam(name="id", schema=_STR), QueryParam(name="unique_key", schema=_STR),
+    QueryParam(name="concurrency_key", schema=_STR), QueryParam(name="created_from", schema=_NUM),
+    QueryParam(name="created_to", schema=_NUM),
+    QueryParam(name="sort", schema=_STR, description="updated_at (default), created_at, binding, state, priority or attempts."),
+    QueryParam(name="order", schema=_STR, description="asc, or anything else for descending."),
+    QueryParam(name="limit", schema=_STR, description="1..100, default 20."),
+    QueryParam(name="offset", schema=_STR, description="0 or more, default 0."),
+)  # fmt: skip
+
+OPERATIONS: Final[tuple[Operation, ...]] = (
+    Operation(method="GET", path="/api/jobs", operation_id="listJobs", summary="List jobs from the read model.",
+              endpoint=jobs.list_jobs, query=_LIST_QUERY, answers=_answers(s200=Answer(description="A page and the total.", body=JobList))),
+    Operation(method="POST", path="/api/jobs", operation_id="createJob", summary="Enqueue one job.",
+              endpoint=jobs.create_job, body=m.EnqueueBody,
+              answers=_answers(s201=Answer(description="The job id (also for a dedup hit).", body=s.Created), s400=_BAD)),
+    Operation(method="POST", path="/api/jobs/bulk-enqueue", operation_id="bulkEnqueueJobs", summary="Enqueue up to 500 jobs.",
+              endpoint=jobs.bulk_enqueue, body=m.BulkEnqueueBody,
+              answers=_answers(s201=Answer(description="Ids in input order.", body=s.CreatedMany), s400=_BAD)),
+    Operation(method="POST", path="/api/jobs/bulk-retry", operation_id="bulkRetryJobs", summary="Retry FAILED / STALLED jobs by ids or filter.",
+              endpoint=bulk.bulk_retry, body=m.BulkBody,
+              answers=_answers(s200=Answer(description="Changed ids and refusals.", body=s.BulkResult), s400=_BAD)),
+    Operation(method="POST", path="/api/jobs/bulk-cancel", operation_id="bulkCancelJobs", summary="Cancel jobs by ids or filter.",
+              endpoint=bulk.bulk_cancel, body=m.BulkBody,
+              answers=_answers(s200=Answer(description="Changed ids and refusals.", body=s.BulkResult), s400=_BAD)),
+    Operation(method="GET", path="/api/jobs/{id}", operation_id="getJob", summary="A job's detail with its attempt log.",
+              endpoint=jobs.get_job,
+              answers=_answers(s200=Answer(description="The job.", body=s.JobDetailBody), s400=_BAD, s404=_NOT_FOUND)),
+    Operation(method="GET", path="/api/jobs/{id}/explain", operation_id="explainJob",
+              summary="Why a job is not running yet and when each blocker clears.", endpoint=jobs.explain_job,
+              answers=_answers(s200=Answer(description="The explanation.", body=s.ExplainBody), s400=_BAD,
+                               s404=_NOT_FOUND, s410=_GONE)),
+    Operation(method="POST", path="/api/jobs/{id}/retry", operation_id="retryJob", summary="Retry a FAILED / STALLED job now.",
+              endpoint=jobs.retry_job,
+              answers=_answers(s200=Answer(description="Retried.", body=s.MutationOk), s400=_BAD, s409=_STATE, s410=_GONE)),
+    Operation(method="POST", path="/api/jobs/{id}/cancel", operation_id="cancelJob",
+              summary="Cancel a job, or ask a dispatched one to stop.", endpoint=jobs.cancel_job,
+              answers=_answers(s200=Answer(description="Cancelled, or requested.", body=s.CancelOk), s400=_BAD,
+                               s409=_STATE, s410=_GONE)),
+    Operation(method="POST", path="/api/jobs/{id}/reschedule", operation_id="rescheduleJob",
+              summary="Move a SCHEDULED job's run_after (and priority).", endpoint=jobs.reschedule_job,
+              body=m.RescheduleBody,
+              answers=_answers(s200=Answer(description="Rescheduled.", body=s.MutationOk), s400=_BAD, s409=_STATE,
+                               s410=_GONE)),
+    Operation(method="GET", path="/api/bindings", operation_id="listBindings", summary="Performer bindings.",
+              endpoint=bindings.list_bindings, tag="bindings",
+              answers=_answers(s200=Answer(description="Sorted names.", body=s.BindingList))),
+    Operation(method="POST", path="/api/bindings/{binding}/policy", operation_id="setBindingPolicy",
+              summary="Pin runtime policy on every shard of a binding.", endpoint=bindings.set_policy,
+              body=m.PolicyBody, tag="bindings",
+              answers=_answers(s200=Answer(description="Every shard's effective settings.", body=s.PolicyResult),
+                               s400=_BAD, s404=_NOT_FOUND)),
+    Operation(method="POST", path="/api/bindings/{binding}/policy/reset", operation_id="resetBindingPolicy",
+              summary="Drop the runtime pins: back to the code's settings.", endpoint=bindings.reset_policy,
+              tag="bindings",
+              answers=_answers(s200=Answer(description="Every shard's effective settings.", body=s.PolicyResult),
+                               s400=_BAD, s404=_NOT_FOUND)),
+    Operation(method="GET", path="/api/stats", operation_id="getStats", summary="Jobs per state and the longest wait.",
+              endpoint=insight.stats, tag="insight", answers=_answers(s200=Answer(description="Stats.", body=JobStats))),
+    Operation(method="GET", path="/api/diagnostics", operation_id="getDiagnostics",
+              summary="What holds each binding back, per shard.", endpoint=insight.diagnostics, tag="insight",
+              answers=_answers(s200=Answer(description="Diagnostics.", body=s.Diagnostics))),
+    Operation(method="GET", path="/api/metrics", operation_id="getMetrics",
+              summary="Failure rate and durations from Analytics Engine.", endpoint=metrics.get_metrics, tag="insight",
+              query=(QueryParam(name="hours", schema=_STR, description="1..720, default 24."),
+                     QueryParam(name="binding", schema=_STR)),
+              answers=_answers(s200=Answer(description="The report.", body=metrics.MetricsReport), s400=_BAD,
+                               s501=Answer(description="Metrics not configured."),
+                               s502=Answer(description="Analytics Engine failed."))),
+    Operation(method="GET", path="/api/schedules", operation_id="listSchedules", summary="Recurring schedules.",
+              endpoint=unavailable.schedules_unavailable, tag="later",
+              answers=_answers(s501=Answer(description="Schedules are not available yet."))),
+    Operation(method="GET", path="/api/runs", operation_id="listRuns", summary="Flow runs.",
+              endpoint=unavailable.runs_unavailable, tag="later",
+              answers=_answers(s501=Answer(description="Runs are not available yet."))),
+    Operation(method="POST", path="/api/runs", operation_id="startRun", summary="Start a flow run.",
+              endpoint=unavailable.run_creation_unavailable, tag="later",
+              answers=_answers(s501=Answer(description="Run creation is not available yet."))),
+    Operation(method="GET", path="/api/runs/{id}", operation_id="getRun", summary="A run and its nodes.",
+              endpoint=unavailable.runs_unavailable, tag="later",
+              answers=_answers(s501=Answer(description="Runs are not available yet."))),
+    Operation(method="POST", path="/api/runs/{id}/retry", operation_id="retryRun", summary="Resume a FAILED run.",
+              endpoint=unavailable.run_control_unavailable, tag="later",
+              answers=_answers(s501=Answer(description="Run control is not available yet."))),
+    Operation(method="POST", path="/api/runs/{id}/cancel", operation_id="cancelRun", summary="Cancel a run.",
+              endpoint=unavailable.run_control_unavailable, tag="later",
+              answers=_answers(s501=Answer(description="Run control is not available yet."))),
+    Operation(method="GET", path="/api/flows", operation_id="listFlows", summary="Registered flows.",
+              endpoint=unavailable.flows_unavailable, tag="later",
+              answers=_answers(s501=Answer(description="Flows are not available yet."))),
+)  # fmt: skip
+"""Every route but ``/api/openapi.json`` (served by the app itself, without auth)."""

@@ -1,0 +1,236 @@
+"""The JSON shapes the API answers, as msgspec Structs: the OpenAPI document's response schemas.
+
+Handlers build plain values; these Structs describe them, and the schemathesis run in ``tests/api`` checks
+every answer against the document, so a handler and its Struct cannot drift apart unnoticed. Views that the
+read model already defines (`JobList`, `JobStats`), the explain answer and the metrics report are reused.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+from tsumugi_scheduler.explain import Explanation
+
+__all__ = [
+    "BindingDiagnostics",
+    "BindingList",
+    "BlockedFlags",
+    "BulkRefusal",
+    "BulkResult",
+    "CancelOk",
+    "Created",
+    "CreatedMany",
+    "Diagnostics",
+    "ErrorBody",
+    "ExplainBody",
+    "JobDetailBody",
+    "JobDetailView",
+    "LogEntry",
+    "MutationOk",
+    "PolicyResult",
+    "Refusal",
+    "SettingsView",
+    "ShardDiagnosticsView",
+    "ShardSettings",
+]
+
+
+class ErrorBody(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """Any refusal: ``error`` always; ``field`` / ``rule`` for validation; ``pending`` for migrations."""
+
+    error: str
+    field: str | None = None
+    rule: str | None = None
+    pending: list[str] | None = None
+    missing: list[dict[str, str]] | None = None
+
+
+class Refusal(msgspec.Struct, frozen=True, kw_only=True):
+    """409 / 410 of a mutation."""
+
+    ok: bool
+    reason: Literal["invalid-state", "gone"]
+    error: str
+
+
+class MutationOk(msgspec.Struct, frozen=True, kw_only=True):
+    """200 of retry / reschedule."""
+
+    ok: bool
+
+
+class CancelOk(msgspec.Struct, frozen=True, kw_only=True):
+    """200 of cancel: ``requested`` when a dispatched job was asked to stop."""
+
+    ok: bool
+    requested: bool
+
+
+class Created(msgspec.Struct, frozen=True, kw_only=True):
+    """201 of ``POST /api/jobs``."""
+
+    id: str
+
+
+class CreatedMany(msgspec.Struct, frozen=True, kw_only=True):
+    """201 of ``POST /api/jobs/bulk-enqueue``: ids in input order."""
+
+    ids: list[str]
+
+
+class LogEntry(msgspec.Struct, frozen=True, kw_only=True):
+    """One finished attempt, newest first in ``attempts_log``."""
+
+    attempt: int
+    state: str
+    started_at: int | None
+    finished_at: int
+    error: str | None
+
+
+class JobDetailView(msgspec.Struct, frozen=True, kw_only=True):
+    """A job's detail (scheduler-rpc.md §4.2): the original's keys plus ours."""
+
+    id: str
+    binding: str
+    state: str
+    priority: int
+    attempts: int
+    max_attempts: int
+    concurrency_key: str | None
+    unique_key: str | None
+    guarantee: str
+    created_at: int
+    updated_at: int
+    run_after: int | None
+    dispatched_at: int | None
+    progress: float | None
+    payload: str
+    result: str | None
+    retryable: bool
+    attempts_log: list[LogEntry]
+    timeout_ms: int | None
+    expires_at: int | None
+    traceparent: str | None
+    run_id: str | None
+    node_id: str | None
+    cancel_requested: bool
+
+
+class JobDetailBody(msgspec.Struct, frozen=True, kw_only=True):
+    """200 of ``GET /api/jobs/{id}``."""
+
+    job: JobDetailView
+
+
+class BulkRefusal(msgspec.Struct, frozen=True, kw_only=True):
+    """One id a bulk action did not change."""
+
+    id: str
+    reason: Literal["invalid-state", "gone", "invalid-id"]
+
+
+class BulkResult(msgspec.Struct, frozen=True, kw_only=True):
+    """200 of bulk-retry / bulk-cancel; ``remaining`` estimates what a filter still matches."""
+
+    ok: list[str]
+    failed: list[BulkRefusal]
+    remaining: int
+
+
+class BindingList(msgspec.Struct, frozen=True, kw_only=True):
+    """200 of ``GET /api/bindings``."""
+
+    bindings: list[str]
+
+
+class RateView(msgspec.Struct, frozen=True, kw_only=True):
+    """A token bucket: ``tokens`` per ``interval_ms``."""
+
+    tokens: int
+    interval_ms: int
+
+
+class SettingsView(msgspec.Struct, frozen=True, kw_only=True):
+    """A shard's effective settings (the code's, with runtime pins over them)."""
+
+    concurrency: int
+    rate: RateView | None
+    per_key_concurrency: int
+    per_key_rate: RateView | None
+    aging_interval_ms: int | None
+    reaper_grace_ms: int
+    paused: bool
+    sweep_after_ms: int
+    failed_retention_ms: int
+
+
+class ShardSettings(msgspec.Struct, frozen=True, kw_only=True):
+    """One shard's settings after a policy change."""
+
+    shard: int
+    settings: SettingsView
+
+
+class PolicyResult(msgspec.Struct, frozen=True, kw_only=True):
+    """200 of the policy endpoints: every shard of the binding."""
+
+    binding: str
+    shards: list[ShardSettings]
+
+
+class BlockedFlags(msgspec.Struct, frozen=True, kw_only=True, rename={"per_key": "perKey"}):
+    """The original's booleans (shard 0): what held dispatch back in the last tick."""
+
+    capacity: bool
+    tokens: bool
+    per_key: bool
+
+
+class AxisCounts(msgspec.Struct, frozen=True, kw_only=True):
+    """Ready jobs each axis held back in the shard's last tick."""
+
+    paused: int
+    capacity: int
+    rate: int
+    per_key_concurrency: int
+    per_key_rate: int
+
+
+class ShardDiagnosticsView(msgspec.Struct, frozen=True, kw_only=True):
+    """One shard, current (asked directly, not the read model)."""
+
+    shard: int
+    active: int
+    outbox: int
+    counts: dict[str, int]
+    notices_pending: int
+    run_events_pending: int
+    blocked: AxisCounts
+    held_back_by: list[Literal["paused", "capacity", "rate", "per_key_concurrency", "per_key_rate"]]
+    settings: SettingsView
+
+
+class BindingDiagnostics(msgspec.Struct, frozen=True, kw_only=True):
+    """A binding: the original's shard-0 figures, what holds it back, and every shard."""
+
+    active: int
+    outbox: int
+    blocked: BlockedFlags
+    held_back_by: list[str]
+    shards: list[ShardDiagnosticsView]
+
+
+class Diagnostics(msgspec.Struct, frozen=True, kw_only=True):
+    """200 of ``GET /api/diagnostics``."""
+
+    shard: int
+    bindings: dict[str, BindingDiagnostics]
+
+
+class ExplainBody(msgspec.Struct, frozen=True, kw_only=True):
+    """200 of ``GET /api/jobs/{id}/explain`` (see tsumugi_scheduler.explain.Explanation)."""
+
+    explain: Explanation

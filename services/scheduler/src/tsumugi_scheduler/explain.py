@@ -1,0 +1,190 @@
+"""Why a job is not running yet, and when each blocker clears (beyond-the-original C4).
+
+Runs inside the job's shard, so it reads the current state, not the lagging read model. It only reads: the
+engine's public ``get`` and ``settings``, plus a few bounded queries over the shard's SQL tables (in-flight
+counts, the token buckets, the ready jobs ahead of this one). Blockers follow the order dispatch checks
+them: eligibility, pause, binding concurrency, binding rate, per-key concurrency, per-key rate, priority.
+
+Example:
+    >>> Blocker(kind="paused", message="dispatch of MAIL is paused").clears_at is None
+    True
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final, Literal
+
+import msgspec
+
+from tsumugi_core.options import RateLimit
+from tsumugi_core.policy import Policy
+from tsumugi_core.priority import effective_priority
+from tsumugi_core.states import JobState
+from tsumugi_core.throttle import TokenBucket, ready_at, refill
+from tsumugi_scheduler.shard import JobRecord, JobShardEngine, SqlLike
+
+__all__ = ["AHEAD_COUNT_CAP", "HOLDERS_SHOWN", "Blocker", "BlockerKind", "Explanation", "explain_job"]
+
+AHEAD_COUNT_CAP: Final = 10_000
+"""The count of jobs ahead stops here, so explaining never reads a whole backlog."""
+HOLDERS_SHOWN: Final = 20
+"""Most in-flight jobs named as holders of a concurrency_key."""
+
+BlockerKind = Literal[
+    "run_after", "paused", "concurrency", "rate", "per_key_concurrency", "per_key_rate", "priority"
+]
+
+_IN_FLIGHT: Final = "state IN ('QUEUED', 'RUNNING')"
+_bucket_decoder: Final = msgspec.json.Decoder(TokenBucket)
+
+
+class Blocker(msgspec.Struct, frozen=True, kw_only=True):
+    """One reason a job waits.
+
+    Attributes:
+        kind: The axis that holds the job back.
+        message: A sentence for people.
+        clears_at: When this blocker lifts by itself (epoch ms); None when it lifts only when something
+            else happens (a running job finishes, an operator unpauses).
+        count: How many jobs are involved (in flight, or ahead), when that is meaningful.
+        holders: In-flight jobs that hold the concurrency_key.
+    """
+
+    kind: BlockerKind
+    message: str
+    clears_at: int | None = None
+    count: int | None = None
+    holders: list[str] = msgspec.field(default_factory=list[str])
+
+
+class Explanation(msgspec.Struct, frozen=True, kw_only=True):
+    """The answer of ``GET /api/jobs/{id}/explain``.
+
+    Attributes:
+        waiting: True while the job is SCHEDULED (not yet dispatched).
+        blockers: Empty for a waiting job that the next tick would dispatch.
+        jobs_ahead: Ready jobs that dispatch would pick first (capped at ``AHEAD_COUNT_CAP``).
+    """
+
+    job_id: str
+    binding: str
+    state: str
+    now: int
+    waiting: bool
+    summary: str
+    blockers: list[Blocker]
+    jobs_ahead: int = 0
+
+
+def _scalar(sql: SqlLike, query: str, *params: Any) -> int:
+    rows = sql.exec(query, *params).toArray()
+    return int(rows[0]["n"]) if rows else 0
+
+
+def _stored_bucket(sql: SqlLike, query: str, *params: Any) -> TokenBucket | None:
+    rows = sql.exec(query, *params).toArray()
+    if not rows:
+        return None
+    row = rows[0]
+    if "value" in row:
+        return _bucket_decoder.decode(str(row["value"]))
+    return TokenBucket(tokens=float(row["tokens"]), refilled_at=int(row["refilled_at"]))
+
+
+def _token_blocker(kind: BlockerKind, what: str, bucket: TokenBucket | None, rate: RateLimit,
+                   now: int) -> Blocker | None:  # fmt: skip
+    current = refill(bucket, rate, now)
+    if current.tokens >= 1:
+        return None
+    at = ready_at(current, rate)
+    return Blocker(kind=kind, message=f"{what} has no token left until {at}", clears_at=at)
+
+
+def _capacity_blockers(sql: SqlLike, job: JobRecord, policy: Policy, now: int) -> list[Blocker]:
+    blockers: list[Blocker] = []
+    in_flight = _scalar(sql, f"SELECT COUNT(*) AS n FROM job WHERE {_IN_FLIGHT}")
+    if in_flight >= policy.concurrency:
+        blockers.append(Blocker(
+            kind="concurrency", count=in_flight,
+            message=f"{in_flight} jobs in flight reach the binding's concurrency of {policy.concurrency}",
+        ))  # fmt: skip
+    if policy.rate is not None:
+        bucket = _stored_bucket(sql, "SELECT value FROM setting WHERE key = 'bucket'")
+        blocker = _token_blocker("rate", "the binding's rate limit", bucket, policy.rate, now)
+        blockers.extend([blocker] if blocker else [])
+    key = job.concurrency_key
+    if key is None:
+        return blockers  # jobs without a key are exempt from both per-key limits
+    holders = [str(r["id"]) for r in sql.exec(
+        f"SELECT id FROM job WHERE {_IN_FLIGHT} AND concurrency_key = ? ORDER BY id LIMIT ?", key, HOLDERS_SHOWN,
+    ).toArray()]  # fmt: skip
+    held = _scalar(sql, f"SELECT COUNT(*) AS n FROM job WHERE {_IN_FLIGHT} AND concurrency_key = ?", key)
+    if held >= policy.per_key_concurrency:
+        blockers.append(Blocker(
+            kind="per_key_concurrency", count=held, holders=holders,
+            message=f"concurrency_key {key!r} is held by {', '.join(holders)}",
+        ))  # fmt: skip
+    if policy.per_key_rate is not None:
+        bucket = _stored_bucket(sql, "SELECT tokens, refilled_at FROM key_bucket WHERE key = ?", key)
+        blocker = _token_blocker("per_key_rate", f"concurrency_key {key!r}", bucket, policy.per_key_rate, now)
+        blockers.extend([blocker] if blocker else [])
+    return blockers
+
+
+def _jobs_ahead(sql: SqlLike, job: JobRecord, policy: Policy, now: int) -> int:
+    interval = policy.aging_interval_ms
+    mine = effective_priority(job.priority, job.eligible_at, now, interval)
+    # The same effective priority as dispatch computes (integer division ages in whole intervals).
+    effective = "priority" if interval is None else "(priority + MAX(0, ? - eligible_at) / ?)"
+    aging: tuple[int, ...] = () if interval is None else (now, interval)
+    query = (
+        "SELECT COUNT(*) AS n FROM (SELECT 1 FROM job WHERE state = 'SCHEDULED' AND eligible_at <= ? AND id != ? "
+        f"AND ({effective} > ? OR ({effective} = ? AND (eligible_at < ? OR (eligible_at = ? AND id < ?)))) "
+        "LIMIT ?)"
+    )
+    params = (now, job.id, *aging, mine, *aging, mine, job.eligible_at, job.eligible_at, job.id, AHEAD_COUNT_CAP)
+    return _scalar(sql, query, *params)
+
+
+def _summary(job: JobRecord, blockers: list[Blocker]) -> str:
+    if job.state != JobState.SCHEDULED:
+        running = job.state in (JobState.QUEUED, JobState.RUNNING)
+        return f"the job is {job.state.value}: {'dispatched' if running else 'finished'}, not waiting"
+    if not blockers:
+        return "nothing holds the job back: the next tick dispatches it"
+    return "; ".join(b.message for b in blockers)
+
+
+def explain_job(sql: SqlLike, engine: JobShardEngine, job_id: str, now: int) -> Explanation | None:
+    """Explain why ``job_id`` is not running; None when the shard does not hold it.
+
+    Args:
+        sql: The shard's SQL storage (read only here).
+        engine: The shard's engine (its ``get`` and effective ``settings``).
+        job_id: A job of this shard.
+        now: The current instant.
+    """
+    job = engine.get(job_id)
+    if job is None:
+        return None
+    blockers: list[Blocker] = []
+    ahead = 0
+    if job.state == JobState.SCHEDULED:
+        policy = engine.settings.policy
+        if job.eligible_at > now:
+            blockers.append(Blocker(kind="run_after", clears_at=job.eligible_at,
+                                    message=f"run_after is in the future: ready at {job.eligible_at}"))  # fmt: skip
+        if policy.paused:
+            blockers.append(Blocker(kind="paused", message=f"dispatch of {job.binding} is paused"))
+        blockers.extend(_capacity_blockers(sql, job, policy, now))
+        if job.eligible_at <= now:
+            ahead = _jobs_ahead(sql, job, policy, now)
+            free = policy.concurrency - _scalar(sql, f"SELECT COUNT(*) AS n FROM job WHERE {_IN_FLIGHT}")
+            if ahead > 0 and ahead >= free:
+                blockers.append(Blocker(kind="priority", count=ahead,
+                                        message=f"{ahead} ready jobs with a higher effective priority go first"))  # fmt: skip
+    return Explanation(
+        job_id=job.id, binding=job.binding, state=job.state.value, now=now,
+        waiting=job.state == JobState.SCHEDULED, summary=_summary(job, blockers), blockers=blockers,
+        jobs_ahead=ahead,
+    )  # fmt: skip

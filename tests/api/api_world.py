@@ -1,0 +1,197 @@
+"""A scheduler Worker's REST API in-process: the real app over real shards and a real local D1.
+
+The JobShard namespace hosts `JobShardHost` + `ShardAdmin` per object name over stdlib SQLite (the same
+pairing as ``services/scheduler/src/entry.py``); the D1 read model is the local runtime's, migrated from
+``migrations/``. Time is a `FixedClock` installed as the scheduler's time source. Requests go through
+httpx's ASGI transport with the env put in the scope, as ``workers.asgi.fetch`` does.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import urllib.parse
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from tsumugi_core.testing import FixedClock
+from tsumugi_dev.analytics import AnalyticsEngineDataset
+from tsumugi_dev.d1 import D1Database, apply_d1_migrations
+from tsumugi_dev.do_sql import SqlStorage
+from tsumugi_scheduler.api import DEFAULT_AUTH, BearerAuth, SchemaGate, create_app
+from tsumugi_scheduler.definition import TsumugiDefinition, define_tsumugi
+from tsumugi_scheduler.shard_admin import ShardAdmin
+from tsumugi_scheduler.shard_host import JobShardHost
+
+REPO = Path(__file__).resolve().parents[2]
+MIGRATIONS = REPO / "migrations"
+TOKEN = "s3cret-token"
+T0 = 1_767_225_600_000
+
+
+class SteppedClock(FixedClock):
+    """`FixedClock` plus the ``sleep_ms`` the scheduler's time source also offers (never used here)."""
+
+    async def sleep_ms(self, ms: int) -> None:
+        self.advance(ms)
+
+
+class LocalMetrics(AnalyticsEngineDataset):
+    """The local runtime's dataset plus the SQL read path the metrics route reads through (``query``).
+
+    The runtime's binding does not offer ``query`` to Worker code yet; the store behind it does.
+    """
+
+    def query(self, sql: str) -> list[Any]:
+        return self._store.query(sql)  # pyright: ignore[reportPrivateUsage]
+
+
+class AlarmStorage:
+    """The ``ctx.storage`` alarm methods a shard host arms."""
+
+    def __init__(self) -> None:
+        self.alarm: int | None = None
+
+    async def getAlarm(self) -> int | None:
+        return self.alarm
+
+    async def setAlarm(self, at: int) -> None:
+        self.alarm = at
+
+    async def deleteAlarm(self) -> None:
+        self.alarm = None
+
+
+class ShardObject:
+    """One JobShard Durable Object: the host's and the admin's methods, as entry.py exposes them."""
+
+    def __init__(self, env: Any, definition: TsumugiDefinition) -> None:
+        self.storage = AlarmStorage()
+        self.sql = SqlStorage()
+        self.host = JobShardHost(self.storage, self.sql, env, definition)
+        self.admin = ShardAdmin(self.host, self.storage, self.sql)
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("configure", "reset_policy", "diagnostics", "mutate_many", "explain"):
+            return getattr(self.admin, name)
+        return getattr(self.host, name)
+
+
+class Namespace:
+    """``env.JOB_SHARD``: one object per name."""
+
+    def __init__(self, env: Any, definition: TsumugiDefinition) -> None:
+        self.env = env
+        self.definition = definition
+        self.objects: dict[str, ShardObject] = {}
+
+    def getByName(self, name: str) -> ShardObject:
+        if name not in self.objects:
+            self.objects[name] = ShardObject(self.env, self.definition)
+        return self.objects[name]
+
+
+class Queue:
+    """``env.TSUMUGI_QUEUE``: records what was sent."""
+
+    def __init__(self) -> None:
+        self.sent: list[dict[str, Any]] = []
+
+    async def sendBatch(self, messages: Sequence[dict[str, Any]]) -> None:
+        self.sent.extend(m["body"] for m in messages)
+
+
+class Env:
+    """The scheduler Worker's env."""
+
+    def __init__(self, d1: D1Database, definition: TsumugiDefinition, token: str | None = TOKEN) -> None:
+        self.TSUMUGI_DB = d1
+        self.TSUMUGI_QUEUE = Queue()
+        self.JOB_SHARD = Namespace(self, definition)
+        if token is not None:
+            self.TSUMUGI_TOKEN = token
+
+
+_TEMPLATE: list[Path] = []
+
+
+def migrated_d1(folder: Path) -> D1Database:
+    """A migrated read model in ``folder``: a copy of one database migrated once per session."""
+    if not _TEMPLATE:
+        template = Path(tempfile.mkdtemp(prefix="tsumugi-api-")) / "template.sqlite"
+        db = D1Database(template)
+        apply_d1_migrations(db, MIGRATIONS)
+        db.close()
+        _TEMPLATE.append(template)
+    target = folder / "readmodel.sqlite"
+    shutil.copyfile(_TEMPLATE[0], target)
+    return D1Database(target)
+
+
+def with_env(app: Any, env: Any) -> Any:
+    """The app with ``env`` in every scope, as ``workers.asgi.fetch`` hands it over."""
+
+    async def asgi(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        await app({**scope, "env": env}, receive, send)
+
+    return asgi
+
+
+def quoted(job_id: str) -> str:
+    return urllib.parse.quote(job_id, safe="")
+
+
+class World:
+    """An app, its env and a client; ``tick`` runs every shard's alarm (dispatch + projection)."""
+
+    def __init__(self, folder: Path, clock: SteppedClock, definition: TsumugiDefinition | None = None,
+                 *, auth: BearerAuth | None = DEFAULT_AUTH, token: str | None = TOKEN, d1: D1Database | None = None) -> None:  # fmt: skip
+        self.clock = clock
+        self.definition = definition or define_tsumugi(
+            performers=["MAIL", "SMS", "Notify"], bindings={"SMS": {"shards": 2}}
+        )
+        self._owns_d1 = d1 is None
+        self.d1 = d1 if d1 is not None else migrated_d1(folder)
+        self.env = Env(self.d1, self.definition, token)
+        self.app = create_app(self.definition, auth=auth, gate=SchemaGate())
+        transport = httpx.ASGITransport(app=with_env(self.app, self.env))
+        self.client = httpx.AsyncClient(transport=transport, base_url="http://scheduler.test",
+                                        headers={"authorization": f"Bearer {TOKEN}"})  # fmt: skip
+
+    async def request(self, method: str, path: str, body: Any = None, **kwargs: Any) -> tuple[int, Any]:
+        content = None if body is None else (body if isinstance(body, str | bytes) else httpx.Request(
+            "POST", "http://x", json=body).content)  # fmt: skip
+        response = await self.client.request(method, path, content=content, **kwargs)
+        if response.headers.get("content-type", "").startswith("application/json"):
+            return response.status_code, response.json()
+        return response.status_code, response.text
+
+    def shard(self, name: str) -> ShardObject:
+        return self.env.JOB_SHARD.getByName(name)
+
+    async def tick(self) -> None:
+        for shard in list(self.env.JOB_SHARD.objects.values()):
+            await shard.host.alarm()
+
+    async def enqueue(self, binding: str = "MAIL", **options: Any) -> str:
+        status, body = await self.request("POST", "/api/jobs", {"binding": binding, "payload": {}, **options})
+        assert status == 201, body
+        return str(body["id"])
+
+    async def fail(self, job_id: str) -> None:
+        """Dispatch ``job_id`` (one tick) and report its live attempt as a failure."""
+        await self.tick()
+        name = job_id.split(":", 1)[0]
+        engine = self.shard(name).host.engine(name)
+        assert engine is not None
+        job = engine.get(job_id)
+        assert job is not None
+        await self.shard(name).host.report(name, job_id, job.attempts + 1, {"ok": False, "error": "boom"})
+
+    async def aclose(self) -> None:
+        await self.client.aclose()
+        if self._owns_d1:
+            self.d1.close()

@@ -1,0 +1,88 @@
+"""Bindings: the catalogue, and runtime policy pinned on every shard and reset (beyond-the-original A9)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from api_world import SteppedClock, World
+
+from tsumugi_scheduler.definition import define_tsumugi
+
+
+async def test_bindings_lists_registered_performers_sorted(world: World) -> None:
+    assert await world.request("GET", "/api/bindings") == (200, {"bindings": ["MAIL", "Notify", "SMS"]})
+
+
+async def test_without_registered_performers_bindings_come_from_the_read_model(
+    tmp_path: Path, clock: SteppedClock
+) -> None:
+    world = World(tmp_path, clock, define_tsumugi())
+    try:
+        await world.enqueue("Zeta")
+        await world.enqueue("Alpha")
+        await world.tick()
+        assert await world.request("GET", "/api/bindings") == (200, {"bindings": ["Alpha", "Zeta"]})
+    finally:
+        await world.aclose()
+
+
+async def test_policy_is_pinned_on_every_shard_and_reset_returns_to_the_code(world: World) -> None:
+    status, body = await world.request(
+        "POST", "/api/bindings/SMS/policy", {"concurrency": 3, "rate": {"tokens": 2, "interval_ms": 1000},
+                                             "paused": True, "failed_retention_ms": 60_000})  # fmt: skip
+    assert status == 200
+    assert [s["shard"] for s in body["shards"]] == [0, 1]
+    for shard in body["shards"]:
+        settings = shard["settings"]
+        assert (settings["concurrency"], settings["rate"], settings["paused"], settings["failed_retention_ms"]) == (
+            3, {"tokens": 2, "interval_ms": 1000}, True, 60_000)  # fmt: skip
+        assert settings["per_key_concurrency"] == 1  # not pinned: the code's (default) value stays
+    for name in ("SMS#0", "SMS#1"):
+        engine = world.shard(name).host.engine(name)
+        assert engine is not None
+        assert engine.settings.policy.paused
+    status, body = await world.request("POST", "/api/bindings/SMS/policy/reset")
+    assert status == 200
+    assert all(s["settings"]["paused"] is False and s["settings"]["concurrency"] == 100 for s in body["shards"])
+
+
+async def test_pausing_stops_dispatch_but_not_enqueue(world: World) -> None:
+    await world.request("POST", "/api/bindings/MAIL/policy", {"paused": True})
+    job_id = await world.enqueue("MAIL")
+    await world.tick()
+    assert world.env.TSUMUGI_QUEUE.sent == []
+    await world.request("POST", "/api/bindings/MAIL/policy", {"paused": False})
+    await world.tick()
+    assert [m["jobId"] for m in world.env.TSUMUGI_QUEUE.sent] == [job_id]
+
+
+@pytest.mark.parametrize(
+    ("body", "field", "rule"),
+    [
+        ({}, "body", "must set at least one of concurrency, rate, per_key_concurrency, per_key_rate, aging_interval_ms, reaper_grace_ms, paused, sweep_after_ms, failed_retention_ms"),
+        ({"speed": 1}, "speed", "is not a policy field (one of concurrency, rate, per_key_concurrency, per_key_rate, aging_interval_ms, reaper_grace_ms, paused, sweep_after_ms, failed_retention_ms)"),
+        ({"concurrency": -1}, "concurrency", "must be at least 0"),
+        ({"concurrency": 1.5}, "concurrency", "must be an integer"),
+        ({"per_key_concurrency": 0}, "per_key_concurrency", "must be at least 1"),
+        ({"paused": "yes"}, "paused", "must be a boolean"),
+        ({"rate": {"tokens": 1}}, "rate", "must be null or an object with exactly tokens and interval_ms"),
+        ({"per_key_rate": {"tokens": 0, "interval_ms": 10}}, "per_key_rate.tokens", "must be at least 1"),
+        ({"rate": {"tokens": 1, "interval_ms": "1s"}}, "rate.interval_ms", "must be an integer"),
+        ({"sweep_after_ms": None}, "sweep_after_ms", "must be an integer"),
+        ({"aging_interval_ms": 0}, "aging_interval_ms", "must be at least 1"),
+    ],
+)  # fmt: skip
+async def test_policy_refuses_bad_fields_naming_the_field_and_rule(
+    world: World, body: dict[str, object], field: str, rule: str
+) -> None:
+    assert await world.request("POST", "/api/bindings/MAIL/policy", body) == (
+        400, {"error": f"{field} {rule}", "field": field, "rule": rule})  # fmt: skip
+
+
+async def test_policy_of_an_unknown_or_malformed_binding_is_refused(world: World) -> None:
+    assert await world.request("POST", "/api/bindings/Nope/policy", {"paused": True}) == (
+        404, {"error": "unknown binding: Nope"})  # fmt: skip
+    assert await world.request("POST", "/api/bindings/9x/policy/reset") == (
+        400, {"error": "binding is not a valid name"})  # fmt: skip
+    assert await world.request("POST", "/api/bindings/MAIL/policy", "{") == (400, {"error": "body must be valid JSON"})

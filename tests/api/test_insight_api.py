@@ -1,0 +1,165 @@
+"""Stats, diagnostics, explain and metrics (reference §4.4, beyond-the-original A10, A11, C4)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, cast
+
+import httpx
+import pytest
+import respx
+from api_world import T0, LocalMetrics, World, quoted
+
+from tsumugi_dev.analytics import AnalyticsStore
+from tsumugi_scheduler.api.metrics import aggregate_points
+
+
+async def test_stats_count_states_and_the_longest_wait_from_the_read_model(world: World) -> None:
+    await world.enqueue("MAIL")
+    world.clock.advance(4_000)
+    await world.tick()  # the MAIL job is dispatched (QUEUED) and projected
+    await world.enqueue("SMS", partitionKey="k", delayMs=1_000)
+    await world.request("POST", "/api/bindings/SMS/policy", {"paused": True})
+    await world.tick()
+    world.clock.advance(3_000)
+    assert await world.request("GET", "/api/stats") == (
+        200, {"byState": {"QUEUED": 1, "SCHEDULED": 1}, "oldestScheduledMs": 2_000})  # fmt: skip
+
+
+async def test_diagnostics_say_what_holds_each_binding_back_per_shard(world: World) -> None:
+    await world.request("POST", "/api/bindings/MAIL/policy", {"concurrency": 1})
+    for _ in range(3):
+        await world.enqueue("MAIL")
+    await world.tick()
+    status, body = await world.request("GET", "/api/diagnostics")
+    assert status == 200
+    assert set(body["bindings"]) == {"MAIL", "Notify", "SMS"}
+    mail = body["bindings"]["MAIL"]
+    assert (body["shard"], mail["active"], mail["blocked"]["capacity"], mail["held_back_by"]) == (0, 3, True, ["capacity"])
+    assert mail["shards"][0]["counts"]["QUEUED"] == 1
+    assert mail["shards"][0]["blocked"]["capacity"] == 2
+    assert [s["shard"] for s in body["bindings"]["SMS"]["shards"]] == [0, 1]
+    await world.request("POST", "/api/bindings/SMS/policy", {"paused": True})
+    status, body = await world.request("GET", "/api/diagnostics")
+    assert body["bindings"]["SMS"]["held_back_by"] == ["paused"]
+
+
+async def test_explain_names_every_blocker_and_when_it_clears(world: World) -> None:
+    await world.request("POST", "/api/bindings/MAIL/policy", {"per_key_rate": {"tokens": 1, "interval_ms": 10_000}})
+    holder = await world.enqueue("MAIL", concurrencyKey="user-1")
+    await world.tick()  # holder dispatched: holds user-1 and spent its token
+    waiting = await world.enqueue("MAIL", concurrencyKey="user-1", delayMs=500)
+    await world.request("POST", "/api/bindings/MAIL/policy", {"paused": True})
+    status, body = await world.request("GET", f"/api/jobs/{quoted(waiting)}/explain")
+    assert status == 200
+    explain = body["explain"]
+    kinds = {b["kind"]: b for b in explain["blockers"]}
+    assert list(kinds) == ["run_after", "paused", "per_key_concurrency", "per_key_rate"]
+    assert kinds["run_after"]["clears_at"] == T0 + 500
+    assert kinds["per_key_concurrency"]["holders"] == [holder]
+    assert kinds["per_key_rate"]["clears_at"] == T0 + 10_000
+    assert explain["waiting"] is True
+
+
+async def test_explain_counts_higher_priority_jobs_ahead_when_capacity_is_short(world: World) -> None:
+    await world.request("POST", "/api/bindings/MAIL/policy", {"concurrency": 0})
+    low = await world.enqueue("MAIL", priority=1)
+    for _ in range(2):
+        await world.enqueue("MAIL", priority=5)
+    explain = (await world.request("GET", f"/api/jobs/{quoted(low)}/explain"))[1]["explain"]
+    kinds = {b["kind"]: b for b in explain["blockers"]}
+    assert (explain["jobs_ahead"], kinds["priority"]["count"], kinds["concurrency"]["count"]) == (2, 2, 0)
+
+
+async def test_explain_of_a_ready_job_with_room_has_no_blocker_and_a_running_job_is_not_waiting(world: World) -> None:
+    job_id = await world.enqueue("MAIL")
+    explain = (await world.request("GET", f"/api/jobs/{quoted(job_id)}/explain"))[1]["explain"]
+    assert (explain["blockers"], explain["waiting"]) == ([], True)
+    await world.tick()
+    explain = (await world.request("GET", f"/api/jobs/{quoted(job_id)}/explain"))[1]["explain"]
+    assert (explain["state"], explain["waiting"], explain["blockers"]) == ("QUEUED", False, [])
+
+
+async def test_explain_answers_404_unknown_410_swept_and_400_malformed(world: World) -> None:
+    assert await world.request("GET", f"/api/jobs/{quoted('MAIL#0:never')}/explain") == (404, {"error": "not found"})
+    assert await world.request("GET", "/api/jobs/MAIL/explain") == (400, {"error": "invalid job id"})
+    job_id = await world.enqueue("MAIL")
+    await world.request("POST", f"/api/jobs/{quoted(job_id)}/cancel")
+    await world.tick()
+    world.clock.advance(600_000)
+    await world.tick()  # swept from the shard, still in the read model
+    status, body = await world.request("GET", f"/api/jobs/{quoted(job_id)}/explain")
+    assert (status, body["reason"]) == (410, "gone")
+
+
+async def test_metrics_is_501_until_configured_and_validates_its_query(world: World) -> None:
+    assert await world.request("GET", "/api/metrics") == (501, {"error": "metrics is not configured"})
+    for query, message in [("hours=0", "hours must be at least 1"), ("hours=721", "hours must not exceed 720"),
+                           ("hours=abc", "hours must be a number"), ("binding=x';--", "binding is not a valid name")]:  # fmt: skip
+        assert await world.request("GET", f"/api/metrics?{query}") == (400, {"error": message})
+
+
+async def test_metrics_read_back_local_points_weighted_per_binding_and_hour(world: World, tmp_path: Path) -> None:
+    store = AnalyticsStore(tmp_path / "ae.sqlite", cast(Any, world.clock))  # reads only now_ms
+    dataset = LocalMetrics(store, "tsumugi_metrics")
+    points = [("COMPLETED", "MAIL", 1, 100), ("FAILED", "MAIL", 3, 300), ("COMPLETED", "SMS", 1, 50)]
+    for state, binding, attempts, duration in points:
+        dataset.writeDataPoint({"indexes": [binding], "blobs": [state, binding, "at-least-once"],
+                                "doubles": [attempts, duration]})  # fmt: skip
+    world.env.TSUMUGI_METRICS = dataset  # type: ignore[attr-defined]
+    world.clock.advance(60_000)
+    status, body = await world.request("GET", "/api/metrics?hours=2")
+    assert status == 200
+    assert body["hours"] == 2
+    mail = body["bindings"][0]
+    assert (mail["binding"], mail["total"], mail["failed"], mail["failureRate"]) == ("MAIL", 2, 1, 0.5)
+    assert (mail["avgDurationMs"], mail["maxDurationMs"], mail["p95DurationMs"], mail["avgAttempts"]) == (200, 300, 300, 2)
+    assert body["series"] == [{"at": T0, "total": 3, "failed": 1, "avgDurationMs": 150}]
+    status, body = await world.request("GET", "/api/metrics?binding=SMS")
+    assert [b["binding"] for b in body["bindings"]] == ["SMS"]
+    store.close()
+
+
+def test_sampled_points_weigh_by_their_sample_interval() -> None:
+    report = aggregate_points([
+        {"state": "FAILED", "binding": "A", "attempts": 1, "duration": 10, "weight": 9, "at_ms": 0},
+        {"state": "COMPLETED", "binding": "A", "attempts": 1, "duration": 1000, "weight": 1, "at_ms": 0},
+    ], hours=1)  # fmt: skip
+    assert (report.bindings[0].failure_rate, report.bindings[0].avg_duration_ms) == (0.9, 109.0)
+    assert report.bindings[0].p95_duration_ms == 1000
+
+
+async def test_metrics_on_cloudflare_query_the_account_sql_api(world: World) -> None:
+    world.env.CF_ACCOUNT_ID, world.env.CF_API_TOKEN = "acc1", "tok"  # type: ignore[attr-defined]
+    world.env.TSUMUGI_METRICS_DATASET = "tsumugi"  # type: ignore[attr-defined]
+    url = "https://api.cloudflare.com/client/v4/accounts/acc1/analytics_engine/sql"
+    by_binding = {"data": [{"binding": "MAIL", "total": "4", "failed": "1", "avg_duration": 20, "max_duration": 40,
+                            "p95_duration": 39.5, "avg_attempts": "1.25"}]}  # fmt: skip
+    by_hour = {"data": [{"at": "2026-01-01 00:00:00", "total": 4, "failed": 1, "avg_duration": "NaN"}]}
+    with respx.mock(assert_all_called=True) as mock:
+        route = mock.post(url).mock(side_effect=[httpx.Response(200, json=by_binding), httpx.Response(200, json=by_hour)])
+        status, body = await world.request("GET", "/api/metrics?hours=6&binding=MAIL")
+    assert status == 200
+    sql = route.calls[0].request.content.decode()
+    assert "INTERVAL '6' HOUR" in sql
+    assert "blob2 = 'MAIL'" in sql
+    assert sql.endswith("FORMAT JSON")
+    assert route.calls[0].request.headers["authorization"] == "Bearer tok"
+    assert body["bindings"][0]["failureRate"] == 0.25
+    assert body["series"] == [{"at": T0, "total": 4, "failed": 1, "avgDurationMs": 0}]
+    with respx.mock() as mock:
+        mock.post(url).respond(403, text="x" * 600)
+        status, body = await world.request("GET", "/api/metrics")
+    assert (status, len(body["error"])) == (502, 500)
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "message"),
+    [("GET", "/api/runs", "runs are not available"), ("GET", "/api/runs/f:1", "runs are not available"),
+     ("POST", "/api/runs", "run creation is not available"), ("POST", "/api/runs/f:1/retry", "run control is not available"),
+     ("POST", "/api/runs/f:1/cancel", "run control is not available"), ("GET", "/api/flows", "flows are not available"),
+     ("GET", "/api/schedules", "schedules are not available")],
+)  # fmt: skip
+async def test_runs_flows_and_schedules_answer_501_until_they_exist(world: World, method: str, path: str,
+                                                                    message: str) -> None:  # fmt: skip
+    assert await world.request(method, path) == (501, {"error": message})

@@ -1,0 +1,104 @@
+"""Schemathesis against ``/api/openapi.json``, in process: no 5xx, and every answer fits the document.
+
+Requests are generated from the document the app serves (schemas from the code's models) and sent through
+the ASGI app with a valid token, over real shards and a migrated read model holding a few jobs. 501 is
+documented for the features that do not exist yet, so it conforms; any other 5xx fails the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import urllib.parse
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, cast
+
+import httpx
+import pytest
+import schemathesis
+from api_world import T0, TOKEN, LocalMetrics, SteppedClock, World, with_env
+from hypothesis import HealthCheck, settings
+from schemathesis.checks import not_a_server_error
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
+
+from tsumugi_dev.analytics import AnalyticsStore
+from tsumugi_scheduler import timing
+from tsumugi_scheduler.api import OPERATIONS, build_document
+
+CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
+schema = schemathesis.openapi.from_dict(build_document(OPERATIONS))
+
+
+@pytest.fixture(scope="module")
+def fuzz_world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+    clock = SteppedClock(T0)
+    previous = timing.use_time_source(clock)
+    folder = tmp_path_factory.mktemp("fuzz")
+    world = World(folder, clock)
+    store = AnalyticsStore(folder / "ae.sqlite", cast(Any, clock))  # reads only now_ms
+    world.env.TSUMUGI_METRICS = LocalMetrics(store, "tsumugi_metrics")  # type: ignore[attr-defined]
+
+    async def seed() -> None:
+        failed = await world.enqueue("MAIL", maxAttempts=1, concurrencyKey="k")
+        await world.fail(failed)
+        await world.enqueue("MAIL", delayMs=60_000)
+        await world.enqueue("SMS", partitionKey="p")
+        await world.tick()
+
+    asyncio.run(seed())
+    yield world
+    asyncio.run(world.aclose())
+    store.close()
+    timing.use_time_source(previous)
+
+
+def _url(case: Any) -> str:
+    path = case.operation.path
+    for name, value in (case.path_parameters or {}).items():
+        path = path.replace(f"{{{name}}}", urllib.parse.quote(str(value), safe=""))
+    return path
+
+
+async def _send(world: World, case: Any) -> httpx.Response:
+    kwargs = case.as_transport_kwargs(base_url="http://scheduler.test")
+    headers = {k: v for k, v in kwargs["headers"].items() if k.lower() != "authorization"}
+    headers["authorization"] = f"Bearer {TOKEN}"
+    transport = httpx.ASGITransport(app=with_env(world.app, world.env))
+    async with httpx.AsyncClient(transport=transport, base_url="http://scheduler.test") as client:
+        return await client.request(
+            case.method, _url(case), params=kwargs.get("params") or None, headers=headers,
+            json=kwargs.get("json"), content=kwargs.get("data"),
+        )  # fmt: skip
+
+
+@schema.parametrize()
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large], derandomize=True)
+def test_no_server_error_and_every_answer_fits_the_document(case: Any, fuzz_world: World) -> None:
+    response = asyncio.run(_send(fuzz_world, case))
+    # The routes of features not built yet answer their documented 501 by design (the issue asks for it).
+    later = case.operation.path.startswith(("/api/runs", "/api/flows", "/api/schedules"))
+    case.validate_response(response, checks=CHECKS[1:] if later else CHECKS)
+
+
+def test_the_served_document_is_the_generated_one(tmp_path: Path) -> None:
+    clock = SteppedClock(T0)
+    previous = timing.use_time_source(clock)
+    world = World(tmp_path, clock)
+    try:
+        status, document = asyncio.run(world.request("GET", "/api/openapi.json", headers={"authorization": ""}))
+        assert status == 200
+        assert document == build_document(OPERATIONS)
+        operations = {op["operationId"] for path in document["paths"].values() for op in path.values()}
+        assert {"listJobs", "createJob", "getJob", "retryJob", "rescheduleJob", "cancelJob", "bulkRetryJobs",
+                "bulkCancelJobs", "listBindings", "getMetrics", "getStats", "getDiagnostics", "listSchedules",
+                "listRuns", "startRun", "getRun", "retryRun", "cancelRun", "listFlows", "getOpenApi",
+                "explainJob", "setBindingPolicy", "resetBindingPolicy"} <= operations  # fmt: skip
+        assert document["paths"]["/api/openapi.json"]["get"]["security"] == []
+        assert set(document["components"]["securitySchemes"]) == {"bearerAuth", "cookieAuth"}
+    finally:
+        asyncio.run(world.aclose())
+        timing.use_time_source(previous)
