@@ -39,14 +39,8 @@ class SteppedClock(FixedClock):
         self.advance(ms)
 
 
-class LocalMetrics(AnalyticsEngineDataset):
-    """The local runtime's dataset plus the SQL read path the metrics route reads through (``query``).
-
-    The runtime's binding does not offer ``query`` to Worker code yet; the store behind it does.
-    """
-
-    def query(self, sql: str) -> list[Any]:
-        return self._store.query(sql)  # pyright: ignore[reportPrivateUsage]
+LocalMetrics = AnalyticsEngineDataset
+"""The local runtime's dataset, whose ``query`` is the read path the metrics route uses."""
 
 
 class AlarmStorage:

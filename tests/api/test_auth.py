@@ -54,8 +54,11 @@ async def test_a_missing_secret_refuses_everything_but_the_document(tmp_path: Pa
         await world.aclose()
 
 
-async def test_paths_outside_the_api_are_plain_404_and_unknown_api_paths_json_404(world: World) -> None:
-    assert await world.request("GET", "/dashboard") == (404, "not found")
+async def test_outside_the_api_get_serves_the_dashboard_and_unknown_api_paths_are_json_404(world: World) -> None:
+    status, page = await world.request("GET", "/dashboard", headers={"authorization": ""})
+    assert status == 200
+    assert '<script>window.__TSUMUGI__={"tokenCookie":"tsumugi_token"}</script>' in page
+    assert await world.request("POST", "/dashboard") == (404, "not found")
     assert await world.request("GET", "/api/nothing-here") == (404, {"error": "not found"})
 
 

@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
-from system_driver import Driver
+from system_driver import TOKEN, Driver
 
 from tsumugi_dev.clock import VirtualClock
 from tsumugi_dev.config import load_config
@@ -24,12 +24,7 @@ SCHEDULER_CONFIG = REPO / "services" / "scheduler" / "wrangler.jsonc"
 PERFORMERS_CONFIG = REPO / "services" / "performers" / "wrangler.jsonc"
 PRODUCER_CONFIG = REPO / "services" / "performers" / "producer" / "wrangler.jsonc"
 START_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z
-TOKEN = "test-token"
 SCHEDULER = "tsumugi-scheduler"
-
-
-SteppingClock = VirtualClock
-"""The name the test modules annotate with: the runtime's `VirtualClock` now sleeps and settles on its own."""
 
 
 @pytest.fixture

@@ -10,6 +10,8 @@ from tsumugi_client import JobDetail, TsumugiClient, create_client
 from tsumugi_dev.faults import Fault
 from tsumugi_dev.runtime import LocalRuntime
 
+TOKEN = "test-token"
+"""The scheduler's API token in these tests (set as its TSUMUGI_TOKEN secret)."""
 SCHEDULER = "tsumugi-scheduler"
 PRODUCER = "tsumugi-producer"
 QUEUE = "tsumugi"

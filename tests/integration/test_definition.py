@@ -46,7 +46,10 @@ def test_aging_can_be_disabled() -> None:
     ("options", "message"),
     [
         ({"bindings": {"A": {"shards": 0}}}, "bindings.A.shards value should be greater than or equal to 1"),
-        ({"bindings": {"A": {"policy": {"concurrency": -1}}}}, "bindings.A.policy.concurrency must be at least 0"),
+        (
+            {"bindings": {"A": {"policy": {"concurrency": -1}}}},
+            "bindings.A.policy.concurrency must be at least 0",
+        ),
         ({"bindings": {"A": {"shards": "2"}}}, "bindings.A.shards value should be a valid integer"),
         ({"bindings": {"A": {"colour": 1}}}, "bindings.A.colour extra values are not permitted"),
         ({"bindings": {"9A": {}}}, "bindings.9A is invalid: invalid binding name"),
@@ -54,7 +57,10 @@ def test_aging_can_be_disabled() -> None:
         ({"on_enqueue": 5}, "on_enqueue must be callable, got int"),
         ({"performers": ["A"], "on_failure": "B"}, "on_failure must be one of the performers, got 'B'"),
         ({"on_settled": {"binding": "A", "states": []}}, "on_settled.states must list at least one of"),
-        ({"on_settled": {"binding": "A", "states": ["QUEUED"]}}, "on_settled.states must hold only COMPLETED"),
+        (
+            {"on_settled": {"binding": "A", "states": ["QUEUED"]}},
+            "on_settled.states must hold only COMPLETED",
+        ),
         ({"on_settled": {"states": ["FAILED"]}}, "on_settled.binding field required"),
         ({"retention": {"limit": 0}}, "retention.limit value should be greater than or equal to 1"),
     ],

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import json
 
-from conftest import SteppingClock
 from system_driver import SCHEDULER, Driver
 
+from tsumugi_dev.clock import VirtualClock
 from tsumugi_dev.runtime import LocalRuntime
 
 
-async def test_boom_retries_with_backoff_ends_failed_and_notifies(clock: SteppingClock, driver: Driver) -> None:
+async def test_boom_retries_with_backoff_ends_failed_and_notifies(
+    clock: VirtualClock, driver: Driver
+) -> None:
     job_id = await driver.enqueue("Boom", None)
     await clock.advance(10_000)
 
@@ -32,7 +34,9 @@ async def test_boom_retries_with_backoff_ends_failed_and_notifies(clock: Steppin
     assert json.loads(notice["result"]) == f"FAILED {job_id} (3/3): RuntimeError: intentional failure"
 
 
-async def test_an_attempt_past_its_timeout_fails_with_the_timeout_error(clock: SteppingClock, driver: Driver) -> None:
+async def test_an_attempt_past_its_timeout_fails_with_the_timeout_error(
+    clock: VirtualClock, driver: Driver
+) -> None:
     # Slow heartbeats at 0 s, then only every 5 s (throttle): a 2 s timeout runs out in between.
     job_id = await driver.enqueue("Slow", {"seconds": 6}, timeout_ms=2_000, max_attempts=1)
     await clock.advance(2_500)
@@ -44,17 +48,19 @@ async def test_an_attempt_past_its_timeout_fails_with_the_timeout_error(clock: S
     assert (await driver.job(job_id)).state == "FAILED"
 
 
-async def test_a_payload_that_does_not_fit_fails_the_job_at_once(clock: SteppingClock, driver: Driver) -> None:
+async def test_a_payload_that_does_not_fit_fails_the_job_at_once(clock: VirtualClock, driver: Driver) -> None:
     job_id = await driver.enqueue("Hello", {"nom": "Ada"})
     await clock.advance(100)
     job = await driver.job(job_id)
     assert (job.state, job.attempts, job.max_attempts) == ("FAILED", 1, 3)
     error = job.attempts_log[0].error or ""
-    assert error.startswith("InvalidPayloadError: invalid payload for Hello: Object missing required field `name`")
+    assert error.startswith(
+        "InvalidPayloadError: invalid payload for Hello: Object missing required field `name`"
+    )
 
 
 async def test_a_performer_nobody_binds_fails_with_performer_not_found(
-    system: LocalRuntime, clock: SteppingClock, driver: Driver
+    system: LocalRuntime, clock: VirtualClock, driver: Driver
 ) -> None:
     # Straight to a shard: the RPC entrypoint itself refuses bindings that are not registered.
     shard = system.env(SCHEDULER).JOB_SHARD.getByName("Ghost#0")

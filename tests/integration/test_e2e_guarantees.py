@@ -6,9 +6,9 @@ from collections.abc import Iterator
 
 import pytest
 import respx
-from conftest import SteppingClock
 from system_driver import SCHEDULER, Driver
 
+from tsumugi_dev.clock import VirtualClock
 from tsumugi_dev.runtime import LocalRuntime
 
 MAIL_API = "http://127.0.0.1:9000/mail"
@@ -22,7 +22,7 @@ def mail_api() -> Iterator[respx.Route]:
 
 
 async def test_an_at_most_once_job_runs_once_under_duplicate_delivery(
-    system: LocalRuntime, clock: SteppingClock, driver: Driver, mail_api: respx.Route
+    system: LocalRuntime, clock: VirtualClock, driver: Driver, mail_api: respx.Route
 ) -> None:
     mail = {"to": "a@example.com", "subject": "hi"}
     job_id = await driver.enqueue("SendMail", mail, guarantee="at-most-once", delay_ms=1_000)
@@ -38,7 +38,7 @@ async def test_an_at_most_once_job_runs_once_under_duplicate_delivery(
     assert system.queues.pending("tsumugi") == []
 
 
-async def test_a_lost_message_is_recovered_by_the_reaper(clock: SteppingClock, driver: Driver) -> None:
+async def test_a_lost_message_is_recovered_by_the_reaper(clock: VirtualClock, driver: Driver) -> None:
     driver.lose_messages_of(job_id := await driver.enqueue("Hello", {"name": "lost"}))
     await clock.advance(100)
     assert (await driver.job(job_id)).state == "QUEUED"  # dispatched, but the message vanished
@@ -50,7 +50,7 @@ async def test_a_lost_message_is_recovered_by_the_reaper(clock: SteppingClock, d
 
 
 async def test_an_at_most_once_job_that_started_and_went_silent_ends_stalled(
-    system: LocalRuntime, clock: SteppingClock, driver: Driver
+    system: LocalRuntime, clock: VirtualClock, driver: Driver
 ) -> None:
     job_id = await driver.enqueue("Hello", {"name": "x"}, guarantee="at-most-once")
     driver.lose_messages_of(job_id)
@@ -67,7 +67,7 @@ async def test_an_at_most_once_job_that_started_and_went_silent_ends_stalled(
 
 
 async def test_an_at_most_once_job_whose_message_was_lost_before_any_claim_is_requeued(
-    clock: SteppingClock, driver: Driver
+    clock: VirtualClock, driver: Driver
 ) -> None:
     job_id = await driver.enqueue("Hello", {"name": "y"}, guarantee="at-most-once")
     driver.lose_messages_of(job_id)

@@ -7,15 +7,15 @@ import json
 import httpx
 import pytest
 import respx
-from conftest import TOKEN, SteppingClock
-from system_driver import PRODUCER, SCHEDULER, Driver, quoted
+from system_driver import PRODUCER, SCHEDULER, TOKEN, Driver, quoted
 
 from tsumugi_client import EnqueueValidationError, create_client
+from tsumugi_dev.clock import VirtualClock
 from tsumugi_dev.runtime import LocalRuntime
 
 
 async def test_hello_from_the_producer_ends_completed_with_its_result(
-    system: LocalRuntime, clock: SteppingClock, driver: Driver
+    system: LocalRuntime, clock: VirtualClock, driver: Driver
 ) -> None:
     created = await system.fetch(PRODUCER, "http://producer/hello?name=Ada", method="POST")
     assert created.status == 201
@@ -31,7 +31,7 @@ async def test_hello_from_the_producer_ends_completed_with_its_result(
     assert (row["state"], row["result"], row["attempts"]) == ("COMPLETED", '"Hello, Ada!"', 1)
 
 
-async def test_hello_over_http_is_created_read_back_and_listed(clock: SteppingClock, driver: Driver) -> None:
+async def test_hello_over_http_is_created_read_back_and_listed(clock: VirtualClock, driver: Driver) -> None:
     status, created = await driver.rest("POST", "/api/jobs", {"binding": "Hello", "payload": {"name": "Bo"}})
     assert status == 201
     await clock.advance(10)
@@ -53,8 +53,9 @@ async def test_hello_over_http_is_created_read_back_and_listed(clock: SteppingCl
 async def test_http_refuses_a_bad_token_and_names_an_invalid_field(driver: Driver) -> None:
     assert (await driver.rest("GET", "/api/jobs", token="wrong"))[0] == 401
     assert (await driver.rest("GET", "/api/jobs", token=None))[0] == 401
-    assert await driver.rest("GET", "/") == (404, "not found")
-    status, body = await driver.rest("POST", "/api/jobs", {"binding": "Hello", "payload": {}, "maxAttempts": 0})
+    status, body = await driver.rest(
+        "POST", "/api/jobs", {"binding": "Hello", "payload": {}, "maxAttempts": 0}
+    )
     assert (status, body["field"], body["rule"]) == (400, "max_attempts", "must be at least 1")
     status, body = await driver.rest("POST", "/api/jobs", {"binding": "Nope", "payload": {}})
     assert (status, body["field"]) == (400, "binding")
@@ -63,12 +64,14 @@ async def test_http_refuses_a_bad_token_and_names_an_invalid_field(driver: Drive
 
 
 async def test_the_http_client_enqueues_and_reads_back_through_the_rest_api(
-    system: LocalRuntime, clock: SteppingClock
+    system: LocalRuntime, clock: VirtualClock
 ) -> None:
     async def to_scheduler(request: httpx.Request) -> httpx.Response:
         answer = await system.fetch(SCHEDULER, str(request.url), method=request.method,
                                     headers=dict(request.headers), body=request.content or None)  # fmt: skip
-        return httpx.Response(answer.status, content=await answer.bytes(), headers=list(answer.headers.items()))
+        return httpx.Response(
+            answer.status, content=await answer.bytes(), headers=list(answer.headers.items())
+        )
 
     with respx.mock(base_url="http://scheduler.test") as mock:
         mock.route().mock(side_effect=to_scheduler)
@@ -81,3 +84,13 @@ async def test_the_http_client_enqueues_and_reads_back_through_the_rest_api(
     assert job is not None
     assert (job.state, job.priority, job.result_value()) == ("COMPLETED", 3, "Hello, Cy!")
     assert (refused.value.field, refused.value.rule) == ("timeout_ms", "must be at least 1")
+
+
+async def test_the_dashboard_is_served_at_the_root_without_a_token(driver: Driver) -> None:
+    status, page = await driver.rest("GET", "/", token=None)
+    assert status == 200
+    assert page.lower().startswith("<!doctype html>")
+    assert 'window.__TSUMUGI__={"tokenCookie":"tsumugi_token"}' in page
+    assert (await driver.rest("GET", "/jobs/anything", token=None))[0] == 200  # client-side routes
+    assert await driver.rest("POST", "/", token=None) == (404, "not found")
+    assert (await driver.rest("GET", "/api/nope", token=None))[0] == 401

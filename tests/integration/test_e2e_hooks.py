@@ -7,9 +7,9 @@ from collections.abc import Iterator
 
 import pytest
 import respx
-from conftest import SteppingClock
 from system_driver import PRODUCER, SCHEDULER, Driver
 
+from tsumugi_dev.clock import VirtualClock
 from tsumugi_dev.runtime import LocalRuntime
 
 
@@ -20,7 +20,7 @@ def mail_api() -> Iterator[respx.Route]:
 
 
 async def test_the_schedulers_on_enqueue_fills_what_the_producer_left_out(
-    clock: SteppingClock, driver: Driver, mail_api: respx.Route
+    clock: VirtualClock, driver: Driver, mail_api: respx.Route
 ) -> None:
     mail = {"to": "a@example.com", "subject": "hi"}
     defaulted = await driver.enqueue("SendMail", mail)
@@ -43,7 +43,7 @@ async def test_the_clients_on_enqueue_applies_before_sending(system: LocalRuntim
 
 
 async def test_on_settled_notices_every_final_state(
-    system: LocalRuntime, clock: SteppingClock, driver: Driver
+    system: LocalRuntime, clock: VirtualClock, driver: Driver
 ) -> None:
     completed = await driver.enqueue("Hello", {"name": "s"})
     failed = await driver.enqueue("Boom", None, max_attempts=1)

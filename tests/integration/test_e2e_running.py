@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import pytest
-from conftest import SteppingClock
 from system_driver import Driver
+
+from tsumugi_dev.clock import VirtualClock
 
 
 async def test_heartbeats_report_progress_and_a_cancel_request_stops_the_job(
-    clock: SteppingClock, driver: Driver
+    clock: VirtualClock, driver: Driver
 ) -> None:
     job_id = await driver.enqueue("Slow", {"seconds": 30})
     await clock.advance(6_000)  # heartbeats at 0 s and 5 s (one per 5 s gets through the throttle)
@@ -28,7 +29,7 @@ async def test_heartbeats_report_progress_and_a_cancel_request_stops_the_job(
     assert notice["payload"]["state"] == "CANCELLED"
 
 
-async def test_a_concurrency_key_runs_its_jobs_one_at_a_time(clock: SteppingClock, driver: Driver) -> None:
+async def test_a_concurrency_key_runs_its_jobs_one_at_a_time(clock: VirtualClock, driver: Driver) -> None:
     first = await driver.enqueue("Slow", {"seconds": 3}, concurrency_key="user-1")
     second = await driver.enqueue("Slow", {"seconds": 3}, concurrency_key="user-1")
     other = await driver.enqueue("Slow", {"seconds": 3}, concurrency_key="user-2")
@@ -47,7 +48,7 @@ async def test_a_concurrency_key_runs_its_jobs_one_at_a_time(clock: SteppingCloc
     assert done_second.dispatched_at >= done_first.updated_at
 
 
-async def test_a_unique_key_returns_the_existing_job(clock: SteppingClock, driver: Driver) -> None:
+async def test_a_unique_key_returns_the_existing_job(clock: VirtualClock, driver: Driver) -> None:
     first = await driver.enqueue("Hello", {"name": "a"}, unique_key="welcome-1")
     again = await driver.enqueue("Hello", {"name": "b"}, unique_key="welcome-1")
     other = await driver.enqueue("Hello", {"name": "c"}, unique_key="welcome-2")

@@ -36,7 +36,13 @@ class Ship(Performer[Order, dict[str, Any]]):
 
 
 def dispatch(qty: Any) -> dict[str, Any]:
-    return {"jobId": "Ship#0:abc", "attempt": 2, "maxAttempts": 3, "deadlineAt": 9_000, "payload": {"qty": qty}}
+    return {
+        "jobId": "Ship#0:abc",
+        "attempt": 2,
+        "maxAttempts": 3,
+        "deadlineAt": 9_000,
+        "payload": {"qty": qty},
+    }
 
 
 async def run(qty: Any, heartbeat: Any = None) -> dict[str, Any]:

@@ -10,7 +10,9 @@ from tsumugi_scheduler.wire import shard_of_job
 
 
 def test_an_item_decodes_with_its_shard_and_integral_floats() -> None:
-    item, shard = decode_item({"binding": "MAIL", "payload": {"n": 1.0}, "maxAttempts": 5.0, "shard": 0}, "items[0]")
+    item, shard = decode_item(
+        {"binding": "MAIL", "payload": {"n": 1.0}, "maxAttempts": 5.0, "shard": 0}, "items[0]"
+    )
     assert (item.binding, item.max_attempts, shard) == ("MAIL", 5, 0)
     assert item.payload == {"n": 1}
 
@@ -19,7 +21,10 @@ def test_an_item_decodes_with_its_shard_and_integral_floats() -> None:
     ("raw", "field"),
     [
         ({"binding": "MAIL", "payload": None, "maxAttempts": "5"}, "items[3].max_attempts"),
-        ({"binding": "MAIL", "payload": None, "backoff": {"kind": "fixed", "delayMs": "x"}}, "items[3].backoff.delay_ms"),
+        (
+            {"binding": "MAIL", "payload": None, "backoff": {"kind": "fixed", "delayMs": "x"}},
+            "items[3].backoff.delay_ms",
+        ),
         ({"binding": "MAIL", "payload": None, "colour": 1}, "items[3].colour"),
         ({"binding": "MAIL"}, "items[3].payload"),
         ({"binding": "MAIL", "payload": None, "shard": -1}, "items[3].shard"),

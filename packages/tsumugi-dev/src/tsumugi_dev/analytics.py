@@ -116,6 +116,14 @@ class AnalyticsEngineDataset:
         self._store = store
         self.dataset = dataset
 
+    def query(self, sql: str) -> list[JsDict]:
+        """Local-only read path: a SELECT over this runtime's stored points (view named ``self.dataset``).
+
+        Cloudflare's binding has no read method (metrics are read through the account SQL API); the scheduler
+        uses this one when it finds it, so ``/api/metrics`` works under ``tsumugi dev``.
+        """
+        return self._store.query(sql)
+
     def writeDataPoint(self, point: dict[str, Any] | None = None) -> None:
         """Store ``{"blobs": [...], "doubles": [...], "indexes": [...]}`` with the current time."""
         point = point or {}

@@ -21,7 +21,7 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -32,6 +32,7 @@ from tsumugi_scheduler.api.context import ApiContext
 from tsumugi_scheduler.api.openapi import build_document
 from tsumugi_scheduler.api.operations import OPENAPI_PATH, OPERATIONS
 from tsumugi_scheduler.api.schema_gate import SchemaGate
+from tsumugi_scheduler.dashboard import render_dashboard
 from tsumugi_scheduler.definition import TsumugiDefinition
 
 __all__ = ["ApiGate", "create_app"]
@@ -52,8 +53,17 @@ class ApiGate:
             await self.app(scope, receive, send)
             return
         path: str = scope["path"]
-        if self.auth is None or not path.startswith("/api/"):
+        if self.auth is None:
             await text_not_found()(scope, receive, send)
+            return
+        if not path.startswith("/api/"):
+            # The dashboard page holds no data, so it is served without auth, but only when auth is set
+            # (fail-closed: without auth nothing at all reveals the deployment). ADR-0023.
+            if scope["method"] in ("GET", "HEAD"):
+                page = HTMLResponse(render_dashboard(self.auth.cookie))
+            else:
+                page = text_not_found()
+            await page(scope, receive, send)
             return
         if path != OPENAPI_PATH:
             refused = await self._refusal(scope)
