@@ -65,3 +65,14 @@ def test_an_unanswered_cancel_request_is_confirmed_after_grace() -> None:
     job = inflight(cancel_requested_at=1010, timeout_ms=10_000)
     assert reap_decision(job, 1039, GRACE) is None
     assert isinstance(reap_decision(job, 1040, GRACE), CancelConfirmed)
+
+
+def test_a_silent_job_with_a_pending_cancel_is_cancelled_not_requeued_failed_or_stalled() -> None:
+    # Silent at 1130, cancel requested at 1120: its grace would end at 1150, but the attempt is already over.
+    for fields in ({}, {"attempts": 2}, {"guarantee": Guarantee.AT_MOST_ONCE, "state": JobState.RUNNING}):
+        job = inflight(cancel_requested_at=1120, **fields)
+        assert reap_decision(job, 1129, GRACE) is None
+        decision = reap_decision(job, 1130, GRACE)
+        assert isinstance(decision, CancelConfirmed), fields
+        assert "cancel requested at 1120" in decision.reason
+        assert "went silent" in decision.reason

@@ -17,8 +17,8 @@ from shard_world import World
 from tsumugi_core.options import EnqueueItem
 from tsumugi_core.policy import PolicyPatch
 from tsumugi_dev.do_sql import SqlStorage
+from tsumugi_scheduler.shard.queries import COMPLETE_QUERY, DISPATCH_QUERY, OVERVIEW_QUERY
 from tsumugi_scheduler.shard.records import Failed, Succeeded
-from tsumugi_scheduler.shard.sql_store import COMPLETE_QUERY, DISPATCH_QUERY, OVERVIEW_QUERY
 
 QUERIES = [
     (

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 from shard_world import T0, World
 
@@ -32,8 +33,18 @@ def test_dispatch_message_carries_the_attempt_and_options(world: World) -> None:
         True,
     )
     assert message.deadline_at == T0 + 500 + 30_000
+    assert message.max_attempts == 3  # the performer's JobContext tells it without another read
     assert world.engine.get(job_id).state == JobState.QUEUED  # type: ignore[union-attr]
     assert world.dispatch() == []  # CAS: a second tick does not dispatch it again
+
+
+def test_dispatch_message_wire_body_names_max_attempts_in_camel_case(world: World) -> None:
+    world.enqueue(max_attempts=7, traceparent="00-" + "1" * 32 + "-" + "2" * 16 + "-01")
+    [message] = world.dispatch()
+    body = msgspec.json.decode(msgspec.json.encode(message))
+    assert body["maxAttempts"] == 7
+    assert body["attempt"] == 1
+    assert body["traceparent"].startswith("00-1111")
 
 
 def test_explicit_id_is_idempotent_and_unique_key_returns_the_holder(world: World) -> None:

@@ -117,13 +117,27 @@ def test_an_unclaimed_at_most_once_job_both_expired_and_silent_ends_cancelled(wo
 
 def test_a_dispatched_job_both_expired_and_silent_is_cancelled_not_requeued(world: World) -> None:
     job_id = world.enqueue(expires_in_ms=1000, timeout_ms=500)
-    world.dispatch()
+    [message] = world.dispatch()
     world.clock.advance(100_000)
-    world.engine.tick()  # expiry asks it to stop; requeueing it now would strand it SCHEDULED and expired
-    assert state(world, job_id) == JobState.QUEUED
-    world.clock.advance(30_000)  # the cancel grace passes without a report
-    world.engine.tick()
-    assert state(world, job_id) == JobState.CANCELLED
+    assert world.dispatch() == []  # expiry asks it to stop; its attempt is already over, so it ends now
+    job = world.engine.get(job_id)
+    assert job is not None
+    assert job.state == JobState.CANCELLED
+    assert job.attempts == 1  # the silent attempt is counted and fenced off
+    assert world.engine.report(job_id, message.attempt, Succeeded()).accepted is False
+
+
+def test_a_job_silent_while_its_cancel_waits_out_the_grace_is_cancelled(world: World) -> None:
+    job_id = world.enqueue()
+    world.dispatch()
+    world.clock.advance(80_000)  # past the timeout, inside the reaper grace
+    assert world.engine.cancel(job_id).requested is True
+    world.clock.advance(10_000)  # silent now; the cancel's own grace would end 20 s later
+    assert world.dispatch() == []
+    job = world.engine.get(job_id)
+    assert job is not None
+    assert job.state == JobState.CANCELLED
+    assert (job.reason or "").startswith(f"cancel requested at {T0 + 80_000}")
 
 
 def test_manual_retry_and_reschedule_answers(world: World) -> None:

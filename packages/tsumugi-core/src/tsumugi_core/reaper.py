@@ -5,6 +5,8 @@ Rules (reference §1.7, beyond-the-original A6, original gap 12):
 - a cancel request older than ``grace_ms`` ends the job CANCELLED;
 - silence is measured from the later of dispatch and the last heartbeat: the attempt is over at
   ``silence_deadline(...)``; then
+- a job with a pending cancel request ends CANCELLED (a silent attempt is a failed one, and a failure after
+  the request is never retried: ADR-0017), whatever its guarantee or attempts left;
 - an at-most-once job that was claimed (RUNNING) may have run, so it is STALLED for a human to decide;
 - a job that may be re-run (at-least-once, or at-most-once never claimed) is requeued while attempts remain,
   and FAILED once the silent attempt used the last one.
@@ -95,6 +97,8 @@ def reap_decision(job: InFlightJob, now: int, grace_ms: int) -> ReapDecision | N
     if now < silence_deadline(job.dispatched_at, job.heartbeat_at, job.timeout_ms, grace_ms):
         return None
     reason = _silent_reason(job, grace_ms)
+    if job.cancel_requested_at is not None:
+        return CancelConfirmed(reason=f"cancel requested at {job.cancel_requested_at}; {reason}")
     if job.guarantee == Guarantee.AT_MOST_ONCE and job.state == JobState.RUNNING:
         return Stall(reason=f"{reason}; an at-most-once job that started is never re-run automatically")
     if job.guarantee == Guarantee.AT_MOST_ONCE:

@@ -1,7 +1,7 @@
 """The JobShard engine over the Durable Object SQL API (docs/design/job-shard.md §2)."""
 
 from tsumugi_scheduler.shard.engine import JobShardEngine
-from tsumugi_scheduler.shard.port import ShardStore, SqlLike
+from tsumugi_scheduler.shard.port import FeedStore, ShardStore, SqlLike
 from tsumugi_scheduler.shard.records import (
     AttemptRecord,
     BulkAnswer,
@@ -36,6 +36,7 @@ __all__ = [
     "EnqueueResult",
     "Failed",
     "FailureNotice",
+    "FeedStore",
     "HeartbeatAnswer",
     "JobRecord",
     "JobShardEngine",

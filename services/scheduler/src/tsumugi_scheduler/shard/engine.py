@@ -10,53 +10,43 @@ other attempt are refused without a write.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any
 
 import msgspec
 
 from tsumugi_core.clock import Clock, IdSource, RandomSource
 from tsumugi_core.ids import format_job_id, parse_job_id
-from tsumugi_core.options import EnqueueItem, EnqueueValidationError, Guarantee, NewJob, normalize_enqueue
-from tsumugi_core.policy import PolicyPatch, ShardSettings, combine_patches, merge_settings, validate_settings
-from tsumugi_core.states import RETRYABLE_STATES, JobState
+from tsumugi_core.options import EnqueueItem, EnqueueValidationError, NewJob, normalize_enqueue
+from tsumugi_core.policy import ShardSettings, validate_settings
+from tsumugi_core.states import JobState
 from tsumugi_core.wake import next_wake_at, sweep_wake_at
 from tsumugi_scheduler.shard.changes import NoticeWriter, completion, transition
-from tsumugi_scheduler.shard.feeds import notice_records, run_event_records, snapshots
+from tsumugi_scheduler.shard.operations import CODE_SETTINGS_KEY, ShardOperations
 from tsumugi_scheduler.shard.outcomes import encode_result, outcome_change
 from tsumugi_scheduler.shard.port import JobChange, SqlLike
 from tsumugi_scheduler.shard.records import (
-    AttemptRecord,
-    BulkAnswer,
-    BulkFailure,
-    CancelAnswer,
     EnqueueResult,
     HeartbeatAnswer,
-    JobRecord,
-    JobSnapshot,
-    MutationAnswer,
     NoticeConfig,
-    NoticeRecord,
     Outcome,
     ReportAnswer,
-    RunEventRecord,
-    ShardDiagnostics,
     Succeeded,
     TickResult,
-)  # fmt: skip
+)
 from tsumugi_scheduler.shard.schema import JobRow, new_job_row
-from tsumugi_scheduler.shard.sql_store import PROJECTED_SEQ_KEY, SqlShardStore
+from tsumugi_scheduler.shard.sql_store import SqlShardStore
 from tsumugi_scheduler.shard.tick import MAX_MAINTENANCE_PER_TICK, TickRunner
 
 __all__ = ["JobShardEngine"]
 
-_CODE_KEY, _PINS_KEY = "code_settings", "pins"
 _INFLIGHT = (JobState.QUEUED, JobState.RUNNING)
-_settings_decoder = msgspec.json.Decoder(ShardSettings)
-_patch_decoder = msgspec.json.Decoder(PolicyPatch)
 
 
-class JobShardEngine:
-    """The commands of one shard ``<binding>#<shard>``; all synchronous, each one transaction."""
+class JobShardEngine(ShardOperations):
+    """The commands of one shard ``<binding>#<shard>``; all synchronous, each one transaction.
+
+    The job lifecycle lives here; settings, operator commands, reads and feeds come from ``ShardOperations``.
+    """
 
     def __init__(self, sql: SqlLike, *, binding: str, shard: int, clock: Clock, ids: IdSource,
                  rand: RandomSource, notices: NoticeConfig | None = None) -> None:  # fmt: skip
@@ -69,47 +59,8 @@ class JobShardEngine:
         self._stored = self._store.settings()
         self._settings = self._effective()
         self._dispatch_pending = True  # unknown after a restart: look once
-
-    # settings -------------------------------------------------------------------------------------------
-
-    def _effective(self) -> ShardSettings:
-        code = _settings_decoder.decode(self._stored[_CODE_KEY]) if _CODE_KEY in self._stored else None
-        pins = _patch_decoder.decode(self._stored[_PINS_KEY]) if _PINS_KEY in self._stored else None
-        return merge_settings(code, pins)
-
-    def _save(self, key: str, value: str | None) -> None:
-        if self._stored.get(key) == value:
-            return  # identical settings cost no write
-        self._store.save_setting(key, value)
-        if value is None:
-            self._stored.pop(key, None)
-        else:
-            self._stored[key] = value
-        if key in (_CODE_KEY, _PINS_KEY):
-            self._settings = self._effective()
-            self._dispatch_pending = True
-
-    @property
-    def settings(self) -> ShardSettings:
-        """The effective settings (code's, with runtime pins over them)."""
-        return self._settings
-
-    def configure(self, patch: PolicyPatch) -> ShardSettings:
-        """Pin ``patch``'s fields over the code's settings (earlier pins of other fields stay).
-
-        Raises:
-            PolicyValidationError: a field breaks its rule.
-        """
-        validate_settings(patch)
-        old = _patch_decoder.decode(self._stored[_PINS_KEY]) if _PINS_KEY in self._stored else PolicyPatch()
-        pins = msgspec.json.encode(combine_patches(old, patch)).decode()
-        self._store.atomically(lambda: self._save(_PINS_KEY, pins))
-        return self._settings
-
-    def reset_policy(self) -> ShardSettings:
-        """Drop every runtime pin: back to the code's settings."""
-        self._store.atomically(lambda: self._save(_PINS_KEY, None))
-        return self._settings
+        self._looked_at = -1
+        """When dispatch last read the ready jobs: a job eligible since then has not been seen yet."""
 
     # enqueue --------------------------------------------------------------------------------------------
 
@@ -140,7 +91,7 @@ class JobShardEngine:
 
         def run() -> list[EnqueueResult]:
             if code is not None:
-                self._save(_CODE_KEY, code)
+                self._save(CODE_SETTINGS_KEY, code)
             results: list[EnqueueResult] = []
             for job in jobs:
                 job_id = job.id or format_job_id(self.binding, self.shard, self._ids.new_local_id())
@@ -196,10 +147,11 @@ class JobShardEngine:
     def _complete(self, job_id: str, attempt: int, stored: str | None) -> ReportAnswer:
         # The hot path: one compare-and-set statement; the row is read only when the report is refused.
         now = self._clock.now_ms()
-        done = self._store.complete(job_id, attempt, now, stored)
+        done = self._store.complete(
+            job_id, attempt, now, stored, lambda job: completion(job, now, self._notices)
+        )
         if done is None:
             return self._refused_report(job_id)
-        self._store.record(completion(done, now, self._notices))
         return ReportAnswer(accepted=True, state=JobState.COMPLETED)
 
     def _refused_report(self, job_id: str) -> ReportAnswer:
@@ -225,95 +177,6 @@ class JobShardEngine:
 
         return self._store.atomically(run)
 
-    # operator commands ----------------------------------------------------------------------------------
-
-    def _cancel(self, job_id: str, now: int) -> CancelAnswer:
-        job = self._store.job(job_id)
-        if job is None:
-            return CancelAnswer(ok=False, reason="gone")
-        never_started = job.state == JobState.QUEUED and job.guarantee == Guarantee.AT_MOST_ONCE
-        if job.state == JobState.SCHEDULED or never_started:
-            self._store.write(transition(job, JobState.CANCELLED, now, self._notices,
-                                         {"reason": "cancelled", "silence_at": None}))  # fmt: skip
-            return CancelAnswer(ok=True)
-        if job.state not in _INFLIGHT:
-            return CancelAnswer(ok=False, reason="invalid-state")
-        if job.cancel_requested_at is None:
-            silence = now if job.silence_at is None else min(job.silence_at, now)
-            values = {"cancel_requested_at": now, "silence_at": silence}
-            self._store.write(JobChange(job_id=job.id, expect_state=job.state, values=values))
-        return CancelAnswer(ok=True, requested=True)
-
-    def cancel(self, job_id: str) -> CancelAnswer:
-        """Cancel now (SCHEDULED, or at-most-once not started), or ask a dispatched job to stop (A6)."""
-        answer = self._store.atomically(lambda: self._cancel(job_id, self._clock.now_ms()))
-        self._dispatch_pending = self._dispatch_pending or answer.ok
-        return answer
-
-    def _retry(self, job_id: str, now: int) -> MutationAnswer:
-        job = self._store.job(job_id)
-        retention = self._settings.retention.failed_retention_ms
-        if job is None or (job.state in RETRYABLE_STATES and job.updated_at + retention <= now):
-            return MutationAnswer(ok=False, reason="gone")
-        if job.state not in RETRYABLE_STATES:
-            return MutationAnswer(ok=False, reason="invalid-state")
-        values = {"run_after": now, "eligible_at": now, "dispatched_at": None, "silence_at": None,
-                  "cancel_requested_at": None, "reason": None}  # fmt: skip
-        self._store.write(transition(job, JobState.SCHEDULED, now, self._notices, values))
-        return MutationAnswer(ok=True)
-
-    def retry(self, job_id: str) -> MutationAnswer:
-        """FAILED/STALLED -> SCHEDULED now (``gone`` once past failed retention or swept)."""
-        answer = self._store.atomically(lambda: self._retry(job_id, self._clock.now_ms()))
-        self._dispatch_pending = self._dispatch_pending or answer.ok
-        return answer
-
-    def reschedule(self, job_id: str, run_after: int, priority: int | None = None) -> MutationAnswer:
-        """Move a SCHEDULED job's run_after (and priority); id and unique reservation stay.
-
-        Raises:
-            EnqueueValidationError: ``run_after`` or ``priority`` is not an integer.
-        """
-        for field, value in (("run_after", run_after), ("priority", priority)):
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int)):  # pyright: ignore[reportUnnecessaryIsInstance]
-                raise EnqueueValidationError(field, f"must be an integer, got {value!r}")
-
-        def run() -> MutationAnswer:
-            job = self._store.job(job_id)
-            if job is None:
-                return MutationAnswer(ok=False, reason="gone")
-            if job.state != JobState.SCHEDULED or job.cancel_requested_at is not None:
-                return MutationAnswer(ok=False, reason="invalid-state")
-            values: dict[str, Any] = {"run_after": run_after, "eligible_at": max(job.created_at, run_after),
-                                      "updated_at": self._clock.now_ms()}  # fmt: skip
-            if priority is not None:
-                values["priority"] = priority
-            self._store.write(JobChange(job_id=job.id, expect_state=job.state, values=values))
-            return MutationAnswer(ok=True)
-
-        answer = self._store.atomically(run)
-        self._dispatch_pending = self._dispatch_pending or answer.ok
-        return answer
-
-    def mutate_many(self, action: Literal["retry", "cancel"], job_ids: Sequence[str]) -> BulkAnswer:
-        """Retry or cancel many jobs in one transaction; refusals never fail the call."""
-
-        def run() -> BulkAnswer:
-            now = self._clock.now_ms()
-            ok: list[str] = []
-            failed: list[BulkFailure] = []
-            for job_id in job_ids:
-                answer = self._cancel(job_id, now) if action == "cancel" else self._retry(job_id, now)
-                if answer.ok:
-                    ok.append(job_id)
-                else:
-                    failed.append(BulkFailure(id=job_id, reason=answer.reason or "invalid-state"))
-            return BulkAnswer(ok=ok, failed=failed)
-
-        answer = self._store.atomically(run)
-        self._dispatch_pending = self._dispatch_pending or bool(answer.ok)
-        return answer
-
     # tick -----------------------------------------------------------------------------------------------
 
     def tick(self) -> TickResult:
@@ -326,13 +189,15 @@ class JobShardEngine:
             dispatches = self._ticker.dispatch(now, settings, requeued, self._stored)
             self._save_blocked()
             retention = settings.retention
-            cursor = int(self._stored.get(PROJECTED_SEQ_KEY, "0"))
+            cursor = self._projected_seq()
             self._store.housekeep(now, retention.sweep_after_ms, retention.failed_retention_ms, cursor,
                                   MAX_MAINTENANCE_PER_TICK)  # fmt: skip
             self._dispatch_pending = bool(requeued) or self._ticker.saturated
-            return TickResult(dispatches=dispatches, wake_at=self._wake_at(now))
+            return TickResult(dispatches=dispatches, wake_at=self._wake_at(now, looked_at=now))
 
-        return self._store.atomically(run)
+        result = self._store.atomically(run)
+        self._looked_at = now  # only once committed: a rolled-back dispatch saw nothing
+        return result
 
     def _save_blocked(self) -> None:
         blocked = msgspec.json.encode(self._ticker.last_blocked).decode()
@@ -340,8 +205,10 @@ class JobShardEngine:
             self._store.save_setting("last_blocked", blocked)
             self._stored["last_blocked"] = blocked
 
-    def _wake_at(self, now: int) -> int | None:
-        view = self._store.overview(now, int(self._stored.get(PROJECTED_SEQ_KEY, "0")))
+    def _wake_at(self, now: int, looked_at: int) -> int | None:
+        # Delayed jobs count from the last dispatch look, not from now: one that became eligible since then
+        # (a command arriving after its run_after, before any tick) still wakes the shard at once.
+        view = self._store.overview(looked_at, self._projected_seq())
         policy, retention = self._settings.policy, self._settings.retention
         ready_now = view.oldest_ready_at is not None and view.oldest_ready_at <= now
         return next_wake_at(
@@ -362,49 +229,4 @@ class JobShardEngine:
 
     def next_wake_at(self) -> int | None:
         """The single earliest instant the shard must tick; None when nothing is due."""
-        now = self._clock.now_ms()
-        return self._wake_at(now)
-
-    # reads and feeds ------------------------------------------------------------------------------------
-
-    def get(self, job_id: str) -> JobRecord | None:
-        """One job, or None when it is not (or no longer) in the shard."""
-        return self._store.job(job_id)
-
-    def attempts_of(self, job_id: str) -> list[AttemptRecord]:
-        """Recorded attempts of one job, newest first (first-try successes record none)."""
-        return self._store.attempts([job_id])
-
-    def changes(self, limit: int = 200) -> list[JobSnapshot]:
-        """The projection feed: the latest snapshot of every job changed since the last ack, by seq."""
-        return snapshots(self._store, int(self._stored.get(PROJECTED_SEQ_KEY, "0")), limit)
-
-    def ack_changes(self, up_to_seq: int) -> None:
-        """Mark the projection done up to ``up_to_seq`` (finished jobs may then be swept)."""
-        value = str(max(up_to_seq, int(self._stored.get(PROJECTED_SEQ_KEY, "0"))))
-        self._store.atomically(lambda: self._save(PROJECTED_SEQ_KEY, value))
-
-    def notices(self, limit: int = 200) -> list[NoticeRecord]:
-        """Pending notice outbox rows, oldest first."""
-        return notice_records(self._store.outbox("notice", 0, limit))
-
-    def ack_notices(self, up_to_seq: int) -> None:
-        """Drop notice rows up to ``up_to_seq`` once their jobs were enqueued."""
-        self._store.atomically(lambda: self._store.ack("notice", up_to_seq))
-
-    def run_events(self, limit: int = 200) -> list[RunEventRecord]:
-        """Pending job -> run events, oldest first."""
-        return run_event_records(self._store.outbox("run_event", 0, limit))
-
-    def ack_run_events(self, up_to_seq: int) -> None:
-        """Drop run events up to ``up_to_seq`` once delivered."""
-        self._store.atomically(lambda: self._store.ack("run_event", up_to_seq))
-
-    def diagnostics(self) -> ShardDiagnostics:
-        """Counts by state, outbox backlog and what held dispatch back last."""
-        counts = self._store.counts()
-        return ShardDiagnostics(
-            counts={s.value: counts.get(s.value, 0) for s in JobState},
-            changes_pending=counts["feed:job"], notices_pending=counts["feed:notice"],
-            run_events_pending=counts["feed:run_event"], blocked=self._ticker.last_blocked,
-        )  # fmt: skip
+        return self._wake_at(self._clock.now_ms(), self._looked_at)

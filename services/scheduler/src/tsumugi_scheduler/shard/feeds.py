@@ -8,7 +8,7 @@ from typing import Any
 import msgspec
 
 from tsumugi_core.states import JobState
-from tsumugi_scheduler.shard.port import ShardStore
+from tsumugi_scheduler.shard.port import FeedStore
 from tsumugi_scheduler.shard.records import (
     AttemptRecord,
     FailureNotice,
@@ -25,7 +25,7 @@ _notice_decoder = msgspec.json.Decoder(FailureNotice | SettledNotice)
 _event_decoder = msgspec.json.Decoder(dict[str, Any])
 
 
-def snapshots(store: ShardStore, after_seq: int, limit: int) -> list[JobSnapshot]:
+def snapshots(store: FeedStore, after_seq: int, limit: int) -> list[JobSnapshot]:
     """The latest snapshot of every job changed after ``after_seq``, by seq, with its newest attempts."""
     jobs = [msgspec.convert(r, JobRow) for r in store.outbox("job", after_seq, limit)]
     by_job: dict[str, list[AttemptRecord]] = {}

@@ -1,7 +1,9 @@
-"""The storage port of the JobShard engine: the DO SQL shape it runs on, and the use-case methods it needs.
+"""The storage ports of the JobShard engine: the DO SQL shape it runs on, and the use-case methods it needs.
 
-The port is internal (not a user extension point). ``SqlShardStore`` is its one implementation; tests run
-it on ``tsumugi_dev.do_sql.SqlStorage`` (stdlib sqlite3), production on ``ctx.storage.sql``.
+Two ports (ADR-0009's planned split): ``ShardStore`` holds what the commands and the tick do inside their
+transactions; ``FeedStore`` holds the feed side (projection feed, outboxes, attempt logs, counts). The ports
+are internal (not a user extension point). ``SqlShardStore`` implements both; tests run it on
+``tsumugi_dev.do_sql.SqlStorage`` (stdlib sqlite3), production on ``ctx.storage.sql``.
 """
 
 from __future__ import annotations
@@ -15,8 +17,8 @@ from tsumugi_core.throttle import TokenBucket
 from tsumugi_scheduler.shard.records import EnqueueResult
 from tsumugi_scheduler.shard.schema import AttemptRow, JobRow
 
-__all__ = ["CompletedJob", "DueJobs", "FeedKind", "JobChange", "Overview", "ReadyWindow", "ShardStore", "SqlCursorLike",
-           "SqlLike"]  # fmt: skip
+__all__ = ["CompletedJob", "DueJobs", "FeedKind", "FeedStore", "JobChange", "Overview", "ReadyWindow", "ShardStore",
+           "SqlCursorLike", "SqlLike"]  # fmt: skip
 
 T = TypeVar("T")
 FeedKind = Literal["job", "notice", "run_event"]
@@ -65,11 +67,13 @@ class CompletedJob(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class ReadyWindow(msgspec.Struct, frozen=True, kw_only=True):
-    """Dispatch input: the best ready jobs (by level heads), in-flight counts and the stored buckets."""
+    """Dispatch input: the best ready jobs (by level heads), in-flight counts and the stored per-key buckets."""
 
     rows: list[Mapping[str, Any]]
     in_flight: int
     in_flight_by_key: dict[str, int]
+    key_buckets: dict[str, TokenBucket] = {}
+    """Stored buckets of the window's concurrency keys, when asked for (absent = full)."""
 
 
 class DueJobs(msgspec.Struct, frozen=True, kw_only=True):
@@ -84,6 +88,7 @@ class Overview(msgspec.Struct, frozen=True, kw_only=True):
 
     oldest_ready_at: int | None
     next_delayed_at: int | None
+    """The first ``eligible_at`` after the instant dispatch last looked (may be past: a job no tick saw yet)."""
     next_silence_at: int | None
     next_expiry_at: int | None
     oldest_settled_at: int | None
@@ -93,7 +98,7 @@ class Overview(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class ShardStore(Protocol):
-    """Use-case methods of the engine over one shard's storage."""
+    """What the engine's commands and tick do inside their transactions, one method per use case."""
 
     def atomically(self, fn: Callable[[], T]) -> T:
         """Run ``fn`` in one transaction."""
@@ -119,28 +124,33 @@ class ShardStore(Protocol):
         """Apply a compare-and-set change; False (and nothing written) when the state moved meanwhile."""
         ...
 
-    def dispatch(self, job_ids: Sequence[str], now: int) -> dict[str, Mapping[str, Any]]:
-        """Move SCHEDULED jobs to QUEUED (one feed seq each, in order); dispatch columns of those that moved."""
+    def complete(
+        self,
+        job_id: str,
+        attempt: int,
+        now: int,
+        result: str | None,
+        bookkeeping: Callable[[CompletedJob], JobChange] | None = None,
+    ) -> CompletedJob | None:
+        """Compare-and-set: the live ``attempt`` of a QUEUED/RUNNING job ends COMPLETED; None if not live.
+
+        The attempt, notice and run-event rows of ``bookkeeping(completed)`` are appended in the same call.
+        """
         ...
 
-    def complete(self, job_id: str, attempt: int, now: int, result: str | None) -> CompletedJob | None:
-        """Compare-and-set: the live ``attempt`` of a QUEUED/RUNNING job ends COMPLETED; None if not live."""
-        ...
-
-    def record(self, change: JobChange) -> None:
-        """Append a change's attempt, notice and run-event rows (its values are not applied)."""
-        ...
-
-    def ready_window(self, now: int, want: int, aging_interval_ms: int | None) -> ReadyWindow:
+    def ready_window(
+        self, now: int, want: int, aging_interval_ms: int | None, *, key_buckets: bool = False
+    ) -> ReadyWindow:
         """The best ``want`` ready jobs by priority with aging, read through level heads, and in-flight counts."""
         ...
 
-    def buckets(self, keys: Sequence[str]) -> dict[str, TokenBucket]:
-        """Stored per-key token buckets of ``keys`` (absent = full)."""
-        ...
+    def dispatch(
+        self, job_ids: Sequence[str], now: int, key_buckets: Mapping[str, TokenBucket] | None = None
+    ) -> dict[str, Mapping[str, Any]]:
+        """Move SCHEDULED jobs to QUEUED (one feed seq each) with the per-key buckets that paid for them.
 
-    def save_buckets(self, key_buckets: Mapping[str, TokenBucket]) -> None:
-        """Store per-key token buckets."""
+        Returns the dispatch columns of the jobs that moved, by id.
+        """
         ...
 
     def due(self, now: int, grace_ms: int, limit: int) -> DueJobs:
@@ -152,9 +162,13 @@ class ShardStore(Protocol):
         """Delete projected finished jobs past retention and expired unique keys; the number of jobs deleted."""
         ...
 
-    def overview(self, now: int, projected_seq: int | None = None) -> Overview:
-        """Instants the wake computation needs."""
+    def overview(self, since: int, projected_seq: int | None = None) -> Overview:
+        """Instants the wake computation needs; ``next_delayed_at`` counts jobs eligible after ``since``."""
         ...
+
+
+class FeedStore(Protocol):
+    """The feed side of a shard: what the projection, the notice and run-event relays and diagnostics read."""
 
     def outbox(self, kind: FeedKind, after_seq: int, limit: int) -> list[Mapping[str, Any]]:
         """Rows of a feed after ``after_seq`` in seq order (``job``: changed jobs; others: outbox rows)."""

@@ -73,6 +73,8 @@ class DispatchMessage(msgspec.Struct, frozen=True, kw_only=True, rename="camel")
     job_id: str
     binding: str
     attempt: int
+    max_attempts: int
+    """The job's attempt limit (``maxAttempts`` on the wire), for the performer's JobContext."""
     payload: Any
     timeout_ms: int
     claim_required: bool

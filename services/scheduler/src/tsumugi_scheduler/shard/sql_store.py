@@ -22,17 +22,23 @@ from tsumugi_scheduler.shard.port import (
     ReadyWindow,
     SqlLike,
 )
+from tsumugi_scheduler.shard.queries import (
+    ACTIVE_EXPIRY,
+    BY_ELIGIBLE,
+    BY_LEVEL,
+    COMPLETE_QUERY,
+    DISPATCH_QUERY,
+    HEAD_COLUMNS,
+    INFLIGHT,
+    INSERT_JOB,
+    OVERVIEW_QUERY,
+    STATE_INDEX,
+    SWEEPABLE,
+)
 from tsumugi_scheduler.shard.records import EnqueueResult
 from tsumugi_scheduler.shard.schema import DDL, AttemptRow, JobRow
 
-__all__ = [
-    "COMPLETE_QUERY",
-    "DISPATCH_QUERY",
-    "MAX_LEVELS_PER_TICK",
-    "OVERVIEW_QUERY",
-    "PROJECTED_SEQ_KEY",
-    "SqlShardStore",
-]
+__all__ = ["MAX_LEVELS_PER_TICK", "PROJECTED_SEQ_KEY", "SqlShardStore"]
 
 T = TypeVar("T")
 
@@ -42,60 +48,13 @@ PROJECTED_SEQ_KEY: Final = "projected_seq"
 MAX_ATTEMPTS_PER_SNAPSHOT: Final = 20
 _BIND_CHUNK: Final = 90  # workerd refuses statements with more than 100 bound parameters
 
-_JOB_COLUMNS: Final = JobRow.__struct_fields__
-_STATE_INDEX: Final = _JOB_COLUMNS.index("state")
-_INSERT_JOB: Final = (
-    f"INSERT INTO job ({', '.join(_JOB_COLUMNS)}) VALUES ({', '.join('?' * len(_JOB_COLUMNS))})"
-)
-_HEAD_COLUMNS: Final = "id, priority, eligible_at, created_at, concurrency_key, expires_at"
-"""What choosing needs; the payload is read only for the jobs actually dispatched (``dispatch``)."""
-DISPATCH_QUERY: Final = (
-    # One statement moves the whole batch: each id's position in the JSON array gives its feed seq. The unary
-    # plus keeps the planner on the primary key (one lookup per id) rather than scanning SCHEDULED rows.
-    "UPDATE job SET state = 'QUEUED', updated_at = ?1, dispatched_at = ?1, heartbeat_at = NULL, progress = NULL,"
-    " silence_at = ?1 + timeout_ms, seq = ?2 + picked.key FROM json_each(?3) AS picked"
-    " WHERE job.id = picked.value AND +job.state = 'SCHEDULED'"
-    " RETURNING id, attempts, timeout_ms, guarantee, payload, traceparent"
-)
-_INFLIGHT: Final = "state IN ('QUEUED', 'RUNNING')"
-# Aggregates over ready jobs name their partial index: left to itself the planner picks job_state (state=?)
-# and walks every SCHEDULED row, which makes a tick O(backlog) (tests/unit/shard/test_indexes.py).
-_BY_ELIGIBLE: Final = "INDEXED BY job_eligible WHERE state = 'SCHEDULED'"
-_BY_LEVEL: Final = "INDEXED BY job_ready WHERE state = 'SCHEDULED'"
-_ACTIVE_EXPIRY: Final = (
-    "expires_at IS NOT NULL AND cancel_requested_at IS NULL AND state IN ('SCHEDULED', 'QUEUED', 'RUNNING')"
-)
-_SWEEPABLE: Final = (
-    "((state IN ('COMPLETED', 'CANCELLED') AND updated_at < ?) OR (state IN ('FAILED', 'STALLED') AND updated_at < ?))"
-    " AND seq <= ?"
-)
-
-COMPLETE_QUERY: Final = (
-    "UPDATE job SET state = 'COMPLETED', updated_at = ?1, heartbeat_at = NULL, progress = NULL,"
-    " attempts = attempts + 1, result = ?2, silence_at = NULL, seq = ?3"
-    " WHERE id = ?4 AND state IN ('QUEUED', 'RUNNING') AND attempts = ?5"
-    f" RETURNING {', '.join(CompletedJob.__struct_fields__)}"
-)
-OVERVIEW_QUERY: Final = (
-    # Each sub-select is one indexed lookup (tests/unit/shard/test_indexes.py); one exec answers them all.
-    f"SELECT (SELECT MIN(eligible_at) FROM job {_BY_ELIGIBLE}) AS oldest_ready_at,"
-    f" (SELECT MIN(eligible_at) FROM job {_BY_ELIGIBLE} AND eligible_at > ?1) AS next_delayed_at,"
-    f" (SELECT MIN(silence_at) FROM job INDEXED BY job_silence WHERE {_INFLIGHT}) AS next_silence_at,"
-    f" (SELECT MIN(expires_at) FROM job INDEXED BY job_expiry WHERE {_ACTIVE_EXPIRY}) AS next_expiry_at,"
-    " (SELECT MIN(updated_at) FROM job WHERE state IN ('COMPLETED', 'CANCELLED')) AS oldest_settled_at,"
-    " (SELECT MIN(updated_at) FROM job WHERE state IN ('FAILED', 'STALLED')) AS oldest_failed_at,"
-    " (SELECT MIN(expires_at) FROM unique_key) AS next_unique_expiry_at,"
-    " (EXISTS (SELECT 1 FROM job WHERE seq > ?2) OR EXISTS (SELECT 1 FROM notice)"
-    " OR EXISTS (SELECT 1 FROM run_event)) AS outbox_pending"
-)
-
 
 def _chunks(items: Sequence[str]) -> list[Sequence[str]]:
     return [items[i : i + _BIND_CHUNK] for i in range(0, len(items), _BIND_CHUNK)]
 
 
 class SqlShardStore:
-    """The JobShard storage port over one Durable Object's SQL database."""
+    """The JobShard storage ports (``ShardStore`` and ``FeedStore``) over one Durable Object's SQL database."""
 
     def __init__(self, sql: SqlLike) -> None:
         """Create the schema if needed and seed the feed counter."""
@@ -166,8 +125,8 @@ class SqlShardStore:
 
     def _insert(self, row: JobRow) -> None:
         params = list(msgspec.structs.astuple(row))
-        params[_STATE_INDEX] = str(row.state)  # a plain str binds on the shim's fast path
-        self._sql.exec(_INSERT_JOB, *params)
+        params[STATE_INDEX] = str(row.state)  # a plain str binds on the shim's fast path
+        self._sql.exec(INSERT_JOB, *params)
 
     def job(self, job_id: str) -> JobRow | None:
         """One job by id."""
@@ -188,13 +147,26 @@ class SqlShardStore:
         self.record(change)
         return True
 
-    def complete(self, job_id: str, attempt: int, now: int, result: str | None) -> CompletedJob | None:
+    def complete(
+        self,
+        job_id: str,
+        attempt: int,
+        now: int,
+        result: str | None,
+        bookkeeping: Callable[[CompletedJob], JobChange] | None = None,
+    ) -> CompletedJob | None:
         """Compare-and-set: the live ``attempt`` of a QUEUED/RUNNING job ends COMPLETED; None if not live.
 
-        The same row change ``transition`` makes for a success, without reading the row first.
+        The same row change ``transition`` makes for a success, without reading the row first; the rows
+        ``bookkeeping`` builds from the completed job (attempt log, notices, run event) are appended after it.
         """
         rows = self._sql.exec(COMPLETE_QUERY, now, result, self.next_seq(), job_id, attempt - 1).toArray()
-        return msgspec.convert(rows[0], CompletedJob) if rows else None
+        if not rows:
+            return None
+        done = msgspec.convert(rows[0], CompletedJob)
+        if bookkeeping is not None:
+            self.record(bookkeeping(done))
+        return done
 
     def record(self, change: JobChange) -> None:
         """Append a change's attempt, notice and run-event rows (its values are not applied)."""
@@ -210,13 +182,19 @@ class SqlShardStore:
         if change.run_event is not None:
             self._sql.exec("INSERT INTO run_event (run_id, body) VALUES (?, ?)", *change.run_event)
 
-    def dispatch(self, job_ids: Sequence[str], now: int) -> dict[str, Mapping[str, Any]]:
+    def dispatch(
+        self, job_ids: Sequence[str], now: int, key_buckets: Mapping[str, TokenBucket] | None = None
+    ) -> dict[str, Mapping[str, Any]]:
         """Move SCHEDULED ``job_ids`` to QUEUED at ``now`` in one statement, in order (one feed seq each).
 
-        Returns the dispatch columns of the jobs that moved, by id; a job no longer SCHEDULED is left out.
+        The per-key ``key_buckets`` that paid for the batch are stored with it (nothing is stored for an
+        empty batch). Returns the dispatch columns of the jobs that moved, by id; a job no longer SCHEDULED is
+        left out.
         """
         if not job_ids:
             return {}
+        if key_buckets:
+            self.save_buckets(key_buckets)
         base = self._seq + 1
         self._seq += len(job_ids)
         rows = self._sql.exec(
@@ -227,7 +205,7 @@ class SqlShardStore:
     def _level_heads(self, level: int, now: int, limit: int) -> list[Mapping[str, Any]]:
         return list(
             self._sql.exec(
-                f"SELECT {_HEAD_COLUMNS} FROM job {_BY_LEVEL} AND priority = ? AND eligible_at <= ?"
+                f"SELECT {HEAD_COLUMNS} FROM job {BY_LEVEL} AND priority = ? AND eligible_at <= ?"
                 " ORDER BY eligible_at, created_at, id LIMIT ?",
                 level,
                 now,
@@ -237,21 +215,26 @@ class SqlShardStore:
 
     def _next_level(self, below: int | None) -> int | None:
         if below is None:
-            return self._scalar(f"SELECT MAX(priority) AS v FROM job {_BY_LEVEL}")
-        return self._scalar(f"SELECT MAX(priority) AS v FROM job {_BY_LEVEL} AND priority < ?", below)
+            return self._scalar(f"SELECT MAX(priority) AS v FROM job {BY_LEVEL}")
+        return self._scalar(f"SELECT MAX(priority) AS v FROM job {BY_LEVEL} AND priority < ?", below)
 
-    def ready_window(self, now: int, want: int, aging_interval_ms: int | None) -> ReadyWindow:
-        """Merge level heads, highest level first, until no lower level can reach the ``want``-th best job."""
+    def ready_window(
+        self, now: int, want: int, aging_interval_ms: int | None, *, key_buckets: bool = False
+    ) -> ReadyWindow:
+        """Merge level heads, highest level first, until no lower level can reach the ``want``-th best job.
+
+        With ``key_buckets`` the stored per-key buckets of the window's concurrency keys come along.
+        """
         by_key: dict[str, int] = {}
         in_flight = 0
         for row in self._sql.exec(
-            f"SELECT concurrency_key AS k, COUNT(*) AS n FROM job WHERE {_INFLIGHT} GROUP BY concurrency_key"
+            f"SELECT concurrency_key AS k, COUNT(*) AS n FROM job WHERE {INFLIGHT} GROUP BY concurrency_key"
         ).toArray():
             in_flight += int(row["n"])
             if row["k"] is not None:
                 by_key[str(row["k"])] = int(row["n"])
         rows: list[Mapping[str, Any]] = []
-        oldest = self._scalar(f"SELECT MIN(eligible_at) AS v FROM job {_BY_ELIGIBLE}")
+        oldest = self._scalar(f"SELECT MIN(eligible_at) AS v FROM job {BY_ELIGIBLE}")
         if want <= 0 or oldest is None or oldest > now:
             return ReadyWindow(rows=rows, in_flight=in_flight, in_flight_by_key=by_key)
         level = self._next_level(None)
@@ -268,7 +251,9 @@ class SqlShardStore:
             )
             scores.sort(reverse=True)
             level = self._next_level(level)
-        return ReadyWindow(rows=rows, in_flight=in_flight, in_flight_by_key=by_key)
+        keys = [str(r["concurrency_key"]) for r in rows if r["concurrency_key"] is not None]
+        found = self.buckets(keys) if key_buckets and keys else {}
+        return ReadyWindow(rows=rows, in_flight=in_flight, in_flight_by_key=by_key, key_buckets=found)
 
     def buckets(self, keys: Sequence[str]) -> dict[str, TokenBucket]:
         """Stored per-key buckets of ``keys``."""
@@ -298,13 +283,13 @@ class SqlShardStore:
     def due(self, now: int, grace_ms: int, limit: int) -> DueJobs:
         """Expired active jobs and dispatched jobs past their silence (or cancel) deadline."""
         expired = self._sql.exec(
-            f"SELECT * FROM job INDEXED BY job_expiry WHERE {_ACTIVE_EXPIRY} AND expires_at <= ? ORDER BY expires_at"
+            f"SELECT * FROM job INDEXED BY job_expiry WHERE {ACTIVE_EXPIRY} AND expires_at <= ? ORDER BY expires_at"
             " LIMIT ?",
             now,
             limit,
         ).toArray()
         silent = self._sql.exec(
-            f"SELECT * FROM job INDEXED BY job_silence WHERE {_INFLIGHT} AND silence_at <= ? ORDER BY silence_at LIMIT ?",
+            f"SELECT * FROM job INDEXED BY job_silence WHERE {INFLIGHT} AND silence_at <= ? ORDER BY silence_at LIMIT ?",
             now - grace_ms,
             limit,
         ).toArray()
@@ -318,8 +303,8 @@ class SqlShardStore:
         """Delete projected finished jobs past retention (attempts first) and expired unique keys."""
         params = (now - sweep_after_ms, now - failed_retention_ms, projected_seq)
         deleted = 0
-        if self._sql.exec(f"SELECT EXISTS (SELECT 1 FROM job WHERE {_SWEEPABLE}) AS v", *params).one()["v"]:
-            pick = f"SELECT id FROM job WHERE {_SWEEPABLE} LIMIT ?"
+        if self._sql.exec(f"SELECT EXISTS (SELECT 1 FROM job WHERE {SWEEPABLE}) AS v", *params).one()["v"]:
+            pick = f"SELECT id FROM job WHERE {SWEEPABLE} LIMIT ?"
             self._sql.exec(f"DELETE FROM attempt WHERE job_id IN ({pick})", *params, limit)
             deleted = len(
                 self._sql.exec(f"DELETE FROM job WHERE id IN ({pick}) RETURNING id", *params, limit).toArray()
@@ -332,13 +317,15 @@ class SqlShardStore:
             )
         return deleted
 
-    def overview(self, now: int, projected_seq: int | None = None) -> Overview:
+    def overview(self, since: int, projected_seq: int | None = None) -> Overview:
         """Earliest instants for the wake computation: one statement of indexed lookups.
 
-        ``projected_seq`` is the projection cursor the engine already holds; None reads it from settings.
+        ``since`` is the instant dispatch last looked at the ready jobs: ``next_delayed_at`` is the first job to
+        become eligible after it, even when that is already past. ``projected_seq`` is the projection cursor
+        the engine already holds; None reads it from settings.
         """
         cursor = int(self.settings().get(PROJECTED_SEQ_KEY, "0")) if projected_seq is None else projected_seq
-        row = self._sql.exec(OVERVIEW_QUERY, now, cursor).one()
+        row = self._sql.exec(OVERVIEW_QUERY, since, cursor).one()
         return Overview(
             oldest_ready_at=row["oldest_ready_at"], next_delayed_at=row["next_delayed_at"],
             next_silence_at=row["next_silence_at"], next_expiry_at=row["next_expiry_at"],

@@ -28,6 +28,7 @@ MAX_MAINTENANCE_PER_TICK: Final = 200
 PER_KEY_SKIP_BUDGET: Final = 200
 """Extra ready jobs read per tick so jobs of busy keys can be skipped without starving other keys."""
 
+_INFLIGHT: Final = (JobState.QUEUED, JobState.RUNNING)
 _bucket_decoder = msgspec.json.Decoder(TokenBucket)
 _decode = msgspec.json.decode
 
@@ -84,16 +85,15 @@ class TickRunner:
         """Expiry, reaper and cancel confirmation; returns ids requeued (not re-dispatched this tick)."""
         grace = settings.policy.reaper_grace_ms
         due = self._store.due(now, grace, MAX_MAINTENANCE_PER_TICK)
+        silent = {job.id: job for job in due.silent}
         for job in due.expired:
-            self._store.write(expiry_change(job, now, self._notices))
-        # A job expiry just ended or asked to stop is not reaped in the same tick: a requeue would leave an
-        # expired job SCHEDULED with a cancel request, dispatched never again; after the grace it ends CANCELLED.
-        expired = {job.id for job in due.expired}
+            change = expiry_change(job, now, self._notices)
+            if self._store.write(change) and job.id in silent:
+                # The reaper decides on the row as expiry left it: ended, or with a pending cancel request.
+                silent[job.id] = msgspec.structs.replace(silent[job.id], **change.values)
         requeued: set[str] = set()
-        for job in due.silent:
-            if job.id in expired:
-                continue
-            change = reap_change(job, now, grace, self._notices)
+        for job in silent.values():
+            change = reap_change(job, now, grace, self._notices) if job.state in _INFLIGHT else None
             if (
                 change is not None
                 and self._store.write(change)
@@ -108,24 +108,27 @@ class TickRunner:
         """Choose and dispatch ready jobs (one compare-and-set statement for the batch); persist the buckets used."""
         policy = settings.policy
         want = min(MAX_DISPATCH_PER_TICK, max(1, policy.concurrency))
-        window = self._store.ready_window(now, want + PER_KEY_SKIP_BUDGET, policy.aging_interval_ms)
+        window = self._store.ready_window(
+            now,
+            want + PER_KEY_SKIP_BUDGET,
+            policy.aging_interval_ms,
+            key_buckets=policy.per_key_rate is not None,
+        )
         ready = [
             r
             for r in window.rows
             if r["id"] not in skip and (r["expires_at"] is None or r["expires_at"] > now)
         ]
         candidates = msgspec.convert(ready, list[Candidate])  # one C call; the extra expires_at is ignored
-        keys = [c.concurrency_key for c in candidates if c.concurrency_key is not None]
-        key_buckets = self._store.buckets(keys) if policy.per_key_rate is not None and keys else {}
         bucket = _bucket_decoder.decode(stored["bucket"]) if "bucket" in stored else None
         plan = plan_dispatch(
-            now, policy, candidates, window.in_flight, window.in_flight_by_key, bucket, key_buckets
+            now, policy, candidates, window.in_flight, window.in_flight_by_key, bucket, window.key_buckets
         )
         chosen = plan.chosen[:MAX_DISPATCH_PER_TICK]
         self.saturated = len(plan.chosen) >= MAX_DISPATCH_PER_TICK
         self._record(plan)
-        self._save_buckets(plan, stored, bool(chosen))
-        moved = self._store.dispatch(chosen, now)
+        self._save_bucket(plan, stored, bool(chosen))
+        moved = self._store.dispatch(chosen, now, plan.key_buckets)
         grace = policy.reaper_grace_ms
         return [self._message(moved[i], now, grace) for i in chosen if i in moved]
 
@@ -133,18 +136,18 @@ class TickRunner:
         self.last_blocked = plan.blocked
         self.token_ready_at = plan.token_ready_at
 
-    def _save_buckets(self, plan: DispatchPlan, stored: dict[str, str], used: bool) -> None:
+    def _save_bucket(self, plan: DispatchPlan, stored: dict[str, str], used: bool) -> None:
+        # The per-key buckets go with the dispatch statement (ShardStore.dispatch); this is the binding's.
         if plan.bucket is not None and used:
             text = msgspec.json.encode(plan.bucket).decode()
             stored["bucket"] = text
             self._store.save_setting("bucket", text)
-        if plan.key_buckets and used:
-            self._store.save_buckets(plan.key_buckets)
 
     def _message(self, row: Mapping[str, Any], now: int, grace_ms: int) -> DispatchMessage:
         timeout = int(row["timeout_ms"])
         return DispatchMessage(
             job_id=str(row["id"]), binding=self._binding, attempt=int(row["attempts"]) + 1,
+            max_attempts=int(row["max_attempts"]),
             payload=_decode(row["payload"]), timeout_ms=timeout,
             claim_required=row["guarantee"] == Guarantee.AT_MOST_ONCE, deadline_at=now + timeout + grace_ms,
             traceparent=row["traceparent"],

@@ -1,0 +1,235 @@
+"""The operator side of ``JobShardEngine``: settings, cancel / retry / reschedule, bulk mutations, reads, feeds.
+
+A mixin rather than a collaborator so ``JobShardEngine`` keeps every command as its own method
+(docs/design/job-shard.md §2) without delegating wrappers; the engine module keeps the job lifecycle (enqueue,
+the attempt-fenced commands, tick and wake). The attributes below are the shared state the engine's
+constructor sets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import msgspec
+
+from tsumugi_core.clock import Clock
+from tsumugi_core.options import EnqueueValidationError, Guarantee
+from tsumugi_core.policy import PolicyPatch, ShardSettings, combine_patches, merge_settings, validate_settings
+from tsumugi_core.states import RETRYABLE_STATES, JobState
+from tsumugi_scheduler.shard.changes import NoticeWriter, transition
+from tsumugi_scheduler.shard.feeds import notice_records, run_event_records, snapshots
+from tsumugi_scheduler.shard.port import JobChange
+from tsumugi_scheduler.shard.records import (
+    AttemptRecord,
+    BulkAnswer,
+    BulkFailure,
+    CancelAnswer,
+    JobRecord,
+    JobSnapshot,
+    MutationAnswer,
+    NoticeRecord,
+    RunEventRecord,
+    ShardDiagnostics,
+)  # fmt: skip
+from tsumugi_scheduler.shard.sql_store import PROJECTED_SEQ_KEY, SqlShardStore
+from tsumugi_scheduler.shard.tick import TickRunner
+
+__all__ = ["CODE_SETTINGS_KEY", "PINS_KEY", "ShardOperations"]
+
+CODE_SETTINGS_KEY, PINS_KEY = "code_settings", "pins"
+_INFLIGHT = (JobState.QUEUED, JobState.RUNNING)
+_settings_decoder = msgspec.json.Decoder(ShardSettings)
+_patch_decoder = msgspec.json.Decoder(PolicyPatch)
+
+
+class ShardOperations:
+    """Settings, operator commands, reads and feeds of one shard (mixed into ``JobShardEngine``)."""
+
+    _clock: Clock
+    _store: SqlShardStore
+    _notices: NoticeWriter
+    _ticker: TickRunner
+    _stored: dict[str, str]
+    """Stored settings by key, mirrored in memory (JSON texts)."""
+    _settings: ShardSettings
+    _dispatch_pending: bool
+    """Something changed since the last tick that may let a ready job go now."""
+
+    # settings -------------------------------------------------------------------------------------------
+
+    def _effective(self) -> ShardSettings:
+        stored = self._stored
+        code = _settings_decoder.decode(stored[CODE_SETTINGS_KEY]) if CODE_SETTINGS_KEY in stored else None
+        pins = _patch_decoder.decode(stored[PINS_KEY]) if PINS_KEY in stored else None
+        return merge_settings(code, pins)
+
+    def _save(self, key: str, value: str | None) -> None:
+        if self._stored.get(key) == value:
+            return  # identical settings cost no write
+        self._store.save_setting(key, value)
+        if value is None:
+            self._stored.pop(key, None)
+        else:
+            self._stored[key] = value
+        if key in (CODE_SETTINGS_KEY, PINS_KEY):
+            self._settings = self._effective()
+            self._dispatch_pending = True
+
+    @property
+    def settings(self) -> ShardSettings:
+        """The effective settings (code's, with runtime pins over them)."""
+        return self._settings
+
+    def configure(self, patch: PolicyPatch) -> ShardSettings:
+        """Pin ``patch``'s fields over the code's settings (earlier pins of other fields stay).
+
+        Raises:
+            PolicyValidationError: a field breaks its rule.
+        """
+        validate_settings(patch)
+        old = _patch_decoder.decode(self._stored[PINS_KEY]) if PINS_KEY in self._stored else PolicyPatch()
+        pins = msgspec.json.encode(combine_patches(old, patch)).decode()
+        self._store.atomically(lambda: self._save(PINS_KEY, pins))
+        return self._settings
+
+    def reset_policy(self) -> ShardSettings:
+        """Drop every runtime pin: back to the code's settings."""
+        self._store.atomically(lambda: self._save(PINS_KEY, None))
+        return self._settings
+
+    # operator commands ----------------------------------------------------------------------------------
+
+    def _cancel(self, job_id: str, now: int) -> CancelAnswer:
+        job = self._store.job(job_id)
+        if job is None:
+            return CancelAnswer(ok=False, reason="gone")
+        never_started = job.state == JobState.QUEUED and job.guarantee == Guarantee.AT_MOST_ONCE
+        if job.state == JobState.SCHEDULED or never_started:
+            self._store.write(transition(job, JobState.CANCELLED, now, self._notices,
+                                         {"reason": "cancelled", "silence_at": None}))  # fmt: skip
+            return CancelAnswer(ok=True)
+        if job.state not in _INFLIGHT:
+            return CancelAnswer(ok=False, reason="invalid-state")
+        if job.cancel_requested_at is None:
+            silence = now if job.silence_at is None else min(job.silence_at, now)
+            values = {"cancel_requested_at": now, "silence_at": silence}
+            self._store.write(JobChange(job_id=job.id, expect_state=job.state, values=values))
+        return CancelAnswer(ok=True, requested=True)
+
+    def cancel(self, job_id: str) -> CancelAnswer:
+        """Cancel now (SCHEDULED, or at-most-once not started), or ask a dispatched job to stop (A6)."""
+        answer = self._store.atomically(lambda: self._cancel(job_id, self._clock.now_ms()))
+        self._dispatch_pending = self._dispatch_pending or answer.ok
+        return answer
+
+    def _retry(self, job_id: str, now: int) -> MutationAnswer:
+        job = self._store.job(job_id)
+        retention = self._settings.retention.failed_retention_ms
+        if job is None or (job.state in RETRYABLE_STATES and job.updated_at + retention <= now):
+            return MutationAnswer(ok=False, reason="gone")
+        if job.state not in RETRYABLE_STATES:
+            return MutationAnswer(ok=False, reason="invalid-state")
+        values = {"run_after": now, "eligible_at": now, "dispatched_at": None, "silence_at": None,
+                  "cancel_requested_at": None, "reason": None}  # fmt: skip
+        self._store.write(transition(job, JobState.SCHEDULED, now, self._notices, values))
+        return MutationAnswer(ok=True)
+
+    def retry(self, job_id: str) -> MutationAnswer:
+        """FAILED/STALLED -> SCHEDULED now (``gone`` once past failed retention or swept)."""
+        answer = self._store.atomically(lambda: self._retry(job_id, self._clock.now_ms()))
+        self._dispatch_pending = self._dispatch_pending or answer.ok
+        return answer
+
+    def reschedule(self, job_id: str, run_after: int, priority: int | None = None) -> MutationAnswer:
+        """Move a SCHEDULED job's run_after (and priority); id and unique reservation stay.
+
+        Raises:
+            EnqueueValidationError: ``run_after`` or ``priority`` is not an integer.
+        """
+        for field, value in (("run_after", run_after), ("priority", priority)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)):  # pyright: ignore[reportUnnecessaryIsInstance]
+                raise EnqueueValidationError(field, f"must be an integer, got {value!r}")
+
+        def run() -> MutationAnswer:
+            job = self._store.job(job_id)
+            if job is None:
+                return MutationAnswer(ok=False, reason="gone")
+            if job.state != JobState.SCHEDULED or job.cancel_requested_at is not None:
+                return MutationAnswer(ok=False, reason="invalid-state")
+            values: dict[str, Any] = {"run_after": run_after, "eligible_at": max(job.created_at, run_after),
+                                      "updated_at": self._clock.now_ms()}  # fmt: skip
+            if priority is not None:
+                values["priority"] = priority
+            self._store.write(JobChange(job_id=job.id, expect_state=job.state, values=values))
+            return MutationAnswer(ok=True)
+
+        answer = self._store.atomically(run)
+        self._dispatch_pending = self._dispatch_pending or answer.ok
+        return answer
+
+    def mutate_many(self, action: Literal["retry", "cancel"], job_ids: Sequence[str]) -> BulkAnswer:
+        """Retry or cancel many jobs in one transaction; refusals never fail the call."""
+
+        def run() -> BulkAnswer:
+            now = self._clock.now_ms()
+            ok: list[str] = []
+            failed: list[BulkFailure] = []
+            for job_id in job_ids:
+                answer = self._cancel(job_id, now) if action == "cancel" else self._retry(job_id, now)
+                if answer.ok:
+                    ok.append(job_id)
+                else:
+                    failed.append(BulkFailure(id=job_id, reason=answer.reason or "invalid-state"))
+            return BulkAnswer(ok=ok, failed=failed)
+
+        answer = self._store.atomically(run)
+        self._dispatch_pending = self._dispatch_pending or bool(answer.ok)
+        return answer
+
+    # reads and feeds ------------------------------------------------------------------------------------
+
+    def _projected_seq(self) -> int:
+        return int(self._stored.get(PROJECTED_SEQ_KEY, "0"))
+
+    def get(self, job_id: str) -> JobRecord | None:
+        """One job, or None when it is not (or no longer) in the shard."""
+        return self._store.job(job_id)
+
+    def attempts_of(self, job_id: str) -> list[AttemptRecord]:
+        """Recorded attempts of one job, newest first (first-try successes record none)."""
+        return self._store.attempts([job_id])
+
+    def changes(self, limit: int = 200) -> list[JobSnapshot]:
+        """The projection feed: the latest snapshot of every job changed since the last ack, by seq."""
+        return snapshots(self._store, self._projected_seq(), limit)
+
+    def ack_changes(self, up_to_seq: int) -> None:
+        """Mark the projection done up to ``up_to_seq`` (finished jobs may then be swept)."""
+        value = str(max(up_to_seq, self._projected_seq()))
+        self._store.atomically(lambda: self._save(PROJECTED_SEQ_KEY, value))
+
+    def notices(self, limit: int = 200) -> list[NoticeRecord]:
+        """Pending notice outbox rows, oldest first."""
+        return notice_records(self._store.outbox("notice", 0, limit))
+
+    def ack_notices(self, up_to_seq: int) -> None:
+        """Drop notice rows up to ``up_to_seq`` once their jobs were enqueued."""
+        self._store.atomically(lambda: self._store.ack("notice", up_to_seq))
+
+    def run_events(self, limit: int = 200) -> list[RunEventRecord]:
+        """Pending job -> run events, oldest first."""
+        return run_event_records(self._store.outbox("run_event", 0, limit))
+
+    def ack_run_events(self, up_to_seq: int) -> None:
+        """Drop run events up to ``up_to_seq`` once delivered."""
+        self._store.atomically(lambda: self._store.ack("run_event", up_to_seq))
+
+    def diagnostics(self) -> ShardDiagnostics:
+        """Counts by state, outbox backlog and what held dispatch back last."""
+        counts = self._store.counts()
+        return ShardDiagnostics(
+            counts={s.value: counts.get(s.value, 0) for s in JobState},
+            changes_pending=counts["feed:job"], notices_pending=counts["feed:notice"],
+            run_events_pending=counts["feed:run_event"], blocked=self._ticker.last_blocked,
+        )  # fmt: skip

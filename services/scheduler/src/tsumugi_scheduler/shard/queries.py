@@ -1,0 +1,73 @@
+"""The SQL texts of ``SqlShardStore``: the one-statement hot paths and the index-pinned fragments.
+
+Kept apart from the store so the plans can be checked statement by statement (tests/unit/shard/test_indexes.py)
+and the store reads as use cases. Every statement is bounded by an index or a LIMIT.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from tsumugi_scheduler.shard.port import CompletedJob
+from tsumugi_scheduler.shard.schema import JobRow
+
+__all__ = [
+    "ACTIVE_EXPIRY",
+    "BY_ELIGIBLE",
+    "BY_LEVEL",
+    "COMPLETE_QUERY",
+    "DISPATCH_QUERY",
+    "HEAD_COLUMNS",
+    "INFLIGHT",
+    "INSERT_JOB",
+    "JOB_COLUMNS",
+    "OVERVIEW_QUERY",
+    "STATE_INDEX",
+    "SWEEPABLE",
+]
+
+JOB_COLUMNS: Final = JobRow.__struct_fields__
+STATE_INDEX: Final = JOB_COLUMNS.index("state")
+INSERT_JOB: Final = f"INSERT INTO job ({', '.join(JOB_COLUMNS)}) VALUES ({', '.join('?' * len(JOB_COLUMNS))})"
+HEAD_COLUMNS: Final = "id, priority, eligible_at, created_at, concurrency_key, expires_at"
+"""What choosing needs; the payload is read only for the jobs actually dispatched (``dispatch``)."""
+DISPATCH_QUERY: Final = (
+    # One statement moves the whole batch: each id's position in the JSON array gives its feed seq. The unary
+    # plus keeps the planner on the primary key (one lookup per id) rather than scanning SCHEDULED rows.
+    "UPDATE job SET state = 'QUEUED', updated_at = ?1, dispatched_at = ?1, heartbeat_at = NULL, progress = NULL,"
+    " silence_at = ?1 + timeout_ms, seq = ?2 + picked.key FROM json_each(?3) AS picked"
+    " WHERE job.id = picked.value AND +job.state = 'SCHEDULED'"
+    " RETURNING id, attempts, max_attempts, timeout_ms, guarantee, payload, traceparent"
+)
+INFLIGHT: Final = "state IN ('QUEUED', 'RUNNING')"
+# Aggregates over ready jobs name their partial index: left to itself the planner picks job_state (state=?)
+# and walks every SCHEDULED row, which makes a tick O(backlog) (tests/unit/shard/test_indexes.py).
+BY_ELIGIBLE: Final = "INDEXED BY job_eligible WHERE state = 'SCHEDULED'"
+BY_LEVEL: Final = "INDEXED BY job_ready WHERE state = 'SCHEDULED'"
+ACTIVE_EXPIRY: Final = (
+    "expires_at IS NOT NULL AND cancel_requested_at IS NULL AND state IN ('SCHEDULED', 'QUEUED', 'RUNNING')"
+)
+SWEEPABLE: Final = (
+    "((state IN ('COMPLETED', 'CANCELLED') AND updated_at < ?) OR (state IN ('FAILED', 'STALLED') AND updated_at < ?))"
+    " AND seq <= ?"
+)
+
+COMPLETE_QUERY: Final = (
+    "UPDATE job SET state = 'COMPLETED', updated_at = ?1, heartbeat_at = NULL, progress = NULL,"
+    " attempts = attempts + 1, result = ?2, silence_at = NULL, seq = ?3"
+    " WHERE id = ?4 AND state IN ('QUEUED', 'RUNNING') AND attempts = ?5"
+    f" RETURNING {', '.join(CompletedJob.__struct_fields__)}"
+)
+OVERVIEW_QUERY: Final = (
+    # Each sub-select is one indexed lookup (tests/unit/shard/test_indexes.py); one exec answers them all.
+    f"SELECT (SELECT MIN(eligible_at) FROM job {BY_ELIGIBLE}) AS oldest_ready_at,"
+    # ?1 is the instant dispatch last looked, so a job that became eligible since then still counts.
+    f" (SELECT MIN(eligible_at) FROM job {BY_ELIGIBLE} AND eligible_at > ?1) AS next_delayed_at,"
+    f" (SELECT MIN(silence_at) FROM job INDEXED BY job_silence WHERE {INFLIGHT}) AS next_silence_at,"
+    f" (SELECT MIN(expires_at) FROM job INDEXED BY job_expiry WHERE {ACTIVE_EXPIRY}) AS next_expiry_at,"
+    " (SELECT MIN(updated_at) FROM job WHERE state IN ('COMPLETED', 'CANCELLED')) AS oldest_settled_at,"
+    " (SELECT MIN(updated_at) FROM job WHERE state IN ('FAILED', 'STALLED')) AS oldest_failed_at,"
+    " (SELECT MIN(expires_at) FROM unique_key) AS next_unique_expiry_at,"
+    " (EXISTS (SELECT 1 FROM job WHERE seq > ?2) OR EXISTS (SELECT 1 FROM notice)"
+    " OR EXISTS (SELECT 1 FROM run_event)) AS outbox_pending"
+)
