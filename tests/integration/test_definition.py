@@ -45,13 +45,13 @@ def test_aging_can_be_disabled() -> None:
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"bindings": {"A": {"shards": 0}}}, "bindings.A.shards value should be greater than or equal to 1"),
+        ({"bindings": {"A": {"shards": 0}}}, "bindings.A.shards must be at least 1"),
         (
             {"bindings": {"A": {"policy": {"concurrency": -1}}}},
             "bindings.A.policy.concurrency must be at least 0",
         ),
-        ({"bindings": {"A": {"shards": "2"}}}, "bindings.A.shards value should be a valid integer"),
-        ({"bindings": {"A": {"colour": 1}}}, "bindings.A.colour extra values are not permitted"),
+        ({"bindings": {"A": {"shards": "2"}}}, "bindings.A.shards must be an integer, got '2'"),
+        ({"bindings": {"A": {"colour": 1}}}, "bindings.A.colour is not a known option"),
         ({"bindings": {"9A": {}}}, "bindings.9A is invalid: invalid binding name"),
         ({"performers": ["ok", "not ok"]}, "performers[1] is invalid: invalid binding name"),
         ({"on_enqueue": 5}, "on_enqueue must be callable, got int"),
@@ -61,8 +61,8 @@ def test_aging_can_be_disabled() -> None:
             {"on_settled": {"binding": "A", "states": ["QUEUED"]}},
             "on_settled.states must hold only COMPLETED",
         ),
-        ({"on_settled": {"states": ["FAILED"]}}, "on_settled.binding field required"),
-        ({"retention": {"limit": 0}}, "retention.limit value should be greater than or equal to 1"),
+        ({"on_settled": {"states": ["FAILED"]}}, "on_settled.binding is required"),
+        ({"retention": {"limit": 0}}, "retention.limit must be at least 1"),
     ],
 )
 def test_a_bad_option_is_named_with_its_rule(options: dict[str, Any], message: str) -> None:

@@ -11,7 +11,7 @@ from system_driver import SCHEDULER, Driver
 from tsumugi_dev.clock import VirtualClock
 from tsumugi_dev.runtime import LocalRuntime
 
-MAIL_API = "http://127.0.0.1:9000/mail"
+MAIL_API = "http://127.0.0.1:8788/mail"  # services/performers vars.MAIL_API_URL
 REAPED_AFTER_MS = 60_000 + 30_000 + 1  # default timeout + reaper grace
 
 

@@ -1,9 +1,12 @@
 """The example performer Worker: each performer is an entrypoint named after its class (= its binding)."""
 
+from urllib.parse import urlsplit
+
 from workers import Response, WorkerEntrypoint
 
 from tsumugi_examples import Boom as BoomPerformer
 from tsumugi_examples import Hello as HelloPerformer
+from tsumugi_examples import MailSink
 from tsumugi_examples import NotifyFailure as NotifyFailurePerformer
 from tsumugi_examples import NotifySettled as NotifySettledPerformer
 from tsumugi_examples import SendMail as SendMailPerformer
@@ -18,6 +21,19 @@ NotifyFailure = performer_entrypoint(WorkerEntrypoint, NotifyFailurePerformer)
 NotifySettled = performer_entrypoint(WorkerEntrypoint, NotifySettledPerformer)
 
 
+# The local stand-in for the mail API SendMail posts to (vars.MAIL_API_URL points here under `tsumugi dev`).
+MAIL_SINK = MailSink()
+
+
 class Default(WorkerEntrypoint):
     async def fetch(self, request):
-        return Response("tsumugi example performers: Hello, Boom, Slow, SendMail, NotifyFailure, NotifySettled\n")
+        path = urlsplit(str(request.url)).path
+        if path == "/mail" and request.method == "POST":
+            answer = MAIL_SINK.post(await request.text(), request.headers.get("idempotency-key"))
+            return Response.from_json(answer.body, status=answer.status)
+        if path == "/mail" and request.method == "GET":
+            return Response.from_json(MAIL_SINK.listing())
+        return Response(
+            "tsumugi example performers: Hello, Boom, Slow, SendMail, NotifyFailure, NotifySettled\n"
+            "POST /mail: the local mail sink SendMail posts to; GET /mail lists what it received\n"
+        )

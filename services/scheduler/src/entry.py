@@ -6,6 +6,7 @@ setup for the example performers (services/performers); copy this file to deploy
 
 from workers import DurableObject, WorkerEntrypoint, asgi
 
+from tsumugi_core.options import EnqueueValidationError
 from tsumugi_scheduler import _runtime
 from tsumugi_scheduler.consumer import handle_batch
 from tsumugi_scheduler.definition import define_tsumugi
@@ -87,6 +88,16 @@ class TsumugiJobShard(DurableObject):
 class TsumugiRpc(WorkerEntrypoint):
     def _service(self):
         return SchedulerService(self.env, TSUMUGI)
+
+    async def enqueue(self, item):
+        # One item is a batch of one; its errors name the bare field (max_attempts), as POST /api/jobs does.
+        try:
+            (job_id,) = await self._service().enqueue_many([_runtime.plain(item)])
+        except EnqueueValidationError as exc:
+            raise EnqueueValidationError(
+                exc.field.removeprefix("items[0]").lstrip(".") or "item", exc.rule
+            ) from None
+        return job_id
 
     async def enqueue_many(self, items, settings=None):
         return await self._service().enqueue_many(_runtime.plain(items), _runtime.plain(settings))

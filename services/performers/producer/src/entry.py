@@ -25,6 +25,8 @@ class Default(WorkerEntrypoint):
             detail = await CLIENT.get(self.env, unquote(url.path[len("/jobs/") :]))
             if detail is None:
                 return Response.from_json({"error": "not found"}, status=404)
-            return Response(json.dumps({"state": detail.state, "result": detail.result_value()}),
-                            headers={"content-type": "application/json"})
+            return Response(
+                json.dumps({"state": detail.state, "result": detail.result_value()}),
+                headers={"content-type": "application/json"},
+            )
         return Response("POST /hello?name=..., GET /jobs/<id>\n", status=404)

@@ -2,6 +2,7 @@
 
 from tsumugi_examples.boom import BOOM_ERROR, Boom
 from tsumugi_examples.hello import Hello, HelloPayload
+from tsumugi_examples.mail_sink import MailSink, SentMail, SinkAnswer
 from tsumugi_examples.notices import FailureNotice, NotifyFailure, NotifySettled, SettledNotice
 from tsumugi_examples.send_mail import Mail, SendMail
 from tsumugi_examples.slow import Slow, SlowCancelledError, SlowPayload
@@ -13,10 +14,13 @@ __all__ = [
     "Hello",
     "HelloPayload",
     "Mail",
+    "MailSink",
     "NotifyFailure",
     "NotifySettled",
     "SendMail",
+    "SentMail",
     "SettledNotice",
+    "SinkAnswer",
     "Slow",
     "SlowCancelledError",
     "SlowPayload",

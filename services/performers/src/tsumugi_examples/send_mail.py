@@ -54,7 +54,9 @@ class SendMail(Performer[Mail, dict[str, Any]]):
         if response.status_code == 429:
             raise RetryAfterError.from_retry_after(response.headers.get("retry-after", "60"), "mail API: 429")
         if 400 <= response.status_code < 500:
-            raise NonRetryableError(f"mail API refused the mail: {response.status_code} {response.text[:200]}")
+            raise NonRetryableError(
+                f"mail API refused the mail: {response.status_code} {response.text[:200]}"
+            )
         if response.status_code >= 500:
             raise RuntimeError(f"mail API failed: {response.status_code}")
         answer: Any = response.json() if response.content else None

@@ -20,8 +20,8 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Final
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Final, cast
 
 import msgspec
 import pydantic
@@ -112,20 +112,76 @@ class SweepOptions(msgspec.Struct, frozen=True, kw_only=True):
     limit: int = DEFAULT_SWEEP_LIMIT
 
 
+_TYPE_RULES: Final = {
+    "int_type": "must be an integer",
+    "int_from_float": "must be an integer",
+    "int_parsing": "must be an integer",
+    "string_type": "must be a string",
+    "bool_type": "must be a boolean",
+    "list_type": "must be a list",
+    "dict_type": "must be a mapping of options",
+    "model_type": "must be a mapping of options",
+}
+"""pydantic error types that mean "wrong kind of value", with the house-style rule for each."""
+
+
+def _shown(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:57]}..."
+
+
+def _option_path(prefix: str, loc: Sequence[int | str]) -> str:
+    path = prefix
+    for part in loc:
+        # List positions read as indexes (``on_settled.states[1]``), keys as dotted options.
+        path = f"{path}[{part}]" if isinstance(part, int) else f"{path}.{part}" if path else str(part)
+    return path
+
+
+def _rule(kind: str, context: Mapping[str, Any], value: object) -> str:
+    if kind == "extra_forbidden":
+        return "is not a known option"
+    if kind == "missing":
+        return "is required"
+    if kind in ("greater_than_equal", "greater_than", "less_than_equal", "less_than"):
+        bound = {"greater_than_equal": ("at least", "ge"), "greater_than": ("more than", "gt"),
+                 "less_than_equal": ("at most", "le"), "less_than": ("less than", "lt")}[kind]  # fmt: skip
+        return f"must be {bound[0]} {context[bound[1]]}"
+    if kind == "literal_error":
+        return f"must be one of {context['expected']}, got {_shown(value)}"
+    if kind in _TYPE_RULES:
+        return f"{_TYPE_RULES[kind]}, got {_shown(value)}"
+    # An error type this mapping does not know yet: keep pydantic's words rather than hide the cause.
+    return f"is invalid: {str(context.get('error', '')) or kind}"
+
+
 def _pydantic_error(prefix: str, error: pydantic.ValidationError) -> DefinitionError:
+    """The first of pydantic's errors in the house style ``<option path> <rule>`` (no pydantic wording)."""
     first = error.errors()[0]
-    path = ".".join(str(part) for part in (prefix, *first["loc"]) if part != "")
-    return DefinitionError(path, str(first["msg"]).lower().replace("input", "value"))
+    rule = _rule(first["type"], first.get("ctx") or {}, first.get("input"))
+    return DefinitionError(_option_path(prefix, first["loc"]), rule)
 
 
 def _rate(model: _RateModel | None) -> RateLimit | None:
     return None if model is None else RateLimit(tokens=model.tokens, interval_ms=model.interval_ms)
 
 
+def _aging_interval(name: str, given: _PolicyModel, base: Policy) -> int | None:
+    """The aging interval: absent keeps the default; ``None`` or ``aging_disabled`` turn aging off."""
+    explicit = "aging_interval_ms" in given.model_fields_set
+    if given.aging_disabled:
+        if explicit and given.aging_interval_ms is not None:
+            raise DefinitionError(
+                f"bindings.{name}.policy.aging_disabled", "cannot be combined with an aging_interval_ms"
+            )
+        return None
+    # An explicit 0 stays 0 here so validate_settings refuses it by name (it would divide by zero).
+    return given.aging_interval_ms if explicit else base.aging_interval_ms
+
+
 def _settings(name: str, model: _BindingModel) -> ShardSettings:
     given = model.policy
     base = Policy()
-    aging = None if given.aging_disabled else (given.aging_interval_ms or base.aging_interval_ms)
     policy = Policy(
         concurrency=base.concurrency if given.concurrency is None else given.concurrency,
         rate=_rate(given.rate),
@@ -133,19 +189,24 @@ def _settings(name: str, model: _BindingModel) -> ShardSettings:
             base.per_key_concurrency if given.per_key_concurrency is None else given.per_key_concurrency
         ),
         per_key_rate=_rate(given.per_key_rate),
-        aging_interval_ms=aging,
+        aging_interval_ms=_aging_interval(name, given, base),
         reaper_grace_ms=base.reaper_grace_ms if given.reaper_grace_ms is None else given.reaper_grace_ms,
         paused=bool(given.paused),
     )
+    # ``is None``, not ``or``: zero is a real value (keep finished jobs no time at all), and the core allows it.
+    defaults = Retention()
     retention = Retention(
-        sweep_after_ms=model.sweep_after_ms or Retention().sweep_after_ms,
-        failed_retention_ms=model.failed_retention_ms or Retention().failed_retention_ms,
+        sweep_after_ms=defaults.sweep_after_ms if model.sweep_after_ms is None else model.sweep_after_ms,
+        failed_retention_ms=(
+            defaults.failed_retention_ms if model.failed_retention_ms is None else model.failed_retention_ms
+        ),
     )
     settings = ShardSettings(policy=policy, retention=retention)
     try:
         validate_settings(settings)
     except PolicyValidationError as exc:
-        section = "policy" if exc.field in {f.name for f in msgspec.structs.fields(Policy)} else ""
+        # Nested fields (``rate.tokens``) belong to the policy when their first segment is a Policy field.
+        section = "policy" if exc.field.split(".")[0] in Policy.__struct_fields__ else ""
         option = ".".join(p for p in ("bindings", name, section, exc.field) if p)
         raise DefinitionError(option, exc.rule) from None
     return settings
@@ -209,12 +270,46 @@ def _notices(on_failure: object, on_settled: object, registered: tuple[str, ...]
             raise DefinitionError("on_settled.states", f"must list at least one of {_SETTLED_CHOICES}")
         for state in model.states:
             if state not in {s.value for s in TERMINAL_STATES}:
-                raise DefinitionError("on_settled.states", f"must hold only {_SETTLED_CHOICES}, got {state!r}")
+                raise DefinitionError(
+                    "on_settled.states", f"must hold only {_SETTLED_CHOICES}, got {state!r}"
+                )
         states = frozenset(JobState(s) for s in model.states)
     for option, name in (("on_failure", failure), ("on_settled.binding", settled_binding)):
         if name is not None and registered and name not in registered:
             raise DefinitionError(option, f"must be one of the performers, got {name!r}")
     return NoticeConfig(on_failure=failure, on_settled_binding=settled_binding, on_settled_states=states)
+
+
+def _performers(performers: object) -> tuple[str, ...]:
+    # A str is iterable, so "Hello" would silently become the bindings H, e, l, l, o; a mapping would
+    # lose its values. Both are refused as the wrong shape rather than guessed at.
+    if isinstance(performers, (str, bytes, bytearray, Mapping)) or not isinstance(performers, Iterable):
+        raise DefinitionError("performers", "must be a list of binding names or Performer classes")
+    items = cast("Iterable[object]", performers)
+    return tuple(_binding_name(f"performers[{i}]", p) for i, p in enumerate(items))
+
+
+def _bindings(bindings: object, registered: tuple[str, ...]) -> dict[str, tuple[int, ShardSettings]]:
+    if bindings is None:
+        return {}
+    if not isinstance(bindings, Mapping):
+        raise DefinitionError(
+            "bindings", f"must be a mapping of binding name to options, got {_shown(bindings)}"
+        )
+    configured: dict[str, tuple[int, ShardSettings]] = {}
+    for key, raw in cast("Mapping[object, object]", bindings).items():
+        name = _binding_name(f"bindings.{key}", key)
+        if registered and name not in registered:
+            # Settings for a binding no job can be enqueued for are a typo, not a harmless extra.
+            raise DefinitionError(
+                f"bindings.{name}", f"is not one of the performers ({', '.join(registered)})"
+            )
+        try:
+            model = _BindingModel.model_validate(raw)
+        except pydantic.ValidationError as exc:
+            raise _pydantic_error(f"bindings.{name}", exc) from None
+        configured[name] = (model.shards, _settings(name, model))
+    return configured
 
 
 def define_tsumugi(
@@ -229,11 +324,13 @@ def define_tsumugi(
     """Define a scheduler: its performers, per-binding settings, hooks and read-model retention.
 
     Args:
-        performers: Binding names (or Performer classes, by class name) jobs may be enqueued for; empty
-            accepts any binding.
+        performers: A list of binding names (or Performer classes, by class name) jobs may be enqueued
+            for; empty accepts any binding. A bare string is refused, not split into letters.
         bindings: ``{binding: {"shards": N, "policy": {...}, "sweep_after_ms": ms, "failed_retention_ms": ms}}``;
             policy keys: concurrency, rate ``{"tokens", "interval_ms"}``, per_key_concurrency, per_key_rate,
-            aging_interval_ms (or ``aging_disabled: True``), reaper_grace_ms, paused.
+            aging_interval_ms (at least 1; ``None`` or ``aging_disabled: True`` turn aging off),
+            reaper_grace_ms, paused. Retention 0 is honoured: finished jobs leave the shard at once.
+            With performers listed, every key must be one of them.
         on_enqueue: Defaults for options a producer left out (beyond-the-original A1).
         on_failure: The binding that receives a FailureNotice for every FAILED or STALLED job (A2).
         on_settled: ``{"binding": ..., "states": [...]}``; a SettledNotice per job ending in those states (A3).
@@ -242,17 +339,10 @@ def define_tsumugi(
     Raises:
         DefinitionError: an option breaks a rule; the message names it.
     """
-    registered = tuple(_binding_name(f"performers[{i}]", p) for i, p in enumerate(performers))
+    registered = _performers(performers)
     if on_enqueue is not None and not callable(on_enqueue):
         raise DefinitionError("on_enqueue", f"must be callable, got {type(on_enqueue).__name__}")
-    configured: dict[str, tuple[int, ShardSettings]] = {}
-    for name, raw in (bindings or {}).items():
-        _binding_name(f"bindings.{name}", name)
-        try:
-            model = _BindingModel.model_validate(raw)
-        except pydantic.ValidationError as exc:
-            raise _pydantic_error(f"bindings.{name}", exc) from None
-        configured[name] = (model.shards, _settings(name, model))
+    configured = _bindings(bindings, registered)
     try:
         sweep_model = _RetentionModel.model_validate(retention or {})
     except pydantic.ValidationError as exc:

@@ -15,6 +15,7 @@ it in its storage for alarms.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable, Mapping
 from typing import Any, Final
@@ -36,6 +37,7 @@ from tsumugi_scheduler.shard import (
     JobSnapshot,
     NoticeRecord,
     Outcome,
+    ReportAnswer,
     SqlLike,
     Succeeded,
 )
@@ -69,6 +71,7 @@ JOB_LOGGER: Final = "tsumugi.jobs"
 """The logger of the one-line job events (under ``tsumugi``)."""
 
 _log = logging.getLogger("tsumugi_scheduler")
+_PendingReport = tuple[str, int, Outcome, "asyncio.Future[ReportAnswer]"]
 _job_log = logging.getLogger(JOB_LOGGER)
 _LIVE_ATTEMPT_STATES: Final = frozenset({JobState.QUEUED, JobState.RUNNING})
 
@@ -122,6 +125,7 @@ class JobShardHost:
         self._definition = definition
         self._engine: JobShardEngine | None = None
         self._name: str | None = None
+        self._reports: list[_PendingReport] = []
 
     # -- opening --------------------------------------------------------------------------------------------
 
@@ -188,10 +192,51 @@ class JobShardHost:
         """At-most-once start of the live attempt."""
         return bool(await self._command(name, lambda e: e.claim(job_id, int(attempt))))
 
-    async def report(self, name: str, job_id: str, attempt: int, outcome: Mapping[str, Any]) -> dict[str, Any]:
-        """Record an attempt's outcome envelope; answers ``accepted`` and the state after it."""
-        answer = await self._command(name, lambda e: e.report(job_id, int(attempt), _outcome(outcome)))
+    async def report(
+        self, name: str, job_id: str, attempt: int, outcome: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        """Record an attempt's outcome envelope; answers ``accepted`` and the state after it.
+
+        Reports that arrive together are applied as a group: one transaction (each report still its own
+        nested one, so a refused or failing report affects no other) and one alarm check, and every call
+        returns only once the group is committed and the alarm armed.
+        """
+        engine = self._open(name)
+        waiter: asyncio.Future[ReportAnswer] = asyncio.get_running_loop().create_future()
+        self._reports.append((job_id, int(attempt), _outcome(outcome), waiter))
+        if len(self._reports) == 1:  # the first report of a group applies it
+            try:
+                await asyncio.sleep(0)  # reports already on their way join the group
+            finally:  # even when this call is cancelled, the group is applied: the others wait for it
+                group, self._reports = self._reports, []
+                self._apply_reports(engine, group)
+            try:
+                await self._arm()
+            finally:
+                if waiter.done() and not waiter.cancelled():
+                    waiter.exception()  # marks it retrieved: if arming fails, that is what this call raises
+        answer = await waiter
         return {"accepted": answer.accepted, "state": None if answer.state is None else answer.state.value}
+
+    def _apply_reports(self, engine: JobShardEngine, group: list[_PendingReport]) -> None:
+        results: list[ReportAnswer | BaseException] = []
+
+        def apply_all() -> None:
+            for job_id, attempt, outcome, _ in group:
+                try:
+                    results.append(engine.report(job_id, attempt, outcome))
+                except Exception as exc:  # that report's own transaction rolled back; the others stand
+                    results.append(exc)
+
+        try:
+            self._sql.transaction_sync(apply_all)
+        except Exception as exc:  # the group did not commit: every report fails as it would alone
+            results = [exc] * len(group)
+        for (*_, waiter), result in zip(group, results, strict=True):
+            if isinstance(result, BaseException):
+                waiter.set_exception(result)
+            else:
+                waiter.set_result(result)
 
     async def heartbeat(self, name: str, job_id: str, attempt: int, progress: Any) -> dict[str, Any]:
         """Extend the live attempt; answers ``accepted`` and ``cancel_requested``."""
@@ -318,8 +363,9 @@ class JobShardHost:
         kind = "failure" if type(record.notice).__name__ == "FailureNotice" else "settled"
         # Derived from the notice's feed position: a re-send after a crash re-enqueues the same id.
         local_id = f"{kind}-{engine.binding}-{engine.shard}-{record.seq}"
-        item = {"binding": target, "payload": msgspec.to_builtins(record.notice),
-                "id": format_job_id(target, shard, local_id)}  # fmt: skip
+        # asdict drops the union's tag ("type"): the payload is exactly A2's / A3's fields.
+        payload = msgspec.to_builtins(msgspec.structs.asdict(record.notice))
+        item = {"binding": target, "payload": payload, "id": format_job_id(target, shard, local_id)}
         return shard_name(target, shard), item
 
     async def _enqueue_on(self, target_shard: str, items: list[dict[str, Any]]) -> None:
@@ -328,4 +374,3 @@ class JobShardHost:
         wire_settings = None if settings is None else msgspec.to_builtins(settings)
         stub = self._env.JOB_SHARD.getByName(target_shard)
         await stub.enqueue_many(target_shard, items, wire_settings)
-

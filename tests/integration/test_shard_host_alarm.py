@@ -1,0 +1,191 @@
+"""The shard host arms one alarm: a due alarm absorbs a burst of commands; dispatch bodies carry max_attempts."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tsumugi_dev.clock import VirtualClock
+from tsumugi_dev.d1 import D1Database, apply_d1_migrations
+from tsumugi_dev.do_sql import SqlStorage
+from tsumugi_scheduler import timing
+from tsumugi_scheduler.definition import define_tsumugi
+from tsumugi_scheduler.shard_host import JobShardHost
+
+NOW = 1_767_225_600_000
+MIGRATIONS = Path(__file__).resolve().parents[2] / "migrations"
+SHARD = "Hello#0"
+
+
+class Storage:
+    """The alarm half of ``ctx.storage``."""
+
+    def __init__(self, alarm: int | None) -> None:
+        self.alarm = alarm
+        self.set_calls: list[int] = []
+
+    async def getAlarm(self) -> int | None:
+        return self.alarm
+
+    async def setAlarm(self, at: int) -> None:
+        self.set_calls.append(at)
+        self.alarm = at
+
+    async def deleteAlarm(self) -> None:
+        self.alarm = None
+
+
+class Queue:
+    def __init__(self) -> None:
+        self.sent: list[dict[str, Any]] = []
+
+    async def sendBatch(self, messages: list[dict[str, Any]]) -> None:
+        self.sent.extend(messages)
+
+
+class Env:
+    def __init__(self) -> None:
+        self.TSUMUGI_QUEUE = Queue()
+        self.TSUMUGI_DB = D1Database(":memory:")
+        apply_d1_migrations(self.TSUMUGI_DB, MIGRATIONS)
+
+
+@pytest.fixture(autouse=True)
+def clock() -> Iterator[VirtualClock]:
+    virtual = VirtualClock(NOW)
+    previous = timing.use_time_source(virtual)
+    yield virtual
+    timing.use_time_source(previous)
+
+
+def host_with(alarm: int | None) -> tuple[JobShardHost, Storage, list[int]]:
+    storage = Storage(alarm)
+    host = JobShardHost(storage, SqlStorage(), Env(), define_tsumugi(performers=["Hello"]))
+    engine = host.engine(SHARD)
+    assert engine is not None
+    computed: list[int] = []
+    original = engine.next_wake_at
+
+    def counting() -> int | None:
+        computed.append(1)
+        return original()
+
+    engine.next_wake_at = counting
+    return host, storage, computed
+
+
+def item(name: str, **options: Any) -> dict[str, Any]:
+    return {"binding": "Hello", "payload": {"name": name}, **options}
+
+
+async def test_a_due_alarm_absorbs_a_burst_of_commands_without_recomputing_the_wake() -> None:
+    host, storage, computed = host_with(alarm=NOW - 5)
+    for i in range(10):
+        await host.enqueue_many(SHARD, [item(f"n{i}")])
+    assert computed == []
+    assert storage.set_calls == []
+    assert storage.alarm == NOW - 5
+
+
+async def test_without_an_alarm_a_command_arms_one_at_the_wake_instant() -> None:
+    host, storage, computed = host_with(alarm=None)
+    await host.enqueue_many(SHARD, [item("a")])
+    assert computed == [1]
+    assert storage.set_calls == [NOW]
+
+
+async def test_a_later_alarm_is_moved_earlier_when_work_is_due_now() -> None:
+    host, storage, _ = host_with(alarm=NOW + 60_000)
+    await host.enqueue_many(SHARD, [item("a")])
+    assert storage.set_calls == [NOW]
+
+
+async def test_dispatch_bodies_carry_each_jobs_max_attempts() -> None:
+    host, storage, _ = host_with(alarm=None)
+    ids = await host.enqueue_many(SHARD, [item("a", maxAttempts=7), item("b")])
+    storage.alarm = None  # the alarm is running: getAlarm answers None
+    await host.alarm()
+    queue = host._env.TSUMUGI_QUEUE  # pyright: ignore[reportPrivateUsage]
+    attempts = {m["body"]["jobId"]: m["body"]["maxAttempts"] for m in queue.sent}
+    assert attempts == {ids[0]: 7, ids[1]: 3}
+    assert NOW + 5_000 not in storage.set_calls  # the tick did not fail
+
+
+async def dispatched(count: int) -> tuple[JobShardHost, Storage, list[str]]:
+    host, storage, _ = host_with(alarm=None)
+    ids = await host.enqueue_many(SHARD, [item(f"n{i}") for i in range(count)])
+    storage.alarm = None
+    await host.alarm()
+    return host, storage, ids
+
+
+def count_outer_transactions(host: JobShardHost) -> list[int]:
+    sql = host._sql  # pyright: ignore[reportPrivateUsage]
+    calls: list[int] = []
+    depth = [0]
+    original = sql.transaction_sync
+
+    def counting(fn: Any) -> Any:
+        if depth[0] == 0:
+            calls.append(1)  # an outermost transaction: one commit
+        depth[0] += 1
+        try:
+            return original(fn)
+        finally:
+            depth[0] -= 1
+
+    sql.transaction_sync = counting
+    return calls
+
+
+async def test_reports_arriving_together_commit_as_one_group() -> None:
+    host, _, ids = await dispatched(5)
+    outer = count_outer_transactions(host)
+    answers = await asyncio.gather(*(host.report(SHARD, i, 1, {"ok": True, "result": None}) for i in ids))
+    assert answers == [{"accepted": True, "state": "COMPLETED"}] * 5
+    assert len(outer) == 1
+    engine = host.engine()
+    assert engine is not None
+    assert {engine.get(i).state.value for i in ids} == {"COMPLETED"}  # type: ignore[union-attr]
+
+
+async def test_a_refused_or_failing_report_leaves_the_rest_of_its_group_applied() -> None:
+    host, _, ids = await dispatched(3)
+    engine = host.engine()
+    assert engine is not None
+    original = engine.report
+
+    def report(job_id: str, attempt: int, outcome: Any) -> Any:
+        if job_id == ids[2]:
+            raise RuntimeError("disk on fire")
+        return original(job_id, attempt, outcome)
+
+    engine.report = report
+    ok = {"ok": True, "result": None}
+    results = await asyncio.gather(
+        host.report(SHARD, ids[0], 1, ok), host.report(SHARD, ids[1], 9, ok), host.report(SHARD, ids[2], 1, ok),
+        return_exceptions=True,
+    )  # fmt: skip
+    assert results[0] == {"accepted": True, "state": "COMPLETED"}
+    assert results[1] == {"accepted": False, "state": "QUEUED"}  # a stale attempt is refused
+    assert isinstance(results[2], RuntimeError)
+    assert [engine.get(i).state.value for i in ids] == ["COMPLETED", "QUEUED", "QUEUED"]  # type: ignore[union-attr]
+
+
+async def test_a_cancelled_first_report_still_applies_the_reports_waiting_on_it() -> None:
+    host, _, ids = await dispatched(2)
+    ok = {"ok": True, "result": None}
+    first = asyncio.ensure_future(host.report(SHARD, ids[0], 1, ok))
+    second = asyncio.ensure_future(host.report(SHARD, ids[1], 1, ok))
+    await asyncio.sleep(0)  # one turn: the first now leads a group the second has joined
+    first.cancel()
+    assert await second == {"accepted": True, "state": "COMPLETED"}
+    with pytest.raises(asyncio.CancelledError):
+        await first
+    engine = host.engine()
+    assert engine is not None
+    assert [engine.get(i).state.value for i in ids] == ["COMPLETED", "COMPLETED"]  # type: ignore[union-attr]
