@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 
 import httpx
 import pytest
 from workers import Request, Response
 
+from tsumugi_dev import cli
 from tsumugi_dev.cli import main
 from tsumugi_dev.config import ConfigError, load_config
 from tsumugi_dev.http_server import asgi_app
@@ -51,6 +53,23 @@ def test_dev_with_a_bad_config_names_the_field(tmp_path: Path, capsys) -> None:
         main(["dev", str(config)])
     assert exited.value.code == 2
     assert "queues.consumers[0].max_batch_size must be between 1 and 100 (got 500)" in capsys.readouterr().err
+
+
+def test_dev_on_a_busy_port_says_so_and_exits_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    monkeypatch.setattr(cli, "configure_logging", lambda stream: None)  # keep pytest's logging as it is
+    config = Path(__file__).parent / "fixtures" / "fidelity" / "wrangler.jsonc"
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(SystemExit) as exited:
+            main(["dev", str(config), "--data-dir", str(tmp_path / "data"), "--port", str(port)])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert f"tsumugi dev: port {port} is in use" in err
+    assert "Traceback" not in err
 
 
 def test_jsonc_comments_and_trailing_commas() -> None:

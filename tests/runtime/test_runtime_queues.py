@@ -67,6 +67,16 @@ async def test_retried_message_is_redelivered_then_dead_lettered(
     assert runtime.queues.pending("jobs-dlq") == []
 
 
+async def test_a_handler_that_always_raises_ends_in_the_dead_letter_queue(
+    runtime: LocalRuntime, clock: VirtualClock
+) -> None:
+    await send(runtime, {"kind": "poison", "n": 9})
+    await clock.advance(10_000)
+    # max_retries = 2: the handler raised on all three deliveries, then the message was dead-lettered.
+    assert await deliveries(runtime) == [("jobs", 9, 1), ("jobs", 9, 2), ("jobs", 9, 3), ("jobs-dlq", 9, 1)]
+    assert runtime.queues.pending("jobs") == []
+
+
 async def test_a_raising_handler_retries_only_unacked_messages(
     runtime: LocalRuntime, clock: VirtualClock
 ) -> None:

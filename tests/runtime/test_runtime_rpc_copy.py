@@ -6,9 +6,9 @@ import enum
 from typing import Any
 
 import pytest
-from workers.rpc import transfer
+from workers.rpc import python_from_rpc, transfer
 
-from tsumugi_dev.durable_objects import rpc_copy
+from tsumugi_dev.durable_objects import rpc_copy, rpc_receive
 from tsumugi_dev.jsdict import JsDict
 
 
@@ -69,8 +69,27 @@ def test_enum_members_and_bytes_take_the_full_conversion() -> None:
     value = {"state": Colour.RED, "blob": b"\x00\x01"}
     copied = rpc_copy(value, lambda: "value")
     assert copied == transfer(value, "value")
-    assert copied["state"] is Colour.RED
+    # JS has no str subclasses: the member arrives as the plain string, as on Cloudflare.
+    assert type(copied["state"]) is str
+    assert copied["state"] == "red"
     assert copied["blob"] == b"\x00\x01"
+
+
+class Level(enum.IntEnum):
+    HIGH = 3
+
+
+class Ratio(float):
+    pass
+
+
+@pytest.mark.parametrize(
+    ("value", "plain"), [(Colour.RED, "red"), (Level.HIGH, 3), (Ratio(0.5), 0.5), (True, True)]
+)
+def test_subclasses_of_str_int_float_arrive_as_the_base_type(value: Any, plain: Any) -> None:
+    copied = rpc_copy([value], lambda: "value")[0]
+    assert copied == plain
+    assert type(copied) is type(plain)
 
 
 async def test_a_function_inside_crosses_as_a_stub() -> None:
@@ -84,3 +103,11 @@ async def test_a_function_inside_crosses_as_a_stub() -> None:
     assert copied["cb"] is not heartbeat
     assert await copied["cb"]({"p": 0.5}) == {"accepted": True}
     assert seen == [{"p": 0.5}]
+
+
+@pytest.mark.parametrize("value", [*PLAIN_VALUES, {"blob": b"\x00"}, [b"x", 1.0]])
+def test_receiving_gives_what_python_from_rpc_gives(value: Any) -> None:
+    received = rpc_receive(value)
+    expected = python_from_rpc(value)
+    assert received == expected
+    assert type(received) is type(expected)

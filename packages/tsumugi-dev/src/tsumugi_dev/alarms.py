@@ -2,7 +2,7 @@
 
 Cloudflare retries an ``alarm()`` that raises with exponential backoff starting at 2 seconds, up to 6 retries.
 The authoritative alarm lives in each object's SQLite file; the index here only lists objects that may have
-one, so a restart knows which files to look at.
+one, so a restart knows which files to look at. A row is written before the object's file can hold an alarm.
 """
 
 from __future__ import annotations
@@ -49,6 +49,22 @@ class AlarmScheduler:
             "CREATE TABLE IF NOT EXISTS do_alarm_index (namespace TEXT NOT NULL, object_id TEXT NOT NULL, "
             "object_name TEXT, alarm_at INTEGER NOT NULL, PRIMARY KEY (namespace, object_id))"
         )
+
+    def may_be_set(self, namespace: str, object_id: str, name: str | None, alarm_at: int) -> None:
+        """Index an object before its file commits an alarm: the row means "may have an alarm" (ADR-0020).
+
+        A crash between this write and the object's commit leaves a row whose file has no alarm, which the
+        next start clears; the other order would lose the alarm. Free when the object is already indexed.
+        """
+        key = (namespace, object_id)
+        if key in self._names:
+            return
+        self._conn.execute(
+            "INSERT INTO do_alarm_index (namespace, object_id, object_name, alarm_at) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (namespace, object_id) DO NOTHING",
+            (namespace, object_id, name, alarm_at),
+        )
+        self._names[key] = name
 
     def committed(self, namespace: str, object_id: str, name: str | None, alarm_at: int | None) -> None:
         """Record the committed alarm of one object and (re)arm or disarm its timer.

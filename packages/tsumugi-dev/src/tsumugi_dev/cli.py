@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TextIO
 
 from tsumugi_dev.config import CONFIG_NAMES, ConfigError, WorkerConfig, find_configs, load_config
-from tsumugi_dev.http_server import WorkerServer
+from tsumugi_dev.http_server import PortInUseError, WorkerServer
 from tsumugi_dev.repo_workers import TOKEN_VAR, repo_token, repo_worker_configs, with_secrets
 from tsumugi_dev.runtime import LocalRuntime
 
@@ -98,6 +98,12 @@ def run_dev(paths: Sequence[Path], *, data_dir: Path, port: int) -> int:
         return asyncio.run(_serve(configs, data_dir, port))
     except ConfigError as exc:
         print(f"tsumugi dev: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except PortInUseError as exc:
+        print(
+            f"tsumugi dev: port {exc.port} is in use (pass another --port, or 0 for free ports)",
+            file=sys.stderr,
+        )
         return EXIT_USAGE
 
 

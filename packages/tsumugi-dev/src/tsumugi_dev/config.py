@@ -11,6 +11,7 @@ import msgspec
 
 from tsumugi_dev.dev_vars import DevVarsError, read_dev_vars
 from tsumugi_dev.jsonc import loads_jsonc
+from tsumugi_dev.wrangler_cron import WranglerCronError, parse_wrangler_cron
 
 __all__ = [
     "CONFIG_NAMES",
@@ -173,6 +174,16 @@ def _secrets(path: Path) -> dict[str, str]:
         raise ConfigError(str(exc)) from exc
 
 
+def _crons(path: Path, raw: Any) -> tuple[str, ...]:
+    crons: tuple[str, ...] = _convert(path, "triggers.crons", raw, tuple[str, ...])
+    for i, expression in enumerate(crons):
+        try:
+            parse_wrangler_cron(expression)
+        except WranglerCronError as exc:
+            raise ConfigError(f"{path}: triggers.crons[{i}]: {exc}") from None
+    return crons
+
+
 def _required_str(path: Path, data: dict[str, Any], field: str) -> str:
     value = data.get(field)
     if not isinstance(value, str) or not value:
@@ -220,7 +231,7 @@ def load_config(path: str | Path) -> WorkerConfig:
             list[AnalyticsDatasetConfig],
         ),
         services=_convert(path, "services", data.get("services", []), tuple[ServiceBindingConfig, ...]),
-        crons=_convert(path, "triggers.crons", triggers.get("crons", []), tuple[str, ...]),
+        crons=_crons(path, triggers.get("crons", [])),
     )
     _check_sqlite_classes(config)
     return config.with_secrets(_secrets(path))

@@ -1,6 +1,7 @@
 """Cron Triggers: call a Worker's ``scheduled`` handler at every instant its ``triggers.crons`` match.
 
-Expressions are parsed by ``tsumugi_core.cron`` (UTC, five fields). Missed instants are not replayed after a
+Expressions are in Cloudflare's dialect (``tsumugi_dev.wrangler_cron``: UTC, five fields, 1 = Sunday, names,
+``L`` / ``W`` / ``#``), not the dialect of Tsumugi's own schedules. Missed instants are not replayed after a
 restart, as on Cloudflare; the next match after start-up fires.
 """
 
@@ -10,8 +11,8 @@ import logging
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-from tsumugi_core.cron import CronSpec, next_cron_at, parse_cron
 from tsumugi_dev.clock import RuntimeClock, Timer
+from tsumugi_dev.wrangler_cron import WranglerCron, next_fire_at, parse_wrangler_cron
 
 __all__ = ["CronTrigger"]
 
@@ -25,7 +26,7 @@ class CronTrigger:
 
     def __init__(self, expression: str, clock: RuntimeClock, run: RunScheduled) -> None:
         self.expression = expression
-        self.spec: CronSpec = parse_cron(expression)
+        self.spec: WranglerCron = parse_wrangler_cron(expression)
         self._clock = clock
         self._run = run
         self._timer: Timer | None = None
@@ -33,7 +34,7 @@ class CronTrigger:
 
     def arm(self) -> None:
         """Schedule the next matching instant after now."""
-        self.next_at = next_cron_at(self.spec, self._clock.now_ms())
+        self.next_at = next_fire_at(self.spec, self._clock.now_ms())
         self._timer = self._clock.call_at(self.next_at, self._fire)
 
     def _fire(self) -> None:

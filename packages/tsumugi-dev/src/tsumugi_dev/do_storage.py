@@ -60,7 +60,11 @@ class ObjectSqlStorage(SqlStorage):
 
 
 class AlarmListener(Protocol):
-    """Told the committed alarm of an object after every change (None when there is none)."""
+    """Told before an alarm is written, and the committed alarm of an object after every change."""
+
+    def alarm_may_be_set(self, alarm_at: int) -> None:
+        """Make a restart look at this object before its file can hold an alarm (ADR-0020)."""
+        ...
 
     def alarm_committed(self, alarm_at: int | None) -> None:
         """Record and arm (or disarm) the object's alarm."""
@@ -87,10 +91,15 @@ class DurableObjectStorage:
         return (int(row[0]["scheduled_at"]), int(row[0]["retry_count"])) if row else None
 
     def store_alarm(self, scheduled_at: int | None, retry_count: int = 0) -> None:
-        """Write (or clear) the alarm and tell the listener once it is committed."""
+        """Write (or clear) the alarm and tell the listener once it is committed.
+
+        The listener hears of a new alarm before the object's file does, so a crash between the two writes
+        leaves an index row pointing at the file (harmless) rather than an alarm no restart would find.
+        """
         if scheduled_at is None:
             self.sql.runtime_exec("DELETE FROM _cf_alarm WHERE id = 1")
         else:
+            self._listener.alarm_may_be_set(scheduled_at)
             self.sql.runtime_exec(
                 "INSERT INTO _cf_alarm (id, scheduled_at, retry_count) VALUES (1, ?, ?) "
                 "ON CONFLICT (id) DO UPDATE SET scheduled_at = excluded.scheduled_at, "

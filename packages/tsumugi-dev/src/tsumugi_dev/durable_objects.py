@@ -20,7 +20,7 @@ from typing import Any, cast
 
 from workers.entrypoints import CURRENT_ENV
 from workers.http import FetchResponse, Request, Response
-from workers.rpc import remote_error, transfer
+from workers.rpc import python_from_rpc, remote_error, transfer
 
 from tsumugi_dev.alarms import AlarmScheduler, alarm_retry_at
 from tsumugi_dev.clock import RuntimeClock
@@ -43,6 +43,7 @@ __all__ = [
     "object_id_for_name",
     "rpc_copy",
     "rpc_method",
+    "rpc_receive",
 ]
 
 _log = logging.getLogger("tsumugi_dev")
@@ -116,6 +117,14 @@ def rpc_copy(value: Any, where: Callable[[], str]) -> Any:
         return transfer(value, where())
 
 
+def rpc_receive(value: Any) -> Any:
+    """``python_from_rpc(value)`` (the receiving half of a copy), cheaper for plain JSON-like values."""
+    try:
+        return _copy_plain(value)
+    except _NotPlain:
+        return python_from_rpc(value)
+
+
 async def call_method(fn: Callable[..., Any], *args: Any) -> Any:
     """Call a handler that may be sync or async."""
     result = fn(*args)
@@ -141,6 +150,10 @@ class ObjectHost:
         self.gate = InputGate()
         self._storage: DurableObjectStorage | None = None
         self._instance: Any = None
+        self._alarm_busy = False
+        self._alarm_again = False
+        self._restarts = 0
+        """How many times the object was evicted: an ``alarm()`` that spans one was interrupted."""
 
     @property
     def key(self) -> str:
@@ -158,6 +171,10 @@ class ObjectHost:
             path = self.namespace.directory / f"{self.key}.sqlite"
             self._storage = DurableObjectStorage(path, self)
         return self._storage
+
+    def alarm_may_be_set(self, alarm_at: int) -> None:
+        """Index the object before its file commits an alarm (``AlarmListener``)."""
+        self.namespace.alarms.may_be_set(self.namespace.key, self.key, self.id.name, alarm_at)
 
     def alarm_committed(self, alarm_at: int | None) -> None:
         """Forward the committed alarm to the scheduler (``AlarmListener``)."""
@@ -187,14 +204,23 @@ class ObjectHost:
     def evict(self) -> None:
         """Drop the instance and close its file; storage and alarm stay."""
         self._instance = None
+        self._restarts += 1
         if self._storage is not None:
             self._storage.close()
             self._storage = None
 
     async def event(self, run: Callable[[Any], Awaitable[Any]]) -> Any:
-        """Deliver one event: wait for the input gate, then run it against the instance."""
-        await self.gate.wait_open()
+        """Deliver one event: make the instance, wait for the input gate, then run the event against it.
+
+        The instance comes first because a ``blockConcurrencyWhile`` in its constructor must hold back this
+        event too, as on Cloudflare. An instance replaced while waiting (eviction, abort) is made again and
+        its own constructor's gate is waited for.
+        """
         instance = self.instance()
+        await self.gate.wait_open()
+        while instance is not self.instance():
+            instance = self.instance()
+            await self.gate.wait_open()
         token = CURRENT_ENV.set(self.namespace.env)
         try:
             return await run(instance)
@@ -202,7 +228,25 @@ class ObjectHost:
             CURRENT_ENV.reset(token)
 
     async def run_alarm(self) -> None:
-        """Fire the stored alarm if due; retry on failure as Cloudflare does."""
+        """Fire the stored alarm if due; retry on failure as Cloudflare does.
+
+        One ``alarm()`` at a time per object, as on Cloudflare: an alarm that comes due while ``alarm()`` runs
+        (set by the handler or by an interleaved event) fires once the running handler has returned.
+        """
+        if self._alarm_busy:
+            self._alarm_again = True
+            return
+        self._alarm_busy = True
+        try:
+            again = True
+            while again:
+                self._alarm_again = False
+                await self._run_alarm_once()
+                again = self._alarm_again
+        finally:
+            self._alarm_busy = False
+
+    async def _run_alarm_once(self) -> None:
         storage = self.storage()
         stored = storage.stored_alarm()
         now = self.namespace.clock.now_ms()
@@ -211,10 +255,19 @@ class ObjectHost:
             return
         retry_count = stored[1]
         storage.alarm_running, storage.alarm_replaced = True, False
+        restarts = self._restarts
         ok = await self._invoke_alarm(retry_count)
         storage.alarm_running = False
         if storage.alarm_replaced:
             return
+        if self._restarts != restarts:
+            # The object restarted under alarm(): its file was closed and reopened. Cloudflare counts the
+            # run as failed and retries it, unless an event of the new instance replaced the alarm.
+            storage = self.storage()
+            if storage.stored_alarm() != stored:
+                return
+            ok = False
+            _log.info("alarm of %s %s interrupted by a restart", self.namespace.key, self.key[:12])
         if ok:
             storage.store_alarm(None)
             return

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import logging
+import socket
 from collections.abc import Awaitable, Callable, Generator, MutableMapping
 from typing import Any
 
@@ -18,7 +20,7 @@ from workers.http import Request, Response
 
 from tsumugi_dev.runtime import LocalRuntime
 
-__all__ = ["WorkerServer", "asgi_app"]
+__all__ = ["PortInUseError", "WorkerServer", "asgi_app"]
 
 _log = logging.getLogger("tsumugi_dev")
 
@@ -78,6 +80,28 @@ def asgi_app(runtime: LocalRuntime, worker: str) -> ASGIApp:
     return app
 
 
+class PortInUseError(OSError):
+    """The port a Worker should be served on is taken by another process."""
+
+    def __init__(self, port: int) -> None:
+        super().__init__(errno.EADDRINUSE, f"port {port} is in use")
+        self.port = port
+
+
+def _listening_socket(host: str, port: int) -> socket.socket:
+    """Bind here rather than in uvicorn, whose bind failure is a ``sys.exit`` from inside the event loop."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise PortInUseError(port) from None
+        raise
+    return sock
+
+
 class _QuietServer(uvicorn.Server):
     """A uvicorn server that leaves signal handling to the caller (several run in one process)."""
 
@@ -94,12 +118,19 @@ class WorkerServer:
             asgi_app(runtime, worker), host=host, port=port, log_level="warning", lifespan="off"
         )
         self.url = f"http://{host}:{port}"
+        self._host, self._port = host, port
         self._server = _QuietServer(config)
         self._task: asyncio.Task[None] | None = None
+        self._socket: socket.socket | None = None
 
     async def start(self) -> None:
-        """Begin serving and return once the socket listens."""
-        self._task = asyncio.get_running_loop().create_task(self._server.serve())
+        """Begin serving and return once the socket listens.
+
+        Raises:
+            PortInUseError: Another process listens on the port.
+        """
+        self._socket = _listening_socket(self._host, self._port)
+        self._task = asyncio.get_running_loop().create_task(self._server.serve(sockets=[self._socket]))
         while not self._server.started:
             if self._task.done():
                 self._task.result()  # raises the bind error
@@ -111,3 +142,5 @@ class WorkerServer:
         self._server.should_exit = True
         if self._task is not None:
             await self._task
+        if self._socket is not None:
+            self._socket.close()

@@ -18,7 +18,7 @@ import msgspec
 from workers.rpc import python_from_rpc
 
 from tsumugi_dev.clock import RuntimeClock
-from tsumugi_dev.durable_objects import rpc_copy
+from tsumugi_dev.durable_objects import rpc_copy, rpc_receive
 from tsumugi_dev.faults import DROP, FaultInjector
 
 __all__ = ["MAX_BATCH_MESSAGES", "MAX_MESSAGE_BYTES", "QueueBinding", "QueueStore", "StoredMessage"]
@@ -42,7 +42,7 @@ class StoredMessage(msgspec.Struct, frozen=True, kw_only=True):
 
     def decoded_body(self) -> Any:
         """The body as the consumer receives it (dicts as ``JsDict``)."""
-        return python_from_rpc(msgspec.msgpack.decode(self.body))
+        return rpc_receive(msgspec.msgpack.decode(self.body))
 
 
 def _subjects(body: bytes) -> Callable[[], list[Any]]:

@@ -40,12 +40,15 @@ def _path(where: str, key: object) -> str:
 
 def python_to_rpc(value: Any, where: str = "value") -> Any:
     """Check and copy ``value`` for sending; raises ``TypeError`` naming the path of an unsupported part."""
-    if value is None or isinstance(value, bool | str):
+    if value is None or isinstance(value, bool):
         return value
+    # JS has no subclasses of its primitives: an enum member or other subclass arrives as the plain value.
+    if isinstance(value, str):
+        return value if type(value) is str else str.__str__(value)
     if isinstance(value, int):
-        return value
+        return value if type(value) is int else int(value)
     if isinstance(value, float):
-        return value
+        return value if type(value) is float else float(value)
     if isinstance(value, bytes):
         return bytes(value)
     if isinstance(value, tuple | bytearray):

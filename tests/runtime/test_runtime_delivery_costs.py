@@ -1,0 +1,148 @@
+"""The local runtime's delivery paths do their writes as one unit and skip writes that change nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from pathlib import Path
+from typing import Any, ClassVar, cast
+
+import pytest
+from workers import DurableObject
+
+from tsumugi_dev.alarms import AlarmScheduler
+from tsumugi_dev.clock import RealClock, VirtualClock
+from tsumugi_dev.d1 import D1Database, D1Error
+from tsumugi_dev.durable_objects import DurableObjectId, NamespaceHost
+from tsumugi_dev.queues import QueueStore
+from tsumugi_dev.state_db import open_state_db
+
+START_MS = 1_767_225_600_000
+
+
+def state(tmp_path: Path) -> sqlite3.Connection:
+    return open_state_db(tmp_path / "runtime.sqlite")
+
+
+def test_a_batch_that_fails_part_way_stores_no_message(tmp_path: Path) -> None:
+    store = QueueStore(state(tmp_path), VirtualClock(START_MS))
+    store.add("jobs", [(b"first", 0)])
+    with pytest.raises(sqlite3.IntegrityError):
+        # The second body violates NOT NULL after the first row was inserted: the whole batch must go.
+        store.add("jobs", [(b"a", 0), (cast(bytes, None), 0)])
+    assert [m.body for m in store.pending("jobs")] == [b"first"]
+
+
+def test_lease_and_settle_apply_to_every_message_of_the_batch(tmp_path: Path) -> None:
+    store = QueueStore(state(tmp_path), VirtualClock(START_MS))
+    store.add("jobs", [(bytes([i]), 0) for i in range(5)])
+    leased = store.lease("jobs", 3)
+    assert [m.attempts for m in leased] == [1, 1, 1]
+    assert store.ready_count("jobs", 10) == 2
+    store.settle([m.seq for m in leased[:2]], [(leased[2].seq, 0)], [], None)
+    assert sorted(m.body for m in store.pending("jobs")) == [b"\x02", b"\x03", b"\x04"]
+
+
+class Fired:
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str]] = []
+
+    async def __call__(self, namespace: str, object_id: str) -> None:
+        self.calls.append((namespace, object_id))
+
+
+async def test_an_unchanged_alarm_costs_no_index_write_and_fires_once(tmp_path: Path) -> None:
+    conn, clock, fired = state(tmp_path), VirtualClock(START_MS), Fired()
+    alarms = AlarmScheduler(conn, clock, fired)
+    alarms.committed("ns", "obj", "Hello#0", START_MS + 10)
+    writes = conn.total_changes
+    for _ in range(5):  # an object reports its alarm after every transaction
+        alarms.committed("ns", "obj", "Hello#0", START_MS + 10)
+    assert conn.total_changes == writes
+    await clock.advance(10)
+    assert fired.calls == [("ns", "obj")]
+
+
+async def test_a_moved_or_cleared_alarm_is_rewritten(tmp_path: Path) -> None:
+    conn, clock, fired = state(tmp_path), VirtualClock(START_MS), Fired()
+    alarms = AlarmScheduler(conn, clock, fired)
+    alarms.committed("ns", "obj", "Hello#0", START_MS + 10)
+    alarms.committed("ns", "obj", "Hello#0", START_MS + 5)
+    assert conn.execute("SELECT alarm_at FROM do_alarm_index").fetchall() == [(START_MS + 5,)]
+    await clock.advance(5)
+    assert fired.calls == [("ns", "obj")]
+    alarms.committed("ns", "obj", "Hello#0", None)
+    assert conn.execute("SELECT count(*) FROM do_alarm_index").fetchone() == (0,)
+    await clock.advance(100)
+    assert fired.calls == [("ns", "obj")]
+
+
+def test_an_index_row_from_a_previous_run_is_cleared_without_an_alarm(tmp_path: Path) -> None:
+    conn, clock = state(tmp_path), VirtualClock(START_MS)
+    AlarmScheduler(conn, clock, Fired()).committed("ns", "obj", None, START_MS + 10)
+    restarted = AlarmScheduler(conn, clock, Fired())
+    assert restarted.indexed() == [("ns", "obj", None)]
+    restarted.committed("ns", "obj", None, None)
+    assert restarted.indexed() == []
+
+
+async def test_d1_batch_results_report_the_size_after_the_batch(tmp_path: Path) -> None:
+    db = D1Database(tmp_path / "d1.sqlite")
+    await db.exec("CREATE TABLE item (id INTEGER PRIMARY KEY, name TEXT, flag INTEGER)")
+    insert = db.prepare("INSERT INTO item (name, flag) VALUES (?, ?)")
+    results = await db.batch([insert.bind(f"n{i}" * 200, True) for i in range(50)])
+    sizes = {r.meta.size_after for r in results}
+    single = await db.prepare("SELECT count(*) AS n FROM item").all()
+    assert sizes == {single.meta.size_after}
+    assert single.meta.size_after > 0
+    flags = await db.prepare("SELECT DISTINCT flag FROM item").raw()
+    assert flags == [[1]]  # booleans bind as integers
+
+
+def test_d1_bind_still_refuses_what_d1_refuses_and_names_the_index(tmp_path: Path) -> None:
+    db = D1Database(tmp_path / "d1.sqlite")
+    bad: Any = {"a": 1}
+    with pytest.raises(D1Error, match="index 2"):
+        db.prepare("SELECT ?, ?, ?").bind("ok", 1, bad)
+
+
+class Reentrant(DurableObject):
+    """An object whose first alarm() sets a due alarm and then awaits, as a handler awaiting I/O does."""
+
+    log: ClassVar[list[str]] = []
+    done: ClassVar[asyncio.Event]
+
+    async def alarm(self, info: Any) -> None:
+        number = sum(1 for entry in self.log if entry.startswith("start"))
+        self.log.append(f"start {number}")
+        if number == 0:
+            self.ctx.storage.setAlarm(0)  # due at once, while this handler still runs
+        for _ in range(20):
+            await asyncio.sleep(0)  # the real clock's timer for the new alarm fires in here
+        self.log.append(f"end {number}")
+        if number == 1:
+            self.done.set()
+
+
+async def test_an_alarm_due_while_alarm_runs_fires_after_it_returns(tmp_path: Path) -> None:
+    clock = RealClock()
+    namespace: NamespaceHost | None = None
+
+    async def fire(namespace_key: str, object_id: str) -> None:
+        assert namespace is not None
+        await namespace.host(DurableObjectId(object_id)).run_alarm()
+
+    alarms = AlarmScheduler(state(tmp_path), clock, fire)
+    namespace = NamespaceHost(
+        script="t", class_name="Reentrant", data_dir=tmp_path, clock=clock, alarms=alarms
+    )
+    namespace.bind(Reentrant, None)
+    Reentrant.log, Reentrant.done = [], asyncio.Event()
+    host = namespace.host(namespace.id_from_name("one"))
+    host.storage().setAlarm(0)
+    try:
+        await asyncio.wait_for(Reentrant.done.wait(), timeout=10)  # a guard only: it finishes in microseconds
+    finally:
+        await clock.aclose()
+    assert Reentrant.log == ["start 0", "end 0", "start 1", "end 1"]
+    assert host.storage().stored_alarm() is None
