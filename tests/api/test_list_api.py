@@ -7,6 +7,7 @@ so the REST layer is checked against the same independent model.
 from __future__ import annotations
 
 import importlib.util
+import sqlite3
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ import pytest
 from api_world import REPO, T0, SteppedClock, World, migrated_d1
 
 from tsumugi_dev.d1 import D1Database
+from tsumugi_scheduler.readmodel import PROJECTED_COLUMNS
 
 _spec = importlib.util.spec_from_file_location("readmodel_world", REPO / "tests/unit/readmodel/readmodel_world.py")
 assert _spec is not None
@@ -92,3 +94,31 @@ async def test_list_rows_carry_the_summary_keys_and_retryable(big: World) -> Non
     assert set(body["jobs"][0]) == {"id", "binding", "state", "priority", "attempts", "max_attempts", "created_at",
                                     "updated_at", "dispatched_at", "retryable"}  # fmt: skip
     assert body["jobs"][0]["retryable"] is False  # updated long before the 7-day window of this clock
+
+
+async def test_a_total_of_exactly_the_cap_is_exact_and_carries_no_capped_flag(big: World) -> None:
+    status, body = await big.request("GET", "/api/jobs?limit=1")
+    assert (status, body["total"], "total_capped" in body) == (200, 10_000, False)
+
+
+async def test_more_matches_than_the_cap_answer_the_cap_and_total_capped(
+    tmp_path: Path, clock: SteppedClock, big_d1: D1Database
+) -> None:
+    big_d1.connection.commit()
+    copy = tmp_path / "capped.sqlite"
+    with sqlite3.connect(copy) as target:
+        big_d1.connection.backup(target)
+    d1 = D1Database(copy)
+    columns = ", ".join(PROJECTED_COLUMNS)
+    renamed = columns.replace("id,", "id || '-extra',", 1)
+    d1.connection.execute(f"INSERT INTO job ({columns}) SELECT {renamed} FROM job WHERE id = 'MAIL#0:j00000'")
+    d1.connection.commit()
+    world = World(tmp_path, clock, d1=d1)
+    try:
+        status, body = await world.request("GET", "/api/jobs?limit=2")
+        assert (status, body["total"], body["total_capped"], len(body["jobs"])) == (200, 10_000, True, 2)
+        status, body = await world.request("GET", "/api/jobs?id=MAIL%230%3Aj00000-extra")
+        assert (body["total"], "total_capped" in body) == (1, False)
+    finally:
+        await world.aclose()
+        d1.close()

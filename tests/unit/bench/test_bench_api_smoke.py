@@ -33,10 +33,17 @@ def test_quick_api_bench_ends_with_one_result_line_with_every_figure() -> None:
     assert [line for line in lines if line.startswith("RESULT ")] == [lines[-1]]
     result = json.loads(lines[-1].removeprefix("RESULT "))
     assert (result["mode"], result["jobs"]) == ("quick", 20_000)
+    assert (result["p50_target_ms"], result["p99_target_ms"]) == (50.0, 200.0)
     for name in QUERIES:
         assert result[f"{name}_indexed"] is True
         assert 0 < result[f"{name}_p50_ms"] <= result[f"{name}_p99_ms"]
         assert result[f"{name}_matches"] > 0
+        # The total is capped exactly when more rows match than the API counts.
+        assert result[f"{name}_total_capped"] is (result[f"{name}_matches"] > 10_000)
+        assert isinstance(result[f"{name}_within_target"], bool)
+        line = next(line for line in lines if line.strip().startswith(f"{name}:"))
+        assert "(target < 50)" in line
+        assert "(target < 200)" in line
 
 
 def test_each_common_query_and_its_count_is_served_by_an_index(tmp_path: Path) -> None:
@@ -46,7 +53,7 @@ def test_each_common_query_and_its_count_is_served_by_an_index(tmp_path: Path) -
         for name, query in bench.QUERIES.items():
             params = dict(p.split("=", 1) for p in query.split("&") if p)
             plans = bench.query_plans(db, bench.parse_job_query(params))
-            assert len(plans) == 2, name  # the page and its count
+            assert len(plans) == 2, name  # the page and its capped count
             assert bench.served_by_index(plans), (name, plans)
         # The check itself tells a scan from a seek: a filter on an unindexed column is not index-served.
         assert not bench.served_by_index([["SCAN job"]])

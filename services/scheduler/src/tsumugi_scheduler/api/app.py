@@ -7,15 +7,17 @@ Pipeline for every request:
 2. ``GET /api/openapi.json``: the document, without authentication;
 3. missing or wrong credentials: ``401 {"error": "unauthorized"}``;
 4. read-model migrations pending: ``503`` naming the files (`SchemaGate`);
-5. the route; unknown paths ``404 {"error": "not found"}``. A fault is a JSON 500, never an exception
-   escaping to the runtime.
+5. the route; unknown paths (a trailing slash included) ``404 {"error": "not found"}``, a known path
+   with another method ``405 {"error": "method not allowed"}``. A fault is ``500 {"error": "internal
+   error"}`` with the detail in the log, never an exception escaping to the runtime.
 
 The Worker's env travels in the ASGI scope (``scope["env"]``), as ``workers.asgi.fetch`` puts it.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import logging
+from typing import Any, Final
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -30,12 +32,15 @@ from tsumugi_scheduler.api.answers import ApiError, json_response, text_not_foun
 from tsumugi_scheduler.api.auth import DEFAULT_AUTH, BearerAuth
 from tsumugi_scheduler.api.context import ApiContext
 from tsumugi_scheduler.api.openapi import build_document
-from tsumugi_scheduler.api.operations import OPENAPI_PATH, OPERATIONS
+from tsumugi_scheduler.api.operations import OPENAPI_PATH, OPERATIONS, Endpoint
 from tsumugi_scheduler.api.schema_gate import SchemaGate
 from tsumugi_scheduler.dashboard import render_dashboard
 from tsumugi_scheduler.definition import TsumugiDefinition
 
-__all__ = ["ApiGate", "create_app"]
+__all__ = ["INTERNAL_ERROR", "ApiGate", "create_app"]
+
+INTERNAL_ERROR: Final = "internal error"
+_log = logging.getLogger("tsumugi_scheduler.api")
 
 
 class ApiGate:
@@ -94,11 +99,12 @@ class ApiGate:
 
         try:
             await self.app(scope, receive, tracking_send)
-        except Exception as exc:
+        except Exception:
             if started:
                 raise
-            # A fault answers JSON with the error text (the original's 5xx shape), never a stack trace.
-            await json_response(500, {"error": f"{type(exc).__name__}: {exc}"})(scope, receive, send)
+            # The detail goes to the Worker's log only: an error text can carry paths, SQL or secrets.
+            _log.exception("%s %s failed", scope.get("method", "?"), scope.get("path", "?"))
+            await json_response(500, {"error": INTERNAL_ERROR})(scope, receive, send)
 
 
 async def _api_error(request: Request, exc: Exception) -> Response:
@@ -114,7 +120,17 @@ async def _invalid(request: Request, exc: Exception) -> Response:
 async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     message = "not found" if exc.status_code == 404 else exc.detail.lower()
-    return json_response(exc.status_code, {"error": message})
+    answer = json_response(exc.status_code, {"error": message})
+    answer.headers.update(exc.headers or {})  # a 405 keeps its Allow header
+    return answer
+
+
+def _by_method(endpoints: dict[str, Endpoint]) -> Endpoint:
+    async def endpoint(request: Request) -> Response:
+        # HEAD is served by the GET handler (Starlette adds it to a GET route); the body is then dropped.
+        return await endpoints["GET" if request.method == "HEAD" else request.method](request)
+
+    return endpoint
 
 
 def create_app(definition: TsumugiDefinition, *, auth: BearerAuth | None = DEFAULT_AUTH,
@@ -134,12 +150,18 @@ def create_app(definition: TsumugiDefinition, *, auth: BearerAuth | None = DEFAU
     async def openapi(request: Request) -> Response:
         return json_response(200, document)
 
+    by_path: dict[str, dict[str, Endpoint]] = {}
+    for op in OPERATIONS:
+        by_path.setdefault(op.path, {})[op.method] = op.endpoint
+    # One route per path, so a 405 lists every method the path has in its Allow header.
     routes = [Route(OPENAPI_PATH, openapi, methods=["GET"])]
-    routes += [Route(op.path, op.endpoint, methods=[op.method]) for op in OPERATIONS]
+    routes += [Route(path, _by_method(endpoints), methods=list(endpoints)) for path, endpoints in by_path.items()]
     app = Starlette(
         routes=routes,
         middleware=[Middleware(ApiGate, auth=auth, gate=gate or SchemaGate())],
         exception_handlers={ApiError: _api_error, EnqueueValidationError: _invalid, HTTPException: _http_error},
     )
+    # /api/jobs/ is not /api/jobs: a JSON 404, never a 307 redirect that a fetch client may follow blindly.
+    app.router.redirect_slashes = False
     app.state.api = ApiContext(definition)
     return app

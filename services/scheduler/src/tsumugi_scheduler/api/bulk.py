@@ -12,7 +12,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from tsumugi_core.ids import InvalidJobIdError, parse_job_id, shard_name
+from tsumugi_core.ids import parse_job_id, shard_name
 from tsumugi_scheduler.api.answers import json_response
 from tsumugi_scheduler.api.bodies import BulkAction, parse_bulk
 from tsumugi_scheduler.api.context import ApiContext, api_of, env_of
@@ -22,15 +22,17 @@ __all__ = ["bulk_cancel", "bulk_retry", "mutate_by_shard"]
 
 
 async def mutate_by_shard(api: ApiContext, env: Any, action: BulkAction, ids: list[str]) -> dict[str, Any]:
-    """``{"ok": [...], "failed": [{"id", "reason"}]}`` for ``ids``, in input order; malformed ids are ``invalid-id``."""
+    """``{"ok": [...], "failed": [{"id", "reason"}]}`` for ``ids``, in input order.
+
+    Ids this scheduler cannot hold (malformed, or of a binding or shard it lacks) are ``invalid-id``.
+    """
     groups: dict[str, list[str]] = {}
     failed: list[dict[str, str]] = []
     for job_id in dict.fromkeys(ids):  # a repeated id is acted on once
-        try:
-            parsed = parse_job_id(job_id)
-        except InvalidJobIdError:
+        if not api.serves(job_id):  # malformed, or a binding / shard this scheduler lacks: no object is made
             failed.append({"id": job_id, "reason": "invalid-id"})
             continue
+        parsed = parse_job_id(job_id)
         groups.setdefault(shard_name(parsed.binding, parsed.shard), []).append(job_id)
 
     async def one(name: str, members: list[str]) -> Any:

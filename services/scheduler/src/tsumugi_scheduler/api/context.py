@@ -6,18 +6,28 @@ the `ApiContext` made once per isolate.
 
 from __future__ import annotations
 
+import urllib.parse
 from typing import Any
 
 from starlette.requests import Request
 
 from tsumugi_core.ids import InvalidJobIdError, parse_job_id, shard_name
 from tsumugi_scheduler.api.answers import ApiError, bad_request
+from tsumugi_scheduler.api.plain_calls import PlainStub, shard_env
 from tsumugi_scheduler.definition import TsumugiDefinition
 from tsumugi_scheduler.producer_rpc import SchedulerService
 from tsumugi_scheduler.readmodel import RetryWindow, distinct_bindings
 from tsumugi_scheduler.timing import time_source
 
-__all__ = ["ApiContext", "api_of", "env_of", "job_shard_of"]
+__all__ = ["ApiContext", "api_of", "env_of", "first_values", "job_shard_of"]
+
+
+def first_values(request: Request) -> dict[str, str]:
+    """The query string's parameters, the first value of a repeated name winning (as Hono's ``c.req.query``)."""
+    values: dict[str, str] = {}
+    for name, value in urllib.parse.parse_qsl(request.url.query, keep_blank_values=True):
+        values.setdefault(name, value)
+    return values
 
 
 def env_of(request: Request) -> Any:
@@ -26,7 +36,7 @@ def env_of(request: Request) -> Any:
 
 
 def job_shard_of(job_id: str) -> str:
-    """The shard name of a path's job id.
+    """The shard name of a path's job id (its syntax only; see `ApiContext.served_shard`).
 
     Raises:
         ApiError: 400 ``invalid job id``.
@@ -46,12 +56,35 @@ class ApiContext:
         self.definition = definition
 
     def service(self, env: Any) -> SchedulerService:
-        """The producer surface (enqueue, get, mutations) over ``env``."""
-        return SchedulerService(env, self.definition)
+        """The producer surface (enqueue, get, mutations) over ``env``, with plain JobShard results."""
+        return SchedulerService(shard_env(env), self.definition)
 
-    def stub(self, env: Any, name: str) -> Any:
-        """The JobShard object ``name`` (``<binding>#<shard>``)."""
-        return env.JOB_SHARD.getByName(name)
+    def stub(self, env: Any, name: str) -> PlainStub:
+        """The JobShard object ``name`` (``<binding>#<shard>``); awaited results are plain values."""
+        return PlainStub(env.JOB_SHARD.getByName(name))
+
+    def serves(self, job_id: str) -> bool:
+        """True when ``job_id`` is well formed and names a shard this scheduler has.
+
+        A registered binding (any binding when none is registered) and a shard number below its shard
+        count. Anything else must not reach the namespace: ``getByName`` would create a Durable Object.
+        """
+        try:
+            parsed = parse_job_id(job_id)
+        except InvalidJobIdError:
+            return False
+        return self.definition.is_registered(parsed.binding) and parsed.shard < self.definition.shards_of(parsed.binding)
+
+    def served_shard(self, job_id: str) -> str:
+        """The shard name of a path's job id.
+
+        Raises:
+            ApiError: 400 ``invalid job id``; 404 ``not found`` for a binding or shard this scheduler lacks.
+        """
+        name = job_shard_of(job_id)
+        if not self.serves(job_id):
+            raise ApiError(404, {"error": "not found"})
+        return name
 
     def retry_window(self) -> RetryWindow:
         """The request instant and each configured binding's failed retention, for ``retryable``."""

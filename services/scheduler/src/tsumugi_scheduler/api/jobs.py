@@ -6,7 +6,6 @@ source of truth), the detail falling back to the read model only for jobs the sh
 
 from __future__ import annotations
 
-import urllib.parse
 from typing import Any
 
 import msgspec
@@ -16,10 +15,11 @@ from starlette.responses import Response
 from tsumugi_core.options import EnqueueValidationError
 from tsumugi_scheduler.api.answers import GONE_JOB, ApiError, json_response, refusal, validation_error
 from tsumugi_scheduler.api.bodies import parse_object, parse_reschedule
-from tsumugi_scheduler.api.context import api_of, env_of, job_shard_of
+from tsumugi_scheduler.api.context import api_of, env_of, first_values
+from tsumugi_scheduler.api.enqueue_body import compatible_item
+from tsumugi_scheduler.api.job_list import list_page
 from tsumugi_scheduler.job_view import detail_from_read_model
 from tsumugi_scheduler.readmodel import get_job as read_model_job
-from tsumugi_scheduler.readmodel import list_jobs as read_model_list
 from tsumugi_scheduler.readmodel import parse_job_query
 
 __all__ = [
@@ -36,12 +36,12 @@ __all__ = [
 
 def _job_id(request: Request) -> tuple[str, str]:
     job_id = str(request.path_params["id"])
-    return job_id, job_shard_of(job_id)
+    return job_id, api_of(request).served_shard(job_id)
 
 
 async def create_job(request: Request) -> Response:
     """``POST /api/jobs``: one enqueue item (every option); 201 ``{"id"}``, also for a dedup hit."""
-    body = parse_object((await request.body()).decode(errors="replace"))
+    body = compatible_item(parse_object((await request.body()).decode(errors="replace")))
     try:
         (job_id,) = await api_of(request).service(env_of(request)).enqueue_many([body])
     except EnqueueValidationError as exc:
@@ -54,19 +54,21 @@ async def bulk_enqueue(request: Request) -> Response:
     body = parse_object((await request.body()).decode(errors="replace"))
     if "items" not in body:
         raise ApiError(400, {"error": "items is required", "field": "items", "rule": "is required"})
+    items: object = body["items"]
+    if isinstance(items, list):
+        items = [compatible_item(raw, f"items[{i}].") for i, raw in enumerate(items)]  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
     try:
-        ids = await api_of(request).service(env_of(request)).enqueue_many(body["items"])
+        ids = await api_of(request).service(env_of(request)).enqueue_many(items)
     except EnqueueValidationError as exc:
         raise validation_error(exc) from None
     return json_response(201, {"ids": ids})
 
 
 async def list_jobs(request: Request) -> Response:
-    """``GET /api/jobs``: filters, sort and paging with the original's lenient parsing."""
-    params = dict(urllib.parse.parse_qsl(request.url.query, keep_blank_values=True))
+    """``GET /api/jobs``: filters, sort and paging with the original's lenient parsing; the total is capped."""
     api = api_of(request)
-    listing = await read_model_list(env_of(request).TSUMUGI_DB, parse_job_query(params),
-                                    retry_window=api.retry_window())  # fmt: skip
+    listing = await list_page(env_of(request).TSUMUGI_DB, parse_job_query(first_values(request)),
+                              retry_window=api.retry_window())  # fmt: skip
     return json_response(200, listing)
 
 

@@ -26,7 +26,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from tsumugi_scheduler.api.answers import ApiError, bad_request, json_response
-from tsumugi_scheduler.api.context import env_of
+from tsumugi_scheduler.api.context import env_of, first_values
 from tsumugi_scheduler.timing import time_source
 
 __all__ = [
@@ -171,12 +171,50 @@ class BindingReader:
             rows = self._binding.query(sql)
         except Exception as exc:
             raise MetricsUnavailableError(str(exc)) from None
-        return aggregate_points(rows, hours)
+        try:
+            return aggregate_points(rows, hours)
+        except (ValueError, TypeError, AttributeError) as exc:  # rows that are not the points asked for
+            raise MetricsUnavailableError(f"metrics store answered unreadable rows: {exc}") from None
 
 
 def _at_ms(text: Any) -> int:
-    stamp = datetime.datetime.strptime(str(text), "%Y-%m-%d %H:%M:%S").replace(tzinfo=datetime.UTC)
+    # ClickHouse answers "YYYY-MM-DD hh:mm:ss" in UTC; ISO 8601 (with or without a zone) is read as well.
+    stamp = datetime.datetime.fromisoformat(str(text))
+    if stamp.tzinfo is None:
+        stamp = stamp.replace(tzinfo=datetime.UTC)
     return int(stamp.timestamp() * 1000)
+
+
+def _binding_row(row: Mapping[str, Any]) -> BindingMetrics:
+    total, failed = _num(row.get("total")), _num(row.get("failed"))
+    return BindingMetrics(
+        binding=str(row.get("binding")), total=total, failed=failed, failure_rate=failed / total if total else 0.0,
+        avg_duration_ms=_num(row.get("avg_duration")), max_duration_ms=_num(row.get("max_duration")),
+        p95_duration_ms=_num(row.get("p95_duration")), avg_attempts=_num(row.get("avg_attempts")),
+    )  # fmt: skip
+
+
+def _hour_row(row: Mapping[str, Any]) -> HourMetrics:
+    return HourMetrics(at=_at_ms(row.get("at")), total=_num(row.get("total")), failed=_num(row.get("failed")),
+                       avg_duration_ms=_num(row.get("avg_duration")))  # fmt: skip
+
+
+def _data_rows(answer: httpx.Response) -> list[Mapping[str, Any]]:
+    """The ``data`` rows of a ``FORMAT JSON`` answer.
+
+    Raises:
+        MetricsUnavailableError: the body is not JSON, or ``data`` is not a list of objects.
+    """
+    try:
+        data = answer.json().get("data")
+    except (ValueError, AttributeError):  # not JSON (an HTML error page), or JSON but not an object
+        raise MetricsUnavailableError(f"metrics query answered no JSON: {answer.text[:200]}") from None
+    if data is None:
+        return []
+    if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):  # pyright: ignore[reportUnknownVariableType]
+        raise MetricsUnavailableError("metrics query answered data that is not a list of rows")
+    rows: list[Mapping[str, Any]] = data  # pyright: ignore[reportUnknownVariableType]
+    return rows
 
 
 class AccountSqlReader:
@@ -198,12 +236,11 @@ class AccountSqlReader:
             else:
                 async with httpx.AsyncClient() as client:
                     answer = await client.post(self._url, content=sql, headers=headers, timeout=QUERY_TIMEOUT_S)
-        except httpx.HTTPError as exc:
+        except (httpx.HTTPError, httpx.InvalidURL) as exc:  # InvalidURL: an account id that breaks the URL
             raise MetricsUnavailableError(f"metrics query failed: {exc}") from None
         if not answer.is_success:
             raise MetricsUnavailableError(answer.text[:UPSTREAM_TEXT_CHARS])
-        data: list[Mapping[str, Any]] = list(answer.json().get("data") or [])
-        return data
+        return _data_rows(answer)
 
     async def read(self, hours: int, binding: str | None) -> MetricsReport:
         """Two statements upstream: per binding, and per hour."""
@@ -223,14 +260,11 @@ class AccountSqlReader:
         )
         rows = await self._query(per_binding)
         hours_rows = await self._query(per_hour)
-        bindings = [BindingMetrics(
-            binding=str(r.get("binding")), total=_num(r.get("total")), failed=_num(r.get("failed")),
-            failure_rate=_num(r.get("failed")) / _num(r.get("total")) if _num(r.get("total")) else 0.0,
-            avg_duration_ms=_num(r.get("avg_duration")), max_duration_ms=_num(r.get("max_duration")),
-            p95_duration_ms=_num(r.get("p95_duration")), avg_attempts=_num(r.get("avg_attempts")),
-        ) for r in rows]  # fmt: skip
-        series = [HourMetrics(at=_at_ms(r.get("at")), total=_num(r.get("total")), failed=_num(r.get("failed")),
-                              avg_duration_ms=_num(r.get("avg_duration"))) for r in hours_rows]  # fmt: skip
+        try:
+            bindings = [_binding_row(r) for r in rows]
+            series = [_hour_row(r) for r in hours_rows]
+        except (ValueError, TypeError, AttributeError) as exc:  # a row the report cannot hold (e.g. odd `at`)
+            raise MetricsUnavailableError(f"metrics query answered an unreadable row: {exc}") from None
         return MetricsReport(hours=hours, bindings=bindings, series=series)
 
 
@@ -265,8 +299,9 @@ def _hours(text: str | None) -> int:
 
 async def get_metrics(request: Request) -> Response:
     """``GET /api/metrics?hours=&binding=``."""
-    hours = _hours(request.query_params.get("hours"))
-    binding = request.query_params.get("binding") or None
+    params = first_values(request)
+    hours = _hours(params.get("hours"))
+    binding = params.get("binding") or None
     if binding is not None and not _NAME_RE.match(binding):
         raise bad_request("binding is not a valid name")  # it is interpolated into SQL
     reader = reader_for(env_of(request))

@@ -7,9 +7,10 @@ the schemathesis run, which sends bodies generated from them.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic.json_schema import SkipJsonSchema
 
 __all__ = [
     "BackoffBody",
@@ -98,15 +99,34 @@ class RateBody(_Body):
     interval_ms: int = Field(ge=1, le=_SAFE)
 
 
-class PolicyBody(_Body):
-    """Fields to pin over the code's settings on every shard; at least one. ``null`` rate means unlimited."""
+def _no_default(schema: dict[str, Any]) -> None:
+    # An omitted field is "not pinned"; the document must not suggest that null is a value to send.
+    schema.pop("default", None)
 
-    concurrency: int | None = Field(default=None, ge=0, le=_SAFE)
+
+def _pin() -> Any:
+    return Field(default=None, json_schema_extra=_no_default)
+
+
+_AtLeast0 = Annotated[int, Field(ge=0, le=_SAFE)]
+_AtLeast1 = Annotated[int, Field(ge=1, le=_SAFE)]
+
+
+class PolicyBody(_Body):
+    """Fields to pin over the code's settings on every shard; at least one.
+
+    Only ``rate``, ``per_key_rate`` (unlimited) and ``aging_interval_ms`` (aging off) take ``null``; the
+    other fields are omitted to leave them as they are, as the handler refuses ``null`` for them.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, json_schema_extra={"minProperties": 1})
+
+    concurrency: _AtLeast0 | SkipJsonSchema[None] = _pin()
     rate: RateBody | None = None
-    per_key_concurrency: int | None = Field(default=None, ge=1, le=_SAFE)
+    per_key_concurrency: _AtLeast1 | SkipJsonSchema[None] = _pin()
     per_key_rate: RateBody | None = None
     aging_interval_ms: int | None = Field(default=None, ge=1, le=_SAFE)
-    reaper_grace_ms: int | None = Field(default=None, ge=0, le=_SAFE)
-    paused: bool | None = None
-    sweep_after_ms: int | None = Field(default=None, ge=0, le=_SAFE)
-    failed_retention_ms: int | None = Field(default=None, ge=0, le=_SAFE)
+    reaper_grace_ms: _AtLeast0 | SkipJsonSchema[None] = _pin()
+    paused: bool | SkipJsonSchema[None] = _pin()
+    sweep_after_ms: _AtLeast0 | SkipJsonSchema[None] = _pin()
+    failed_retention_ms: _AtLeast0 | SkipJsonSchema[None] = _pin()

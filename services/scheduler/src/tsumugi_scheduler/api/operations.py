@@ -18,9 +18,10 @@ from starlette.responses import Response
 from tsumugi_scheduler.api import bindings, bulk, insight, jobs, metrics, unavailable
 from tsumugi_scheduler.api import models as m
 from tsumugi_scheduler.api import shapes as s
-from tsumugi_scheduler.readmodel import JobList, JobStats
+from tsumugi_scheduler.api.job_list import JobListBody
+from tsumugi_scheduler.readmodel import JobStats
 
-__all__ = ["OPENAPI_PATH", "OPERATIONS", "Answer", "Operation", "QueryParam"]
+__all__ = ["OPENAPI_PATH", "OPERATIONS", "Answer", "Endpoint", "Operation", "QueryParam"]
 
 OPENAPI_PATH: Final = "/api/openapi.json"
 
@@ -85,7 +86,8 @@ _LIST_QUERY = (
 
 OPERATIONS: Final[tuple[Operation, ...]] = (
     Operation(method="GET", path="/api/jobs", operation_id="listJobs", summary="List jobs from the read model.",
-              endpoint=jobs.list_jobs, query=_LIST_QUERY, answers=_answers(s200=Answer(description="A page and the total.", body=JobList))),
+              endpoint=jobs.list_jobs, query=_LIST_QUERY, answers=_answers(s200=Answer(description="A page and the total (exact up to 10,000, then `total_capped`).",
+                                                body=JobListBody))),
     Operation(method="POST", path="/api/jobs", operation_id="createJob", summary="Enqueue one job.",
               endpoint=jobs.create_job, body=m.EnqueueBody,
               answers=_answers(s201=Answer(description="The job id (also for a dedup hit).", body=s.Created), s400=_BAD)),

@@ -2,7 +2,8 @@
 
 Handlers build plain values; these Structs describe them, and the schemathesis run in ``tests/api`` checks
 every answer against the document, so a handler and its Struct cannot drift apart unnoticed. Views that the
-read model already defines (`JobList`, `JobStats`), the explain answer and the metrics report are reused.
+read model already defines (`JobStats`, `JobSummary`), the explain answer and the metrics report are reused;
+the list answer is `tsumugi_scheduler.api.job_list.JobListBody`.
 """
 
 from __future__ import annotations

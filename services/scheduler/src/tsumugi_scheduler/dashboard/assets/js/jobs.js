@@ -37,7 +37,7 @@ async function loadJobs(isCurrent) {
   ]);
   if (!isCurrent()) return; // a newer load or another tab won the race
   view.rows = list.jobs || [];
-  view.total = list.total || 0;
+  view.total = list.total || 0; view.totalCapped = list.total_capped === true; // capped at 10,000: shown as 10,000+
   view.stats = stats;
   view.bindings = bindings.bindings || [];
   const visible = new Set(view.rows.map((job) => job.id));
@@ -222,7 +222,7 @@ function renderPager(view) {
   const go = (page) => { view.page = Math.min(Math.max(page, 0), pages - 1); refreshNow(); };
   const size = h('select', { 'aria-label': 'Rows per page', onchange: (e) => { view.size = Number(e.target.value); go(0); } },
     PAGE_SIZES.map((n) => option(String(n), `${n} / page`, n === view.size)));
-  return h('div', { class: 'pager' }, h('span', { id: 'jobs-total' }, `${view.total} jobs`), size,
+  return h('div', { class: 'pager' }, h('span', { id: 'jobs-total' }, view.totalCapped ? `${view.total.toLocaleString('en-US')}+ jobs` : `${view.total} jobs`), size,
     `Page ${view.page + 1} of ${pages}`,
     h('button', { type: 'button', disabled: view.page === 0, onclick: () => go(0) }, 'First'),
     h('button', { type: 'button', disabled: view.page === 0, onclick: () => go(view.page - 1) }, 'Previous'),

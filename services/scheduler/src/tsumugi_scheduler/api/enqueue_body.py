@@ -1,0 +1,110 @@
+"""Enqueue items as REST clients of the original send them (reference §4.3, ``POST /api/jobs``).
+
+The scheduler's own validation (`tsumugi_core.options`) checks ranges and rules; before it, this module
+gives the original's answers where the original had one, so its clients read the same texts:
+
+- ``binding`` missing, null or empty: ``binding is required``; not a string: ``binding must be a string``;
+- ``payload`` missing: ``payload is required`` (null is a payload);
+- a number option that is not a finite number: ``<key> must be a number``; one with a fraction:
+  ``<key> must be an integer`` (the original stored fractions; the scheduler counts in whole units);
+- a string option that is not a string: ``<key> must be a string``;
+- an empty ``concurrencyKey`` / ``uniqueKey`` is dropped, as the original drops empty-string keys.
+
+Every refusal names the key as the client sent it, with ``field`` and ``rule``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any, Final
+
+from tsumugi_scheduler.api.answers import ApiError
+
+__all__ = ["DROPPED_WHEN_EMPTY", "NUMBER_KEYS", "STRING_KEYS", "compatible_item", "field_error"]
+
+NUMBER_KEYS: Final = (
+    "priority", "maxAttempts", "timeoutMs", "delayMs", "runAt", "uniqueForMs", "expiresAt", "expiresInMs", "shard",
+)  # fmt: skip
+"""Item keys whose value must be a number (whole, once it is one)."""
+STRING_KEYS: Final = (
+    "concurrencyKey", "uniqueKey", "partitionKey", "traceparent", "id", "runId", "nodeId", "guarantee",
+)  # fmt: skip
+"""Item keys whose value must be a string."""
+DROPPED_WHEN_EMPTY: Final = ("concurrencyKey", "uniqueKey")
+"""Keys the original drops when they are the empty string."""
+_BACKOFF_NUMBERS: Final = ("delayMs", "baseMs", "maxMs", "factor")
+_BACKOFF_KINDS: Final = ("fixed", "exponential")
+_GUARANTEES: Final = ("at-least-once", "at-most-once")
+
+
+def field_error(field: str, rule: str) -> ApiError:
+    """A 400 ``{"error": "<field> <rule>", "field", "rule"}``."""
+    return ApiError(400, {"error": f"{field} {rule}", "field": field, "rule": rule})
+
+
+def _number(field: str, value: object, *, whole: bool = True) -> int | float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise field_error(field, "must be a number")
+    if isinstance(value, int) or not whole:
+        return value
+    if not value.is_integer():
+        raise field_error(field, "must be an integer")
+    return int(value)  # 3.0 is 3: JSON, like JavaScript, has one number type
+
+
+def _backoff(field: str, value: object) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise field_error(field, "must be an object")
+    backoff: dict[str, Any] = dict(value)  # pyright: ignore[reportUnknownArgumentType]
+    for key in _BACKOFF_NUMBERS:
+        if backoff.get(key) is not None:
+            backoff[key] = _number(f"{field}.{key}", backoff[key], whole=key != "factor")
+    kind = backoff.get("kind")
+    if kind not in _BACKOFF_KINDS:
+        raise field_error(f"{field}.kind", "must be 'fixed' or 'exponential'")
+    if kind == "fixed" and backoff.get("delayMs") is None:
+        raise field_error(f"{field}.delayMs", "is required for a fixed backoff")
+    if backoff.get("jitter") is not None and not isinstance(backoff["jitter"], bool):
+        raise field_error(f"{field}.jitter", "must be a boolean")
+    return backoff
+
+
+def _binding(item: Mapping[str, Any], where: str) -> None:
+    binding = item.get("binding")
+    if binding is None or binding == "":
+        raise field_error(f"{where}binding", "is required")
+    if not isinstance(binding, str):
+        raise field_error(f"{where}binding", "must be a string")
+    if "payload" not in item:
+        raise field_error(f"{where}payload", "is required")
+
+
+def compatible_item(raw: object, where: str = "") -> object:
+    """``raw`` with the original's type checks applied and empty keys dropped; other values unchanged.
+
+    Args:
+        raw: One enqueue item as parsed from JSON (anything: non-objects are left to the scheduler).
+        where: The field prefix of refusals (``items[3].`` in a bulk body, empty for ``POST /api/jobs``).
+
+    Raises:
+        ApiError: 400 naming the key and the rule.
+    """
+    if not isinstance(raw, dict):
+        return raw
+    item: dict[str, Any] = dict(raw)  # pyright: ignore[reportUnknownArgumentType]
+    _binding(item, where)
+    for key in DROPPED_WHEN_EMPTY:
+        if item.get(key) == "":
+            del item[key]
+    for key in NUMBER_KEYS:
+        if item.get(key) is not None:
+            item[key] = _number(f"{where}{key}", item[key])
+    for key in STRING_KEYS:
+        if item.get(key) is not None and not isinstance(item[key], str):
+            raise field_error(f"{where}{key}", "must be a string")
+    if item.get("guarantee") is not None and item["guarantee"] not in _GUARANTEES:
+        raise field_error(f"{where}guarantee", "must be 'at-least-once' or 'at-most-once'")
+    if item.get("backoff") is not None:
+        item["backoff"] = _backoff(f"{where}backoff", item["backoff"])
+    return item

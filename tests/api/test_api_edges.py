@@ -1,0 +1,139 @@
+"""Edges an audit found (issue 5): query repeats, slashes, 405, faults, foreign ids, missing D1, JS results."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import pytest
+from api_world import T0, World, quoted
+
+FOREIGN = ["Foo#0:x", "SMS#2:x", "MAIL#1:x"]  # unregistered binding; shard beyond SMS's 2 and MAIL's 1
+
+
+async def test_a_repeated_query_parameter_takes_its_first_value(world: World) -> None:
+    job_id = await world.enqueue("MAIL")
+    await world.tick()
+    status, body = await world.request("GET", "/api/jobs?state=QUEUED&state=NOPE")
+    assert (status, [j["id"] for j in body["jobs"]]) == (200, [job_id])
+    # metrics validates hours before it looks for a store: the first value (2) is valid, the last (0) is not
+    assert await world.request("GET", "/api/metrics?hours=2&hours=0") == (501, {"error": "metrics is not configured"})
+
+
+@pytest.mark.parametrize("path", ["/api/jobs/", "/api/bindings/", "/api/stats/"])
+async def test_a_trailing_slash_is_a_json_404_not_a_redirect(world: World, path: str) -> None:
+    assert await world.request("GET", path) == (404, {"error": "not found"})
+
+
+async def test_another_method_on_a_known_path_is_405_json_with_allow(world: World) -> None:
+    response = await world.client.request("DELETE", "/api/jobs")
+    assert (response.status_code, response.json()) == (405, {"error": "method not allowed"})
+    assert set(response.headers["allow"].replace(" ", "").split(",")) >= {"GET", "POST"}
+
+
+async def test_a_fault_answers_internal_error_and_logs_the_detail(world: World, caplog: pytest.LogCaptureFixture) -> None:
+    assert (await world.request("GET", "/api/stats"))[0] == 200  # the schema check is cached from here on
+
+    def broken(sql: str) -> Any:
+        raise RuntimeError("secret detail /srv/db.sqlite")
+
+    world.d1.prepare = broken
+    with caplog.at_level(logging.ERROR, logger="tsumugi_scheduler.api"):
+        assert await world.request("GET", "/api/stats") == (500, {"error": "internal error"})
+    assert "secret detail /srv/db.sqlite" in caplog.text
+    assert "GET /api/stats" in caplog.text
+
+
+async def test_a_missing_read_model_binding_is_503_naming_it(world: World) -> None:
+    del world.env.TSUMUGI_DB
+    assert await world.request("GET", "/api/jobs") == (503, {
+        "error": "the TSUMUGI_DB binding (D1 read model) is missing", "missing": [{"kind": "d1", "name": "TSUMUGI_DB"}]})  # fmt: skip
+
+
+@pytest.mark.parametrize("job_id", FOREIGN)
+@pytest.mark.parametrize(
+    ("method", "suffix", "body"),
+    [("GET", "", None), ("GET", "/explain", None), ("POST", "/retry", None), ("POST", "/cancel", None),
+     ("POST", "/reschedule", {"delayMs": 1})],
+)  # fmt: skip
+async def test_an_id_of_a_binding_or_shard_we_lack_is_404_without_making_an_object(
+    world: World, job_id: str, method: str, suffix: str, body: Any
+) -> None:
+    assert await world.request(method, f"/api/jobs/{quoted(job_id)}{suffix}", body) == (404, {"error": "not found"})
+    assert world.env.JOB_SHARD.objects == {}
+
+
+async def test_bulk_refuses_ids_we_cannot_hold_as_invalid_id_without_making_objects(world: World) -> None:
+    status, body = await world.request("POST", "/api/jobs/bulk-cancel", {"ids": [*FOREIGN, "MAIL#0:x", "junk"]})
+    assert status == 200
+    reasons = {f["id"]: f["reason"] for f in body["failed"]}
+    assert reasons == {"Foo#0:x": "invalid-id", "SMS#2:x": "invalid-id", "MAIL#1:x": "invalid-id",
+                       "MAIL#0:x": "gone", "junk": "invalid-id"}  # fmt: skip
+    assert sorted(world.env.JOB_SHARD.objects) == ["MAIL#0"]
+
+
+async def test_explain_names_the_binding_rate_blocker_and_when_a_token_returns(world: World) -> None:
+    await world.request("POST", "/api/bindings/MAIL/policy", {"rate": {"tokens": 1, "interval_ms": 10_000}})
+    jobs = {await world.enqueue("MAIL"), await world.enqueue("MAIL")}
+    await world.tick()  # one of them takes the only token
+    (sent,) = [m["jobId"] for m in world.env.TSUMUGI_QUEUE.sent]
+    (waiting,) = jobs - {sent}
+    status, body = await world.request("GET", f"/api/jobs/{quoted(waiting)}/explain")
+    assert status == 200
+    assert [(b["kind"], b["clears_at"]) for b in body["explain"]["blockers"]] == [("rate", T0 + 10_000)]
+    diagnostics = (await world.request("GET", "/api/diagnostics"))[1]["bindings"]["MAIL"]
+    assert (diagnostics["held_back_by"], diagnostics["blocked"]["tokens"]) == (["rate"], True)
+
+
+class JsLike:
+    """What Cloudflare hands back from a Durable Object call: attributes and ``to_py``, no ``__getitem__``."""
+
+    def __init__(self, value: Any) -> None:
+        self._value = value
+
+    def to_py(self) -> Any:
+        return self._value
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._value, name)
+
+
+class JsStub:
+    def __init__(self, target: Any) -> None:
+        self._target = target
+
+    def __getattr__(self, method: str) -> Any:
+        call = getattr(self._target, method)
+
+        async def js_call(*args: Any) -> Any:
+            result = await call(*args)
+            return None if result is None else JsLike(result)  # JS null arrives as None
+
+        return js_call
+
+
+class JsNamespace:
+    def __init__(self, namespace: Any) -> None:
+        self.inner = namespace
+
+    def getByName(self, name: str) -> JsStub:
+        return JsStub(self.inner.getByName(name))
+
+
+async def test_durable_object_results_reach_handlers_as_plain_values(world: World) -> None:
+    world.env.JOB_SHARD = JsNamespace(world.env.JOB_SHARD)  # type: ignore[assignment]
+    failed = await world.enqueue("MAIL", maxAttempts=1)
+    world.env.JOB_SHARD = world.env.JOB_SHARD.inner  # type: ignore[attr-defined]
+    await world.fail(failed)  # the test drives the shard directly, then goes back through JS-like results
+    world.env.JOB_SHARD = JsNamespace(world.env.JOB_SHARD)  # type: ignore[assignment]
+    other = await world.enqueue("MAIL")
+    assert (await world.request("GET", f"/api/jobs/{quoted(failed)}"))[1]["job"]["state"] == "FAILED"
+    assert await world.request("POST", f"/api/jobs/{quoted(failed)}/retry") == (200, {"ok": True})
+    assert await world.request("POST", f"/api/jobs/{quoted(other)}/reschedule", {"delayMs": 5}) == (200, {"ok": True})
+    assert await world.request("POST", f"/api/jobs/{quoted(other)}/cancel") == (200, {"ok": True, "requested": False})
+    status, body = await world.request("POST", "/api/jobs/bulk-cancel", {"ids": [failed]})
+    assert (status, body["ok"]) == (200, [failed])
+    assert (await world.request("GET", f"/api/jobs/{quoted(failed)}/explain"))[0] == 200
+    assert (await world.request("GET", "/api/diagnostics"))[0] == 200
+    status, body = await world.request("POST", "/api/bindings/MAIL/policy", {"paused": True})
+    assert (status, body["shards"][0]["settings"]["paused"]) == (200, True)
