@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tsumugi_core.options import EnqueueItem, Guarantee
+from tsumugi_core.options import EnqueueItem, Guarantee, RateLimit
 from tsumugi_core.policy import PolicyPatch, ShardSettings
 from tsumugi_core.testing import FixedClock, FixedRandom, SequentialIds
-from tsumugi_dev.do_sql import SqlStorage
+from tsumugi_dev.do_sql import MAX_BOUND_PARAMETERS, SqlStorage
 from tsumugi_scheduler.shard.engine import JobShardEngine
 from tsumugi_scheduler.shard.records import Failed, NoticeConfig, Succeeded
 
@@ -84,3 +84,38 @@ def test_the_engine_touches_exactly_the_pinned_surface() -> None:
                             notices=NoticeConfig(on_failure="N"))  # fmt: skip
     _every_command(engine, clock)
     assert touched == ENGINE_SQL_SURFACE
+
+
+class _Widest:
+    """The DO SQL shape over a SqlStorage, remembering the most bound parameters of any one statement."""
+
+    def __init__(self, target: SqlStorage) -> None:
+        self.target = target
+        self.most = 0
+
+    def exec(self, query: str, *params: Any) -> Any:
+        self.most = max(self.most, len(params))
+        return self.target.exec(query, *params)
+
+    def transaction_sync(self, fn: Callable[[], Any]) -> Any:
+        return self.target.transaction_sync(fn)
+
+
+def test_no_engine_statement_binds_more_than_workerd_allows() -> None:
+    # Wide enough to cross every chunk size: attempts and buckets by id / key lists, per-key buckets saved.
+    sql = _Widest(SqlStorage())
+    clock = FixedClock(1000)
+    engine = JobShardEngine(
+        sql, binding="MAIL", shard=0, clock=clock, ids=SequentialIds(), rand=FixedRandom()
+    )  # type: ignore[arg-type]
+    engine.configure(PolicyPatch(concurrency=250, per_key_rate=RateLimit(tokens=1, interval_ms=1000)))
+    ids = [r.id for r in engine.enqueue_many(
+        [EnqueueItem(binding="MAIL", payload=i, concurrency_key=f"k{i}") for i in range(250)]
+    )]  # fmt: skip
+    messages = engine.tick().dispatches
+    assert len(messages) == 250
+    for m in messages:
+        engine.report(m.job_id, m.attempt, Failed(error="again"))
+    assert engine.mutate_many("cancel", ids).ok == ids
+    assert len(engine.changes(500)) == 250  # snapshots read the attempts of 250 jobs
+    assert 60 < sql.most <= MAX_BOUND_PARAMETERS, sql.most  # the chunked statements ran, none too wide

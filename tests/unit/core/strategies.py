@@ -69,7 +69,7 @@ def job_specs(draw: st.DrawFn, now: int) -> JobSpec:
     return JobSpec(
         payload=draw(st.none() | st.integers(0, 9) | st.fixed_dictionaries({"n": st.integers(0, 9)})),
         id=draw(st.none() | st.none() | st.none() | explicit_ids()),
-        priority=draw(st.none() | st.sampled_from([-1, 0, 1, 5])),
+        priority=draw(st.none() | st.integers(-100, 100)),
         max_attempts=draw(st.none() | st.integers(1, 3)),
         backoff=draw(st.none() | backoffs()),
         timeout_ms=draw(st.none() | st.sampled_from([100, 1_000, 5_000])),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tsumugi_core.backoff import RetryDecision, backoff_delay_ms, next_retry
-from tsumugi_core.options import ExponentialBackoff, FixedBackoff
+from tsumugi_core.options import MAX_SAFE_INTEGER, ExponentialBackoff, FixedBackoff
 
 
 @pytest.mark.parametrize(("attempts", "delay"), [(1, 1000), (2, 2000), (3, 4000), (4, 8000)])
@@ -39,3 +39,8 @@ def test_attempts_reaching_max_are_exhausted() -> None:
         exhausted=True, retry_at=None
     )
     assert next_retry(4, 3, ExponentialBackoff(), now=0, rand=0.5).exhausted is True
+
+
+def test_a_huge_backoff_caps_the_retry_instant_at_max_safe_integer() -> None:
+    backoff = FixedBackoff(delay_ms=MAX_SAFE_INTEGER, jitter=False)
+    assert next_retry(1, 3, backoff, now=1_000_000, rand=0.5).retry_at == MAX_SAFE_INTEGER

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -11,11 +12,15 @@ from tsumugi_core.options import (
     DEFAULTS,
     MAX_KEY_CHARS,
     MAX_PAYLOAD_BYTES,
+    MAX_SAFE_INTEGER,
     EnqueueItem,
     EnqueueValidationError,
     ExponentialBackoff,
     FixedBackoff,
     Guarantee,
+    check_instant,
+    check_priority,
+    later_instant,
     normalize_enqueue,
     validate_enqueue,
 )
@@ -37,6 +42,45 @@ def test_defaults_are_the_originals() -> None:
     assert job.payload_json == '{"n":1}'
 
 
+def test_computed_instants_are_capped_at_max_safe_integer() -> None:
+    job = normalize_enqueue(item(delay_ms=MAX_SAFE_INTEGER, expires_in_ms=MAX_SAFE_INTEGER), now=1000)
+    assert (job.run_after, job.expires_at) == (MAX_SAFE_INTEGER, MAX_SAFE_INTEGER)
+    assert later_instant(1000, 5) == 1005
+
+
+def _run_after(value: object) -> int:
+    return check_instant("run_after", value)
+
+
+@pytest.mark.parametrize(
+    ("check", "value", "message"),
+    [
+        (_run_after, -1, "run_after must not be negative"),
+        (
+            _run_after,
+            2**64,
+            f"run_after must be between 0 and {MAX_SAFE_INTEGER}",
+        ),
+        (_run_after, 1.0, "run_after must be an integer, got 1.0"),
+        (check_priority, 2**64, f"priority must be between -{MAX_SAFE_INTEGER} and {MAX_SAFE_INTEGER}"),
+        (check_priority, "1", "priority must be an integer, got '1'"),
+    ],
+)
+def test_the_shared_instant_and_priority_checks_name_the_field(
+    check: Callable[[object], int], value: object, message: str
+) -> None:
+    with pytest.raises(EnqueueValidationError) as caught:
+        check(value)
+    assert str(caught.value) == message
+
+
+def test_the_shared_checks_return_valid_values() -> None:
+    assert (check_instant("run_after", MAX_SAFE_INTEGER), check_priority(-MAX_SAFE_INTEGER)) == (
+        MAX_SAFE_INTEGER,
+        -MAX_SAFE_INTEGER,
+    )
+
+
 def test_run_after_and_expiry_are_resolved_against_now() -> None:
     assert normalize_enqueue(item(delay_ms=500), now=1000).run_after == 1500
     assert normalize_enqueue(item(run_at=7), now=1000).run_after == 7
@@ -53,6 +97,9 @@ BAD = [
     ({"timeout_ms": 0}, "timeout_ms must be at least 1"),
     ({"delay_ms": -1}, "delay_ms must not be negative"),
     ({"run_at": -5}, "run_at must not be negative"),
+    ({"run_at": 2**53}, f"run_at must be between 0 and {MAX_SAFE_INTEGER}"),
+    ({"delay_ms": 2**53}, f"delay_ms must be between 0 and {MAX_SAFE_INTEGER}"),
+    ({"max_attempts": 2**53}, f"max_attempts must be between 1 and {MAX_SAFE_INTEGER}"),
     ({"run_at": 5, "delay_ms": 1}, "run_at and delay_ms are mutually exclusive"),
     ({"expires_at": 5, "expires_in_ms": 1}, "expires_at and expires_in_ms are mutually exclusive"),
     ({"expires_in_ms": 0}, "expires_in_ms must be at least 1"),

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tsumugi_dev.do_sql import SqlError, SqlStorage
+from tsumugi_dev.do_sql import MAX_BOUND_PARAMETERS, SqlError, SqlStorage
 from tsumugi_dev.jsdict import JsDict
 
 
@@ -48,3 +48,20 @@ def test_bindings_are_checked_and_writes_counted(sql: SqlStorage) -> None:
         sql.exec("SELECT ?", {"a": 1})
     with pytest.raises(SqlError):
         sql.exec("SELECT 1; SELECT ?", 1)  # bindings only with a single statement
+
+
+def test_a_statement_takes_at_most_100_bound_parameters_as_in_workerd(sql: SqlStorage) -> None:
+    marks = ", ".join("?" * MAX_BOUND_PARAMETERS)
+    assert sql.exec(f"SELECT COUNT(*) AS n FROM t WHERE k IN ({marks})", *["plain"] * 100).one()["n"] == 1
+    with pytest.raises(SqlError, match="too many SQL variables: 101 bound parameters, at most 100"):
+        sql.exec(f"SELECT k FROM t WHERE k IN ({marks}, ?)", *["plain"] * 101)
+    with pytest.raises(SqlError, match=r"variable number must be between \?1 and \?100"):
+        sql.exec("SELECT ?101 AS v", *range(100))  # a placeholder past 100 fails when prepared
+
+
+@pytest.mark.parametrize("value", [2**63, -(2**63) - 1, 2**64])
+def test_an_integer_sqlite_cannot_store_is_a_sql_error(sql: SqlStorage, value: int) -> None:
+    with pytest.raises(SqlError, match="too large"):
+        sql.exec("INSERT INTO t (k, r) VALUES ('big', ?)", value)
+    assert sql.exec("SELECT COUNT(*) AS n FROM t WHERE k = 'big'").one()["n"] == 0
+    assert sql.exec("SELECT ? AS v", 2**63 - 1).one()["v"] == 2**63 - 1

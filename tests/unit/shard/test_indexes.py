@@ -17,7 +17,14 @@ from shard_world import World
 from tsumugi_core.options import EnqueueItem
 from tsumugi_core.policy import PolicyPatch
 from tsumugi_dev.do_sql import SqlStorage
-from tsumugi_scheduler.shard.queries import COMPLETE_QUERY, DISPATCH_QUERY, OVERVIEW_QUERY
+from tsumugi_scheduler.shard.queries import (
+    COMPLETE_QUERY,
+    DISPATCH_QUERY,
+    LEVEL_HEADS,
+    NEXT_READY_LEVEL,
+    OLDEST_READY,
+    OVERVIEW_QUERY,
+)
 from tsumugi_scheduler.shard.records import Failed, Succeeded
 
 QUERIES = [
@@ -37,6 +44,8 @@ QUERIES = [
         (0, 10, 5),
         "job_ready",
     ),
+    (OLDEST_READY, (10, 5), "job_eligible (eligible_at<?)"),
+    (LEVEL_HEADS, (0, 10, 5), "job_ready (priority=? AND eligible_at<?)"),
     (
         "SELECT * FROM job INDEXED BY job_silence WHERE state IN ('QUEUED', 'RUNNING') AND silence_at <= ?"
         " ORDER BY silence_at LIMIT 5",
@@ -64,6 +73,14 @@ def test_each_hot_query_uses_its_index(world: World, query: str, params: tuple[A
     plan = " | ".join(_plan(world.sql, query, params))
     assert f"INDEX {index}" in plan, plan
     assert "SCAN job" not in plan, plan
+
+
+def test_the_next_ready_level_is_a_skip_scan_of_index_seeks(world: World) -> None:
+    plan = _plan(world.sql, NEXT_READY_LEVEL, (5, 10, 100))
+    job_lines = [line for line in plan if " job " in f"{line} "]
+    # The first and next lower level (priority<?), and "does the level hold a ready job" (twice).
+    assert len(job_lines) == 4, plan
+    assert all(line.startswith("SEARCH job USING INDEX job_ready (priority") for line in job_lines), plan
 
 
 def test_the_overview_is_one_statement_of_indexed_lookups(world: World) -> None:

@@ -122,6 +122,26 @@ def test_performer_retry_control(world: World) -> None:
     assert world.engine.report(later, 2, Failed(error="429", retry_at=T0 + 99_000)).state == JobState.FAILED
 
 
+def test_a_performer_retry_at_in_the_past_means_now(world: World) -> None:
+    job_id = world.enqueue()
+    world.dispatch()
+    world.clock.advance(5_000)
+    answer = world.engine.report(job_id, 1, Failed(error="429", retry_at=T0 - 60_000))
+    job = world.engine.get(job_id)
+    assert job is not None
+    assert (answer.state, job.run_after, job.eligible_at) == (JobState.SCHEDULED, T0 + 5_000, T0 + 5_000)
+
+
+def test_claim_refuses_a_queued_job_with_a_pending_cancel(world: World) -> None:
+    # Reachable: cancelling a QUEUED at-least-once job only asks it to stop (A6), and claim is open to any
+    # guarantee, so a late claim must not start a job the operator already cancelled.
+    job_id = world.enqueue()
+    [m] = world.dispatch()
+    assert world.engine.cancel(job_id).requested is True
+    assert world.engine.claim(job_id, m.attempt) is False
+    assert world.engine.get(job_id).state == JobState.QUEUED  # type: ignore[union-attr]
+
+
 def test_heartbeat_extends_the_deadline_and_clamps_progress(world: World) -> None:
     job_id = world.enqueue(timeout_ms=1000)
     world.dispatch()

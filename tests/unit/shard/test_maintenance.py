@@ -10,6 +10,7 @@ from tsumugi_core.options import RateLimit
 from tsumugi_core.policy import Policy, PolicyPatch, Retention, ShardSettings
 from tsumugi_core.states import JobState
 from tsumugi_scheduler.shard.records import Failed, FailureNotice, NoticeConfig, SettledNotice, Succeeded
+from tsumugi_scheduler.shard.tick import MAX_MAINTENANCE_PER_TICK
 
 SILENT = 60_000 + 30_000  # default timeout + reaper grace
 
@@ -102,6 +103,16 @@ def test_expiry_cancels_waiting_jobs_and_asks_dispatched_ones_to_stop(world: Wor
     world.clock.advance(30_000)
     world.engine.tick()
     assert state(world, running) == JobState.CANCELLED
+
+
+def test_jobs_expired_beyond_one_ticks_maintenance_bound_are_never_dispatched(world: World) -> None:
+    count = MAX_MAINTENANCE_PER_TICK + 50
+    ids = [world.enqueue(expires_at=T0 + 1000) for _ in range(count)]
+    world.clock.advance(1000)  # exactly at expires_at: expired (expiry uses expires_at <= now)
+    assert world.dispatch() == []  # 200 cancelled by expiry, the other 50 skipped by the dispatch filter
+    assert sum(state(world, i) == JobState.CANCELLED for i in ids) == MAX_MAINTENANCE_PER_TICK
+    assert world.dispatch() == []
+    assert {state(world, i) for i in ids} == {JobState.CANCELLED}
 
 
 def test_an_unclaimed_at_most_once_job_both_expired_and_silent_ends_cancelled(world: World) -> None:

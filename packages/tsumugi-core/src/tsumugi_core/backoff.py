@@ -14,7 +14,7 @@ import math
 
 import msgspec
 
-from tsumugi_core.options import Backoff, FixedBackoff
+from tsumugi_core.options import Backoff, FixedBackoff, later_instant
 
 __all__ = ["RetryDecision", "backoff_delay_ms", "next_retry"]
 
@@ -64,8 +64,11 @@ def next_retry(attempts: int, max_attempts: int, backoff: Backoff, now: int, ran
         rand: A uniform number in ``[0, 1)`` for jitter.
 
     Returns:
-        ``exhausted`` when ``attempts >= max_attempts``, else the instant of the next try.
+        ``exhausted`` when ``attempts >= max_attempts``, else the instant of the next try (at most
+        MAX_SAFE_INTEGER, however large the backoff).
     """
     if attempts >= max_attempts:
         return RetryDecision(exhausted=True, retry_at=None)
-    return RetryDecision(exhausted=False, retry_at=now + backoff_delay_ms(attempts, backoff, rand))
+    return RetryDecision(
+        exhausted=False, retry_at=later_instant(now, backoff_delay_ms(attempts, backoff, rand))
+    )

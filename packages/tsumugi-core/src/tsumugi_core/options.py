@@ -42,6 +42,9 @@ __all__ = [
     "Guarantee",
     "NewJob",
     "RateLimit",
+    "check_instant",
+    "check_priority",
+    "later_instant",
     "normalize_enqueue",
     "validate_enqueue",
 ]
@@ -187,12 +190,36 @@ def _check_int(field: str, value: object, minimum: int | None = None) -> int:
         raise EnqueueValidationError(field, f"must be an integer, got {value!r}")
     number: int = value  # type: ignore[assignment]  # narrowed by _is_int
     if abs(number) > MAX_SAFE_INTEGER:
-        raise EnqueueValidationError(field, f"must be between -{MAX_SAFE_INTEGER} and {MAX_SAFE_INTEGER}")
+        low = -MAX_SAFE_INTEGER if minimum is None else minimum
+        raise EnqueueValidationError(field, f"must be between {low} and {MAX_SAFE_INTEGER}")
     if minimum == 1 and number < 1:
         raise EnqueueValidationError(field, "must be at least 1")
     if minimum == 0 and number < 0:
         raise EnqueueValidationError(field, "must not be negative")
     return number
+
+
+def check_instant(field: str, value: object) -> int:
+    """An epoch-ms instant as enqueue takes it (``run_at``, ``expires_at``): an integer in 0..MAX_SAFE_INTEGER.
+
+    Raises:
+        EnqueueValidationError: naming ``field`` and the broken rule.
+    """
+    return _check_int(field, value, 0)
+
+
+def check_priority(value: object, field: str = "priority") -> int:
+    """A priority as enqueue takes it: an integer in -MAX_SAFE_INTEGER..MAX_SAFE_INTEGER.
+
+    Raises:
+        EnqueueValidationError: naming ``field`` and the broken rule.
+    """
+    return _check_int(field, value)
+
+
+def later_instant(now: int, wait_ms: int) -> int:
+    """``now + wait_ms``, capped at MAX_SAFE_INTEGER so a computed instant stays storable and JS-safe."""
+    return min(MAX_SAFE_INTEGER, now + wait_ms)
 
 
 def _check_key(field: str, value: object) -> None:
@@ -225,7 +252,7 @@ def _check_backoff(backoff: object) -> None:
 
 def _check_numbers(item: EnqueueOptions) -> None:
     if item.priority is not None:
-        _check_int("priority", item.priority)
+        check_priority(item.priority)
     if item.max_attempts is not None:
         _check_int("max_attempts", item.max_attempts, 1)
     if item.timeout_ms is not None:
@@ -233,11 +260,11 @@ def _check_numbers(item: EnqueueOptions) -> None:
     if item.delay_ms is not None:
         _check_int("delay_ms", item.delay_ms, 0)
     if item.run_at is not None:
-        _check_int("run_at", item.run_at, 0)
+        check_instant("run_at", item.run_at)
     if item.run_at is not None and item.delay_ms is not None:
         raise EnqueueValidationError("run_at", "and delay_ms are mutually exclusive")
     if item.expires_at is not None:
-        _check_int("expires_at", item.expires_at, 0)
+        check_instant("expires_at", item.expires_at)
     if item.expires_in_ms is not None:
         _check_int("expires_in_ms", item.expires_in_ms, 1)
     if item.expires_at is not None and item.expires_in_ms is not None:
@@ -301,7 +328,7 @@ def normalize_enqueue(item: EnqueueItem, now: int) -> NewJob:
     """Validate ``item`` and apply the defaults, as of the instant ``now``.
 
     ``run_after`` is ``run_at``, else ``now + delay_ms``, else ``now``; ``expires_at`` is the given instant
-    or ``now + expires_in_ms``.
+    or ``now + expires_in_ms``. Computed instants are capped at MAX_SAFE_INTEGER.
 
     Raises:
         EnqueueValidationError: the first broken rule, naming the field.
@@ -309,10 +336,10 @@ def normalize_enqueue(item: EnqueueItem, now: int) -> NewJob:
     _check_strings(item)
     _check_numbers(item)
     payload_json = _encode_payload(item.payload)
-    run_after = item.run_at if item.run_at is not None else now + (item.delay_ms or 0)
+    run_after = item.run_at if item.run_at is not None else later_instant(now, item.delay_ms or 0)
     expires_at = item.expires_at
     if item.expires_in_ms is not None:
-        expires_at = now + item.expires_in_ms
+        expires_at = later_instant(now, item.expires_in_ms)
     return NewJob(
         binding=item.binding,
         payload_json=payload_json,

@@ -5,6 +5,9 @@ objects (``JsDict`` in Python), with ``one()``, ``toArray()``, ``raw()``, iterat
 ``rowsRead`` and ``rowsWritten``; ``databaseSize`` gives the file size; ``transactionSync(fn)`` runs ``fn``
 atomically and rolls back when it raises. ``BEGIN``/``COMMIT``/``SAVEPOINT`` are refused inside ``exec``.
 
+As strict as workerd where stdlib sqlite3 is laxer: a statement takes at most ``MAX_BOUND_PARAMETERS`` (100)
+bound parameters, and an integer SQLite cannot store is a ``SqlError``, not the driver's ``OverflowError``.
+
 Values cross the JS boundary as JS numbers, so Pyodide hands an integral REAL back as ``int``; this emulation
 does the same, so code that runs here also copes with what Cloudflare returns.
 """
@@ -16,11 +19,16 @@ import re
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 from tsumugi_dev.jsdict import JsDict
 
+__all__ = ["MAX_BOUND_PARAMETERS", "SqlCursor", "SqlError", "SqlStorage"]
+
 T = TypeVar("T")
+
+MAX_BOUND_PARAMETERS: Final = 100
+"""Most bound parameters one statement may take in a Durable Object (workerd refuses the 101st)."""
 
 _WRITE_PREFIX = re.compile(r"^\s*(?:--[^\n]*\n\s*)*(INSERT|UPDATE|DELETE|REPLACE|CREATE|DROP|ALTER)\b", re.I)
 _TX_STATEMENT = re.compile(r"^\s*(BEGIN|COMMIT|END|ROLLBACK|SAVEPOINT|RELEASE)\b", re.I)
@@ -134,6 +142,8 @@ class SqlStorage:
             "PRAGMA journal_mode=WAL" if self._path != ":memory:" else "PRAGMA journal_mode=MEMORY"
         )
         self._conn.execute("PRAGMA synchronous=NORMAL")
+        # workerd caps host parameters at 100, so "?101" (or a 101st "?") fails when the statement is prepared.
+        self._conn.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, MAX_BOUND_PARAMETERS)
         # A checkpoint costs two fsyncs (~10 ms on a VM disk); at SQLite's default of one per 1,000 WAL pages a
         # busy shard spent a third of its time in them. Every 10,000 pages (~40 MiB) keeps the same guarantee
         # under synchronous=NORMAL (a killed process loses nothing; a power loss may roll back recent commits,
@@ -151,6 +161,10 @@ class SqlStorage:
         return int(page_count) * int(page_size)
 
     def exec(self, query: str, *bindings: Any) -> SqlCursor:
+        if len(bindings) > MAX_BOUND_PARAMETERS:
+            raise SqlError(
+                f"too many SQL variables: {len(bindings)} bound parameters, at most {MAX_BOUND_PARAMETERS}"
+            )
         if bindings:  # a statement with bindings is run as one statement, as before
             return self._exec_one(query, _check_bindings(bindings))
         statements = _split_cached(query)
@@ -170,6 +184,8 @@ class SqlStorage:
             cur = self._conn.execute(statement, params)
             rows = cur.fetchall()
         except sqlite3.Error as exc:
+            raise SqlError(f"{exc}: {statement.strip()[:200]}") from exc
+        except OverflowError as exc:  # an int beyond SQLite's 64-bit INTEGER, refused at bind time
             raise SqlError(f"{exc}: {statement.strip()[:200]}") from exc
         names = [d[0] for d in cur.description] if cur.description else []
         if is_write:

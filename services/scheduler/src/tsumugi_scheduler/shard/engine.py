@@ -16,7 +16,13 @@ import msgspec
 
 from tsumugi_core.clock import Clock, IdSource, RandomSource
 from tsumugi_core.ids import format_job_id, parse_job_id
-from tsumugi_core.options import EnqueueItem, EnqueueValidationError, NewJob, normalize_enqueue
+from tsumugi_core.options import (
+    MAX_SAFE_INTEGER,
+    EnqueueItem,
+    EnqueueValidationError,
+    NewJob,
+    normalize_enqueue,
+)
 from tsumugi_core.policy import ShardSettings, validate_settings
 from tsumugi_core.states import JobState
 from tsumugi_core.wake import next_wake_at, sweep_wake_at
@@ -129,7 +135,9 @@ class JobShardEngine(ShardOperations):
         """Record the outcome of the live attempt; late, duplicate or foreign reports are ignored."""
 
         def run() -> ReportAnswer:
-            if isinstance(outcome, Succeeded) and isinstance(attempt, int):  # pyright: ignore[reportUnnecessaryIsInstance]
+            # Only an attempt number SQLite can bind takes the one-statement path; any other is not live anyway.
+            bindable = isinstance(attempt, int) and 0 < attempt <= MAX_SAFE_INTEGER  # pyright: ignore[reportUnnecessaryIsInstance]
+            if isinstance(outcome, Succeeded) and bindable:
                 stored = encode_result(outcome.result)
                 if stored is not None or outcome.result is None:  # nothing lost, so no run must fail it
                     return self._complete(job_id, attempt, stored)

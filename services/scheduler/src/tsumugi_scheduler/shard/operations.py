@@ -14,7 +14,7 @@ from typing import Any, Literal
 import msgspec
 
 from tsumugi_core.clock import Clock
-from tsumugi_core.options import EnqueueValidationError, Guarantee
+from tsumugi_core.options import MAX_SAFE_INTEGER, Guarantee, check_instant, check_priority
 from tsumugi_core.policy import PolicyPatch, ShardSettings, combine_patches, merge_settings, validate_settings
 from tsumugi_core.states import RETRYABLE_STATES, JobState
 from tsumugi_scheduler.shard.changes import NoticeWriter, transition
@@ -41,6 +41,12 @@ CODE_SETTINGS_KEY, PINS_KEY = "code_settings", "pins"
 _INFLIGHT = (JobState.QUEUED, JobState.RUNNING)
 _settings_decoder = msgspec.json.Decoder(ShardSettings)
 _patch_decoder = msgspec.json.Decoder(PolicyPatch)
+
+
+def _storable(value: int, low: int = -MAX_SAFE_INTEGER) -> int:
+    """A feed position or limit clamped into SQLite's (and JavaScript's) safe range: acking or reading past the
+    end means "everything", and a bare OverflowError from the driver would abort the command."""
+    return max(low, min(MAX_SAFE_INTEGER, value))
 
 
 class ShardOperations:
@@ -145,11 +151,12 @@ class ShardOperations:
         """Move a SCHEDULED job's run_after (and priority); id and unique reservation stay.
 
         Raises:
-            EnqueueValidationError: ``run_after`` or ``priority`` is not an integer.
+            EnqueueValidationError: ``run_after`` is not an instant enqueue accepts (an integer in
+                0..MAX_SAFE_INTEGER) or ``priority`` is not a priority enqueue accepts.
         """
-        for field, value in (("run_after", run_after), ("priority", priority)):
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int)):  # pyright: ignore[reportUnnecessaryIsInstance]
-                raise EnqueueValidationError(field, f"must be an integer, got {value!r}")
+        check_instant("run_after", run_after)
+        if priority is not None:
+            check_priority(priority)
 
         def run() -> MutationAnswer:
             job = self._store.job(job_id)
@@ -202,28 +209,28 @@ class ShardOperations:
 
     def changes(self, limit: int = 200) -> list[JobSnapshot]:
         """The projection feed: the latest snapshot of every job changed since the last ack, by seq."""
-        return snapshots(self._store, self._projected_seq(), limit)
+        return snapshots(self._store, self._projected_seq(), _storable(limit, 0))
 
     def ack_changes(self, up_to_seq: int) -> None:
         """Mark the projection done up to ``up_to_seq`` (finished jobs may then be swept)."""
-        value = str(max(up_to_seq, self._projected_seq()))
+        value = str(max(_storable(up_to_seq), self._projected_seq()))
         self._store.atomically(lambda: self._save(PROJECTED_SEQ_KEY, value))
 
     def notices(self, limit: int = 200) -> list[NoticeRecord]:
         """Pending notice outbox rows, oldest first."""
-        return notice_records(self._store.outbox("notice", 0, limit))
+        return notice_records(self._store.outbox("notice", 0, _storable(limit, 0)))
 
     def ack_notices(self, up_to_seq: int) -> None:
         """Drop notice rows up to ``up_to_seq`` once their jobs were enqueued."""
-        self._store.atomically(lambda: self._store.ack("notice", up_to_seq))
+        self._store.atomically(lambda: self._store.ack("notice", _storable(up_to_seq)))
 
     def run_events(self, limit: int = 200) -> list[RunEventRecord]:
         """Pending job -> run events, oldest first."""
-        return run_event_records(self._store.outbox("run_event", 0, limit))
+        return run_event_records(self._store.outbox("run_event", 0, _storable(limit, 0)))
 
     def ack_run_events(self, up_to_seq: int) -> None:
         """Drop run events up to ``up_to_seq`` once delivered."""
-        self._store.atomically(lambda: self._store.ack("run_event", up_to_seq))
+        self._store.atomically(lambda: self._store.ack("run_event", _storable(up_to_seq)))
 
     def diagnostics(self) -> ShardDiagnostics:
         """Counts by state, outbox backlog and what held dispatch back last."""

@@ -13,7 +13,7 @@ import msgspec
 
 from tsumugi_core.backoff import next_retry
 from tsumugi_core.errors import RESULT_NOT_STORABLE_ERROR, truncate_error
-from tsumugi_core.options import MAX_RESULT_CHARS, Backoff
+from tsumugi_core.options import MAX_RESULT_CHARS, MAX_SAFE_INTEGER, Backoff
 from tsumugi_core.states import JobState
 from tsumugi_scheduler.shard.changes import NoticeWriter, transition
 from tsumugi_scheduler.shard.port import JobChange
@@ -56,7 +56,10 @@ def _failure(job: JobRow, failed: Failed, now: int, rand: float, notices: Notice
     if decision.exhausted or decision.retry_at is None:
         base["reason"] = f"attempts exhausted ({attempts}/{job.max_attempts})"
         return transition(job, JobState.FAILED, now, notices, base, log)
-    retry_at = decision.retry_at if failed.retry_at is None else max(now, failed.retry_at)
+    # A performer's retry_at in the past means now; far in the future it is capped like any computed instant.
+    retry_at = (
+        decision.retry_at if failed.retry_at is None else min(MAX_SAFE_INTEGER, max(now, failed.retry_at))
+    )
     base.update(run_after=retry_at, eligible_at=max(job.created_at, retry_at), dispatched_at=None)
     return transition(job, JobState.SCHEDULED, now, notices, base, log)
 

@@ -141,7 +141,11 @@ class ShardStore(Protocol):
     def ready_window(
         self, now: int, want: int, aging_interval_ms: int | None, *, key_buckets: bool = False
     ) -> ReadyWindow:
-        """The best ``want`` ready jobs by priority with aging, read through level heads, and in-flight counts."""
+        """The best ``want`` ready jobs by priority with aging, and in-flight counts.
+
+        Read through the heads of the levels that hold a ready job; when a per-tick bound cuts that walk short
+        the ``want`` longest-waiting ready jobs are added, so an aged job is never out of reach.
+        """
         ...
 
     def dispatch(

@@ -21,6 +21,9 @@ __all__ = [
     "INFLIGHT",
     "INSERT_JOB",
     "JOB_COLUMNS",
+    "LEVEL_HEADS",
+    "NEXT_READY_LEVEL",
+    "OLDEST_READY",
     "OVERVIEW_QUERY",
     "STATE_INDEX",
     "SWEEPABLE",
@@ -44,6 +47,27 @@ INFLIGHT: Final = "state IN ('QUEUED', 'RUNNING')"
 # and walks every SCHEDULED row, which makes a tick O(backlog) (tests/unit/shard/test_indexes.py).
 BY_ELIGIBLE: Final = "INDEXED BY job_eligible WHERE state = 'SCHEDULED'"
 BY_LEVEL: Final = "INDEXED BY job_ready WHERE state = 'SCHEDULED'"
+LEVEL_HEADS: Final = (
+    f"SELECT {HEAD_COLUMNS} FROM job {BY_LEVEL} AND priority = ? AND eligible_at <= ?"
+    " ORDER BY eligible_at, created_at, id LIMIT ?"
+)
+"""The best ready jobs of one level: within a level, aging makes the oldest the best (ADR-0011)."""
+OLDEST_READY: Final = (
+    f"SELECT {HEAD_COLUMNS} FROM job {BY_ELIGIBLE} AND eligible_at <= ? ORDER BY eligible_at LIMIT ?"
+)
+"""The longest-waiting ready jobs, whatever their level: the aged jobs a capped level walk could miss."""
+_LEVEL_BELOW: Final = f"SELECT MAX(priority) FROM job {BY_LEVEL} AND priority < "
+_READY_AT_LEVEL: Final = f"SELECT 1 FROM job {BY_LEVEL} AND priority = level.p AND eligible_at <= ?2"
+NEXT_READY_LEVEL: Final = (
+    # A skip scan over job_ready: each step is two index seeks (the next lower level, and whether it holds a
+    # job with eligible_at <= now), so levels holding only delayed jobs are passed over inside one statement
+    # without reading their rows. ?1 = exclusive upper bound, ?2 = now, ?3 = most levels to look at.
+    f"WITH RECURSIVE level(p, n) AS (SELECT ({_LEVEL_BELOW}?1), 1"
+    f" UNION ALL SELECT ({_LEVEL_BELOW}level.p), level.n + 1 FROM level"
+    f" WHERE level.p IS NOT NULL AND level.n < ?3 AND NOT EXISTS ({_READY_AT_LEVEL}))"
+    f" SELECT p AS level, n AS probes, EXISTS ({_READY_AT_LEVEL}) AS ready FROM level ORDER BY n DESC LIMIT 1"
+)
+"""The highest level below ?1 holding a ready job (``ready`` = 1), or the last level looked at within ?3 probes."""
 ACTIVE_EXPIRY: Final = (
     "expires_at IS NOT NULL AND cancel_requested_at IS NULL AND state IN ('SCHEDULED', 'QUEUED', 'RUNNING')"
 )

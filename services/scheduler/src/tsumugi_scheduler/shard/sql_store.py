@@ -11,8 +11,8 @@ from typing import Any, Final, TypeVar
 
 import msgspec
 
-from tsumugi_core.priority import aging_bound, effective_priority
 from tsumugi_core.throttle import TokenBucket
+from tsumugi_scheduler.shard.level_walk import ready_rows
 from tsumugi_scheduler.shard.port import (
     CompletedJob,
     DueJobs,
@@ -24,11 +24,8 @@ from tsumugi_scheduler.shard.port import (
 )
 from tsumugi_scheduler.shard.queries import (
     ACTIVE_EXPIRY,
-    BY_ELIGIBLE,
-    BY_LEVEL,
     COMPLETE_QUERY,
     DISPATCH_QUERY,
-    HEAD_COLUMNS,
     INFLIGHT,
     INSERT_JOB,
     OVERVIEW_QUERY,
@@ -38,12 +35,10 @@ from tsumugi_scheduler.shard.queries import (
 from tsumugi_scheduler.shard.records import EnqueueResult
 from tsumugi_scheduler.shard.schema import DDL, AttemptRow, JobRow
 
-__all__ = ["MAX_LEVELS_PER_TICK", "PROJECTED_SEQ_KEY", "SqlShardStore"]
+__all__ = ["PROJECTED_SEQ_KEY", "SqlShardStore"]
 
 T = TypeVar("T")
 
-MAX_LEVELS_PER_TICK: Final = 64
-"""Priority levels one dispatch read may visit; bounds a tick when many levels hold only delayed jobs."""
 PROJECTED_SEQ_KEY: Final = "projected_seq"
 MAX_ATTEMPTS_PER_SNAPSHOT: Final = 20
 _BIND_CHUNK: Final = 90  # workerd refuses statements with more than 100 bound parameters
@@ -202,29 +197,7 @@ class SqlShardStore:
         ).toArray()
         return {str(row["id"]): row for row in rows}
 
-    def _level_heads(self, level: int, now: int, limit: int) -> list[Mapping[str, Any]]:
-        return list(
-            self._sql.exec(
-                f"SELECT {HEAD_COLUMNS} FROM job {BY_LEVEL} AND priority = ? AND eligible_at <= ?"
-                " ORDER BY eligible_at, created_at, id LIMIT ?",
-                level,
-                now,
-                limit,
-            ).toArray()
-        )
-
-    def _next_level(self, below: int | None) -> int | None:
-        if below is None:
-            return self._scalar(f"SELECT MAX(priority) AS v FROM job {BY_LEVEL}")
-        return self._scalar(f"SELECT MAX(priority) AS v FROM job {BY_LEVEL} AND priority < ?", below)
-
-    def ready_window(
-        self, now: int, want: int, aging_interval_ms: int | None, *, key_buckets: bool = False
-    ) -> ReadyWindow:
-        """Merge level heads, highest level first, until no lower level can reach the ``want``-th best job.
-
-        With ``key_buckets`` the stored per-key buckets of the window's concurrency keys come along.
-        """
+    def _in_flight(self) -> tuple[int, dict[str, int]]:
         by_key: dict[str, int] = {}
         in_flight = 0
         for row in self._sql.exec(
@@ -233,24 +206,17 @@ class SqlShardStore:
             in_flight += int(row["n"])
             if row["k"] is not None:
                 by_key[str(row["k"])] = int(row["n"])
-        rows: list[Mapping[str, Any]] = []
-        oldest = self._scalar(f"SELECT MIN(eligible_at) AS v FROM job {BY_ELIGIBLE}")
-        if want <= 0 or oldest is None or oldest > now:
-            return ReadyWindow(rows=rows, in_flight=in_flight, in_flight_by_key=by_key)
-        level = self._next_level(None)
-        scores: list[int] = []
-        for _ in range(MAX_LEVELS_PER_TICK):
-            if level is None:
-                break
-            if len(scores) >= want and aging_bound(level, oldest, now, aging_interval_ms) < scores[want - 1]:
-                break
-            heads = self._level_heads(level, now, want)
-            rows.extend(heads)
-            scores.extend(
-                effective_priority(level, int(h["eligible_at"]), now, aging_interval_ms) for h in heads
-            )
-            scores.sort(reverse=True)
-            level = self._next_level(level)
+        return in_flight, by_key
+
+    def ready_window(
+        self, now: int, want: int, aging_interval_ms: int | None, *, key_buckets: bool = False
+    ) -> ReadyWindow:
+        """The best ``want`` ready jobs (``level_walk.ready_rows``) and the in-flight counts.
+
+        With ``key_buckets`` the stored per-key buckets of the window's concurrency keys come along.
+        """
+        in_flight, by_key = self._in_flight()
+        rows = ready_rows(self._sql, now, want, aging_interval_ms)
         keys = [str(r["concurrency_key"]) for r in rows if r["concurrency_key"] is not None]
         found = self.buckets(keys) if key_buckets and keys else {}
         return ReadyWindow(rows=rows, in_flight=in_flight, in_flight_by_key=by_key, key_buckets=found)
