@@ -102,13 +102,16 @@ def attempt_violations(dispatches: Iterable[tuple[str, int]]) -> list[str]:
 
 
 def at_most_once_violations(events: Iterable[tuple[str, str]]) -> list[str]:
-    """Events ``("claim", job)`` (a claim answered True) and ``("retry", job)`` (a manual retry), in order:
-    an at-most-once job starts at most once between manual retries.
+    """Events ``("claim", job)`` (a claim answered True), ``("retry", job)`` (a manual retry or a fresh
+    enqueue of the id) and ``("failure", job)`` (an accepted failure report that scheduled a retry), in order:
+    an at-most-once job starts at most once until a human retries it or its performer reported a failure.
+    A reported failure is a known outcome, so retrying it keeps at-most-once (reference 1.3 step 5 retries
+    every guarantee); only a silent attempt must never be re-run.
     """
     started: defaultdict[str, int] = defaultdict(int)
     problems: list[str] = []
     for kind, job in events:
-        if kind == "retry":
+        if kind in ("retry", "failure"):
             started[job] = 0
         elif kind == "claim":
             started[job] += 1

@@ -272,6 +272,7 @@ class ShardMachine(RuleBasedStateMachine):
         assert after.attempts == self.model.jobs[job_id].attempts, "a report counts one finished attempt"
         if after.state == SCHEDULED:
             self._check_retry_time(job_id, after, retry_at)
+            self.start_events.append(("failure", job_id))
         self._adopt(job_id, after)
 
     def _check_retry_time(self, job_id: str, after: EngineJob, retry_at: int | None) -> None:

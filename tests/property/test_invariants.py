@@ -58,6 +58,7 @@ def test_two_live_attempts_of_one_job_are_reported() -> None:
 def test_second_start_of_an_at_most_once_job_is_reported_unless_retried() -> None:
     assert at_most_once_violations([("claim", "a"), ("claim", "a")])
     assert not at_most_once_violations([("claim", "a"), ("retry", "a"), ("claim", "a"), ("claim", "b")])
+    assert not at_most_once_violations([("claim", "a"), ("failure", "a"), ("claim", "a")])
 
 
 def test_terminal_state_change_is_reported_unless_it_is_a_manual_retry() -> None:
