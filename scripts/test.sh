@@ -20,6 +20,6 @@ uv run --frozen ruff check .
 echo "== import contracts"
 uv run --frozen lint-imports
 echo "== pyright (strict on packages and services)"
-uv run --frozen pyright
+uv run --frozen pyright -p .
 echo "== pytest"
 uv run --frozen pytest "$@"
