@@ -54,7 +54,35 @@ def _to_bytes(body: Body, where: str) -> bytes:
     raise TypeError(f"Unsupported type in {where}: {type(body).__name__}")
 
 
-class Request:
+class _BodyReader:
+    """The body-reading methods ``Request`` and ``Response`` share: each reads the body once."""
+
+    _body: bytes
+    _used: bool
+
+    def _take(self) -> bytes:
+        if self._used:
+            raise OSError("Body already used")
+        self._used = True
+        return self._body
+
+    async def bytes(self) -> bytes:
+        """The body as bytes."""
+        return self._take()
+
+    async def buffer(self) -> bytes:
+        """The body as bytes (an ArrayBuffer on Cloudflare)."""
+        return self._take()
+
+    async def text(self) -> str:
+        """The body decoded as UTF-8."""
+        return self._take().decode()
+
+    async def _json(self, **kwargs: Any) -> Any:
+        return json.loads(await self.text(), **kwargs)
+
+
+class Request(_BodyReader):
     """An HTTP request as a Worker's ``fetch`` handler receives it."""
 
     def __init__(
@@ -121,27 +149,9 @@ class Request:
         """Cloudflare request properties; there are none locally."""
         return None
 
-    def _take(self) -> bytes:
-        if self._used:
-            raise OSError("Body already used")
-        self._used = True
-        return self._body
-
-    async def bytes(self) -> bytes:
-        """The body as bytes."""
-        return self._take()
-
-    async def buffer(self) -> bytes:
-        """The body as bytes (an ArrayBuffer on Cloudflare)."""
-        return self._take()
-
-    async def text(self) -> str:
-        """The body decoded as UTF-8."""
-        return self._take().decode()
-
     async def json(self, **kwargs: Any) -> Any:
         """The body parsed as JSON."""
-        return json.loads(await self.text(), **kwargs)
+        return await self._json(**kwargs)
 
     def clone(self) -> Request:
         """A copy whose body can be read independently."""
@@ -150,7 +160,7 @@ class Request:
         return Request(self)
 
 
-class FetchResponse:
+class FetchResponse(_BodyReader):
     """The response type ``fetch`` returns; ``Response`` is the one Workers build."""
 
     def __init__(self, body: Body, status: int, status_text: str, headers: Headers, url: str = "") -> None:
@@ -200,27 +210,6 @@ class FetchResponse:
     def js_object(self) -> FetchResponse:
         """The underlying object (itself here)."""
         return self
-
-    def _take(self) -> bytes:
-        if self._used:
-            raise OSError("Body already used")
-        self._used = True
-        return self._body
-
-    async def bytes(self) -> bytes:
-        """The body as bytes."""
-        return self._take()
-
-    async def buffer(self) -> bytes:
-        """The body as bytes (an ArrayBuffer on Cloudflare)."""
-        return self._take()
-
-    async def text(self) -> str:
-        """The body decoded as UTF-8."""
-        return self._take().decode()
-
-    async def _json(self) -> Any:
-        return json.loads(await self.text())
 
     def json(self: Any, *args: Any, **kwargs: Any) -> Any:
         """``await response.json()`` parses the body; ``Response.json(data)`` builds one (as in the SDK)."""

@@ -7,39 +7,13 @@ wall clock unless a host (the local runtime's tests) installs another with `use_
 
 from __future__ import annotations
 
-import asyncio
 import random
 import secrets
-import time
-from typing import Protocol
 
 from tsumugi_core.ids import LOCAL_ID_ENTROPY_BYTES, new_local_id
+from tsumugi_performer.entrypoint import SystemTime, TimeSource
 
 __all__ = ["SystemIds", "SystemRandom", "SystemTime", "TimeSource", "time_source", "use_time_source"]
-
-
-class TimeSource(Protocol):
-    """Read the current instant and wait: what the scheduler needs of time."""
-
-    def now_ms(self) -> int:
-        """The current instant in epoch milliseconds."""
-        ...
-
-    async def sleep_ms(self, ms: int) -> None:
-        """Wait ``ms`` milliseconds."""
-        ...
-
-
-class SystemTime:
-    """The wall clock and `asyncio.sleep`."""
-
-    def now_ms(self) -> int:
-        """Milliseconds since the epoch."""
-        return time.time_ns() // 1_000_000
-
-    async def sleep_ms(self, ms: int) -> None:
-        """Sleep on the event loop."""
-        await asyncio.sleep(max(0, ms) / 1000)
 
 
 class SystemIds:
@@ -58,6 +32,8 @@ class SystemRandom:
         return random.random()  # jitter only: not security relevant
 
 
+# The scheduler's own slot, separate from the performer's (``tsumugi_performer.entrypoint.use_time_source``):
+# hosts install and restore the two independently.
 _current: list[TimeSource] = [SystemTime()]
 
 
