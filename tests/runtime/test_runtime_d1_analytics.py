@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from workers import JsDict
 
@@ -114,3 +116,25 @@ def test_analytics_rejects_points_cloudflare_rejects(clock: VirtualClock) -> Non
         dataset.writeDataPoint({"blob": ["x"]})
     with pytest.raises(ValueError, match="only SELECT"):
         AnalyticsStore(":memory:", clock).query("DELETE FROM data_point")
+
+
+async def test_analytics_points_of_one_loop_step_are_stored_together_and_survive_close(
+    clock: VirtualClock, tmp_path
+) -> None:
+    path = tmp_path / "analytics.sqlite"
+    store = AnalyticsStore(path, clock)
+    dataset = AnalyticsEngineDataset(store, "ds")
+    statements: list[str] = []
+    store._conn.set_trace_callback(statements.append)  # pyright: ignore[reportPrivateUsage]
+    for n in range(50):
+        dataset.writeDataPoint({"blobs": [f"b{n}"], "doubles": [float(n)]})
+    assert not any(s.startswith("INSERT") for s in statements)  # buffered until the step ends
+    await asyncio.sleep(0)  # the step ends: one transaction holds all 50
+    assert [s for s in statements if s in ("BEGIN IMMEDIATE", "COMMIT")] == ["BEGIN IMMEDIATE", "COMMIT"]
+    dataset.writeDataPoint({"blobs": ["last"]})
+    assert store.query("SELECT count(*) AS n FROM ds") == [{"n": 51}]  # a read sees every write so far
+    dataset.writeDataPoint({"blobs": ["after close"]})
+    store.close()  # what is still buffered is stored before the file closes
+    reopened = AnalyticsStore(path, clock)
+    assert reopened.query("SELECT count(*) AS n, max(blob1) AS top FROM ds") == [{"n": 52, "top": "last"}]
+    assert reopened.query("SELECT double1, blob2 FROM ds WHERE blob1 = 'b7'") == [{"double1": 7.0, "blob2": None}]

@@ -8,6 +8,7 @@ makes (``count()``, ``sum(_sample_interval)``, ``avg(doubleN)`` grouped by ``blo
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 import re
 import sqlite3
@@ -27,6 +28,12 @@ MAX_BLOB_BYTES = 16 * 1024
 _DATASET_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _BLOBS = ", ".join(f"blob{i} TEXT" for i in range(1, MAX_BLOBS + 1))
 _DOUBLES = ", ".join(f"double{i} REAL NOT NULL DEFAULT 0" for i in range(1, MAX_DOUBLES + 1))
+_INSERT_COLUMNS = (
+    ["dataset", "timestamp", "timestamp_ms", "index1"]
+    + [f"blob{i}" for i in range(1, MAX_BLOBS + 1)]
+    + [f"double{i}" for i in range(1, MAX_DOUBLES + 1)]
+)
+_INSERT = f"INSERT INTO data_point ({', '.join(_INSERT_COLUMNS)}) VALUES ({', '.join('?' * len(_INSERT_COLUMNS))})"
 
 
 class AnalyticsStore:
@@ -41,6 +48,8 @@ class AnalyticsStore:
             f"DEFAULT 1, {_BLOBS}, {_DOUBLES})"
         )
         self._conn.execute("CREATE INDEX IF NOT EXISTS data_point_time ON data_point (dataset, timestamp_ms)")
+        self._pending: list[tuple[Any, ...]] = []
+        self._flush_scheduled = False
 
     def ensure_dataset(self, dataset: str) -> None:
         """Create the view that ``query`` reads ``dataset`` through."""
@@ -53,27 +62,53 @@ class AnalyticsStore:
         )
 
     def write(self, dataset: str, blobs: list[str | None], doubles: list[float], index: str) -> None:
-        """Store one point now."""
+        """Store one point, stamped now.
+
+        Points are buffered and stored together at the end of the current event-loop step (at once when no
+        loop runs), before any ``query``, and on ``close``: ``writeDataPoint`` is fire-and-forget on
+        Cloudflare too, and one transaction per step keeps metrics off the hot path of a busy scheduler.
+        """
         now = self._clock.now_ms()
         stamp = datetime.datetime.fromtimestamp(now / 1000, datetime.UTC).strftime("%Y-%m-%d %H:%M:%S")
-        columns = ["dataset", "timestamp", "timestamp_ms", "index1"]
-        columns += [f"blob{i + 1}" for i in range(len(blobs))] + [
-            f"double{i + 1}" for i in range(len(doubles))
-        ]
-        values: list[Any] = [dataset, stamp, now, index, *blobs, *doubles]
-        marks = ", ".join("?" for _ in values)
-        self._conn.execute(f"INSERT INTO data_point ({', '.join(columns)}) VALUES ({marks})", values)
+        blob_row = [*blobs, *([None] * (MAX_BLOBS - len(blobs)))]
+        double_row = [*doubles, *([0.0] * (MAX_DOUBLES - len(doubles)))]
+        self._pending.append((dataset, stamp, now, index, *blob_row, *double_row))
+        if self._flush_scheduled:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.flush()
+            return
+        self._flush_scheduled = True
+        loop.call_soon(self.flush)
+
+    def flush(self) -> None:
+        """Store every buffered point in one transaction."""
+        self._flush_scheduled = False
+        if not self._pending:
+            return
+        rows, self._pending = self._pending, []
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            self._conn.executemany(_INSERT, rows)
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+        self._conn.execute("COMMIT")
 
     def query(self, sql: str) -> list[JsDict]:
         """Run a read-only query and return rows as dicts."""
         if not sql.lstrip().upper().startswith(("SELECT", "WITH")):
             raise ValueError("query: only SELECT statements are allowed")
+        self.flush()
         cursor = self._conn.execute(sql)
         names = [d[0] for d in cursor.description]
         return [JsDict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
     def close(self) -> None:
-        """Close the file."""
+        """Store what is buffered, then close the file."""
+        self.flush()
         self._conn.close()
 
 
