@@ -139,7 +139,7 @@ def quoted(job_id: str) -> str:
 
 
 class World:
-    """An app, its env and a client; ``tick`` runs every shard's alarm (dispatch + projection)."""
+    """An app, its env and a client; ``tick`` runs every shard's alarm (projection, then dispatch)."""
 
     def __init__(self, folder: Path, clock: SteppedClock, definition: TsumugiDefinition | None = None,
                  *, auth: BearerAuth | None = DEFAULT_AUTH, token: str | None = TOKEN, d1: D1Database | None = None) -> None:  # fmt: skip

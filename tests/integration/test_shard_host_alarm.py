@@ -14,6 +14,7 @@ from tsumugi_dev.d1 import D1Database, apply_d1_migrations
 from tsumugi_dev.do_sql import SqlStorage
 from tsumugi_scheduler import timing
 from tsumugi_scheduler.definition import define_tsumugi
+from tsumugi_scheduler.shard.engine import PROJECTION_HOLD_MS
 from tsumugi_scheduler.shard_host import JobShardHost
 
 NOW = 1_767_225_600_000
@@ -189,3 +190,32 @@ async def test_a_cancelled_first_report_still_applies_the_reports_waiting_on_it(
     engine = host.engine()
     assert engine is not None
     assert [engine.get(i).state.value for i in ids] == ["COMPLETED", "COMPLETED"]  # type: ignore[union-attr]
+
+
+async def read_model_states(host: JobShardHost) -> dict[str, str]:
+    d1 = host._env.TSUMUGI_DB  # pyright: ignore[reportPrivateUsage]
+    answer = await d1.prepare("SELECT id, state FROM job").all()
+    return {row["id"]: row["state"] for row in answer.results}
+
+
+async def test_the_alarm_projects_before_it_dispatches_so_a_short_job_is_never_projected_queued() -> None:
+    host, storage, [job_id] = await dispatched(1)
+    assert await read_model_states(host) == {job_id: "SCHEDULED"}  # projected, then dispatched
+    assert storage.alarm == NOW + PROJECTION_HOLD_MS  # the dispatch alone does not wake the shard
+    assert await host.report(SHARD, job_id, 1, {"ok": True, "result": "hi"}) == {"accepted": True, "state": "COMPLETED"}
+    assert storage.alarm == NOW  # the report does, at once
+    storage.alarm = None
+    engine = host.engine()
+    assert engine is not None
+    assert [s.job.state.value for s in engine.changes()] == ["COMPLETED"]  # QUEUED was overtaken
+    await host.alarm()
+    assert await read_model_states(host) == {job_id: "COMPLETED"}
+
+
+async def test_a_job_still_running_when_the_hold_ends_is_projected_queued(clock: VirtualClock) -> None:
+    host, storage, [job_id] = await dispatched(1)
+    await clock.advance(PROJECTION_HOLD_MS)
+    assert storage.alarm == NOW + PROJECTION_HOLD_MS  # due now
+    storage.alarm = None
+    await host.alarm()
+    assert await read_model_states(host) == {job_id: "QUEUED"}

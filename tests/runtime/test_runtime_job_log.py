@@ -50,7 +50,7 @@ async def test_a_failing_job_logs_each_attempt_with_its_error(
     job_id = await enqueue(runtime, "Boom", None, max_attempts=2)
     await clock.advance(5_000)
     lines = lines_of(caplog, job_id)
-    assert lines[0] == f"job {job_id} QUEUED attempt 1"
+    assert lines[:2] == [f"job {job_id} SCHEDULED attempt 0", f"job {job_id} QUEUED attempt 1"]
     assert f"job {job_id} SCHEDULED attempt 1 error: RuntimeError: intentional failure" in lines
     assert lines[-1] == f"job {job_id} FAILED attempt 2 error: RuntimeError: intentional failure"
     assert all("\n" not in line for line in lines)

@@ -1,13 +1,13 @@
 """The JobShard Durable Object's application shell: decode -> engine command -> encode, then one alarm.
 
 `JobShardHost` wraps a `JobShardEngine` over the object's SQL storage. After every command it arms exactly
-one alarm at the engine's ``next_wake_at`` (or none). ``alarm()`` ticks, sends the dispatch messages
-(``sendBatch``, chunks of 100), projects the change feed into D1 and acks it, writes Analytics Engine points for
+one alarm at the engine's ``next_wake_at`` (or none). ``alarm()`` projects the change feed into D1 and acks
+it, ticks, sends the dispatch messages (``sendBatch``, chunks of 100), writes Analytics Engine points for
 terminal snapshots after the ack (metrics are at-most-once), and enqueues notice jobs with ids derived from
 the notice's feed position so a repeat after a crash is absorbed as a re-enqueue of the same id. A tick that
-raises re-arms in 5 s (workerd retries a failing alarm only a few times). Each projected change is also
-logged as one line (``job <id> <STATE> attempt <n>`` with progress and the error's first line when present)
-on the ``tsumugi.jobs`` logger: ``tsumugi dev`` shows them, and on Cloudflare they land in the Worker's logs.
+raises re-arms in 5 s (workerd retries a failing alarm only a few times). Each dispatch and each projected
+change is also logged as one line (``job <id> <STATE> attempt <n>`` with progress and the error's first line
+when present; a QUEUED change without progress only at dispatch) on the ``tsumugi.jobs`` logger: ``tsumugi dev`` shows them, and on Cloudflare they land in the Worker's logs.
 
 The object learns its name (``<binding>#<shard>``) from the first call, which always carries it, and keeps
 it in its storage for alarms.
@@ -284,9 +284,14 @@ class JobShardHost:
             await self._storage.deleteAlarm()
             return
         try:
-            result = engine.tick()
-            await self._send(engine, result.dispatches)
+            # Project first: the tick's own changes (dispatches) wait for the next alarm, by which time most
+            # short jobs have finished and are projected once (engine.PROJECTION_HOLD_MS).
             await self._project(engine)
+            result = engine.tick()
+            if _job_log.isEnabledFor(logging.INFO):  # dispatches are logged now, not when projected
+                for message in result.dispatches:
+                    _job_log.info("job %s QUEUED attempt %d", message.job_id, message.attempt)
+            await self._send(engine, result.dispatches)
             await self._notify(engine)
         except Exception:
             _log.exception("tick of shard %s failed; retrying in %d ms", self._name, ALARM_RETRY_MS)
@@ -325,7 +330,8 @@ class JobShardHost:
             engine.ack_changes(max(s.job.seq for s in snapshots))
             if _job_log.isEnabledFor(logging.INFO):  # one line per change: build them only when shown
                 for snapshot in snapshots:
-                    _job_log.info("%s", job_event_line(snapshot))
+                    if snapshot.job.state is not JobState.QUEUED or snapshot.job.progress is not None:
+                        _job_log.info("%s", job_event_line(snapshot))  # a bare QUEUED was logged at dispatch
             self._write_metrics([s for s in snapshots if s.job.state in TERMINAL_STATES])
             if len(snapshots) < FEED_BATCH:
                 return

@@ -10,7 +10,7 @@ other attempt are refused without a write.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final
 
 import msgspec
 
@@ -43,9 +43,17 @@ from tsumugi_scheduler.shard.schema import JobRow, new_job_row
 from tsumugi_scheduler.shard.sql_store import SqlShardStore
 from tsumugi_scheduler.shard.tick import MAX_MAINTENANCE_PER_TICK, TickRunner
 
-__all__ = ["JobShardEngine"]
+__all__ = ["PROJECTION_HOLD_MS", "JobShardEngine"]
 
 _INFLIGHT = (JobState.QUEUED, JobState.RUNNING)
+
+PROJECTION_HOLD_MS: Final = 250
+"""How long the job changes a tick made (mostly SCHEDULED -> QUEUED) wait before they alone wake the shard.
+
+The projection runs at the start of a tick, so a tick's own changes go out with the next one: a job that
+finishes before then is projected once, COMPLETED, instead of QUEUED and then COMPLETED. Any other change
+(a report, an enqueue) still wakes the shard at once, and with it the held changes are projected too.
+"""
 
 
 class JobShardEngine(ShardOperations):
@@ -67,6 +75,8 @@ class JobShardEngine(ShardOperations):
         self._dispatch_pending = True  # unknown after a restart: look once
         self._looked_at = -1
         """When dispatch last read the ready jobs: a job eligible since then has not been seen yet."""
+        self._held: tuple[int, int, int] | None = None
+        """The last tick's own job changes (seq after, seq up to) and when their hold ends."""
 
     # enqueue --------------------------------------------------------------------------------------------
 
@@ -191,7 +201,8 @@ class JobShardEngine(ShardOperations):
         """Expire, reap, confirm cancels, dispatch, sweep; send ``dispatches`` after it returns."""
         now = self._clock.now_ms()
 
-        def run() -> TickResult:
+        def run() -> tuple[TickResult, tuple[int, int, int] | None]:
+            first = self._store.last_seq()
             settings = self._settings
             requeued = self._ticker.maintain(now, settings)
             dispatches = self._ticker.dispatch(now, settings, requeued, self._stored)
@@ -201,10 +212,13 @@ class JobShardEngine(ShardOperations):
             self._store.housekeep(now, retention.sweep_after_ms, retention.failed_retention_ms, cursor,
                                   MAX_MAINTENANCE_PER_TICK)  # fmt: skip
             self._dispatch_pending = bool(requeued) or self._ticker.saturated
-            return TickResult(dispatches=dispatches, wake_at=self._wake_at(now, looked_at=now))
+            last = self._store.last_seq()
+            held = (first, last, now + PROJECTION_HOLD_MS) if last > first else None
+            return TickResult(dispatches=dispatches, wake_at=self._wake_at(now, now, held)), held
 
-        result = self._store.atomically(run)
+        result, held = self._store.atomically(run)
         self._looked_at = now  # only once committed: a rolled-back dispatch saw nothing
+        self._held = held
         return result
 
     def _save_blocked(self) -> None:
@@ -213,14 +227,16 @@ class JobShardEngine(ShardOperations):
             self._store.save_setting("last_blocked", blocked)
             self._stored["last_blocked"] = blocked
 
-    def _wake_at(self, now: int, looked_at: int) -> int | None:
+    def _wake_at(self, now: int, looked_at: int, held: tuple[int, int, int] | None) -> int | None:
         # Delayed jobs count from the last dispatch look, not from now: one that became eligible since then
         # (a command arriving after its run_after, before any tick) still wakes the shard at once.
-        view = self._store.overview(looked_at, self._projected_seq())
+        after, upto, until = held or (0, 0, 0)
+        view = self._store.overview(looked_at, self._projected_seq(), (after, upto))
         policy, retention = self._settings.policy, self._settings.retention
         ready_now = view.oldest_ready_at is not None and view.oldest_ready_at <= now
         return next_wake_at(
             now if view.outbox_pending or (ready_now and self._dispatch_pending) else None,
+            until if view.held_pending else None,
             view.next_delayed_at,
             self._ticker.token_ready_at if ready_now else None,
             None if view.next_silence_at is None else view.next_silence_at + policy.reaper_grace_ms,
@@ -237,4 +253,4 @@ class JobShardEngine(ShardOperations):
 
     def next_wake_at(self) -> int | None:
         """The single earliest instant the shard must tick; None when nothing is due."""
-        return self._wake_at(self._clock.now_ms(), self._looked_at)
+        return self._wake_at(self._clock.now_ms(), self._looked_at, self._held)

@@ -95,6 +95,9 @@ class Overview(msgspec.Struct, frozen=True, kw_only=True):
     oldest_failed_at: int | None
     next_unique_expiry_at: int | None
     outbox_pending: bool
+    """A feed holds something to deliver now (held job changes excepted)."""
+    held_pending: bool = False
+    """Job changes in the held range are still unprojected."""
 
 
 class ShardStore(Protocol):
@@ -166,8 +169,18 @@ class ShardStore(Protocol):
         """Delete projected finished jobs past retention and expired unique keys; the number of jobs deleted."""
         ...
 
-    def overview(self, since: int, projected_seq: int | None = None) -> Overview:
-        """Instants the wake computation needs; ``next_delayed_at`` counts jobs eligible after ``since``."""
+    def last_seq(self) -> int:
+        """The highest job-feed position handed out so far."""
+        ...
+
+    def overview(
+        self, since: int, projected_seq: int | None = None, held: tuple[int, int] = (0, 0)
+    ) -> Overview:
+        """Instants the wake computation needs; ``next_delayed_at`` counts jobs eligible after ``since``.
+
+        Job changes with a seq in ``held`` (exclusive, inclusive] count as ``held_pending``, not as
+        ``outbox_pending``.
+        """
         ...
 
 

@@ -73,6 +73,10 @@ class SqlShardStore:
         self._seq += 1
         return self._seq
 
+    def last_seq(self) -> int:
+        """The highest position handed out so far (a rolled-back one included)."""
+        return self._seq
+
     def atomically(self, fn: Callable[[], T]) -> T:
         """Run ``fn`` in one transaction."""
         return self._sql.transaction_sync(fn)
@@ -283,20 +287,24 @@ class SqlShardStore:
             )
         return deleted
 
-    def overview(self, since: int, projected_seq: int | None = None) -> Overview:
+    def overview(
+        self, since: int, projected_seq: int | None = None, held: tuple[int, int] = (0, 0)
+    ) -> Overview:
         """Earliest instants for the wake computation: one statement of indexed lookups.
 
         ``since`` is the instant dispatch last looked at the ready jobs: ``next_delayed_at`` is the first job to
         become eligible after it, even when that is already past. ``projected_seq`` is the projection cursor
-        the engine already holds; None reads it from settings.
+        the engine already holds; None reads it from settings. Job changes with a seq in ``held`` (exclusive,
+        inclusive] are reported as ``held_pending`` rather than ``outbox_pending``.
         """
         cursor = int(self.settings().get(PROJECTED_SEQ_KEY, "0")) if projected_seq is None else projected_seq
-        row = self._sql.exec(OVERVIEW_QUERY, since, cursor).one()
+        row = self._sql.exec(OVERVIEW_QUERY, since, cursor, held[0], held[1]).one()
         return Overview(
             oldest_ready_at=row["oldest_ready_at"], next_delayed_at=row["next_delayed_at"],
             next_silence_at=row["next_silence_at"], next_expiry_at=row["next_expiry_at"],
             oldest_settled_at=row["oldest_settled_at"], oldest_failed_at=row["oldest_failed_at"],
             next_unique_expiry_at=row["next_unique_expiry_at"], outbox_pending=bool(row["outbox_pending"]),
+            held_pending=bool(row["held_pending"]),
         )  # fmt: skip
 
     def outbox(self, kind: FeedKind, after_seq: int, limit: int) -> list[Mapping[str, Any]]:
