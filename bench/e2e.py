@@ -1,7 +1,12 @@
 """End-to-end benchmark of the whole system on the local runtime, with the real clock, next to huey.
 
-Run: ``uv run python bench/e2e.py [--quick]``. Prints one line per figure next to its target, then exactly
-one ``RESULT {json}`` line. Figures:
+Run: ``uv run python bench/e2e.py [--quick] [--scheduler plain|example]``. Prints one line per figure next to
+its target, then exactly one ``RESULT {json}`` line.
+
+The scheduler Worker is ``services/scheduler``'s, with the example performers and producer. By default
+(``plain``) it runs with no notices (bench/e2e_scheduler.py), like huey's plain tasks; ``example`` runs the
+repository's own definition, where every job also enqueues a NotifySettled job (about twice the work; the
+figures still count only the ``Hello`` jobs). Figures:
 
 - ``tsumugi_jobs_per_s``: N ``Hello`` jobs enqueued by the producer's RPC path (``enqueue_many`` in batches)
   -> shard -> queue -> consumer -> performer Worker -> report -> read model, from the first enqueue until the
@@ -45,12 +50,14 @@ REPO = Path(__file__).resolve().parents[1]
 SCHEDULER_CONFIG = REPO / "services" / "scheduler" / "wrangler.jsonc"
 PERFORMERS_CONFIG = REPO / "services" / "performers" / "wrangler.jsonc"
 PRODUCER_CONFIG = REPO / "services" / "performers" / "producer" / "wrangler.jsonc"
+PLAIN_SCHEDULER = Path(__file__).resolve().parent / "e2e_scheduler.py"
 PRODUCER = "tsumugi-producer"
 DATABASE = "tsumugi"
 BINDING = "Hello"
 TOKEN = "bench-token"
 RESULT_KEYS = (
     "mode",
+    "scheduler",
     "jobs",
     "tsumugi_completed",
     "tsumugi_seconds",
@@ -94,10 +101,11 @@ def percentile(values: Sequence[float], fraction: float) -> float:
     return float(ordered[rank])
 
 
-async def start_runtime(data_dir: Path) -> LocalRuntime:
+async def start_runtime(data_dir: Path, scheduler_kind: str) -> LocalRuntime:
     """The scheduler, the example performers and the producer on the local runtime with the real clock."""
     scheduler = load_config(SCHEDULER_CONFIG)
-    scheduler = msgspec.structs.replace(scheduler, vars={**scheduler.vars, "TSUMUGI_TOKEN": TOKEN})
+    main = PLAIN_SCHEDULER if scheduler_kind == "plain" else scheduler.main
+    scheduler = msgspec.structs.replace(scheduler, main=main, vars={**scheduler.vars, "TSUMUGI_TOKEN": TOKEN})
     runtime = LocalRuntime([scheduler, load_config(PERFORMERS_CONFIG), load_config(PRODUCER_CONFIG)],
                            data_dir=data_dir)  # fmt: skip
     await runtime.start()
@@ -173,10 +181,10 @@ async def single_runs(runtime: LocalRuntime, client: TsumugiClient, sizes: Sizes
     }
 
 
-async def tsumugi_figures(sizes: Sizes) -> dict[str, float]:
+async def tsumugi_figures(sizes: Sizes, scheduler_kind: str = "plain") -> dict[str, float]:
     """Bulk throughput and latency, then idle single-job latency, on one fresh runtime."""
     with tempfile.TemporaryDirectory(prefix="tsumugi-e2e-") as folder:
-        runtime = await start_runtime(Path(folder) / "data")
+        runtime = await start_runtime(Path(folder) / "data", scheduler_kind)
         client = create_client()
         try:
             figures = await bulk_run(runtime, client, sizes)
@@ -236,7 +244,7 @@ def report(result: dict[str, Any]) -> None:
     """Print each figure next to its target, then the single RESULT line."""
     ours, theirs = result["tsumugi_jobs_per_s"], result["huey_jobs_per_s"]
     print(f"jobs: {result['jobs']} (completed: tsumugi {result['tsumugi_completed']}, "
-          f"huey {result['huey_completed']})")  # fmt: skip
+          f"huey {result['huey_completed']}); scheduler: {result['scheduler']}")  # fmt: skip
     print(f"tsumugi throughput: {ours} jobs/s (target >= 1000 and >= huey)")
     print(f"huey throughput:    {theirs} jobs/s; ratio tsumugi/huey {result['ratio_vs_huey']} (target >= 1)")
     print(f"enqueue-to-dispatch (start) latency: p50 {result['start_latency_p50_ms']} ms, "
@@ -255,10 +263,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run every part of the benchmark and print the figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="small sizes for a smoke test")
+    parser.add_argument(
+        "--scheduler", choices=("plain", "example"), default="plain",
+        help="plain: no notices, like huey (default); example: the repository's definition with on_settled",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     sizes = QUICK if args.quick else FULL
-    result: dict[str, Any] = {"mode": "quick" if args.quick else "full", "jobs": sizes.jobs}
-    result.update(asyncio.run(tsumugi_figures(sizes)))
+    result: dict[str, Any] = {"mode": "quick" if args.quick else "full", "scheduler": args.scheduler,
+                              "jobs": sizes.jobs}  # fmt: skip
+    result.update(asyncio.run(tsumugi_figures(sizes, args.scheduler)))
     result.update(huey_figures(sizes))
     theirs = result["huey_jobs_per_s"]
     result["ratio_vs_huey"] = round(result["tsumugi_jobs_per_s"] / theirs, 2) if theirs else 0.0

@@ -12,6 +12,7 @@ import pytest
 BENCH = Path(__file__).resolve().parents[3] / "bench" / "e2e.py"
 EXPECTED_KEYS = {
     "mode",
+    "scheduler",
     "jobs",
     "tsumugi_completed",
     "tsumugi_seconds",
@@ -32,10 +33,12 @@ EXPECTED_KEYS = {
 
 
 @pytest.mark.timeout(120)
-def test_quick_e2e_bench_ends_with_one_result_line_with_every_key() -> None:
+@pytest.mark.parametrize("scheduler", ["plain", "example"])
+def test_quick_e2e_bench_ends_with_one_result_line_with_every_key(scheduler: str) -> None:
     done = subprocess.run(
-        [sys.executable, str(BENCH), "--quick"], capture_output=True, text=True, timeout=110, check=False
-    )
+        [sys.executable, str(BENCH), "--quick", "--scheduler", scheduler],
+        capture_output=True, text=True, timeout=110, check=False,
+    )  # fmt: skip
     assert done.returncode == 0, done.stderr
     lines = done.stdout.strip().splitlines()
     result_lines = [line for line in lines if line.startswith("RESULT ")]
@@ -43,7 +46,8 @@ def test_quick_e2e_bench_ends_with_one_result_line_with_every_key() -> None:
     result = json.loads(lines[-1].removeprefix("RESULT "))
     assert set(result) == EXPECTED_KEYS
     assert result["mode"] == "quick"
-    numbers = {key: value for key, value in result.items() if key != "mode"}
+    assert result["scheduler"] == scheduler
+    numbers = {key: value for key, value in result.items() if key not in ("mode", "scheduler")}
     assert all(isinstance(value, int | float) and value >= 0 for value in numbers.values()), numbers
     # Every job went through the whole path on both systems (completion, not speed, is checked).
     assert result["tsumugi_completed"] == result["jobs"] == result["huey_completed"]
