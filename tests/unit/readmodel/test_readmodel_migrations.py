@@ -72,6 +72,38 @@ def test_after_the_original_eight_the_reference_indexes_exist(tmp_path: Path) ->
     db.close()
 
 
+def test_after_every_migration_the_indexes_are_the_list_indexes_and_three_partial_ones(
+    d1: D1Database,
+) -> None:
+    # Each index costs a write on every projected change; 0011 keeps rows out of the ones that never
+    # serve them (ADR-0033). An index that lost its WHERE would take an entry for every job again.
+    conn = d1.connection
+    indexes = {
+        name: ([c for (c,) in conn.execute("SELECT name FROM pragma_index_info(?)", (name,))], bool(partial))
+        for (name, partial) in conn.execute(
+            "SELECT name, partial FROM pragma_index_list('job') WHERE origin = 'c'"
+        )
+    }  # fmt: skip
+    assert indexes == {
+        "job_state_recent": (["state", "updated_at", "id"], False),
+        "job_binding_recent": (["binding", "updated_at", "id"], False),
+        "job_recent": (["updated_at", "id"], False),
+        "job_created_recent": (["created_at", "id"], False),
+        "job_concurrency_key_recent": (["concurrency_key", "updated_at", "id"], True),
+        "job_unique_key_recent": (["unique_key", "updated_at", "id"], True),
+        "job_scheduled_due": (["run_after", "created_at"], True),
+    }
+    conditions = {
+        name: " ".join(sql.split(" WHERE ", 1)[1].split())
+        for (name, sql) in conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql LIKE '%WHERE%'")
+    }  # fmt: skip
+    assert conditions == {
+        "job_concurrency_key_recent": "concurrency_key IS NOT NULL",
+        "job_unique_key_recent": "unique_key IS NOT NULL",
+        "job_scheduled_due": "state = 'SCHEDULED'",
+    }
+
+
 @pytest.mark.parametrize("name", EXPECTED_MIGRATIONS)
 def test_every_index_says_why_it_exists(name: str) -> None:
     for statement in split_statements((MIGRATIONS_DIR / name).read_text()):

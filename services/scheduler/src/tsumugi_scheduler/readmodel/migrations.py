@@ -26,6 +26,7 @@ EXPECTED_MIGRATIONS: Final[tuple[str, ...]] = (
     # Ours.
     "0009_add_job_detail_columns.sql",
     "0010_add_list_indexes.sql",
+    "0011_partial_key_indexes.sql",
 )
 """Every migration file the code relies on, in the order they apply."""
 

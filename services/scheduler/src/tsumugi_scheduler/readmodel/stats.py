@@ -12,10 +12,13 @@ __all__ = ["distinct_bindings", "stats"]
 _BY_STATE: Final = "SELECT state, count(*) AS n FROM job GROUP BY state"
 # Waiting time counts from when a job became due (run_after), not from creation: a job delayed by an hour
 # has not been waiting for that hour (gap 36). Rows projected before run_after existed fall back to
-# created_at. Both minimums are single seeks in job_state_due.
+# created_at. Both minimums are single seeks in job_scheduled_due, which holds SCHEDULED rows only
+# (migration 0011). It is named because SQLite's planner, without statistics, prefers the equality seek
+# into job_state_recent and would then read every waiting job (ADR-0033).
 _OLDEST_SCHEDULED: Final = (
-    "SELECT (SELECT min(run_after) FROM job WHERE state = 'SCHEDULED') AS due, "
-    "(SELECT min(created_at) FROM job WHERE state = 'SCHEDULED' AND run_after IS NULL) AS legacy"
+    "SELECT (SELECT min(run_after) FROM job INDEXED BY job_scheduled_due WHERE state = 'SCHEDULED') AS due, "
+    "(SELECT min(created_at) FROM job INDEXED BY job_scheduled_due "
+    "WHERE state = 'SCHEDULED' AND run_after IS NULL) AS legacy"
 )
 # A loose index scan: one seek per distinct binding in job_binding_recent instead of reading every row.
 _BINDINGS: Final = (
