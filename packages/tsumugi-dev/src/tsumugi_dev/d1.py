@@ -3,7 +3,10 @@
 Results have the SDK's shape: ``JsDict`` with ``results`` (rows as ``JsDict``), ``success`` and ``meta``
 (``changed_db``, ``changes``, ``duration``, ``last_row_id``, ``rows_read``, ``rows_written``, ``served_by``,
 ``size_after``). Integral REAL values come back as ``int``, as JS numbers do. Every call is outside I/O for the
-caller, so it yields to the event loop before touching the database.
+caller: it yields to the event loop before touching the database, and with ``offload=True`` (the runtime's
+choice under the real clock) each call runs on a thread of its own database, as D1 runs beside a Worker on
+Cloudflare: the event loop goes on with other work meanwhile, and SQLite releases the GIL while it works.
+Under the virtual clock calls stay on the loop's thread, so a test's ``settle()`` sees every call finish.
 """
 
 from __future__ import annotations
@@ -11,9 +14,10 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from tsumugi_dev.jsdict import JsDict
 from tsumugi_dev.state_db import open_state_db
@@ -21,6 +25,7 @@ from tsumugi_dev.state_db import open_state_db
 __all__ = ["D1Database", "D1Error", "D1PreparedStatement", "apply_d1_migrations"]
 
 _MAX_SAFE_INT = 2**53
+_T = TypeVar("_T")
 
 
 class D1Error(Exception):
@@ -77,8 +82,7 @@ class D1PreparedStatement:
 
     async def all(self) -> JsDict:
         """Every row, with ``meta``."""
-        await asyncio.sleep(0)
-        return self._db.result(self._db.execute(self))
+        return await self._db.call(lambda: self._db.result(self._db.execute(self)))
 
     async def run(self) -> JsDict:
         """Run the statement; the same shape as ``all()``."""
@@ -86,8 +90,7 @@ class D1PreparedStatement:
 
     async def first(self, column: str | None = None) -> Any:
         """The first row (or one of its columns), or None when there are no rows."""
-        await asyncio.sleep(0)
-        outcome = self._db.execute(self)
+        outcome = await self._db.call(lambda: self._db.execute(self))
         if not outcome.rows:
             return None
         row = JsDict(zip(outcome.names, (_js_value(v) for v in outcome.rows[0]), strict=True))
@@ -99,8 +102,7 @@ class D1PreparedStatement:
 
     async def raw(self, options: Any = None, **kwargs: Any) -> list[list[Any]]:
         """Rows as lists; with ``columnNames=True`` the first list holds the column names."""
-        await asyncio.sleep(0)
-        outcome = self._db.execute(self)
+        outcome = await self._db.call(lambda: self._db.execute(self))
         merged: dict[str, Any] = dict(options) if isinstance(options, dict) else {}  # pyright: ignore[reportUnknownArgumentType]
         merged.update(kwargs)
         rows = [[_js_value(v) for v in row] for row in outcome.rows]
@@ -110,7 +112,7 @@ class D1PreparedStatement:
 class D1Database:
     """One D1 database: a SQLite file shared by every Worker that binds it."""
 
-    def __init__(self, path: Path | str, *, name: str = "db") -> None:
+    def __init__(self, path: Path | str, *, name: str = "db", offload: bool = False) -> None:
         self.name = name
         self._path = str(path)
         self._conn: sqlite3.Connection = open_state_db(path)
@@ -119,6 +121,14 @@ class D1Database:
         # projected upsert re-reads index pages from the OS. 32 MiB at most, filled only as the file grows.
         self._conn.execute("PRAGMA cache_size=-32768")
         self._page_size: int | None = None
+        self._thread = ThreadPoolExecutor(1, thread_name_prefix=f"d1-{name}") if offload else None
+
+    async def call(self, work: Callable[[], _T]) -> _T:
+        """Run ``work`` against the database as outside I/O: on the database's thread when offloaded."""
+        if self._thread is None:
+            await asyncio.sleep(0)
+            return work()
+        return await asyncio.get_running_loop().run_in_executor(self._thread, work)
 
     @property
     def connection(self) -> sqlite3.Connection:
@@ -166,7 +176,9 @@ class D1Database:
 
     async def batch(self, statements: Sequence[D1PreparedStatement]) -> list[JsDict]:
         """Run ``statements`` in one transaction: all of them apply, or (when one fails) none does."""
-        await asyncio.sleep(0)
+        return await self.call(lambda: self._batch(statements))
+
+    def _batch(self, statements: Sequence[D1PreparedStatement]) -> list[JsDict]:
         outcomes: list[_Outcome] = []
         self._conn.execute("BEGIN IMMEDIATE")
         try:
@@ -182,7 +194,9 @@ class D1Database:
 
     async def exec(self, query: str) -> JsDict:
         """Run one or more statements without bindings; answers ``count`` and ``duration``."""
-        await asyncio.sleep(0)
+        return await self.call(lambda: self._exec(query))
+
+    def _exec(self, query: str) -> JsDict:
         started = time.perf_counter()
         statements = split_statements(query)
         for statement in statements:
@@ -194,7 +208,9 @@ class D1Database:
         return "\n".join(self._conn.iterdump()).encode()
 
     def close(self) -> None:
-        """Close the file."""
+        """Finish the calls under way, then close the file."""
+        if self._thread is not None:
+            self._thread.shutdown(wait=True)
         self._conn.close()
 
 

@@ -150,7 +150,9 @@ class LocalRuntime:
 
     def _database(self, name: str, migrations_dir: Path) -> D1Database:
         if name not in self._d1:
-            db = D1Database(self.data_dir / "d1" / f"{name}.sqlite", name=name)
+            # Off the loop's thread only under the real clock: virtual time needs every call on the loop.
+            offload = isinstance(self.clock, RealClock)
+            db = D1Database(self.data_dir / "d1" / f"{name}.sqlite", name=name, offload=offload)
             applied = apply_d1_migrations(db, migrations_dir)
             if applied:
                 _log.info("d1 %s: applied %s", name, ", ".join(applied))
