@@ -212,8 +212,12 @@ class ShardOperations:
         return snapshots(self._store, self._projected_seq(), _storable(limit, 0))
 
     def ack_changes(self, up_to_seq: int) -> None:
-        """Mark the projection done up to ``up_to_seq`` (finished jobs may then be swept)."""
-        value = str(max(_storable(up_to_seq), self._projected_seq()))
+        """Mark the projection done up to ``up_to_seq`` (finished jobs may then be swept).
+
+        The cursor never moves back, nor past the last change made: acking a seq not handed out yet would
+        hide the changes that later take it.
+        """
+        value = str(max(min(_storable(up_to_seq), self._store.last_seq()), self._projected_seq()))
         self._store.atomically(lambda: self._save(PROJECTED_SEQ_KEY, value))
 
     def notices(self, limit: int = 200) -> list[NoticeRecord]:

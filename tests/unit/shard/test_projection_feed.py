@@ -1,4 +1,4 @@
-"""A tick's own changes wait PROJECTION_HOLD_MS before they alone wake the shard; any other change wakes it now."""
+"""The projection feed: a tick's own changes wait PROJECTION_HOLD_MS before they alone wake the shard; the cursor only moves forward."""
 
 from __future__ import annotations
 
@@ -63,3 +63,11 @@ def test_a_tick_that_changes_nothing_holds_nothing(world: World) -> None:
     project_all(world)
     assert world.dispatch() == []
     assert world.engine.next_wake_at() == T0 + 10_000
+
+
+def test_an_ack_beyond_the_last_change_does_not_hide_later_changes(world: World) -> None:
+    world.enqueue()
+    world.engine.ack_changes(10**12)  # a seq no change has taken yet
+    assert world.engine.changes() == []
+    later = world.enqueue()
+    assert [s.job.id for s in world.engine.changes()] == [later]
