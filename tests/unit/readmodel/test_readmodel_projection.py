@@ -9,7 +9,8 @@ from readmodel_world import T0, attempt, snapshot, stored_row
 
 from tsumugi_core.states import JobState
 from tsumugi_dev.d1 import D1Database, D1Error
-from tsumugi_scheduler.readmodel import PROJECTION_BATCH_LIMIT, project
+from tsumugi_scheduler.readmodel import PROJECTED_COLUMNS, PROJECTION_BATCH_LIMIT, project
+from tsumugi_scheduler.readmodel.projection import snapshot_values
 
 
 async def test_a_new_job_is_inserted_with_every_column(d1: D1Database) -> None:
@@ -123,3 +124,46 @@ async def test_too_many_snapshots_are_refused_before_touching_d1(d1: D1Database)
     with pytest.raises(ValueError, match=r"snapshots: at most 200 per projection batch, got 201"):
         await project(d1, batch)
     assert d1.connection.execute("SELECT count(*) FROM job").fetchone() == (0,)
+
+
+def test_snapshot_values_follow_projected_columns_one_by_one() -> None:
+    # Every field distinct, so a value built in the wrong position cannot match its column by accident.
+    snap = snapshot(
+        [attempt("MAIL#7:ordered", 1)], id="MAIL#7:ordered", seq=11, state=JobState.RUNNING, priority=12,
+        attempts=13, max_attempts=14, concurrency_key="ck", unique_key="uk", guarantee="at-most-once",
+        created_at=T0 + 15, updated_at=T0 + 16, dispatched_at=T0 + 17, payload='{"p":18}', run_id="flow:r19",
+        node_id="n20", result='{"r":21}', run_after=T0 + 22, progress=0.23, traceparent="00-24", expires_at=T0 + 25,
+        cancel_requested_at=T0 + 26, error="e27", reason="r28",
+    )  # fmt: skip
+    job = snap.job
+    expected = {
+        "id": job.id, "seq": 11, "binding": "MAIL", "state": "RUNNING", "priority": 12, "attempts": 13,
+        "max_attempts": 14, "concurrency_key": "ck", "unique_key": "uk", "guarantee": "at-most-once",
+        "created_at": T0 + 15, "updated_at": T0 + 16, "dispatched_at": T0 + 17, "payload": '{"p":18}',
+        "run_id": "flow:r19", "node_id": "n20", "result": '{"r":21}', "run_after": T0 + 22, "progress": 0.23,
+        "traceparent": "00-24", "expires_at": T0 + 25, "cancel_requested_at": T0 + 26, "last_error": "e27",
+        "reason": "r28", "shard": 7,
+    }  # fmt: skip
+    values = dict(zip(PROJECTED_COLUMNS, snapshot_values(snap), strict=True))
+    log = json.loads(values.pop("attempts_log"))
+    assert values == expected
+    assert [entry["attempt"] for entry in log] == [1]
+
+
+@pytest.mark.parametrize(
+    ("job_id", "shard"),
+    [
+        ("MAIL#4:first", 4),
+        ("MAIL#4:second", 4),  # the same prefix again: answered from the prefix cache
+        ("MAIL#4:bad id", None),  # a known prefix still needs a valid local id
+        ("MAIL#4:a:b", None),  # a second colon makes the local id invalid
+        ("MAIL#5:first", 5),
+        ("MAIL#x:first", None),
+        ("MAIL4:first", None),
+        ("MAIL#4", None),
+    ],
+)
+def test_the_shard_column_is_the_ids_shard_or_null_for_an_odd_id(job_id: str, shard: int | None) -> None:
+    snapshot_values(snapshot(id="MAIL#4:warm"))  # the prefix MAIL#4: is cached before every case
+    values = dict(zip(PROJECTED_COLUMNS, snapshot_values(snapshot(id=job_id)), strict=True))
+    assert values["shard"] == shard

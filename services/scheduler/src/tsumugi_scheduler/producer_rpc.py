@@ -21,7 +21,7 @@ from tsumugi_core.options import EnqueueItem, EnqueueValidationError, validate_e
 from tsumugi_core.policy import Policy, Retention, ShardSettings
 from tsumugi_core.sharding import resolve_shard
 from tsumugi_scheduler.definition import TsumugiDefinition
-from tsumugi_scheduler.wire import convert_plain, integral, shard_of_job
+from tsumugi_scheduler.wire import convert_integral, convert_plain, integral, integral_shared, shard_of_job
 
 __all__ = ["MAX_BATCH_ITEMS", "SchedulerService", "decode_item"]
 
@@ -43,7 +43,8 @@ def decode_item(raw: object, where: str) -> tuple[EnqueueItem, int | None]:
     """
     if not isinstance(raw, Mapping):
         raise EnqueueValidationError(where, f"must be an object, got {type(raw).__name__}")
-    fields: dict[str, Any] = dict(integral(dict(raw)))  # pyright: ignore[reportUnknownArgumentType]
+    # A copy of the top level, so the pops below never touch the caller's; floats are read once, here.
+    fields: dict[str, Any] = integral_shared(dict(raw))  # pyright: ignore[reportUnknownArgumentType]
     shard = fields.pop("shard", None)
     if shard is not None and (isinstance(shard, bool) or not isinstance(shard, int) or shard < 0):
         raise EnqueueValidationError(f"{where}.shard", f"must be a non-negative integer, got {shard!r}")
@@ -53,7 +54,7 @@ def decode_item(raw: object, where: str) -> tuple[EnqueueItem, int | None]:
     for key in ("binding", "payload"):
         if key not in fields:
             raise EnqueueValidationError(f"{where}.{key}", "is required")
-    return convert_plain(fields, EnqueueItem, where), shard
+    return convert_integral(fields, EnqueueItem, where), shard
 
 
 def _settings_from_original(settings: object) -> ShardSettings | None:
@@ -135,7 +136,7 @@ class SchedulerService:
         async def send(name: str, positions: list[int]) -> None:
             binding = prepared[positions[0]][0].binding
             code = self._definition.settings_of(binding) or given_settings
-            wire = [msgspec.to_builtins(prepared[p][0]) for p in positions]
+            wire = msgspec.to_builtins([prepared[p][0] for p in positions])
             answer = await self._stub(name).enqueue_many(name, wire, None if code is None else msgspec.to_builtins(code))
             for position, job_id in zip(positions, answer, strict=True):
                 ids[position] = str(job_id)

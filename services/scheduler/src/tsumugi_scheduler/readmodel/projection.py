@@ -13,9 +13,10 @@ from typing import Any, Final
 
 import msgspec
 
-from tsumugi_core.ids import InvalidJobIdError, parse_job_id
+from tsumugi_core.ids import InvalidJobIdError
 from tsumugi_scheduler.readmodel.d1_port import D1Like, StatementT, result_changes
 from tsumugi_scheduler.shard.records import AttemptRecord, JobSnapshot
+from tsumugi_scheduler.wire import job_shard
 
 __all__ = [
     "ATTEMPTS_LOG_LIMIT",
@@ -86,7 +87,7 @@ def _attempts_log(attempts: Sequence[AttemptRecord]) -> str | None:
 
 def _shard_of(job_id: str) -> int | None:
     try:
-        return parse_job_id(job_id).shard
+        return job_shard(job_id)[1]
     except InvalidJobIdError:
         # Ids are validated where jobs are made; an odd one still projects rather than blocking the feed.
         return None
@@ -95,18 +96,14 @@ def _shard_of(job_id: str) -> int | None:
 def snapshot_values(snapshot: JobSnapshot) -> tuple[Any, ...]:
     """The values of one snapshot, in ``PROJECTED_COLUMNS`` order (plain JSON-safe scalars only)."""
     job = snapshot.job
-    values: dict[str, Any] = {
-        "id": job.id, "seq": job.seq, "binding": job.binding, "state": job.state.value,
-        "priority": job.priority, "attempts": job.attempts, "max_attempts": job.max_attempts,
-        "concurrency_key": job.concurrency_key, "unique_key": job.unique_key, "guarantee": job.guarantee,
-        "created_at": job.created_at, "updated_at": job.updated_at, "dispatched_at": job.dispatched_at,
-        "payload": job.payload, "run_id": job.run_id, "node_id": job.node_id,
-        "attempts_log": _attempts_log(snapshot.attempts), "result": job.result, "run_after": job.run_after,
-        "progress": job.progress, "traceparent": job.traceparent, "expires_at": job.expires_at,
-        "cancel_requested_at": job.cancel_requested_at, "last_error": job.error, "reason": job.reason,
-        "shard": _shard_of(job.id),
-    }  # fmt: skip
-    return tuple(values[c] for c in PROJECTED_COLUMNS)
+    # Built in column order directly (test_projection checks it against PROJECTED_COLUMNS).
+    return (
+        job.id, job.seq, job.binding, job.state.value, job.priority, job.attempts, job.max_attempts,
+        job.concurrency_key, job.unique_key, job.guarantee, job.created_at, job.updated_at, job.dispatched_at,
+        job.payload, job.run_id, job.node_id, _attempts_log(snapshot.attempts), job.result, job.run_after,
+        job.progress, job.traceparent, job.expires_at, job.cancel_requested_at, job.error, job.reason,
+        _shard_of(job.id),
+    )  # fmt: skip
 
 
 async def project(d1: D1Like[StatementT], snapshots: Sequence[JobSnapshot]) -> int:
