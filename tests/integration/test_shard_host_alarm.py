@@ -7,12 +7,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from tsumugi_dev.clock import VirtualClock
 from tsumugi_dev.d1 import D1Database, apply_d1_migrations
 from tsumugi_dev.do_sql import SqlStorage
 from tsumugi_scheduler import timing
+from tsumugi_scheduler.consumer import QueuedDispatch
 from tsumugi_scheduler.definition import define_tsumugi
 from tsumugi_scheduler.shard.engine import PROJECTION_HOLD_MS
 from tsumugi_scheduler.shard_host import JobShardHost
@@ -114,6 +116,22 @@ async def test_dispatch_bodies_carry_each_jobs_max_attempts() -> None:
     attempts = {m["body"]["jobId"]: m["body"]["maxAttempts"] for m in queue.sent}
     assert attempts == {ids[0]: 7, ids[1]: 3}
     assert NOW + 5_000 not in storage.set_calls  # the tick did not fail
+
+
+async def test_dispatch_bodies_have_exactly_the_queued_dispatch_fields_the_consumer_decodes() -> None:
+    host, storage, _ = host_with(alarm=None)
+    ids = await host.enqueue_many(SHARD, [item("a", maxAttempts=4), item("b")])
+    storage.alarm = None
+    await host.alarm()
+    queue = host._env.TSUMUGI_QUEUE  # pyright: ignore[reportPrivateUsage]
+    assert sorted(m["body"]["jobId"] for m in queue.sent) == sorted(ids)
+    assert [set(m) for m in queue.sent] == [{"body"}, {"body"}]
+    (body,) = [m["body"] for m in queue.sent if m["body"]["jobId"] == ids[0]]
+    assert set(body) == {f.encode_name for f in msgspec.structs.fields(QueuedDispatch)}
+    decoded = msgspec.convert(body, QueuedDispatch)
+    assert (decoded.attempt, decoded.max_attempts, decoded.claim_required) == (1, 4, False)
+    assert decoded.deadline_at is not None
+    assert decoded.deadline_at > NOW
 
 
 async def dispatched(count: int) -> tuple[JobShardHost, Storage, list[str]]:

@@ -291,7 +291,7 @@ class JobShardHost:
             if _job_log.isEnabledFor(logging.INFO):  # dispatches are logged now, not when projected
                 for message in result.dispatches:
                     _job_log.info("job %s QUEUED attempt %d", message.job_id, message.attempt)
-            await self._send(engine, result.dispatches)
+            await self._send(result.dispatches)
             await self._notify(engine)
         except Exception:
             _log.exception("tick of shard %s failed; retrying in %d ms", self._name, ALARM_RETRY_MS)
@@ -299,27 +299,13 @@ class JobShardHost:
             return
         await self._arm()  # getAlarm answers None during alarm() unless an interleaved call armed one
 
-    async def _send(self, engine: JobShardEngine, dispatches: list[DispatchMessage]) -> None:
-        bodies: list[dict[str, Any]] = []
-        limits = self._max_attempts([m.job_id for m in dispatches])
-        for message in dispatches:
-            body: dict[str, Any] = msgspec.to_builtins(message)
-            body["maxAttempts"] = limits.get(message.job_id, message.attempt)
-            bodies.append({"body": body})
+    async def _send(self, dispatches: list[DispatchMessage]) -> None:
+        # Each DispatchMessage already carries what the consumer decodes (QueuedDispatch), max_attempts
+        # included (read by the dispatch statement itself); one C call turns the batch into plain bodies.
+        bodies = [{"body": body} for body in msgspec.to_builtins(dispatches)]
         for start in range(0, len(bodies), SEND_BATCH):
             # A failed send leaves the jobs QUEUED; the reaper requeues (or stalls) them.
             await self._env.TSUMUGI_QUEUE.sendBatch(bodies[start : start + SEND_BATCH])
-
-    def _max_attempts(self, job_ids: list[str]) -> dict[str, int]:
-        # The engine's DispatchMessage lacks max_attempts, which the performer's context exposes; one
-        # primary-key read per SEND_BATCH ids instead of a whole-row read per dispatched job.
-        found: dict[str, int] = {}
-        for start in range(0, len(job_ids), SEND_BATCH):
-            chunk = job_ids[start : start + SEND_BATCH]
-            marks = ", ".join("?" * len(chunk))
-            for row in self._sql.exec(f"SELECT id, max_attempts FROM job WHERE id IN ({marks})", *chunk):
-                found[str(row["id"])] = int(row["max_attempts"])
-        return found
 
     async def _project(self, engine: JobShardEngine) -> None:
         for _ in range(FEED_ROUNDS):
