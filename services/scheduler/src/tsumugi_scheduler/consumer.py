@@ -17,8 +17,9 @@ from typing import Any, Final
 import msgspec
 
 from tsumugi_core.errors import timeout_error
+from tsumugi_scheduler.deadlines import deadline_watch
 from tsumugi_scheduler.timing import TimeSource, time_source
-from tsumugi_scheduler.wire import integral, shard_of_job
+from tsumugi_scheduler.wire import integral, integral_shared, shard_of_job
 
 __all__ = ["DISPATCH_METHOD", "QueuedDispatch", "handle_batch", "not_found_error", "run_dispatch"]
 
@@ -69,7 +70,7 @@ def _performer(binding: str, env: Any, exports: Any) -> Any:
 
 
 class _Attempt:
-    """One running attempt: its shard stub, its timer and its heartbeat forwarder."""
+    """One running attempt: its shard stub, its deadline and its heartbeat forwarder."""
 
     def __init__(self, dispatch: QueuedDispatch, env: Any, clock: TimeSource) -> None:
         self.dispatch = dispatch
@@ -98,16 +99,22 @@ class _Attempt:
         call: asyncio.Future[Any] = asyncio.ensure_future(
             getattr(performer, DISPATCH_METHOD)(self.request(), self.heartbeat)
         )
-        while not call.done():
-            remaining = self.deadline - self.clock.now_ms()
-            if remaining <= 0:
+        if not call.done():
+            woken: asyncio.Future[None] = call.get_loop().create_future()
+            call.add_done_callback(lambda _: woken.done() or woken.set_result(None))
+            watch = deadline_watch(self.clock)
+            watch.add(self, woken)
+            try:
+                await woken
+            finally:
+                if not woken.done():
+                    woken.cancel()  # this wait itself was cancelled
+                watch.done()
+            if not call.done():
                 # The wait is abandoned; the performer is not stopped (it can watch deadline_at or heartbeats).
                 _abandoned.add(call)
                 call.add_done_callback(_forget)
                 return _failed(f"TsumugiTimeoutError: {timeout_error(self.dispatch.job_id, self.dispatch.timeout_ms)}")
-            timer = asyncio.ensure_future(self.clock.sleep_ms(remaining))
-            await asyncio.wait({call, timer}, return_when=asyncio.FIRST_COMPLETED)
-            timer.cancel()
         return _envelope(call, self.dispatch.binding)
 
 
@@ -152,7 +159,7 @@ async def run_dispatch(dispatch: QueuedDispatch, env: Any, exports: Any) -> None
 
 async def _handle_message(message: Any, env: Any, exports: Any) -> None:
     try:
-        dispatch = msgspec.convert(integral(_plain(message.body)), QueuedDispatch)
+        dispatch = msgspec.convert(integral_shared(_plain(message.body)), QueuedDispatch)
     except (msgspec.ValidationError, TypeError) as exc:
         # Without a job id there is nobody to report to: the reaper recovers the job, if any.
         _log.error("malformed dispatch message dropped: %s", exc)
