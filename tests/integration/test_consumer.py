@@ -22,6 +22,9 @@ class Shard:
         self.calls.append(("report", *args))
         return {"accepted": True, "state": "COMPLETED"}
 
+    async def report_many(self, name: str, reports: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [await self.report(name, r["jobId"], r["attempt"], r["outcome"]) for r in reports]
+
 
 class Namespace:
     def __init__(self, shard: Shard) -> None:

@@ -35,6 +35,9 @@ class Shard:
         self.reports[job_id] = (self.clock.now_ms() - NOW, outcome)
         return {"accepted": True, "state": None}
 
+    async def report_many(self, name: str, reports: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [await self.report(name, r["jobId"], r["attempt"], r["outcome"]) for r in reports]
+
     async def heartbeat(self, *args: Any) -> dict[str, Any]:
         return {"accepted": True, "cancel_requested": False}
 

@@ -237,3 +237,31 @@ async def test_a_job_still_running_when_the_hold_ends_is_projected_queued(clock:
     storage.alarm = None
     await host.alarm()
     assert await read_model_states(host) == {job_id: "QUEUED"}
+
+
+async def test_report_many_applies_one_group_and_answers_each_report_in_order() -> None:
+    host, _, ids = await dispatched(3)
+    engine = host.engine()
+    assert engine is not None
+    original = engine.report
+
+    def report(job_id: str, attempt: int, outcome: Any) -> Any:
+        if job_id == ids[2]:
+            raise RuntimeError("disk on fire")
+        return original(job_id, attempt, outcome)
+
+    engine.report = report
+    outer = count_outer_transactions(host)
+    ok = {"ok": True, "result": None}
+    answers = await host.report_many(SHARD, [
+        {"jobId": ids[0], "attempt": 1, "outcome": ok},
+        {"jobId": ids[1], "attempt": 9, "outcome": ok},
+        {"jobId": ids[2], "attempt": 1, "outcome": ok},
+    ])  # fmt: skip
+    assert answers == [
+        {"accepted": True, "state": "COMPLETED"},
+        {"accepted": False, "state": "QUEUED"},  # a stale attempt is refused
+        {"error": "RuntimeError: disk on fire"},
+    ]
+    assert len(outer) == 1
+    assert [engine.get(i).state.value for i in ids] == ["COMPLETED", "QUEUED", "QUEUED"]  # type: ignore[union-attr]

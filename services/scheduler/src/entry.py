@@ -48,6 +48,9 @@ class TsumugiJobShard(DurableObject):
     async def report(self, name, job_id, attempt, outcome):
         return await self.host.report(name, job_id, attempt, _runtime.plain(outcome))
 
+    async def report_many(self, name, reports):
+        return await self.host.report_many(name, _runtime.plain(reports))
+
     async def heartbeat(self, name, job_id, attempt, progress=None):
         return await self.host.heartbeat(name, job_id, attempt, progress)
 

@@ -3,7 +3,8 @@
 Per message (every message of a batch concurrently, each isolated): claim first for at-most-once jobs (a
 refused claim is a duplicate delivery: ack and stop); find the performer (the Worker's own export, then a
 Service Binding named after the binding); call its ``run_attempt`` with the attempt's timeout, which each
-heartbeat the shard accepts restarts; report the outcome with the attempt number; ack whatever happened.
+heartbeat the shard accepts restarts; report the outcome with the attempt number (the reports of one step go
+to each shard in one ``report_many`` call); ack whatever happened.
 The queue's own retries are never used: retries are the shard's decision (reference §1.4).
 """
 
@@ -18,6 +19,7 @@ import msgspec
 
 from tsumugi_core.errors import timeout_error
 from tsumugi_scheduler.deadlines import deadline_watch
+from tsumugi_scheduler.report_batch import ReportBatch
 from tsumugi_scheduler.timing import TimeSource, time_source
 from tsumugi_scheduler.wire import integral, integral_shared, shard_of_job
 
@@ -142,8 +144,10 @@ def _plain(value: Any) -> Any:
     return to_py() if callable(to_py) else value
 
 
-async def run_dispatch(dispatch: QueuedDispatch, env: Any, exports: Any) -> None:
-    """Claim (at-most-once), perform with the timeout, and report one attempt."""
+async def run_dispatch(
+    dispatch: QueuedDispatch, env: Any, exports: Any, reports: ReportBatch | None = None
+) -> None:
+    """Claim (at-most-once), perform with the timeout, and report one attempt (through ``reports`` if given)."""
     attempt = _Attempt(dispatch, env, time_source())
     if dispatch.claim_required:
         claimed = await attempt.shard.claim(attempt.name, dispatch.job_id, dispatch.attempt)
@@ -154,10 +158,13 @@ async def run_dispatch(dispatch: QueuedDispatch, env: Any, exports: Any) -> None
         outcome = _failed(not_found_error(dispatch.binding))
     else:
         outcome = await attempt.call(performer)
-    await attempt.shard.report(attempt.name, dispatch.job_id, dispatch.attempt, outcome)
+    if reports is None:
+        await attempt.shard.report(attempt.name, dispatch.job_id, dispatch.attempt, outcome)
+    else:
+        await reports.report(attempt.name, dispatch.job_id, dispatch.attempt, outcome)
 
 
-async def _handle_message(message: Any, env: Any, exports: Any) -> None:
+async def _handle_message(message: Any, env: Any, exports: Any, reports: ReportBatch) -> None:
     try:
         dispatch = msgspec.convert(integral_shared(_plain(message.body)), QueuedDispatch)
     except (msgspec.ValidationError, TypeError) as exc:
@@ -166,7 +173,7 @@ async def _handle_message(message: Any, env: Any, exports: Any) -> None:
         message.ack()
         return
     try:
-        await run_dispatch(dispatch, env, exports)
+        await run_dispatch(dispatch, env, exports, reports)
     except Exception:
         # The job stays QUEUED/RUNNING and the reaper recovers it; the queue must not retry on its own.
         _log.exception("attempt %d of %s could not be reported", dispatch.attempt, dispatch.job_id)
@@ -175,7 +182,11 @@ async def _handle_message(message: Any, env: Any, exports: Any) -> None:
 
 
 async def handle_batch(batch: Any, env: Any, ctx: Any) -> None:
-    """The ``queue(batch, env, ctx)`` handler: every message concurrently, each acked."""
+    """The ``queue(batch, env, ctx)`` handler: every message concurrently, each acked.
+
+    Reports made in the same step go to their shard together (`ReportBatch`).
+    """
     exports = getattr(ctx, "exports", None)
     messages = list(batch.messages)
-    await asyncio.gather(*(_handle_message(m, env, exports) for m in messages))
+    reports = ReportBatch(env)
+    await asyncio.gather(*(_handle_message(m, env, exports, reports) for m in messages))

@@ -103,6 +103,10 @@ def metrics_point(snapshot: JobSnapshot) -> dict[str, Any]:
     }
 
 
+def _answer(answer: ReportAnswer) -> dict[str, Any]:
+    return {"accepted": answer.accepted, "state": None if answer.state is None else answer.state.value}
+
+
 def _outcome(value: Mapping[str, Any]) -> Outcome:
     if value.get("ok") is True:
         return Succeeded(result=value.get("result"))
@@ -201,10 +205,34 @@ class JobShardHost:
         nested one, so a refused or failing report affects no other) and one alarm check, and every call
         returns only once the group is committed and the alarm armed.
         """
+        (waiter,) = await self._submit(name, [(job_id, attempt, outcome)])
+        return _answer(await waiter)
+
+    async def report_many(self, name: str, reports: Any) -> list[dict[str, Any]]:
+        """Record several outcomes (``{"jobId", "attempt", "outcome"}`` each) as one group, in order.
+
+        Answers one entry per report: ``accepted`` and ``state`` as `report` does, or ``error`` (the
+        exception's type and message) for a report that failed on its own; the others still apply.
+        """
+        items = [(str(r["jobId"]), int(r["attempt"]), r["outcome"]) for r in reports]
+        answers: list[dict[str, Any]] = []
+        for waiter in await self._submit(name, items):
+            try:
+                answers.append(_answer(await waiter))
+            except Exception as exc:
+                answers.append({"error": f"{type(exc).__name__}: {exc}"})
+        return answers
+
+    async def _submit(
+        self, name: str, items: list[tuple[str, int, Mapping[str, Any]]]
+    ) -> list[asyncio.Future[ReportAnswer]]:
         engine = self._open(name)
-        waiter: asyncio.Future[ReportAnswer] = asyncio.get_running_loop().create_future()
-        self._reports.append((job_id, int(attempt), _outcome(outcome), waiter))
-        if len(self._reports) == 1:  # the first report of a group applies it
+        loop = asyncio.get_running_loop()
+        waiters: list[asyncio.Future[ReportAnswer]] = [loop.create_future() for _ in items]
+        lead = not self._reports  # the first report of a group applies it
+        for (job_id, attempt, outcome), waiter in zip(items, waiters, strict=True):
+            self._reports.append((job_id, int(attempt), _outcome(outcome), waiter))
+        if lead:
             try:
                 await asyncio.sleep(0)  # reports already on their way join the group
             finally:  # even when this call is cancelled, the group is applied: the others wait for it
@@ -213,10 +241,10 @@ class JobShardHost:
             try:
                 await self._arm()
             finally:
-                if waiter.done() and not waiter.cancelled():
-                    waiter.exception()  # marks it retrieved: if arming fails, that is what this call raises
-        answer = await waiter
-        return {"accepted": answer.accepted, "state": None if answer.state is None else answer.state.value}
+                for waiter in waiters:
+                    if waiter.done() and not waiter.cancelled():
+                        waiter.exception()  # retrieved: if arming fails, that is what this call raises
+        return waiters
 
     def _apply_reports(self, engine: JobShardEngine, group: list[_PendingReport]) -> None:
         results: list[ReportAnswer | BaseException] = []

@@ -1,0 +1,88 @@
+"""The consumer's reports of one queue batch, sent to each shard together: one ``report_many`` per step.
+
+Every message of a batch runs concurrently and most finish in the same event-loop step, so their reports are
+collected until that step ends and sent with one RPC per shard instead of one per message: on Cloudflare
+that is one Durable Object request for a batch of no-op jobs, not a hundred. Each report still resolves on
+its own (its answer, or the error of that report alone). A scheduler Worker whose JobShard class predates
+``report_many`` is answered with one ``report`` call per report.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any, Final
+
+__all__ = ["REPORT_MANY_METHOD", "ReportBatch", "ReportError"]
+
+REPORT_MANY_METHOD: Final = "report_many"
+"""The JobShard RPC method taking several reports."""
+_MISSING: Final = f'does not implement the method "{REPORT_MANY_METHOD}"'
+_log = logging.getLogger("tsumugi_scheduler")
+
+_Entry = tuple[dict[str, Any], "asyncio.Future[dict[str, Any]]"]
+
+
+class ReportError(Exception):
+    """One report of a ``report_many`` call failed in the shard (the message is the shard's)."""
+
+
+class ReportBatch:
+    """Collects reports per shard during one loop step and sends each shard's with one call."""
+
+    def __init__(self, env: Any) -> None:
+        """Report through ``env.JOB_SHARD``."""
+        self._env = env
+        self._pending: dict[str, list[_Entry]] = {}
+        self._sending: set[asyncio.Task[None]] = set()
+        self._scheduled = False
+
+    def report(self, shard: str, job_id: str, attempt: int, outcome: dict[str, Any]) -> asyncio.Future[dict[str, Any]]:
+        """Queue one report; the future resolves with the shard's answer (``accepted``, ``state``)."""
+        loop = asyncio.get_running_loop()
+        answer: asyncio.Future[dict[str, Any]] = loop.create_future()
+        item = {"jobId": job_id, "attempt": attempt, "outcome": outcome}
+        self._pending.setdefault(shard, []).append((item, answer))
+        if not self._scheduled:
+            self._scheduled = True
+            loop.call_soon(self._flush)
+        return answer
+
+    def _flush(self) -> None:
+        self._scheduled = False
+        pending, self._pending = self._pending, {}
+        for shard, entries in pending.items():
+            task = asyncio.get_running_loop().create_task(self._send(shard, entries))
+            self._sending.add(task)
+            task.add_done_callback(self._sending.discard)
+
+    async def _send(self, shard: str, entries: list[_Entry]) -> None:
+        stub = self._env.JOB_SHARD.getByName(shard)
+        try:
+            try:
+                answers: list[Any] = list(await stub.report_many(shard, [item for item, _ in entries]))
+            except Exception as exc:
+                if _MISSING not in str(exc):
+                    raise
+                answers = await self._one_by_one(stub, shard, entries)
+        except Exception as exc:  # the call failed as a whole: every report of it fails
+            for _, answer in entries:
+                if not answer.done():
+                    answer.set_exception(exc)
+            return
+        for (_, answer), reply in zip(entries, answers, strict=True):
+            if answer.done():
+                continue
+            if isinstance(reply, BaseException):
+                answer.set_exception(reply)
+            elif "error" in reply:
+                answer.set_exception(ReportError(str(reply["error"])))
+            else:
+                answer.set_result(dict(reply))
+
+    @staticmethod
+    async def _one_by_one(stub: Any, shard: str, entries: list[_Entry]) -> list[Any]:
+        _log.warning("shard %s has no %s(); reporting one by one (update the scheduler's entry.py)",
+                     shard, REPORT_MANY_METHOD)  # fmt: skip
+        calls = (stub.report(shard, i["jobId"], i["attempt"], i["outcome"]) for i, _ in entries)
+        return list(await asyncio.gather(*calls, return_exceptions=True))
