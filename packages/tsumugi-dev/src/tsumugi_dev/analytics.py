@@ -4,14 +4,21 @@ Points land in one SQLite table with Analytics Engine's column names (``dataset`
 ``blob1..blob20``, ``double1..double20``, ``_sample_interval``) plus ``timestamp_ms``. ``query`` runs SQLite
 SQL over a view per dataset named after it, which is enough for the simple aggregations the metrics API
 makes (``count()``, ``sum(_sample_interval)``, ``avg(doubleN)`` grouped by ``blobN``, time filters).
+
+Points are stored once per event-loop step; with ``offload=True`` (the runtime's choice under the real clock, as
+for D1) that store runs on a thread of the store's own, so the loop goes on meanwhile. ``query`` and ``close``
+wait for the stores under way, so they see every point written before them.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import datetime
+import logging
 import re
 import sqlite3
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -33,13 +40,16 @@ _INSERT_COLUMNS = (
     + [f"blob{i}" for i in range(1, MAX_BLOBS + 1)]
     + [f"double{i}" for i in range(1, MAX_DOUBLES + 1)]
 )
-_INSERT = f"INSERT INTO data_point ({', '.join(_INSERT_COLUMNS)}) VALUES ({', '.join('?' * len(_INSERT_COLUMNS))})"
+_log = logging.getLogger("tsumugi_dev")
+_INSERT = (
+    f"INSERT INTO data_point ({', '.join(_INSERT_COLUMNS)}) VALUES ({', '.join('?' * len(_INSERT_COLUMNS))})"
+)
 
 
 class AnalyticsStore:
     """Every dataset's points in one SQLite file."""
 
-    def __init__(self, path: Path | str, clock: RuntimeClock) -> None:
+    def __init__(self, path: Path | str, clock: RuntimeClock, *, offload: bool = False) -> None:
         self._conn: sqlite3.Connection = open_state_db(path)
         self._clock = clock
         self._conn.execute(
@@ -50,6 +60,9 @@ class AnalyticsStore:
         self._conn.execute("CREATE INDEX IF NOT EXISTS data_point_time ON data_point (dataset, timestamp_ms)")
         self._pending: list[tuple[Any, ...]] = []
         self._flush_scheduled = False
+        self._thread = ThreadPoolExecutor(1, thread_name_prefix="analytics") if offload else None
+        self._last_store: concurrent.futures.Future[None] | None = None
+        """The latest store handed to the thread (it runs stores in order: once it is done, all are)."""
 
     def ensure_dataset(self, dataset: str) -> None:
         """Create the view that ``query`` reads ``dataset`` through."""
@@ -57,6 +70,7 @@ class AnalyticsStore:
             raise ValueError(
                 f"dataset: {dataset!r} must be letters, digits and underscores, not starting with a digit"
             )
+        self._wait_for_stores()  # the file is the thread's while a store is under way
         self._conn.execute(
             f"CREATE VIEW IF NOT EXISTS \"{dataset}\" AS SELECT * FROM data_point WHERE dataset = '{dataset}'"
         )
@@ -84,11 +98,23 @@ class AnalyticsStore:
         loop.call_soon(self.flush)
 
     def flush(self) -> None:
-        """Store every buffered point in one transaction."""
+        """Store every buffered point in one transaction (handed to the store's thread when offloaded)."""
         self._flush_scheduled = False
         if not self._pending:
             return
         rows, self._pending = self._pending, []
+        if self._thread is None:
+            self._store(rows)
+            return
+        self._last_store = self._thread.submit(self._store, rows)
+        self._last_store.add_done_callback(_report_failure)
+
+    def _wait_for_stores(self) -> None:
+        last, self._last_store = self._last_store, None
+        if last is not None:
+            concurrent.futures.wait([last])
+
+    def _store(self, rows: list[tuple[Any, ...]]) -> None:
         self._conn.execute("BEGIN IMMEDIATE")
         try:
             self._conn.executemany(_INSERT, rows)
@@ -102,14 +128,24 @@ class AnalyticsStore:
         if not sql.lstrip().upper().startswith(("SELECT", "WITH")):
             raise ValueError("query: only SELECT statements are allowed")
         self.flush()
+        self._wait_for_stores()
         cursor = self._conn.execute(sql)
         names = [d[0] for d in cursor.description]
         return [JsDict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
     def close(self) -> None:
-        """Store what is buffered, then close the file."""
+        """Store what is buffered, wait for the stores under way, then close the file."""
         self.flush()
+        if self._thread is not None:
+            self._thread.shutdown(wait=True)
+            self._last_store = None
         self._conn.close()
+
+
+def _report_failure(future: concurrent.futures.Future[None]) -> None:
+    exc = future.exception()
+    if exc is not None:
+        _log.error("analytics: points could not be stored", exc_info=exc)
 
 
 def _blob(value: Any, i: int) -> str | None:

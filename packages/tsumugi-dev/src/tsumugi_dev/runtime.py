@@ -93,9 +93,11 @@ class LocalRuntime:
         self.workers, self._namespaces, self._d1, self._consumers, self._crons = {}, {}, {}, {}, []
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self._state = open_state_db(self.data_dir / "runtime.sqlite")
+        # SQLite work off the loop's thread only under the real clock: virtual time needs all of it on the loop.
+        offload = self._offload()
         self.queues = QueueStore(self._state, self.clock, self.faults)
         self.alarms = AlarmScheduler(self._state, self.clock, self._fire_alarm)
-        self.analytics = AnalyticsStore(self.data_dir / "analytics.sqlite", self.clock)
+        self.analytics = AnalyticsStore(self.data_dir / "analytics.sqlite", self.clock, offload=offload)
         for config in self.configs:
             self.workers[config.name] = WorkerHost(config, self.clock)
         for config in self.configs:
@@ -148,11 +150,13 @@ class LocalRuntime:
             )
         return self._namespaces[key]
 
+    def _offload(self) -> bool:
+        """Whether D1 and Analytics Engine work on threads of their own (ADR-0035, ADR-0036)."""
+        return isinstance(self.clock, RealClock)
+
     def _database(self, name: str, migrations_dir: Path) -> D1Database:
         if name not in self._d1:
-            # Off the loop's thread only under the real clock: virtual time needs every call on the loop.
-            offload = isinstance(self.clock, RealClock)
-            db = D1Database(self.data_dir / "d1" / f"{name}.sqlite", name=name, offload=offload)
+            db = D1Database(self.data_dir / "d1" / f"{name}.sqlite", name=name, offload=self._offload())
             applied = apply_d1_migrations(db, migrations_dir)
             if applied:
                 _log.info("d1 %s: applied %s", name, ", ".join(applied))
