@@ -265,3 +265,44 @@ async def test_report_many_applies_one_group_and_answers_each_report_in_order() 
     ]
     assert len(outer) == 1
     assert [engine.get(i).state.value for i in ids] == ["COMPLETED", "QUEUED", "QUEUED"]  # type: ignore[union-attr]
+
+
+async def test_dispatches_are_sent_before_the_projection_is_awaited() -> None:
+    host, storage, _ = host_with(alarm=None)
+    [job_id] = await host.enqueue_many(SHARD, [item("a")])
+    env = host._env  # pyright: ignore[reportPrivateUsage]
+    d1, gate, seen_in_queue = env.TSUMUGI_DB, asyncio.Event(), []
+
+    class SlowD1:
+        def prepare(self, sql: str) -> Any:
+            return d1.prepare(sql)
+
+        async def batch(self, statements: Any) -> Any:
+            seen_in_queue.append([m["body"]["jobId"] for m in env.TSUMUGI_QUEUE.sent])
+            await gate.wait()  # D1 is slow: the consumer must already have the work
+            return await d1.batch(statements)
+
+    env.TSUMUGI_DB = SlowD1()
+    storage.alarm = None
+    alarm = asyncio.ensure_future(host.alarm())
+    for _ in range(100):  # loop turns, not time: the alarm reaches D1 within a few
+        if seen_in_queue:
+            break
+        await asyncio.sleep(0)
+    assert seen_in_queue == [[job_id]]
+    gate.set()
+    await alarm
+    env.TSUMUGI_DB = d1
+    assert await read_model_states(host) == {job_id: "SCHEDULED"}  # the change read before the tick
+
+
+async def test_the_feed_can_stop_at_a_position() -> None:
+    host, _, _ = host_with(alarm=None)
+    engine = host.engine()
+    assert engine is not None
+    [first] = await host.enqueue_many(SHARD, [item("a")])
+    head = engine.feed_head()
+    [second] = await host.enqueue_many(SHARD, [item("b")])
+    assert [s.job.id for s in engine.changes(10, head)] == [first]
+    assert [s.job.id for s in engine.changes(10)] == [first, second]
+    assert engine.feed_head() > head

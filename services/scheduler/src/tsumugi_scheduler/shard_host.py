@@ -1,8 +1,9 @@
 """The JobShard Durable Object's application shell: decode -> engine command -> encode, then one alarm.
 
 `JobShardHost` wraps a `JobShardEngine` over the object's SQL storage. After every command it arms exactly
-one alarm at the engine's ``next_wake_at`` (or none). ``alarm()`` projects the change feed into D1 and acks
-it, ticks, sends the dispatch messages (``sendBatch``, chunks of 100), writes Analytics Engine points for
+one alarm at the engine's ``next_wake_at`` (or none). ``alarm()`` reads the change feed, ticks, sends the
+dispatch messages (``sendBatch``, chunks of 100), projects the changes read before the tick into D1 and acks
+them, writes Analytics Engine points for
 terminal snapshots after the ack (metrics are at-most-once), and enqueues notice jobs with ids derived from
 the notice's feed position so a repeat after a crash is absorbed as a re-enqueue of the same id. A tick that
 raises re-arms in 5 s (workerd retries a failing alarm only a few times). Each dispatch and each projected
@@ -101,6 +102,14 @@ def metrics_point(snapshot: JobSnapshot) -> dict[str, Any]:
         "blobs": [job.state.value, job.binding, job.guarantee],
         "doubles": [float(job.attempts), float(duration)],
     }
+
+
+def _log_changes(snapshots: list[JobSnapshot]) -> None:
+    if not _job_log.isEnabledFor(logging.INFO):  # one line per change: build them only when shown
+        return
+    for snapshot in snapshots:
+        if snapshot.job.state is not JobState.QUEUED or snapshot.job.progress is not None:
+            _job_log.info("%s", job_event_line(snapshot))  # a bare QUEUED was logged at dispatch
 
 
 def _answer(answer: ReportAnswer) -> dict[str, Any]:
@@ -312,14 +321,19 @@ class JobShardHost:
             await self._storage.deleteAlarm()
             return
         try:
-            # Project first: the tick's own changes (dispatches) wait for the next alarm, by which time most
-            # short jobs have finished and are projected once (engine.PROJECTION_HOLD_MS).
-            await self._project(engine)
+            # The feed is read before the tick and projected after it: the tick's own changes (dispatches)
+            # wait for the next alarm, by which time most short jobs have finished and are projected once
+            # (engine.PROJECTION_HOLD_MS), and the dispatches go out before D1 is awaited, so the consumer
+            # works while D1 does.
+            head = engine.feed_head()
+            first = engine.changes(FEED_BATCH)
+            _log_changes(first)  # before the dispatch lines, in the order the changes happened
             result = engine.tick()
             if _job_log.isEnabledFor(logging.INFO):  # dispatches are logged now, not when projected
                 for message in result.dispatches:
                     _job_log.info("job %s QUEUED attempt %d", message.job_id, message.attempt)
             await self._send(result.dispatches)
+            await self._project(engine, first, head)
             await self._notify(engine)
         except Exception:
             _log.exception("tick of shard %s failed; retrying in %d ms", self._name, ALARM_RETRY_MS)
@@ -335,20 +349,17 @@ class JobShardHost:
             # A failed send leaves the jobs QUEUED; the reaper requeues (or stalls) them.
             await self._env.TSUMUGI_QUEUE.sendBatch(bodies[start : start + SEND_BATCH])
 
-    async def _project(self, engine: JobShardEngine) -> None:
+    async def _project(self, engine: JobShardEngine, snapshots: list[JobSnapshot], up_to_seq: int) -> None:
         for _ in range(FEED_ROUNDS):
-            snapshots = engine.changes(FEED_BATCH)
             if not snapshots:
                 return
             await project(self._env.TSUMUGI_DB, snapshots)
             engine.ack_changes(max(s.job.seq for s in snapshots))
-            if _job_log.isEnabledFor(logging.INFO):  # one line per change: build them only when shown
-                for snapshot in snapshots:
-                    if snapshot.job.state is not JobState.QUEUED or snapshot.job.progress is not None:
-                        _job_log.info("%s", job_event_line(snapshot))  # a bare QUEUED was logged at dispatch
             self._write_metrics([s for s in snapshots if s.job.state in TERMINAL_STATES])
             if len(snapshots) < FEED_BATCH:
                 return
+            snapshots = engine.changes(FEED_BATCH, up_to_seq)
+            _log_changes(snapshots)
 
     def _write_metrics(self, snapshots: list[JobSnapshot]) -> None:
         dataset = getattr(self._env, "TSUMUGI_METRICS", None)

@@ -25,9 +25,10 @@ _notice_decoder = msgspec.json.Decoder(FailureNotice | SettledNotice)
 _event_decoder = msgspec.json.Decoder(dict[str, Any])
 
 
-def snapshots(store: FeedStore, after_seq: int, limit: int) -> list[JobSnapshot]:
-    """The latest snapshot of every job changed after ``after_seq``, by seq, with its newest attempts."""
-    jobs = [msgspec.convert(r, JobRow) for r in store.outbox("job", after_seq, limit)]
+def snapshots(store: FeedStore, after_seq: int, limit: int, up_to_seq: int | None = None) -> list[JobSnapshot]:
+    """The latest snapshot of every job changed after ``after_seq`` (up to ``up_to_seq``), by seq, with its
+    newest attempts."""
+    jobs = [msgspec.convert(r, JobRow) for r in store.outbox("job", after_seq, limit, up_to_seq)]
     by_job: dict[str, list[AttemptRecord]] = {}
     for attempt in store.attempts([j.id for j in jobs]):
         by_job.setdefault(attempt.job_id, []).append(attempt)

@@ -207,9 +207,17 @@ class ShardOperations:
         """Recorded attempts of one job, newest first (first-try successes record none)."""
         return self._store.attempts([job_id])
 
-    def changes(self, limit: int = 200) -> list[JobSnapshot]:
-        """The projection feed: the latest snapshot of every job changed since the last ack, by seq."""
-        return snapshots(self._store, self._projected_seq(), _storable(limit, 0))
+    def changes(self, limit: int = 200, up_to_seq: int | None = None) -> list[JobSnapshot]:
+        """The projection feed: the latest snapshot of every job changed since the last ack, by seq.
+
+        With ``up_to_seq``, only jobs whose latest change is at or before it (see `feed_head`).
+        """
+        bound = None if up_to_seq is None else _storable(up_to_seq)
+        return snapshots(self._store, self._projected_seq(), _storable(limit, 0), bound)
+
+    def feed_head(self) -> int:
+        """The position of the latest change so far: `changes` up to it leaves out every later change."""
+        return self._store.last_seq()
 
     def ack_changes(self, up_to_seq: int) -> None:
         """Mark the projection done up to ``up_to_seq`` (finished jobs may then be swept).

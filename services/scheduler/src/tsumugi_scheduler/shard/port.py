@@ -187,8 +187,10 @@ class ShardStore(Protocol):
 class FeedStore(Protocol):
     """The feed side of a shard: what the projection, the notice and run-event relays and diagnostics read."""
 
-    def outbox(self, kind: FeedKind, after_seq: int, limit: int) -> list[Mapping[str, Any]]:
-        """Rows of a feed after ``after_seq`` in seq order (``job``: changed jobs; others: outbox rows)."""
+    def outbox(
+        self, kind: FeedKind, after_seq: int, limit: int, up_to_seq: int | None = None
+    ) -> list[Mapping[str, Any]]:
+        """Rows of a feed after ``after_seq`` (up to ``up_to_seq``) in seq order (``job``: changed jobs)."""
         ...
 
     def ack(self, kind: FeedKind, up_to_seq: int) -> None:

@@ -307,14 +307,17 @@ class SqlShardStore:
             held_pending=bool(row["held_pending"]),
         )  # fmt: skip
 
-    def outbox(self, kind: FeedKind, after_seq: int, limit: int) -> list[Mapping[str, Any]]:
-        """Feed rows after ``after_seq``."""
+    def outbox(
+        self, kind: FeedKind, after_seq: int, limit: int, up_to_seq: int | None = None
+    ) -> list[Mapping[str, Any]]:
+        """Feed rows after ``after_seq`` (and up to ``up_to_seq`` when given)."""
         table = {"job": "job", "notice": "notice", "run_event": "run_event"}[kind]
-        return list(
-            self._sql.exec(
-                f"SELECT * FROM {table} WHERE seq > ? ORDER BY seq LIMIT ?", after_seq, limit
-            ).toArray()
-        )
+        if up_to_seq is None:
+            query, bounds = f"SELECT * FROM {table} WHERE seq > ? ORDER BY seq LIMIT ?", (after_seq,)
+        else:
+            query = f"SELECT * FROM {table} WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?"
+            bounds = (after_seq, up_to_seq)
+        return list(self._sql.exec(query, *bounds, limit).toArray())
 
     def ack(self, kind: FeedKind, up_to_seq: int) -> None:
         """Consume a feed up to ``up_to_seq``."""
