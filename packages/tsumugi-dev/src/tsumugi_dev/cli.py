@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TextIO
 
 from tsumugi_dev.config import CONFIG_NAMES, ConfigError, WorkerConfig, find_configs, load_config
+from tsumugi_dev.gc_policy import tune_for_throughput
 from tsumugi_dev.http_server import PortInUseError, WorkerServer
 from tsumugi_dev.repo_workers import TOKEN_VAR, repo_token, repo_worker_configs, with_secrets
 from tsumugi_dev.runtime import LocalRuntime
@@ -116,6 +117,7 @@ def _free_port() -> int:
 async def _serve(configs: list[WorkerConfig], data_dir: Path, port: int) -> int:
     runtime = LocalRuntime(configs, data_dir=data_dir)
     await runtime.start()
+    tune_for_throughput()  # after start: the Workers' modules are loaded and frozen with the rest
     servers: list[WorkerServer] = []
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
