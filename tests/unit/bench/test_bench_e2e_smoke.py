@@ -25,6 +25,10 @@ EXPECTED_KEYS = {
     "huey_seconds",
     "huey_jobs_per_s",
     "ratio_vs_huey",
+    "rounds",
+    "tsumugi_runs_per_s",
+    "huey_runs_per_s",
+    "ratio_vs_huey_median",
     "single_jobs",
     "single_complete_p50_ms",
     "single_complete_max_ms",
@@ -47,7 +51,10 @@ def test_quick_e2e_bench_ends_with_one_result_line_with_every_key(scheduler: str
     assert set(result) == EXPECTED_KEYS
     assert result["mode"] == "quick"
     assert result["scheduler"] == scheduler
-    numbers = {key: value for key, value in result.items() if key not in ("mode", "scheduler")}
+    runs = ("tsumugi_runs_per_s", "huey_runs_per_s")
+    assert [len(result[key]) for key in runs] == [result["rounds"]] * 2
+    assert max(result["tsumugi_runs_per_s"]) == result["tsumugi_jobs_per_s"]
+    numbers = {key: value for key, value in result.items() if key not in ("mode", "scheduler", *runs)}
     assert all(isinstance(value, int | float) and value >= 0 for value in numbers.values()), numbers
     # Every job went through the whole path on both systems (completion, not speed, is checked).
     assert result["tsumugi_completed"] == result["jobs"] == result["huey_completed"]
