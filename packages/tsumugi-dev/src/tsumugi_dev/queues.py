@@ -99,8 +99,11 @@ class QueueStore:
         self._faults = faults
         self._listeners: dict[str, Callable[[], None]] = {}
         conn.execute(
-            "CREATE TABLE IF NOT EXISTS queue_message (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL "
-            "UNIQUE, queue TEXT NOT NULL, body BLOB NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, "
+            # seq orders deliveries and names a row to lease and settle; a leased row is never deleted before it
+            # is settled, so a reused rowid can never be confused with it (no AUTOINCREMENT bookkeeping). The
+            # message id is 128 random bits, only shown to consumers: no index of its own.
+            "CREATE TABLE IF NOT EXISTS queue_message (seq INTEGER PRIMARY KEY, id TEXT NOT NULL, "
+            "queue TEXT NOT NULL, body BLOB NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, "
             "visible_at INTEGER NOT NULL, leased INTEGER NOT NULL DEFAULT 0, created_at INTEGER NOT NULL)"
         )
         conn.execute(
