@@ -21,5 +21,7 @@ echo "== import contracts"
 uv run --frozen lint-imports
 echo "== pyright (strict on packages and services)"
 uv run --frozen pyright -p .
+echo "== pyright (standard on tests and benchmarks)"
+uv run --frozen pyright -p pyright.tests.json
 echo "== pytest"
 uv run --frozen pytest "$@"
