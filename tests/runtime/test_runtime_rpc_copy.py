@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from workers.rpc import python_from_rpc, transfer
 
-from tsumugi_dev.durable_objects import rpc_copy, rpc_receive
 from tsumugi_dev.jsdict import JsDict
+from tsumugi_dev.rpc_calls import rpc_copy, rpc_receive
 
 
 class Colour(enum.StrEnum):

@@ -18,8 +18,8 @@ import msgspec
 from workers.rpc import python_from_rpc
 
 from tsumugi_dev.clock import RuntimeClock
-from tsumugi_dev.durable_objects import rpc_copy, rpc_receive
 from tsumugi_dev.faults import DROP, FaultInjector
+from tsumugi_dev.rpc_calls import rpc_copy, rpc_receive
 
 __all__ = ["MAX_BATCH_MESSAGES", "MAX_MESSAGE_BYTES", "QueueBinding", "QueueStore", "StoredMessage"]
 

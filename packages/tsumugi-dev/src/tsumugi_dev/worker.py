@@ -21,8 +21,8 @@ from workers.rpc import remote_error
 
 from tsumugi_dev.clock import RuntimeClock
 from tsumugi_dev.config import WorkerConfig
-from tsumugi_dev.durable_objects import call_method, rpc_copy, rpc_method
 from tsumugi_dev.jsdict import JsDict
+from tsumugi_dev.rpc_calls import call_method, rpc_call
 
 __all__ = ["Env", "ExecutionContext", "ScheduledController", "ServiceBinding", "WorkerHost", "load_module"]
 
@@ -188,24 +188,7 @@ class ServiceBinding:
         if name.startswith("_"):
             raise AttributeError(name)
         target, entrypoint = self._target, self._entrypoint
-
-        async def call(*args: Any, **kwargs: Any) -> Any:
-            if kwargs:
-                raise TypeError(f"{name}: RPC calls take positional arguments only (got {sorted(kwargs)})")
-            sent = [rpc_copy(arg, lambda i=i: f"{name}() argument {i}") for i, arg in enumerate(args)]
-            await asyncio.sleep(0)
-            try:
-                result = await target.run(
-                    entrypoint, lambda instance: call_method(rpc_method(instance, name), *sent)
-                )
-                # The callee converts its result: a result that cannot cross fails on its side.
-                sent_back = rpc_copy(result, lambda: f"{name}() result")
-            except Exception as exc:
-                raise remote_error(exc) from None
-            await asyncio.sleep(0)
-            return sent_back
-
-        return call
+        return rpc_call(name, lambda run: target.run(entrypoint, run))
 
     async def fetch(self, resource: Request | str, **options: Any) -> Response:
         """Send an HTTP request to the target entrypoint's ``fetch``."""
