@@ -172,18 +172,24 @@ async def test_reports_arriving_together_commit_as_one_group() -> None:
     assert {engine.get(i).state.value for i in ids} == {"COMPLETED"}  # type: ignore[union-attr]
 
 
-async def test_a_refused_or_failing_report_leaves_the_rest_of_its_group_applied() -> None:
-    host, _, ids = await dispatched(3)
+def failing_report_for(host: JobShardHost, failing_id: str) -> Any:
+    """The host's engine, whose report of ``failing_id`` raises (the others apply as usual)."""
     engine = host.engine()
     assert engine is not None
     original = engine.report
 
     def report(job_id: str, attempt: int, outcome: Any) -> Any:
-        if job_id == ids[2]:
+        if job_id == failing_id:
             raise RuntimeError("disk on fire")
         return original(job_id, attempt, outcome)
 
     engine.report = report
+    return engine
+
+
+async def test_a_refused_or_failing_report_leaves_the_rest_of_its_group_applied() -> None:
+    host, _, ids = await dispatched(3)
+    engine = failing_report_for(host, ids[2])
     ok = {"ok": True, "result": None}
     results = await asyncio.gather(
         host.report(SHARD, ids[0], 1, ok), host.report(SHARD, ids[1], 9, ok), host.report(SHARD, ids[2], 1, ok),
@@ -241,16 +247,7 @@ async def test_a_job_still_running_when_the_hold_ends_is_projected_queued(clock:
 
 async def test_report_many_applies_one_group_and_answers_each_report_in_order() -> None:
     host, _, ids = await dispatched(3)
-    engine = host.engine()
-    assert engine is not None
-    original = engine.report
-
-    def report(job_id: str, attempt: int, outcome: Any) -> Any:
-        if job_id == ids[2]:
-            raise RuntimeError("disk on fire")
-        return original(job_id, attempt, outcome)
-
-    engine.report = report
+    engine = failing_report_for(host, ids[2])
     outer = count_outer_transactions(host)
     ok = {"ok": True, "result": None}
     answers = await host.report_many(SHARD, [

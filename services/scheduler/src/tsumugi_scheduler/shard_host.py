@@ -3,12 +3,12 @@
 `JobShardHost` wraps a `JobShardEngine` over the object's SQL storage. After every command it arms exactly
 one alarm at the engine's ``next_wake_at`` (or none). ``alarm()`` reads the change feed, ticks, sends the
 dispatch messages (``sendBatch``, chunks of 100), projects the changes read before the tick into D1 and acks
-them, writes Analytics Engine points for
-terminal snapshots after the ack (metrics are at-most-once), and enqueues notice jobs with ids derived from
-the notice's feed position so a repeat after a crash is absorbed as a re-enqueue of the same id. A tick that
-raises re-arms in 5 s (workerd retries a failing alarm only a few times). Each dispatch and each projected
-change is also logged as one line (``job <id> <STATE> attempt <n>`` with progress and the error's first line
-when present; a QUEUED change without progress only at dispatch) on the ``tsumugi.jobs`` logger: ``tsumugi dev`` shows them, and on Cloudflare they land in the Worker's logs.
+them, writes Analytics Engine points for terminal snapshots after the ack (metrics are at-most-once), and
+enqueues notice jobs with ids derived from the notice's feed position so a repeat after a crash is absorbed
+as a re-enqueue of the same id. A tick that raises re-arms in 5 s (workerd retries a failing alarm only a few
+times). Each dispatch and each projected change is also logged as one line (``job <id> <STATE> attempt <n>``
+with progress and the error's first line when present; a QUEUED change without progress only at dispatch)
+on the ``tsumugi.jobs`` logger: ``tsumugi dev`` shows them, and on Cloudflare they land in the Worker's logs.
 
 The object learns its name (``<binding>#<shard>``) from the first call, which always carries it, and keeps
 it in its storage for alarms.
