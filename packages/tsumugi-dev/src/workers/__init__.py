@@ -10,9 +10,7 @@ from typing import Any
 
 from workers.entrypoints import DurableObject, WorkerEntrypoint, WorkflowEntrypoint, handler
 from workers.http import FetchResponse, Headers, Request, Response, fetch
-from workers.rpc import python_from_rpc, python_to_rpc
-
-from tsumugi_dev.jsdict import JsDict
+from workers.rpc import JsDict, python_from_rpc, python_to_rpc
 
 __all__ = [
     "DurableObject",

@@ -15,11 +15,32 @@ from typing import Any
 
 from workers.http import FetchResponse, Request
 
-from tsumugi_dev.jsdict import JsDict
-
-__all__ = ["RemoteError", "python_from_rpc", "python_to_rpc", "remote_error", "transfer"]
+__all__ = ["JsDict", "RemoteError", "python_from_rpc", "python_to_rpc", "remote_error", "transfer"]
 
 _MAX_SAFE_INT = 2**53
+
+
+class JsDict(dict[str, Any]):
+    """A ``dict`` whose keys can also be read as attributes: what the SDK makes of a plain JS object.
+
+    Defined here, as in the SDK (``workers/rpc.py``), and without imports from ``tsumugi_dev``, so that
+    ``import workers`` works on its own.
+    """
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        self[name] = value
+
+    def __delattr__(self, name: str) -> None:
+        try:
+            del self[name]
+        except KeyError:
+            raise AttributeError(name) from None
 
 
 class RemoteError(Exception):
