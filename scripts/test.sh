@@ -15,6 +15,8 @@ if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = "0" ] && command -v apt-get >/de
   apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
 fi
 uv sync --frozen --quiet
+echo "== reference SDK wheel (read by the SDK conformance tests, never installed; ADR-0041)"
+bash scripts/fetch-sdk-wheel.sh
 echo "== ruff"
 uv run --frozen ruff check .
 echo "== import contracts"

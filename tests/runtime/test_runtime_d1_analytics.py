@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from workers import JsDict
+from workers.rpc import JsDict
 
 from tsumugi_dev.analytics import AnalyticsEngineDataset, AnalyticsStore
 from tsumugi_dev.clock import VirtualClock

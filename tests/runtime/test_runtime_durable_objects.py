@@ -5,8 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from workers import JsDict
-from workers.rpc import RemoteError
+from workers.rpc import JsDict, RemoteError
 
 from tsumugi_dev.alarms import alarm_retry_at
 from tsumugi_dev.clock import VirtualClock

@@ -13,7 +13,7 @@ import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
-from workers.rpc import python_from_rpc, remote_error, transfer
+from workers.rpc import property_key, python_from_rpc, remote_error, transfer
 
 from tsumugi_dev.jsdict import JsDict
 
@@ -40,7 +40,7 @@ def _copy_plain(value: Any) -> Any:
         return int(value) if value.is_integer() and abs(value) <= _MAX_SAFE_INT else value
     if kind is dict or kind is JsDict:
         items: dict[Any, Any] = value
-        return JsDict({(k if type(k) is str else str(k)): _copy_plain(v) for k, v in items.items()})
+        return JsDict({(k if type(k) is str else property_key(k)): _copy_plain(v) for k, v in items.items()})
     if kind is list:
         elements: list[Any] = value
         return [_copy_plain(v) for v in elements]

@@ -1,7 +1,9 @@
 """The Python Workers SDK surface (``from workers import ...``) for the local runtime.
 
 On Cloudflare the real SDK provides this module. Here it imitates the Python-visible API so that the same
-entry modules import and run unchanged under ``tsumugi dev`` and in tests.
+entry modules import and run unchanged under ``tsumugi dev`` and in tests. It exports only names the real
+SDK exports (``JsDict`` is in ``workers.rpc`` there and here); tests/contract/test_sdk_*.py check the names,
+signatures and conversion rules against the pinned real SDK (ADR-0041).
 """
 
 from __future__ import annotations
@@ -12,13 +14,10 @@ from workers.entrypoints import DurableObject, WorkerEntrypoint, WorkflowEntrypo
 from workers.http import FetchResponse, Headers, Request, Response, fetch
 from workers.rpc import python_from_rpc, python_to_rpc
 
-from tsumugi_dev.jsdict import JsDict
-
 __all__ = [
     "DurableObject",
     "FetchResponse",
     "Headers",
-    "JsDict",
     "Request",
     "Response",
     "WorkerEntrypoint",

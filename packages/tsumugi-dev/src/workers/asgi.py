@@ -40,9 +40,11 @@ def request_to_scope(request: Request, env: Any) -> dict[str, Any]:
     }  # fmt: skip
 
 
-async def fetch(app: Any, request: Request, env: Any, ctx: Any = None) -> Response:
-    """Run ``app`` for ``request``; answers the app's response."""
-    body = await request.bytes() if not request.body_used else b""
+async def fetch(app: Any, req: Request, env: Any, ctx: Any = None, *, options: Any = None) -> Response:
+    """Run ``app`` for ``req``; answers the app's response. The SDK's ``options`` are not emulated."""
+    if options is not None:
+        raise NotImplementedError("options: the ASGI adapter's options are not emulated by the local runtime")
+    body = await req.bytes() if not req.body_used else b""
     messages = [{"type": "http.request", "body": body, "more_body": False}]
     status: int | None = None
     headers: list[tuple[str, str]] = []
@@ -59,7 +61,7 @@ async def fetch(app: Any, request: Request, env: Any, ctx: Any = None) -> Respon
         elif message["type"] == "http.response.body":
             chunks.append(bytes(message.get("body", b"")))
 
-    await app(request_to_scope(request, env), receive, send)
+    await app(request_to_scope(req, env), receive, send)
     if status is None:
         raise RuntimeError("The application did not generate a response")
     content = None if status in NULL_BODY_STATUSES else b"".join(chunks)

@@ -10,16 +10,41 @@ from __future__ import annotations
 
 import datetime
 import inspect
+import math
 from collections.abc import Callable
 from typing import Any
 
 from workers.http import FetchResponse, Request
 
-from tsumugi_dev.jsdict import JsDict
-
-__all__ = ["RemoteError", "python_from_rpc", "python_to_rpc", "remote_error", "transfer"]
+__all__ = [
+    "JsDict",
+    "RemoteError",
+    "property_key",
+    "python_from_rpc",
+    "python_to_rpc",
+    "remote_error",
+    "transfer",
+]
 
 _MAX_SAFE_INT = 2**53
+
+
+class JsDict(dict[str, Any]):
+    """A ``dict`` whose keys can also be read as attributes: what the SDK makes of a plain JS object.
+
+    Defined here, as in the SDK (``workers/rpc.py``), and without imports from ``tsumugi_dev``, so that
+    ``import workers`` works on its own. Like the SDK's, it has no ``__delattr__``: ``del d.key`` raises
+    ``AttributeError`` and keeps the key.
+    """
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        self[name] = value
 
 
 class RemoteError(Exception):
@@ -32,6 +57,23 @@ class RemoteError(Exception):
         super().__init__(f"{name}: {message}" if message else name)
         self.name = name
         self.message = message
+
+
+def property_key(key: object) -> str:
+    """The JS property name a dict key becomes (the SDK sends dicts through ``Object.fromEntries``).
+
+    ECMAScript ``ToPropertyKey``: ``True`` -> ``"true"``, ``None`` -> ``"undefined"`` (``to_js`` makes it
+    ``undefined``), an int -> its digits.
+    """
+    if isinstance(key, str):
+        return key if type(key) is str else str.__str__(key)
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    if key is None:
+        return "undefined"
+    if isinstance(key, int):
+        return str(int(key))
+    return str(key)
 
 
 def _path(where: str, key: object) -> str:
@@ -55,7 +97,7 @@ def python_to_rpc(value: Any, where: str = "value") -> Any:
         raise TypeError(f"{where}: {type(value)!r} cannot be sent over RPC.")  # pyright: ignore[reportUnknownArgumentType]
     if isinstance(value, dict):
         items: dict[Any, Any] = value  # pyright: ignore[reportUnknownVariableType]
-        return {str(k): python_to_rpc(v, _path(where, k)) for k, v in items.items()}
+        return {property_key(k): python_to_rpc(v, _path(where, k)) for k, v in items.items()}
     if isinstance(value, list):
         elements: list[Any] = value  # pyright: ignore[reportUnknownVariableType]
         return [python_to_rpc(v, f"{where}[{i}]") for i, v in enumerate(elements)]
@@ -67,10 +109,13 @@ def python_to_rpc(value: Any, where: str = "value") -> Any:
 
 def _to_rpc_object(value: Any, where: str) -> Any:
     if isinstance(value, datetime.datetime):
-        # JS Dates carry milliseconds and no zone: the receiver gets a naive local datetime.
-        return datetime.datetime.fromtimestamp(round(value.timestamp() * 1000) / 1000)
+        # The SDK sends js.Date.new(timestamp() * 1000); a JS Date keeps whole milliseconds (TimeClip
+        # truncates toward zero) and no zone, so the receiver gets a naive local datetime.
+        return datetime.datetime.fromtimestamp(math.trunc(value.timestamp() * 1000) / 1000)
     if isinstance(value, Exception):
-        return Exception(str(value))
+        # The SDK sends js.Error.new(str(value)); the receiver gets Exception(error.toString()).
+        message = str(value)
+        return Exception(f"Error: {message}" if message else "Error")
     if isinstance(value, Request):
         return value.clone()
     if isinstance(value, FetchResponse):
@@ -98,17 +143,17 @@ def _stub_for(fn: Callable[..., Any]) -> Callable[..., Any]:
     return stub
 
 
-def python_from_rpc(value: Any) -> Any:
+def python_from_rpc(obj: Any) -> Any:
     """Shape a received value as the SDK does: dicts become ``JsDict``, integral numbers ``int``."""
-    if isinstance(value, float) and value.is_integer() and abs(value) <= _MAX_SAFE_INT:
-        return int(value)
-    if isinstance(value, dict):
-        items: dict[Any, Any] = value  # pyright: ignore[reportUnknownVariableType]
+    if isinstance(obj, float) and obj.is_integer() and abs(obj) <= _MAX_SAFE_INT:
+        return int(obj)
+    if isinstance(obj, dict):
+        items: dict[Any, Any] = obj  # pyright: ignore[reportUnknownVariableType]
         return JsDict({str(k): python_from_rpc(v) for k, v in items.items()})
-    if isinstance(value, list):
-        elements: list[Any] = value  # pyright: ignore[reportUnknownVariableType]
+    if isinstance(obj, list):
+        elements: list[Any] = obj  # pyright: ignore[reportUnknownVariableType]
         return [python_from_rpc(v) for v in elements]
-    return value
+    return obj
 
 
 def transfer(value: Any, where: str = "value") -> Any:
