@@ -26,6 +26,8 @@ from tsumugi_dev.state_db import open_state_db
 __all__ = ["D1Database", "D1Error", "D1PreparedStatement", "apply_d1_migrations"]
 
 _MAX_SAFE_INT = 2**53
+MAX_BOUND_PARAMETERS = 100
+"""Most bound parameters per query (developers.cloudflare.com/d1/platform/limits/)."""
 _T = TypeVar("_T")
 
 
@@ -85,7 +87,12 @@ class D1PreparedStatement:
         self.params = params
 
     def bind(self, *values: Any) -> D1PreparedStatement:
-        """Bind positional values (``?`` / ``?NNN``)."""
+        """Bind positional values (``?`` / ``?NNN``); at most 100, D1's limit of bound parameters per query."""
+        if len(values) > MAX_BOUND_PARAMETERS:
+            raise D1Error(
+                f"D1_ERROR: too many SQL variables: {len(values)} bound parameters, at most "
+                f"{MAX_BOUND_PARAMETERS}: SQLITE_ERROR"
+            )
         return D1PreparedStatement(self._db, self.sql, _check_params(values))
 
     async def all(self) -> JsDict:
