@@ -83,7 +83,9 @@ def test_limits_subrequests_is_read_from_wrangler_config(tmp_path: Path) -> None
     text = CONFIG.read_text()
     (tmp_path / "src").symlink_to(CONFIG.parent / "src")
     good = tmp_path / "wrangler.jsonc"
-    good.write_text(text.replace('"name": "limits",', '"name": "limits", "limits": { "subrequests": 50000 },'))
+    good.write_text(
+        text.replace('"name": "limits",', '"name": "limits", "limits": { "subrequests": 50000 },')
+    )
     assert load_config(good).subrequest_limit == 50_000
     assert load_config(CONFIG).subrequest_limit == SUBREQUESTS_PER_INVOCATION
     good.write_text(text.replace('"name": "limits",', '"name": "limits", "limits": { "subrequests": 0 },'))
@@ -112,7 +114,9 @@ async def test_an_invocation_may_run_1000_d1_queries_and_each_batch_statement_co
 # -- Analytics Engine points ------------------------------------------------------------------------------------
 
 
-async def test_points_beyond_250_per_invocation_are_dropped_silently_and_counted(limits: LocalRuntime) -> None:
+async def test_points_beyond_250_per_invocation_are_dropped_silently_and_counted(
+    limits: LocalRuntime,
+) -> None:
     entry = _entry(limits)
     assert await entry.points(DATA_POINTS_PER_INVOCATION + 50) == 300  # no error, as on Cloudflare
     assert await entry.points(10) == 10

@@ -28,7 +28,10 @@ from tsumugi_dev.v8_size import V8_TO_MSGPACK_MAX_RATIO, v8_size
         ({"a": 1}, 10),
         ([], 7),  # dense array: tag, length, end tag, 0 properties, length
         ([1, 2], 11),
-        (b"ab", 11),  # ArrayBuffer (tag, length, 2 bytes) + Uint8Array view (tag, type, offset, length, flags)
+        (
+            b"ab",
+            11,
+        ),  # ArrayBuffer (tag, length, 2 bytes) + Uint8Array view (tag, type, offset, length, flags)
         (datetime.datetime(2026, 1, 1), 11),
         ({"text": "x" * 20_000}, 20_015),  # what the queue limit tests build on
     ],

@@ -69,6 +69,8 @@ class LimitCounters:
     def __init__(self) -> None:
         self.dropped_points = 0
         """Analytics Engine points dropped because their invocation had written its 250."""
+        self.most_d1_queries = 0
+        """The most D1 queries one invocation has run so far (how close code came to the 1,000)."""
 
 
 class Invocation:
@@ -112,6 +114,9 @@ class Invocation:
             return False
         self.charge_subrequest()
         self.d1_queries += statements
+        counters = self._counters
+        if counters is not None and self.d1_queries > counters.most_d1_queries:
+            counters.most_d1_queries = self.d1_queries
         return True
 
     def d1_limit_message(self, statements: int) -> str:
