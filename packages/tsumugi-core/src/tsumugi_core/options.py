@@ -31,8 +31,8 @@ __all__ = [
     "MAX_ERROR_CHARS",
     "MAX_KEY_CHARS",
     "MAX_PAYLOAD_BYTES",
-    "MAX_RESULT_CHARS",
     "MAX_PAYLOAD_QUEUE_BYTES",
+    "MAX_RESULT_CHARS",
     "MAX_SAFE_INTEGER",
     "MAX_TIMEOUT_MS",
     "Backoff",
@@ -260,19 +260,23 @@ def _check_backoff(backoff: object) -> None:
         raise EnqueueValidationError("backoff.jitter", "must be a boolean")
 
 
+def _check_timeout(value: object) -> None:
+    timeout = _check_int("timeout_ms", value, 1)
+    if timeout > MAX_TIMEOUT_MS:
+        raise EnqueueValidationError(
+            "timeout_ms",
+            f"must be at most {MAX_TIMEOUT_MS} (14 minutes): a job runs inside one queue consumer "
+            f"invocation, which Cloudflare stops after 15 minutes, got {timeout}",
+        )
+
+
 def _check_numbers(item: EnqueueOptions) -> None:
     if item.priority is not None:
         check_priority(item.priority)
     if item.max_attempts is not None:
         _check_int("max_attempts", item.max_attempts, 1)
     if item.timeout_ms is not None:
-        _check_int("timeout_ms", item.timeout_ms, 1)
-        if item.timeout_ms > MAX_TIMEOUT_MS:
-            raise EnqueueValidationError(
-                "timeout_ms",
-                f"must be at most {MAX_TIMEOUT_MS} (14 minutes): a job runs inside one queue consumer "
-                f"invocation, which Cloudflare stops after 15 minutes, got {item.timeout_ms}",
-            )
+        _check_timeout(item.timeout_ms)
     if item.delay_ms is not None:
         _check_int("delay_ms", item.delay_ms, 0)
     if item.run_at is not None:

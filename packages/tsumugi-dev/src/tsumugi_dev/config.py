@@ -14,9 +14,6 @@ from tsumugi_dev.invocation import SUBREQUESTS_PER_INVOCATION
 from tsumugi_dev.jsonc import loads_jsonc
 from tsumugi_dev.wrangler_cron import WranglerCronError, parse_wrangler_cron
 
-MAX_SUBREQUESTS = 10_000_000
-"""The highest ``limits.subrequests`` Cloudflare accepts (Workers Paid)."""
-
 __all__ = [
     "CONFIG_NAMES",
     "AnalyticsDatasetConfig",
@@ -33,6 +30,8 @@ __all__ = [
 
 CONFIG_NAMES = ("wrangler.json", "wrangler.jsonc", "wrangler.toml")
 """The file names wrangler looks for, in its order."""
+MAX_SUBREQUESTS = 10_000_000
+"""The highest ``limits.subrequests`` Cloudflare accepts (Workers Paid; developers.cloudflare.com/workers/platform/limits/)."""
 
 
 class ConfigError(ValueError):
@@ -193,9 +192,10 @@ def _crons(path: Path, raw: Any) -> tuple[str, ...]:
 def _subrequest_limit(path: Path, raw: Any) -> int:
     limits: dict[str, Any] = _convert(path, "limits", raw, dict[str, Any])
     value = limits.get("subrequests", SUBREQUESTS_PER_INVOCATION)
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ConfigError(f"{path}: limits.subrequests must be an integer (got {value!r})")
-    _check_range(path, "limits.subrequests", value, 1, MAX_SUBREQUESTS)
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_SUBREQUESTS:
+        raise ConfigError(
+            f"{path}: limits.subrequests must be an integer between 1 and {MAX_SUBREQUESTS} (got {value!r})"
+        )
     return value
 
 
