@@ -67,9 +67,9 @@ ALARM_RETRY_MS: Final = 5_000
 """A tick that raised runs again this much later."""
 SEND_BATCH: Final = MAX_BATCH_MESSAGES
 """Queues accept at most 100 messages per ``sendBatch``."""
-SEND_BATCH_BYTES: Final = MAX_BATCH_BYTES - 6_000
-"""Serialised bytes per ``sendBatch`` (Cloudflare's 256,000 less room for ~100 bytes of metadata a message
-that the Queues docs mention and wrangler's 32,000 bytes of slack do not explain; ADR-0044)."""
+SEND_BATCH_BYTES: Final = MAX_BATCH_BYTES - MAX_BATCH_MESSAGES * 100
+"""Serialised bytes per ``sendBatch``: Cloudflare's 256,000 less the ~100 bytes of metadata per message the
+Queues docs say count towards the limits (ADR-0044)."""
 FEED_BATCH: Final = 200
 """Snapshots per D1 projection batch, notices per round."""
 D1_QUERIES_PER_ALARM: Final = 800
