@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from system_driver import Driver
 
+from tsumugi_client import EnqueueItemDict
 from tsumugi_dev.clock import VirtualClock
 from tsumugi_dev.runtime import LocalRuntime
 
@@ -30,7 +31,9 @@ async def test_three_jobs_with_100_kib_payloads_dispatched_in_one_tick_all_compl
 async def test_a_thousand_terminal_changes_lose_no_metrics_points(
     system: LocalRuntime, clock: VirtualClock, driver: Driver
 ) -> None:
-    items = [{"binding": "Hello", "payload": {"name": f"n{i}"}, "delay_ms": 3_600_000} for i in range(1_000)]
+    items: list[EnqueueItemDict] = [
+        {"binding": "Hello", "payload": {"name": f"n{i}"}, "delay_ms": 3_600_000} for i in range(1_000)
+    ]
     ids = await driver.client.enqueue_many(driver.producer_env, items)
     await clock.advance(1_000)  # projected as SCHEDULED
     for job_id in ids:
@@ -45,7 +48,9 @@ async def test_a_thousand_terminal_changes_lose_no_metrics_points(
 async def test_a_big_backlog_is_projected_with_at_most_800_d1_queries_per_alarm(
     system: LocalRuntime, clock: VirtualClock, driver: Driver
 ) -> None:
-    items = [{"binding": "Hello", "payload": {"name": f"n{i}"}, "delay_ms": 3_600_000} for i in range(1_500)]
+    items: list[EnqueueItemDict] = [
+        {"binding": "Hello", "payload": {"name": f"n{i}"}, "delay_ms": 3_600_000} for i in range(1_500)
+    ]
     await driver.client.enqueue_many(driver.producer_env, items)
     await clock.advance(1_000)
     assert len(await driver.jobs_of("Hello")) == 1_500  # everything projected, over several alarms
