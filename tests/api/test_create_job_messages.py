@@ -44,6 +44,7 @@ OURS = [
     ({**B, "priority": 1.5}, _rule("priority", "must be an integer")),
     ({**B, "priority": 2**60}, _rule("priority", "must be between -9007199254740991 and 9007199254740991")),
     ({**B, "timeoutMs": 0}, _rule("timeout_ms", "must be at least 1")),
+    ({**B, "timeoutMs": 840_001}, _rule("timeout_ms", "must be at most 840000 (14 minutes): a job runs inside one queue consumer invocation, which Cloudflare stops after 15 minutes, got 840001")),
     ({**B, "timeoutMs": "1s"}, _rule("timeoutMs", "must be a number")),
     ({**B, "runAt": -1}, _rule("run_at", "must not be negative")),
     ({**B, "runAt": 1, "delayMs": 1}, _rule("run_at", "and delay_ms are mutually exclusive")),

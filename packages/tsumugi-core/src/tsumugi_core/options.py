@@ -23,6 +23,7 @@ from typing import Any, Final, cast
 import msgspec
 
 from tsumugi_core.ids import InvalidJobIdError, parse_job_id, validate_binding_name
+from tsumugi_core.queue_size import json_bound, v8_bytes
 
 __all__ = [
     "DEFAULTS",
@@ -30,8 +31,10 @@ __all__ = [
     "MAX_ERROR_CHARS",
     "MAX_KEY_CHARS",
     "MAX_PAYLOAD_BYTES",
+    "MAX_PAYLOAD_QUEUE_BYTES",
     "MAX_RESULT_CHARS",
     "MAX_SAFE_INTEGER",
+    "MAX_TIMEOUT_MS",
     "Backoff",
     "EnqueueDefaults",
     "EnqueueItem",
@@ -51,6 +54,13 @@ __all__ = [
 
 MAX_PAYLOAD_BYTES: Final = 100 * 1024
 """Largest payload as UTF-8 JSON. It rides in every queue message, and a Queues message is at most 128 KB."""
+MAX_PAYLOAD_QUEUE_BYTES: Final = 120_000
+"""Largest payload as a queue message serialises it (V8, `tsumugi_core.queue_size`): with the dispatch's other
+fields (ids up to 512 characters each, a traceparent) it stays under the 128,000-byte message limit."""
+MAX_TIMEOUT_MS: Final = 840_000
+"""Longest ``timeout_ms``: an attempt runs inside one queue consumer invocation, which Cloudflare stops after 15
+minutes of wall time (developers.cloudflare.com/queues/platform/limits/); 14 leave a minute to claim, report
+and ack (ADR-0047)."""
 MAX_RESULT_CHARS: Final = 8192
 """Largest stored result as JSON text (the original's cap); bigger results are stored as null."""
 MAX_ERROR_CHARS: Final = 2000
@@ -250,13 +260,23 @@ def _check_backoff(backoff: object) -> None:
         raise EnqueueValidationError("backoff.jitter", "must be a boolean")
 
 
+def _check_timeout(value: object) -> None:
+    timeout = _check_int("timeout_ms", value, 1)
+    if timeout > MAX_TIMEOUT_MS:
+        raise EnqueueValidationError(
+            "timeout_ms",
+            f"must be at most {MAX_TIMEOUT_MS} (14 minutes): a job runs inside one queue consumer "
+            f"invocation, which Cloudflare stops after 15 minutes, got {timeout}",
+        )
+
+
 def _check_numbers(item: EnqueueOptions) -> None:
     if item.priority is not None:
         check_priority(item.priority)
     if item.max_attempts is not None:
         _check_int("max_attempts", item.max_attempts, 1)
     if item.timeout_ms is not None:
-        _check_int("timeout_ms", item.timeout_ms, 1)
+        _check_timeout(item.timeout_ms)
     if item.delay_ms is not None:
         _check_int("delay_ms", item.delay_ms, 0)
     if item.run_at is not None:
@@ -310,6 +330,14 @@ def _encode_payload(payload: Any) -> str:
         raise EnqueueValidationError(
             "payload", f"must be at most {MAX_PAYLOAD_BYTES} bytes as JSON, got {len(encoded)}"
         )
+    if json_bound(len(encoded)) > MAX_PAYLOAD_QUEUE_BYTES:  # only a big payload is measured
+        size = v8_bytes(msgspec.json.decode(encoded))
+        if size > MAX_PAYLOAD_QUEUE_BYTES:
+            raise EnqueueValidationError(
+                "payload",
+                f"must be at most {MAX_PAYLOAD_QUEUE_BYTES} bytes as a queue message carries it (V8 "
+                f"serialisation: a text with a character beyond Latin-1 takes 2 bytes a character), got {size}",
+            )
     return encoded.decode()
 
 

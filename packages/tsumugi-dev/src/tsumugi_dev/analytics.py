@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from tsumugi_dev.clock import RuntimeClock
+from tsumugi_dev.invocation import admit_data_point
 from tsumugi_dev.jsdict import JsDict
 from tsumugi_dev.state_db import open_state_db
 
@@ -31,7 +32,9 @@ __all__ = ["AnalyticsEngineDataset", "AnalyticsStore"]
 MAX_BLOBS = 20
 MAX_DOUBLES = 20
 MAX_INDEX_BYTES = 96
-MAX_BLOB_BYTES = 16 * 1024
+MAX_BLOB_BYTES = 16_000
+"""Most bytes all blobs of one point hold together (workerd src/workerd/api/analytics-engine-impl.h:
+``MAX_CUMULATIVE_BYTES_IN_BLOBS = 800 * 20``; the docs say "16 KB" per data point)."""
 _DATASET_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _BLOBS = ", ".join(f"blob{i} TEXT" for i in range(1, MAX_BLOBS + 1))
 _DOUBLES = ", ".join(f"double{i} REAL NOT NULL DEFAULT 0" for i in range(1, MAX_DOUBLES + 1))
@@ -157,9 +160,20 @@ def _blob(value: Any, i: int) -> str | None:
         raise TypeError(
             f"writeDataPoint: blobs[{i}] must be a string, bytes or None, got {type(value).__name__}"
         )
-    if len(value.encode()) > MAX_BLOB_BYTES:
-        raise ValueError(f"writeDataPoint: blobs[{i}] is over {MAX_BLOB_BYTES} bytes")
     return value
+
+
+def _blobs(values: list[Any]) -> list[str | None]:
+    blobs = [_blob(b, i) for i, b in enumerate(values)]
+    total = 0
+    for blob in blobs:
+        if blob is not None:
+            total += len(blob) if blob.isascii() else len(blob.encode())
+    if total > MAX_BLOB_BYTES:
+        raise ValueError(
+            f"writeDataPoint: Cumulative size of blobs exceeds {MAX_BLOB_BYTES} bytes (got {total})"
+        )
+    return blobs
 
 
 def _double(value: Any, i: int) -> float:
@@ -196,7 +210,11 @@ class AnalyticsEngineDataset:
         return self._store.query(sql)
 
     def writeDataPoint(self, point: dict[str, Any] | None = None) -> None:
-        """Store ``{"blobs": [...], "doubles": [...], "indexes": [...]}`` with the current time."""
+        """Store ``{"blobs": [...], "doubles": [...], "indexes": [...]}`` with the current time.
+
+        An invocation keeps its first 250 points; later ones are dropped silently (Cloudflare's limit) and
+        counted in ``runtime.limits.dropped_points``.
+        """
         point = point or {}
         unknown = set(point) - {"blobs", "doubles", "indexes"}
         if unknown:
@@ -211,9 +229,9 @@ class AnalyticsEngineDataset:
             raise ValueError(
                 f"writeDataPoint: doubles may hold at most {MAX_DOUBLES} values (got {len(doubles)})"
             )
-        self._store.write(
-            self.dataset,
-            [_blob(b, i) for i, b in enumerate(blobs)],
-            [_double(d, i) for i, d in enumerate(doubles)],
-            _index(list(point.get("indexes") or [])),
-        )
+        checked_blobs = _blobs(blobs)
+        checked_doubles = [_double(d, i) for i, d in enumerate(doubles)]
+        index = _index(list(point.get("indexes") or []))
+        if not admit_data_point():
+            return  # beyond the invocation's 250 points: dropped without an error, as on Cloudflare
+        self._store.write(self.dataset, checked_blobs, checked_doubles, index)

@@ -10,6 +10,7 @@ from typing import Any
 import msgspec
 
 from tsumugi_dev.dev_vars import DevVarsError, read_dev_vars
+from tsumugi_dev.invocation import SUBREQUESTS_PER_INVOCATION
 from tsumugi_dev.jsonc import loads_jsonc
 from tsumugi_dev.wrangler_cron import WranglerCronError, parse_wrangler_cron
 
@@ -29,6 +30,8 @@ __all__ = [
 
 CONFIG_NAMES = ("wrangler.json", "wrangler.jsonc", "wrangler.toml")
 """The file names wrangler looks for, in its order."""
+MAX_SUBREQUESTS = 10_000_000
+"""The highest ``limits.subrequests`` Cloudflare accepts (Workers Paid; developers.cloudflare.com/workers/platform/limits/)."""
 
 
 class ConfigError(ValueError):
@@ -107,6 +110,8 @@ class WorkerConfig(msgspec.Struct, frozen=True, kw_only=True):
     analytics_datasets: tuple[AnalyticsDatasetConfig, ...] = ()
     services: tuple[ServiceBindingConfig, ...] = ()
     crons: tuple[str, ...] = ()
+    subrequest_limit: int = SUBREQUESTS_PER_INVOCATION
+    """``limits.subrequests``: subrequests one invocation may make (Cloudflare's default without it)."""
 
     @property
     def directory(self) -> Path:
@@ -184,6 +189,16 @@ def _crons(path: Path, raw: Any) -> tuple[str, ...]:
     return crons
 
 
+def _subrequest_limit(path: Path, raw: Any) -> int:
+    limits: dict[str, Any] = _convert(path, "limits", raw, dict[str, Any])
+    value = limits.get("subrequests", SUBREQUESTS_PER_INVOCATION)
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_SUBREQUESTS:
+        raise ConfigError(
+            f"{path}: limits.subrequests must be an integer between 1 and {MAX_SUBREQUESTS} (got {value!r})"
+        )
+    return value
+
+
 def _required_str(path: Path, data: dict[str, Any], field: str) -> str:
     value = data.get(field)
     if not isinstance(value, str) or not value:
@@ -232,6 +247,7 @@ def load_config(path: str | Path) -> WorkerConfig:
         ),
         services=_convert(path, "services", data.get("services", []), tuple[ServiceBindingConfig, ...]),
         crons=_crons(path, triggers.get("crons", [])),
+        subrequest_limit=_subrequest_limit(path, data.get("limits", {})),
     )
     _check_sqlite_classes(config)
     return config.with_secrets(_secrets(path))

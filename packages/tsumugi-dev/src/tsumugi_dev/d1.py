@@ -19,17 +19,27 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
+from tsumugi_dev.invocation import current_invocation
 from tsumugi_dev.jsdict import JsDict
 from tsumugi_dev.state_db import open_state_db
 
 __all__ = ["D1Database", "D1Error", "D1PreparedStatement", "apply_d1_migrations"]
 
 _MAX_SAFE_INT = 2**53
+MAX_BOUND_PARAMETERS = 100
+"""Most bound parameters per query (developers.cloudflare.com/d1/platform/limits/)."""
 _T = TypeVar("_T")
 
 
 class D1Error(Exception):
     """What D1 throws (bad SQL, constraint failures, unsupported bindings); the message starts ``D1_``."""
+
+
+def _charge(statements: int) -> None:
+    """Count one D1 call of ``statements`` queries against the caller's invocation (1,000 at most)."""
+    current = current_invocation()
+    if current is not None and not current.charge_d1(statements):
+        raise D1Error(current.d1_limit_message(statements))
 
 
 def _js_value(value: Any) -> Any:
@@ -77,11 +87,17 @@ class D1PreparedStatement:
         self.params = params
 
     def bind(self, *values: Any) -> D1PreparedStatement:
-        """Bind positional values (``?`` / ``?NNN``)."""
+        """Bind positional values (``?`` / ``?NNN``); at most 100, D1's limit of bound parameters per query."""
+        if len(values) > MAX_BOUND_PARAMETERS:
+            raise D1Error(
+                f"D1_ERROR: too many SQL variables: {len(values)} bound parameters, at most "
+                f"{MAX_BOUND_PARAMETERS}: SQLITE_ERROR"
+            )
         return D1PreparedStatement(self._db, self.sql, _check_params(values))
 
     async def all(self) -> JsDict:
         """Every row, with ``meta``."""
+        _charge(1)
         return await self._db.call(lambda: self._db.result(self._db.execute(self)))
 
     async def run(self) -> JsDict:
@@ -90,6 +106,7 @@ class D1PreparedStatement:
 
     async def first(self, column: str | None = None) -> Any:
         """The first row (or one of its columns), or None when there are no rows."""
+        _charge(1)
         outcome = await self._db.call(lambda: self._db.execute(self))
         if not outcome.rows:
             return None
@@ -102,6 +119,7 @@ class D1PreparedStatement:
 
     async def raw(self, options: Any = None, **kwargs: Any) -> list[list[Any]]:
         """Rows as lists; with ``columnNames=True`` the first list holds the column names."""
+        _charge(1)
         outcome = await self._db.call(lambda: self._db.execute(self))
         merged: dict[str, Any] = dict(options) if isinstance(options, dict) else {}  # pyright: ignore[reportUnknownArgumentType]
         merged.update(kwargs)
@@ -175,7 +193,11 @@ class D1Database:
         return int(self._conn.execute("PRAGMA page_count").fetchone()[0]) * self._page_size
 
     async def batch(self, statements: Sequence[D1PreparedStatement]) -> list[JsDict]:
-        """Run ``statements`` in one transaction: all of them apply, or (when one fails) none does."""
+        """Run ``statements`` in one transaction: all of them apply, or (when one fails) none does.
+
+        Each statement counts as one query of the invocation's 1,000 (D1's limits apply per statement).
+        """
+        _charge(len(statements))
         return await self.call(lambda: self._batch(statements))
 
     def _batch(self, statements: Sequence[D1PreparedStatement]) -> list[JsDict]:
@@ -194,6 +216,7 @@ class D1Database:
 
     async def exec(self, query: str) -> JsDict:
         """Run one or more statements without bindings; answers ``count`` and ``duration``."""
+        _charge(len(split_statements(query)))
         return await self.call(lambda: self._exec(query))
 
     def _exec(self, query: str) -> JsDict:

@@ -30,6 +30,14 @@ from tsumugi_dev.do_storage import (
     InputGate,
 )
 from tsumugi_dev.faults import ALARM, FaultInjector, InjectedFault
+from tsumugi_dev.invocation import (
+    SUBREQUESTS_PER_INVOCATION,
+    LimitCounters,
+    charge_subrequest,
+    enter_invocation,
+    leave_invocation,
+    subrequest_call,
+)
 from tsumugi_dev.jsdict import JsDict
 from tsumugi_dev.rpc_calls import call_method, rpc_call
 
@@ -153,10 +161,13 @@ class ObjectHost:
         while instance is not self.instance():
             instance = self.instance()
             await self.gate.wait_open()
-        token = CURRENT_ENV.set(self.namespace.env)
+        namespace = self.namespace
+        token = CURRENT_ENV.set(namespace.env)
+        budget = enter_invocation(namespace.label, namespace.subrequest_limit, namespace.counters)
         try:
             return await run(instance)
         finally:
+            leave_invocation(budget)
             CURRENT_ENV.reset(token)
 
     async def run_alarm(self) -> None:
@@ -241,11 +252,16 @@ class NamespaceHost:
         clock: RuntimeClock,
         alarms: AlarmScheduler,
         faults: FaultInjector | None = None,
+        counters: LimitCounters | None = None,
     ) -> None:
         self.script = script
+        self.counters = counters
+        self.subrequest_limit = SUBREQUESTS_PER_INVOCATION
+        """The hosting Worker's ``limits.subrequests`` (set by `bind`)."""
         self.faults = faults
         self.class_name = class_name
         self.key = f"{script}:{class_name}"
+        self.label = f"Durable Object {self.key}"
         self.directory = data_dir / "do" / script / class_name
         self.clock = clock
         self.alarms = alarms
@@ -254,10 +270,11 @@ class NamespaceHost:
         self._objects: dict[str, ObjectHost] = {}
         self._hex_by_name: dict[str, str] = {}
 
-    def bind(self, cls: type, env: Any) -> None:
-        """Attach the class (once the Worker module is loaded) and the env its instances get."""
+    def bind(self, cls: type, env: Any, subrequest_limit: int = SUBREQUESTS_PER_INVOCATION) -> None:
+        """Attach the class (once the Worker module is loaded), the env its instances get and their limit."""
         self.cls = cls
         self.env = env
+        self.subrequest_limit = subrequest_limit
 
     def host(self, object_id: DurableObjectId) -> ObjectHost:
         """The host of ``object_id`` (one per id, for the life of the runtime)."""
@@ -297,12 +314,11 @@ class DurableObjectStub:
     def __getattr__(self, name: str) -> Callable[..., Awaitable[Any]]:
         if name.startswith("_"):
             raise AttributeError(name)
-        host = self._host
-
-        return rpc_call(name, host.event)
+        return subrequest_call(rpc_call(name, self._host.event))
 
     async def fetch(self, resource: Request | str, **options: Any) -> Response:
-        """Send an HTTP request to the object's ``fetch`` handler."""
+        """Send an HTTP request to the object's ``fetch`` handler (one subrequest)."""
+        charge_subrequest()
         request = (
             Request(resource, **options) if options or not isinstance(resource, Request) else resource.clone()
         )

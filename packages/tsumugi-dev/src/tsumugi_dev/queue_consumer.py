@@ -3,11 +3,14 @@
 Per Cloudflare: a batch goes out when ``max_batch_size`` messages are ready or ``max_batch_timeout`` seconds
 after messages became ready. When the handler returns, every message not explicitly retried is acked; when it
 raises, every message not explicitly acked is retried. A message delivered ``max_retries + 1`` times and
-retried again goes to the dead-letter queue (or is dropped without one).
+retried again goes to the dead-letter queue (or is dropped without one). A handler still running 15 minutes
+(wall time, on the runtime's clock) after its batch was delivered is stopped: the invocation failed, so its
+messages not explicitly acked are retried.
 """
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 import logging
 from collections.abc import Awaitable, Callable
@@ -16,9 +19,10 @@ from typing import Any
 from tsumugi_dev.clock import RuntimeClock, Timer
 from tsumugi_dev.config import QueueConsumerConfig
 from tsumugi_dev.faults import CRASH_CONSUMER, DUPLICATE, FaultInjector, InjectedFault
+from tsumugi_dev.invocation import CONSUMER_WALL_TIME_MS
 from tsumugi_dev.queues import QueueStore, StoredMessage
 
-__all__ = ["Message", "MessageBatch", "QueueConsumer"]
+__all__ = ["ConsumerWallTimeError", "Message", "MessageBatch", "QueueConsumer"]
 
 _log = logging.getLogger("tsumugi_dev")
 
@@ -77,6 +81,10 @@ class MessageBatch:
 
 
 Deliver = Callable[[MessageBatch], Awaitable[None]]
+
+
+class ConsumerWallTimeError(Exception):
+    """A queue handler ran longer than Cloudflare lets a consumer invocation run (15 minutes)."""
 
 
 class QueueConsumer:
@@ -162,7 +170,7 @@ class QueueConsumer:
         failed = False
         try:
             self._maybe_crash(messages)
-            await self._deliver(batch)
+            await self._deliver_in_time(batch)
         except Exception as exc:
             failed = True
             _log.info(
@@ -172,6 +180,29 @@ class QueueConsumer:
             self._in_flight -= 1
         self._settle(messages, failed=failed)
         self.poke()
+
+    async def _deliver_in_time(self, batch: MessageBatch) -> None:
+        """Run the handler; stop it when it is still running after Cloudflare's consumer wall time."""
+        handler = asyncio.ensure_future(self._deliver(batch))
+        stopped: list[bool] = []
+
+        def stop() -> None:
+            if not handler.done():
+                stopped.append(True)
+                handler.cancel()
+
+        timer = self._clock.call_at(self._clock.now_ms() + CONSUMER_WALL_TIME_MS, stop)
+        try:
+            await handler
+        except asyncio.CancelledError:
+            if not stopped:
+                raise  # the runtime itself is stopping
+            raise ConsumerWallTimeError(
+                f"queue {self.config.queue}: the consumer ran past the {CONSUMER_WALL_TIME_MS // 60_000}-minute "
+                "wall-time limit of a queue consumer invocation and was stopped"
+            ) from None
+        finally:
+            timer.cancel()
 
     def _maybe_crash(self, messages: list[Message]) -> None:
         faults = self._faults

@@ -19,15 +19,32 @@ from workers.rpc import python_from_rpc
 
 from tsumugi_dev.clock import RuntimeClock
 from tsumugi_dev.faults import DROP, FaultInjector
+from tsumugi_dev.invocation import charge_subrequest
 from tsumugi_dev.rpc_calls import rpc_copy, rpc_receive
+from tsumugi_dev.v8_size import V8_HEADER_BYTES, V8_TO_MSGPACK_MAX_RATIO, v8_size
 
-__all__ = ["MAX_BATCH_MESSAGES", "MAX_MESSAGE_BYTES", "QueueBinding", "QueueStore", "StoredMessage"]
+__all__ = [
+    "MAX_BATCH_BYTES",
+    "MAX_BATCH_MESSAGES",
+    "MAX_MESSAGE_BYTES",
+    "QueueBinding",
+    "QueueSendError",
+    "QueueStore",
+    "StoredMessage",
+]
 
-MAX_MESSAGE_BYTES = 128 * 1024
-"""Cloudflare's limit for one message body."""
+MAX_MESSAGE_BYTES = 128_000
+"""Cloudflare's limit for one message body serialised by V8 ("128 KB", 1 KB = 1000 bytes:
+developers.cloudflare.com/queues/platform/limits/)."""
 MAX_BATCH_MESSAGES = 100
-"""Cloudflare's limit for one ``sendBatch``."""
+"""Cloudflare's limit for one ``sendBatch`` (the same page)."""
+MAX_BATCH_BYTES = 256_000
+"""Cloudflare's limit for the serialised bodies of one ``sendBatch`` together ("256KB in total")."""
 MAX_DELAY_SECONDS = 43_200
+
+
+class QueueSendError(Exception):
+    """A ``send`` / ``sendBatch`` the Queues service refuses; the message starts as workerd's does."""
 
 
 class StoredMessage(msgspec.Struct, frozen=True, kw_only=True):
@@ -74,18 +91,31 @@ def _delay_seconds(value: Any, where: str) -> int:
     return int(value)
 
 
-def encode_body(body: Any, where: str) -> bytes:
-    """Copy and serialise a message body, refusing what Cloudflare refuses."""
+def _upper_bound(data: bytes) -> int:
+    """At least the V8 size of a body whose msgpack encoding is ``data`` (see `tsumugi_dev.v8_size`)."""
+    return len(data) * V8_TO_MSGPACK_MAX_RATIO + V8_HEADER_BYTES
+
+
+def encode_body(body: Any, where: str, method: str = "send") -> tuple[bytes, Any, int]:
+    """Copy and serialise a message body, refusing what Cloudflare refuses.
+
+    Answers the stored bytes, the copied value and its size as the limits count it: exact (V8's) when the
+    cheap bound could be over the message limit, else the bound.
+    """
     copied = rpc_copy(body, lambda: where)
     try:
         data = msgspec.msgpack.encode(copied)
     except TypeError as exc:
         raise TypeError(f"{where}: cannot be serialised for a queue: {exc}") from exc
-    if len(data) > MAX_MESSAGE_BYTES:
-        raise ValueError(
-            f"{where}: message body is {len(data)} bytes, over the {MAX_MESSAGE_BYTES}-byte limit"
-        )
-    return data
+    size = _upper_bound(data)
+    if size > MAX_MESSAGE_BYTES:
+        size = v8_size(copied)
+        if size > MAX_MESSAGE_BYTES:
+            raise QueueSendError(
+                f"Queue {method} failed: Payload Too Large ({where}: message length of {size} bytes exceeds "
+                f"limit of {MAX_MESSAGE_BYTES})"
+            )
+    return data, copied, size
 
 
 class QueueStore:
@@ -241,6 +271,18 @@ def _options(options: Any, kwargs: dict[str, Any], where: str) -> dict[str, Any]
     return merged
 
 
+def _check_batch_bytes(measured: list[tuple[Any, int]]) -> None:
+    """Refuse a batch whose bodies take more than 256 KB together (V8 sizes, computed only when needed)."""
+    if sum(size for _, size in measured) <= MAX_BATCH_BYTES:
+        return  # every size is exact or an upper bound: under the limit either way
+    total = sum(v8_size(copied) for copied, _ in measured)
+    if total > MAX_BATCH_BYTES:
+        raise QueueSendError(
+            f"Queue sendBatch failed: Payload Too Large (batch size of {total} bytes exceeds limit of "
+            f"{MAX_BATCH_BYTES})"
+        )
+
+
 class QueueBinding:
     """The producer binding ``env.QUEUE``: ``await send(body, delaySeconds=...)`` and ``sendBatch``."""
 
@@ -253,12 +295,13 @@ class QueueBinding:
         """Store one message (durable when this returns)."""
         opts = _options(options, kwargs, "send")
         delay = _delay_seconds(opts.get("delaySeconds", self._default_delay), "send")
-        data = encode_body(body, "send body")
+        data, _, _ = encode_body(body, "send body")
+        charge_subrequest()
         await asyncio.sleep(0)  # outside I/O: the sender's input gate opens
         self._store.add(self._queue, [(data, delay)])
 
     async def sendBatch(self, messages: Sequence[Any], options: Any = None, **kwargs: Any) -> None:
-        """Store up to 100 messages atomically; each item is ``{"body": ..., "delaySeconds": ...}``."""
+        """Store up to 100 messages (256 KB together) atomically; items are ``{"body": ..., "delaySeconds": ...}``."""
         opts = _options(options, kwargs, "sendBatch")
         batch_delay = _delay_seconds(opts.get("delaySeconds", self._default_delay), "sendBatch")
         if not 0 < len(messages) <= MAX_BATCH_MESSAGES:
@@ -266,11 +309,16 @@ class QueueBinding:
                 f"sendBatch: messages must hold 1 to {MAX_BATCH_MESSAGES} items (got {len(messages)})"
             )
         items: list[tuple[bytes, int]] = []
+        measured: list[tuple[Any, int]] = []
         for i, message in enumerate(messages):
             if not isinstance(message, dict) or "body" not in message:
                 raise TypeError(f"sendBatch: messages[{i}] must be a dict with a 'body' key")
             entry: dict[str, Any] = message  # pyright: ignore[reportUnknownVariableType]
             delay = _delay_seconds(entry.get("delaySeconds", batch_delay), f"sendBatch: messages[{i}]")
-            items.append((encode_body(entry["body"], f"sendBatch: messages[{i}].body"), delay))
+            data, copied, size = encode_body(entry["body"], f"sendBatch: messages[{i}].body", "sendBatch")
+            items.append((data, delay))
+            measured.append((copied, size))
+        _check_batch_bytes(measured)
+        charge_subrequest()
         await asyncio.sleep(0)
         self._store.add(self._queue, items)

@@ -35,6 +35,7 @@ from tsumugi_dev.durable_objects import (
     object_id_for_name,
 )
 from tsumugi_dev.faults import FaultInjector
+from tsumugi_dev.invocation import LimitCounters
 from tsumugi_dev.queue_consumer import QueueConsumer
 from tsumugi_dev.queues import QueueBinding, QueueStore
 from tsumugi_dev.state_db import open_state_db
@@ -73,6 +74,8 @@ class LocalRuntime:
         self._consumers: dict[str, QueueConsumer] = {}
         self._crons: list[CronTrigger] = []
         self._running = False
+        self.limits = LimitCounters()
+        """What platform limits dropped (Analytics Engine points beyond 250 per invocation), for tests."""
         self.faults = FaultInjector(self)
         """Fault injection for tests (``tsumugi_dev.faults``); faults stay armed across a restart."""
 
@@ -99,12 +102,13 @@ class LocalRuntime:
         self.alarms = AlarmScheduler(self._state, self.clock, self._fire_alarm)
         self.analytics = AnalyticsStore(self.data_dir / "analytics.sqlite", self.clock, offload=offload)
         for config in self.configs:
-            self.workers[config.name] = WorkerHost(config, self.clock)
+            self.workers[config.name] = WorkerHost(config, self.clock, self.limits)
         for config in self.configs:
             self.workers[config.name].bind_env(self._env_values(config))
         for namespace in self._namespaces.values():
             host = self._worker_for(namespace.script, f"durable_objects class {namespace.class_name}")
-            namespace.bind(host.durable_object_class(namespace.class_name), host.env)
+            cls = host.durable_object_class(namespace.class_name)
+            namespace.bind(cls, host.env, host.config.subrequest_limit)
         for config in self.configs:
             self._start_consumers(config)
         self._restore_alarms()
@@ -147,6 +151,7 @@ class LocalRuntime:
                 clock=self.clock,
                 alarms=self.alarms,
                 faults=self.faults,
+                counters=self.limits,
             )
         return self._namespaces[key]
 

@@ -21,6 +21,13 @@ from workers.rpc import remote_error
 
 from tsumugi_dev.clock import RuntimeClock
 from tsumugi_dev.config import WorkerConfig
+from tsumugi_dev.invocation import (
+    LimitCounters,
+    charge_subrequest,
+    enter_invocation,
+    leave_invocation,
+    subrequest_call,
+)
 from tsumugi_dev.jsdict import JsDict
 from tsumugi_dev.rpc_calls import call_method, rpc_call
 
@@ -96,10 +103,12 @@ def load_module(config: WorkerConfig) -> ModuleType:
 class WorkerHost:
     """A loaded Worker: makes entrypoint instances and runs their handlers."""
 
-    def __init__(self, config: WorkerConfig, clock: RuntimeClock) -> None:
+    def __init__(self, config: WorkerConfig, clock: RuntimeClock, counters: LimitCounters | None = None) -> None:
         self.config = config
         self.name = config.name
         self._clock = clock
+        self._counters = counters
+        self._label = f"Worker {config.name}"
         self.module = load_module(config)
         self.env: Env = Env(config.name, {})
         self.exports: JsDict = JsDict()
@@ -137,11 +146,13 @@ class WorkerHost:
         return cls(ExecutionContext(self._clock, self.exports), self.env)
 
     async def run(self, entrypoint: str | None, handler: Callable[[Any], Awaitable[Any]]) -> Any:
-        """Run ``handler`` against a fresh entrypoint instance with this Worker's env current."""
+        """Run ``handler`` against a fresh entrypoint instance as one invocation, this Worker's env current."""
         token = CURRENT_ENV.set(self.env)
+        budget = enter_invocation(self._label, self.config.subrequest_limit, self._counters)
         try:
             return await handler(self.entrypoint(entrypoint))
         finally:
+            leave_invocation(budget)
             CURRENT_ENV.reset(token)
 
     def has_handler(self, name: str, entrypoint: str | None = None) -> bool:
@@ -188,10 +199,11 @@ class ServiceBinding:
         if name.startswith("_"):
             raise AttributeError(name)
         target, entrypoint = self._target, self._entrypoint
-        return rpc_call(name, lambda run: target.run(entrypoint, run))
+        return subrequest_call(rpc_call(name, lambda run: target.run(entrypoint, run)))
 
     async def fetch(self, resource: Request | str, **options: Any) -> Response:
-        """Send an HTTP request to the target entrypoint's ``fetch``."""
+        """Send an HTTP request to the target entrypoint's ``fetch`` (one subrequest)."""
+        charge_subrequest()
         request = (
             Request(resource, **options) if options or not isinstance(resource, Request) else resource.clone()
         )

@@ -14,6 +14,8 @@ from typing import Any, TypeAlias, cast
 
 import httpx
 
+from tsumugi_dev.invocation import charge_subrequest
+
 __all__ = ["FetchResponse", "Headers", "HeadersMessage", "Request", "Response", "fetch"]
 
 Headers: TypeAlias = "Mapping[str, str] | Iterable[tuple[str, str]] | HeadersMessage | None"
@@ -277,6 +279,7 @@ async def fetch(resource: Request | str, *, fetcher: Fetcher | None = None, **op
         return (
             got if isinstance(got, Response) else Response(got.body, got.status, got.status_text, got.headers)
         )
+    charge_subrequest()  # one subrequest of the caller's invocation (tsumugi_dev.invocation)
     async with httpx.AsyncClient() as client:
         answer = await client.request(
             request.method.value, request.url, headers=list(request.headers.items()), content=request.body

@@ -3,8 +3,10 @@
 Per message (every message of a batch concurrently, each isolated): claim first for at-most-once jobs (a
 refused claim is a duplicate delivery: ack and stop); find the performer (the Worker's own export, then a
 Service Binding named after the binding); call its ``run_attempt`` with the attempt's timeout, which each
-heartbeat the shard accepts restarts; report the outcome with the attempt number (the reports of one step go
-to each shard in one ``report_many`` call); ack whatever happened.
+heartbeat the shard accepts restarts, but never past `MAX_TIMEOUT_MS` after the message was taken up (Cloudflare
+stops a consumer invocation after 15 minutes of wall time; the last minute is left to report and ack,
+ADR-0047); report the outcome with the attempt number (the reports of one step go to each shard in one
+``report_many`` call); ack whatever happened.
 The queue's own retries are never used: retries are the shard's decision (reference §1.4).
 """
 
@@ -18,6 +20,7 @@ from typing import Any, Final
 import msgspec
 
 from tsumugi_core.errors import timeout_error
+from tsumugi_core.options import MAX_TIMEOUT_MS
 from tsumugi_scheduler.deadlines import deadline_watch
 from tsumugi_scheduler.report_batch import ReportBatch
 from tsumugi_scheduler.timing import TimeSource, time_source
@@ -80,20 +83,22 @@ class _Attempt:
         self.shard = env.JOB_SHARD.getByName(self.name)
         self.clock = clock
         self.started_at = clock.now_ms()
-        self.deadline = self.started_at + dispatch.timeout_ms
+        self.latest = self.started_at + MAX_TIMEOUT_MS
+        """The invocation ends 15 minutes after it began: no heartbeat extends the attempt past this."""
+        self.deadline = min(self.started_at + dispatch.timeout_ms, self.latest)
 
     async def heartbeat(self, progress: Any = None) -> dict[str, Any]:
         d = self.dispatch
         answer = await self.shard.heartbeat(self.name, d.job_id, d.attempt, progress)
         accepted = bool(answer["accepted"])
-        if accepted:
-            self.deadline = self.clock.now_ms() + d.timeout_ms  # an accepted heartbeat restarts the timer
+        if accepted:  # an accepted heartbeat restarts the timer, within the invocation's time
+            self.deadline = min(self.clock.now_ms() + d.timeout_ms, self.latest)
         return {"accepted": accepted, "cancel_requested": bool(answer["cancel_requested"])}
 
     def request(self) -> dict[str, Any]:
         d = self.dispatch
         return {"jobId": d.job_id, "attempt": d.attempt, "maxAttempts": d.max_attempts or d.attempt,
-                "deadlineAt": self.started_at + d.timeout_ms, "payload": d.payload,
+                "deadlineAt": min(self.started_at + d.timeout_ms, self.latest), "payload": d.payload,
                 "traceparent": d.traceparent}  # fmt: skip
 
     async def call(self, performer: Any) -> dict[str, Any]:
@@ -116,8 +121,15 @@ class _Attempt:
                 # The wait is abandoned; the performer is not stopped (it can watch deadline_at or heartbeats).
                 _abandoned.add(call)
                 call.add_done_callback(_forget)
-                return _failed(f"TsumugiTimeoutError: {timeout_error(self.dispatch.job_id, self.dispatch.timeout_ms)}")
+                return _failed(self._timeout_text())
         return _envelope(call, self.dispatch.binding)
+
+    def _timeout_text(self) -> str:
+        d = self.dispatch
+        text = f"TsumugiTimeoutError: {timeout_error(d.job_id, d.timeout_ms)}"
+        if self.deadline >= self.latest:
+            text += f"; stopped at {MAX_TIMEOUT_MS} ms, the longest an attempt may run in a queue consumer invocation"
+        return text
 
 
 def _forget(future: asyncio.Future[Any]) -> None:

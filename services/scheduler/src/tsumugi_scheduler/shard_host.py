@@ -2,8 +2,11 @@
 
 `JobShardHost` wraps a `JobShardEngine` over the object's SQL storage. After every command it arms exactly
 one alarm at the engine's ``next_wake_at`` (or none). ``alarm()`` reads the change feed, ticks, sends the
-dispatch messages (``sendBatch``, chunks of 100), projects the changes read before the tick into D1 and acks
-them, writes Analytics Engine points for terminal snapshots after the ack (metrics are at-most-once), and
+dispatch messages (``sendBatch`` chunks within Cloudflare's 100 messages and 256,000 bytes, ADR-0044),
+projects the changes read before the tick into D1 and acks them (at most `D1_QUERIES_PER_ALARM` statements,
+ADR-0046), writes Analytics Engine points for terminal snapshots after the ack (metrics are at-most-once; at
+most `POINTS_PER_ALARM`: the projection stops before a change whose point would not fit and the next alarm,
+armed at once, goes on, ADR-0045), and
 enqueues notice jobs with ids derived from the notice's feed position so a repeat after a crash is absorbed
 as a re-enqueue of the same id. A tick that raises re-arms in 5 s (workerd retries a failing alarm only a few
 times). Each dispatch and each projected change is also logged as one line (``job <id> <STATE> attempt <n>``
@@ -26,6 +29,7 @@ import msgspec
 from tsumugi_core.ids import format_job_id, shard_name
 from tsumugi_core.options import EnqueueItem
 from tsumugi_core.policy import ShardSettings
+from tsumugi_core.queue_size import MAX_BATCH_BYTES, MAX_BATCH_MESSAGES, json_bound
 from tsumugi_core.sharding import resolve_shard
 from tsumugi_core.states import TERMINAL_STATES, JobState
 from tsumugi_scheduler.definition import TsumugiDefinition
@@ -47,10 +51,13 @@ from tsumugi_scheduler.wire import convert_plain
 
 __all__ = [
     "ALARM_RETRY_MS",
+    "D1_QUERIES_PER_ALARM",
     "FEED_BATCH",
     "FEED_ROUNDS",
     "JOB_LOGGER",
+    "POINTS_PER_ALARM",
     "SEND_BATCH",
+    "SEND_BATCH_BYTES",
     "JobShardHost",
     "job_event_line",
     "metrics_point",
@@ -58,12 +65,21 @@ __all__ = [
 
 ALARM_RETRY_MS: Final = 5_000
 """A tick that raised runs again this much later."""
-SEND_BATCH: Final = 100
+SEND_BATCH: Final = MAX_BATCH_MESSAGES
 """Queues accept at most 100 messages per ``sendBatch``."""
+SEND_BATCH_BYTES: Final = MAX_BATCH_BYTES - MAX_BATCH_MESSAGES * 100
+"""Serialised bytes per ``sendBatch``: Cloudflare's 256,000 less the ~100 bytes of metadata per message the
+Queues docs say count towards the limits (ADR-0044)."""
 FEED_BATCH: Final = 200
 """Snapshots per D1 projection batch, notices per round."""
-FEED_ROUNDS: Final = 5
+D1_QUERIES_PER_ALARM: Final = 800
+"""D1 statements one alarm may run: Cloudflare allows 1,000 per invocation (each statement of a batch
+counts); 200 stay free for what else the invocation may query (ADR-0046)."""
+FEED_ROUNDS: Final = D1_QUERIES_PER_ALARM // FEED_BATCH
 """Feed batches drained per alarm; more wait for the next alarm (armed at once while the feed is pending)."""
+POINTS_PER_ALARM: Final = 200
+"""Analytics Engine points one alarm writes: Cloudflare keeps 250 per invocation and drops the rest silently
+(ADR-0045)."""
 
 _IDENTITY_DDL: Final = (
     "CREATE TABLE IF NOT EXISTS shard_identity (id INTEGER PRIMARY KEY CHECK (id = 1), name TEXT NOT NULL)"
@@ -125,6 +141,41 @@ def _outcome(value: Mapping[str, Any]) -> Outcome:
         retryable=value.get("retryable") is not False,
         retry_at=int(retry_at) if isinstance(retry_at, int | float) else None,
     )
+
+
+def send_chunks(bodies: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """``sendBatch`` chunks of ``bodies`` in order: at most `SEND_BATCH` messages and `SEND_BATCH_BYTES` each.
+
+    Sizes are upper bounds from the JSON length (`tsumugi_core.queue_size.json_bound`): one encoding of all
+    bodies when they fit together (every tick with ordinary payloads), one per body otherwise. A body alone
+    always goes out alone, whatever its bound: enqueue validation keeps every payload under the message limit.
+    """
+    if json_bound(len(msgspec.json.encode(bodies))) <= SEND_BATCH_BYTES:
+        return [bodies[start : start + SEND_BATCH] for start in range(0, len(bodies), SEND_BATCH)]
+    chunks: list[list[dict[str, Any]]] = []
+    chunk: list[dict[str, Any]] = []
+    used = 0
+    for body in bodies:
+        size = json_bound(len(msgspec.json.encode(body["body"])))
+        if chunk and (len(chunk) == SEND_BATCH or used + size > SEND_BATCH_BYTES):
+            chunks.append(chunk)
+            chunk, used = [], 0
+        chunk.append(body)
+        used += size
+    if chunk:
+        chunks.append(chunk)
+    return chunks
+
+
+def within_points(snapshots: list[JobSnapshot], points: int) -> tuple[list[JobSnapshot], list[JobSnapshot]]:
+    """The longest prefix of ``snapshots`` (in feed order) holding at most ``points`` terminal ones, and those."""
+    terminal: list[JobSnapshot] = []
+    for i, snapshot in enumerate(snapshots):
+        if snapshot.job.state in TERMINAL_STATES:
+            if len(terminal) == points:
+                return snapshots[:i], terminal
+            terminal.append(snapshot)
+    return snapshots, terminal
 
 
 class JobShardHost:
@@ -345,17 +396,24 @@ class JobShardHost:
         # Each DispatchMessage already carries what the consumer decodes (QueuedDispatch), max_attempts
         # included (read by the dispatch statement itself); one C call turns the batch into plain bodies.
         bodies = [{"body": body} for body in msgspec.to_builtins(dispatches)]
-        for start in range(0, len(bodies), SEND_BATCH):
+        for chunk in send_chunks(bodies):
             # A failed send leaves the jobs QUEUED; the reaper requeues (or stalls) them.
-            await self._env.TSUMUGI_QUEUE.sendBatch(bodies[start : start + SEND_BATCH])
+            await self._env.TSUMUGI_QUEUE.sendBatch(chunk)
 
     async def _project(self, engine: JobShardEngine, snapshots: list[JobSnapshot], up_to_seq: int) -> None:
+        points_left = POINTS_PER_ALARM
         for _ in range(FEED_ROUNDS):
             if not snapshots:
                 return
-            await project(self._env.TSUMUGI_DB, snapshots)
-            engine.ack_changes(max(s.job.seq for s in snapshots))
-            self._write_metrics([s for s in snapshots if s.job.state in TERMINAL_STATES])
+            taken, terminal = within_points(snapshots, points_left)
+            if not taken:
+                return  # the next change needs a point this alarm has no room for: the next alarm goes on
+            await project(self._env.TSUMUGI_DB, taken)
+            engine.ack_changes(max(s.job.seq for s in taken))
+            self._write_metrics(terminal)
+            points_left -= len(terminal)
+            if len(taken) < len(snapshots):
+                return  # the rest is still in the feed: the next alarm (armed at once) projects it
             if len(snapshots) < FEED_BATCH:
                 return
             snapshots = engine.changes(FEED_BATCH, up_to_seq)
