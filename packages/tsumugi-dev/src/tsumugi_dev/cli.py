@@ -1,4 +1,5 @@
-"""The ``tsumugi`` command: ``tsumugi dev [CONFIG ...] [--data-dir .tsumugi] [--port 8787]``."""
+"""The ``tsumugi`` command: ``tsumugi dev [CONFIG ...] [--data-dir .tsumugi] [--port 8787]``,
+``tsumugi init [DIR] [--name NAME]`` and ``tsumugi add-performer NAME [--worker DIR]``."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from tsumugi_dev.gc_policy import tune_for_throughput
 from tsumugi_dev.http_server import PortInUseError, WorkerServer
 from tsumugi_dev.project import PROJECT_FILE, project_worker_configs
 from tsumugi_dev.runtime import LocalRuntime
+from tsumugi_dev.scaffold_commands import add_scaffold_commands, run_scaffold_command
 
 __all__ = ["configure_logging", "main", "run_dev"]
 
@@ -40,6 +42,7 @@ def _parser() -> argparse.ArgumentParser:
     dev.add_argument(
         "--port", default=8787, type=int, help="first HTTP port; 0 picks free ports (default: 8787)"
     )
+    add_scaffold_commands(commands)
     return parser
 
 
@@ -48,6 +51,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = _parser().parse_args(argv)
     if args.command == "dev":
         raise SystemExit(run_dev([Path(c) for c in args.configs], data_dir=args.data_dir, port=args.port))
+    raise SystemExit(run_scaffold_command(args))
 
 
 def _load(paths: Sequence[Path]) -> list[WorkerConfig] | None:
