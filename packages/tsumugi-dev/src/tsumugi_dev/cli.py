@@ -20,7 +20,7 @@ from tsumugi_dev.gc_policy import tune_for_throughput
 from tsumugi_dev.http_server import PortInUseError, WorkerServer
 from tsumugi_dev.project import PROJECT_FILE, project_worker_configs
 from tsumugi_dev.runtime import LocalRuntime
-from tsumugi_dev.scaffold_commands import add_scaffold_commands, run_scaffold_command
+from tsumugi_dev.scaffold_commands import SCAFFOLD_COMMANDS, add_scaffold_commands, run_scaffold_command
 
 __all__ = ["configure_logging", "main", "run_dev"]
 
@@ -51,7 +51,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = _parser().parse_args(argv)
     if args.command == "dev":
         raise SystemExit(run_dev([Path(c) for c in args.configs], data_dir=args.data_dir, port=args.port))
-    raise SystemExit(run_scaffold_command(args))
+    if args.command in SCAFFOLD_COMMANDS:
+        raise SystemExit(run_scaffold_command(args))
 
 
 def _load(paths: Sequence[Path]) -> list[WorkerConfig] | None:

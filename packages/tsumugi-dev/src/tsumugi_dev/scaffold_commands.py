@@ -15,10 +15,12 @@ from typing import Any, Final
 from tsumugi_dev.scaffold import ScaffoldError, add_performer, init_project
 from tsumugi_dev.scaffold.names import validate_performer_name
 
-__all__ = ["EXIT_PROJECT", "EXIT_USAGE", "add_scaffold_commands", "run_scaffold_command"]
+__all__ = ["EXIT_PROJECT", "EXIT_USAGE", "SCAFFOLD_COMMANDS", "add_scaffold_commands", "run_scaffold_command"]
 
 EXIT_PROJECT: Final = 1
 EXIT_USAGE: Final = 2
+SCAFFOLD_COMMANDS: Final = frozenset({"init", "add-performer"})
+"""The subcommands this module adds and runs."""
 
 
 def add_scaffold_commands(commands: Any) -> None:
