@@ -15,7 +15,7 @@ from system_driver import Driver
 
 from tsumugi_dev.clock import VirtualClock
 from tsumugi_dev.config import load_config
-from tsumugi_dev.repo_workers import REPO_WORKER_CONFIGS
+from tsumugi_dev.project import project_worker_configs
 from tsumugi_dev.runtime import LocalRuntime
 from tsumugi_examples import MailSink, mail_sink
 
@@ -26,8 +26,8 @@ MAIL = {"to": "a@example.com", "subject": "hi", "body": "hello"}
 
 def test_the_dev_mail_url_is_the_performer_workers_own_sink() -> None:
     url = urlsplit(load_config(PERFORMERS_CONFIG).vars["MAIL_API_URL"])
-    # tsumugi dev gives the repo's Workers ports from 8787 in REPO_WORKER_CONFIGS order.
-    position = REPO_WORKER_CONFIGS.index("services/performers/wrangler.jsonc")
+    # tsumugi dev gives the repo's Workers ports from 8787 in [tool.tsumugi].workers order.
+    position = project_worker_configs(PERFORMERS_CONFIG.parents[2]).index(PERFORMERS_CONFIG)
     assert (url.hostname, url.port, url.path) == ("127.0.0.1", 8787 + position, "/mail")
 
 

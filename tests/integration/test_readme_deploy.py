@@ -30,5 +30,5 @@ def test_the_named_service_and_entrypoint_exist_in_the_scheduler() -> None:
     scheduler = load_config(ROOT / "services" / "scheduler" / "wrangler.jsonc")
     assert scheduler.name == "tsumugi-scheduler"
     assert re.search(
-        r"^class TsumugiRpc\(WorkerEntrypoint\):", scheduler.main.read_text(), flags=re.MULTILINE
+        r"^class TsumugiRpc\((?:\w+, )*WorkerEntrypoint\):", scheduler.main.read_text(), flags=re.MULTILINE
     )

@@ -13,7 +13,7 @@ import pytest
 
 from tsumugi_dev.clock import VirtualClock
 from tsumugi_dev.config import load_config
-from tsumugi_dev.repo_workers import repo_worker_configs
+from tsumugi_dev.project import project_worker_configs
 from tsumugi_dev.runtime import LocalRuntime
 from tsumugi_performer import entrypoint as performer_time
 from tsumugi_scheduler import timing as scheduler_time
@@ -46,7 +46,7 @@ async def repo_system(tmp_path: Path) -> AsyncIterator[tuple[LocalRuntime, Virtu
         performer_time.use_time_source(clock),
     )
     runtime = LocalRuntime(
-        [load_config(p) for p in repo_worker_configs(REPO)], data_dir=tmp_path / "data", clock=clock
+        [load_config(p) for p in project_worker_configs(REPO)], data_dir=tmp_path / "data", clock=clock
     )
     await runtime.start()
     try:

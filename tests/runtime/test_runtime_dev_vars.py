@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from tsumugi_dev import dev_vars
+from tsumugi_dev.api_token import TOKEN_VAR, DevToken, project_token, with_secrets
 from tsumugi_dev.cli import main
 from tsumugi_dev.clock import VirtualClock
 from tsumugi_dev.config import ConfigError, load_config
 from tsumugi_dev.dev_vars import DevVarsError, parse_dev_vars
-from tsumugi_dev.repo_workers import TOKEN_VAR, DevToken, repo_token, with_secrets
 from tsumugi_dev.runtime import LocalRuntime
 
 FIXTURE = Path(__file__).parent / "fixtures" / "secrets"
@@ -84,12 +84,12 @@ async def test_the_worker_sees_its_secrets_in_env(tmp_path: Path) -> None:
         assert await response.json() == {"greeting": "from .dev.vars", "plain": "kept", "key": "k-123"}
 
 
-def test_the_repo_token_prefers_the_schedulers_own_secret() -> None:
+def test_the_project_token_prefers_the_schedulers_own_secret() -> None:
     config = load_config(FIXTURE / "wrangler.toml")
     from_file = config.with_secrets({TOKEN_VAR: " s3cret "})
-    assert repo_token([from_file], {TOKEN_VAR: "env"}) == DevToken(value="s3cret", generated=False)
-    assert repo_token([config], {TOKEN_VAR: "env"}) == DevToken(value="env", generated=False)
-    generated = repo_token([config], {})
+    assert project_token([from_file], {TOKEN_VAR: "env"}) == DevToken(value="s3cret", generated=False)
+    assert project_token([config], {TOKEN_VAR: "env"}) == DevToken(value="env", generated=False)
+    generated = project_token([config], {})
     assert generated.generated
 
 

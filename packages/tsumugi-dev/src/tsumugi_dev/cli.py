@@ -1,4 +1,5 @@
-"""The ``tsumugi`` command: ``tsumugi dev [CONFIG ...] [--data-dir .tsumugi] [--port 8787]``."""
+"""The ``tsumugi`` command: ``tsumugi dev [CONFIG ...] [--data-dir .tsumugi] [--port 8787]``,
+``tsumugi init [DIR] [--name NAME]`` and ``tsumugi add-performer NAME [--worker DIR]``."""
 
 from __future__ import annotations
 
@@ -13,11 +14,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
+from tsumugi_dev.api_token import TOKEN_VAR, project_token, with_secrets
 from tsumugi_dev.config import CONFIG_NAMES, ConfigError, WorkerConfig, find_configs, load_config
 from tsumugi_dev.gc_policy import tune_for_throughput
 from tsumugi_dev.http_server import PortInUseError, WorkerServer
-from tsumugi_dev.repo_workers import TOKEN_VAR, repo_token, repo_worker_configs, with_secrets
+from tsumugi_dev.project import PROJECT_FILE, project_worker_configs
 from tsumugi_dev.runtime import LocalRuntime
+from tsumugi_dev.scaffold_commands import SCAFFOLD_COMMANDS, add_scaffold_commands, run_scaffold_command
 
 __all__ = ["configure_logging", "main", "run_dev"]
 
@@ -39,6 +42,7 @@ def _parser() -> argparse.ArgumentParser:
     dev.add_argument(
         "--port", default=8787, type=int, help="first HTTP port; 0 picks free ports (default: 8787)"
     )
+    add_scaffold_commands(commands)
     return parser
 
 
@@ -47,30 +51,33 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = _parser().parse_args(argv)
     if args.command == "dev":
         raise SystemExit(run_dev([Path(c) for c in args.configs], data_dir=args.data_dir, port=args.port))
+    if args.command in SCAFFOLD_COMMANDS:
+        raise SystemExit(run_scaffold_command(args))
 
 
 def _load(paths: Sequence[Path]) -> list[WorkerConfig] | None:
-    repo_default = False
-    if not paths:
-        paths = find_configs(Path.cwd())
-        if not paths:
-            # At the root of this repository: its scheduler, performers and producer, with the API token.
-            paths = repo_worker_configs(Path.cwd())
-            repo_default = bool(paths)
-        if not paths:
-            print(
-                f"tsumugi dev: no wrangler config given and none found in {Path.cwd()} "
-                f"(looked for {', '.join(CONFIG_NAMES)}); pass CONFIG paths",
-                file=sys.stderr,
-            )
-            return None
+    project_default = False
     try:
+        if not paths:
+            paths = find_configs(Path.cwd())
+            if not paths:
+                # A project's root (an init'ed one, or this repository): its Workers, with the API token.
+                paths = project_worker_configs(Path.cwd())
+                project_default = bool(paths)
+            if not paths:
+                print(
+                    f"tsumugi dev: no wrangler config given and none found in {Path.cwd()} "
+                    f"(looked for {', '.join(CONFIG_NAMES)}, and [tool.tsumugi] workers in {PROJECT_FILE}); "
+                    "pass CONFIG paths",
+                    file=sys.stderr,
+                )
+                return None
         configs = [load_config(p) for p in paths]
     except ConfigError as exc:
         print(f"tsumugi dev: {exc}", file=sys.stderr)
         return None
-    if repo_default:
-        token = repo_token(configs, os.environ)
+    if project_default:
+        token = project_token(configs, os.environ)
         if token.generated:
             print(f"tsumugi dev: {TOKEN_VAR} was not set; this run's API token: {token.value}", flush=True)
         configs = [with_secrets(config, token) for config in configs]

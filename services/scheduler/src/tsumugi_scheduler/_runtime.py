@@ -1,9 +1,9 @@
 """The only place that knows how the Workers runtime hands values to Python (JsProxy, wrapped bindings).
 
 Everything else in tsumugi_scheduler takes plain Python values and duck-typed bindings, so it imports and
-runs on plain CPython; this module adapts what the runtime gives (``ctx.storage``, JS objects). HTTP needs
-no adapter here: ``entry.py`` serves the REST API's ASGI app with the SDK's ``workers.asgi.fetch``. Only
-``entry.py`` calls it.
+runs on plain CPython; this module adapts what the runtime gives (``ctx.storage``, JS objects) and serves
+the REST API's ASGI app with the SDK's ``workers.asgi.fetch`` (imported when first called, so this module
+imports on plain CPython too). Only the Worker classes (``entrypoints.py``, ``entry.py``) call it.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-__all__ = ["DurableObjectSql", "plain"]
+__all__ = ["DurableObjectSql", "plain", "serve_asgi"]
 
 T = TypeVar("T")
 
@@ -20,6 +20,13 @@ def plain(value: Any) -> Any:
     """A JS value as Python (``to_py``); Python values (the local runtime's) pass through."""
     to_py = getattr(value, "to_py", None)
     return to_py() if callable(to_py) else value
+
+
+async def serve_asgi(app: Any, request: Any, env: Any) -> Any:
+    """Answer ``request`` with the ASGI ``app`` (``workers.asgi.fetch``)."""
+    from workers import asgi  # the SDK: present in a Worker, and under the local runtime
+
+    return await asgi.fetch(app, request, env)
 
 
 class DurableObjectSql:

@@ -2,7 +2,9 @@
 
 ``migrations/`` at the repository root holds the SQL files; ``wrangler d1 migrations apply`` (or the local
 runtime's ``apply_d1_migrations``) applies them and records each file name in the ``d1_migrations`` ledger.
-A drift test keeps ``EXPECTED_MIGRATIONS`` equal to the folder.
+A drift test keeps ``EXPECTED_MIGRATIONS`` equal to the folder. The package ships a copy as package data
+(``tsumugi_scheduler/d1_migrations``), which ``tsumugi init`` writes into a new project; a test keeps the copy
+equal to ``migrations/`` (ADR-0049).
 """
 
 from __future__ import annotations

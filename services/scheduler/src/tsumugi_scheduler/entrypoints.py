@@ -1,0 +1,215 @@
+"""The scheduler Worker's three classes, without the SDK base classes: an ``entry.py`` mixes them in.
+
+A Worker's entry module must define the classes Cloudflare exports (a Durable Object class, named
+entrypoints, ``Default``) as subclasses of the SDK's ``DurableObject`` / ``WorkerEntrypoint``; this module
+never imports the SDK, so it holds everything else and an entry module stays a few lines (ADR-0049)::
+
+    from workers import DurableObject, WorkerEntrypoint
+
+    from tsumugi_scheduler.definition import define_tsumugi
+    from tsumugi_scheduler.entrypoints import DefaultMethods, JobShardMethods, RpcMethods
+
+    TSUMUGI = define_tsumugi(performers=["Hello"])
+
+
+    class TsumugiJobShard(JobShardMethods, DurableObject):
+        tsumugi = TSUMUGI
+
+
+    class TsumugiRpc(RpcMethods, WorkerEntrypoint):
+        tsumugi = TSUMUGI
+
+
+    class Default(DefaultMethods, WorkerEntrypoint):
+        tsumugi = TSUMUGI
+
+The mixin comes first so its ``__init__`` runs and then hands ``(ctx, env)`` on to the SDK class. workerd
+finds RPC methods through the class's MRO (``dir(cls)``), so inherited methods are exported as if written in
+the entry module. Each method decodes what the runtime passes (``_runtime.plain``) and calls the application
+service; an entry module that needs more adds or overrides methods in its own subclass.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from starlette.applications import Starlette
+
+from tsumugi_core.options import EnqueueValidationError
+from tsumugi_scheduler import _runtime
+from tsumugi_scheduler.consumer import handle_batch
+from tsumugi_scheduler.definition import TsumugiDefinition
+from tsumugi_scheduler.maintenance import sweep_read_model
+from tsumugi_scheduler.producer_rpc import SchedulerService
+from tsumugi_scheduler.rest_api import rest_app
+from tsumugi_scheduler.shard_admin import ShardAdmin
+from tsumugi_scheduler.shard_host import JobShardHost
+
+__all__ = ["DefaultMethods", "JobShardMethods", "RpcMethods"]
+
+
+def _definition_of(cls: type) -> TsumugiDefinition:
+    definition = getattr(cls, "tsumugi", None)
+    if not isinstance(definition, TsumugiDefinition):
+        raise TypeError(
+            f"class {cls.__name__} must set tsumugi = define_tsumugi(...), got {type(definition).__name__}"
+        )
+    return definition
+
+
+class _Mixin:
+    """Checks at class creation that a concrete subclass names its definition."""
+
+    tsumugi: ClassVar[TsumugiDefinition]
+    """The scheduler's definition (`define_tsumugi`); every concrete subclass sets it."""
+    ctx: Any
+    env: Any
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.__module__ != __name__:
+            _definition_of(cls)
+
+    def __init__(self, ctx: Any, env: Any) -> None:
+        # The SDK class follows in the MRO and stores (ctx, env) its own way (on Cloudflare it wraps env).
+        super().__init__(ctx, env)  # pyright: ignore[reportCallIssue]
+
+
+class JobShardMethods(_Mixin):
+    """The JobShard Durable Object: one per (binding, shard); every call names its shard first."""
+
+    def __init__(self, ctx: Any, env: Any) -> None:
+        """Open the shard's host over ``ctx.storage``."""
+        super().__init__(ctx, env)
+        sql = _runtime.DurableObjectSql(ctx.storage)
+        self.host = JobShardHost(ctx.storage, sql, self.env, self.tsumugi)
+        self.admin = ShardAdmin(self.host, ctx.storage, sql)
+
+    async def enqueue_many(self, name: str, items: Any, settings: Any = None) -> list[str]:
+        """Store new jobs."""
+        return await self.host.enqueue_many(name, _runtime.plain(items), _runtime.plain(settings))
+
+    async def claim(self, name: str, job_id: str, attempt: int) -> bool:
+        """Claim a dispatched attempt for the consumer."""
+        return await self.host.claim(name, job_id, attempt)
+
+    async def report(self, name: str, job_id: str, attempt: int, outcome: Any) -> dict[str, Any]:
+        """Report one attempt's outcome."""
+        return await self.host.report(name, job_id, attempt, _runtime.plain(outcome))
+
+    async def report_many(self, name: str, reports: Any) -> list[dict[str, Any]]:
+        """Report several outcomes as one group (ADR-0038)."""
+        return await self.host.report_many(name, _runtime.plain(reports))
+
+    async def heartbeat(self, name: str, job_id: str, attempt: int, progress: Any = None) -> dict[str, Any]:
+        """Record a running attempt's heartbeat."""
+        return await self.host.heartbeat(name, job_id, attempt, progress)
+
+    async def cancel(self, name: str, job_id: str) -> dict[str, Any]:
+        """Cancel a job (or ask its running attempt to stop)."""
+        return await self.host.cancel(name, job_id)
+
+    async def retry(self, name: str, job_id: str) -> dict[str, Any]:
+        """Retry a finished job."""
+        return await self.host.retry(name, job_id)
+
+    async def reschedule(self, name: str, job_id: str, run_at: int, priority: int | None = None) -> dict[str, Any]:
+        """Move a waiting job to another time (and priority)."""
+        return await self.host.reschedule(name, job_id, run_at, priority)
+
+    async def now(self, name: str) -> int:
+        """The shard's clock."""
+        return await self.host.now(name)
+
+    async def get(self, name: str, job_id: str) -> dict[str, Any] | None:
+        """A job's detail."""
+        return await self.host.get(name, job_id)
+
+    async def configure(self, name: str, patch: Any) -> dict[str, Any]:
+        """Change the shard's policy at runtime."""
+        return await self.admin.configure(name, _runtime.plain(patch))
+
+    async def reset_policy(self, name: str) -> dict[str, Any]:
+        """Return to the code's policy."""
+        return await self.admin.reset_policy(name)
+
+    async def diagnostics(self, name: str) -> dict[str, Any]:
+        """Counts per state and axis."""
+        return await self.admin.diagnostics(name)
+
+    async def mutate_many(self, name: str, action: Any, job_ids: Any) -> dict[str, Any]:
+        """Retry or cancel many jobs."""
+        return await self.admin.mutate_many(name, action, _runtime.plain(job_ids))
+
+    async def explain(self, name: str, job_id: str) -> dict[str, Any] | None:
+        """Why a job waits."""
+        return await self.admin.explain(name, job_id)
+
+    async def alarm(self, alarm_info: Any = None) -> None:
+        """Tick: dispatch, reap, project, notify."""
+        await self.host.alarm()
+
+
+class RpcMethods(_Mixin):
+    """The named entrypoint producers reach over a Service Binding (``tsumugi_client``)."""
+
+    def _service(self) -> SchedulerService:
+        return SchedulerService(self.env, self.tsumugi)
+
+    async def enqueue(self, item: Any) -> str:
+        """Enqueue one job; errors name the bare field (``max_attempts``), as POST /api/jobs does."""
+        try:
+            (job_id,) = await self._service().enqueue_many([_runtime.plain(item)])
+        except EnqueueValidationError as exc:
+            raise EnqueueValidationError(
+                exc.field.removeprefix("items[0]").lstrip(".") or "item", exc.rule
+            ) from None
+        return job_id
+
+    async def enqueue_many(self, items: Any, settings: Any = None) -> list[str]:
+        """Enqueue jobs."""
+        return await self._service().enqueue_many(_runtime.plain(items), _runtime.plain(settings))
+
+    async def get(self, job_id: Any) -> dict[str, Any] | None:
+        """A job's detail."""
+        return await self._service().get(job_id)
+
+    async def cancel(self, job_id: Any) -> dict[str, Any]:
+        """Cancel a job."""
+        return await self._service().cancel(job_id)
+
+    async def retry(self, job_id: Any) -> dict[str, Any]:
+        """Retry a finished job."""
+        return await self._service().retry(job_id)
+
+    async def reschedule(self, job_id: Any, body: Any) -> dict[str, Any]:
+        """Move a waiting job."""
+        return await self._service().reschedule(job_id, _runtime.plain(body))
+
+    async def heartbeat(self, job_id: Any, attempt: Any, progress: Any = None) -> dict[str, Any]:
+        """A performer's heartbeat, forwarded to its shard."""
+        return await self._service().heartbeat(job_id, attempt, progress)
+
+
+class DefaultMethods(_Mixin):
+    """The Worker's default handlers: the REST API and dashboard, the queue consumer and the cron sweep."""
+
+    _api: ClassVar[Starlette]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.__module__ != __name__:
+            # Made once per class, i.e. once per isolate: the app caches the read-model schema check.
+            cls._api = rest_app(_definition_of(cls))
+
+    async def fetch(self, request: Any) -> Any:
+        """Serve the REST API and the dashboard."""
+        return await _runtime.serve_asgi(self._api, request, self.env)
+
+    async def queue(self, batch: Any, env: Any = None, ctx: Any = None) -> None:
+        """Run a batch of dispatched attempts."""
+        await handle_batch(batch, self.env, self.ctx)
+
+    async def scheduled(self, controller: Any, env: Any = None, ctx: Any = None) -> None:
+        """The cron sweep of the read model."""
+        await sweep_read_model(self.env, self.tsumugi)
