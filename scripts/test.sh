@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Set up and run every check and the whole test suite. Needs only Python 3.11+ with pip (installs uv itself).
+# Set up and run every check and the whole test suite. Needs Python 3.11+ with pip (installs uv itself) and
+# Node.js 20+ with npm (installs the pinned wrangler).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! python3 -m uv --version >/dev/null 2>&1; then
@@ -15,6 +16,9 @@ if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = "0" ] && command -v apt-get >/de
   apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
 fi
 uv sync --frozen --quiet
+# wrangler, pinned by package-lock.json (ADR-0050): `tsumugi deploy --dry-run` runs it in the tests, offline.
+echo "== npm ci (wrangler)"
+npm ci --no-audit --no-fund --loglevel=error
 echo "== ruff"
 uv run --frozen ruff check .
 echo "== import contracts"
