@@ -1,4 +1,5 @@
-"""The ``tsumugi`` command: ``tsumugi dev [CONFIG ...] [--data-dir .tsumugi] [--port 8787]``."""
+"""The ``tsumugi`` command: ``tsumugi dev [CONFIG ...] [--data-dir .tsumugi] [--port 8787]`` and
+``tsumugi deploy [CONFIG ...] [--dry-run] [--out .tsumugi/build]`` (``tsumugi_dev.deploy``)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import TextIO
 
 from tsumugi_dev.config import CONFIG_NAMES, ConfigError, WorkerConfig, find_configs, load_config
+from tsumugi_dev.deploy import DEFAULT_OUT, run_deploy
 from tsumugi_dev.gc_policy import tune_for_throughput
 from tsumugi_dev.http_server import PortInUseError, WorkerServer
 from tsumugi_dev.repo_workers import TOKEN_VAR, repo_token, repo_worker_configs, with_secrets
@@ -39,6 +41,18 @@ def _parser() -> argparse.ArgumentParser:
     dev.add_argument(
         "--port", default=8787, type=int, help="first HTTP port; 0 picks free ports (default: 8787)"
     )
+    deploy = commands.add_parser(
+        "deploy", help="build each Worker's upload (Tsumugi's packages vendored) and deploy them in order"
+    )
+    deploy.add_argument(
+        "configs", nargs="*", metavar="CONFIG", help="wrangler config files (default: the one in .)"
+    )
+    deploy.add_argument(
+        "--dry-run", action="store_true", help="build and validate, run `wrangler deploy --dry-run`; no network"
+    )
+    deploy.add_argument(
+        "--out", default=DEFAULT_OUT, type=Path, help=f"where uploads are built (default: {DEFAULT_OUT})"
+    )
     return parser
 
 
@@ -47,6 +61,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = _parser().parse_args(argv)
     if args.command == "dev":
         raise SystemExit(run_dev([Path(c) for c in args.configs], data_dir=args.data_dir, port=args.port))
+    if args.command == "deploy":
+        raise SystemExit(run_deploy([Path(c) for c in args.configs], dry_run=args.dry_run, out_dir=args.out))
 
 
 def _load(paths: Sequence[Path]) -> list[WorkerConfig] | None:
