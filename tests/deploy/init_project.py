@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parents[2]
 WORKERS = ("scheduler/wrangler.jsonc", "performers/wrangler.jsonc", "producer/wrangler.jsonc")
 D1_ID = "0b1f5c3e-8d2a-4c6f-9e7b-1a2b3c4d5e6f"
 
-PERFORMERS_ENTRY = '''\
+PERFORMERS_ENTRY = """\
 from workers import WorkerEntrypoint
 
 from tsumugi_performer.entrypoint import performer_entrypoint
@@ -24,8 +24,8 @@ Thumbnail = performer_entrypoint(WorkerEntrypoint, ThumbnailPerformer)
 class Default(WorkerEntrypoint):
     async def fetch(self, request):
         return None
-'''
-PERFORMERS_MODULE = '''\
+"""
+PERFORMERS_MODULE = """\
 import msgspec
 
 from tsumugi_performer import JobContext, Performer
@@ -38,7 +38,7 @@ class ThumbnailPayload(msgspec.Struct, frozen=True, kw_only=True):
 class Thumbnail(Performer[ThumbnailPayload, str]):
     async def perform(self, payload: ThumbnailPayload, ctx: JobContext) -> str:
         return payload.url
-'''
+"""
 
 
 def _pyproject(name: str, dependency: str) -> str:
@@ -99,7 +99,9 @@ def make_init_project(root: Path, *, database_id: str = "local") -> list[Path]:
     (performers / "wrangler.jsonc").write_text(_config(name="my-jobs-performers"))
     producer = root / "producer"
     (producer / "src").mkdir(parents=True)
-    (producer / "src" / "entry.py").write_text((ROOT / "services/performers/producer/src/entry.py").read_text())
+    (producer / "src" / "entry.py").write_text(
+        (ROOT / "services/performers/producer/src/entry.py").read_text()
+    )
     (producer / "pyproject.toml").write_text(_pyproject("my-jobs-producer", "tsumugi-client"))
     (producer / "wrangler.jsonc").write_text(
         _config(

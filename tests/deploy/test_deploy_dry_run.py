@@ -13,7 +13,7 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
-from conftest import REPO_CONFIGS, Deployed, deploy, offline_env
+from deploy_helpers import REPO_CONFIGS, Deployed, deploy, offline_env
 from init_project import ROOT, make_init_project
 from upload_imports import MANAGED_MODULES, RUNTIME_MODULES, stdlib_modules, walk_imports
 
@@ -74,12 +74,16 @@ def _distribution_of(top_level: str) -> list[str]:
 
 
 @pytest.mark.parametrize("worker", REPO_WORKERS)
-def test_each_repo_upload_holds_every_module_its_entry_imports(repo_run: tuple[Deployed, Path], worker: str) -> None:
+def test_each_repo_upload_holds_every_module_its_entry_imports(
+    repo_run: tuple[Deployed, Path], worker: str
+) -> None:
     _assert_complete(_upload(repo_run, worker))
 
 
 @pytest.mark.parametrize("worker", INIT_WORKERS)
-def test_each_init_upload_holds_every_module_its_entry_imports(init_run: tuple[Deployed, Path], worker: str) -> None:
+def test_each_init_upload_holds_every_module_its_entry_imports(
+    init_run: tuple[Deployed, Path], worker: str
+) -> None:
     _assert_complete(_upload(init_run, worker))
 
 
@@ -114,7 +118,9 @@ def test_third_party_pins_are_pyodide_028s(run_name: str, request: pytest.Fixtur
         for name, text in _third_party(upload).items():
             requirement = parse_requirement(text)
             if name in shipped:
-                assert requirement.pin == shipped[name], f"{upload.name}: {text} vs Pyodide 0.28 {shipped[name]}"
+                assert requirement.pin == shipped[name], (
+                    f"{upload.name}: {text} vs Pyodide 0.28 {shipped[name]}"
+                )
                 checked += 1
     assert checked >= 3  # msgspec, httpx, pydantic at least
 

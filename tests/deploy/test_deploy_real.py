@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import deploy, offline_env
+from deploy_helpers import deploy, offline_env
 from init_project import D1_ID, make_init_project
 
 from tsumugi_dev.deploy_tools import PYWRANGLER_REQUIREMENT, WRANGLER_REQUIREMENT

@@ -48,7 +48,9 @@ def _parser() -> argparse.ArgumentParser:
         "configs", nargs="*", metavar="CONFIG", help="wrangler config files (default: the one in .)"
     )
     deploy.add_argument(
-        "--dry-run", action="store_true", help="build and validate, run `wrangler deploy --dry-run`; no network"
+        "--dry-run",
+        action="store_true",
+        help="build and validate, run `wrangler deploy --dry-run`; no network",
     )
     deploy.add_argument(
         "--out", default=DEFAULT_OUT, type=Path, help=f"where uploads are built (default: {DEFAULT_OUT})"

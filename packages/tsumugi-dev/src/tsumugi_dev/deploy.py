@@ -21,6 +21,7 @@ from tsumugi_dev.deploy_notes import DeployNotes, deploy_notes
 from tsumugi_dev.deploy_order import bound_services, deploy_order
 from tsumugi_dev.deploy_tools import DeployTools, ToolMissingError, find_tools, quiet_wrangler_env, run_tool
 from tsumugi_dev.pyodide_pins import pin_problems
+from tsumugi_dev.raw_config import object_at, objects_at
 from tsumugi_dev.repo_workers import repo_worker_configs
 from tsumugi_dev.upload_build import UploadBuild, build_upload
 from tsumugi_dev.worker_source import DeployError, WorkerSource, read_worker_source
@@ -44,7 +45,9 @@ def _sources(paths: Sequence[Path]) -> list[WorkerSource]:
     by_name = {source.name: source for source in sources}
     if len(by_name) != len(sources):
         names = [source.name for source in sources]
-        raise DeployError(f"name: {sorted({n for n in names if names.count(n) > 1})} named by several configs")
+        raise DeployError(
+            f"name: {sorted({n for n in names if names.count(n) > 1})} named by several configs"
+        )
     order = deploy_order({source.name: bound_services(source.raw) for source in sources})
     return [by_name[name] for name in order]
 
@@ -62,7 +65,9 @@ class _Deploy:
         vendored = sorted({f"{p.distribution} {p.version}" for p in build.resolution.vendored})
         fetched = [r.text for r in build.resolution.third_party]
         self.say(f"{position} {build.source.name} ({build.source.config_path})")
-        self.say(f"  upload: {build.folder} ({len(build.modules.modules) + 1} modules besides python_modules/)")
+        self.say(
+            f"  upload: {build.folder} ({len(build.modules.modules) + 1} modules besides python_modules/)"
+        )
         self.say(f"  vendored: {', '.join(vendored) or 'nothing'}")
         self.say(f"  from pywrangler (Pyodide 0.28 / PyPI): {', '.join(fetched) or 'nothing'}")
         if build.data_rule is not None:
@@ -103,10 +108,10 @@ class _Deploy:
 
 def _migrated_databases(build: UploadBuild) -> list[str]:
     """The D1 databases of the generated config that have a migrations folder, by ``database_name``."""
-    generated: Any = json.loads(build.config.read_text())
+    generated = object_at({"config": json.loads(build.config.read_text())}, "config")
     return [
         database["database_name"]
-        for database in generated.get("d1_databases", [])
+        for database in objects_at(generated, "d1_databases")
         if "migrations_dir" in database and isinstance(database.get("database_name"), str)
     ]
 
@@ -135,7 +140,9 @@ def run_deploy(
     out, err = stdout or sys.stdout, stderr or sys.stderr
     paths = list(paths) or default_deploy_configs(cwd)
     if not paths:
-        print(f"tsumugi deploy: no wrangler config given and none found in {cwd}; pass CONFIG paths", file=err)
+        print(
+            f"tsumugi deploy: no wrangler config given and none found in {cwd}; pass CONFIG paths", file=err
+        )
         return EXIT_USAGE
     try:
         sources = _sources([cwd / path for path in paths])

@@ -9,11 +9,12 @@ and ``vars`` that point at this machine.
 from __future__ import annotations
 
 import re
-from typing import Any, Final
+from typing import Final
 
 import msgspec
 
 from tsumugi_dev.dev_vars import DEV_VARS_FILE
+from tsumugi_dev.raw_config import object_at, objects_at
 from tsumugi_dev.worker_source import WorkerSource
 
 __all__ = ["DeployNotes", "deploy_notes"]
@@ -68,28 +69,22 @@ def _secret_names(source: WorkerSource) -> tuple[str, ...]:
     return tuple(names)
 
 
-def _dicts(value: Any) -> list[dict[str, Any]]:
-    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []  # pyright: ignore[reportUnknownVariableType]
-
-
 def deploy_notes(source: WorkerSource) -> DeployNotes:
     """The steps left for the Worker of ``source``."""
     raw = source.raw
-    queues_raw: Any = raw.get("queues", {})
+    queues_raw = object_at(raw, "queues")
     queues: dict[str, None] = {}
-    if isinstance(queues_raw, dict):
-        for entry in _dicts(queues_raw.get("producers")) + _dicts(queues_raw.get("consumers")):  # pyright: ignore[reportUnknownMemberType]
-            if isinstance(entry.get("queue"), str):
-                queues[entry["queue"]] = None
+    for entry in objects_at(queues_raw, "producers") + objects_at(queues_raw, "consumers"):
+        if isinstance(entry.get("queue"), str):
+            queues[entry["queue"]] = None
     placeholders = [
         str(db.get("database_name") or db.get("binding"))
-        for db in _dicts(raw.get("d1_databases"))
+        for db in objects_at(raw, "d1_databases")
         if not _D1_ID.match(str(db.get("database_id", "")))
     ]
-    vars_raw: Any = raw.get("vars", {})
     local_vars = [
-        str(name)  # pyright: ignore[reportUnknownArgumentType]
-        for name, value in (vars_raw.items() if isinstance(vars_raw, dict) else ())  # pyright: ignore[reportUnknownVariableType, reportUnknownMemberType]
+        name
+        for name, value in object_at(raw, "vars").items()
         if isinstance(value, str) and any(host in value for host in _LOCAL_HOSTS)
     ]
     return DeployNotes(

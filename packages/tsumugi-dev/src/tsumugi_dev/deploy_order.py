@@ -10,17 +10,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from tsumugi_dev.raw_config import objects_at
 from tsumugi_dev.worker_source import DeployError
 
 __all__ = ["bound_services", "deploy_order"]
 
 
-def bound_services(raw: Mapping[str, Any]) -> list[str]:
+def bound_services(raw: dict[str, Any]) -> list[str]:
     """The Worker names a parsed wrangler config's ``services`` bind to."""
-    services: Any = raw.get("services", [])
-    if not isinstance(services, list):
-        return []
-    names = [entry.get("service") for entry in services if isinstance(entry, dict)]  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    names = [entry.get("service") for entry in objects_at(raw, "services")]
     return [name for name in names if isinstance(name, str)]
 
 

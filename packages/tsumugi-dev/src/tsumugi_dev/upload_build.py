@@ -18,12 +18,15 @@ from typing import Any, Final
 import msgspec
 
 from tsumugi_dev.module_rules import ModuleMatch, Rule, effective_rules, match_modules, rules_from_config
+from tsumugi_dev.raw_config import objects_at
 from tsumugi_dev.vendoring import DependencyError, Requirement, Resolution, resolve_dependencies
 from tsumugi_dev.worker_source import DeployError, WorkerSource
 
 __all__ = ["SKIPPED_DIRS", "UploadBuild", "build_upload", "upload_files"]
 
-SKIPPED_DIRS: Final = frozenset({"__pycache__", "python_modules", "node_modules", ".venv", ".venv-workers", ".wrangler"})
+SKIPPED_DIRS: Final = frozenset(
+    {"__pycache__", "python_modules", "node_modules", ".venv", ".venv-workers", ".wrangler"}
+)
 """Folders never copied from a module root or a vendored package."""
 _TYPING_ONLY: Final = ("py.typed", ".pyi")
 """Package files only type checkers read: not uploaded, so they need no rule."""
@@ -99,17 +102,15 @@ def _generated_config(source: WorkerSource, folder: Path, rules: tuple[Rule, ...
         raw["base_dir"] = "src"
     if rules:
         raw["rules"] = [msgspec.to_builtins(rule) for rule in rules]
-    databases: Any = raw.get("d1_databases")
-    if isinstance(databases, list):
-        rewritten: list[Any] = []
-        for database in databases:  # pyright: ignore[reportUnknownVariableType]
-            if isinstance(database, dict):
-                database = dict(database)  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
-                migrations = source.directory / str(database.get("migrations_dir", "migrations"))  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
-                if migrations.is_dir():
-                    database["migrations_dir"] = _relative(migrations, folder)
-                else:
-                    database.pop("migrations_dir", None)  # pyright: ignore[reportUnknownMemberType]
+    if "d1_databases" in raw:
+        rewritten: list[dict[str, Any]] = []
+        for database in objects_at(raw, "d1_databases"):
+            database = dict(database)
+            migrations = source.directory / str(database.get("migrations_dir", "migrations"))
+            if migrations.is_dir():
+                database["migrations_dir"] = _relative(migrations, folder)
+            else:
+                database.pop("migrations_dir", None)
             rewritten.append(database)
         raw["d1_databases"] = rewritten
     return raw
@@ -152,7 +153,7 @@ def build_upload(source: WorkerSource, out: Path) -> UploadBuild:
     if modules.duplicates:
         raise DeployError(
             f"{source.config_path}: rules: {', '.join(sorted(set(modules.duplicates)))} matched by more than one "
-            "glob (wrangler would warn \"Ignoring duplicate module\"); narrow the globs so each file matches one"
+            'glob (wrangler would warn "Ignoring duplicate module"); narrow the globs so each file matches one'
         )
     return UploadBuild(
         source=source,

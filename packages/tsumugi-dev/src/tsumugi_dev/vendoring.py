@@ -184,4 +184,3 @@ def _add_third_party(found: dict[str, Requirement], requirement: Requirement, wa
             f"dependency {requirement.name}: pinned to {known.pin} and to {requirement.pin} (by {wanted_by}); "
             "one upload holds one version"
         )
-

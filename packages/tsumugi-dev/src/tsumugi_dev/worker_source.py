@@ -14,6 +14,7 @@ from typing import Any
 import msgspec
 
 from tsumugi_dev.jsonc import loads_jsonc
+from tsumugi_dev.raw_config import object_at, strings_at
 
 __all__ = ["DeployError", "WorkerSource", "read_worker_source"]
 
@@ -50,7 +51,7 @@ def _parse(path: Path, text: str) -> dict[str, Any]:
         raise DeployError(f"{path}: not a valid wrangler config ({exc})") from None
     if not isinstance(parsed, dict):
         raise DeployError(f"{path}: a wrangler config is an object at the top level")
-    return dict(parsed)  # pyright: ignore[reportUnknownArgumentType]
+    return object_at({"config": parsed}, "config")
 
 
 def _field(path: Path, raw: dict[str, Any], field: str) -> str:
@@ -65,11 +66,10 @@ def _dependencies(pyproject: Path) -> tuple[str, ...]:
         data = tomllib.loads(pyproject.read_text())
     except tomllib.TOMLDecodeError as exc:
         raise DeployError(f"{pyproject}: not valid TOML ({exc})") from None
-    project: Any = data.get("project", {})
-    dependencies: Any = project.get("dependencies", []) if isinstance(project, dict) else None
-    if not isinstance(dependencies, list) or not all(isinstance(d, str) for d in dependencies):  # pyright: ignore[reportUnknownVariableType]
+    dependencies = strings_at(object_at(data, "project"), "dependencies")
+    if dependencies is None:
         raise DeployError(f"{pyproject}: [project.dependencies] must be a list of requirement strings")
-    return tuple(dependencies)  # pyright: ignore[reportUnknownArgumentType]
+    return tuple(dependencies)
 
 
 def read_worker_source(config_path: Path) -> WorkerSource:
@@ -83,9 +83,8 @@ def read_worker_source(config_path: Path) -> WorkerSource:
     main_field = _field(config_path, raw, "main")
     if not main_field.endswith(".py"):
         raise DeployError(f"{config_path}: main must be a Python file (.py), got {main_field!r}")
-    flags: Any = raw.get("compatibility_flags", [])
-    if not isinstance(flags, list) or "python_workers" not in flags:
-        raise DeployError(f"{config_path}: compatibility_flags must include \"python_workers\"")
+    if "python_workers" not in (strings_at(raw, "compatibility_flags") or []):
+        raise DeployError(f'{config_path}: compatibility_flags must include "python_workers"')
     main = (config_path.parent / main_field).resolve()
     if not main.is_file():
         raise DeployError(f"{config_path}: main {main_field!r} does not exist ({main})")
