@@ -16,7 +16,7 @@ if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = "0" ] && command -v apt-get >/de
   apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
 fi
 uv sync --frozen --quiet
-# wrangler, pinned by package-lock.json (ADR-0050): `tsumugi deploy --dry-run` runs it in the tests, offline.
+# wrangler, pinned by package-lock.json (ADR-0040): `tsumugi deploy --dry-run` runs it in the tests, offline.
 echo "== npm ci (wrangler)"
 npm ci --no-audit --no-fund --loglevel=error
 echo "== ruff"

@@ -1,7 +1,7 @@
 """Every wrangler config we ship or generate validates against the pinned wrangler's config-schema.json.
 
 The schema is node_modules/wrangler/config-schema.json from `npm ci` (wrangler pinned by package-lock.json,
-ADR-0050); jsonc comments are stripped with tsumugi_dev.jsonc first.
+ADR-0040); jsonc comments are stripped with tsumugi_dev.jsonc first.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The external programs a deploy runs: wrangler (pinned through npm) and pywrangler (pinned, run by uv) (ADR-0050).
+"""The external programs a deploy runs: wrangler (pinned through npm) and pywrangler (pinned, run by uv) (ADR-0040).
 
 wrangler is looked up as ``node_modules/.bin/wrangler`` from the current folder upward (what ``npm ci`` or
 ``npm install --save-dev wrangler`` makes), then on ``PATH``. pywrangler runs as
