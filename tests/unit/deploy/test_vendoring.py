@@ -59,3 +59,26 @@ def test_requirements_only_for_an_extra_are_not_followed() -> None:
     resolution = resolve_dependencies(["colorama ; extra == 'color'"], owner="pyproject.toml")
     assert resolution.third_party == ()
     assert resolution.vendored == ()
+
+
+def test_a_wheel_install_is_found_through_its_record(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # As in an `init`ed project, where tsumugi-* come from an index as wheels: the RECORD names the files,
+    # here under an import name unlike the distribution's.
+    site = tmp_path / "site"
+    (site / "jobs_lib").mkdir(parents=True)
+    (site / "jobs_lib" / "__init__.py").write_text("")
+    (site / "jobs_lib" / "assets.txt").write_text("data")
+    info = site / "tsumugi_wheeled-2.0.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.4\nName: tsumugi-wheeled\nVersion: 2.0.0\nRequires-Dist: msgspec==0.19.0\n"
+    )
+    (info / "RECORD").write_text(
+        "jobs_lib/__init__.py,,\njobs_lib/assets.txt,,\n../../bin/tool,,\n"
+        "tsumugi_wheeled-2.0.0.dist-info/METADATA,,\ntsumugi_wheeled-2.0.0.dist-info/RECORD,,\n"
+    )
+    monkeypatch.syspath_prepend(str(site))
+    resolution = resolve_dependencies(["tsumugi-wheeled==2.0.0"], owner="pyproject.toml")
+    (package,) = resolution.vendored
+    assert (package.import_name, package.source, package.version) == ("jobs_lib", site / "jobs_lib", "2.0.0")
+    assert [r.text for r in resolution.third_party] == ["msgspec==0.19.0"]
