@@ -108,3 +108,16 @@ def test_without_uv_a_real_deploy_says_how_to_get_it(tmp_path: Path) -> None:
     deployed = deploy(configs, cwd=project, out_dir=Path("build"), dry_run=False, environ=environ)
     assert deployed.status == 2
     assert "uv was not found" in deployed.err
+
+
+def test_a_bad_pin_in_the_last_worker_stops_the_deploy_before_the_first(tmp_path: Path) -> None:
+    project = tmp_path / "my-jobs"
+    project.mkdir()
+    configs = make_init_project(project, database_id=D1_ID)
+    pyproject = project / "producer" / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace('"]', '", "pydantic==2.11.0"]'))
+    environ, log = _tools(tmp_path)
+    deployed = deploy(configs, cwd=project, out_dir=Path("build"), dry_run=False, environ=environ)
+    assert deployed.status == 2
+    assert "pydantic==2.11.0: Pyodide 0.28 ships pydantic 2.10.6, not 2.11.0" in deployed.err
+    assert log.read_text() == ""

@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Final, TextIO
+from typing import Final, TextIO
 
 from tsumugi_dev.config import find_configs
 from tsumugi_dev.deploy_notes import DeployNotes, deploy_notes
@@ -116,12 +116,24 @@ def _migrated_databases(build: UploadBuild) -> list[str]:
     ]
 
 
-def _print_notes(notes: Sequence[DeployNotes], say: Any, *, dry_run: bool) -> None:
+def _print_notes(notes: Sequence[DeployNotes], say: Callable[[str], None], *, dry_run: bool) -> None:
     lines = [line for note in notes for line in note.lines()]
     if lines:
         say("Before the system works on Cloudflare:" if dry_run else "Still to set:")
         for line in lines:
             say(f"  - {line}")
+
+
+def _build_all(sources: Sequence[WorkerSource], out: Path) -> list[UploadBuild]:
+    """Every upload, built and checked before any command runs (a bad last Worker stops the first too)."""
+    builds: list[UploadBuild] = []
+    for source in sources:
+        build = build_upload(source, out)
+        problems = pin_problems(build.resolution.third_party)
+        if problems:
+            raise DeployError(f"{source.pyproject}: " + "; ".join(problems))
+        builds.append(build)
+    return builds
 
 
 def run_deploy(
@@ -154,22 +166,15 @@ def run_deploy(
         tools.need_wrangler()
         if not dry_run:
             tools.need_pywrangler()
+        builds = _build_all(sources, cwd / out_dir)
     except (DeployError, ToolMissingError) as exc:
         print(f"tsumugi deploy: {exc}", file=err)
         return EXIT_USAGE
     run = _Deploy(tools, environ, out)
     mode = "dry run: nothing leaves this machine" if dry_run else "deploying"
     run.say(f"tsumugi deploy ({mode}): {' -> '.join(s.name for s in sources)}")
-    for index, source in enumerate(sources, start=1):
-        try:
-            build = build_upload(source, cwd / out_dir)
-            problems = pin_problems(build.resolution.third_party)
-            if problems:
-                raise DeployError(f"{source.pyproject}: " + "; ".join(problems))
-        except DeployError as exc:
-            print(f"tsumugi deploy: {exc}", file=err)
-            return EXIT_USAGE
-        run.describe(build, f"[{index}/{len(sources)}]")
+    for index, build in enumerate(builds, start=1):
+        run.describe(build, f"[{index}/{len(builds)}]")
         status = run.dry_run(build) if dry_run else run.deploy(build)
         if status != 0:
             return EXIT_FAILED
