@@ -24,10 +24,8 @@ from tsumugi_dev.worker_source import DeployError, WorkerSource
 
 __all__ = ["SKIPPED_DIRS", "UploadBuild", "build_upload", "upload_files"]
 
-SKIPPED_DIRS: Final = frozenset(
-    {"__pycache__", "python_modules", "node_modules", ".venv", ".venv-workers", ".wrangler"}
-)
-"""Folders never copied from a module root or a vendored package."""
+SKIPPED_DIRS: Final = frozenset({"__pycache__", "python_modules", "node_modules"})
+"""Folders never copied from a module root or a vendored package (nor is any name starting with a dot)."""
 _TYPING_ONLY: Final = ("py.typed", ".pyi")
 """Package files only type checkers read: not uploaded, so they need no rule."""
 
@@ -46,20 +44,22 @@ class UploadBuild(msgspec.Struct, frozen=True, kw_only=True):
     """the rule added so vendored package data uploads, if one was needed"""
 
 
+def _skipped(name: str) -> bool:
+    # Dot names too: .dev.vars holds secrets, .tsumugi the build itself when the module root is the project's.
+    return name in SKIPPED_DIRS or name.startswith(".") or name.endswith(".pyc")
+
+
 def _copy_tree(source: Path, target: Path) -> None:
     shutil.copytree(
-        source,
-        target,
-        ignore=lambda _dir, names: [n for n in names if n in SKIPPED_DIRS or n.endswith(".pyc")],
-        dirs_exist_ok=True,
+        source, target, ignore=lambda _dir, names: [n for n in names if _skipped(n)], dirs_exist_ok=True
     )
 
 
 def upload_files(root: Path) -> Iterator[str]:
-    """The files under ``root`` as module names (``/``-separated, relative), sorted, skipped folders left out."""
+    """The files under ``root`` as module names (``/``-separated, relative), sorted, skipped names left out."""
     for path in sorted(root.rglob("*")):
         relative = path.relative_to(root)
-        if path.is_file() and not SKIPPED_DIRS.intersection(relative.parts) and path.suffix != ".pyc":
+        if path.is_file() and not any(_skipped(part) for part in relative.parts):
             yield relative.as_posix()
 
 
