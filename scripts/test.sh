@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Set up and run every check and the whole test suite. Needs only Python 3.11+ with pip (installs uv itself).
+# Set up and run every check and the whole test suite. Needs Python 3.11+ with pip (installs uv itself) and
+# Node.js 20+ with npm (installs the pinned wrangler).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! python3 -m uv --version >/dev/null 2>&1; then
@@ -17,6 +18,9 @@ fi
 uv sync --frozen --quiet
 echo "== reference SDK wheel (read by the SDK conformance tests, never installed; ADR-0041)"
 bash scripts/fetch-sdk-wheel.sh
+# wrangler, pinned by package-lock.json (ADR-0040): `tsumugi deploy --dry-run` runs it in the tests, offline.
+echo "== npm ci (wrangler)"
+npm ci --no-audit --no-fund --loglevel=error
 echo "== ruff"
 uv run --frozen ruff check .
 echo "== import contracts"

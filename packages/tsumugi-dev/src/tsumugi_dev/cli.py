@@ -1,5 +1,6 @@
 """The ``tsumugi`` command: ``tsumugi dev [CONFIG ...] [--data-dir .tsumugi] [--port 8787]``,
-``tsumugi init [DIR] [--name NAME]`` and ``tsumugi add-performer NAME [--worker DIR]``."""
+``tsumugi init [DIR] [--name NAME]``, ``tsumugi add-performer NAME [--worker DIR]`` and
+``tsumugi deploy [CONFIG ...] [--dry-run] [--out .tsumugi/build]`` (``tsumugi_dev.deploy``)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from typing import TextIO
 
 from tsumugi_dev.api_token import TOKEN_VAR, project_token, with_secrets
 from tsumugi_dev.config import CONFIG_NAMES, ConfigError, WorkerConfig, find_configs, load_config
+from tsumugi_dev.deploy import DEFAULT_OUT, run_deploy
 from tsumugi_dev.gc_policy import tune_for_throughput
 from tsumugi_dev.http_server import PortInUseError, WorkerServer
 from tsumugi_dev.project import PROJECT_FILE, project_worker_configs
@@ -43,6 +45,20 @@ def _parser() -> argparse.ArgumentParser:
         "--port", default=8787, type=int, help="first HTTP port; 0 picks free ports (default: 8787)"
     )
     add_scaffold_commands(commands)
+    deploy = commands.add_parser(
+        "deploy", help="build each Worker's upload (Tsumugi's packages vendored) and deploy them in order"
+    )
+    deploy.add_argument(
+        "configs", nargs="*", metavar="CONFIG", help="wrangler config files (default: the one in .)"
+    )
+    deploy.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="build and validate, run `wrangler deploy --dry-run`; no network",
+    )
+    deploy.add_argument(
+        "--out", default=DEFAULT_OUT, type=Path, help=f"where uploads are built (default: {DEFAULT_OUT})"
+    )
     return parser
 
 
@@ -53,6 +69,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         raise SystemExit(run_dev([Path(c) for c in args.configs], data_dir=args.data_dir, port=args.port))
     if args.command in SCAFFOLD_COMMANDS:
         raise SystemExit(run_scaffold_command(args))
+    if args.command == "deploy":
+        raise SystemExit(run_deploy([Path(c) for c in args.configs], dry_run=args.dry_run, out_dir=args.out))
 
 
 def _load(paths: Sequence[Path]) -> list[WorkerConfig] | None:

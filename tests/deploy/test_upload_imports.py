@@ -1,0 +1,22 @@
+"""The import walk the upload tests rely on finds what is missing (so their passing means something)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from upload_imports import walk_imports
+
+
+def test_the_walk_follows_imports_and_reports_missing_modules(tmp_path: Path) -> None:
+    (tmp_path / "pkg" / "sub").mkdir(parents=True)
+    (tmp_path / "entry.py").write_text("import json\nfrom pkg import thing\nimport msgspec\n")
+    (tmp_path / "pkg" / "__init__.py").write_text("from .sub import helper\nthing = 1\n")
+    (tmp_path / "pkg" / "sub" / "__init__.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import never_loaded\n"
+        "def f():\n    from pkg import gone\n"
+    )
+    (tmp_path / "pkg" / "sub" / "helper.py").write_text("from ..other import x\n")
+    outside, missing = walk_imports(tmp_path, "entry.py")
+    assert outside == {"json", "msgspec", "typing"}
+    # pkg.gone may be an attribute of pkg (it is not, but only running it would tell); pkg.other is a module.
+    assert missing == {"pkg.other"}

@@ -1,0 +1,69 @@
+"""Every wrangler config we ship or generate validates against the pinned wrangler's config-schema.json.
+
+The schema is node_modules/wrangler/config-schema.json from `npm ci` (wrangler pinned by package-lock.json,
+ADR-0040); jsonc comments are stripped with tsumugi_dev.jsonc first.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from deploy_helpers import REPO_CONFIGS, WRANGLER_BIN, deploy, offline_env
+from init_project import ROOT, make_init_project
+
+from tsumugi_dev.deploy_tools import WRANGLER_REQUIREMENT
+from tsumugi_dev.jsonc import loads_jsonc
+
+SCHEMA = ROOT / "node_modules" / "wrangler" / "config-schema.json"
+
+
+@cache
+def _validator() -> Any:
+    schema = json.loads(SCHEMA.read_text())
+    return jsonschema.Draft7Validator(schema)
+
+
+def _errors(config: dict[str, Any]) -> list[str]:
+    return [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in _validator().iter_errors(config)]
+
+
+def test_the_schema_is_the_pinned_wranglers() -> None:
+    pinned = WRANGLER_REQUIREMENT.split("@", 1)[1]
+    assert json.loads((ROOT / "package.json").read_text())["devDependencies"]["wrangler"] == pinned
+    lock = json.loads((ROOT / "package-lock.json").read_text())
+    assert lock["packages"]["node_modules/wrangler"]["version"] == pinned
+    installed = json.loads((ROOT / "node_modules" / "wrangler" / "package.json").read_text())
+    assert installed["version"] == pinned, "node_modules is stale: run `npm ci`"
+    assert (WRANGLER_BIN / "wrangler").is_file()
+
+
+@pytest.mark.parametrize("config", REPO_CONFIGS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_this_repositorys_configs_validate(config: Path) -> None:
+    assert _errors(loads_jsonc(config.read_text())) == []
+
+
+def test_init_shaped_configs_and_every_generated_config_validate(tmp_path: Path) -> None:
+    configs = make_init_project(tmp_path)
+    for config in configs:
+        assert _errors(loads_jsonc(config.read_text())) == [], config
+    out = tmp_path / "build"
+    deployed = deploy(
+        [*configs, *REPO_CONFIGS], cwd=tmp_path, out_dir=out, dry_run=True, environ=offline_env()
+    )
+    assert deployed.status == 0, deployed.out + deployed.err
+    generated = sorted(out.glob("*/wrangler.jsonc"))
+    assert len(generated) == 6
+    for config in generated:
+        assert _errors(json.loads(config.read_text())) == [], config
+
+
+def test_the_schema_refuses_what_wrangler_refuses() -> None:
+    # The check has teeth: a misspelt field and a wrongly typed one are errors.
+    config = loads_jsonc((ROOT / "services/performers/wrangler.jsonc").read_text())
+    assert _errors({**config, "compatibility_flag": ["python_workers"]}) != []
+    assert _errors({**config, "main": 1}) != []

@@ -1,0 +1,100 @@
+"""Walk the imports of an upload from its entry module, resolving each against the upload's own files.
+
+Independent of tsumugi_dev's build code on purpose: it reads the folder ``wrangler deploy --dry-run --outdir``
+wrote (the modules wrangler uploads) with ``ast``, so a package the build forgot shows up as missing.
+Imports under ``if TYPE_CHECKING:`` never run and are skipped; every other import counts, including ones
+inside functions.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+RUNTIME_MODULES = frozenset({"js", "pyodide", "_pyodide_entrypoint_helper", "_cloudflare_compat_flags"})
+"""Provided by workerd's Python runtime itself."""
+MANAGED_MODULES = {"workers": "workers-runtime-sdk"}
+"""pywrangler adds workers-runtime-sdk to every Worker's packages (workers-py 1.17.9, resolve.MANAGED_SDK_PACKAGE)."""
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _statements(tree: ast.AST) -> Iterator[ast.stmt]:
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, ast.If) and _is_type_checking(node.test):
+            yield from (n for child in node.orelse for n in (child, *_statements(child)))
+            continue
+        if isinstance(node, ast.stmt):
+            yield node
+        yield from _statements(node)
+
+
+def _module_file(root: Path, dotted: str) -> Path | None:
+    base = root.joinpath(*dotted.split("."))
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _imported(module: str, path: Path, root: Path) -> Iterator[tuple[str, bool]]:
+    """(dotted name, may be an attribute rather than a module) for each import in ``path``."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    for node in _statements(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name, False
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[: len(parts) - node.level + 1])
+                target = f"{base}.{node.module}" if node.module else base
+            else:
+                target = node.module or ""
+            yield target, False
+            for alias in node.names:
+                if alias.name != "*":
+                    yield f"{target}.{alias.name}", True
+
+
+def walk_imports(root: Path, entry: str) -> tuple[set[str], set[str]]:
+    """From ``root/entry``: (top-level names imported that the upload does not hold, dotted modules missing).
+
+    The first set is what must come from elsewhere (stdlib, the runtime, pywrangler); the second lists
+    imports of modules inside packages the upload does hold but without that module's file.
+    """
+    outside: set[str] = set()
+    missing: set[str] = set()
+    seen: set[str] = set()
+    pending: list[tuple[str, Path]] = [(Path(entry).stem, root / entry)]
+    while pending:
+        module, path = pending.pop()
+        if module in seen:
+            continue
+        seen.add(module)
+        for dotted, maybe_attribute in _imported(module, path, root):
+            top = dotted.split(".")[0]
+            if _module_file(root, top) is None:
+                outside.add(top)
+                continue
+            parts = dotted.split(".")
+            for depth in range(1, len(parts) + 1):
+                name = ".".join(parts[:depth])
+                found = _module_file(root, name)
+                if found is None:
+                    if not (maybe_attribute and depth == len(parts)):
+                        missing.add(name)
+                    break
+                pending.append((name, found))
+    return outside, missing
+
+
+def stdlib_modules() -> frozenset[str]:
+    """The standard library's top-level modules (this interpreter's list)."""
+    return frozenset(sys.stdlib_module_names)
