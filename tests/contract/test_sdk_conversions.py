@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 import sdk_model
-from workers.rpc import JsDict, python_from_rpc, transfer
+from workers.rpc import JsDict, from_js, python_from_rpc, transfer
 
 from tsumugi_dev.rpc_calls import rpc_copy
 
@@ -214,11 +214,19 @@ def test_the_corpus_covers_every_outcome(real: ModuleType, make: Callable[[str],
 
 
 def test_received_values_are_shaped_like_the_sdks(real: ModuleType) -> None:
-    """``python_from_rpc`` on an already-converted value: dicts at any depth become ``JsDict``, as the
-    SDK's ``_replace_jsnull_with_none`` makes them."""
+    """A received JS value, once converted (``from_js``, our ``to_py`` step): dicts at any depth become
+    ``JsDict``, as the SDK's ``_replace_jsnull_with_none`` makes them."""
     value = {"a": [{"b": None}, 1], "c": {"d": {"e": []}}}
     expected = real._replace_jsnull_with_none(value)
-    assert_same_value(expected, python_from_rpc(value))
+    assert_same_value(expected, from_js(value))
+
+
+def test_python_from_rpc_leaves_a_python_value_unchanged_like_the_sdks(real: ModuleType) -> None:
+    """The SDK's ``python_from_rpc`` converts only JS values (those with a ``constructor``): a Python dict
+    given to it comes back as the same object, and so it does from ours (ADR-0042)."""
+    value = {"a": [{"b": None}, 1]}
+    assert real.python_from_rpc(value) is value
+    assert python_from_rpc(value) is value
 
 
 JSDICT_OPERATIONS: dict[str, Callable[[Any], Any]] = {

@@ -79,10 +79,7 @@ NOT_EMULATED_MEMBERS: dict[str, str] = {
     "FetchResponse.replace_body": "Builds a js.Response from the old one; no Worker here rewrites bodies.",
 }
 
-DIFFERENCES: dict[str, str] = {
-    "python_to_rpc": 'An extra `where` (default "value") names the path of a refused part in the error '
-    "(\"value['k'][0]: <class 'tuple'> cannot be sent over RPC.\"); the SDK's text ends ours.",
-}
+DIFFERENCES: dict[str, str] = {}
 
 
 def our_node(obj: Any) -> sdk_wheel.FunctionNode:

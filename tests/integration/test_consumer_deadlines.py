@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
+import msgspec
 import pytest
 
 from tsumugi_dev.clock import VirtualClock
@@ -83,8 +84,8 @@ class Scripted:
         self.scripts = scripts
         self.finished: dict[str, int] = {}
 
-    async def run_attempt(self, request: dict[str, Any], heartbeat: Heartbeat) -> dict[str, Any]:
-        local = str(request["payload"])
+    async def run_attempt(self, request: str, heartbeat: Heartbeat) -> dict[str, Any]:
+        local = str(msgspec.json.decode(request)["payload"])  # the dispatch crosses as JSON text (ADR-0043)
         for step, value in self.scripts.get(local, []):
             if step == "sleep":
                 await self.clock.sleep_ms(value)

@@ -105,3 +105,25 @@ async def test_the_factory_builds_the_performer_from_env() -> None:
         {"jobId": "Greet#0:a", "attempt": 1, "maxAttempts": 1, "deadlineAt": 1}
     )
     assert answer == {"ok": True, "result": "hi"}
+
+
+async def test_json_text_in_answers_json_text_and_reads_a_text_heartbeat_answer() -> None:
+    # ADR-0043: through ctx.exports and a heartbeat stub only strings and numbers cross on Cloudflare.
+    async def heartbeat(progress: Any) -> str:
+        return '{"accepted":true,"cancel_requested":true}'
+
+    cls = performer_entrypoint(Entrypoint, Ship)
+    text = msgspec.json.encode(dispatch(3)).decode()
+    answer = await getattr(cls(None, None), DISPATCH_METHOD)(text, heartbeat)
+    assert isinstance(answer, str)
+    assert msgspec.json.decode(answer) == {"ok": True, "result": {"shipped": 3, "job": "Ship#0:abc", "attempt": 2,
+                                                                  "of": 3, "deadline": 9_000, "cancel": True}}  # fmt: skip
+
+
+async def test_a_heartbeat_answer_that_does_not_decode_fails_the_attempt_naming_it() -> None:
+    async def heartbeat(progress: Any) -> str:
+        return "not json"
+
+    answer = await run(3, heartbeat)
+    assert answer["ok"] is False
+    assert answer["error"].startswith("HeartbeatError: the heartbeat's answer does not decode")

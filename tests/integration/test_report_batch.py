@@ -15,10 +15,17 @@ OK = {"ok": True, "result": None}
 class Shard:
     """A JobShard stub recording calls; ``report_many`` answers per report, as the shard host does."""
 
-    def __init__(self, *, has_report_many: bool = True, fail_ids: frozenset[str] = frozenset()) -> None:
+    def __init__(
+        self,
+        *,
+        has_report_many: bool = True,
+        fail_ids: frozenset[str] = frozenset(),
+        missing: Exception | None = None,
+    ) -> None:
         self.calls: list[tuple[str, str, int]] = []  # (method, shard, reports in the call)
         self.has_report_many = has_report_many
         self.fail_ids = fail_ids
+        self.missing = missing or RuntimeError('The RPC receiver does not implement the method "report_many".')
 
     async def report(self, name: str, job_id: str, attempt: int, outcome: Any) -> dict[str, Any]:
         self.calls.append(("report", name, 1))
@@ -28,7 +35,7 @@ class Shard:
 
     async def report_many(self, name: str, reports: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if not self.has_report_many:  # what workerd answers for a method the class lacks
-            raise RuntimeError('The RPC receiver does not implement the method "report_many".')
+            raise self.missing
         self.calls.append(("report_many", name, len(reports)))
         return [
             {"error": f"RuntimeError: disk on fire for {r['jobId']}"} if r["jobId"] in self.fail_ids
@@ -91,3 +98,26 @@ async def test_a_shard_without_report_many_is_reported_to_one_by_one(caplog: pyt
         await bad
     assert shard.calls == [("report", "A#0", 1), ("report", "A#0", 1)]
     assert "update the scheduler's entry.py" in caplog.text
+
+
+class JsError(Exception):
+    """A JS error as Pyodide raises it: ``name`` and ``message``, ``str`` as ``name: message``."""
+
+    def __init__(self, name: str, message: str) -> None:
+        super().__init__(f"{name}: {message}")
+        self.name, self.message = name, message
+
+
+async def test_a_python_shard_without_report_many_is_detected_by_workerds_text() -> None:
+    # A Python Durable Object lacking the method: workerd's python-entrypoint-helper.ts throws this TypeError.
+    shard = Shard(has_report_many=False, missing=JsError("TypeError", "Method report_many does not exist"))
+    assert await ReportBatch(Env(shard)).report("A#0", "A#0:j", 1, OK) == {"accepted": True, "state": "COMPLETED"}
+    assert shard.calls == [("report", "A#0", 1)]
+
+
+async def test_the_shards_own_error_quoting_that_text_is_not_a_missing_method() -> None:
+    trace = "Traceback (most recent call last):\n  ...\nTypeError: Method report_many does not exist\n"
+    shard = Shard(has_report_many=False, missing=JsError("PythonError", trace))
+    with pytest.raises(JsError, match="PythonError"):
+        await ReportBatch(Env(shard)).report("A#0", "A#0:j", 1, OK)
+    assert shard.calls == []

@@ -16,6 +16,7 @@ import pytest
 from tsumugi_dev.clock import VirtualClock
 from tsumugi_dev.config import ConfigError, load_config
 from tsumugi_dev.runtime import LocalRuntime
+from tsumugi_dev.worker import ServiceBinding
 
 CONFIG = Path(__file__).parent / "fixtures" / "limits" / "wrangler.jsonc"
 # The numbers, spelled out here so that these tests also run against a runtime without them (the proof that
@@ -49,7 +50,7 @@ async def limits(tmp_path: Path, clock: VirtualClock) -> AsyncIterator[LocalRunt
 
 def _entry(runtime: LocalRuntime) -> Any:
     """The Worker's Default entrypoint, called as another Worker would: each call is one invocation."""
-    return runtime.workers["limits"].exports["Default"]
+    return ServiceBinding(runtime.workers["limits"], None)
 
 
 # -- subrequests ----------------------------------------------------------------------------------------------

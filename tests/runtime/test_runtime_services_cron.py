@@ -42,8 +42,11 @@ async def test_unsupported_types_fail_clearly(runtime: LocalRuntime) -> None:
 async def test_callee_errors_reach_the_caller_as_copies(runtime: LocalRuntime) -> None:
     with pytest.raises(RemoteError, match="ValueError: peer failed") as caught:
         await runtime.env("conformance").PEER.boom()
-    assert caught.value.name == "ValueError"
-    with pytest.raises(RemoteError, match='does not implement the method "missing"'):
+    # Pyodide's PythonError: the message is the callee's traceback, its last line the exception (ADR-0042).
+    assert caught.value.name == "PythonError"
+    assert caught.value.message.startswith("Traceback (most recent call last):\n")
+    assert caught.value.message.rstrip().endswith("ValueError: peer failed")
+    with pytest.raises(RemoteError, match="TypeError: Method missing does not exist"):
         await runtime.env("conformance").PEER.missing()
 
 

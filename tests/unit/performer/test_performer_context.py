@@ -9,7 +9,7 @@ import pytest
 
 from tsumugi_core.ids import InvalidJobIdError
 from tsumugi_core.testing import FixedClock
-from tsumugi_performer import DEFAULT_HEARTBEAT_INTERVAL_MS, HeartbeatAnswer, JobContext
+from tsumugi_performer import DEFAULT_HEARTBEAT_INTERVAL_MS, HeartbeatAnswer, HeartbeatError, JobContext
 
 
 class FakeShard:
@@ -137,3 +137,36 @@ class TestHeartbeat:
         await ctx.heartbeat()
         shard.fail = True
         assert await ctx.heartbeat() == HeartbeatAnswer(accepted=False, cancel_requested=True)
+
+
+class CrossingRefused(Exception):
+    """What the performer sees when the heartbeat's answer cannot cross RPC (a JS DataCloneError)."""
+
+    name = "DataCloneError"
+
+
+class TestHeartbeatProtocolErrors:
+    """ADR-0043: an answer that cannot reach the performer fails the attempt instead of hiding cancellation."""
+
+    async def test_an_answer_refused_by_rpc_raises_heartbeat_error_and_is_logged(
+        self, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        async def refused(progress: float | None) -> HeartbeatAnswer:
+            raise CrossingRefused("Proxy could not be serialized")
+
+        ctx = make_context(FakeShard())
+        ctx._heartbeat = refused  # pyright: ignore[reportPrivateUsage]
+        with caplog.at_level(logging.ERROR, logger="tsumugi_performer"), pytest.raises(
+            HeartbeatError, match="cannot cross RPC"
+        ):
+            await ctx.heartbeat(0.5)
+        assert "its answer cannot cross RPC" in caplog.text
+
+    async def test_heartbeat_error_from_the_transport_is_passed_on(self) -> None:
+        async def undecodable(progress: float | None) -> HeartbeatAnswer:
+            raise HeartbeatError("the heartbeat's answer does not decode")
+
+        ctx = make_context(FakeShard())
+        ctx._heartbeat = undecodable  # pyright: ignore[reportPrivateUsage]
+        with pytest.raises(HeartbeatError, match="does not decode"):
+            await ctx.heartbeat()

@@ -3,12 +3,22 @@
 ``LocalRuntime`` hosts Workers from their wrangler configs with Durable Objects, Queues, D1, Analytics
 Engine, Service Bindings and cron on SQLite; ``VirtualClock`` drives it in tests, ``RealClock`` in
 ``tsumugi dev``; ``LocalRuntime.faults`` (a ``FaultInjector``) makes it lose, duplicate and fail on purpose.
+
+The names below are loaded on first use (PEP 562): the imitated ``workers`` package imports small modules of
+this package (``tsumugi_dev.ffi``, ``tsumugi_dev.invocation``), and an eager import of the runtime here would
+make ``import workers`` circular.
 """
 
-from tsumugi_dev.clock import RealClock, RuntimeClock, VirtualClock
-from tsumugi_dev.config import ConfigError, WorkerConfig, load_config
-from tsumugi_dev.faults import Fault, FaultInjector, InjectedFault
-from tsumugi_dev.runtime import LocalRuntime
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tsumugi_dev.clock import RealClock, RuntimeClock, VirtualClock
+    from tsumugi_dev.config import ConfigError, WorkerConfig, load_config
+    from tsumugi_dev.faults import Fault, FaultInjector, InjectedFault
+    from tsumugi_dev.runtime import LocalRuntime
 
 __all__ = [
     "ConfigError",
@@ -22,3 +32,25 @@ __all__ = [
     "WorkerConfig",
     "load_config",
 ]
+
+_HOMES = {
+    "ConfigError": "config",
+    "Fault": "faults",
+    "FaultInjector": "faults",
+    "InjectedFault": "faults",
+    "LocalRuntime": "runtime",
+    "RealClock": "clock",
+    "RuntimeClock": "clock",
+    "VirtualClock": "clock",
+    "WorkerConfig": "config",
+    "load_config": "config",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'tsumugi_dev' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"tsumugi_dev.{home}"), name)
+    globals()[name] = value
+    return value

@@ -8,8 +8,12 @@ atomically and rolls back when it raises. ``BEGIN``/``COMMIT``/``SAVEPOINT`` are
 As strict as workerd where stdlib sqlite3 is laxer: a statement takes at most ``MAX_BOUND_PARAMETERS`` (100)
 bound parameters, and an integer SQLite cannot store is a ``SqlError``, not the driver's ``OverflowError``.
 
-Values cross the JS boundary as JS numbers, so Pyodide hands an integral REAL back as ``int``; this emulation
-does the same, so code that runs here also copes with what Cloudflare returns.
+Bindings are what workerd's ``exec`` accepts, ``bytes | string | double`` (src/workerd/api/sql.h
+``BindingValue``), so every number binds as a REAL (``sqlite3_bind_double``): an ``int`` binds as a float, one
+beyond 2^53 - 1 (a JS ``BigInt`` after Pyodide) is refused with ``TypeError: Cannot convert a BigInt value to
+a number``, and a ``bool`` (a JS boolean, coerced to a string) binds as the text ``'true'`` / ``'false'``.
+Values cross back as JS numbers, so Pyodide hands an integral REAL back as ``int``, and a BLOB as a
+``memoryview``; this emulation does the same, so code that runs here also copes with what Cloudflare returns.
 """
 
 from __future__ import annotations
@@ -19,8 +23,9 @@ import re
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Final, TypeVar
+from typing import Any, Final, TypeVar, cast
 
+from tsumugi_dev.ffi import MAX_SAFE_INTEGER, JsException
 from tsumugi_dev.jsdict import JsDict
 
 __all__ = ["MAX_BOUND_PARAMETERS", "SqlCursor", "SqlError", "SqlStorage"]
@@ -41,31 +46,48 @@ class SqlError(Exception):
 def _to_js_value(value: Any) -> Any:
     if isinstance(value, float) and value.is_integer() and abs(value) <= 2**53:
         return int(value)
-    if isinstance(value, memoryview):
-        return value.tobytes()
+    if isinstance(value, bytes):
+        return memoryview(value)  # an ArrayBuffer's to_py()
     return value
 
 
 _WAL_CHECKPOINT_PAGES = 10_000
 _WAL_KEEP_BYTES = 8 * 2**20
-_PLAIN_BINDINGS = frozenset({str, int, float, bytes, type(None)})
-_CONVERTED_VALUES = frozenset({float, memoryview})
+_PLAIN_BINDINGS = frozenset({str, float, bytes, type(None)})
+_CONVERTED_VALUES = frozenset({float, bytes})
 
 
 def _check_binding(value: Any) -> Any:
-    if value is None or isinstance(value, str | int | float | bytes):
-        if isinstance(value, bool):
-            return int(value)
+    if value is None or isinstance(value, str | float | bytes):
         return value
+    if isinstance(value, bool):
+        return "true" if value else "false"  # a JS boolean: no numeric type to take it, so ToString
+    if isinstance(value, int):
+        if abs(value) > MAX_SAFE_INTEGER:  # a BigInt in JS: ToNumber refuses it
+            raise JsException("TypeError", "Cannot convert a BigInt value to a number")
+        return float(value)
+    if isinstance(value, memoryview):
+        return value.tobytes()
     raise SqlError(f"unsupported SQL binding type: {type(value).__name__}")
 
 
-def _check_bindings(bindings: tuple[Any, ...]) -> tuple[Any, ...]:
-    # The common case (plain values) costs one set lookup per value; only odd types take the slow path.
+def _check_bindings(bindings: tuple[Any, ...]) -> Sequence[Any]:
+    # Strings, floats, bytes and None pass as they are (one set lookup each); an int binds as a double.
     for value in bindings:
         if type(value) not in _PLAIN_BINDINGS:
-            return tuple(_check_binding(b) for b in bindings)
-    return bindings
+            break
+    else:
+        return bindings
+    converted: list[Any] = []
+    for value in bindings:
+        kind: type = type(cast(object, value))
+        if kind is int and -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
+            converted.append(float(value))
+        elif kind in _PLAIN_BINDINGS:
+            converted.append(value)
+        else:
+            converted.append(_check_binding(value))
+    return converted
 
 
 @functools.lru_cache(maxsize=2048)

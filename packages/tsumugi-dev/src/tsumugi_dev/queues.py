@@ -15,7 +15,7 @@ from collections.abc import Callable, Generator, Sequence
 from typing import Any
 
 import msgspec
-from workers.rpc import python_from_rpc
+from workers.rpc import from_js
 
 from tsumugi_dev.clock import RuntimeClock
 from tsumugi_dev.faults import DROP, FaultInjector
@@ -64,7 +64,7 @@ class StoredMessage(msgspec.Struct, frozen=True, kw_only=True):
 
 def _subjects(body: bytes) -> Callable[[], list[Any]]:
     """The body as a fault's matcher sees it (as the consumer would), decoded only when asked."""
-    return lambda: [python_from_rpc(msgspec.msgpack.decode(body))]
+    return lambda: [from_js(msgspec.msgpack.decode(body))]
 
 
 @contextlib.contextmanager

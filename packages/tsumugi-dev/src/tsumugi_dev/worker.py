@@ -31,7 +31,15 @@ from tsumugi_dev.invocation import (
 from tsumugi_dev.jsdict import JsDict
 from tsumugi_dev.rpc_calls import call_method, rpc_call
 
-__all__ = ["Env", "ExecutionContext", "ScheduledController", "ServiceBinding", "WorkerHost", "load_module"]
+__all__ = [
+    "Env",
+    "ExecutionContext",
+    "Exports",
+    "ScheduledController",
+    "ServiceBinding",
+    "WorkerHost",
+    "load_module",
+]
 
 _MODULE_NAME = re.compile(r"[^A-Za-z0-9_]")
 
@@ -74,6 +82,23 @@ class ExecutionContext:
         """No origin exists locally; nothing to do."""
 
 
+class Exports:
+    """``ctx.exports``: a raw JS object, since the SDK wraps ``env`` but not ``ctx`` (ADR-0042).
+
+    Each entrypoint of the Worker is an attribute holding an unwrapped stub: its RPC arguments and results are
+    not converted. It is not a mapping (a JsProxy of a plain object is not subscriptable).
+    """
+
+    def __init__(self, stubs: dict[str, ServiceBinding]) -> None:
+        self.__dict__["_stubs"] = stubs
+
+    def __getattr__(self, name: str) -> ServiceBinding:
+        try:
+            return self.__dict__["_stubs"][name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
 class ScheduledController:
     """The ``controller`` a ``scheduled`` handler receives."""
 
@@ -111,12 +136,12 @@ class WorkerHost:
         self._label = f"Worker {config.name}"
         self.module = load_module(config)
         self.env: Env = Env(config.name, {})
-        self.exports: JsDict = JsDict()
+        self.exports = Exports({})
 
     def bind_env(self, values: dict[str, Any]) -> None:
         """Set the env (bindings and vars) once every binding exists."""
         self.env = Env(self.name, values)
-        self.exports = JsDict({name: ServiceBinding(self, name) for name in self.entrypoint_names()})
+        self.exports = Exports({name: ServiceBinding(self, name, raw=True) for name in self.entrypoint_names()})
 
     def entrypoint_names(self) -> list[str]:
         """Names of the module's ``WorkerEntrypoint`` classes."""
@@ -189,17 +214,21 @@ class WorkerHost:
 
 
 class ServiceBinding:
-    """A Service Binding (``Fetcher``): ``await binding.method(*args)`` is RPC, ``fetch`` is HTTP."""
+    """A Service Binding (``Fetcher``): ``await binding.method(*args)`` is RPC, ``fetch`` is HTTP.
 
-    def __init__(self, target: WorkerHost, entrypoint: str | None) -> None:
+    ``raw``: the stub as ``ctx.exports`` holds it, with no conversion of RPC arguments and results.
+    """
+
+    def __init__(self, target: WorkerHost, entrypoint: str | None, *, raw: bool = False) -> None:
         self._target = target
         self._entrypoint = entrypoint
+        self._raw = raw
 
     def __getattr__(self, name: str) -> Callable[..., Awaitable[Any]]:
         if name.startswith("_"):
             raise AttributeError(name)
         target, entrypoint = self._target, self._entrypoint
-        return subrequest_call(rpc_call(name, lambda run: target.run(entrypoint, run)))
+        return subrequest_call(rpc_call(name, lambda run: target.run(entrypoint, run), raw=self._raw))
 
     async def fetch(self, resource: Request | str, **options: Any) -> Response:
         """Send an HTTP request to the target entrypoint's ``fetch`` (one subrequest)."""

@@ -4,13 +4,20 @@ Subclass `Performer` with the payload and result types, implement ``async perfor
 retries with `NonRetryableError` or `RetryAfterError`. `tsumugi_performer.testing` runs performers in tests.
 """
 
-from tsumugi_performer._context import DEFAULT_HEARTBEAT_INTERVAL_MS, HeartbeatAnswer, HeartbeatFn, JobContext
+from tsumugi_performer._context import (
+    DEFAULT_HEARTBEAT_INTERVAL_MS,
+    HeartbeatAnswer,
+    HeartbeatError,
+    HeartbeatFn,
+    JobContext,
+)
 from tsumugi_performer._errors import InvalidPayloadError, NonRetryableError, RetryAfterError
 from tsumugi_performer._performer import Performer, payload_type_of
 
 __all__ = [
     "DEFAULT_HEARTBEAT_INTERVAL_MS",
     "HeartbeatAnswer",
+    "HeartbeatError",
     "HeartbeatFn",
     "InvalidPayloadError",
     "JobContext",

@@ -11,7 +11,7 @@ import msgspec
 from tsumugi_core.clock import Clock
 from tsumugi_core.ids import parse_job_id
 
-__all__ = ["DEFAULT_HEARTBEAT_INTERVAL_MS", "HeartbeatAnswer", "HeartbeatFn", "JobContext"]
+__all__ = ["DEFAULT_HEARTBEAT_INTERVAL_MS", "HeartbeatAnswer", "HeartbeatError", "HeartbeatFn", "JobContext"]
 
 _log = logging.getLogger("tsumugi_performer")
 
@@ -36,6 +36,17 @@ HeartbeatFn: TypeAlias = Callable[[float | None], Awaitable[HeartbeatAnswer]]
 """Sends one heartbeat (with optional progress in [0, 1]) for the running attempt and returns the answer."""
 
 _NOT_SENT: Final = HeartbeatAnswer(accepted=False, cancel_requested=False)
+_REFUSED_CROSSING: Final = "DataCloneError"
+"""The JS error name of a value workerd refuses to send over RPC: the two sides disagree on the protocol."""
+
+
+class HeartbeatError(Exception):
+    """The heartbeat's answer cannot reach the performer: the scheduler and performer disagree on its shape.
+
+    Raised by `JobContext.heartbeat` (ADR-0043) instead of answering "not accepted" forever, because a
+    performer that never hears ``cancel_requested`` would run blind to cancellation; the attempt fails with
+    this error and the job's log names the cause (usually a scheduler and performers of different versions).
+    """
 
 
 def _positive_int(name: str, value: int, minimum: int) -> int:
@@ -132,14 +143,19 @@ class JobContext:
         return self._last_answer.cancel_requested
 
     async def heartbeat(self, progress: float | None = None) -> HeartbeatAnswer:
-        """Tell the shard this attempt is alive, optionally with progress in [0, 1]; never raises.
+        """Tell the shard this attempt is alive, optionally with progress in [0, 1].
 
         Heartbeats within `heartbeat_interval_ms` of the last sent one are dropped (progress included) and
-        answer the previous answer. A heartbeat that fails to send is logged and answers
-        ``accepted=False`` with the last known cancel flag.
+        answer the previous answer. A heartbeat that fails on its way (the shard unreachable, reset or
+        failing) is logged as a warning and answers ``accepted=False`` with the last known cancel flag, as the
+        original's never-failing heartbeat does (ADR-0043).
 
         Returns:
             The shard's answer; check ``cancel_requested`` to stop cooperatively.
+
+        Raises:
+            HeartbeatError: the answer cannot cross to the performer or does not decode (a protocol
+                mismatch that would hide every cancel request); logged as an error too.
         """
         now = self._clock.now_ms() if self._clock is not None else None
         if (
@@ -151,8 +167,16 @@ class JobContext:
         self._last_sent_at = now
         try:
             answer = await self._heartbeat(progress)
-        except Exception:
-            # The original's heartbeat never throws: a lost heartbeat must not fail a healthy attempt.
+        except HeartbeatError:
+            _log.error("heartbeat for %s attempt %d has no usable answer", self._job_id, self._attempt,
+                       exc_info=True)  # fmt: skip
+            raise
+        except Exception as error:
+            if getattr(error, "name", None) == _REFUSED_CROSSING:
+                _log.error("heartbeat for %s attempt %d: its answer cannot cross RPC", self._job_id,
+                           self._attempt, exc_info=True)  # fmt: skip
+                raise HeartbeatError(f"the heartbeat's answer cannot cross RPC ({error})") from error
+            # A lost heartbeat must not fail a healthy attempt (the original's heartbeat never throws).
             _log.warning("heartbeat for %s attempt %d failed", self._job_id, self._attempt, exc_info=True)
             return HeartbeatAnswer(accepted=False, cancel_requested=self._last_answer.cancel_requested)
         # A cancel request is never withdrawn, so a later answer cannot clear it.

@@ -1,14 +1,19 @@
 """Expose performers as Worker entrypoints: one named entrypoint per `Performer` class (binding = class name).
 
 The scheduler's queue consumer calls the entrypoint's ``run_attempt(dispatch, heartbeat)`` over a Service
-Binding (or the Worker's own export). ``dispatch`` is a plain dict (the attempt's payload and context fields,
-camelCase as on the queue); ``heartbeat`` is a callable stub that forwards ``progress`` to the shard and answers
-``{"accepted": bool, "cancel_requested": bool}``. The answer is an outcome envelope of plain values, because
-across RPC only an exception's type name and message survive and the retry controls
-(`NonRetryableError`, `RetryAfterError`) must reach the shard intact::
+Binding (or the Worker's own export, ``ctx.exports``). Everything crosses as a string or a number, because
+a stub in ``ctx.exports`` and a function received over RPC convert nothing on Cloudflare: a ``dict`` would
+be a ``DataCloneError`` (ADR-0043). ``dispatch`` is JSON text (the attempt's payload and context fields,
+camelCase as on the queue); ``heartbeat`` is a callable stub that forwards ``progress`` (a number or None) to
+the shard and answers JSON text ``{"accepted": bool, "cancel_requested": bool}``. The answer is JSON text
+of an outcome envelope, because across RPC only an exception's type name and message survive and the retry
+controls (`NonRetryableError`, `RetryAfterError`) must reach the shard intact::
 
     {"ok": true, "result": <JSON value>}
     {"ok": false, "error": "<Type>: <message> then the traceback", "retryable": bool, "retryAt": int | null}
+
+A ``dispatch`` given as a mapping (a scheduler from before ADR-0043) is answered with the envelope as a
+``dict``, and a heartbeat answer given as a mapping is read too.
 
 Nothing here imports ``js`` or ``workers``: the Worker's entry module passes its ``WorkerEntrypoint`` class in.
 
@@ -31,7 +36,7 @@ from typing import Any, Final, Protocol, TypeVar, cast
 
 import msgspec
 
-from tsumugi_performer._context import HeartbeatAnswer, JobContext
+from tsumugi_performer._context import HeartbeatAnswer, HeartbeatError, JobContext
 from tsumugi_performer._errors import NonRetryableError, RetryAfterError
 from tsumugi_performer._performer import Performer
 
@@ -106,6 +111,11 @@ class AttemptDispatch(msgspec.Struct, frozen=True, kw_only=True, rename="camel")
     traceparent: str | None = None
 
 
+_DISPATCH: Final = msgspec.json.Decoder(AttemptDispatch)
+_HEARTBEAT_ANSWER: Final = msgspec.json.Decoder(HeartbeatAnswer)
+_ENVELOPE: Final = msgspec.json.Encoder()
+
+
 def _plain(value: Any) -> Any:
     # A JS object (Cloudflare) offers to_py(); local values are Python already.
     to_py = getattr(value, "to_py", None)
@@ -149,16 +159,31 @@ class PerformerRunner:
         async def send(progress: float | None) -> HeartbeatAnswer:
             if heartbeat is None:
                 return HeartbeatAnswer(accepted=False, cancel_requested=False)
-            answer = _plain(await heartbeat(progress))
-            return msgspec.convert(answer, HeartbeatAnswer, strict=False)
+            answer = await heartbeat(progress)
+            try:
+                if isinstance(answer, str):
+                    return _HEARTBEAT_ANSWER.decode(answer)
+                return msgspec.convert(_plain(answer), HeartbeatAnswer, strict=False)
+            except (msgspec.DecodeError, msgspec.ValidationError) as error:
+                raise HeartbeatError(f"the heartbeat's answer does not decode: {error} ({answer!r:.200})") from None
 
         return send
 
-    async def run(self, dispatch: Mapping[str, Any], heartbeat: Any, env: Any) -> dict[str, Any]:
-        """Decode ``dispatch``, build the context, call ``perform`` and answer the envelope."""
+    async def run(self, dispatch: str | Mapping[str, Any], heartbeat: Any, env: Any) -> Any:
+        """Decode ``dispatch``, build the context, call ``perform`` and answer the envelope.
+
+        JSON text in, JSON text out; a mapping in (an older scheduler), a ``dict`` out.
+        """
+        envelope = await self._run(dispatch, heartbeat, env)
+        return _ENVELOPE.encode(envelope).decode() if isinstance(dispatch, str) else envelope
+
+    async def _run(self, dispatch: str | Mapping[str, Any], heartbeat: Any, env: Any) -> dict[str, Any]:
         clock = time_source()
         try:
-            attempt = msgspec.convert(_plain(dispatch), AttemptDispatch, strict=False)
+            if isinstance(dispatch, str):
+                attempt = _DISPATCH.decode(dispatch)
+            else:
+                attempt = msgspec.convert(_plain(dispatch), AttemptDispatch, strict=False)
             ctx = JobContext(
                 job_id=attempt.job_id,
                 attempt=attempt.attempt,
@@ -168,7 +193,7 @@ class PerformerRunner:
                 traceparent=attempt.traceparent,
                 clock=clock,
             )
-        except (msgspec.ValidationError, ValueError) as error:
+        except (msgspec.ValidationError, msgspec.DecodeError, ValueError) as error:
             # A dispatch or payload that does not decode cannot succeed on a retry.
             failure = NonRetryableError(f"invalid dispatch for {self.performer.__name__}: {error}")
             return _failure(failure, clock.now_ms())
@@ -204,7 +229,7 @@ def performer_entrypoint(
         raise TypeError(f"performer must be a Performer subclass, got {performer!r}")
     runner = PerformerRunner(performer, factory)
 
-    async def run_attempt(self: Any, dispatch: Mapping[str, Any], heartbeat: Any = None) -> dict[str, Any]:
+    async def run_attempt(self: Any, dispatch: str | Mapping[str, Any], heartbeat: Any = None) -> Any:
         return await runner.run(dispatch, heartbeat, getattr(self, "env", None))
 
     namespace: dict[str, Any] = {

@@ -8,6 +8,10 @@ stops a consumer invocation after 15 minutes of wall time; the last minute is le
 ADR-0047); report the outcome with the attempt number (the reports of one step go to each shard in one
 ``report_many`` call); ack whatever happened.
 The queue's own retries are never used: retries are the shard's decision (reference §1.4).
+
+Only strings and numbers cross to the performer and back (ADR-0043): the dispatch and the outcome as JSON text,
+the heartbeat's progress as a number and its answer as JSON text, because the Worker's own exports
+(``ctx.exports``) and the heartbeat stub convert nothing on Cloudflare and would refuse a ``dict``.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import msgspec
 from tsumugi_core.errors import timeout_error
 from tsumugi_core.options import MAX_TIMEOUT_MS
 from tsumugi_scheduler.deadlines import deadline_watch
+from tsumugi_scheduler.remote_errors import error_text, is_missing_method
 from tsumugi_scheduler.report_batch import ReportBatch
 from tsumugi_scheduler.timing import TimeSource, time_source
 from tsumugi_scheduler.wire import integral, integral_shared, shard_of_job
@@ -30,7 +35,13 @@ __all__ = ["DISPATCH_METHOD", "QueuedDispatch", "handle_batch", "not_found_error
 
 DISPATCH_METHOD: Final = "run_attempt"
 """The performer entrypoint's RPC method (tsumugi_performer.entrypoint)."""
-_NOT_IMPLEMENTED: Final = f'does not implement the method "{DISPATCH_METHOD}"'
+_HEARTBEAT_ANSWERS: Final = {
+    (accepted, cancel): msgspec.json.encode({"accepted": accepted, "cancel_requested": cancel}).decode()
+    for accepted in (False, True)
+    for cancel in (False, True)
+}
+"""The heartbeat's four possible answers, as the JSON text that crosses to the performer."""
+_JSON: Final = msgspec.json.Encoder()
 _log = logging.getLogger("tsumugi_scheduler")
 _abandoned: set[asyncio.Future[Any]] = set()
 
@@ -87,19 +98,21 @@ class _Attempt:
         """The invocation ends 15 minutes after it began: no heartbeat extends the attempt past this."""
         self.deadline = min(self.started_at + dispatch.timeout_ms, self.latest)
 
-    async def heartbeat(self, progress: Any = None) -> dict[str, Any]:
+    async def heartbeat(self, progress: Any = None) -> str:
+        """The performer's heartbeat stub: forwards to the shard and answers JSON text (ADR-0043)."""
         d = self.dispatch
-        answer = await self.shard.heartbeat(self.name, d.job_id, d.attempt, progress)
+        value = progress if isinstance(progress, int | float) and not isinstance(progress, bool) else None
+        answer = await self.shard.heartbeat(self.name, d.job_id, d.attempt, value)
         accepted = bool(answer["accepted"])
         if accepted:  # an accepted heartbeat restarts the timer, within the invocation's time
             self.deadline = min(self.clock.now_ms() + d.timeout_ms, self.latest)
-        return {"accepted": accepted, "cancel_requested": bool(answer["cancel_requested"])}
+        return _HEARTBEAT_ANSWERS[accepted, bool(answer["cancel_requested"])]
 
-    def request(self) -> dict[str, Any]:
+    def request(self) -> str:
         d = self.dispatch
-        return {"jobId": d.job_id, "attempt": d.attempt, "maxAttempts": d.max_attempts or d.attempt,
-                "deadlineAt": min(self.started_at + d.timeout_ms, self.latest), "payload": d.payload,
-                "traceparent": d.traceparent}  # fmt: skip
+        return _JSON.encode({"jobId": d.job_id, "attempt": d.attempt, "maxAttempts": d.max_attempts or d.attempt,
+                             "deadlineAt": min(self.started_at + d.timeout_ms, self.latest), "payload": d.payload,
+                             "traceparent": d.traceparent}).decode()  # fmt: skip
 
     async def call(self, performer: Any) -> dict[str, Any]:
         """Run the performer, waiting at most until the (heartbeat-extended) deadline."""
@@ -141,11 +154,10 @@ def _forget(future: asyncio.Future[Any]) -> None:
 def _envelope(call: asyncio.Future[Any], binding: str) -> dict[str, Any]:
     error = call.exception()
     if error is not None:
-        text = f"{type(error).__name__}: {error}"
-        if _NOT_IMPLEMENTED in text:
+        if is_missing_method(error, DISPATCH_METHOD):
             return _failed(not_found_error(binding))
-        return _failed(text)
-    answer = integral(_plain(call.result()))
+        return _failed(error_text(error))
+    answer = _outcome(call.result())
     if not isinstance(answer, Mapping) or not isinstance(answer.get("ok"), bool):  # pyright: ignore[reportUnknownMemberType]
         return _failed(f"performer {binding} answered a malformed outcome: {answer!r}", retryable=False)
     return dict(answer)  # pyright: ignore[reportUnknownArgumentType]
@@ -154,6 +166,16 @@ def _envelope(call: asyncio.Future[Any], binding: str) -> dict[str, Any]:
 def _plain(value: Any) -> Any:
     to_py = getattr(value, "to_py", None)
     return to_py() if callable(to_py) else value
+
+
+def _outcome(answer: Any) -> Any:
+    # JSON text (ADR-0043); a mapping, or a JS object to convert, from a performer predating it.
+    if isinstance(answer, str):
+        try:
+            return msgspec.json.decode(answer)
+        except msgspec.DecodeError:
+            return answer
+    return integral(_plain(answer))
 
 
 async def run_dispatch(

@@ -13,11 +13,12 @@ import asyncio
 import logging
 from typing import Any, Final
 
+from tsumugi_scheduler.remote_errors import is_missing_method
+
 __all__ = ["REPORT_MANY_METHOD", "ReportBatch", "ReportError"]
 
 REPORT_MANY_METHOD: Final = "report_many"
 """The JobShard RPC method taking several reports."""
-_MISSING: Final = f'does not implement the method "{REPORT_MANY_METHOD}"'
 _log = logging.getLogger("tsumugi_scheduler")
 
 _Entry = tuple[dict[str, Any], "asyncio.Future[dict[str, Any]]"]
@@ -62,7 +63,7 @@ class ReportBatch:
             try:
                 answers: list[Any] = list(await stub.report_many(shard, [item for item, _ in entries]))
             except Exception as exc:
-                if _MISSING not in str(exc):
+                if not is_missing_method(exc, REPORT_MANY_METHOD):
                     raise
                 answers = await self._one_by_one(stub, shard, entries)
         except Exception as exc:  # the call failed as a whole: every report of it fails

@@ -23,8 +23,11 @@ MAX_LEVELS_PER_TICK: Final = 64
 """Priority levels holding a ready job that one dispatch read may visit (levels of delayed jobs only are free)."""
 MAX_LEVEL_PROBES_PER_TICK: Final = 1024
 """Levels one dispatch read may look at in all: bounds a tick when very many levels hold only delayed jobs."""
-_ABOVE_EVERY_LEVEL: Final = MAX_SAFE_INTEGER + 1
-"""Exclusive upper bound of the first step: priorities are within +-MAX_SAFE_INTEGER (enqueue, reschedule)."""
+_ABOVE_EVERY_LEVEL: Final = float(MAX_SAFE_INTEGER + 1)
+"""Exclusive upper bound of the first step: priorities are within +-MAX_SAFE_INTEGER (enqueue, reschedule).
+
+A float: the int 2^53 would be a JS BigInt, which the Durable Object SQL API refuses (ADR-0042); as a double it
+is exact and compares with INTEGER priorities as a number."""
 
 Row = Mapping[str, Any]
 
@@ -71,7 +74,7 @@ def _level_walk(
     return heads, False
 
 
-def _next_ready_level(sql: SqlLike, below: int, now: int, probes: int) -> tuple[int | None, bool, int]:
+def _next_ready_level(sql: SqlLike, below: float, now: int, probes: int) -> tuple[int | None, bool, int]:
     """Where a walk of at most ``probes`` levels under ``below`` stopped, whether that level holds a ready job,
     and the levels looked at. A level without a ready job means the probes ran out; None, that none is left.
     """
