@@ -64,9 +64,12 @@ def test_init_project_dry_run_has_no_duplicate_module_and_no_wrangler_warning(in
     assert "WARNING" not in out  # the dry run shows each wrangler warning
     # The scheduler's own rule covers the dashboard's files: the build adds none.
     assert "added a Text rule" not in out
-    dist = init_run.out / "my-jobs-scheduler" / "dist"
-    for asset in ("index.html", "style.css", "js/app.js"):
-        assert (dist / "tsumugi_scheduler" / "dashboard" / "assets" / asset).is_file()
+    # Every dashboard file is in what wrangler wrote (none left out by a too narrow rule).
+    shipped = ROOT / "services/scheduler/src/tsumugi_scheduler/dashboard/assets"
+    uploaded = init_run.out / "my-jobs-scheduler" / "dist" / "tsumugi_scheduler" / "dashboard" / "assets"
+    files = {p.relative_to(shipped).as_posix() for p in shipped.rglob("*") if p.is_file()}
+    assert {"index.html", "style.css", "js/app.js"} <= files
+    assert {p.relative_to(uploaded).as_posix() for p in uploaded.rglob("*") if p.is_file()} == files
 
 
 def _third_party(upload: Path) -> dict[str, str]:

@@ -88,6 +88,7 @@ def test_without_wrangler_it_says_how_to_get_it(tmp_path: Path, dry_run: bool) -
     )
     assert deployed.status == 2
     assert "wrangler was not found" in deployed.err
+    assert "`npm install` in a project `tsumugi init` made (its package.json pins wrangler)" in deployed.err
     assert f"npm install --save-dev {WRANGLER_REQUIREMENT}" in deployed.err
     assert not (project / "build").exists()
 
