@@ -146,6 +146,7 @@ def test_third_party_pins_are_pyodide_028s(run_name: str, request: pytest.Fixtur
 
 
 def test_the_scheduler_upload_carries_the_d1_migrations(init_run: InitRun) -> None:
+    assert init_run.deployed.status == 0, init_run.deployed.out + init_run.deployed.err
     upload = init_run.out / "my-jobs-scheduler"
     generated = json.loads((upload / "wrangler.jsonc").read_text())
     assert generated["main"] == "src/entry.py"
