@@ -1,4 +1,5 @@
-"""`tsumugi deploy --dry-run` on this repository's three Workers and on an init-shaped project (acceptance 2).
+"""`tsumugi deploy --dry-run` on this repository's three Workers and on a project made by `tsumugi init` and
+`tsumugi add-performer Resize` (issue 9, acceptance 2).
 
 Each upload is checked from the folder wrangler itself wrote (`--outdir`): every module its entry imports,
 transitively, is in it, or comes from the standard library, the runtime, or a third-party package that the
@@ -13,35 +14,22 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
-from deploy_helpers import REPO_CONFIGS, Deployed, deploy, offline_env
-from init_project import ROOT, make_init_project
-from upload_imports import MANAGED_MODULES, RUNTIME_MODULES, stdlib_modules, walk_imports
+from deploy_helpers import ROOT, Deployed, InitRun
+from upload_imports import MANAGED_MODULES, RUNTIME_MODULES, reached_modules, stdlib_modules, walk_imports
 
+from tsumugi_dev.project import project_worker_configs
 from tsumugi_dev.pyodide_pins import pyodide_packages
+from tsumugi_dev.scaffold.init_project import shipped_migrations
 from tsumugi_dev.vendoring import normalize_name, parse_requirement
 
 REPO_WORKERS = ("tsumugi-performers", "tsumugi-scheduler", "tsumugi-producer")
 INIT_WORKERS = ("my-jobs-performers", "my-jobs-scheduler", "my-jobs-producer")
+"""In Service Binding order: the scheduler binds the performers, the producer the scheduler."""
 
 
-@pytest.fixture(scope="module")
-def repo_run(tmp_path_factory: pytest.TempPathFactory, wrangler_installed: Path) -> tuple[Deployed, Path]:
-    out = tmp_path_factory.mktemp("repo-build")
-    # In the order tsumugi dev uses (scheduler first): the deploy puts the performers first by itself.
-    configs = [REPO_CONFIGS[1], REPO_CONFIGS[0], REPO_CONFIGS[2]]
-    return deploy(configs, cwd=ROOT, out_dir=out, dry_run=True, environ=offline_env()), out
-
-
-@pytest.fixture(scope="module")
-def init_run(tmp_path_factory: pytest.TempPathFactory, wrangler_installed: Path) -> tuple[Deployed, Path]:
-    project = tmp_path_factory.mktemp("my-jobs")
-    configs = make_init_project(project)
-    out = project / ".tsumugi" / "build"
-    return deploy(configs, cwd=project, out_dir=out, dry_run=True, environ=offline_env()), out
-
-
-def _upload(run: tuple[Deployed, Path], worker: str) -> Path:
-    return run[1] / worker
+def _builds(run_name: str, request: pytest.FixtureRequest) -> Path:
+    run = request.getfixturevalue(run_name)
+    return run.out if isinstance(run, InitRun) else run[1]
 
 
 def test_repo_dry_run_builds_and_checks_all_three_in_binding_order(repo_run: tuple[Deployed, Path]) -> None:
@@ -53,14 +41,35 @@ def test_repo_dry_run_builds_and_checks_all_three_in_binding_order(repo_run: tup
     assert "database_id of 'tsumugi' is a placeholder" in deployed.out
 
 
-def test_init_project_dry_run_builds_and_checks_all_three(init_run: tuple[Deployed, Path]) -> None:
-    deployed, _ = init_run
+def test_init_project_dry_run_builds_its_tool_tsumugi_workers_in_binding_order(init_run: InitRun) -> None:
+    deployed = init_run.deployed
     assert deployed.status == 0, deployed.out + deployed.err
-    assert " -> ".join(INIT_WORKERS) in deployed.out.splitlines()[0]
+    assert deployed.err == ""
+    assert deployed.out.splitlines()[0].endswith(": " + " -> ".join(INIT_WORKERS))
+    # No CONFIG was given: the Workers are those the project's [tool.tsumugi] lists, each built and checked.
+    by_name = {path.parent.name: path for path in project_worker_configs(init_run.project)}
+    for index, worker in enumerate(INIT_WORKERS, start=1):
+        config = by_name[worker.removeprefix("my-jobs-")]
+        assert f"[{index}/3] {worker} ({config})" in deployed.out
     assert deployed.out.count("wrangler deploy --dry-run: ok") == 3
-    # Its scheduler's config has no rule for the dashboard's files; the build adds one, as text.
-    assert "added a Text rule for package data" in deployed.out
     assert "secret TSUMUGI_TOKEN" in deployed.out  # named by its .dev.vars.example
+
+
+def test_init_project_dry_run_has_no_duplicate_module_and_no_wrangler_warning(init_run: InitRun) -> None:
+    # With init's first scheduler rule (**/dashboard/assets/**) index.html matched two globs: the build
+    # stopped ("matched by more than one glob"), and wrangler warned "Ignoring duplicate module".
+    out = init_run.deployed.out
+    assert init_run.deployed.status == 0, out + init_run.deployed.err
+    assert "duplicate" not in out.lower()
+    assert "WARNING" not in out  # the dry run shows each wrangler warning
+    # The scheduler's own rule covers the dashboard's files: the build adds none.
+    assert "added a Text rule" not in out
+    # Every dashboard file is in what wrangler wrote (none left out by a too narrow rule).
+    shipped = ROOT / "services/scheduler/src/tsumugi_scheduler/dashboard/assets"
+    uploaded = init_run.out / "my-jobs-scheduler" / "dist" / "tsumugi_scheduler" / "dashboard" / "assets"
+    files = {p.relative_to(shipped).as_posix() for p in shipped.rglob("*") if p.is_file()}
+    assert {"index.html", "style.css", "js/app.js"} <= files
+    assert {p.relative_to(uploaded).as_posix() for p in uploaded.rglob("*") if p.is_file()} == files
 
 
 def _third_party(upload: Path) -> dict[str, str]:
@@ -77,14 +86,13 @@ def _distribution_of(top_level: str) -> list[str]:
 def test_each_repo_upload_holds_every_module_its_entry_imports(
     repo_run: tuple[Deployed, Path], worker: str
 ) -> None:
-    _assert_complete(_upload(repo_run, worker))
+    _assert_complete(repo_run[1] / worker)
 
 
 @pytest.mark.parametrize("worker", INIT_WORKERS)
-def test_each_init_upload_holds_every_module_its_entry_imports(
-    init_run: tuple[Deployed, Path], worker: str
-) -> None:
-    _assert_complete(_upload(init_run, worker))
+def test_each_init_upload_holds_every_module_its_entry_imports(init_run: InitRun, worker: str) -> None:
+    assert init_run.deployed.status == 0, init_run.deployed.out + init_run.deployed.err
+    _assert_complete(init_run.out / worker)
 
 
 def _assert_complete(upload: Path) -> None:
@@ -102,6 +110,16 @@ def _assert_complete(upload: Path) -> None:
     assert not any(name.startswith("tsumugi-") for name in third_party)
 
 
+def test_the_added_performer_is_in_the_performers_upload_and_bound_by_the_scheduler(init_run: InitRun) -> None:
+    dist = init_run.out / "my-jobs-performers" / "dist"
+    reached = reached_modules(dist, "entry.py")
+    assert {"my_jobs_performers.hello", "my_jobs_performers.resize"} <= reached
+    assert "tsumugi_performer.entrypoint" in reached  # vendored, not fetched
+    scheduler = json.loads((init_run.out / "my-jobs-scheduler" / "wrangler.jsonc").read_text())
+    assert {"binding": "Resize", "service": "my-jobs-performers", "entrypoint": "Resize"} in scheduler["services"]
+    assert '"Resize"' in (init_run.out / "my-jobs-scheduler" / "dist" / "entry.py").read_text()
+
+
 def test_the_sources_alone_lack_what_the_build_vendors() -> None:
     # What item 2 of issue 9 found: the producer's own folder is not an upload; tsumugi_client is nowhere.
     outside, _ = walk_imports(ROOT / "services/performers/producer/src", "entry.py")
@@ -111,28 +129,31 @@ def test_the_sources_alone_lack_what_the_build_vendors() -> None:
 
 @pytest.mark.parametrize("run_name", ["repo_run", "init_run"])
 def test_third_party_pins_are_pyodide_028s(run_name: str, request: pytest.FixtureRequest) -> None:
-    _, out = request.getfixturevalue(run_name)
+    out = _builds(run_name, request)
     shipped = pyodide_packages()
-    checked = 0
-    for upload in sorted(p for p in out.iterdir() if p.is_dir()):
+    checked: set[str] = set()
+    uploads = sorted(p for p in out.iterdir() if p.is_dir())
+    assert len(uploads) == 3
+    for upload in uploads:
         for name, text in _third_party(upload).items():
             requirement = parse_requirement(text)
             if name in shipped:
                 assert requirement.pin == shipped[name], (
                     f"{upload.name}: {text} vs Pyodide 0.28 {shipped[name]}"
                 )
-                checked += 1
-    assert checked >= 3  # msgspec, httpx, pydantic at least
+                checked.add(name)
+    assert {"msgspec", "httpx", "pydantic"} <= checked
 
 
-def test_generated_configs_point_at_the_build(init_run: tuple[Deployed, Path]) -> None:
-    upload = _upload(init_run, "my-jobs-scheduler")
+def test_the_scheduler_upload_carries_the_d1_migrations(init_run: InitRun) -> None:
+    assert init_run.deployed.status == 0, init_run.deployed.out + init_run.deployed.err
+    upload = init_run.out / "my-jobs-scheduler"
     generated = json.loads((upload / "wrangler.jsonc").read_text())
     assert generated["main"] == "src/entry.py"
     assert "$schema" not in generated
     (database,) = generated["d1_databases"]
-    assert (upload / database["migrations_dir"]).resolve() == (upload.parents[2] / "scheduler" / "migrations")
-    dist = upload / "dist"
-    for asset in ("index.html", "style.css", "js/app.js"):
-        assert (dist / "tsumugi_scheduler" / "dashboard" / "assets" / asset).is_file()
-    assert not (dist / "tsumugi_scheduler" / "py.typed").exists()
+    migrations = (upload / database["migrations_dir"]).resolve()
+    assert migrations == (init_run.project / "scheduler" / "migrations").resolve()
+    # What `wrangler d1 migrations apply` reads from there: the schema the vendored scheduler expects.
+    assert sorted((p.name, p.read_text()) for p in migrations.glob("*.sql")) == shipped_migrations()
+    assert not (upload / "dist" / "tsumugi_scheduler" / "py.typed").exists()

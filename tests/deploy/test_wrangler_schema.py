@@ -13,11 +13,11 @@ from typing import Any
 
 import jsonschema
 import pytest
-from deploy_helpers import REPO_CONFIGS, WRANGLER_BIN, deploy, offline_env
-from init_project import ROOT, make_init_project
+from deploy_helpers import REPO_CONFIGS, ROOT, WRANGLER_BIN, Deployed, InitRun
 
-from tsumugi_dev.deploy_tools import WRANGLER_REQUIREMENT
+from tsumugi_dev.deploy_tools import WRANGLER_VERSION
 from tsumugi_dev.jsonc import loads_jsonc
+from tsumugi_dev.project import project_worker_configs
 
 SCHEMA = ROOT / "node_modules" / "wrangler" / "config-schema.json"
 
@@ -33,7 +33,7 @@ def _errors(config: dict[str, Any]) -> list[str]:
 
 
 def test_the_schema_is_the_pinned_wranglers() -> None:
-    pinned = WRANGLER_REQUIREMENT.split("@", 1)[1]
+    pinned = WRANGLER_VERSION  # also what `tsumugi init` writes into a project's package.json
     assert json.loads((ROOT / "package.json").read_text())["devDependencies"]["wrangler"] == pinned
     lock = json.loads((ROOT / "package-lock.json").read_text())
     assert lock["packages"]["node_modules/wrangler"]["version"] == pinned
@@ -47,19 +47,28 @@ def test_this_repositorys_configs_validate(config: Path) -> None:
     assert _errors(loads_jsonc(config.read_text())) == []
 
 
-def test_init_shaped_configs_and_every_generated_config_validate(tmp_path: Path) -> None:
-    configs = make_init_project(tmp_path)
-    for config in configs:
+def test_the_init_projects_configs_and_every_generated_config_validate(
+    init_run: InitRun, repo_run: tuple[Deployed, Path]
+) -> None:
+    assert init_run.deployed.status == 0, init_run.deployed.out + init_run.deployed.err
+    sources = project_worker_configs(init_run.project)
+    assert len(sources) == 3
+    for config in sources:
         assert _errors(loads_jsonc(config.read_text())) == [], config
-    out = tmp_path / "build"
-    deployed = deploy(
-        [*configs, *REPO_CONFIGS], cwd=tmp_path, out_dir=out, dry_run=True, environ=offline_env()
-    )
-    assert deployed.status == 0, deployed.out + deployed.err
-    generated = sorted(out.glob("*/wrangler.jsonc"))
+    generated = [*sorted(init_run.out.glob("*/wrangler.jsonc")), *sorted(repo_run[1].glob("*/wrangler.jsonc"))]
     assert len(generated) == 6
     for config in generated:
         assert _errors(json.loads(config.read_text())) == [], config
+
+
+def test_the_init_projects_configs_name_the_schema_npm_install_puts_in_its_node_modules(
+    init_run: InitRun,
+) -> None:
+    # The package.json is at the project's root, the configs one folder down: editors must find the schema.
+    for config in project_worker_configs(init_run.project):
+        schema = config.parent / loads_jsonc(config.read_text())["$schema"]
+        assert schema.resolve() == (init_run.project / "node_modules/wrangler/config-schema.json").resolve()
+        assert schema.resolve() == SCHEMA.resolve()
 
 
 def test_the_schema_refuses_what_wrangler_refuses() -> None:

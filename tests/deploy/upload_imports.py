@@ -69,6 +69,16 @@ def walk_imports(root: Path, entry: str) -> tuple[set[str], set[str]]:
     The first set is what must come from elsewhere (stdlib, the runtime, pywrangler); the second lists
     imports of modules inside packages the upload does hold but without that module's file.
     """
+    outside, missing, _ = _walk(root, entry)
+    return outside, missing
+
+
+def reached_modules(root: Path, entry: str) -> set[str]:
+    """The dotted names of the upload's own modules that ``root/entry`` imports, transitively (itself too)."""
+    return _walk(root, entry)[2]
+
+
+def _walk(root: Path, entry: str) -> tuple[set[str], set[str], set[str]]:
     outside: set[str] = set()
     missing: set[str] = set()
     seen: set[str] = set()
@@ -92,7 +102,7 @@ def walk_imports(root: Path, entry: str) -> tuple[set[str], set[str]]:
                         missing.add(name)
                     break
                 pending.append((name, found))
-    return outside, missing
+    return outside, missing, seen
 
 
 def stdlib_modules() -> frozenset[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import tomllib
 from importlib import metadata
 from pathlib import Path, PurePosixPath
@@ -10,7 +11,9 @@ import pytest
 
 from tsumugi_dev.cli import main
 from tsumugi_dev.config import load_config
+from tsumugi_dev.deploy_tools import WRANGLER_VERSION
 from tsumugi_dev.jsonc import loads_jsonc
+from tsumugi_dev.module_rules import effective_rules, match_modules, rules_from_config
 from tsumugi_dev.project import project_worker_configs
 from tsumugi_dev.scaffold import InitResult, ScaffoldError, init_project
 from tsumugi_dev.scaffold.init_project import COMPATIBILITY_DATE, shipped_migrations
@@ -18,6 +21,7 @@ from tsumugi_dev.scaffold.init_project import COMPATIBILITY_DATE, shipped_migrat
 REPO = Path(__file__).resolve().parents[2]
 LAYOUT = {
     "pyproject.toml",
+    "package.json",
     "README.md",
     ".gitignore",
     "tests/test_hello.py",
@@ -105,10 +109,38 @@ def test_the_compatibility_date_is_the_repositorys() -> None:
 
 
 def test_gitignore_keeps_state_secrets_and_vendored_packages_out(project: InitResult) -> None:
-    lines = (project.root / ".gitignore").read_text().splitlines()
+    text = (project.root / ".gitignore").read_text()
+    lines = text.splitlines()
     for needed in (".tsumugi/", ".dev.vars", ".venv/", "python_modules/", "node_modules/", ".wrangler/"):
         assert needed in lines
     assert "!.dev.vars.example" in lines
+    assert "npm install" in text  # says where node_modules/ comes from
+
+
+def test_package_json_pins_the_wrangler_this_repository_pins(project: InitResult) -> None:
+    # `tsumugi deploy` finds wrangler in node_modules/.bin: `npm install` in the project puts it there.
+    package = json.loads((project.root / "package.json").read_text())
+    assert package["devDependencies"] == {"wrangler": WRANGLER_VERSION}
+    root = json.loads((REPO / "package.json").read_text())
+    assert root["devDependencies"]["wrangler"] == WRANGLER_VERSION
+    assert (package["name"], package["private"]) == ("my-app", True)
+
+
+def test_the_readme_says_how_to_get_wrangler_for_the_deploy(project: InitResult) -> None:
+    deploying = (project.root / "README.md").read_text().split("## Deploying", 1)[1]
+    assert "npm install" in deploying
+    assert "uv run tsumugi deploy --dry-run" in deploying
+
+
+def test_the_schedulers_rules_upload_each_dashboard_file_once_as_the_repositorys_do(project: InitResult) -> None:
+    # index.html is Text by wrangler's default rule already; a rule matching it too makes a duplicate module.
+    rules = rules_from_config(loads_jsonc((project.root / "scheduler" / "wrangler.jsonc").read_text()))
+    assert rules == rules_from_config(loads_jsonc((REPO / "services/scheduler/wrangler.jsonc").read_text()))
+    assets = REPO / "services/scheduler/src/tsumugi_scheduler/dashboard/assets"
+    files = [f"tsumugi_scheduler/dashboard/{p.relative_to(assets.parent).as_posix()}" for p in assets.rglob("*.*")]
+    matched = match_modules(files, effective_rules(rules))
+    assert (matched.duplicates, matched.unmatched) == ((), ())
+    assert set(matched.modules.values()) == {"Text"}
 
 
 def test_a_second_init_refuses_and_changes_nothing(project: InitResult) -> None:

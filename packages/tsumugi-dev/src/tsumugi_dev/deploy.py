@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -19,7 +20,14 @@ from typing import Final, TextIO
 from tsumugi_dev.config import ConfigError, find_configs
 from tsumugi_dev.deploy_notes import DeployNotes, deploy_notes
 from tsumugi_dev.deploy_order import bound_services, deploy_order
-from tsumugi_dev.deploy_tools import DeployTools, ToolMissingError, find_tools, quiet_wrangler_env, run_tool
+from tsumugi_dev.deploy_tools import (
+    DeployTools,
+    ToolMissingError,
+    find_tools,
+    quiet_wrangler_env,
+    run_tool,
+    wrangler_warnings,
+)
 from tsumugi_dev.project import project_worker_configs
 from tsumugi_dev.pyodide_pins import pin_problems
 from tsumugi_dev.raw_config import object_at, objects_at
@@ -77,20 +85,24 @@ class _Deploy:
         if build.data_rule is not None:
             self.say(f"  added a Text rule for package data: {', '.join(build.data_rule.globs)}")
 
-    def wrangler(self, build: UploadBuild, *args: str, capture: bool) -> int:
+    def wrangler(self, build: UploadBuild, *args: str, capture: bool) -> subprocess.CompletedProcess[str]:
         command = (*self.tools.need_wrangler(), *args, "--config", build.config.name)
         result = run_tool(command, cwd=build.folder, environ=self.environ, capture=capture)
         if result.returncode != 0:
             if capture:
                 self.say(result.stdout.rstrip())
             self.say(f"  FAILED: {' '.join(args)} (exit {result.returncode})")
-        return result.returncode
+        return result
 
     def dry_run(self, build: UploadBuild) -> int:
-        status = self.wrangler(build, "deploy", "--dry-run", "--outdir", "dist", capture=True)
-        if status == 0:
-            self.say(f"  wrangler deploy --dry-run: ok (upload written to {build.folder / 'dist'})")
-        return status
+        result = self.wrangler(build, "deploy", "--dry-run", "--outdir", "dist", capture=True)
+        if result.returncode != 0:
+            return result.returncode
+        # A dry run that passes can still upload something else than meant: wrangler's warnings say so.
+        for warning in wrangler_warnings(result.stdout):
+            self.say(f"  wrangler: {warning}")
+        self.say(f"  wrangler deploy --dry-run: ok (upload written to {build.folder / 'dist'})")
+        return 0
 
     def deploy(self, build: UploadBuild) -> int:
         environ = {k: v for k, v in self.environ.items() if k not in _PYWRANGLER_UNSET}
@@ -103,11 +115,11 @@ class _Deploy:
             return result.returncode
         for database in _migrated_databases(build):
             self.say(f"  wrangler d1 migrations apply {database} --remote")
-            status = self.wrangler(build, "d1", "migrations", "apply", database, "--remote", capture=False)
-            if status != 0:
-                return status
+            result = self.wrangler(build, "d1", "migrations", "apply", database, "--remote", capture=False)
+            if result.returncode != 0:
+                return result.returncode
         self.say("  wrangler deploy")
-        return self.wrangler(build, "deploy", capture=False)
+        return self.wrangler(build, "deploy", capture=False).returncode
 
 
 def _migrated_databases(build: UploadBuild) -> list[str]:

@@ -9,6 +9,7 @@ wrangler is looked up as ``node_modules/.bin/wrangler`` from the current folder 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
@@ -20,15 +21,19 @@ import msgspec
 __all__ = [
     "PYWRANGLER_REQUIREMENT",
     "WRANGLER_REQUIREMENT",
+    "WRANGLER_VERSION",
     "DeployTools",
     "ToolMissingError",
     "find_tools",
     "quiet_wrangler_env",
     "run_tool",
+    "wrangler_warnings",
 ]
 
-WRANGLER_REQUIREMENT: Final = "wrangler@4.86.0"
-"""The wrangler this repository pins (package.json); 4.86.0 is the newest wrangler 4 that runs on Node.js 20."""
+WRANGLER_VERSION: Final = "4.86.0"
+"""The wrangler this repository pins (package.json) and ``tsumugi init`` writes into a project's package.json;
+4.86.0 is the newest wrangler 4 that runs on Node.js 20. A test keeps it equal to the root package.json's."""
+WRANGLER_REQUIREMENT: Final = f"wrangler@{WRANGLER_VERSION}"
 PYWRANGLER_REQUIREMENT: Final = "workers-py==1.17.9"
 
 _QUIET: Final = {
@@ -38,6 +43,11 @@ _QUIET: Final = {
     "WRANGLER_SEND_ERROR_REPORTS": "false",
     "WRANGLER_HIDE_BANNER": "true",
 }
+
+
+_ANSI: Final = re.compile(r"\x1b\[[0-9;]*m")
+_WARNING: Final = "[WARNING]"
+"""How wrangler marks a warning (``▲ [WARNING] text``, esbuild's message format, coloured even in a pipe)."""
 
 
 class ToolMissingError(RuntimeError):
@@ -55,8 +65,9 @@ class DeployTools(msgspec.Struct, frozen=True, kw_only=True):
         if self.wrangler is None:
             raise ToolMissingError(
                 "wrangler was not found (looked for node_modules/.bin/wrangler from this folder upward, then "
-                f"on PATH). Install it with Node.js 20 or newer: `npm install --save-dev {WRANGLER_REQUIREMENT}` "
-                "in your project (in this repository: `npm ci`), then run this again"
+                "on PATH). Install it with Node.js 20 or newer: `npm install` in a project `tsumugi init` made "
+                f"(its package.json pins wrangler), `npm install --save-dev {WRANGLER_REQUIREMENT}` in another "
+                "(in this repository: `npm ci`), then run this again"
             )
         return self.wrangler
 
@@ -111,3 +122,9 @@ def run_tool(
         text=True,
         check=False,
     )
+
+
+def wrangler_warnings(output: str) -> list[str]:
+    """The warnings in wrangler's ``output`` (one line each, colours removed), e.g. a duplicate module."""
+    lines = (_ANSI.sub("", line).strip() for line in output.splitlines())
+    return [line for line in lines if _WARNING in line]

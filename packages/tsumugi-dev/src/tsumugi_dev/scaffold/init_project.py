@@ -3,6 +3,7 @@
 Layout (``tsumugi deploy`` and ``tsumugi dev`` rely on it; ADR-0049)::
 
     pyproject.toml     root uv project: dev dependency on tsumugi-dev, [tool.tsumugi] workers
+    package.json       wrangler pinned for ``tsumugi deploy`` (``npm install`` puts it in node_modules/)
     README.md, .gitignore, tests/test_hello.py
     scheduler/         wrangler.jsonc, pyproject.toml, src/entry.py, .dev.vars.example, migrations/*.sql
     performers/        wrangler.jsonc, pyproject.toml, src/entry.py, src/<project>_performers/hello.py
@@ -23,6 +24,7 @@ from typing import Final
 
 import msgspec
 
+from tsumugi_dev.deploy_tools import WRANGLER_VERSION
 from tsumugi_dev.scaffold.errors import ScaffoldError
 from tsumugi_dev.scaffold.names import package_name, project_name
 from tsumugi_dev.scaffold.templates import destination, render, template_files
@@ -67,6 +69,7 @@ def _files(project: str, package: str) -> dict[PurePosixPath, str]:
         "package": package,
         "dataset": project.replace("-", "_") + "_metrics",
         "compatibility_date": COMPATIBILITY_DATE,
+        "wrangler_version": WRANGLER_VERSION,
     }
     files = {destination(path, package): render(text, values) for path, text in template_files("project")}
     for name, sql in shipped_migrations():
