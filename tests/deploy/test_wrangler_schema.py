@@ -71,6 +71,12 @@ def test_the_init_projects_configs_name_the_schema_npm_install_puts_in_its_node_
         assert schema.resolve() == SCHEMA.resolve()
 
 
+@pytest.mark.parametrize("config", REPO_CONFIGS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_this_repositorys_configs_name_the_schema_npm_ci_puts_in_its_node_modules(config: Path) -> None:
+    schema = config.parent / loads_jsonc(config.read_text())["$schema"]
+    assert schema.resolve() == SCHEMA.resolve()
+
+
 def test_the_schema_refuses_what_wrangler_refuses() -> None:
     # The check has teeth: a misspelt field and a wrongly typed one are errors.
     config = loads_jsonc((ROOT / "services/performers/wrangler.jsonc").read_text())
