@@ -23,7 +23,7 @@ import re
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Final, TypeVar, cast
+from typing import Any, Final, TypeVar
 
 from tsumugi_dev.ffi import MAX_SAFE_INTEGER, JsException
 from tsumugi_dev.jsdict import JsDict
@@ -78,16 +78,15 @@ def _check_bindings(bindings: tuple[Any, ...]) -> Sequence[Any]:
             break
     else:
         return bindings
-    converted: list[Any] = []
-    for value in bindings:
-        kind: type = type(cast(object, value))
-        if kind is int and -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
-            converted.append(float(value))
-        elif kind in _PLAIN_BINDINGS:
-            converted.append(value)
-        else:
-            converted.append(_check_binding(value))
-    return converted
+    # Most bindings of a statement are ints: convert them in one comprehension, the rest one by one.
+    return [
+        float(value)
+        if type(value) is int and -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER
+        else value
+        if type(value) in _PLAIN_BINDINGS
+        else _check_binding(value)
+        for value in bindings
+    ]
 
 
 @functools.lru_cache(maxsize=2048)
