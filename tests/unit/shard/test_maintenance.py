@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from shard_world import T0, World
 
-from tsumugi_core.options import RateLimit
+from tsumugi_core.options import EnqueueItem, RateLimit
 from tsumugi_core.policy import Policy, PolicyPatch, Retention, ShardSettings
 from tsumugi_core.states import JobState
 from tsumugi_scheduler.shard.records import Failed, FailureNotice, NoticeConfig, SettledNotice, Succeeded
@@ -254,3 +254,32 @@ def test_jobs_of_a_notice_binding_are_not_notified(make_world: Callable[..., Wor
     world.dispatch()
     world.engine.report(job_id, 1, Failed(error="boom"))
     assert world.engine.notices() == []
+
+
+BOTH = NoticeConfig(on_failure="NOTIFY", on_settled_binding="SETTLED",
+                    on_settled_states=frozenset({JobState.COMPLETED, JobState.FAILED}))  # fmt: skip
+
+
+def _fail_and_complete(world: World) -> list[tuple[str, str]]:
+    failing = world.engine.enqueue_many([EnqueueItem(binding=world.engine.binding, payload=1, max_attempts=1)])[0].id
+    ok = world.engine.enqueue_many([EnqueueItem(binding=world.engine.binding, payload=2)])[0].id
+    world.dispatch()
+    world.engine.report(failing, 1, Failed(error="boom"))
+    world.engine.report(ok, 1, Succeeded(result=None))
+    names = {failing: "failed", ok: "completed"}
+    return [(n.target, names[n.notice.job_id]) for n in world.engine.notices()]
+
+
+def test_failures_of_the_on_settled_binding_reach_on_failure(make_world: Callable[..., World]) -> None:
+    # Only the on_failure binding's own failures are kept from it; on_settled's jobs are notified like any.
+    assert _fail_and_complete(make_world(notices=BOTH, binding="SETTLED")) == [("NOTIFY", "failed")]
+
+
+def test_jobs_of_the_on_failure_binding_reach_neither_notice_binding(make_world: Callable[..., World]) -> None:
+    assert _fail_and_complete(make_world(notices=BOTH, binding="NOTIFY")) == []
+
+
+def test_every_other_binding_is_notified_to_both(make_world: Callable[..., World]) -> None:
+    assert _fail_and_complete(make_world(notices=BOTH, binding="MAIL")) == [
+        ("NOTIFY", "failed"), ("SETTLED", "failed"), ("SETTLED", "completed"),
+    ]  # fmt: skip
