@@ -9,6 +9,8 @@ from shard_world import T0, World
 from tsumugi_core.options import EnqueueItem, RateLimit
 from tsumugi_core.policy import Policy, PolicyPatch, Retention, ShardSettings
 from tsumugi_core.states import JobState
+from tsumugi_core.testing import FixedRandom, SequentialIds
+from tsumugi_scheduler.shard.engine import JobShardEngine
 from tsumugi_scheduler.shard.records import Failed, FailureNotice, NoticeConfig, SettledNotice, Succeeded
 from tsumugi_scheduler.shard.tick import MAX_MAINTENANCE_PER_TICK
 
@@ -283,3 +285,40 @@ def test_every_other_binding_is_notified_to_both(make_world: Callable[..., World
     assert _fail_and_complete(make_world(notices=BOTH, binding="MAIL")) == [
         ("NOTIFY", "failed"), ("SETTLED", "failed"), ("SETTLED", "completed"),
     ]  # fmt: skip
+
+
+def test_a_runtime_change_pins_every_field_until_reset(world: World) -> None:
+    # Seed: settings changed at run time win over the bindings', and after that the bindings' no longer apply.
+    world.engine.enqueue_many([], settings=ShardSettings(policy=Policy(concurrency=1, reaper_grace_ms=7)))
+    world.engine.configure(PolicyPatch(paused=True))
+    deploy = ShardSettings(policy=Policy(concurrency=5, reaper_grace_ms=9), retention=Retention(sweep_after_ms=3))
+    world.engine.enqueue_many([], settings=deploy)  # a deploy that changes fields the pin did not name
+    assert world.engine.settings == ShardSettings(policy=Policy(concurrency=1, reaper_grace_ms=7, paused=True))
+    assert world.engine.pinned is True
+    world.engine.reset_policy()
+    assert world.engine.settings == deploy
+    assert world.engine.pinned is False
+
+
+def test_a_retention_only_change_pins_retention_and_policy(world: World) -> None:
+    world.engine.enqueue_many([], settings=ShardSettings(policy=Policy(concurrency=4)))
+    world.engine.configure(PolicyPatch(failed_retention_ms=60_000))
+    pinned = ShardSettings(policy=Policy(concurrency=4), retention=Retention(failed_retention_ms=60_000))
+    assert world.engine.settings == pinned
+    world.engine.enqueue_many([], settings=ShardSettings(policy=Policy(concurrency=8)))
+    assert world.engine.settings == pinned
+    world.engine.configure(PolicyPatch(concurrency=2))  # a second change builds on the pinned settings
+    assert world.engine.settings.policy.concurrency == 2
+    assert world.engine.settings.retention.failed_retention_ms == 60_000
+
+
+def test_field_pins_stored_before_adr_0058_become_whole_pins_when_the_shard_opens(world: World) -> None:
+    world.engine.enqueue_many([], settings=ShardSettings(policy=Policy(concurrency=3)))
+    world.sql.exec("INSERT INTO setting (key, value) VALUES ('pins', ?)", '{"paused":true,"sweepAfterMs":5}')
+    reopened = JobShardEngine(world.sql, binding="MAIL", shard=0, clock=world.clock, ids=SequentialIds(),
+                              rand=FixedRandom(0.5))  # fmt: skip
+    pinned = ShardSettings(policy=Policy(concurrency=3, paused=True), retention=Retention(sweep_after_ms=5))
+    assert (reopened.settings, reopened.pinned) == (pinned, True)
+    assert world.sql.exec("SELECT value FROM setting WHERE key = 'pins'").toArray() == []
+    reopened.enqueue_many([], settings=ShardSettings(policy=Policy(concurrency=9)))
+    assert reopened.settings == pinned

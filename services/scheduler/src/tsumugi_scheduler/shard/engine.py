@@ -73,6 +73,7 @@ class JobShardEngine(ShardOperations):
         self._stored = self._store.settings()
         self._settings = self._effective()
         self._dispatch_pending = True  # unknown after a restart: look once
+        self._upgrade_legacy_pins()
         self._looked_at = -1
         """When dispatch last read the ready jobs: a job eligible since then has not been seen yet."""
         self._held: tuple[int, int, int] | None = None
