@@ -37,7 +37,8 @@ async def test_policy_is_pinned_on_every_shard_and_reset_returns_to_the_code(wor
         settings = shard["settings"]
         assert (settings["concurrency"], settings["rate"], settings["paused"], settings["failed_retention_ms"]) == (
             3, {"tokens": 2, "interval_ms": 1000}, True, 60_000)  # fmt: skip
-        assert settings["per_key_concurrency"] == 1  # not pinned: the code's (default) value stays
+        assert settings["per_key_concurrency"] == 1  # not in the body: the value in force (the default) is pinned
+        assert shard["pinned"] is True
     for name in ("SMS#0", "SMS#1"):
         engine = world.shard(name).host.engine(name)
         assert engine is not None
@@ -45,6 +46,39 @@ async def test_policy_is_pinned_on_every_shard_and_reset_returns_to_the_code(wor
     status, body = await world.request("POST", "/api/bindings/SMS/policy/reset")
     assert status == 200
     assert all(s["settings"]["paused"] is False and s["settings"]["concurrency"] == 100 for s in body["shards"])
+    assert [s["pinned"] for s in body["shards"]] == [False, False]
+
+
+async def test_a_runtime_change_pins_the_code_settings_in_force_and_diagnostics_show_it(
+    tmp_path: Path, clock: SteppedClock
+) -> None:
+    definition = define_tsumugi(
+        performers=["MAIL", "SMS"],
+        bindings={"SMS": {"shards": 2, "policy": {"concurrency": 4}, "failed_retention_ms": 60_000}},
+    )
+    world = World(tmp_path, clock, definition)
+    try:
+        # No enqueue has reached the shards yet: the pin starts from the deployed definition, not the defaults.
+        status, body = await world.request("POST", "/api/bindings/SMS/policy", {"sweep_after_ms": 1_000})
+        assert status == 200
+        for shard in body["shards"]:
+            assert shard["pinned"] is True
+            settings = shard["settings"]
+            assert (settings["concurrency"], settings["sweep_after_ms"], settings["failed_retention_ms"]) == (
+                4, 1_000, 60_000)  # fmt: skip
+        status, diagnostics = await world.request("GET", "/api/diagnostics")
+        assert status == 200
+        sms, mail = diagnostics["bindings"]["SMS"], diagnostics["bindings"]["MAIL"]
+        assert (sms["pinned"], [s["pinned"] for s in sms["shards"]]) == (True, [True, True])
+        assert (mail["pinned"], [s["pinned"] for s in mail["shards"]]) == (False, [False])
+        status, body = await world.request("POST", "/api/bindings/SMS/policy/reset")
+        assert [(s["pinned"], s["settings"]["sweep_after_ms"]) for s in body["shards"]] == [
+            (False, 300_000), (False, 300_000),
+        ]  # fmt: skip
+        status, diagnostics = await world.request("GET", "/api/diagnostics")
+        assert diagnostics["bindings"]["SMS"]["pinned"] is False
+    finally:
+        await world.aclose()
 
 
 async def test_pausing_stops_dispatch_but_not_enqueue(world: World) -> None:

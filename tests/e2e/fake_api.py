@@ -128,6 +128,7 @@ _SHARD_DIAGNOSTICS = {
     "blocked": {"paused": 0, "capacity": 0, "rate": 0, "per_key_concurrency": 1, "per_key_rate": 0},
     "held_back_by": ["per_key_concurrency"],
     "settings": {"paused": False, "concurrency": 100},
+    "pinned": True,
 }
 
 ROUTES: dict[str, Any] = {
@@ -146,6 +147,7 @@ ROUTES: dict[str, Any] = {
                 "outbox": 0,
                 "blocked": {"capacity": False, "tokens": False, "perKey": True},
                 "held_back_by": ["per_key_concurrency"],
+                "pinned": True,
                 "shards": [_SHARD_DIAGNOSTICS],
             }
         },

@@ -122,6 +122,8 @@ def test_bindings_view_offers_a_policy_form_per_binding():
     cards = {a.get("data-binding"): text for a, text in dom.by_class("binding")}
     assert list(cards) == ["Hello", "SendMail"]
     assert "per_key_concurrency" in cards["Hello"]  # what holds Hello back now
+    pinned = {a.get("data-binding") for a, _ in dom.by_class("binding") if "runtime policy" in _}
+    assert pinned == {"Hello"}  # Hello's settings were changed at run time (ADR-0058)
     assert "No diagnostics." in cards["SendMail"]
     assert "Reset to code settings" in dom.html
     assert "/api/diagnostics" in api.api_paths()

@@ -69,3 +69,23 @@ async def test_on_settled_notices_every_final_state(
     }
     # Notice jobs are not notified about themselves, and only failures reach NotifyFailure.
     assert [n["payload"]["job_id"] for n in await driver.jobs_payloads("NotifyFailure")] == [failed, stalled]
+
+
+async def test_a_failed_notice_job_reaches_on_failure_unless_it_is_on_failures_own(
+    clock: VirtualClock, driver: Driver
+) -> None:
+    # Payloads the notice performers cannot decode: the jobs fail at once (not retryable).
+    settled_job = await driver.enqueue("NotifySettled", {"not": "a notice"}, max_attempts=1)
+    failure_job = await driver.enqueue("NotifyFailure", {"not": "a notice"}, max_attempts=1)
+    await clock.advance(1_000)
+    assert (await driver.job(settled_job)).state == "FAILED"
+    assert (await driver.job(failure_job)).state == "FAILED"
+
+    # Seed: only the on_failure binding's own failures are not sent to it; on_settled skips both bindings' jobs.
+    (notice,) = await driver.notices_for("NotifyFailure", settled_job)
+    assert (notice["state"], notice["payload"]["binding"], notice["payload"]["state"]) == (
+        "COMPLETED", "NotifySettled", "FAILED",
+    )  # fmt: skip
+    assert await driver.notices_for("NotifyFailure", failure_job) == []
+    assert await driver.notices_for("NotifySettled", settled_job) == []
+    assert await driver.notices_for("NotifySettled", failure_job) == []

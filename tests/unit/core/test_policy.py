@@ -1,4 +1,4 @@
-"""Policy defaults, runtime pins over code settings field by field, and validation."""
+"""Policy defaults, runtime changes that pin the whole settings (ADR-0058), and validation."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from tsumugi_core.policy import (
     PolicyValidationError,
     Retention,
     ShardSettings,
-    combine_patches,
-    merge_settings,
+    apply_patch,
+    effective_settings,
     validate_settings,
 )
 
@@ -28,21 +28,38 @@ def test_defaults() -> None:
     assert DEFAULT_SETTINGS.retention == Retention(sweep_after_ms=300_000, failed_retention_ms=604_800_000)
 
 
-def test_pins_win_field_by_field_and_none_is_a_real_pin() -> None:
-    code = ShardSettings(
-        policy=Policy(concurrency=10, aging_interval_ms=5), retention=Retention(sweep_after_ms=1)
+CODE = ShardSettings(policy=Policy(concurrency=10, aging_interval_ms=5), retention=Retention(sweep_after_ms=1))
+
+
+def test_a_patch_replaces_the_fields_it_sets_and_none_is_a_real_value() -> None:
+    changed = apply_patch(CODE, PolicyPatch(paused=True, aging_interval_ms=None, failed_retention_ms=7))
+    assert changed.policy == Policy(concurrency=10, aging_interval_ms=None, paused=True)
+    assert changed.retention == Retention(sweep_after_ms=1, failed_retention_ms=7)
+    assert apply_patch(CODE, PolicyPatch()) == CODE
+
+
+def test_a_patch_of_retention_fields_alone_changes_retention() -> None:
+    # Issue 17 item 1: a retention-only patch must not be ignored.
+    assert apply_patch(CODE, PolicyPatch(sweep_after_ms=2)) == ShardSettings(
+        policy=CODE.policy, retention=Retention(sweep_after_ms=2)
     )
-    merged = merge_settings(code, PolicyPatch(paused=True, aging_interval_ms=None, failed_retention_ms=7))
-    assert merged.policy == Policy(concurrency=10, aging_interval_ms=None, paused=True)
-    assert merged.retention == Retention(sweep_after_ms=1, failed_retention_ms=7)
-    assert merge_settings(code, None) is code
-    assert merge_settings(None, PolicyPatch()) == DEFAULT_SETTINGS
+    assert apply_patch(CODE, PolicyPatch(failed_retention_ms=3)).retention == Retention(
+        sweep_after_ms=1, failed_retention_ms=3
+    )
 
 
-def test_configure_twice_keeps_earlier_pins() -> None:
-    pins = combine_patches(PolicyPatch(concurrency=2), PolicyPatch(paused=True))
-    assert pins == PolicyPatch(concurrency=2, paused=True)
-    assert combine_patches(pins, PolicyPatch(concurrency=3)).concurrency == 3
+def test_a_patch_of_policy_fields_alone_keeps_retention() -> None:
+    assert apply_patch(CODE, PolicyPatch(concurrency=2)) == ShardSettings(
+        policy=Policy(concurrency=2, aging_interval_ms=5), retention=CODE.retention
+    )
+
+
+def test_pinned_settings_win_whole_over_the_code() -> None:
+    pinned = ShardSettings(policy=Policy(concurrency=3))
+    assert effective_settings(CODE, pinned) is pinned
+    assert effective_settings(None, pinned) is pinned
+    assert effective_settings(CODE, None) is CODE
+    assert effective_settings(None, None) is DEFAULT_SETTINGS
 
 
 BAD: list[tuple[dict[str, Any], str]] = [

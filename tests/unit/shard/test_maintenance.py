@@ -6,9 +6,11 @@ from collections.abc import Callable
 
 from shard_world import T0, World
 
-from tsumugi_core.options import RateLimit
+from tsumugi_core.options import EnqueueItem, RateLimit
 from tsumugi_core.policy import Policy, PolicyPatch, Retention, ShardSettings
 from tsumugi_core.states import JobState
+from tsumugi_core.testing import FixedRandom, SequentialIds
+from tsumugi_scheduler.shard.engine import JobShardEngine
 from tsumugi_scheduler.shard.records import Failed, FailureNotice, NoticeConfig, SettledNotice, Succeeded
 from tsumugi_scheduler.shard.tick import MAX_MAINTENANCE_PER_TICK
 
@@ -254,3 +256,69 @@ def test_jobs_of_a_notice_binding_are_not_notified(make_world: Callable[..., Wor
     world.dispatch()
     world.engine.report(job_id, 1, Failed(error="boom"))
     assert world.engine.notices() == []
+
+
+BOTH = NoticeConfig(on_failure="NOTIFY", on_settled_binding="SETTLED",
+                    on_settled_states=frozenset({JobState.COMPLETED, JobState.FAILED}))  # fmt: skip
+
+
+def _fail_and_complete(world: World) -> list[tuple[str, str]]:
+    failing = world.engine.enqueue_many([EnqueueItem(binding=world.engine.binding, payload=1, max_attempts=1)])[0].id
+    ok = world.engine.enqueue_many([EnqueueItem(binding=world.engine.binding, payload=2)])[0].id
+    world.dispatch()
+    world.engine.report(failing, 1, Failed(error="boom"))
+    world.engine.report(ok, 1, Succeeded(result=None))
+    names = {failing: "failed", ok: "completed"}
+    return [(n.target, names[n.notice.job_id]) for n in world.engine.notices()]
+
+
+def test_failures_of_the_on_settled_binding_reach_on_failure(make_world: Callable[..., World]) -> None:
+    # Only the on_failure binding's own failures are kept from it; on_settled's jobs are notified like any.
+    assert _fail_and_complete(make_world(notices=BOTH, binding="SETTLED")) == [("NOTIFY", "failed")]
+
+
+def test_jobs_of_the_on_failure_binding_reach_neither_notice_binding(make_world: Callable[..., World]) -> None:
+    assert _fail_and_complete(make_world(notices=BOTH, binding="NOTIFY")) == []
+
+
+def test_every_other_binding_is_notified_to_both(make_world: Callable[..., World]) -> None:
+    assert _fail_and_complete(make_world(notices=BOTH, binding="MAIL")) == [
+        ("NOTIFY", "failed"), ("SETTLED", "failed"), ("SETTLED", "completed"),
+    ]  # fmt: skip
+
+
+def test_a_runtime_change_pins_every_field_until_reset(world: World) -> None:
+    # Seed: settings changed at run time win over the bindings', and after that the bindings' no longer apply.
+    world.engine.enqueue_many([], settings=ShardSettings(policy=Policy(concurrency=1, reaper_grace_ms=7)))
+    world.engine.configure(PolicyPatch(paused=True))
+    deploy = ShardSettings(policy=Policy(concurrency=5, reaper_grace_ms=9), retention=Retention(sweep_after_ms=3))
+    world.engine.enqueue_many([], settings=deploy)  # a deploy that changes fields the pin did not name
+    assert world.engine.settings == ShardSettings(policy=Policy(concurrency=1, reaper_grace_ms=7, paused=True))
+    assert world.engine.pinned is True
+    world.engine.reset_policy()
+    assert world.engine.settings == deploy
+    assert world.engine.pinned is False
+
+
+def test_a_retention_only_change_pins_retention_and_policy(world: World) -> None:
+    world.engine.enqueue_many([], settings=ShardSettings(policy=Policy(concurrency=4)))
+    world.engine.configure(PolicyPatch(failed_retention_ms=60_000))
+    pinned = ShardSettings(policy=Policy(concurrency=4), retention=Retention(failed_retention_ms=60_000))
+    assert world.engine.settings == pinned
+    world.engine.enqueue_many([], settings=ShardSettings(policy=Policy(concurrency=8)))
+    assert world.engine.settings == pinned
+    world.engine.configure(PolicyPatch(concurrency=2))  # a second change builds on the pinned settings
+    assert world.engine.settings.policy.concurrency == 2
+    assert world.engine.settings.retention.failed_retention_ms == 60_000
+
+
+def test_field_pins_stored_before_adr_0058_become_whole_pins_when_the_shard_opens(world: World) -> None:
+    world.engine.enqueue_many([], settings=ShardSettings(policy=Policy(concurrency=3)))
+    world.sql.exec("INSERT INTO setting (key, value) VALUES ('pins', ?)", '{"paused":true,"sweepAfterMs":5}')
+    reopened = JobShardEngine(world.sql, binding="MAIL", shard=0, clock=world.clock, ids=SequentialIds(),
+                              rand=FixedRandom(0.5))  # fmt: skip
+    pinned = ShardSettings(policy=Policy(concurrency=3, paused=True), retention=Retention(sweep_after_ms=5))
+    assert (reopened.settings, reopened.pinned) == (pinned, True)
+    assert world.sql.exec("SELECT value FROM setting WHERE key = 'pins'").toArray() == []
+    reopened.enqueue_many([], settings=ShardSettings(policy=Policy(concurrency=9)))
+    assert reopened.settings == pinned

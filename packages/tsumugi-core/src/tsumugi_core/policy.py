@@ -1,14 +1,18 @@
-"""Per-shard policy (throttling, aging, reaper grace, pause) and retention, plus runtime pins.
+"""Per-shard policy (throttling, aging, reaper grace, pause) and retention, and runtime pins.
 
-The code's settings arrive with every enqueue; an operator's runtime ``configure`` pins individual fields
-over them. The effective settings are the code's, field by field overridden by the pins.
+The code's settings arrive with every enqueue. A runtime change (REST policy, ``configure``) pins the whole
+settings of the shard, every field as in force at that moment with the change applied; from then on the code's
+settings do not apply at all until the pin is reset (ADR-0058).
 
 Example:
     >>> code = ShardSettings(policy=Policy(concurrency=10))
-    >>> merge_settings(code, PolicyPatch(paused=True)).policy.concurrency
+    >>> pinned = apply_patch(code, PolicyPatch(paused=True))
+    >>> (pinned.policy.concurrency, pinned.policy.paused)
+    (10, True)
+    >>> effective_settings(ShardSettings(policy=Policy(concurrency=50)), pinned).policy.concurrency
     10
-    >>> merge_settings(code, PolicyPatch(concurrency=2)).policy.concurrency
-    2
+    >>> effective_settings(None, None) == DEFAULT_SETTINGS
+    True
 """
 
 from __future__ import annotations
@@ -27,8 +31,8 @@ __all__ = [
     "PolicyValidationError",
     "Retention",
     "ShardSettings",
-    "combine_patches",
-    "merge_settings",
+    "apply_patch",
+    "effective_settings",
     "validate_settings",
 ]
 
@@ -80,7 +84,7 @@ DEFAULT_SETTINGS: Final = ShardSettings()
 
 
 class PolicyPatch(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_defaults=True):
-    """Fields to pin over the code's settings; UNSET leaves a field to the code (None is a real value)."""
+    """A runtime change: the fields to set; UNSET keeps a field's current value (None is a real value)."""
 
     concurrency: int | UnsetType = UNSET
     rate: RateLimit | UnsetType | None = UNSET
@@ -149,26 +153,24 @@ def validate_settings(settings: ShardSettings | PolicyPatch) -> None:
         _check_field(field, getattr(settings.retention, field))
 
 
-def combine_patches(pinned: PolicyPatch, patch: PolicyPatch) -> PolicyPatch:
-    """Pins after a second ``configure``: fields set in ``patch`` replace earlier pins, others stay."""
-    changes = {f: getattr(patch, f) for f in PolicyPatch.__struct_fields__ if getattr(patch, f) is not UNSET}
-    return msgspec.structs.replace(pinned, **changes)
+def apply_patch(settings: ShardSettings, patch: PolicyPatch) -> ShardSettings:
+    """``settings`` with every field set in ``patch`` replaced; the settings a runtime change pins.
 
-
-def merge_settings(code: ShardSettings | None, runtime_patch: PolicyPatch | None) -> ShardSettings:
-    """The effective settings: the code's (or the defaults), with every pinned field taking precedence."""
-    base = code if code is not None else DEFAULT_SETTINGS
-    if runtime_patch is None:
-        return base
-    policy_changes = {
-        f: getattr(runtime_patch, f) for f in _POLICY_FIELDS if getattr(runtime_patch, f) is not UNSET
-    }
-    retention_changes = {
-        f: getattr(runtime_patch, f) for f in _RETENTION_FIELDS if getattr(runtime_patch, f) is not UNSET
-    }
-    if not policy_changes and not retention_changes:
-        return base
+    Policy and retention fields are applied alike, so a patch of retention fields alone changes retention.
+    """
+    policy_changes = {f: getattr(patch, f) for f in _POLICY_FIELDS if getattr(patch, f) is not UNSET}
+    retention_changes = {f: getattr(patch, f) for f in _RETENTION_FIELDS if getattr(patch, f) is not UNSET}
     return ShardSettings(
-        policy=msgspec.structs.replace(base.policy, **policy_changes),
-        retention=msgspec.structs.replace(base.retention, **retention_changes),
+        policy=msgspec.structs.replace(settings.policy, **policy_changes),
+        retention=msgspec.structs.replace(settings.retention, **retention_changes),
     )
+
+
+def effective_settings(code: ShardSettings | None, pinned: ShardSettings | None) -> ShardSettings:
+    """The settings in force: the pinned ones whole when a runtime change pinned them, else the code's.
+
+    None for ``code`` means the code configures nothing (the defaults).
+    """
+    if pinned is not None:
+        return pinned
+    return code if code is not None else DEFAULT_SETTINGS

@@ -21,9 +21,10 @@ from collections.abc import Iterable, Mapping
 
 import msgspec
 
-from tsumugi_core.options import RateLimit
+from tsumugi_core.options import MAX_SAFE_INTEGER, RateLimit
 from tsumugi_core.policy import Policy
 from tsumugi_core.priority import effective_priority
+from tsumugi_core.wake import MIN_SWEEP_WAKE_MS
 
 __all__ = [
     "Blocked",
@@ -32,6 +33,8 @@ __all__ = [
     "TokenBucket",
     "dispatch_order",
     "full_bucket",
+    "full_key_buckets_before",
+    "key_bucket_sweep_at",
     "plan_dispatch",
     "ready_at",
     "refill",
@@ -71,6 +74,33 @@ def ready_at(bucket: TokenBucket, rate: RateLimit) -> int:
     if bucket.tokens >= 1:
         return bucket.refilled_at
     return bucket.refilled_at + math.ceil((1 - bucket.tokens) * rate.interval_ms / rate.tokens)
+
+
+def full_key_buckets_before(per_key_rate: RateLimit | None, now: int) -> int:
+    """Per-key buckets last refilled at or before this instant are full at ``now``, so they can go (ADR-0057).
+
+    Dispatch never spends a bucket below zero tokens, and one interval earns a whole capacity, so a bucket
+    untouched for an interval is full under the rate in force, whatever rate it was written under. Without a
+    per-key rate every bucket is as good as full.
+
+    Example:
+        >>> full_key_buckets_before(RateLimit(tokens=5, interval_ms=1_000), 10_000)
+        9000
+    """
+    return MAX_SAFE_INTEGER if per_key_rate is None else now - per_key_rate.interval_ms
+
+
+def key_bucket_sweep_at(oldest_refilled_at: int | None, per_key_rate: RateLimit | None, now: int) -> int | None:
+    """When an otherwise idle shard must wake to drop full per-key buckets; None when none is stored.
+
+    Waiting two intervals past the oldest bucket lets one wake drop every bucket written in the first of them,
+    so a stream of dispatches costs at most one extra wake per interval; never sooner than
+    ``now + MIN_SWEEP_WAKE_MS``.
+    """
+    if oldest_refilled_at is None:
+        return None
+    due = now if per_key_rate is None else oldest_refilled_at + 2 * per_key_rate.interval_ms
+    return min(MAX_SAFE_INTEGER, max(due, now + MIN_SWEEP_WAKE_MS))
 
 
 class Candidate(msgspec.Struct, frozen=True, kw_only=True):

@@ -64,8 +64,13 @@ class ShardAdmin:
         if current is None or int(current) > at:
             await self._storage.setAlarm(at)
 
+    def _answer(self, engine: JobShardEngine, settings: ShardSettings) -> dict[str, Any]:
+        return {"pinned": engine.pinned, "settings": settings_view(settings)}
+
     async def configure(self, name: str, patch: Any) -> dict[str, Any]:
-        """Pin the fields of ``patch`` (camelCase PolicyPatch JSON); answers the effective settings.
+        """Pin the settings in force with ``patch`` (camelCase PolicyPatch JSON) applied, until reset (ADR-0058).
+
+        Answers ``{"pinned": true, "settings": <effective settings>}``.
 
         Raises:
             EnqueueValidationError: a field has the wrong type or breaks its rule (field ``policy.<name>``).
@@ -73,27 +78,28 @@ class ShardAdmin:
         decoded = convert_plain(patch, PolicyPatch, "policy")
         engine = self._engine(name)
         try:
-            settings = engine.configure(decoded)
+            settings = engine.configure(decoded, self._host.code_settings(engine.binding))
         except PolicyValidationError as exc:
             raise EnqueueValidationError(f"policy.{exc.field}", exc.rule) from None
         await self._arm(engine)
-        return settings_view(settings)
+        return self._answer(engine, settings)
 
     async def reset_policy(self, name: str) -> dict[str, Any]:
-        """Drop every runtime pin; answers the effective (code's) settings."""
+        """Drop the pin; answers ``{"pinned": false, "settings": <the code's settings>}``."""
         engine = self._engine(name)
-        settings = engine.reset_policy()
+        settings = engine.reset_policy(self._host.code_settings(engine.binding))
         await self._arm(engine)
-        return settings_view(settings)
+        return self._answer(engine, settings)
 
     async def diagnostics(self, name: str) -> dict[str, Any]:
-        """Counts by state, feed backlogs, what held dispatch back in the last tick, and the settings."""
+        """Counts by state, feed backlogs, what held dispatch back in the last tick, the settings and the pin."""
         engine = self._engine(name)
         found = engine.diagnostics()
         return {
             "counts": dict(found.counts), "changes_pending": found.changes_pending,
             "notices_pending": found.notices_pending, "run_events_pending": found.run_events_pending,
             "blocked": msgspec.to_builtins(found.blocked), "settings": settings_view(engine.settings),
+            "pinned": engine.pinned,
         }  # fmt: skip
 
     async def mutate_many(self, name: str, action: Literal["retry", "cancel"], job_ids: Sequence[str]) -> dict[str, Any]:

@@ -216,6 +216,10 @@ class JobShardHost:
         )  # fmt: skip
         return self._engine
 
+    def code_settings(self, binding: str) -> ShardSettings | None:
+        """The scheduler definition's settings for ``binding``; None when it configures none."""
+        return self._definition.settings_of(binding)
+
     def _open(self, name: str) -> JobShardEngine:
         engine = self.engine(name)
         assert engine is not None  # a name was given

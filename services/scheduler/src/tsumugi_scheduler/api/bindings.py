@@ -1,8 +1,9 @@
 """Binding routes: the catalogue and the runtime policy applied to every shard (beyond-the-original A9).
 
-``POST /api/bindings/{binding}/policy`` pins the given fields over the code's settings on each shard of the
-binding (shards in parallel); ``.../policy/reset`` drops the pins. Each answers every shard's effective
-settings, so an operator sees what is in force.
+``POST /api/bindings/{binding}/policy`` changes the given fields on each shard of the binding (shards in
+parallel) and pins the whole settings then in force: the code's settings no longer apply until
+``.../policy/reset`` returns to them (ADR-0058). Each answers every shard's effective settings and whether
+they are pinned, so an operator sees what is in force.
 """
 
 from __future__ import annotations
@@ -49,12 +50,12 @@ async def _on_every_shard(api: ApiContext, env: Any, binding: str, method: str, 
         answers = await asyncio.gather(*(one(name) for name in names))
     except EnqueueValidationError as exc:
         raise validation_error(exc, "policy.") from None
-    shards = [{"shard": i, "settings": dict(a)} for i, a in enumerate(answers)]
+    shards = [{"shard": i, "pinned": bool(a["pinned"]), "settings": dict(a["settings"])} for i, a in enumerate(answers)]
     return json_response(200, {"binding": binding, "shards": shards})
 
 
 async def set_policy(request: Request) -> Response:
-    """``POST /api/bindings/{binding}/policy``: pin the body's fields on every shard of the binding."""
+    """``POST /api/bindings/{binding}/policy``: change the body's fields and pin the settings on every shard."""
     api, env = api_of(request), env_of(request)
     binding = await _binding(request, api, env)
     patch = parse_policy((await request.body()).decode(errors="replace"))
@@ -62,7 +63,7 @@ async def set_policy(request: Request) -> Response:
 
 
 async def reset_policy(request: Request) -> Response:
-    """``POST /api/bindings/{binding}/policy/reset``: back to the code's settings on every shard."""
+    """``POST /api/bindings/{binding}/policy/reset``: unpin, back to the code's settings on every shard."""
     api, env = api_of(request), env_of(request)
     binding = await _binding(request, api, env)
     return await _on_every_shard(api, env, binding, "reset_policy")

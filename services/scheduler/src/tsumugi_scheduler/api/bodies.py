@@ -205,7 +205,7 @@ def _policy_value(field: str, value: object) -> object:
 
 
 def parse_policy(text: str) -> PolicyPatch:
-    """A runtime policy body: any of ``POLICY_FIELDS``; each one set is pinned over the code's settings.
+    """A runtime policy body: any of ``POLICY_FIELDS``; the shard pins its settings with these changed (ADR-0058).
 
     Raises:
         ApiError: 400 ``{"error", "field", "rule"}`` naming the field and the rule.

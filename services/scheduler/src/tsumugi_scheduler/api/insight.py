@@ -43,7 +43,7 @@ def shard_view(shard: int, raw: Any) -> dict[str, Any]:
         "shard": shard, "active": sum(counts.get(s, 0) for s in _ACTIVE), "outbox": int(raw["changes_pending"]),
         "counts": counts, "notices_pending": int(raw["notices_pending"]),
         "run_events_pending": int(raw["run_events_pending"]), "blocked": blocked, "held_back_by": held,
-        "settings": settings,
+        "settings": settings, "pinned": bool(raw["pinned"]),
     }  # fmt: skip
 
 
@@ -58,6 +58,7 @@ async def _binding(api: ApiContext, env: Any, binding: str) -> dict[str, Any]:
                     "tokens": first["blocked"]["rate"] > 0,
                     "perKey": first["blocked"]["per_key_concurrency"] + first["blocked"]["per_key_rate"] > 0},
         "held_back_by": sorted({axis for s in shards for axis in s["held_back_by"]}, key=AXES.index),
+        "pinned": any(s["pinned"] for s in shards),
         "shards": shards,
     }  # fmt: skip
 

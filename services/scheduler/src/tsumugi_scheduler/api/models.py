@@ -100,7 +100,7 @@ class RateBody(_Body):
 
 
 def _no_default(schema: dict[str, Any]) -> None:
-    # An omitted field is "not pinned"; the document must not suggest that null is a value to send.
+    # An omitted field keeps its value; the document must not suggest that null is a value to send.
     schema.pop("default", None)
 
 
@@ -113,7 +113,7 @@ _AtLeast1 = Annotated[int, Field(ge=1, le=_SAFE)]
 
 
 class PolicyBody(_Body):
-    """Fields to pin over the code's settings on every shard; at least one.
+    """Fields to change on every shard, which then keeps its whole settings pinned until reset; at least one.
 
     Only ``rate``, ``per_key_rate`` (unlimited) and ``aging_interval_ms`` (aging off) take ``null``; the
     other fields are omitted to leave them as they are, as the handler refuses ``null`` for them.

@@ -155,7 +155,7 @@ class RateView(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class SettingsView(msgspec.Struct, frozen=True, kw_only=True):
-    """A shard's effective settings (the code's, with runtime pins over them)."""
+    """A shard's effective settings: the pinned ones after a runtime change, else the code's (ADR-0058)."""
 
     concurrency: int
     rate: RateView | None
@@ -172,6 +172,8 @@ class ShardSettings(msgspec.Struct, frozen=True, kw_only=True):
     """One shard's settings after a policy change."""
 
     shard: int
+    pinned: bool
+    """True from a runtime change until reset: the code's settings do not apply."""
     settings: SettingsView
 
 
@@ -212,6 +214,8 @@ class ShardDiagnosticsView(msgspec.Struct, frozen=True, kw_only=True):
     blocked: AxisCounts
     held_back_by: list[Literal["paused", "capacity", "rate", "per_key_concurrency", "per_key_rate"]]
     settings: SettingsView
+    pinned: bool
+    """True from a runtime change until reset: the code's settings do not apply."""
 
 
 class BindingDiagnostics(msgspec.Struct, frozen=True, kw_only=True):
@@ -221,6 +225,8 @@ class BindingDiagnostics(msgspec.Struct, frozen=True, kw_only=True):
     outbox: int
     blocked: BlockedFlags
     held_back_by: list[str]
+    pinned: bool
+    """True when a runtime change pinned the settings of any shard of the binding."""
     shards: list[ShardDiagnosticsView]
 
 

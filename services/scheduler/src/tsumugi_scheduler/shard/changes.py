@@ -41,9 +41,14 @@ class NoticeWriter:
     """Decides which notices a terminal transition writes, per the shard's NoticeConfig."""
 
     def __init__(self, config: NoticeConfig, binding: str) -> None:
-        """Jobs of a notice binding itself are never notified (no notice loops)."""
+        """Apply the seed's exclusions (execution-control, 실패 알림 / 종료 알림) for jobs of ``binding``.
+
+        on_failure hears about every binding's failures except its own; on_settled hears about neither its
+        own jobs nor the on_failure binding's. So a failed on_settled job does reach on_failure, and no
+        notice binding is ever told about itself (no notice loops).
+        """
+        self._on_failure = None if binding == config.on_failure else config.on_failure
         quiet = binding in (config.on_failure, config.on_settled_binding)
-        self._on_failure = None if quiet else config.on_failure
         self._on_settled = None if quiet else config.on_settled_binding
         self._settled_states = config.on_settled_states
 

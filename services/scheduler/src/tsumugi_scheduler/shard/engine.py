@@ -25,6 +25,7 @@ from tsumugi_core.options import (
 )
 from tsumugi_core.policy import ShardSettings, validate_settings
 from tsumugi_core.states import JobState
+from tsumugi_core.throttle import full_key_buckets_before, key_bucket_sweep_at
 from tsumugi_core.wake import next_wake_at, sweep_wake_at
 from tsumugi_scheduler.shard.changes import NoticeWriter, completion, transition
 from tsumugi_scheduler.shard.operations import CODE_SETTINGS_KEY, ShardOperations
@@ -73,6 +74,7 @@ class JobShardEngine(ShardOperations):
         self._stored = self._store.settings()
         self._settings = self._effective()
         self._dispatch_pending = True  # unknown after a restart: look once
+        self._upgrade_legacy_pins()
         self._looked_at = -1
         """When dispatch last read the ready jobs: a job eligible since then has not been seen yet."""
         self._held: tuple[int, int, int] | None = None
@@ -211,6 +213,8 @@ class JobShardEngine(ShardOperations):
             cursor = self._projected_seq()
             self._store.housekeep(now, retention.sweep_after_ms, retention.failed_retention_ms, cursor,
                                   MAX_MAINTENANCE_PER_TICK)  # fmt: skip
+            self._store.drop_full_buckets(full_key_buckets_before(settings.policy.per_key_rate, now),
+                                          MAX_MAINTENANCE_PER_TICK)  # fmt: skip
             self._dispatch_pending = bool(requeued) or self._ticker.saturated
             last = self._store.last_seq()
             held = (first, last, now + PROJECTION_HOLD_MS) if last > first else None
@@ -249,6 +253,7 @@ class JobShardEngine(ShardOperations):
                 now,
             ),
             None if view.next_unique_expiry_at is None else max(view.next_unique_expiry_at, now + 1000),
+            key_bucket_sweep_at(view.oldest_key_bucket_at, policy.per_key_rate, now),
         )
 
     def next_wake_at(self) -> int | None:

@@ -15,7 +15,7 @@ import msgspec
 
 from tsumugi_core.clock import Clock
 from tsumugi_core.options import MAX_SAFE_INTEGER, Guarantee, check_instant, check_priority
-from tsumugi_core.policy import PolicyPatch, ShardSettings, combine_patches, merge_settings, validate_settings
+from tsumugi_core.policy import PolicyPatch, ShardSettings, apply_patch, effective_settings, validate_settings
 from tsumugi_core.states import RETRYABLE_STATES, JobState
 from tsumugi_scheduler.shard.changes import NoticeWriter, transition
 from tsumugi_scheduler.shard.feeds import notice_records, run_event_records, snapshots
@@ -35,12 +35,18 @@ from tsumugi_scheduler.shard.records import (
 from tsumugi_scheduler.shard.sql_store import PROJECTED_SEQ_KEY, SqlShardStore
 from tsumugi_scheduler.shard.tick import TickRunner
 
-__all__ = ["CODE_SETTINGS_KEY", "PINS_KEY", "ShardOperations"]
+__all__ = ["CODE_SETTINGS_KEY", "LEGACY_PINS_KEY", "PINNED_KEY", "ShardOperations"]
 
-CODE_SETTINGS_KEY, PINS_KEY = "code_settings", "pins"
+CODE_SETTINGS_KEY, PINNED_KEY = "code_settings", "pinned_settings"
+LEGACY_PINS_KEY = "pins"
+"""Field-by-field pins (a PolicyPatch) stored before ADR-0058; turned into pinned settings when a shard opens."""
 _INFLIGHT = (JobState.QUEUED, JobState.RUNNING)
 _settings_decoder = msgspec.json.Decoder(ShardSettings)
 _patch_decoder = msgspec.json.Decoder(PolicyPatch)
+
+
+def _encode_settings(settings: ShardSettings) -> str:
+    return msgspec.json.encode(settings).decode()
 
 
 def _storable(value: int, low: int = -MAX_SAFE_INTEGER) -> int:
@@ -67,8 +73,21 @@ class ShardOperations:
     def _effective(self) -> ShardSettings:
         stored = self._stored
         code = _settings_decoder.decode(stored[CODE_SETTINGS_KEY]) if CODE_SETTINGS_KEY in stored else None
-        pins = _patch_decoder.decode(stored[PINS_KEY]) if PINS_KEY in stored else None
-        return merge_settings(code, pins)
+        pinned = _settings_decoder.decode(stored[PINNED_KEY]) if PINNED_KEY in stored else None
+        return effective_settings(code, pinned)
+
+    def _upgrade_legacy_pins(self) -> None:
+        """A shard pinned field by field before ADR-0058 keeps what was in force then, now pinned whole."""
+        if LEGACY_PINS_KEY not in self._stored:
+            return
+        legacy = _patch_decoder.decode(self._stored[LEGACY_PINS_KEY])
+
+        def run() -> None:
+            if PINNED_KEY not in self._stored:
+                self._save(PINNED_KEY, _encode_settings(apply_patch(self._settings, legacy)))
+            self._save(LEGACY_PINS_KEY, None)
+
+        self._store.atomically(run)
 
     def _save(self, key: str, value: str | None) -> None:
         if self._stored.get(key) == value:
@@ -78,30 +97,60 @@ class ShardOperations:
             self._stored.pop(key, None)
         else:
             self._stored[key] = value
-        if key in (CODE_SETTINGS_KEY, PINS_KEY):
+        if key in (CODE_SETTINGS_KEY, PINNED_KEY):
             self._settings = self._effective()
             self._dispatch_pending = True
 
+    def _save_code(self, code: ShardSettings | None) -> None:
+        if code is not None:
+            self._save(CODE_SETTINGS_KEY, _encode_settings(code))
+
     @property
     def settings(self) -> ShardSettings:
-        """The effective settings (code's, with runtime pins over them)."""
+        """The effective settings: the pinned ones after a runtime change, else the code's."""
         return self._settings
 
-    def configure(self, patch: PolicyPatch) -> ShardSettings:
-        """Pin ``patch``'s fields over the code's settings (earlier pins of other fields stay).
+    @property
+    def pinned(self) -> bool:
+        """True from a runtime change until reset: the code's settings do not apply (ADR-0058)."""
+        return PINNED_KEY in self._stored
+
+    def configure(self, patch: PolicyPatch, code: ShardSettings | None = None) -> ShardSettings:
+        """Pin the settings in force now, with ``patch``'s fields changed, until `reset_policy` (ADR-0058).
+
+        Args:
+            patch: The fields to change.
+            code: The code's settings as the caller knows them (the scheduler's definition); stored first, so
+                a shard that was not pinned yet pins what the current deploy says. None keeps the stored ones.
 
         Raises:
             PolicyValidationError: a field breaks its rule.
         """
         validate_settings(patch)
-        old = _patch_decoder.decode(self._stored[PINS_KEY]) if PINS_KEY in self._stored else PolicyPatch()
-        pins = msgspec.json.encode(combine_patches(old, patch)).decode()
-        self._store.atomically(lambda: self._save(PINS_KEY, pins))
+        if code is not None:
+            validate_settings(code)
+
+        def run() -> None:
+            self._save_code(code)
+            self._save(PINNED_KEY, _encode_settings(apply_patch(self._settings, patch)))
+
+        self._store.atomically(run)
         return self._settings
 
-    def reset_policy(self) -> ShardSettings:
-        """Drop every runtime pin: back to the code's settings."""
-        self._store.atomically(lambda: self._save(PINS_KEY, None))
+    def reset_policy(self, code: ShardSettings | None = None) -> ShardSettings:
+        """Drop the pin: back to the code's settings (``code`` when given, else the stored ones).
+
+        Raises:
+            PolicyValidationError: ``code`` is invalid.
+        """
+        if code is not None:
+            validate_settings(code)
+
+        def run() -> None:
+            self._save_code(code)
+            self._save(PINNED_KEY, None)
+
+        self._store.atomically(run)
         return self._settings
 
     # operator commands ----------------------------------------------------------------------------------

@@ -94,6 +94,8 @@ class Overview(msgspec.Struct, frozen=True, kw_only=True):
     oldest_settled_at: int | None
     oldest_failed_at: int | None
     next_unique_expiry_at: int | None
+    oldest_key_bucket_at: int | None = None
+    """The oldest ``refilled_at`` of a stored per-key bucket."""
     outbox_pending: bool
     """A feed holds something to deliver now (held job changes excepted)."""
     held_pending: bool = False
@@ -167,6 +169,10 @@ class ShardStore(Protocol):
     def housekeep(self, now: int, sweep_after_ms: int, failed_retention_ms: int, projected_seq: int,
                   limit: int) -> int:  # fmt: skip
         """Delete projected finished jobs past retention and expired unique keys; the number of jobs deleted."""
+        ...
+
+    def drop_full_buckets(self, refilled_by: int, limit: int) -> int:
+        """Delete up to ``limit`` per-key buckets last refilled at or before ``refilled_by``; how many went."""
         ...
 
     def last_seq(self) -> int:

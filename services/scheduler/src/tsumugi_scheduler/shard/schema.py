@@ -173,6 +173,7 @@ DDL: Final[tuple[str, ...]] = (
     "CREATE TABLE IF NOT EXISTS setting (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL) WITHOUT ROWID",
     """CREATE TABLE IF NOT EXISTS key_bucket (
         key TEXT PRIMARY KEY NOT NULL, tokens REAL NOT NULL, refilled_at INTEGER NOT NULL) WITHOUT ROWID""",
+    "CREATE INDEX IF NOT EXISTS key_bucket_refilled ON key_bucket(refilled_at)",
     """CREATE TABLE IF NOT EXISTS notice (
         seq INTEGER PRIMARY KEY AUTOINCREMENT, target TEXT NOT NULL, body TEXT NOT NULL)""",
     """CREATE TABLE IF NOT EXISTS run_event (

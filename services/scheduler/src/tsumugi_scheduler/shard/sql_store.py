@@ -287,6 +287,22 @@ class SqlShardStore:
             )
         return deleted
 
+    def drop_full_buckets(self, refilled_by: int, limit: int) -> int:
+        """Delete up to ``limit`` per-key buckets last refilled at or before ``refilled_by`` (ADR-0057).
+
+        A read first, so a tick with nothing to drop writes nothing.
+        """
+        if not self._scalar("SELECT EXISTS (SELECT 1 FROM key_bucket WHERE refilled_at <= ?) AS v", refilled_by):
+            return 0
+        return len(
+            self._sql.exec(
+                "DELETE FROM key_bucket WHERE key IN"
+                " (SELECT key FROM key_bucket WHERE refilled_at <= ? ORDER BY refilled_at LIMIT ?) RETURNING key",
+                refilled_by,
+                limit,
+            ).toArray()
+        )
+
     def overview(
         self, since: int, projected_seq: int | None = None, held: tuple[int, int] = (0, 0)
     ) -> Overview:
@@ -303,7 +319,8 @@ class SqlShardStore:
             oldest_ready_at=row["oldest_ready_at"], next_delayed_at=row["next_delayed_at"],
             next_silence_at=row["next_silence_at"], next_expiry_at=row["next_expiry_at"],
             oldest_settled_at=row["oldest_settled_at"], oldest_failed_at=row["oldest_failed_at"],
-            next_unique_expiry_at=row["next_unique_expiry_at"], outbox_pending=bool(row["outbox_pending"]),
+            next_unique_expiry_at=row["next_unique_expiry_at"], oldest_key_bucket_at=row["oldest_key_bucket_at"],
+            outbox_pending=bool(row["outbox_pending"]),
             held_pending=bool(row["held_pending"]),
         )  # fmt: skip
 

@@ -1,5 +1,5 @@
 // The bindings tab (beyond-the-original A9/A10): what holds each binding back right now (diagnostics) and a
-// form that pins runtime policy over the code's settings, or resets to them.
+// form that changes the policy at run time (pinning the settings until reset, ADR-0058), or resets to the code's.
 
 // Request keys are the policy body's (api/bodies.py POLICY_FIELDS): snake_case, rates {tokens, interval_ms}.
 const POLICY_NUMBERS = [
@@ -21,9 +21,12 @@ async function loadBindings(isCurrent) {
     names.length ? names.map((name) => renderBindingCard(name, perBinding[name])) : h('p', { class: 'empty' }, 'No bindings.'));
 }
 
+// A pinned binding runs on settings changed at run time; the code's settings do not apply until reset (ADR-0058).
 function renderBindingCard(name, diagnostics) {
   const held = (diagnostics && diagnostics.held_back_by) || [];
+  const pinned = Boolean(diagnostics && diagnostics.pinned);
   return h('section', { class: 'card binding', 'data-binding': name }, h('h3', null, name, ' ',
+    pinned ? h('span', { class: 'badge pinned', title: "Runtime policy: the code's settings do not apply until reset" }, 'runtime policy') : null,
     held.map((axis) => h('span', { class: 'badge st-failed', title: 'Holds ready jobs back now' }, axis))),
     diagnostics === undefined ? h('p', { class: 'empty' }, 'No diagnostics.') : renderDiagnostics(diagnostics),
     h('details', null, h('summary', null, 'Policy'), policyForm(name)));
