@@ -31,6 +31,12 @@ class Shard:
     def __init__(self, clock: VirtualClock) -> None:
         self.clock = clock
         self.reports: dict[str, tuple[int, dict[str, Any]]] = {}
+        self.started: dict[str, int] = {}
+
+    async def start_many(self, name: str, attempts: list[dict[str, Any]]) -> list[bool]:
+        for a in attempts:
+            self.started[a["jobId"]] = self.clock.now_ms() - NOW
+        return [True] * len(attempts)
 
     async def report(self, name: str, job_id: str, attempt: int, outcome: dict[str, Any]) -> dict[str, Any]:
         self.reports[job_id] = (self.clock.now_ms() - NOW, outcome)
@@ -97,7 +103,7 @@ class Scripted:
 
 def timed_out(local: str, timeout_ms: int) -> dict[str, Any]:
     return {"ok": False, "error": f"TsumugiTimeoutError: job timed out (Slow#0:{local}, {timeout_ms}ms)",
-            "retryable": True, "retryAt": None}  # fmt: skip
+            "retryable": True, "retryAt": None, "outcomeUnknown": True}  # fmt: skip
 
 
 async def run(clock: VirtualClock, performer: Scripted, messages: list[Message], until_ms: int) -> Shard:
