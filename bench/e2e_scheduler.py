@@ -21,7 +21,9 @@ _entry = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_entry)
 
 # The Worker classes read these module globals at call time.
-_definition = define_tsumugi(performers=["Hello", "Boom", "Slow", "SendMail", "NotifyFailure", "NotifySettled"])
+_definition = define_tsumugi(
+    performers=["Hello", "Boom", "Slow", "SendMail", "NotifyFailure", "NotifySettled"]
+)
 vars(_entry).update(TSUMUGI=_definition, API=rest_app(_definition))
 
 TsumugiJobShard = _entry.TsumugiJobShard

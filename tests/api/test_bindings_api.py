@@ -44,7 +44,9 @@ async def test_policy_is_pinned_on_every_shard_and_reset_returns_to_the_code(wor
         assert engine.settings.policy.paused
     status, body = await world.request("POST", "/api/bindings/SMS/policy/reset")
     assert status == 200
-    assert all(s["settings"]["paused"] is False and s["settings"]["concurrency"] == 100 for s in body["shards"])
+    assert all(
+        s["settings"]["paused"] is False and s["settings"]["concurrency"] == 100 for s in body["shards"]
+    )
 
 
 async def test_pausing_stops_dispatch_but_not_enqueue(world: World) -> None:
@@ -85,4 +87,7 @@ async def test_policy_of_an_unknown_or_malformed_binding_is_refused(world: World
         404, {"error": "unknown binding: Nope"})  # fmt: skip
     assert await world.request("POST", "/api/bindings/9x/policy/reset") == (
         400, {"error": "binding is not a valid name"})  # fmt: skip
-    assert await world.request("POST", "/api/bindings/MAIL/policy", "{") == (400, {"error": "body must be valid JSON"})
+    assert await world.request("POST", "/api/bindings/MAIL/policy", "{") == (
+        400,
+        {"error": "body must be valid JSON"},
+    )

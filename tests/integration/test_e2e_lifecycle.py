@@ -12,8 +12,9 @@ from tsumugi_dev.clock import VirtualClock
 from tsumugi_dev.runtime import LocalRuntime
 
 
-
-async def test_a_timed_out_at_most_once_job_is_never_started_again(clock: VirtualClock, driver: Driver) -> None:
+async def test_a_timed_out_at_most_once_job_is_never_started_again(
+    clock: VirtualClock, driver: Driver
+) -> None:
     # Issue 10 item 1: 20 s of silent work, a 2 s timeout and a second attempt to spare.
     job_id = await driver.enqueue("Slow", {"seconds": 20, "quiet": True}, guarantee="at-most-once",
                                   timeout_ms=2_000, max_attempts=2)  # fmt: skip
@@ -84,7 +85,9 @@ async def test_silence_is_measured_from_the_start_of_execution(
     assert (job.state, job.attempts, job.result_value()) == ("COMPLETED", 1, 8)
 
 
-async def test_a_job_with_a_short_timeout_is_kept_alive_by_heartbeats(clock: VirtualClock, driver: Driver) -> None:
+async def test_a_job_with_a_short_timeout_is_kept_alive_by_heartbeats(
+    clock: VirtualClock, driver: Driver
+) -> None:
     # Slow heartbeats every second; its timeout is 2 s, under the 5 s the performer side used to wait.
     job_id = await driver.enqueue("Slow", {"seconds": 5}, timeout_ms=2_000, max_attempts=1)
     await clock.advance(6_000)

@@ -168,7 +168,9 @@ class PerformerRunner:
                     return _HEARTBEAT_ANSWER.decode(answer)
                 return msgspec.convert(_plain(answer), HeartbeatAnswer, strict=False)
             except (msgspec.DecodeError, msgspec.ValidationError) as error:
-                raise HeartbeatError(f"the heartbeat's answer does not decode: {error} ({answer!r:.200})") from None
+                raise HeartbeatError(
+                    f"the heartbeat's answer does not decode: {error} ({answer!r:.200})"
+                ) from None
 
         return send
 
@@ -197,7 +199,9 @@ class PerformerRunner:
                 clock=clock,
                 # Often enough to keep even a short timeout alive (ADR-0053).
                 heartbeat_interval_ms=heartbeat_interval_ms(
-                    attempt.timeout_ms if attempt.timeout_ms is not None else attempt.deadline_at - clock.now_ms()
+                    attempt.timeout_ms
+                    if attempt.timeout_ms is not None
+                    else attempt.deadline_at - clock.now_ms()
                 ),
             )
         except (msgspec.ValidationError, msgspec.DecodeError, ValueError) as error:

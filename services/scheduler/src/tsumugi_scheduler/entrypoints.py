@@ -117,7 +117,9 @@ class JobShardMethods(_Mixin):
         """Retry a finished job."""
         return await self.host.retry(name, job_id)
 
-    async def reschedule(self, name: str, job_id: str, run_at: int, priority: int | None = None) -> dict[str, Any]:
+    async def reschedule(
+        self, name: str, job_id: str, run_at: int, priority: int | None = None
+    ) -> dict[str, Any]:
         """Move a waiting job to another time (and priority)."""
         return await self.host.reschedule(name, job_id, run_at, priority)
 

@@ -96,7 +96,9 @@ class ShardAdmin:
             "blocked": msgspec.to_builtins(found.blocked), "settings": settings_view(engine.settings),
         }  # fmt: skip
 
-    async def mutate_many(self, name: str, action: Literal["retry", "cancel"], job_ids: Sequence[str]) -> dict[str, Any]:
+    async def mutate_many(
+        self, name: str, action: Literal["retry", "cancel"], job_ids: Sequence[str]
+    ) -> dict[str, Any]:
         """Retry or cancel jobs of this shard; ``{"ok": [...], "failed": [{"id", "reason"}]}``.
 
         Raises:

@@ -141,7 +141,11 @@ class JobShardEngine(ShardOperations):
             if job is None or job.state != JobState.QUEUED or job.cancel_requested_at is not None:
                 return False
             now = self._clock.now_ms()
-            values = {"heartbeat_at": now, "silence_at": now + job.timeout_ms, "run_after": attempt_hard_end(now)}
+            values = {
+                "heartbeat_at": now,
+                "silence_at": now + job.timeout_ms,
+                "run_after": attempt_hard_end(now),
+            }
             return self._store.write(transition(job, JobState.RUNNING, now, self._notices, values))
 
         return self._store.atomically(run)
@@ -158,7 +162,7 @@ class JobShardEngine(ShardOperations):
         moved = set(self._store.atomically(lambda: self._store.start(attempts, now)))
         if moved:
             self._hold_marks(before, self._store.last_seq(), now)
-        return [job_id in moved for job_id, _ in attempts]
+        return [(job_id, attempt) in moved for job_id, attempt in attempts]
 
     def _hold_marks(self, before: int, last: int, now: int) -> None:
         # Held only when nothing else is waiting to be projected between the held range and the marks (then

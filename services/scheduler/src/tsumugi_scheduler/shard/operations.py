@@ -138,7 +138,11 @@ class ShardOperations:
             return MutationAnswer(ok=False, reason="invalid-state")
         # A STALLED at-most-once job's last attempt may still run until its invocation's hard end, kept in
         # run_after since its claim: no attempt starts before it (ADR-0051).
-        start = max(now, job.run_after) if job.state == JobState.STALLED and job.guarantee == Guarantee.AT_MOST_ONCE else now
+        start = (
+            max(now, job.run_after)
+            if job.state == JobState.STALLED and job.guarantee == Guarantee.AT_MOST_ONCE
+            else now
+        )
         values = {"run_after": start, "eligible_at": start, "dispatched_at": None, "silence_at": None,
                   "cancel_requested_at": None, "reason": None}  # fmt: skip
         self._store.write(transition(job, JobState.SCHEDULED, now, self._notices, values))

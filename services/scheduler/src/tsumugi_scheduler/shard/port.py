@@ -160,8 +160,8 @@ class ShardStore(Protocol):
         """
         ...
 
-    def start(self, attempts: Sequence[tuple[str, int]], now: int) -> list[str]:
-        """Move the QUEUED jobs whose live attempt is given to RUNNING (one feed seq each); the ids moved."""
+    def start(self, attempts: Sequence[tuple[str, int]], now: int) -> list[tuple[str, int]]:
+        """Move the QUEUED jobs whose live attempt is given to RUNNING (one feed seq each); the pairs moved."""
         ...
 
     def due(self, now: int, grace_ms: int, limit: int) -> DueJobs:

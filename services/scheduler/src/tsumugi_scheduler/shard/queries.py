@@ -53,7 +53,7 @@ START_QUERY: Final = (
     " FROM json_each(?3) AS started"
     " WHERE job.id = json_extract(started.value, '$[0]') AND +job.state = 'QUEUED'"
     " AND job.attempts = json_extract(started.value, '$[1]') - 1"
-    " RETURNING id"
+    " RETURNING id, attempts + 1 AS attempt"
 )
 INFLIGHT: Final = "state IN ('QUEUED', 'RUNNING')"
 # Aggregates over ready jobs name their partial index: left to itself the planner picks job_state (state=?)
