@@ -32,8 +32,10 @@ class Shard:
         self.clock = clock
         self.reports: dict[str, tuple[int, dict[str, Any]]] = {}
         self.started: dict[str, int] = {}
+        self.start_calls = 0
 
     async def start_many(self, name: str, attempts: list[dict[str, Any]]) -> list[bool]:
+        self.start_calls += 1
         for a in attempts:
             self.started[a["jobId"]] = self.clock.now_ms() - NOW
         return [True] * len(attempts)
@@ -123,6 +125,16 @@ async def test_an_answer_within_the_timeout_is_reported_and_leaves_no_timer(cloc
         "Slow#0:slowish": (900, {"ok": True, "result": "slowish"}),
     }
     assert (clock.sleepers, clock.next_timer_at()) == (0, None)  # nothing waits for the 1 s deadline
+
+
+async def test_the_starts_of_a_batch_are_marked_running_in_one_call_before_the_performers_finish(
+    clock: VirtualClock,
+) -> None:
+    # ADR-0052: the marks are not awaited before the performers start, and go to the shard together.
+    performer = Scripted(clock, {"a": [("sleep", 500)], "b": [("sleep", 500)], "c": [("sleep", 500)]})
+    shard = await run(clock, performer, [Message("a", 1_000), Message("b", 1_000), Message("c", 1_000)], 600)
+    assert shard.started == {"Slow#0:a": 0, "Slow#0:b": 0, "Slow#0:c": 0}
+    assert shard.start_calls == 1
 
 
 async def test_an_attempt_past_its_deadline_is_reported_timed_out_and_its_call_runs_on(

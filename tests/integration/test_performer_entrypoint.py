@@ -7,8 +7,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from tsumugi_performer import JobContext, NonRetryableError, Performer, RetryAfterError
-from tsumugi_performer import entrypoint
+from tsumugi_performer import JobContext, NonRetryableError, Performer, RetryAfterError, entrypoint
 from tsumugi_performer.entrypoint import DISPATCH_METHOD, performer_entrypoint
 
 

@@ -36,8 +36,8 @@ def test_start_many_marks_live_attempts_running_in_one_statement(world: World) -
 def test_a_mark_after_the_report_or_a_duplicate_changes_nothing(world: World) -> None:
     job_id = world.enqueue()
     (message,) = world.dispatch()
-    world.engine.report(job_id, 1, Succeeded(result=None))
-    assert world.engine.start_many([(job_id, 1)]) == [False]
+    world.engine.report(job_id, message.attempt, Succeeded(result=None))
+    assert world.engine.start_many([(job_id, 1), (job_id, 1)]) == [False, False]
     assert _state(world, job_id) == JobState.COMPLETED
 
 
