@@ -210,9 +210,11 @@ async def run_dispatch(
         marks = StartMarks(env) if starts is None else starts
         if not dispatch.claim_required:  # the claim already marked an at-most-once job RUNNING
             marks.mark(attempt.name, dispatch.job_id, dispatch.attempt)
-        outcome = await attempt.call(performer)
-        if own:
-            await marks.drain()
+        try:
+            outcome = await attempt.call(performer)
+        finally:
+            if own:
+                await marks.drain()
     if reports is None:
         await attempt.shard.report(attempt.name, dispatch.job_id, dispatch.attempt, outcome)
     else:
