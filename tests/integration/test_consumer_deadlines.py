@@ -12,6 +12,7 @@ import pytest
 from tsumugi_dev.clock import VirtualClock
 from tsumugi_scheduler import consumer, deadlines, timing
 from tsumugi_scheduler.consumer import handle_batch
+from tsumugi_scheduler.start_marks import MARK_DELAY_MS
 
 NOW = 1_767_225_600_000
 Heartbeat = Callable[..., Awaitable[dict[str, Any]]]
@@ -130,11 +131,21 @@ async def test_an_answer_within_the_timeout_is_reported_and_leaves_no_timer(cloc
 async def test_the_starts_of_a_batch_are_marked_running_in_one_call_before_the_performers_finish(
     clock: VirtualClock,
 ) -> None:
-    # ADR-0052: the marks are not awaited before the performers start, and go to the shard together.
-    performer = Scripted(clock, {"a": [("sleep", 500)], "b": [("sleep", 500)], "c": [("sleep", 500)]})
-    shard = await run(clock, performer, [Message("a", 1_000), Message("b", 1_000), Message("c", 1_000)], 600)
-    assert shard.started == {"Slow#0:a": 0, "Slow#0:b": 0, "Slow#0:c": 0}
+    # ADR-0052: the marks are not awaited before the performers start; those still running after
+    # MARK_DELAY_MS go to the shard together, and a quick attempt is never marked.
+    performer = Scripted(clock, {"a": [("sleep", 500)], "b": [("sleep", 500)], "quick": [("sleep", 99)]})
+    messages = [Message("a", 1_000), Message("b", 1_000), Message("quick", 1_000)]
+    shard = await run(clock, performer, messages, 600)
+    assert shard.started == {"Slow#0:a": MARK_DELAY_MS, "Slow#0:b": MARK_DELAY_MS}
     assert shard.start_calls == 1
+    assert set(shard.reports) == {"Slow#0:a", "Slow#0:b", "Slow#0:quick"}
+
+
+async def test_a_batch_of_quick_attempts_sends_no_marks_and_leaves_no_timer(clock: VirtualClock) -> None:
+    performer = Scripted(clock, {"x": [], "y": [("sleep", 50)]})
+    shard = await run(clock, performer, [Message("x", 1_000), Message("y", 1_000)], 60)
+    assert (shard.start_calls, len(shard.reports)) == (0, 2)
+    assert (clock.sleepers, clock.next_timer_at()) == (0, None)
 
 
 async def test_an_attempt_past_its_deadline_is_reported_timed_out_and_its_call_runs_on(

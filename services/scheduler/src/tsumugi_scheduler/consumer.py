@@ -2,7 +2,8 @@
 
 Per message (every message of a batch concurrently, each isolated): claim first for at-most-once jobs (a
 refused claim is a duplicate delivery: ack and stop; the claim marks the job RUNNING), or mark an at-least-once
-job RUNNING without waiting (the marks of one step go to each shard in one ``start_many`` call, ADR-0052);
+job RUNNING without waiting (marks of attempts still running after 100 ms go to each shard in one
+``start_many`` call, ADR-0052);
 find the performer (the Worker's own export, then a
 Service Binding named after the binding); call its ``run_attempt`` with the attempt's timeout, which each
 heartbeat the shard accepts restarts, but never past `MAX_TIMEOUT_MS` after the message was taken up (Cloudflare
@@ -207,12 +208,13 @@ async def run_dispatch(
         outcome = _failed(not_found_error(dispatch.binding))
     else:
         own = starts is None
-        marks = StartMarks(env) if starts is None else starts
+        marks = StartMarks(env, attempt.clock) if starts is None else starts
         if not dispatch.claim_required:  # the claim already marked an at-most-once job RUNNING
             marks.mark(attempt.name, dispatch.job_id, dispatch.attempt)
         try:
             outcome = await attempt.call(performer)
         finally:
+            marks.answered(attempt.name, dispatch.job_id, dispatch.attempt)
             if own:
                 await marks.drain()
     if reports is None:
@@ -243,13 +245,13 @@ async def _handle_message(
 async def handle_batch(batch: Any, env: Any, ctx: Any) -> None:
     """The ``queue(batch, env, ctx)`` handler: every message concurrently, each acked.
 
-    Reports made in the same step go to their shard together (`ReportBatch`), and so do RUNNING marks
-    (`StartMarks`), which are all sent before the handler returns.
+    Reports made in the same step go to their shard together (`ReportBatch`), and so do the RUNNING marks of
+    attempts still running after `MARK_DELAY_MS` (`StartMarks`), all sent before the handler returns.
     """
     exports = getattr(ctx, "exports", None)
     messages = list(batch.messages)
     reports = ReportBatch(env)
-    starts = StartMarks(env)
+    starts = StartMarks(env, time_source())
     try:
         await asyncio.gather(*(_handle_message(m, env, exports, reports, starts) for m in messages))
     finally:
