@@ -168,7 +168,9 @@ def percentile(values: list[float], q: float) -> float:
 def report(db: D1Database, name: str, query: str, timings: list[float], *, judged: bool) -> dict[str, Any]:
     """One query's figures, printed next to their targets; the ``RESULT`` keys for it."""
     p50, p99 = statistics.median(timings), percentile(timings, 0.99)
-    indexed = served_by_index(query_plans(db, parse_job_query(dict(p.split("=", 1) for p in query.split("&") if p))))
+    indexed = served_by_index(
+        query_plans(db, parse_job_query(dict(p.split("=", 1) for p in query.split("&") if p)))
+    )
     matches, was_capped = matching_rows(db, query), capped(db, query)
     within = p50 < P50_TARGET_MS and p99 < P99_TARGET_MS
     verdict = ("ok" if within else "MISSED") if judged else "not judged (quick)"

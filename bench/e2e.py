@@ -213,7 +213,9 @@ async def single_runs(runtime: LocalRuntime, client: TsumugiClient, sizes: Sizes
     }
 
 
-async def tsumugi_figures(sizes: Sizes, scheduler_kind: str = "plain", singles: bool = True) -> dict[str, float]:
+async def tsumugi_figures(
+    sizes: Sizes, scheduler_kind: str = "plain", singles: bool = True
+) -> dict[str, float]:
     """Bulk throughput and latency, then (``singles``) idle single-job latency, on one fresh runtime."""
     with tempfile.TemporaryDirectory(prefix="tsumugi-e2e-") as folder:
         runtime = await start_runtime(Path(folder) / "data", scheduler_kind)
@@ -311,7 +313,9 @@ def report(result: dict[str, Any]) -> None:
           f"huey {result['huey_completed']}); scheduler: {result['scheduler']}")  # fmt: skip
     print(f"tsumugi throughput: {ours} jobs/s, best of {result['rounds']} (target >= 1000 and >= huey); "
           f"runs {result['tsumugi_runs_per_s']}")  # fmt: skip
-    print(f"huey throughput:    {theirs} jobs/s, best of {result['rounds']}; runs {result['huey_runs_per_s']}")
+    print(
+        f"huey throughput:    {theirs} jobs/s, best of {result['rounds']}; runs {result['huey_runs_per_s']}"
+    )
     print(f"ratio tsumugi/huey: {result['ratio_vs_huey']} best to best (target >= 1), "
           f"{result['ratio_vs_huey_median']} median to median")  # fmt: skip
     print(f"enqueue-to-dispatch (start) latency: p50 {result['start_latency_p50_ms']} ms, "

@@ -18,7 +18,10 @@ async def test_a_repeated_query_parameter_takes_its_first_value(world: World) ->
     status, body = await world.request("GET", "/api/jobs?state=QUEUED&state=NOPE")
     assert (status, [j["id"] for j in body["jobs"]]) == (200, [job_id])
     # metrics validates hours before it looks for a store: the first value (2) is valid, the last (0) is not
-    assert await world.request("GET", "/api/metrics?hours=2&hours=0") == (501, {"error": "metrics is not configured"})
+    assert await world.request("GET", "/api/metrics?hours=2&hours=0") == (
+        501,
+        {"error": "metrics is not configured"},
+    )
 
 
 @pytest.mark.parametrize("path", ["/api/jobs/", "/api/bindings/", "/api/stats/"])
@@ -32,7 +35,9 @@ async def test_another_method_on_a_known_path_is_405_json_with_allow(world: Worl
     assert set(response.headers["allow"].replace(" ", "").split(",")) >= {"GET", "POST"}
 
 
-async def test_a_fault_answers_internal_error_and_logs_the_detail(world: World, caplog: pytest.LogCaptureFixture) -> None:
+async def test_a_fault_answers_internal_error_and_logs_the_detail(
+    world: World, caplog: pytest.LogCaptureFixture
+) -> None:
     assert (await world.request("GET", "/api/stats"))[0] == 200  # the schema check is cached from here on
 
     def broken(sql: str) -> Any:
@@ -60,12 +65,17 @@ async def test_a_missing_read_model_binding_is_503_naming_it(world: World) -> No
 async def test_an_id_of_a_binding_or_shard_we_lack_is_404_without_making_an_object(
     world: World, job_id: str, method: str, suffix: str, body: Any
 ) -> None:
-    assert await world.request(method, f"/api/jobs/{quoted(job_id)}{suffix}", body) == (404, {"error": "not found"})
+    assert await world.request(method, f"/api/jobs/{quoted(job_id)}{suffix}", body) == (
+        404,
+        {"error": "not found"},
+    )
     assert world.env.JOB_SHARD.objects == {}
 
 
 async def test_bulk_refuses_ids_we_cannot_hold_as_invalid_id_without_making_objects(world: World) -> None:
-    status, body = await world.request("POST", "/api/jobs/bulk-cancel", {"ids": [*FOREIGN, "MAIL#0:x", "junk"]})
+    status, body = await world.request(
+        "POST", "/api/jobs/bulk-cancel", {"ids": [*FOREIGN, "MAIL#0:x", "junk"]}
+    )
     assert status == 200
     reasons = {f["id"]: f["reason"] for f in body["failed"]}
     assert reasons == {"Foo#0:x": "invalid-id", "SMS#2:x": "invalid-id", "MAIL#1:x": "invalid-id",
@@ -130,8 +140,14 @@ async def test_durable_object_results_reach_handlers_as_plain_values(world: Worl
     other = await world.enqueue("MAIL")
     assert (await world.request("GET", f"/api/jobs/{quoted(failed)}"))[1]["job"]["state"] == "FAILED"
     assert await world.request("POST", f"/api/jobs/{quoted(failed)}/retry") == (200, {"ok": True})
-    assert await world.request("POST", f"/api/jobs/{quoted(other)}/reschedule", {"delayMs": 5}) == (200, {"ok": True})
-    assert await world.request("POST", f"/api/jobs/{quoted(other)}/cancel") == (200, {"ok": True, "requested": False})
+    assert await world.request("POST", f"/api/jobs/{quoted(other)}/reschedule", {"delayMs": 5}) == (
+        200,
+        {"ok": True},
+    )
+    assert await world.request("POST", f"/api/jobs/{quoted(other)}/cancel") == (
+        200,
+        {"ok": True, "requested": False},
+    )
     status, body = await world.request("POST", "/api/jobs/bulk-cancel", {"ids": [failed]})
     assert (status, body["ok"]) == (200, [failed])
     assert (await world.request("GET", f"/api/jobs/{quoted(failed)}/explain"))[0] == 200

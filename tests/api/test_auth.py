@@ -16,7 +16,10 @@ async def test_without_auth_every_api_path_answers_plain_404(tmp_path: Path, clo
     try:
         for path in ("/api/jobs", "/api/openapi.json", "/api/nope", "/"):
             assert await world.request("GET", path) == (404, "not found")
-        assert await world.request("POST", "/api/jobs", {"binding": "MAIL", "payload": 1}) == (404, "not found")
+        assert await world.request("POST", "/api/jobs", {"binding": "MAIL", "payload": 1}) == (
+            404,
+            "not found",
+        )
     finally:
         await world.aclose()
 
@@ -36,14 +39,20 @@ async def test_the_bearer_scheme_is_case_insensitive_and_the_cookie_is_url_decod
     token = "a b;c%"  # reserved characters the dashboard percent-encodes in the cookie
     world = World(tmp_path, clock, token=token)
     try:
-        assert (await world.request("GET", "/api/jobs", headers={"authorization": f"bEaReR {token}"}))[0] == 200
+        assert (await world.request("GET", "/api/jobs", headers={"authorization": f"bEaReR {token}"}))[
+            0
+        ] == 200
         cookie = f"other=1; tsumugi_token={urllib.parse.quote(token)}"
-        assert (await world.request("GET", "/api/jobs", headers={"authorization": "", "cookie": cookie}))[0] == 200
+        assert (await world.request("GET", "/api/jobs", headers={"authorization": "", "cookie": cookie}))[
+            0
+        ] == 200
     finally:
         await world.aclose()
 
 
-async def test_a_missing_secret_refuses_everything_but_the_document(tmp_path: Path, clock: SteppedClock) -> None:
+async def test_a_missing_secret_refuses_everything_but_the_document(
+    tmp_path: Path, clock: SteppedClock
+) -> None:
     world = World(tmp_path, clock, token=None)
     try:
         assert await world.request("GET", "/api/jobs") == (401, {"error": "unauthorized"})
@@ -54,7 +63,9 @@ async def test_a_missing_secret_refuses_everything_but_the_document(tmp_path: Pa
         await world.aclose()
 
 
-async def test_outside_the_api_get_serves_the_dashboard_and_unknown_api_paths_are_json_404(world: World) -> None:
+async def test_outside_the_api_get_serves_the_dashboard_and_unknown_api_paths_are_json_404(
+    world: World,
+) -> None:
     status, page = await world.request("GET", "/dashboard", headers={"authorization": ""})
     assert status == 200
     assert '<script>window.__TSUMUGI__={"tokenCookie":"tsumugi_token"}</script>' in page
@@ -72,4 +83,6 @@ def test_credentials_prefer_the_bearer_header_over_the_cookie() -> None:
     headers = {"authorization": "Bearer from-header", "cookie": "tsumugi_token=from-cookie"}
     assert credentials_of(headers, "tsumugi_token") == "from-header"
     assert credentials_of({"cookie": "tsumugi_token=c"}, None) is None
-    assert not BearerAuth(cookie=None).allows(type("E", (), {"TSUMUGI_TOKEN": "c"})(), {"cookie": "tsumugi_token=c"})
+    assert not BearerAuth(cookie=None).allows(
+        type("E", (), {"TSUMUGI_TOKEN": "c"})(), {"cookie": "tsumugi_token=c"}
+    )

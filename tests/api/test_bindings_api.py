@@ -119,4 +119,7 @@ async def test_policy_of_an_unknown_or_malformed_binding_is_refused(world: World
         404, {"error": "unknown binding: Nope"})  # fmt: skip
     assert await world.request("POST", "/api/bindings/9x/policy/reset") == (
         400, {"error": "binding is not a valid name"})  # fmt: skip
-    assert await world.request("POST", "/api/bindings/MAIL/policy", "{") == (400, {"error": "body must be valid JSON"})
+    assert await world.request("POST", "/api/bindings/MAIL/policy", "{") == (
+        400,
+        {"error": "body must be valid JSON"},
+    )

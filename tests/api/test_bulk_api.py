@@ -26,7 +26,9 @@ from api_world import T0, World
         ('{"state": "SCHEDULED"}', "state must be one of FAILED, STALLED for retry"),
     ],
 )
-async def test_bulk_retry_refuses_bad_bodies_with_the_original_messages(world: World, body: str, message: str) -> None:
+async def test_bulk_retry_refuses_bad_bodies_with_the_original_messages(
+    world: World, body: str, message: str
+) -> None:
     assert await world.request("POST", "/api/jobs/bulk-retry", body) == (400, {"error": message})
 
 
@@ -80,7 +82,10 @@ async def test_a_filter_never_selects_more_than_200(world: World) -> None:
 async def test_huge_numbers_are_clamped_not_a_server_error(world: World) -> None:
     # Found by the schemathesis run: SQLite cannot bind integers beyond 64 bits.
     body = {"created_from": -1.9e18, "created_to": 7.1e70, "limit": 1e300}
-    assert await world.request("POST", "/api/jobs/bulk-retry", body) == (200, {"ok": [], "failed": [], "remaining": 0})
+    assert await world.request("POST", "/api/jobs/bulk-retry", body) == (
+        200,
+        {"ok": [], "failed": [], "remaining": 0},
+    )
     job_id = await world.enqueue("MAIL")
     path = f"/api/jobs/{job_id.replace('#', '%23')}/reschedule"
     assert await world.request("POST", path, {"runAt": 1e300, "priority": -1e300}) == (200, {"ok": True})

@@ -44,13 +44,22 @@ OURS = [
     ({**B, "priority": 1.5}, _rule("priority", "must be an integer")),
     ({**B, "priority": 2**60}, _rule("priority", "must be between -9007199254740991 and 9007199254740991")),
     ({**B, "timeoutMs": 0}, _rule("timeout_ms", "must be at least 1")),
-    ({**B, "timeoutMs": 840_001}, _rule("timeout_ms", "must be at most 840000 (14 minutes): a job runs inside one queue consumer invocation, which Cloudflare stops after 15 minutes, got 840001")),
+    (
+        {**B, "timeoutMs": 840_001},
+        _rule(
+            "timeout_ms",
+            "must be at most 840000 (14 minutes): a job runs inside one queue consumer invocation, which Cloudflare stops after 15 minutes, got 840001",
+        ),
+    ),
     ({**B, "timeoutMs": "1s"}, _rule("timeoutMs", "must be a number")),
     ({**B, "runAt": -1}, _rule("run_at", "must not be negative")),
     ({**B, "runAt": 1, "delayMs": 1}, _rule("run_at", "and delay_ms are mutually exclusive")),
     ({**B, "uniqueForMs": 0}, _rule("unique_for_ms", "must be at least 1")),
     ({**B, "expiresInMs": 0}, _rule("expires_in_ms", "must be at least 1")),
-    ({**B, "expiresAt": 1, "expiresInMs": 1}, _rule("expires_at", "and expires_in_ms are mutually exclusive")),
+    (
+        {**B, "expiresAt": 1, "expiresInMs": 1},
+        _rule("expires_at", "and expires_in_ms are mutually exclusive"),
+    ),
     ({**B, "guarantee": "never"}, _rule("guarantee", "must be 'at-least-once' or 'at-most-once'")),
     ({**B, "guarantee": 1}, _rule("guarantee", "must be a string")),
     ({**B, "traceparent": "x"}, _rule("traceparent", TRACE_RULE)),
@@ -60,7 +69,10 @@ OURS = [
     ({**B, "backoff": {"kind": "fixed", "delayMs": "1"}}, _rule("backoff.delayMs", "must be a number")),
     ({**B, "backoff": {"kind": "fixed", "delayMs": -1}}, _rule("backoff.delay_ms", "must not be negative")),
     ({**B, "backoff": {"kind": "exponential", "factor": 0.5}}, _rule("backoff.factor", "must be at least 1")),
-    ({**B, "backoff": {"kind": "fixed", "delayMs": 1, "jitter": 1}}, _rule("backoff.jitter", "must be a boolean")),
+    (
+        {**B, "backoff": {"kind": "fixed", "delayMs": 1, "jitter": 1}},
+        _rule("backoff.jitter", "must be a boolean"),
+    ),
     ({**B, "concurrencyKey": "k" * 513}, _rule("concurrency_key", "must be at most 512 characters")),
     ({**B, "partitionKey": ""}, _rule("partition_key", "must not be empty")),
     ({**B, "nodeId": "n"}, _rule("node_id", "requires run_id")),
@@ -71,7 +83,11 @@ OURS = [
 ]
 
 
-@pytest.mark.parametrize(("body", "expected"), ORIGINAL + OURS, ids=lambda v: json.dumps(v)[:60] if isinstance(v, dict) else str(v)[:40])
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    ORIGINAL + OURS,
+    ids=lambda v: json.dumps(v)[:60] if isinstance(v, dict) else str(v)[:40],
+)
 async def test_create_refuses_with_the_message_naming_the_key_and_the_rule(
     world: World, body: Any, expected: dict[str, str]
 ) -> None:

@@ -35,7 +35,12 @@ async def test_diagnostics_say_what_holds_each_binding_back_per_shard(world: Wor
     assert status == 200
     assert set(body["bindings"]) == {"MAIL", "Notify", "SMS"}
     mail = body["bindings"]["MAIL"]
-    assert (body["shard"], mail["active"], mail["blocked"]["capacity"], mail["held_back_by"]) == (0, 3, True, ["capacity"])
+    assert (body["shard"], mail["active"], mail["blocked"]["capacity"], mail["held_back_by"]) == (
+        0,
+        3,
+        True,
+        ["capacity"],
+    )
     assert mail["shards"][0]["counts"]["QUEUED"] == 1
     assert mail["shards"][0]["blocked"]["capacity"] == 2
     assert [s["shard"] for s in body["bindings"]["SMS"]["shards"]] == [0, 1]
@@ -45,7 +50,9 @@ async def test_diagnostics_say_what_holds_each_binding_back_per_shard(world: Wor
 
 
 async def test_explain_names_every_blocker_and_when_it_clears(world: World) -> None:
-    await world.request("POST", "/api/bindings/MAIL/policy", {"per_key_rate": {"tokens": 1, "interval_ms": 10_000}})
+    await world.request(
+        "POST", "/api/bindings/MAIL/policy", {"per_key_rate": {"tokens": 1, "interval_ms": 10_000}}
+    )
     holder = await world.enqueue("MAIL", concurrencyKey="user-1")
     await world.tick()  # holder dispatched: holds user-1 and spent its token
     waiting = await world.enqueue("MAIL", concurrencyKey="user-1", delayMs=500)
@@ -71,7 +78,9 @@ async def test_explain_counts_higher_priority_jobs_ahead_when_capacity_is_short(
     assert (explain["jobs_ahead"], kinds["priority"]["count"], kinds["concurrency"]["count"]) == (2, 2, 0)
 
 
-async def test_explain_of_a_ready_job_with_room_has_no_blocker_and_a_running_job_is_not_waiting(world: World) -> None:
+async def test_explain_of_a_ready_job_with_room_has_no_blocker_and_a_running_job_is_not_waiting(
+    world: World,
+) -> None:
     job_id = await world.enqueue("MAIL")
     explain = (await world.request("GET", f"/api/jobs/{quoted(job_id)}/explain"))[1]["explain"]
     assert (explain["blockers"], explain["waiting"]) == ([], True)
@@ -81,7 +90,10 @@ async def test_explain_of_a_ready_job_with_room_has_no_blocker_and_a_running_job
 
 
 async def test_explain_answers_404_unknown_410_swept_and_400_malformed(world: World) -> None:
-    assert await world.request("GET", f"/api/jobs/{quoted('MAIL#0:never')}/explain") == (404, {"error": "not found"})
+    assert await world.request("GET", f"/api/jobs/{quoted('MAIL#0:never')}/explain") == (
+        404,
+        {"error": "not found"},
+    )
     assert await world.request("GET", "/api/jobs/MAIL/explain") == (400, {"error": "invalid job id"})
     job_id = await world.enqueue("MAIL")
     await world.request("POST", f"/api/jobs/{quoted(job_id)}/cancel")
@@ -99,7 +111,9 @@ async def test_metrics_is_501_until_configured_and_validates_its_query(world: Wo
         assert await world.request("GET", f"/api/metrics?{query}") == (400, {"error": message})
 
 
-async def test_metrics_read_back_local_points_weighted_per_binding_and_hour(world: World, tmp_path: Path) -> None:
+async def test_metrics_read_back_local_points_weighted_per_binding_and_hour(
+    world: World, tmp_path: Path
+) -> None:
     store = AnalyticsStore(tmp_path / "ae.sqlite", cast(Any, world.clock))  # reads only now_ms
     dataset = LocalMetrics(store, "tsumugi_metrics")
     points = [("COMPLETED", "MAIL", 1, 100), ("FAILED", "MAIL", 3, 300), ("COMPLETED", "SMS", 1, 50)]
@@ -113,7 +127,12 @@ async def test_metrics_read_back_local_points_weighted_per_binding_and_hour(worl
     assert body["hours"] == 2
     mail = body["bindings"][0]
     assert (mail["binding"], mail["total"], mail["failed"], mail["failureRate"]) == ("MAIL", 2, 1, 0.5)
-    assert (mail["avgDurationMs"], mail["maxDurationMs"], mail["p95DurationMs"], mail["avgAttempts"]) == (200, 300, 300, 2)
+    assert (mail["avgDurationMs"], mail["maxDurationMs"], mail["p95DurationMs"], mail["avgAttempts"]) == (
+        200,
+        300,
+        300,
+        2,
+    )
     assert body["series"] == [{"at": T0, "total": 3, "failed": 1, "avgDurationMs": 150}]
     status, body = await world.request("GET", "/api/metrics?binding=SMS")
     assert [b["binding"] for b in body["bindings"]] == ["SMS"]
@@ -137,7 +156,9 @@ async def test_metrics_on_cloudflare_query_the_account_sql_api(world: World) -> 
                             "p95_duration": 39.5, "avg_attempts": "1.25"}]}  # fmt: skip
     by_hour = {"data": [{"at": "2026-01-01 00:00:00", "total": 4, "failed": 1, "avg_duration": "NaN"}]}
     with respx.mock(assert_all_called=True) as mock:
-        route = mock.post(url).mock(side_effect=[httpx.Response(200, json=by_binding), httpx.Response(200, json=by_hour)])
+        route = mock.post(url).mock(
+            side_effect=[httpx.Response(200, json=by_binding), httpx.Response(200, json=by_hour)]
+        )
         status, body = await world.request("GET", "/api/metrics?hours=6&binding=MAIL")
     assert status == 200
     sql = route.calls[0].request.content.decode()

@@ -29,12 +29,16 @@ async def test_create_answers_201_with_the_id_and_the_same_id_for_a_dedup_hit(wo
          {"error": "color is not an enqueue option", "field": "color", "rule": "is not an enqueue option"}),
     ],
 )  # fmt: skip
-async def test_create_refuses_bad_bodies_naming_the_field(world: World, body: str, expected: dict[str, str]) -> None:
+async def test_create_refuses_bad_bodies_naming_the_field(
+    world: World, body: str, expected: dict[str, str]
+) -> None:
     assert await world.request("POST", "/api/jobs", body) == (400, expected)
 
 
 async def test_bulk_enqueue_answers_ids_in_input_order_and_refuses_without_items(world: World) -> None:
-    items = [{"binding": "MAIL", "payload": i} for i in range(3)] + [{"binding": "SMS", "payload": 9, "partitionKey": "k"}]
+    items = [{"binding": "MAIL", "payload": i} for i in range(3)] + [
+        {"binding": "SMS", "payload": 9, "partitionKey": "k"}
+    ]
     status, body = await world.request("POST", "/api/jobs/bulk-enqueue", {"items": items})
     assert status == 201
     assert [i.split("#")[0] for i in body["ids"]] == ["MAIL", "MAIL", "MAIL", "SMS"]
@@ -49,7 +53,12 @@ async def test_detail_comes_from_the_shard_with_the_original_keys_and_ours(world
     status, body = await world.request("GET", f"/api/jobs/{quoted(job_id)}")
     assert status == 200
     job = body["job"]
-    assert (job["id"], job["state"], job["priority"], job["concurrency_key"]) == (job_id, "SCHEDULED", 4, "user-1")
+    assert (job["id"], job["state"], job["priority"], job["concurrency_key"]) == (
+        job_id,
+        "SCHEDULED",
+        4,
+        "user-1",
+    )
     assert (job["run_after"], job["cancel_requested"], job["attempts_log"]) == (T0, False, [])
 
 
@@ -66,7 +75,10 @@ async def test_detail_falls_back_to_the_read_model_once_the_shard_swept_the_job(
 
 async def test_detail_refuses_a_malformed_id_and_answers_404_for_an_unknown_one(world: World) -> None:
     assert await world.request("GET", "/api/jobs/not-an-id") == (400, {"error": "invalid job id"})
-    assert await world.request("GET", f"/api/jobs/{quoted('MAIL#0:missing')}") == (404, {"error": "not found"})
+    assert await world.request("GET", f"/api/jobs/{quoted('MAIL#0:missing')}") == (
+        404,
+        {"error": "not found"},
+    )
 
 
 async def test_retry_moves_a_failed_job_back_and_refuses_other_states(world: World) -> None:
@@ -85,11 +97,17 @@ async def test_retry_moves_a_failed_job_back_and_refuses_other_states(world: Wor
 
 async def test_cancel_is_immediate_when_scheduled_and_a_request_when_dispatched(world: World) -> None:
     waiting = await world.enqueue("MAIL")
-    assert await world.request("POST", f"/api/jobs/{quoted(waiting)}/cancel") == (200, {"ok": True, "requested": False})
+    assert await world.request("POST", f"/api/jobs/{quoted(waiting)}/cancel") == (
+        200,
+        {"ok": True, "requested": False},
+    )
     assert (await world.request("POST", f"/api/jobs/{quoted(waiting)}/cancel"))[0] == 409
     running = await world.enqueue("MAIL")
     await world.tick()  # dispatched: QUEUED
-    assert await world.request("POST", f"/api/jobs/{quoted(running)}/cancel") == (200, {"ok": True, "requested": True})
+    assert await world.request("POST", f"/api/jobs/{quoted(running)}/cancel") == (
+        200,
+        {"ok": True, "requested": True},
+    )
     job = (await world.request("GET", f"/api/jobs/{quoted(running)}"))[1]["job"]
     assert (job["state"], job["cancel_requested"]) == ("QUEUED", True)
 
@@ -107,9 +125,14 @@ async def test_cancel_is_immediate_when_scheduled_and_a_request_when_dispatched(
         ('{"delayMs": -1}', "delayMs must not be negative"),
     ],
 )
-async def test_reschedule_refuses_bad_bodies_with_the_original_messages(world: World, body: str, message: str) -> None:
+async def test_reschedule_refuses_bad_bodies_with_the_original_messages(
+    world: World, body: str, message: str
+) -> None:
     job_id = await world.enqueue("MAIL")
-    assert await world.request("POST", f"/api/jobs/{quoted(job_id)}/reschedule", body) == (400, {"error": message})
+    assert await world.request("POST", f"/api/jobs/{quoted(job_id)}/reschedule", body) == (
+        400,
+        {"error": message},
+    )
 
 
 async def test_reschedule_moves_run_after_and_priority_and_refuses_when_not_scheduled(world: World) -> None:
@@ -121,4 +144,6 @@ async def test_reschedule_moves_run_after_and_priority_and_refuses_when_not_sche
     assert await world.request("POST", path, {"runAt": T0 - 1}) == (200, {"ok": True})
     await world.tick()
     assert (await world.request("POST", path, {"runAt": T0}))[0] == 409
-    assert (await world.request("POST", f"/api/jobs/{quoted('MAIL#0:gone')}/reschedule", {"runAt": 1}))[0] == 410
+    assert (await world.request("POST", f"/api/jobs/{quoted('MAIL#0:gone')}/reschedule", {"runAt": 1}))[
+        0
+    ] == 410

@@ -18,7 +18,9 @@ from api_world import REPO, T0, SteppedClock, World, migrated_d1
 from tsumugi_dev.d1 import D1Database
 from tsumugi_scheduler.readmodel import PROJECTED_COLUMNS
 
-_spec = importlib.util.spec_from_file_location("readmodel_world", REPO / "tests/unit/readmodel/readmodel_world.py")
+_spec = importlib.util.spec_from_file_location(
+    "readmodel_world", REPO / "tests/unit/readmodel/readmodel_world.py"
+)
 assert _spec is not None
 assert _spec.loader is not None
 rw: Any = importlib.util.module_from_spec(_spec)
@@ -63,7 +65,9 @@ async def _ids(world: World, query: str) -> tuple[list[str], int]:
         ("created_from=&created_to=soon&state=", lambda j: True),
     ],
 )  # fmt: skip
-async def test_filters_are_exact_and_anded_and_the_total_counts_every_match(big: World, query: str, keep: Any) -> None:
+async def test_filters_are_exact_and_anded_and_the_total_counts_every_match(
+    big: World, query: str, keep: Any
+) -> None:
     expected = rw.reference_order([j for j in JOBS if keep(j)], "updated_at", "desc")
     ids, total = await _ids(big, f"{query}&limit=100")
     assert total == len(expected)

@@ -45,7 +45,9 @@ async def test_an_iso_hour_is_read_as_utc(world: World) -> None:
     _configure(world)
     by_hour = {"data": [{"at": "2026-01-01T00:00:00Z", "total": 2, "failed": 1, "avg_duration": 5}]}
     with respx.mock() as mock:
-        mock.post(URL).mock(side_effect=[httpx.Response(200, json=BY_BINDING), httpx.Response(200, json=by_hour)])
+        mock.post(URL).mock(
+            side_effect=[httpx.Response(200, json=BY_BINDING), httpx.Response(200, json=by_hour)]
+        )
         status, body = await world.request("GET", "/api/metrics")
     assert (status, body["series"]) == (200, [{"at": T0, "total": 2, "failed": 1, "avgDurationMs": 5}])
 
@@ -72,4 +74,3 @@ async def test_local_rows_that_are_not_points_are_502(world: World) -> None:
     status, body = await world.request("GET", "/api/metrics")
     assert status == 502
     assert "unreadable rows" in body["error"]
-

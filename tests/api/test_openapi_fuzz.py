@@ -106,7 +106,12 @@ async def _send(world: World, case: Any) -> httpx.Response:
 
 
 @schema.parametrize()
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large], derandomize=True)
+@settings(
+    max_examples=12,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large],
+    derandomize=True,
+)
 def test_no_server_error_and_every_answer_fits_the_document(case: Any, fuzz_world: World) -> None:
     response = asyncio.run(_send(fuzz_world, case))
     SEEN.setdefault(case.operation.definition.raw["operationId"], set()).add(response.status_code)
@@ -130,7 +135,9 @@ def test_the_served_document_is_the_generated_one(tmp_path: Path) -> None:
     previous = timing.use_time_source(clock)
     world = World(tmp_path, clock)
     try:
-        status, document = asyncio.run(world.request("GET", "/api/openapi.json", headers={"authorization": ""}))
+        status, document = asyncio.run(
+            world.request("GET", "/api/openapi.json", headers={"authorization": ""})
+        )
         assert status == 200
         assert document == build_document(OPERATIONS)
         operations = {op["operationId"] for path in document["paths"].values() for op in path.values()}

@@ -44,7 +44,12 @@ async def test_null_is_accepted_exactly_where_the_document_allows_it(world: Worl
 
 @pytest.mark.parametrize("field", sorted(MINIMUM))
 async def test_the_documented_bounds_are_the_handlers(world: World, field: str) -> None:
-    for value, allowed in [(MINIMUM[field], True), (SAFE, True), (MINIMUM[field] - 1, False), (SAFE + 1, False)]:
+    for value, allowed in [
+        (MINIMUM[field], True),
+        (SAFE, True),
+        (MINIMUM[field] - 1, False),
+        (SAFE + 1, False),
+    ]:
         body = {field: value}
         assert (_schema_allows(body), await _handler_allows(world, body)) == (allowed, allowed), value
 
@@ -59,5 +64,7 @@ async def test_a_value_beyond_javascripts_exact_range_is_refused_naming_the_limi
     status, body = await world.request("POST", "/api/bindings/MAIL/policy", {"sweep_after_ms": 10**30})
     assert (status, body) == (400, {"error": "sweep_after_ms must be at most 9007199254740991",
                                     "field": "sweep_after_ms", "rule": "must be at most 9007199254740991"})  # fmt: skip
-    status, body = await world.request("POST", "/api/bindings/MAIL/policy", {"rate": {"tokens": SAFE + 1, "interval_ms": 1}})
+    status, body = await world.request(
+        "POST", "/api/bindings/MAIL/policy", {"rate": {"tokens": SAFE + 1, "interval_ms": 1}}
+    )
     assert (status, body["error"]) == (400, "rate.tokens must be at most 9007199254740991")

@@ -27,7 +27,9 @@ async def test_an_unmigrated_database_names_every_missing_file(tmp_path: Path, c
         world.d1.close()
 
 
-async def test_a_partly_migrated_database_names_only_the_missing_files_and_recovers_at_once(world: World) -> None:
+async def test_a_partly_migrated_database_names_only_the_missing_files_and_recovers_at_once(
+    world: World,
+) -> None:
     world.d1.connection.execute("DELETE FROM d1_migrations WHERE name = ?", (EXPECTED_MIGRATIONS[-1],))
     status, body = await world.request("POST", "/api/jobs", {"binding": "MAIL", "payload": 1})
     assert (status, body["pending"]) == (503, [EXPECTED_MIGRATIONS[-1]])

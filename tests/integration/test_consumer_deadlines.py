@@ -12,6 +12,7 @@ import pytest
 from tsumugi_dev.clock import VirtualClock
 from tsumugi_scheduler import consumer, deadlines, timing
 from tsumugi_scheduler.consumer import handle_batch
+from tsumugi_scheduler.start_marks import MARK_DELAY_MS
 
 NOW = 1_767_225_600_000
 Heartbeat = Callable[..., Awaitable[dict[str, Any]]]
@@ -31,6 +32,14 @@ class Shard:
     def __init__(self, clock: VirtualClock) -> None:
         self.clock = clock
         self.reports: dict[str, tuple[int, dict[str, Any]]] = {}
+        self.started: dict[str, int] = {}
+        self.start_calls = 0
+
+    async def start_many(self, name: str, attempts: list[dict[str, Any]]) -> list[bool]:
+        self.start_calls += 1
+        for a in attempts:
+            self.started[a["jobId"]] = self.clock.now_ms() - NOW
+        return [True] * len(attempts)
 
     async def report(self, name: str, job_id: str, attempt: int, outcome: dict[str, Any]) -> dict[str, Any]:
         self.reports[job_id] = (self.clock.now_ms() - NOW, outcome)
@@ -97,7 +106,7 @@ class Scripted:
 
 def timed_out(local: str, timeout_ms: int) -> dict[str, Any]:
     return {"ok": False, "error": f"TsumugiTimeoutError: job timed out (Slow#0:{local}, {timeout_ms}ms)",
-            "retryable": True, "retryAt": None}  # fmt: skip
+            "retryable": True, "retryAt": None, "outcomeUnknown": True}  # fmt: skip
 
 
 async def run(clock: VirtualClock, performer: Scripted, messages: list[Message], until_ms: int) -> Shard:
@@ -117,6 +126,26 @@ async def test_an_answer_within_the_timeout_is_reported_and_leaves_no_timer(cloc
         "Slow#0:slowish": (900, {"ok": True, "result": "slowish"}),
     }
     assert (clock.sleepers, clock.next_timer_at()) == (0, None)  # nothing waits for the 1 s deadline
+
+
+async def test_the_starts_of_a_batch_are_marked_running_in_one_call_before_the_performers_finish(
+    clock: VirtualClock,
+) -> None:
+    # ADR-0052: the marks are not awaited before the performers start; those still running after
+    # MARK_DELAY_MS go to the shard together, and a quick attempt is never marked.
+    performer = Scripted(clock, {"a": [("sleep", 500)], "b": [("sleep", 500)], "quick": [("sleep", 99)]})
+    messages = [Message("a", 1_000), Message("b", 1_000), Message("quick", 1_000)]
+    shard = await run(clock, performer, messages, 600)
+    assert shard.started == {"Slow#0:a": MARK_DELAY_MS, "Slow#0:b": MARK_DELAY_MS}
+    assert shard.start_calls == 1
+    assert set(shard.reports) == {"Slow#0:a", "Slow#0:b", "Slow#0:quick"}
+
+
+async def test_a_batch_of_quick_attempts_sends_no_marks_and_leaves_no_timer(clock: VirtualClock) -> None:
+    performer = Scripted(clock, {"x": [], "y": [("sleep", 50)]})
+    shard = await run(clock, performer, [Message("x", 1_000), Message("y", 1_000)], 60)
+    assert (shard.start_calls, len(shard.reports)) == (0, 2)
+    assert (clock.sleepers, clock.next_timer_at()) == (0, None)
 
 
 async def test_an_attempt_past_its_deadline_is_reported_timed_out_and_its_call_runs_on(

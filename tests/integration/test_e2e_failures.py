@@ -37,8 +37,8 @@ async def test_boom_retries_with_backoff_ends_failed_and_notifies(
 async def test_an_attempt_past_its_timeout_fails_with_the_timeout_error(
     clock: VirtualClock, driver: Driver
 ) -> None:
-    # Slow heartbeats at 0 s, then only every 5 s (throttle): a 2 s timeout runs out in between.
-    job_id = await driver.enqueue("Slow", {"seconds": 6}, timeout_ms=2_000, max_attempts=1)
+    # A quiet Slow never heartbeats: its 2 s timeout runs out.
+    job_id = await driver.enqueue("Slow", {"seconds": 6, "quiet": True}, timeout_ms=2_000, max_attempts=1)
     await clock.advance(2_500)
 
     job = await driver.job(job_id)

@@ -15,7 +15,7 @@ async def test_heartbeats_report_progress_and_a_cancel_request_stops_the_job(
     await clock.advance(6_000)  # heartbeats at 0 s and 5 s (one per 5 s gets through the throttle)
 
     running = await driver.job(job_id)
-    assert running.state == "QUEUED"  # an at-least-once job runs while QUEUED
+    assert running.state == "RUNNING"  # every job is RUNNING while its performer runs (ADR-0052)
     assert running.progress == pytest.approx(5 / 30)
 
     assert (await driver.client.cancel(driver.producer_env, job_id)).requested is True
@@ -37,9 +37,9 @@ async def test_a_concurrency_key_runs_its_jobs_one_at_a_time(clock: VirtualClock
 
     states = {j: (await driver.job(j)).state for j in (first, second, other)}
     # Same instant, same priority: which of the two goes first is the id order; only one may run.
-    assert sorted([states[first], states[second]]) == ["QUEUED", "SCHEDULED"]
-    assert states[other] == "QUEUED"
-    runs_first, waits = (first, second) if states[first] == "QUEUED" else (second, first)
+    assert sorted([states[first], states[second]]) == ["RUNNING", "SCHEDULED"]
+    assert states[other] == "RUNNING"
+    runs_first, waits = (first, second) if states[first] == "RUNNING" else (second, first)
     await clock.advance(8_000)
 
     done_first, done_second = await driver.job(runs_first), await driver.job(waits)

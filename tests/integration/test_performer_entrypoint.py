@@ -7,7 +7,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from tsumugi_performer import JobContext, NonRetryableError, Performer, RetryAfterError
+from tsumugi_performer import JobContext, NonRetryableError, Performer, RetryAfterError, entrypoint
 from tsumugi_performer.entrypoint import DISPATCH_METHOD, performer_entrypoint
 
 
@@ -127,3 +127,55 @@ async def test_a_heartbeat_answer_that_does_not_decode_fails_the_attempt_naming_
     answer = await run(3, heartbeat)
     assert answer["ok"] is False
     assert answer["error"].startswith("HeartbeatError: the heartbeat's answer does not decode")
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 1_000
+
+    def now_ms(self) -> int:
+        return self.now
+
+    async def sleep_ms(self, ms: int) -> None:
+        self.now += ms
+
+
+class Beat(Performer[int, int]):
+    async def perform(self, payload: int, ctx: JobContext) -> int:
+        clock = entrypoint.time_source()
+        for _ in range(payload):
+            await ctx.heartbeat()
+            await clock.sleep_ms(1_000)
+        return payload
+
+
+@pytest.mark.parametrize(("timeout_ms", "sent"), [(2_000, 4), (60_000, 1), (None, 4)])
+async def test_the_heartbeat_throttle_follows_the_attempts_timeout(timeout_ms: int | None, sent: int) -> None:
+    # ADR-0053: a 2 s timeout lets a heartbeat through every 666 ms; 60 s keeps the 5 s throttle; without
+    # timeoutMs (an older scheduler) the time left until deadlineAt (2 s here) stands in for it.
+    clock = _Clock()
+    previous = entrypoint.use_time_source(clock)
+    beats: list[Any] = []
+
+    async def heartbeat(progress: Any) -> str:
+        beats.append(progress)
+        return '{"accepted": true, "cancel_requested": false}'
+
+    body: dict[str, Any] = {
+        "jobId": "Beat#0:abc",
+        "attempt": 1,
+        "maxAttempts": 1,
+        "deadlineAt": 3_000,
+        "payload": 4,
+    }
+    if timeout_ms is not None:
+        body["timeoutMs"] = timeout_ms
+    try:
+        cls = performer_entrypoint(Entrypoint, Beat)
+        answer = await getattr(cls(None, None), DISPATCH_METHOD)(
+            msgspec.json.encode(body).decode(), heartbeat
+        )
+    finally:
+        entrypoint.use_time_source(previous)
+    assert msgspec.json.decode(answer) == {"ok": True, "result": 4}
+    assert len(beats) == sent

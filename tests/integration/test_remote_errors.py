@@ -37,7 +37,10 @@ def test_other_errors_are_name_and_message(error: Exception, text: str) -> None:
     ("error", "missing"),
     [
         (JsException("TypeError", "Method run_attempt does not exist"), True),  # a Python target
-        (JsException("TypeError", 'The RPC receiver does not implement the method "run_attempt".'), True),  # JS
+        (
+            JsException("TypeError", 'The RPC receiver does not implement the method "run_attempt".'),
+            True,
+        ),  # JS
         (JsException("TypeError", "Method other does not exist"), False),
         (raised_across(TypeError("Method run_attempt does not exist")), False),  # the target's own error
     ],

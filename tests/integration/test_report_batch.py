@@ -25,7 +25,9 @@ class Shard:
         self.calls: list[tuple[str, str, int]] = []  # (method, shard, reports in the call)
         self.has_report_many = has_report_many
         self.fail_ids = fail_ids
-        self.missing = missing or RuntimeError('The RPC receiver does not implement the method "report_many".')
+        self.missing = missing or RuntimeError(
+            'The RPC receiver does not implement the method "report_many".'
+        )
 
     async def report(self, name: str, job_id: str, attempt: int, outcome: Any) -> dict[str, Any]:
         self.calls.append(("report", name, 1))
@@ -89,7 +91,9 @@ async def test_a_failed_call_fails_every_report_in_it() -> None:
     assert [type(r) for r in results] == [ConnectionError] * 3
 
 
-async def test_a_shard_without_report_many_is_reported_to_one_by_one(caplog: pytest.LogCaptureFixture) -> None:
+async def test_a_shard_without_report_many_is_reported_to_one_by_one(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     shard = Shard(has_report_many=False, fail_ids=frozenset({"A#0:bad"}))
     batch = ReportBatch(Env(shard))
     good, bad = batch.report("A#0", "A#0:good", 1, OK), batch.report("A#0", "A#0:bad", 1, OK)
@@ -111,7 +115,10 @@ class JsError(Exception):
 async def test_a_python_shard_without_report_many_is_detected_by_workerds_text() -> None:
     # A Python Durable Object lacking the method: workerd's python-entrypoint-helper.ts throws this TypeError.
     shard = Shard(has_report_many=False, missing=JsError("TypeError", "Method report_many does not exist"))
-    assert await ReportBatch(Env(shard)).report("A#0", "A#0:j", 1, OK) == {"accepted": True, "state": "COMPLETED"}
+    assert await ReportBatch(Env(shard)).report("A#0", "A#0:j", 1, OK) == {
+        "accepted": True,
+        "state": "COMPLETED",
+    }
     assert shard.calls == [("report", "A#0", 1)]
 
 

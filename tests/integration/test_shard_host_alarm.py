@@ -226,7 +226,10 @@ async def test_the_alarm_projects_before_it_dispatches_so_a_short_job_is_never_p
     host, storage, [job_id] = await dispatched(1)
     assert await read_model_states(host) == {job_id: "SCHEDULED"}  # projected, then dispatched
     assert storage.alarm == NOW + PROJECTION_HOLD_MS  # the dispatch alone does not wake the shard
-    assert await host.report(SHARD, job_id, 1, {"ok": True, "result": "hi"}) == {"accepted": True, "state": "COMPLETED"}
+    assert await host.report(SHARD, job_id, 1, {"ok": True, "result": "hi"}) == {
+        "accepted": True,
+        "state": "COMPLETED",
+    }
     assert storage.alarm == NOW  # the report does, at once
     storage.alarm = None
     engine = host.engine()

@@ -137,4 +137,6 @@ async def test_analytics_points_of_one_loop_step_are_stored_together_and_survive
     store.close()  # what is still buffered is stored before the file closes
     reopened = AnalyticsStore(path, clock)
     assert reopened.query("SELECT count(*) AS n, max(blob1) AS top FROM ds") == [{"n": 52, "top": "last"}]
-    assert reopened.query("SELECT double1, blob2 FROM ds WHERE blob1 = 'b7'") == [{"double1": 7.0, "blob2": None}]
+    assert reopened.query("SELECT double1, blob2 FROM ds WHERE blob1 = 'b7'") == [
+        {"double1": 7.0, "blob2": None}
+    ]

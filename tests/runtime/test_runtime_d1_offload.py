@@ -23,17 +23,23 @@ async def offloaded(tmp_path: Path) -> D1Database:
     return db
 
 
-async def test_an_offloaded_database_works_off_the_loop_thread_with_the_same_answers(offloaded: D1Database) -> None:
+async def test_an_offloaded_database_works_off_the_loop_thread_with_the_same_answers(
+    offloaded: D1Database,
+) -> None:
     loop_thread = threading.get_ident()
     assert await offloaded.call(threading.get_ident) != loop_thread
     insert = offloaded.prepare("INSERT INTO item (name) VALUES (?)")
     assert [r.meta.changes for r in await offloaded.batch([insert.bind("a"), insert.bind("b")])] == [1, 1]
     assert await offloaded.prepare("SELECT count(*) AS n FROM item").first("n") == 2
     assert await offloaded.prepare("SELECT name FROM item ORDER BY id").raw() == [["a"], ["b"]]
-    assert (await offloaded.prepare("SELECT id FROM item WHERE name = ?").bind("b").all()).results == [{"id": 2}]
+    assert (await offloaded.prepare("SELECT id FROM item WHERE name = ?").bind("b").all()).results == [
+        {"id": 2}
+    ]
 
 
-async def test_an_offloaded_batch_still_rolls_back_as_a_whole_and_raises_d1_errors(offloaded: D1Database) -> None:
+async def test_an_offloaded_batch_still_rolls_back_as_a_whole_and_raises_d1_errors(
+    offloaded: D1Database,
+) -> None:
     insert = offloaded.prepare("INSERT INTO item (name) VALUES (?)")
     await insert.bind("x").run()
     with pytest.raises(D1Error, match="UNIQUE constraint failed"):
@@ -43,7 +49,9 @@ async def test_an_offloaded_batch_still_rolls_back_as_a_whole_and_raises_d1_erro
     assert await offloaded.prepare("SELECT name FROM item").raw() == [["x"]]
 
 
-async def test_offloaded_calls_apply_in_the_order_they_were_made_and_close_waits_for_them(tmp_path: Path) -> None:
+async def test_offloaded_calls_apply_in_the_order_they_were_made_and_close_waits_for_them(
+    tmp_path: Path,
+) -> None:
     db = D1Database(tmp_path / "order.sqlite", name="order", offload=True)
     await db.exec("CREATE TABLE log (n INTEGER NOT NULL)")
     insert = db.prepare("INSERT INTO log (n) VALUES (?)")

@@ -45,7 +45,7 @@ async def test_fetch_to_an_object(runtime: LocalRuntime) -> None:
 
 async def test_unknown_and_private_methods_are_refused_like_cloudflare(runtime: LocalRuntime) -> None:
     stub = runtime.env("conformance").COUNTER.getByName("x")
-    with pytest.raises(RemoteError, match='TypeError: Method nope does not exist'):
+    with pytest.raises(RemoteError, match="TypeError: Method nope does not exist"):
         await stub.nope()
     with pytest.raises(RemoteError, match="'alarm' is a reserved method"):
         await stub.alarm({})

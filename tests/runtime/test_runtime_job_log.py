@@ -63,7 +63,7 @@ async def test_heartbeat_progress_is_logged(
     caplog.set_level(logging.INFO, logger="tsumugi")
     job_id = await enqueue(runtime, "Slow", {"seconds": 10})
     await clock.advance(6_000)
-    assert f"job {job_id} QUEUED attempt 1 progress 0.5" in lines_of(caplog, job_id)
+    assert f"job {job_id} RUNNING attempt 1 progress 0.5" in lines_of(caplog, job_id)
 
 
 def test_the_dev_console_shows_job_lines() -> None:

@@ -90,7 +90,9 @@ def test_limits_subrequests_is_read_from_wrangler_config(tmp_path: Path) -> None
     assert load_config(good).subrequest_limit == 50_000
     assert load_config(CONFIG).subrequest_limit == SUBREQUESTS_PER_INVOCATION
     good.write_text(text.replace('"name": "limits",', '"name": "limits", "limits": { "subrequests": 0 },'))
-    with pytest.raises(ConfigError, match=r"limits\.subrequests must be an integer between 1 and 10000000 \(got 0\)"):
+    with pytest.raises(
+        ConfigError, match=r"limits\.subrequests must be an integer between 1 and 10000000 \(got 0\)"
+    ):
         load_config(good)
 
 

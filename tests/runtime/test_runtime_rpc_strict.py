@@ -84,7 +84,9 @@ async def test_a_dict_sent_through_ctx_exports_is_refused(runtime: LocalRuntime)
         await peer(runtime).via_exports("raw", {"a": 1})
 
 
-async def test_ctx_exports_works_with_explicit_conversion_and_answers_js_values(runtime: LocalRuntime) -> None:
+async def test_ctx_exports_works_with_explicit_conversion_and_answers_js_values(
+    runtime: LocalRuntime,
+) -> None:
     answer = await peer(runtime).via_exports("converted", {"a": 1})
     assert answer["converted"] == {"type": "JsDict", "is_jsdict": True, "payload": {"a": 1, "touched": True}}
 
@@ -114,7 +116,9 @@ async def test_a_missing_method_on_a_python_target_is_workerds_method_does_not_e
     assert (caught.value.name, caught.value.message) == ("TypeError", "Method report_many does not exist")
 
 
-async def test_a_python_exception_arrives_as_python_error_holding_the_traceback(runtime: LocalRuntime) -> None:
+async def test_a_python_exception_arrives_as_python_error_holding_the_traceback(
+    runtime: LocalRuntime,
+) -> None:
     with pytest.raises(JsException) as caught:
         await peer(runtime).boom()
     assert caught.value.name == "PythonError"

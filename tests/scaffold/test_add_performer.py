@@ -35,7 +35,9 @@ def _only_added_lines(before: str, after: str) -> list[str]:
 
 def _registered(root: Path) -> list[str]:
     tree = ast.parse((root / SCHEDULER_ENTRY).read_text())
-    (call,) = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "define_tsumugi"]
+    (call,) = [
+        n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "define_tsumugi"
+    ]
     (value,) = [k.value for k in call.keywords if k.arg == "performers"]
     assert isinstance(value, ast.List)
     return [str(e.value) for e in value.elts if isinstance(e, ast.Constant)]
@@ -45,7 +47,12 @@ def test_the_four_edits_keep_everything_else(project: InitResult) -> None:
     root = project.root
     before = _snapshot(root)
     added = add_performer(root, "Resize")
-    assert set(added.changed) == {root / MODULE, root / PERFORMERS_ENTRY, root / SCHEDULER_CONFIG, root / SCHEDULER_ENTRY}
+    assert set(added.changed) == {
+        root / MODULE,
+        root / PERFORMERS_ENTRY,
+        root / SCHEDULER_CONFIG,
+        root / SCHEDULER_ENTRY,
+    }
     after = _snapshot(root)
     assert _only_added_lines(before[PERFORMERS_ENTRY].decode(), after[PERFORMERS_ENTRY].decode()) == [
         "from my_app_performers.resize import Resize as ResizePerformer",
@@ -54,10 +61,16 @@ def test_the_four_edits_keep_everything_else(project: InitResult) -> None:
     assert _only_added_lines(before[SCHEDULER_CONFIG].decode(), after[SCHEDULER_CONFIG].decode()) == [
         '    { "binding": "Resize", "service": "my-app-performers", "entrypoint": "Resize" },'
     ]
-    assert _only_added_lines(before[SCHEDULER_ENTRY].decode(), after[SCHEDULER_ENTRY].decode()) == ['        "Resize",']
+    assert _only_added_lines(before[SCHEDULER_ENTRY].decode(), after[SCHEDULER_ENTRY].decode()) == [
+        '        "Resize",'
+    ]
     assert _registered(root) == ["Hello", "Resize"]
     services = load_config(root / SCHEDULER_CONFIG).services
-    assert [(s.binding, s.service, s.entrypoint) for s in services][-1] == ("Resize", "my-app-performers", "Resize")
+    assert [(s.binding, s.service, s.entrypoint) for s in services][-1] == (
+        "Resize",
+        "my-app-performers",
+        "Resize",
+    )
     module = ast.parse(after[MODULE].decode())
     assert [n.name for n in module.body if isinstance(n, ast.ClassDef)] == ["Resize"]
     assert {k for k in after if k not in before} == {MODULE}
@@ -104,7 +117,10 @@ def test_a_user_written_module_is_kept_and_the_rest_added(project: InitResult) -
 @pytest.mark.parametrize(
     ("edit", "message"),
     [
-        (lambda r: (r / MODULE).write_text("class Other:\n    pass\n"), "does not define class Resize; refusing to overwrite"),
+        (
+            lambda r: (r / MODULE).write_text("class Other:\n    pass\n"),
+            "does not define class Resize; refusing to overwrite",
+        ),
         (lambda r: (r / MODULE).write_text("class Resize(:\n"), "is not valid Python"),
         (lambda r: (r / PERFORMERS_ENTRY).unlink(), "the performers Worker's entry module is missing"),
         (lambda r: (r / SCHEDULER_ENTRY).unlink(), "the scheduler Worker's entry module is missing"),
@@ -115,26 +131,41 @@ def test_a_user_written_module_is_kept_and_the_rest_added(project: InitResult) -
             "already defines Resize; refusing to add it",
         ),
         (
-            lambda r: _replace(r / PERFORMERS_ENTRY, "from tsumugi_performer.entrypoint import performer_entrypoint\n", ""),
+            lambda r: _replace(
+                r / PERFORMERS_ENTRY, "from tsumugi_performer.entrypoint import performer_entrypoint\n", ""
+            ),
             "does not import performer_entrypoint",
         ),
         (
-            lambda r: _replace(r / SCHEDULER_CONFIG, '"entrypoint": "Hello" },', '"entrypoint": "Hello" },\n    { "binding": "Resize", "service": "elsewhere" },'),
+            lambda r: _replace(
+                r / SCHEDULER_CONFIG,
+                '"entrypoint": "Hello" },',
+                '"entrypoint": "Hello" },\n    { "binding": "Resize", "service": "elsewhere" },',
+            ),
             "services already binds Resize as .*elsewhere.*; refusing to change it",
         ),
         (
-            lambda r: _replace(r / SCHEDULER_ENTRY, 'performers=[\n        "Hello",\n    ],', "performers=NAMES,"),
+            lambda r: _replace(
+                r / SCHEDULER_ENTRY, 'performers=[\n        "Hello",\n    ],', "performers=NAMES,"
+            ),
             r"define_tsumugi\(performers=...\) is not a list literal; add the name by hand",
         ),
         (
-            lambda r: _replace(r / SCHEDULER_ENTRY, "TSUMUGI = define_tsumugi(", "OTHER = define_tsumugi()\nTSUMUGI = define_tsumugi("),
+            lambda r: _replace(
+                r / SCHEDULER_ENTRY,
+                "TSUMUGI = define_tsumugi(",
+                "OTHER = define_tsumugi()\nTSUMUGI = define_tsumugi(",
+            ),
             r"expected one define_tsumugi\(...\) call, found 2",
         ),
         (
             lambda r: _replace(r / SCHEDULER_ENTRY, '        "Hello",\n', '        ("Hello"),\n'),
             "the list's last item is not followed by just a comma and ]",
         ),
-        (lambda r: (r / "performers/src/my_app_performers/__init__.py").unlink(), "expected one performers package"),
+        (
+            lambda r: (r / "performers/src/my_app_performers/__init__.py").unlink(),
+            "expected one performers package",
+        ),
         (lambda r: _replace(r / SCHEDULER_CONFIG, '"triggers"', '"services": 3, "triggers"'), "services"),
         (lambda r: _replace(r / SCHEDULER_CONFIG, '"triggers"', '"triggers" "'), "not valid jsonc"),
     ],
@@ -155,7 +186,9 @@ def _replace(path: Path, old: str, new: str) -> None:
 
 def test_a_config_without_services_gets_a_services_list(project: InitResult) -> None:
     config = project.root / SCHEDULER_CONFIG
-    _replace(config, '    { "binding": "Hello", "service": "my-app-performers", "entrypoint": "Hello" },\n', "")
+    _replace(
+        config, '    { "binding": "Hello", "service": "my-app-performers", "entrypoint": "Hello" },\n', ""
+    )
     data = loads_jsonc(config.read_text())
     assert data["services"] == []
     with pytest.raises(ScaffoldError, match="point to 0 of the project's Workers; pass --worker DIR"):
@@ -169,7 +202,7 @@ def test_a_config_without_services_gets_a_services_list(project: InitResult) -> 
 def test_no_services_member_at_all_is_added_with_the_binding(project: InitResult) -> None:
     config = project.root / SCHEDULER_CONFIG
     text = config.read_text()
-    start = text.index('  // One binding per performer')
+    start = text.index("  // One binding per performer")
     end = text.index("  // The read-model sweep")
     config.write_text(text[:start] + text[end:])
     add_performer(project.root, "Resize", worker=project.root / "performers")
@@ -201,9 +234,10 @@ def test_another_performers_worker_with_worker_dir(project: InitResult) -> None:
         "from workers import WorkerEntrypoint\n\nfrom tsumugi_performer.entrypoint import performer_entrypoint\n"
     )
     add_performer(project.root, "Transcode", worker=media)
-    assert "from media_jobs.transcode import Transcode as TranscodePerformer\n\nTranscode = performer_entrypoint(" in (
-        media / "src" / "entry.py"
-    ).read_text()
+    assert (
+        "from media_jobs.transcode import Transcode as TranscodePerformer\n\nTranscode = performer_entrypoint("
+        in (media / "src" / "entry.py").read_text()
+    )
     services = load_config(project.root / SCHEDULER_CONFIG).services
     assert (services[-1].binding, services[-1].service) == ("Transcode", "my-app-media")
     with pytest.raises(ScaffoldError, match=r"--worker .*nowhere: no wrangler config"):

@@ -82,7 +82,9 @@ def test_the_root_lists_the_three_workers_scheduler_first_with_unique_names(proj
     ("worker", "top"),
     [("scheduler", "tsumugi-scheduler"), ("performers", "tsumugi-performer"), ("producer", "tsumugi-client")],
 )
-def test_each_worker_depends_on_published_packages_by_version(project: InitResult, worker: str, top: str) -> None:
+def test_each_worker_depends_on_published_packages_by_version(
+    project: InitResult, worker: str, top: str
+) -> None:
     project_table = tomllib.loads((project.root / worker / "pyproject.toml").read_text())["project"]
     dependencies: list[str] = project_table["dependencies"]
     assert f"{top}=={metadata.version(top)}" in dependencies
@@ -175,7 +177,9 @@ def test_a_file_as_target_or_an_unusable_name_is_refused(tmp_path: Path) -> None
     assert not (tmp_path / "2024").exists()
 
 
-def test_the_command_exits_0_then_1_with_the_reason(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_command_exits_0_then_1_with_the_reason(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     with pytest.raises(SystemExit) as first:
         main(["init", str(tmp_path / "shop")])
     assert first.value.code == 0

@@ -11,7 +11,9 @@ from tsumugi_dev.config import ConfigError
 from tsumugi_dev.project import ProjectConfigError, project_worker_configs
 
 
-def _project(root: Path, table: str, files: tuple[str, ...] = ("a/wrangler.jsonc", "b/wrangler.jsonc")) -> Path:
+def _project(
+    root: Path, table: str, files: tuple[str, ...] = ("a/wrangler.jsonc", "b/wrangler.jsonc")
+) -> Path:
     for name in files:
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text('{"name": "w", "main": "entry.py"}')
@@ -36,12 +38,24 @@ def test_no_pyproject_or_no_table_means_no_project(tmp_path: Path) -> None:
         ("[tool.tsumugi\n", "is not valid TOML"),
         ("[tool]\ntsumugi = 3\n", "tool.tsumugi must be a table, got int"),
         ("[tool.tsumugi]\nother = 1\n", "tool.tsumugi.workers is missing"),
-        ("[tool.tsumugi]\nworkers = []\n", "tool.tsumugi.workers must be a non-empty list of wrangler config paths"),
+        (
+            "[tool.tsumugi]\nworkers = []\n",
+            "tool.tsumugi.workers must be a non-empty list of wrangler config paths",
+        ),
         ('[tool.tsumugi]\nworkers = "a/wrangler.jsonc"\n', "must be a non-empty list"),
-        ('[tool.tsumugi]\nworkers = ["a/wrangler.jsonc", 3]\n', r"tool.tsumugi.workers\[1\] must be a non-empty string"),
+        (
+            '[tool.tsumugi]\nworkers = ["a/wrangler.jsonc", 3]\n',
+            r"tool.tsumugi.workers\[1\] must be a non-empty string",
+        ),
         ('[tool.tsumugi]\nworkers = [" "]\n', r"tool.tsumugi.workers\[0\] must be a non-empty string"),
-        ('[tool.tsumugi]\nworkers = ["/etc/wrangler.jsonc"]\n', r"workers\[0\] must be relative to the project folder"),
-        ('[tool.tsumugi]\nworkers = ["c/wrangler.jsonc"]\n', r"workers\[0\] names 'c/wrangler.jsonc', which is not a file"),
+        (
+            '[tool.tsumugi]\nworkers = ["/etc/wrangler.jsonc"]\n',
+            r"workers\[0\] must be relative to the project folder",
+        ),
+        (
+            '[tool.tsumugi]\nworkers = ["c/wrangler.jsonc"]\n',
+            r"workers\[0\] names 'c/wrangler.jsonc', which is not a file",
+        ),
         ('[tool.tsumugi]\nworkers = ["a"]\n', r"workers\[0\] names 'a', which is not a file"),
         (
             '[tool.tsumugi]\nworkers = ["a/wrangler.jsonc", "./a/../a/wrangler.jsonc"]\n',
@@ -65,7 +79,10 @@ def test_tsumugi_dev_reports_a_bad_workers_list_and_exits_2(
     with pytest.raises(SystemExit) as exited:
         main(["dev"])
     assert exited.value.code == 2
-    assert "tool.tsumugi.workers[0] names 'missing/wrangler.jsonc', which is not a file" in capsys.readouterr().err
+    assert (
+        "tool.tsumugi.workers[0] names 'missing/wrangler.jsonc', which is not a file"
+        in capsys.readouterr().err
+    )
 
 
 def test_tsumugi_dev_without_any_config_says_where_it_looked(

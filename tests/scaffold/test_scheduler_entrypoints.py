@@ -33,7 +33,16 @@ def test_the_mixed_in_methods_are_exported_as_the_entry_modules_own() -> None:
         tsumugi = TSUMUGI
 
     shard = _exported_methods(TsumugiJobShard)
-    assert {"enqueue_many", "claim", "report", "report_many", "heartbeat", "cancel", "alarm", "explain"} <= shard
+    assert {
+        "enqueue_many",
+        "claim",
+        "report",
+        "report_many",
+        "heartbeat",
+        "cancel",
+        "alarm",
+        "explain",
+    } <= shard
     assert _exported_methods(TsumugiRpc) == {
         "enqueue",
         "enqueue_many",
@@ -47,7 +56,9 @@ def test_the_mixed_in_methods_are_exported_as_the_entry_modules_own() -> None:
 
 
 def test_a_class_without_its_definition_is_refused_when_defined() -> None:
-    with pytest.raises(TypeError, match=r"class Default must set tsumugi = define_tsumugi\(...\), got NoneType"):
+    with pytest.raises(
+        TypeError, match=r"class Default must set tsumugi = define_tsumugi\(...\), got NoneType"
+    ):
 
         class Default(DefaultMethods, WorkerEntrypoint):
             pass

@@ -93,7 +93,10 @@ def _list(source: str) -> ast.List:
         ('X = ["a", "b"]\n', 'X = ["a", "b", "c"]\n'),
         ('X = ["a",]  # note\n', 'X = ["a", "c",]  # note\n'),
         ("X = []\n", 'X = ["c"]\n'),
-        ('X = f(\n    p=[\n        "a",  # first\n    ],\n)\n', 'X = f(\n    p=[\n        "a",  # first\n        "c",\n    ],\n)\n'),
+        (
+            'X = f(\n    p=[\n        "a",  # first\n    ],\n)\n',
+            'X = f(\n    p=[\n        "a",  # first\n        "c",\n    ],\n)\n',
+        ),
         ('X = [\n    "a"  # no comma\n]\n', 'X = [\n    "a",  # no comma\n    "c"\n]\n'),
         ('# é\nX = ["é", "ü"]  # ß\n', '# é\nX = ["é", "ü", "c"]  # ß\n'),
     ],

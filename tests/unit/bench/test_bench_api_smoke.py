@@ -57,6 +57,8 @@ def test_each_common_query_and_its_count_is_served_by_an_index(tmp_path: Path) -
             assert bench.served_by_index(plans), (name, plans)
         # The check itself tells a scan from a seek: a filter on an unindexed column is not index-served.
         assert not bench.served_by_index([["SCAN job"]])
-        assert not bench.served_by_index([["SEARCH job USING INDEX job_recent (updated_at<?)", "USE TEMP B-TREE FOR ORDER BY"]])
+        assert not bench.served_by_index(
+            [["SEARCH job USING INDEX job_recent (updated_at<?)", "USE TEMP B-TREE FOR ORDER BY"]]
+        )
     finally:
         db.close()

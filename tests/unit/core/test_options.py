@@ -97,8 +97,14 @@ BAD = [
     ({"priority": 2**60}, "priority must be between"),
     ({"max_attempts": 0}, "max_attempts must be at least 1"),
     ({"timeout_ms": 0}, "timeout_ms must be at least 1"),
-    ({"timeout_ms": MAX_TIMEOUT_MS + 1}, f"timeout_ms must be at most {MAX_TIMEOUT_MS} (14 minutes): a job runs"),
-    ({"payload": "x" * 60_000 + "€"}, f"payload must be at most {MAX_PAYLOAD_QUEUE_BYTES} bytes as a queue message"),
+    (
+        {"timeout_ms": MAX_TIMEOUT_MS + 1},
+        f"timeout_ms must be at most {MAX_TIMEOUT_MS} (14 minutes): a job runs",
+    ),
+    (
+        {"payload": "x" * 60_000 + "€"},
+        f"payload must be at most {MAX_PAYLOAD_QUEUE_BYTES} bytes as a queue message",
+    ),
     ({"delay_ms": -1}, "delay_ms must not be negative"),
     ({"run_at": -5}, "run_at must not be negative"),
     ({"run_at": 2**53}, f"run_at must be between 0 and {MAX_SAFE_INTEGER}"),

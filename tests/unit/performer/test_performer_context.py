@@ -156,8 +156,9 @@ class TestHeartbeatProtocolErrors:
 
         ctx = make_context(FakeShard())
         ctx._heartbeat = refused  # pyright: ignore[reportPrivateUsage]
-        with caplog.at_level(logging.ERROR, logger="tsumugi_performer"), pytest.raises(
-            HeartbeatError, match="cannot cross RPC"
+        with (
+            caplog.at_level(logging.ERROR, logger="tsumugi_performer"),
+            pytest.raises(HeartbeatError, match="cannot cross RPC"),
         ):
             await ctx.heartbeat(0.5)
         assert "its answer cannot cross RPC" in caplog.text

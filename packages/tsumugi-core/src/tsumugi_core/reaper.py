@@ -3,7 +3,8 @@
 Rules (reference §1.7, beyond-the-original A6, original gap 12):
 
 - a cancel request older than ``grace_ms`` ends the job CANCELLED;
-- silence is measured from the later of dispatch and the last heartbeat: the attempt is over at
+- silence is measured from the later of dispatch and the last sign of life (the attempt's start, then each
+  heartbeat: the shard keeps both in ``heartbeat_at``, ADR-0052): the attempt is over at
   ``silence_deadline(...)``; then
 - a job with a pending cancel request ends CANCELLED (a silent attempt is a failed one, and a failure after
   the request is never retried: ADR-0017), whatever its guarantee or attempts left;

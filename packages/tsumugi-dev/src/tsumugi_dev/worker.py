@@ -128,7 +128,9 @@ def load_module(config: WorkerConfig) -> ModuleType:
 class WorkerHost:
     """A loaded Worker: makes entrypoint instances and runs their handlers."""
 
-    def __init__(self, config: WorkerConfig, clock: RuntimeClock, counters: LimitCounters | None = None) -> None:
+    def __init__(
+        self, config: WorkerConfig, clock: RuntimeClock, counters: LimitCounters | None = None
+    ) -> None:
         self.config = config
         self.name = config.name
         self._clock = clock
@@ -141,7 +143,9 @@ class WorkerHost:
     def bind_env(self, values: dict[str, Any]) -> None:
         """Set the env (bindings and vars) once every binding exists."""
         self.env = Env(self.name, values)
-        self.exports = Exports({name: ServiceBinding(self, name, raw=True) for name in self.entrypoint_names()})
+        self.exports = Exports(
+            {name: ServiceBinding(self, name, raw=True) for name in self.entrypoint_names()}
+        )
 
     def entrypoint_names(self) -> list[str]:
         """Names of the module's ``WorkerEntrypoint`` classes."""

@@ -16,7 +16,8 @@ __all__ = ["DEFAULT_HEARTBEAT_INTERVAL_MS", "HeartbeatAnswer", "HeartbeatError",
 _log = logging.getLogger("tsumugi_performer")
 
 DEFAULT_HEARTBEAT_INTERVAL_MS: Final = 5_000
-"""Heartbeats closer together than this are dropped before they leave the performer (the original's 5 s)."""
+"""Heartbeats closer together than this are dropped before they leave the performer (the original's 5 s); the
+entrypoint gives each attempt `tsumugi_core.liveness.heartbeat_interval_ms` of its timeout, at most this (ADR-0053)."""
 
 
 class HeartbeatAnswer(msgspec.Struct, frozen=True, kw_only=True):

@@ -36,6 +36,7 @@ from typing import Any, Final, Protocol, TypeVar, cast
 
 import msgspec
 
+from tsumugi_core.liveness import heartbeat_interval_ms
 from tsumugi_performer._context import HeartbeatAnswer, HeartbeatError, JobContext
 from tsumugi_performer._errors import NonRetryableError, RetryAfterError
 from tsumugi_performer._performer import Performer
@@ -109,6 +110,8 @@ class AttemptDispatch(msgspec.Struct, frozen=True, kw_only=True, rename="camel")
     deadline_at: int
     payload: Any = None
     traceparent: str | None = None
+    timeout_ms: int | None = None
+    """The attempt's timeout; absent from an older scheduler (then ``deadline_at`` tells it)."""
 
 
 _DISPATCH: Final = msgspec.json.Decoder(AttemptDispatch)
@@ -165,7 +168,9 @@ class PerformerRunner:
                     return _HEARTBEAT_ANSWER.decode(answer)
                 return msgspec.convert(_plain(answer), HeartbeatAnswer, strict=False)
             except (msgspec.DecodeError, msgspec.ValidationError) as error:
-                raise HeartbeatError(f"the heartbeat's answer does not decode: {error} ({answer!r:.200})") from None
+                raise HeartbeatError(
+                    f"the heartbeat's answer does not decode: {error} ({answer!r:.200})"
+                ) from None
 
         return send
 
@@ -192,6 +197,12 @@ class PerformerRunner:
                 heartbeat=self._heartbeat_fn(heartbeat),
                 traceparent=attempt.traceparent,
                 clock=clock,
+                # Often enough to keep even a short timeout alive (ADR-0053).
+                heartbeat_interval_ms=heartbeat_interval_ms(
+                    attempt.timeout_ms
+                    if attempt.timeout_ms is not None
+                    else attempt.deadline_at - clock.now_ms()
+                ),
             )
         except (msgspec.ValidationError, msgspec.DecodeError, ValueError) as error:
             # A dispatch or payload that does not decode cannot succeed on a retry.

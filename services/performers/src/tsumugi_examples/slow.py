@@ -1,4 +1,7 @@
-"""``Slow``: works for ``seconds`` seconds, heartbeating each second with progress, and stops when cancelled."""
+"""``Slow``: works for ``seconds`` seconds, heartbeating each second with progress, and stops when cancelled.
+
+With ``"quiet": true`` it never heartbeats (so never hears a cancel request): a job that goes silent.
+"""
 
 from __future__ import annotations
 
@@ -11,9 +14,10 @@ __all__ = ["Slow", "SlowCancelledError", "SlowPayload"]
 
 
 class SlowPayload(msgspec.Struct, frozen=True, kw_only=True):
-    """``{"seconds": n}``."""
+    """``{"seconds": n}``, optionally ``"quiet": true``."""
 
     seconds: int
+    quiet: bool = False
 
 
 class SlowCancelledError(Exception):
@@ -27,6 +31,9 @@ class Slow(Performer[SlowPayload, int]):
         """Work, heartbeat, and stop cooperatively on a cancel request."""
         clock = time_source()
         for second in range(payload.seconds):
+            if payload.quiet:
+                await clock.sleep_ms(1_000)
+                continue
             answer = await ctx.heartbeat(second / payload.seconds)
             if answer.cancel_requested:
                 raise SlowCancelledError(f"cancelled after {second}s of {payload.seconds}s")

@@ -1,11 +1,15 @@
 """The queue consumer: run each dispatched attempt by calling its performer, report the outcome, always ack.
 
 Per message (every message of a batch concurrently, each isolated): claim first for at-most-once jobs (a
-refused claim is a duplicate delivery: ack and stop); find the performer (the Worker's own export, then a
+refused claim is a duplicate delivery: ack and stop; the claim marks the job RUNNING), or mark an at-least-once
+job RUNNING without waiting (marks of attempts still running after 100 ms go to each shard in one
+``start_many`` call, ADR-0052);
+find the performer (the Worker's own export, then a
 Service Binding named after the binding); call its ``run_attempt`` with the attempt's timeout, which each
 heartbeat the shard accepts restarts, but never past `MAX_TIMEOUT_MS` after the message was taken up (Cloudflare
 stops a consumer invocation after 15 minutes of wall time; the last minute is left to report and ack,
-ADR-0047); report the outcome with the attempt number (the reports of one step go to each shard in one
+ADR-0047); report the outcome with the attempt number (a timed-out or lost call is flagged
+``outcomeUnknown``: the performer may still run, which an at-most-once job must never overlap, ADR-0051) (the reports of one step go to each shard in one
 ``report_many`` call); ack whatever happened.
 The queue's own retries are never used: retries are the shard's decision (reference §1.4).
 
@@ -28,6 +32,7 @@ from tsumugi_core.options import MAX_TIMEOUT_MS
 from tsumugi_scheduler.deadlines import deadline_watch
 from tsumugi_scheduler.remote_errors import error_text, is_missing_method
 from tsumugi_scheduler.report_batch import ReportBatch
+from tsumugi_scheduler.start_marks import StartMarks
 from tsumugi_scheduler.timing import TimeSource, time_source
 from tsumugi_scheduler.wire import integral, integral_shared, shard_of_job
 
@@ -65,8 +70,11 @@ def not_found_error(binding: str) -> str:
     return f"performer not found: {binding} (export it, or add a service binding)"
 
 
-def _failed(error: str, *, retryable: bool = True) -> dict[str, Any]:
-    return {"ok": False, "error": error, "retryable": retryable, "retryAt": None}
+def _failed(error: str, *, retryable: bool = True, unknown: bool = False) -> dict[str, Any]:
+    failure: dict[str, Any] = {"ok": False, "error": error, "retryable": retryable, "retryAt": None}
+    if unknown:  # the performer may still be running, or may have done its work
+        failure["outcomeUnknown"] = True
+    return failure
 
 
 def _lookup(container: Any, name: str) -> Any:
@@ -112,7 +120,7 @@ class _Attempt:
         d = self.dispatch
         return _JSON.encode({"jobId": d.job_id, "attempt": d.attempt, "maxAttempts": d.max_attempts or d.attempt,
                              "deadlineAt": min(self.started_at + d.timeout_ms, self.latest), "payload": d.payload,
-                             "traceparent": d.traceparent}).decode()  # fmt: skip
+                             "traceparent": d.traceparent, "timeoutMs": d.timeout_ms}).decode()  # fmt: skip
 
     async def call(self, performer: Any) -> dict[str, Any]:
         """Run the performer, waiting at most until the (heartbeat-extended) deadline."""
@@ -134,7 +142,7 @@ class _Attempt:
                 # The wait is abandoned; the performer is not stopped (it can watch deadline_at or heartbeats).
                 _abandoned.add(call)
                 call.add_done_callback(_forget)
-                return _failed(self._timeout_text())
+                return _failed(self._timeout_text(), unknown=True)
         return _envelope(call, self.dispatch.binding)
 
     def _timeout_text(self) -> str:
@@ -156,7 +164,7 @@ def _envelope(call: asyncio.Future[Any], binding: str) -> dict[str, Any]:
     if error is not None:
         if is_missing_method(error, DISPATCH_METHOD):
             return _failed(not_found_error(binding))
-        return _failed(error_text(error))
+        return _failed(error_text(error), unknown=True)  # the call failed, not (knowingly) the performer
     answer = _outcome(call.result())
     if not isinstance(answer, Mapping) or not isinstance(answer.get("ok"), bool):  # pyright: ignore[reportUnknownMemberType]
         return _failed(f"performer {binding} answered a malformed outcome: {answer!r}", retryable=False)
@@ -179,9 +187,17 @@ def _outcome(answer: Any) -> Any:
 
 
 async def run_dispatch(
-    dispatch: QueuedDispatch, env: Any, exports: Any, reports: ReportBatch | None = None
+    dispatch: QueuedDispatch,
+    env: Any,
+    exports: Any,
+    reports: ReportBatch | None = None,
+    starts: StartMarks | None = None,
 ) -> None:
-    """Claim (at-most-once), perform with the timeout, and report one attempt (through ``reports`` if given)."""
+    """Claim (at-most-once) or mark RUNNING, perform with the timeout, and report one attempt.
+
+    Reports and marks go through ``reports`` and ``starts`` when given (the batch handler's); without
+    ``starts`` the mark is sent on its own and awaited before this returns.
+    """
     attempt = _Attempt(dispatch, env, time_source())
     if dispatch.claim_required:
         claimed = await attempt.shard.claim(attempt.name, dispatch.job_id, dispatch.attempt)
@@ -191,14 +207,25 @@ async def run_dispatch(
     if performer is None:
         outcome = _failed(not_found_error(dispatch.binding))
     else:
-        outcome = await attempt.call(performer)
+        own = starts is None
+        marks = StartMarks(env, attempt.clock) if starts is None else starts
+        if not dispatch.claim_required:  # the claim already marked an at-most-once job RUNNING
+            marks.mark(attempt.name, dispatch.job_id, dispatch.attempt)
+        try:
+            outcome = await attempt.call(performer)
+        finally:
+            marks.answered(attempt.name, dispatch.job_id, dispatch.attempt)
+            if own:
+                await marks.drain()
     if reports is None:
         await attempt.shard.report(attempt.name, dispatch.job_id, dispatch.attempt, outcome)
     else:
         await reports.report(attempt.name, dispatch.job_id, dispatch.attempt, outcome)
 
 
-async def _handle_message(message: Any, env: Any, exports: Any, reports: ReportBatch) -> None:
+async def _handle_message(
+    message: Any, env: Any, exports: Any, reports: ReportBatch, starts: StartMarks
+) -> None:
     try:
         dispatch = msgspec.convert(integral_shared(_plain(message.body)), QueuedDispatch)
     except (msgspec.ValidationError, TypeError) as exc:
@@ -207,7 +234,7 @@ async def _handle_message(message: Any, env: Any, exports: Any, reports: ReportB
         message.ack()
         return
     try:
-        await run_dispatch(dispatch, env, exports, reports)
+        await run_dispatch(dispatch, env, exports, reports, starts)
     except Exception:
         # The job stays QUEUED/RUNNING and the reaper recovers it; the queue must not retry on its own.
         _log.exception("attempt %d of %s could not be reported", dispatch.attempt, dispatch.job_id)
@@ -218,9 +245,14 @@ async def _handle_message(message: Any, env: Any, exports: Any, reports: ReportB
 async def handle_batch(batch: Any, env: Any, ctx: Any) -> None:
     """The ``queue(batch, env, ctx)`` handler: every message concurrently, each acked.
 
-    Reports made in the same step go to their shard together (`ReportBatch`).
+    Reports made in the same step go to their shard together (`ReportBatch`), and so do the RUNNING marks of
+    attempts still running after `MARK_DELAY_MS` (`StartMarks`), all sent before the handler returns.
     """
     exports = getattr(ctx, "exports", None)
     messages = list(batch.messages)
     reports = ReportBatch(env)
-    await asyncio.gather(*(_handle_message(m, env, exports, reports) for m in messages))
+    starts = StartMarks(env, time_source())
+    try:
+        await asyncio.gather(*(_handle_message(m, env, exports, reports, starts) for m in messages))
+    finally:
+        await starts.drain()

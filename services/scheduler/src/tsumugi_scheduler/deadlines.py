@@ -52,7 +52,12 @@ class DeadlineWatch:
         self._live += 1
         heapq.heappush(self._heap, (attempt.deadline, next(self._order), attempt, woken))
         task = self._task
-        if task is not None and not task.done() and self._wake_at is not None and self._wake_at <= attempt.deadline:
+        if (
+            task is not None
+            and not task.done()
+            and self._wake_at is not None
+            and self._wake_at <= attempt.deadline
+        ):
             return  # the watcher wakes before this deadline anyway
         if task is not None:
             task.cancel()
@@ -108,5 +113,3 @@ def deadline_watch(clock: TimeSource) -> DeadlineWatch:
     if current is None or current.loop is not loop or current.clock is not clock:
         current = _current[0] = DeadlineWatch(loop, clock)
     return current
-
-

@@ -93,6 +93,10 @@ class JobShardMethods(_Mixin):
         """Claim a dispatched attempt for the consumer."""
         return await self.host.claim(name, job_id, attempt)
 
+    async def start_many(self, name: str, attempts: Any) -> list[bool]:
+        """Mark started attempts RUNNING (ADR-0052)."""
+        return await self.host.start_many(name, _runtime.plain(attempts))
+
     async def report(self, name: str, job_id: str, attempt: int, outcome: Any) -> dict[str, Any]:
         """Report one attempt's outcome."""
         return await self.host.report(name, job_id, attempt, _runtime.plain(outcome))
@@ -113,7 +117,9 @@ class JobShardMethods(_Mixin):
         """Retry a finished job."""
         return await self.host.retry(name, job_id)
 
-    async def reschedule(self, name: str, job_id: str, run_at: int, priority: int | None = None) -> dict[str, Any]:
+    async def reschedule(
+        self, name: str, job_id: str, run_at: int, priority: int | None = None
+    ) -> dict[str, Any]:
         """Move a waiting job to another time (and priority)."""
         return await self.host.reschedule(name, job_id, run_at, priority)
 

@@ -142,14 +142,28 @@ def _jobs_ahead(sql: SqlLike, job: JobRecord, policy: Policy, now: int) -> int:
         f"AND ({effective} > ? OR ({effective} = ? AND (eligible_at < ? OR (eligible_at = ? AND id < ?)))) "
         "LIMIT ?)"
     )
-    params = (now, job.id, *aging, mine, *aging, mine, job.eligible_at, job.eligible_at, job.id, AHEAD_COUNT_CAP)
+    params = (
+        now,
+        job.id,
+        *aging,
+        mine,
+        *aging,
+        mine,
+        job.eligible_at,
+        job.eligible_at,
+        job.id,
+        AHEAD_COUNT_CAP,
+    )
     return _scalar(sql, query, *params)
 
 
 def _summary(job: JobRecord, blockers: list[Blocker]) -> str:
+    if job.state == JobState.QUEUED:
+        return "the job is QUEUED: dispatched, waiting for a queue consumer to start its performer"
+    if job.state == JobState.RUNNING:
+        return "the job is RUNNING: its performer is executing"
     if job.state != JobState.SCHEDULED:
-        running = job.state in (JobState.QUEUED, JobState.RUNNING)
-        return f"the job is {job.state.value}: {'dispatched' if running else 'finished'}, not waiting"
+        return f"the job is {job.state.value}: finished, not waiting"
     if not blockers:
         return "nothing holds the job back: the next tick dispatches it"
     return "; ".join(b.message for b in blockers)

@@ -105,7 +105,9 @@ class SchedulerService:
             shard = parse_job_id(item.id).shard
         else:
             try:
-                shard = resolve_shard(item.binding, self._definition.shards_of(item.binding), item.partition_key)
+                shard = resolve_shard(
+                    item.binding, self._definition.shards_of(item.binding), item.partition_key
+                )
             except InvalidJobIdError as exc:
                 raise EnqueueValidationError(f"{where}.partition_key", f"is required: {exc}") from None
         if given is not None and given != shard:
@@ -137,7 +139,9 @@ class SchedulerService:
             binding = prepared[positions[0]][0].binding
             code = self._definition.settings_of(binding) or given_settings
             wire = msgspec.to_builtins([prepared[p][0] for p in positions])
-            answer = await self._stub(name).enqueue_many(name, wire, None if code is None else msgspec.to_builtins(code))
+            answer = await self._stub(name).enqueue_many(
+                name, wire, None if code is None else msgspec.to_builtins(code)
+            )
             for position, job_id in zip(positions, answer, strict=True):
                 ids[position] = str(job_id)
 

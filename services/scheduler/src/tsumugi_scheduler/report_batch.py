@@ -38,7 +38,9 @@ class ReportBatch:
         self._sending: set[asyncio.Task[None]] = set()
         self._scheduled = False
 
-    def report(self, shard: str, job_id: str, attempt: int, outcome: dict[str, Any]) -> asyncio.Future[dict[str, Any]]:
+    def report(
+        self, shard: str, job_id: str, attempt: int, outcome: dict[str, Any]
+    ) -> asyncio.Future[dict[str, Any]]:
         """Queue one report; the future resolves with the shard's answer (``accepted``, ``state``)."""
         loop = asyncio.get_running_loop()
         answer: asyncio.Future[dict[str, Any]] = loop.create_future()

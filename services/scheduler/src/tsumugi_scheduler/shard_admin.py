@@ -102,7 +102,9 @@ class ShardAdmin:
             "pinned": engine.pinned,
         }  # fmt: skip
 
-    async def mutate_many(self, name: str, action: Literal["retry", "cancel"], job_ids: Sequence[str]) -> dict[str, Any]:
+    async def mutate_many(
+        self, name: str, action: Literal["retry", "cancel"], job_ids: Sequence[str]
+    ) -> dict[str, Any]:
         """Retry or cancel jobs of this shard; ``{"ok": [...], "failed": [{"id", "reason"}]}``.
 
         Raises:

@@ -140,6 +140,7 @@ def _outcome(value: Mapping[str, Any]) -> Outcome:
         error=str(value.get("error") or "the attempt failed"),
         retryable=value.get("retryable") is not False,
         retry_at=int(retry_at) if isinstance(retry_at, int | float) else None,
+        unknown=value.get("outcomeUnknown") is True,
     )
 
 
@@ -259,6 +260,11 @@ class JobShardHost:
     async def claim(self, name: str, job_id: str, attempt: int) -> bool:
         """At-most-once start of the live attempt."""
         return bool(await self._command(name, lambda e: e.claim(job_id, int(attempt))))
+
+    async def start_many(self, name: str, attempts: Any) -> list[bool]:
+        """Mark started attempts (``{"jobId", "attempt"}`` each) RUNNING in one statement; one answer each."""
+        items = [(str(a["jobId"]), int(a["attempt"])) for a in attempts]
+        return await self._command(name, lambda e: e.start_many(items))
 
     async def report(
         self, name: str, job_id: str, attempt: int, outcome: Mapping[str, Any]

@@ -155,11 +155,17 @@ def create_app(definition: TsumugiDefinition, *, auth: BearerAuth | None = DEFAU
         by_path.setdefault(op.path, {})[op.method] = op.endpoint
     # One route per path, so a 405 lists every method the path has in its Allow header.
     routes = [Route(OPENAPI_PATH, openapi, methods=["GET"])]
-    routes += [Route(path, _by_method(endpoints), methods=list(endpoints)) for path, endpoints in by_path.items()]
+    routes += [
+        Route(path, _by_method(endpoints), methods=list(endpoints)) for path, endpoints in by_path.items()
+    ]
     app = Starlette(
         routes=routes,
         middleware=[Middleware(ApiGate, auth=auth, gate=gate or SchemaGate())],
-        exception_handlers={ApiError: _api_error, EnqueueValidationError: _invalid, HTTPException: _http_error},
+        exception_handlers={
+            ApiError: _api_error,
+            EnqueueValidationError: _invalid,
+            HTTPException: _http_error,
+        },
     )
     # /api/jobs/ is not /api/jobs: a JSON 404, never a 307 redirect that a fetch client may follow blindly.
     app.router.redirect_slashes = False

@@ -171,7 +171,9 @@ def parse_bulk(text: str, action: BulkAction) -> BulkTarget:
         created_from=None if created_from is None else math.ceil(created_from),
         created_to=None if created_to is None else math.floor(created_to),
     )  # fmt: skip
-    return BulkTarget(filters=filters, limit=BULK_LIMIT if limit is None else min(math.floor(limit), BULK_LIMIT))
+    return BulkTarget(
+        filters=filters, limit=BULK_LIMIT if limit is None else min(math.floor(limit), BULK_LIMIT)
+    )
 
 
 def _field_error(field: str, rule: str) -> ApiError:

@@ -73,7 +73,9 @@ class ApiContext:
             parsed = parse_job_id(job_id)
         except InvalidJobIdError:
             return False
-        return self.definition.is_registered(parsed.binding) and parsed.shard < self.definition.shards_of(parsed.binding)
+        return self.definition.is_registered(parsed.binding) and parsed.shard < self.definition.shards_of(
+            parsed.binding
+        )
 
     def served_shard(self, job_id: str) -> str:
         """The shard name of a path's job id.

@@ -22,7 +22,9 @@ __all__ = ["TOTAL_CAP", "JobListBody", "list_page", "list_statements"]
 
 TOTAL_CAP: Final = 10_000
 """Totals are exact up to this many matching jobs."""
-_COLUMNS: Final = "id, binding, state, priority, attempts, max_attempts, created_at, updated_at, dispatched_at"
+_COLUMNS: Final = (
+    "id, binding, state, priority, attempts, max_attempts, created_at, updated_at, dispatched_at"
+)
 
 
 class JobListBody(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
@@ -33,7 +35,9 @@ class JobListBody(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True)
     total_capped: bool = False
 
 
-def list_statements(query: JobQuery, cap: int = TOTAL_CAP) -> tuple[tuple[str, list[Any]], tuple[str, list[Any]]]:
+def list_statements(
+    query: JobQuery, cap: int = TOTAL_CAP
+) -> tuple[tuple[str, list[Any]], tuple[str, list[Any]]]:
     """The page's and the capped count's SQL with their parameters.
 
     Raises:
@@ -72,7 +76,9 @@ async def list_page(d1: D1Like[StatementT], query: JobQuery, *, retry_window: Re
         cap: Count at most this many matches; more answer ``total = cap`` and ``total_capped``.
     """
     (page_sql, page_params), (count_sql, count_params) = list_statements(query, cap)
-    page, count = await d1.batch([d1.prepare(page_sql).bind(*page_params), d1.prepare(count_sql).bind(*count_params)])
+    page, count = await d1.batch(
+        [d1.prepare(page_sql).bind(*page_params), d1.prepare(count_sql).bind(*count_params)]
+    )
     total = int(result_rows(count)[0]["total"])
     jobs = [_summary(row, retry_window) for row in result_rows(page)]
     return JobListBody(jobs=jobs, total=min(total, cap), total_capped=total > cap)

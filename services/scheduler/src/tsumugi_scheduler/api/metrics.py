@@ -128,7 +128,9 @@ def aggregate_points(points: Iterable[Mapping[str, Any]], hours: int) -> Metrics
     for p in points:
         weight = _num(p.get("weight")) or 1.0
         state, duration = str(p.get("state")), _num(p.get("duration"))
-        by_binding.setdefault(str(p.get("binding")), []).append((state, _num(p.get("attempts")), duration, weight))
+        by_binding.setdefault(str(p.get("binding")), []).append(
+            (state, _num(p.get("attempts")), duration, weight)
+        )
         hour = int(_num(p.get("at_ms"))) // _HOUR_MS * _HOUR_MS
         by_hour.setdefault(hour, []).append((state, duration, weight))
     bindings: list[BindingMetrics] = []
@@ -232,10 +234,14 @@ class AccountSqlReader:
         headers = {"authorization": f"Bearer {self._token}", "content-type": "text/plain"}
         try:
             if self._client is not None:
-                answer = await self._client.post(self._url, content=sql, headers=headers, timeout=QUERY_TIMEOUT_S)
+                answer = await self._client.post(
+                    self._url, content=sql, headers=headers, timeout=QUERY_TIMEOUT_S
+                )
             else:
                 async with httpx.AsyncClient() as client:
-                    answer = await client.post(self._url, content=sql, headers=headers, timeout=QUERY_TIMEOUT_S)
+                    answer = await client.post(
+                        self._url, content=sql, headers=headers, timeout=QUERY_TIMEOUT_S
+                    )
         except (httpx.HTTPError, httpx.InvalidURL) as exc:  # InvalidURL: an account id that breaks the URL
             raise MetricsUnavailableError(f"metrics query failed: {exc}") from None
         if not answer.is_success:
@@ -244,7 +250,9 @@ class AccountSqlReader:
 
     async def read(self, hours: int, binding: str | None) -> MetricsReport:
         """Two statements upstream: per binding, and per hour."""
-        where = f"timestamp > NOW() - INTERVAL '{int(hours)}' HOUR" + (f" AND blob2 = '{binding}'" if binding else "")
+        where = f"timestamp > NOW() - INTERVAL '{int(hours)}' HOUR" + (
+            f" AND blob2 = '{binding}'" if binding else ""
+        )
         failed = "IF(blob1 IN ('FAILED', 'STALLED'), _sample_interval, 0)"
         per_binding = (
             f"SELECT blob2 AS binding, SUM(_sample_interval) AS total, SUM({failed}) AS failed, "

@@ -62,7 +62,9 @@ class EnqueueBody(_Body):
     id: str | None = Field(default=None, description="A pinned job id <binding>#<shard>:<local>.")
     runId: str | None = None
     nodeId: str | None = None
-    shard: int | None = Field(default=None, ge=0, description="The caller's routing, checked by the scheduler.")
+    shard: int | None = Field(
+        default=None, ge=0, description="The caller's routing, checked by the scheduler."
+    )
 
 
 class BulkEnqueueBody(_Body):

@@ -45,7 +45,10 @@ def _body_schema(op: Operation, components: dict[str, Any]) -> dict[str, Any] | 
     schema = op.body.model_json_schema(ref_template=_REF.replace("{name}", "{model}"))
     components.update(schema.pop("$defs", {}))
     components[op.body.__name__] = schema
-    return {"required": True, "content": {"application/json": {"schema": {"$ref": _REF.format(name=op.body.__name__)}}}}
+    return {
+        "required": True,
+        "content": {"application/json": {"schema": {"$ref": _REF.format(name=op.body.__name__)}}},
+    }
 
 
 def _parameters(op: Operation) -> list[dict[str, Any]]:
@@ -54,7 +57,13 @@ def _parameters(op: Operation) -> list[dict[str, Any]]:
         for name in _PATH_PARAM.findall(op.path)
     ]
     params.extend(
-        {"name": q.name, "in": "query", "required": False, "schema": dict(q.schema), "description": q.description}
+        {
+            "name": q.name,
+            "in": "query",
+            "required": False,
+            "schema": dict(q.schema),
+            "description": q.description,
+        }
         for q in op.query
     )
     return params

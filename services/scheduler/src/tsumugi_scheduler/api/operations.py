@@ -62,7 +62,9 @@ class Operation:
 
 _BAD = Answer(description="Invalid input; `error` says which field and rule.")
 _STATE = Answer(description="The state does not permit it.", body=s.Refusal)
-_GONE = Answer(description="No longer in its shard (swept after retention, or never existed).", body=s.Refusal)
+_GONE = Answer(
+    description="No longer in its shard (swept after retention, or never existed).", body=s.Refusal
+)
 _NOT_FOUND = Answer(description="Not found.")
 _JOB_ID = "A job id <binding>#<shard>:<local>, percent-encoded."
 _STR = {"type": "string"}

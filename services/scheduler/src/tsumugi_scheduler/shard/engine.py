@@ -16,6 +16,7 @@ import msgspec
 
 from tsumugi_core.clock import Clock, IdSource, RandomSource
 from tsumugi_core.ids import format_job_id, parse_job_id
+from tsumugi_core.liveness import attempt_hard_end
 from tsumugi_core.options import (
     MAX_SAFE_INTEGER,
     EnqueueItem,
@@ -131,17 +132,48 @@ class JobShardEngine(ShardOperations):
         return job
 
     def claim(self, job_id: str, attempt: int) -> bool:
-        """At-most-once start: QUEUED -> RUNNING once, for the live attempt only."""
+        """At-most-once start: QUEUED -> RUNNING once, for the live attempt only.
+
+        The claim is the attempt's start: silence counts from it, and no later attempt may start before
+        the consumer invocation that claimed can no longer run (``run_after``, ADR-0051).
+        """
 
         def run() -> bool:
             job = self._live(job_id, attempt)
             if job is None or job.state != JobState.QUEUED or job.cancel_requested_at is not None:
                 return False
             now = self._clock.now_ms()
-            values = {"silence_at": now + job.timeout_ms}  # a claim is a sign of life
+            values = {
+                "heartbeat_at": now,
+                "silence_at": now + job.timeout_ms,
+                "run_after": attempt_hard_end(now),
+            }
             return self._store.write(transition(job, JobState.RUNNING, now, self._notices, values))
 
         return self._store.atomically(run)
+
+    def start_many(self, attempts: Sequence[tuple[str, int]]) -> list[bool]:
+        """Mark started attempts RUNNING in one statement (ADR-0052); one answer per attempt, in order.
+
+        Only the live attempt of a QUEUED job moves: a mark arriving after its report, a duplicate or a
+        stale attempt changes nothing. The marks' feed changes are held like a tick's (`PROJECTION_HOLD_MS`)
+        so a job that finishes meanwhile is projected once.
+        """
+        now = self._clock.now_ms()
+        before = self._store.last_seq()
+        moved = set(self._store.atomically(lambda: self._store.start(attempts, now)))
+        if moved:
+            self._hold_marks(before, self._store.last_seq(), now)
+        return [(job_id, attempt) in moved for job_id, attempt in attempts]
+
+    def _hold_marks(self, before: int, last: int, now: int) -> None:
+        # Held only when nothing else is waiting to be projected between the held range and the marks (then
+        # the wake is now anyway, and the marks go with it).
+        held = self._held
+        if held is not None and held[1] == before:
+            self._held = (held[0], last, max(held[2], now + PROJECTION_HOLD_MS))
+        elif held is None or self._projected_seq() >= before:
+            self._held = (before, last, now + PROJECTION_HOLD_MS)
 
     def report(self, job_id: str, attempt: int, outcome: Outcome) -> ReportAnswer:
         """Record the outcome of the live attempt; late, duplicate or foreign reports are ignored."""

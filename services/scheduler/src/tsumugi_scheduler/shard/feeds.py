@@ -25,7 +25,9 @@ _notice_decoder = msgspec.json.Decoder(FailureNotice | SettledNotice)
 _event_decoder = msgspec.json.Decoder(dict[str, Any])
 
 
-def snapshots(store: FeedStore, after_seq: int, limit: int, up_to_seq: int | None = None) -> list[JobSnapshot]:
+def snapshots(
+    store: FeedStore, after_seq: int, limit: int, up_to_seq: int | None = None
+) -> list[JobSnapshot]:
     """The latest snapshot of every job changed after ``after_seq`` (up to ``up_to_seq``), by seq, with its
     newest attempts."""
     jobs = [msgspec.convert(r, JobRow) for r in store.outbox("job", after_seq, limit, up_to_seq)]

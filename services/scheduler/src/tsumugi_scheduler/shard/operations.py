@@ -185,7 +185,14 @@ class ShardOperations:
             return MutationAnswer(ok=False, reason="gone")
         if job.state not in RETRYABLE_STATES:
             return MutationAnswer(ok=False, reason="invalid-state")
-        values = {"run_after": now, "eligible_at": now, "dispatched_at": None, "silence_at": None,
+        # A STALLED at-most-once job's last attempt may still run until its invocation's hard end, kept in
+        # run_after since its claim: no attempt starts before it (ADR-0051).
+        start = (
+            max(now, job.run_after)
+            if job.state == JobState.STALLED and job.guarantee == Guarantee.AT_MOST_ONCE
+            else now
+        )
+        values = {"run_after": start, "eligible_at": start, "dispatched_at": None, "silence_at": None,
                   "cancel_requested_at": None, "reason": None}  # fmt: skip
         self._store.write(transition(job, JobState.SCHEDULED, now, self._notices, values))
         return MutationAnswer(ok=True)

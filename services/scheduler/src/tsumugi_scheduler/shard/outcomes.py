@@ -1,8 +1,9 @@
 """What a report does to the live attempt: the change for a success or a failure.
 
 Rules: reference §1.3 step 5, ADR-0035 (result cap), beyond-the-original A6 (a failure after a cancel
-request ends CANCELLED) and A8 (``retryable=False`` fails now; ``retry_at`` picks the next try, still bounded
-by max_attempts).
+request ends CANCELLED), A8 (``retryable=False`` fails now; ``retry_at`` picks the next try, still bounded
+by max_attempts) and ADR-0051 (an at-most-once attempt whose outcome is unknown, a timeout above all, ends
+STALLED: it may still run or may have done its work, so no other attempt follows it automatically).
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ import msgspec
 
 from tsumugi_core.backoff import next_retry
 from tsumugi_core.errors import RESULT_NOT_STORABLE_ERROR, truncate_error
-from tsumugi_core.options import MAX_RESULT_CHARS, MAX_SAFE_INTEGER, Backoff
+from tsumugi_core.liveness import outcome_unknown
+from tsumugi_core.options import MAX_RESULT_CHARS, MAX_SAFE_INTEGER, Backoff, Guarantee
 from tsumugi_core.states import JobState
 from tsumugi_scheduler.shard.changes import NoticeWriter, transition
 from tsumugi_scheduler.shard.port import JobChange
@@ -49,6 +51,14 @@ def _failure(job: JobRow, failed: Failed, now: int, rand: float, notices: Notice
     if job.cancel_requested_at is not None:
         base["reason"] = "cancelled: the attempt failed after the cancel request"
         return transition(job, JobState.CANCELLED, now, notices, base, log)
+    if job.guarantee == Guarantee.AT_MOST_ONCE and outcome_unknown(
+        flagged=failed.unknown, now=now, silence_at=job.silence_at
+    ):
+        base["reason"] = (
+            f"attempt {attempts} of an at-most-once job ended without a known outcome (timed out or lost); "
+            "it may still be running or may have done its work, so it is never re-run automatically"
+        )
+        return transition(job, JobState.STALLED, now, notices, base, log)
     if not failed.retryable:
         base["reason"] = "the performer marked the failure as not retryable"
         return transition(job, JobState.FAILED, now, notices, base, log)

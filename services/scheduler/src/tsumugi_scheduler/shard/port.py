@@ -162,6 +162,10 @@ class ShardStore(Protocol):
         """
         ...
 
+    def start(self, attempts: Sequence[tuple[str, int]], now: int) -> list[tuple[str, int]]:
+        """Move the QUEUED jobs whose live attempt is given to RUNNING (one feed seq each); the pairs moved."""
+        ...
+
     def due(self, now: int, grace_ms: int, limit: int) -> DueJobs:
         """Jobs the tick's expiry and reaper steps must look at."""
         ...

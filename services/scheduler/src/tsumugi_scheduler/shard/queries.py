@@ -25,6 +25,7 @@ __all__ = [
     "NEXT_READY_LEVEL",
     "OLDEST_READY",
     "OVERVIEW_QUERY",
+    "START_QUERY",
     "STATE_INDEX",
     "SWEEPABLE",
 ]
@@ -41,6 +42,18 @@ DISPATCH_QUERY: Final = (
     " silence_at = ?1 + timeout_ms, seq = ?2 + picked.key FROM json_each(?3) AS picked"
     " WHERE job.id = picked.value AND +job.state = 'SCHEDULED'"
     " RETURNING id, attempts, max_attempts, timeout_ms, guarantee, payload, traceparent"
+)
+START_QUERY: Final = (
+    # One statement marks a batch of started attempts RUNNING (ADR-0052): ?3 is a JSON array of
+    # [job id, attempt] pairs, each fenced by the live attempt; the start is the attempt's first sign of life,
+    # so silence counts from it, but it never postpones a pending cancel request.
+    "UPDATE job SET state = 'RUNNING', updated_at = ?1, heartbeat_at = ?1, progress = NULL,"
+    " silence_at = CASE WHEN cancel_requested_at IS NULL THEN ?1 + timeout_ms"
+    " ELSE MIN(?1 + timeout_ms, cancel_requested_at) END, seq = ?2 + started.key"
+    " FROM json_each(?3) AS started"
+    " WHERE job.id = json_extract(started.value, '$[0]') AND +job.state = 'QUEUED'"
+    " AND job.attempts = json_extract(started.value, '$[1]') - 1"
+    " RETURNING id, attempts + 1 AS attempt"
 )
 INFLIGHT: Final = "state IN ('QUEUED', 'RUNNING')"
 # Aggregates over ready jobs name their partial index: left to itself the planner picks job_state (state=?)

@@ -55,6 +55,8 @@ class Failed(msgspec.Struct, frozen=True, kw_only=True, tag="failed"):
     error: str
     retryable: bool = True
     retry_at: int | None = None
+    unknown: bool = False
+    """The consumer gave up waiting (timeout) or lost the call: the performer may still run (ADR-0051)."""
 
 
 Outcome = Succeeded | Failed

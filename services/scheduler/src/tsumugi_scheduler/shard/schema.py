@@ -44,6 +44,7 @@ class JobRow(msgspec.Struct, frozen=True, kw_only=True):
     concurrency_key: str | None
     unique_key: str | None
     run_after: int
+    """No attempt starts before it; a claimed at-most-once job keeps its attempt's hard end here (ADR-0051)."""
     eligible_at: int
     """``max(created_at, run_after)``: when the job became (or becomes) ready; aging counts from here."""
     expires_at: int | None
@@ -51,6 +52,7 @@ class JobRow(msgspec.Struct, frozen=True, kw_only=True):
     updated_at: int
     dispatched_at: int | None
     heartbeat_at: int | None
+    """The live attempt's last sign of life: its start (RUNNING mark or claim), then each heartbeat."""
     silence_at: int | None
     """While dispatched: last sign of life + timeout_ms, or the cancel request instant if earlier."""
     progress: float | None

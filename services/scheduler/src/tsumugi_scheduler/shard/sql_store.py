@@ -29,6 +29,7 @@ from tsumugi_scheduler.shard.queries import (
     INFLIGHT,
     INSERT_JOB,
     OVERVIEW_QUERY,
+    START_QUERY,
     STATE_INDEX,
     SWEEPABLE,
 )
@@ -200,6 +201,19 @@ class SqlShardStore:
             DISPATCH_QUERY, now, base, msgspec.json.encode(list(job_ids)).decode()
         ).toArray()
         return {str(row["id"]): row for row in rows}
+
+    def start(self, attempts: Sequence[tuple[str, int]], now: int) -> list[tuple[str, int]]:
+        """Mark the live ``attempts`` (job id, attempt) of QUEUED jobs RUNNING at ``now`` in one statement.
+
+        Returns the (job id, attempt) pairs that moved; a job no longer QUEUED with that live attempt is left.
+        """
+        if not attempts:
+            return []
+        base = self._seq + 1
+        self._seq += len(attempts)
+        pairs = msgspec.json.encode([[job_id, attempt] for job_id, attempt in attempts]).decode()
+        rows = self._sql.exec(START_QUERY, now, base, pairs).toArray()
+        return [(str(row["id"]), int(row["attempt"])) for row in rows]
 
     def _in_flight(self) -> tuple[int, dict[str, int]]:
         by_key: dict[str, int] = {}
