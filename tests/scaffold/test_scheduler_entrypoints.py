@@ -38,6 +38,7 @@ def test_the_mixed_in_methods_are_exported_as_the_entry_modules_own() -> None:
         "claim",
         "report",
         "report_many",
+        "start_many",
         "heartbeat",
         "cancel",
         "alarm",
