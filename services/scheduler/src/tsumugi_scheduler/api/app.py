@@ -145,7 +145,7 @@ def create_app(definition: TsumugiDefinition, *, auth: BearerAuth | None = DEFAU
     Returns:
         An ASGI app; serve it with ``workers.asgi.fetch(app, request, env)``.
     """
-    document = build_document(OPERATIONS)
+    document = build_document(OPERATIONS, bindings=list(definition.performers))
 
     async def openapi(request: Request) -> Response:
         return json_response(200, document)

@@ -14,6 +14,7 @@ from typing import Any, Final
 
 import msgspec
 
+from tsumugi_core.ids import BINDING_NAME_RE, FLOW_NAME_RE, LOCAL_ID_RE
 from tsumugi_scheduler.api.operations import OPENAPI_PATH, Answer, Operation
 from tsumugi_scheduler.api.shapes import ErrorBody
 
@@ -23,6 +24,7 @@ API_TITLE: Final = "Tsumugi REST API"
 API_VERSION: Final = "0.1.0"
 _REF: Final = "#/components/schemas/{name}"
 _PATH_PARAM: Final = re.compile(r"\{([a-z_]+)\}")
+_ENQUEUE_ITEM: Final = "EnqueueBody"
 _COMMON: Final = {
     401: Answer(description="Missing or wrong token."),
     404: Answer(description="Not found."),
@@ -48,9 +50,18 @@ def _body_schema(op: Operation, components: dict[str, Any]) -> dict[str, Any] | 
     return {"required": True, "content": {"application/json": {"schema": {"$ref": _REF.format(name=op.body.__name__)}}}}
 
 
+def _path_schema(path: str, name: str) -> dict[str, Any]:
+    """The syntax of a path parameter (reference §1.2), so a well-formed value is never refused as malformed."""
+    if name == "binding":
+        return {"type": "string", "pattern": f"^{BINDING_NAME_RE.pattern}$"}
+    if path.startswith("/api/runs/"):
+        return {"type": "string", "pattern": f"^{FLOW_NAME_RE.pattern}:{LOCAL_ID_RE.pattern}$"}
+    return {"type": "string", "pattern": f"^{BINDING_NAME_RE.pattern}#[0-9]+:{LOCAL_ID_RE.pattern}$"}
+
+
 def _parameters(op: Operation) -> list[dict[str, Any]]:
     params: list[dict[str, Any]] = [
-        {"name": name, "in": "path", "required": True, "schema": {"type": "string", "minLength": 1}}
+        {"name": name, "in": "path", "required": True, "schema": _path_schema(op.path, name)}
         for name in _PATH_PARAM.findall(op.path)
     ]
     params.extend(
@@ -82,8 +93,21 @@ def _openapi_operation() -> dict[str, Any]:
     }  # fmt: skip
 
 
-def build_document(operations: Sequence[Operation]) -> dict[str, Any]:
-    """The OpenAPI document of ``operations`` plus ``GET /api/openapi.json`` itself."""
+def _name_bindings(components: dict[str, Any], bindings: Sequence[str]) -> None:
+    """An enqueue item's ``binding`` lists the registered performers: another name is refused with 400."""
+    item = components.get(_ENQUEUE_ITEM)
+    if bindings and item is not None:
+        item["properties"]["binding"]["enum"] = sorted(bindings)
+
+
+def build_document(operations: Sequence[Operation], bindings: Sequence[str] = ()) -> dict[str, Any]:
+    """The OpenAPI document of ``operations`` plus ``GET /api/openapi.json`` itself.
+
+    Args:
+        operations: The route table.
+        bindings: The registered performers, named as the only values of an enqueue item's ``binding``
+            (none: any binding name, as a scheduler without registered performers accepts).
+    """
     by_type, components = _struct_schemas(operations)
     paths: dict[str, dict[str, Any]] = {OPENAPI_PATH: {"get": _openapi_operation()}}
     for op in operations:
@@ -95,6 +119,7 @@ def build_document(operations: Sequence[Operation]) -> dict[str, Any]:
         if body is not None:
             entry["requestBody"] = body
         paths.setdefault(op.path, {})[op.method.lower()] = entry
+    _name_bindings(components, bindings)
     return {
         "openapi": "3.1.0",
         "info": {"title": API_TITLE, "version": API_VERSION},
