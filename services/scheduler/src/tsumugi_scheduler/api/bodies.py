@@ -147,6 +147,9 @@ def _ids(value: object) -> list[str]:
     return [str(i) for i in items]
 
 
+_BULK_FIELDS = ("ids", "binding", "state", "unique_key", "concurrency_key", "created_from", "created_to", "limit")
+
+
 def parse_bulk(text: str, action: BulkAction) -> BulkTarget:
     """A bulk-retry / bulk-cancel body: ``ids`` (other fields then ignored) or filters and ``limit``.
 
@@ -154,6 +157,9 @@ def parse_bulk(text: str, action: BulkAction) -> BulkTarget:
         ApiError: 400 with the original's message.
     """
     body = parse_object(text)
+    for key in body:
+        if key not in _BULK_FIELDS:
+            raise _field_error(key, f"is not a bulk field (one of {', '.join(_BULK_FIELDS)})")
     if "ids" in body and body["ids"] is not None:
         return BulkTarget(ids=_ids(body["ids"]))
     binding, state, unique_key, concurrency_key = (

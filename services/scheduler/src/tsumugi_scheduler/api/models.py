@@ -71,11 +71,27 @@ class BulkEnqueueBody(_Body):
     items: list[EnqueueBody] = Field(min_length=1, max_length=500)
 
 
+def _no_default(schema: dict[str, Any]) -> None:
+    # An omitted field is "not pinned"; the document must not suggest that null is a value to send.
+    schema.pop("default", None)
+
+
+def _pin() -> Any:
+    return Field(default=None, json_schema_extra=_no_default)
+
+
+_DELAY_MAX = 8_000_000_000_000_000
+"""run_after = now + delayMs stays a safe integer for any now before the year 250,000."""
+
+
 class RescheduleBody(_Body):
     """Exactly one of ``runAt`` (absolute, past allowed) and ``delayMs`` (from now), optional ``priority``."""
 
-    runAt: float | None = None
-    delayMs: float | None = Field(default=None, ge=0)
+    model_config = ConfigDict(extra="forbid", frozen=True, json_schema_extra={
+        "oneOf": [{"required": ["runAt"]}, {"required": ["delayMs"]}]})  # fmt: skip
+
+    runAt: Annotated[float, Field(ge=0, le=_SAFE)] | SkipJsonSchema[None] = _pin()
+    delayMs: Annotated[float, Field(ge=0, le=_DELAY_MAX)] | SkipJsonSchema[None] = _pin()
     priority: float | None = None
 
 
@@ -97,15 +113,6 @@ class RateBody(_Body):
 
     tokens: int = Field(ge=1, le=_SAFE)
     interval_ms: int = Field(ge=1, le=_SAFE)
-
-
-def _no_default(schema: dict[str, Any]) -> None:
-    # An omitted field is "not pinned"; the document must not suggest that null is a value to send.
-    schema.pop("default", None)
-
-
-def _pin() -> Any:
-    return Field(default=None, json_schema_extra=_no_default)
 
 
 _AtLeast0 = Annotated[int, Field(ge=0, le=_SAFE)]

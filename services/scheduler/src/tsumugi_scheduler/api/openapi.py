@@ -93,20 +93,28 @@ def _openapi_operation() -> dict[str, Any]:
     }  # fmt: skip
 
 
-def _name_bindings(components: dict[str, Any], bindings: Sequence[str]) -> None:
-    """An enqueue item's ``binding`` lists the registered performers: another name is refused with 400."""
+def _name_bindings(components: dict[str, Any], bindings: Sequence[str], sharded: Sequence[str]) -> None:
+    """An enqueue item's ``binding`` lists the registered performers (another name is refused with 400),
+    and a binding split into shards requires ``partitionKey`` (ADR-0059)."""
     item = components.get(_ENQUEUE_ITEM)
-    if bindings and item is not None:
+    if item is None:
+        return
+    if bindings:
         item["properties"]["binding"]["enum"] = sorted(bindings)
+    if sharded:
+        item["if"] = {"properties": {"binding": {"enum": sorted(sharded)}}}
+        item["then"] = {"required": ["partitionKey"], "properties": {"partitionKey": {"type": "string", "minLength": 1}}}
 
 
-def build_document(operations: Sequence[Operation], bindings: Sequence[str] = ()) -> dict[str, Any]:
+def build_document(operations: Sequence[Operation], bindings: Sequence[str] = (),
+                   sharded: Sequence[str] = ()) -> dict[str, Any]:  # fmt: skip
     """The OpenAPI document of ``operations`` plus ``GET /api/openapi.json`` itself.
 
     Args:
         operations: The route table.
         bindings: The registered performers, named as the only values of an enqueue item's ``binding``
             (none: any binding name, as a scheduler without registered performers accepts).
+        sharded: The bindings split into several shards, whose items require ``partitionKey``.
     """
     by_type, components = _struct_schemas(operations)
     paths: dict[str, dict[str, Any]] = {OPENAPI_PATH: {"get": _openapi_operation()}}
@@ -119,7 +127,7 @@ def build_document(operations: Sequence[Operation], bindings: Sequence[str] = ()
         if body is not None:
             entry["requestBody"] = body
         paths.setdefault(op.path, {})[op.method.lower()] = entry
-    _name_bindings(components, bindings)
+    _name_bindings(components, bindings, sharded)
     return {
         "openapi": "3.1.0",
         "info": {"title": API_TITLE, "version": API_VERSION},

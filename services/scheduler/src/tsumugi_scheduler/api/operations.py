@@ -67,6 +67,7 @@ _NOT_FOUND = Answer(description="Not found.")
 _JOB_ID = "A job id <binding>#<shard>:<local>, percent-encoded."
 _STR = {"type": "string"}
 _NUM = {"type": "string", "description": "A number; empty or non-numeric values are ignored."}
+_BINDING_OR_EMPTY = {"type": "string", "pattern": "^([A-Za-z_][A-Za-z0-9_]*)?$"}
 _HOURS = {"type": "number", "minimum": 1, "exclusiveMaximum": 721}
 """Any number whose floor is 1..720: the handler floors it, as the original does."""
 
@@ -142,7 +143,7 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
     Operation(method="GET", path="/api/metrics", operation_id="getMetrics",
               summary="Failure rate and durations from Analytics Engine.", endpoint=metrics.get_metrics, tag="insight",
               query=(QueryParam(name="hours", schema=_HOURS, description="1..720 (decimals floored), default 24."),
-                     QueryParam(name="binding", schema=_STR)),
+                     QueryParam(name="binding", schema=_BINDING_OR_EMPTY)),
               answers=_answers(s200=Answer(description="The report.", body=metrics.MetricsReport), s400=_BAD,
                                s501=Answer(description="Metrics not configured."),
                                s502=Answer(description="Analytics Engine failed."))),
