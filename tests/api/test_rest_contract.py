@@ -111,3 +111,45 @@ async def test_metrics_counts_are_json_integers(world: World, tmp_path: Path) ->
 async def test_metrics_hours_floors_any_number_below_721(world: World) -> None:
     assert (await world.request("GET", "/api/metrics?hours=720.9"))[1] == {"error": "metrics is not configured"}
     assert await world.request("GET", "/api/metrics?hours=721") == (400, {"error": "hours must not exceed 720"})
+
+
+async def test_a_shard_from_another_bindings_config_is_409_with_the_rule(world: World) -> None:
+    # Well-formed input that conflicts with this scheduler's configuration (ADR-0059), not a malformed one.
+    rule = "must be 0, the scheduler's shard for this item: the caller's bindings config differs"
+    assert await world.request("POST", "/api/jobs", {"binding": "MAIL", "payload": 1, "shard": 5}) == (
+        409, {"error": f"shard {rule}", "field": "shard", "rule": rule})  # fmt: skip
+    assert (await world.request("POST", "/api/jobs", {"binding": "MAIL", "payload": 1, "shard": -1}))[0] == 400
+
+
+async def test_a_pinned_id_beyond_its_bindings_shards_is_refused(world: World) -> None:
+    # It was accepted into an object no route serves: never readable, never steerable.
+    assert await world.request("POST", "/api/jobs", {"binding": "SMS", "payload": 1, "id": "SMS#9:p"}) == (400, {
+        "error": "id is invalid: shard 9 is beyond SMS's 2 shard(s)", "field": "id",
+        "rule": "is invalid: shard 9 is beyond SMS's 2 shard(s)"})  # fmt: skip
+
+
+@pytest.mark.parametrize(("backoff", "field", "rule"), [
+    ({"kind": "fixed", "delayMs": 1, "maxMs": -1}, "backoff.max_ms", "must be between 0 and 9007199254740991"),
+    ({"kind": "fixed", "delayMs": 1, "maxMs": 2**53}, "backoff.max_ms", "must be between 0 and 9007199254740991"),
+    ({"kind": "fixed", "delayMs": 1, "factor": 0.5}, "backoff.factor", "must be at least 1"),
+    ({"kind": "exponential", "maxMs": None}, "backoff.maxMs", "must be a number"),
+    ({"kind": "exponential", "speed": 2}, "backoff.speed", "is not a backoff option"),
+])  # fmt: skip
+async def test_every_backoff_field_sent_is_checked_whatever_the_kind(world: World, backoff: dict[str, Any],
+                                                                     field: str, rule: str) -> None:  # fmt: skip
+    assert await world.request("POST", "/api/jobs", {"binding": "MAIL", "payload": 1, "backoff": backoff}) == (
+        400, {"error": f"{field} {rule}", "field": field, "rule": rule})  # fmt: skip
+
+
+@pytest.mark.parametrize(("path", "allow"), [("/api/jobs/bulk-retry", "POST"), ("/api/jobs/bulk-enqueue", "POST")])
+async def test_another_method_on_a_path_of_its_own_is_405_not_a_job_lookup(world: World, path: str, allow: str) -> None:
+    response = await world.client.get(path)
+    assert (response.status_code, response.headers["allow"]) == (405, allow)
+
+
+async def test_bulk_bodies_refuse_unknown_fields(world: World) -> None:
+    status, body = await world.request("POST", "/api/jobs/bulk-retry", {"state": "FAILED", "x": 1})
+    assert (status, body["field"]) == (400, "x")
+    status, body = await world.request("POST", "/api/jobs/bulk-enqueue", {"items": [{"binding": "MAIL", "payload": 1}],
+                                                                          "x": 1})  # fmt: skip
+    assert (status, body["field"]) == (400, "x")

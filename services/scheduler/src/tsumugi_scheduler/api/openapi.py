@@ -9,7 +9,7 @@ OpenAPI 3.1 uses as is. Every authenticated operation also documents 401 and 503
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 import msgspec
@@ -93,28 +93,42 @@ def _openapi_operation() -> dict[str, Any]:
     }  # fmt: skip
 
 
-def _name_bindings(components: dict[str, Any], bindings: Sequence[str], sharded: Sequence[str]) -> None:
+def _pinned_id(binding: str, shards: int) -> str:
+    numbers = "|".join(str(i) for i in range(shards))
+    return f"^{binding}#0*(?:{numbers}):{LOCAL_ID_RE.pattern}$"
+
+
+def _name_bindings(components: dict[str, Any], bindings: Mapping[str, int]) -> None:
     """An enqueue item's ``binding`` lists the registered performers (another name is refused with 400),
-    and a binding split into shards requires ``partitionKey`` (ADR-0059)."""
+    a pinned ``id`` names that binding and one of its shards, and a binding split into shards requires
+    ``partitionKey`` or a pinned ``id`` (ADR-0059)."""
     item = components.get(_ENQUEUE_ITEM)
     if item is None:
         return
+    rules: list[dict[str, Any]] = item.setdefault("allOf", [])
+    sharded = sorted(b for b, n in bindings.items() if n > 1)
     if bindings:
         item["properties"]["binding"]["enum"] = sorted(bindings)
+    if bindings:
+        # A pinned id belongs to the item's binding and one of its shards: one alternative per binding.
+        rules.append({"anyOf": [
+            {"properties": {"binding": {"const": b}, "id": {"anyOf": [{"type": "null"}, {"pattern": _pinned_id(b, n)}]}}}
+            for b, n in sorted(bindings.items())
+        ]})  # fmt: skip
     if sharded:
-        item["if"] = {"properties": {"binding": {"enum": sorted(sharded)}}}
-        item["then"] = {"required": ["partitionKey"], "properties": {"partitionKey": {"type": "string", "minLength": 1}}}
+        with_key = {"required": ["partitionKey"], "properties": {"partitionKey": {"type": "string"}}}
+        pinned = {"required": ["id"], "properties": {"id": {"type": "string"}}}
+        rules.append({"if": {"properties": {"binding": {"enum": sorted(sharded)}}},
+                      "then": {"anyOf": [with_key, pinned]}})  # fmt: skip
 
 
-def build_document(operations: Sequence[Operation], bindings: Sequence[str] = (),
-                   sharded: Sequence[str] = ()) -> dict[str, Any]:  # fmt: skip
+def build_document(operations: Sequence[Operation], bindings: Mapping[str, int] | None = None) -> dict[str, Any]:
     """The OpenAPI document of ``operations`` plus ``GET /api/openapi.json`` itself.
 
     Args:
         operations: The route table.
-        bindings: The registered performers, named as the only values of an enqueue item's ``binding``
-            (none: any binding name, as a scheduler without registered performers accepts).
-        sharded: The bindings split into several shards, whose items require ``partitionKey``.
+        bindings: The registered performers and their shard counts: the only values of an enqueue item's
+            ``binding`` (none: any binding name, as a scheduler without registered performers accepts).
     """
     by_type, components = _struct_schemas(operations)
     paths: dict[str, dict[str, Any]] = {OPENAPI_PATH: {"get": _openapi_operation()}}
@@ -127,7 +141,7 @@ def build_document(operations: Sequence[Operation], bindings: Sequence[str] = ()
         if body is not None:
             entry["requestBody"] = body
         paths.setdefault(op.path, {})[op.method.lower()] = entry
-    _name_bindings(components, bindings, sharded)
+    _name_bindings(components, bindings or {})
     return {
         "openapi": "3.1.0",
         "info": {"title": API_TITLE, "version": API_VERSION},

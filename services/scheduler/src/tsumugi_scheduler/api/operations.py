@@ -64,6 +64,7 @@ _BAD = Answer(description="Invalid input; `error` says which field and rule.")
 _STATE = Answer(description="The state does not permit it.", body=s.Refusal)
 _GONE = Answer(description="No longer in its shard (swept after retention, or never existed).", body=s.Refusal)
 _NOT_FOUND = Answer(description="Not found.")
+_ROUTING = Answer(description="`shard` differs from this scheduler's routing (the caller's bindings config differs).")
 _JOB_ID = "A job id <binding>#<shard>:<local>, percent-encoded."
 _STR = {"type": "string"}
 _NUM = {"type": "string", "description": "A number; empty or non-numeric values are ignored."}
@@ -93,15 +94,17 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
                                                 body=JobListBody))),
     Operation(method="POST", path="/api/jobs", operation_id="createJob", summary="Enqueue one job.",
               endpoint=jobs.create_job, body=m.EnqueueBody,
-              answers=_answers(s201=Answer(description="The job id (also for a dedup hit).", body=s.Created), s400=_BAD)),
+              answers=_answers(s201=Answer(description="The job id (also for a dedup hit).", body=s.Created), s400=_BAD,
+                               s409=_ROUTING)),
     Operation(method="POST", path="/api/jobs/bulk-enqueue", operation_id="bulkEnqueueJobs", summary="Enqueue up to 500 jobs.",
               endpoint=jobs.bulk_enqueue, body=m.BulkEnqueueBody,
-              answers=_answers(s201=Answer(description="Ids in input order.", body=s.CreatedMany), s400=_BAD)),
+              answers=_answers(s201=Answer(description="Ids in input order.", body=s.CreatedMany), s400=_BAD,
+                               s409=_ROUTING)),
     Operation(method="POST", path="/api/jobs/bulk-retry", operation_id="bulkRetryJobs", summary="Retry FAILED / STALLED jobs by ids or filter.",
-              endpoint=bulk.bulk_retry, body=m.BulkBody,
+              endpoint=bulk.bulk_retry, body=m.BulkRetryBody,
               answers=_answers(s200=Answer(description="Changed ids and refusals.", body=s.BulkResult), s400=_BAD)),
     Operation(method="POST", path="/api/jobs/bulk-cancel", operation_id="bulkCancelJobs", summary="Cancel jobs by ids or filter.",
-              endpoint=bulk.bulk_cancel, body=m.BulkBody,
+              endpoint=bulk.bulk_cancel, body=m.BulkCancelBody,
               answers=_answers(s200=Answer(description="Changed ids and refusals.", body=s.BulkResult), s400=_BAD)),
     Operation(method="GET", path="/api/jobs/{id}", operation_id="getJob", summary="A job's detail with its attempt log.",
               endpoint=jobs.get_job,
