@@ -14,13 +14,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, cast
 
-import httpx
 import pytest
 import schemathesis
 from api_world import T0, TOKEN, LocalMetrics, SteppedClock, World, with_env
 from hypothesis import HealthCheck, settings
-from schemathesis.core.parameters import ParameterLocation
 from schemathesis.checks import CHECKS, load_all_checks, not_a_server_error
+from schemathesis.core.parameters import ParameterLocation
 
 from tsumugi_dev.analytics import AnalyticsStore
 from tsumugi_scheduler import timing
@@ -125,6 +124,13 @@ def test_no_server_error_and_every_answer_fits_the_document(case: Any, fuzz_worl
         assert (response.status_code, response.json()) == (501, {"error": FEATURE_GATED[operation]})
     SEEN.setdefault(case.operation.definition.raw["operationId"], set()).add(response.status_code)
     SENT.append((case.method, response.status_code))
+
+
+def test_the_fuzz_run_sent_undeclared_methods_and_every_one_was_405() -> None:
+    # unsupported_method only judges the coverage phase's requests with a method the path lacks.
+    undeclared = [(method, status) for method, status in SENT if method not in ("GET", "POST", "HEAD", "OPTIONS")]
+    assert undeclared, SENT
+    assert {status for _, status in undeclared} == {405}, undeclared
 
 
 def test_the_fuzz_run_met_seeded_jobs_on_every_job_id_route() -> None:

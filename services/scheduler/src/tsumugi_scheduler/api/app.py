@@ -160,8 +160,10 @@ def create_app(definition: TsumugiDefinition, *, auth: BearerAuth | None = DEFAU
         by_path.setdefault(op.path, {})[op.method] = op.endpoint
     # One route per path, so a 405 lists every method the path has in its Allow header.
     routes = [Route(OPENAPI_PATH, openapi, methods=["GET"])]
-    literal = {path: sorted({*endpoints, *(["HEAD"] if "GET" in endpoints else [])})
-               for path, endpoints in by_path.items() if "{" not in path}  # fmt: skip
+    literal: dict[str, list[str]] = {
+        path: sorted({*endpoints, *(["HEAD"] if "GET" in endpoints else [])})
+        for path, endpoints in by_path.items() if "{" not in path
+    }  # fmt: skip
     routes += [Route(path, _by_method(endpoints, literal if "{" in path else {}), methods=list(endpoints))
                for path, endpoints in by_path.items()]  # fmt: skip
     app = Starlette(

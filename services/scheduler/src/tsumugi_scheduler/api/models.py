@@ -7,9 +7,10 @@ the schemathesis run, which sends bodies generated from them.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Final, Literal
+from typing import Annotated, Any, Final, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic.config import JsonDict
 from pydantic.json_schema import SkipJsonSchema
 
 from tsumugi_core.options import MAX_KEY_CHARS, MAX_TIMEOUT_MS
@@ -64,7 +65,7 @@ def _null_or_absent(*fields: str) -> dict[str, Any]:
     return {"properties": {f: {"type": "null"} for f in fields}}
 
 
-_ENQUEUE_RULES: Final = {
+_ENQUEUE_RULES: Final[dict[str, Any]] = {
     "allOf": [
         {"anyOf": [_null_or_absent("runAt"), _null_or_absent("delayMs")]},  # mutually exclusive
         {"anyOf": [_null_or_absent("expiresAt"), _null_or_absent("expiresInMs")]},  # mutually exclusive
@@ -79,7 +80,7 @@ _DroppedKey = Annotated[str, Field(max_length=MAX_KEY_CHARS, description="An emp
 class EnqueueBody(_Body):
     """One enqueue item (scheduler-rpc.md §2.1): only ``binding`` and ``payload`` are required."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, json_schema_extra=_ENQUEUE_RULES)
+    model_config = ConfigDict(extra="forbid", frozen=True, json_schema_extra=cast("JsonDict", _ENQUEUE_RULES))
 
     binding: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     payload: Any = Field(description="Any JSON value, null included.")
