@@ -73,9 +73,9 @@ def asgi_app(runtime: LocalRuntime, worker: str) -> ASGIApp:
         try:
             response = await runtime.fetch(worker, request)
         except Exception:
-            _log.exception("%s %s %s failed", worker, request.method.value, request.url)
+            _log.exception("%s %s %s failed", worker, request.js_object.method, request.url)
             response = Response("Internal Server Error", status=500)
-        _log.info("%s %s %s -> %d", worker, request.method.value, request.url, response.status)
+        _log.info("%s %s %s -> %d", worker, request.js_object.method, request.url, response.status)
         await send(
             {
                 "type": "http.response.start",
