@@ -59,7 +59,8 @@ async def test_http_refuses_a_bad_token_and_names_an_invalid_field(driver: Drive
     assert (status, body["field"], body["rule"]) == (400, "max_attempts", "must be at least 1")
     status, body = await driver.rest("POST", "/api/jobs", {"binding": "Nope", "payload": {}})
     assert (status, body["field"]) == (400, "binding")
-    assert await driver.rest("GET", "/api/jobs/not-an-id") == (400, {"error": "invalid job id"})
+    assert await driver.rest("GET", "/api/jobs/not-an-id") == (404, {"error": "not found"})  # ADR-0059
+    assert await driver.rest("POST", "/api/jobs/not-an-id/retry") == (400, {"error": "invalid job id"})
     assert await driver.rest("GET", f"/api/jobs/{quoted('Hello#0:missing')}") == (404, {"error": "not found"})
 
 

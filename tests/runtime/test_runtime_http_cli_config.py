@@ -109,3 +109,21 @@ async def test_sdk_request_and_response_shapes() -> None:
         Response({"a": 1})  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="method: unknown HTTP method"):
         Request("http://x", method="FETCH")
+
+
+async def test_methods_workerd_parses_reach_the_worker_and_others_are_501(runtime: LocalRuntime) -> None:
+    # kj's HTTP parser knows QUERY, PURGE, PROPFIND... (KJ_HTTP_FOR_EACH_METHOD) and answers any other
+    # method itself with 501 "Unrecognized request method." before a Worker runs.
+    transport = httpx.ASGITransport(app=asgi_app(runtime, "conformance"))
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8787") as client:
+        query = await client.request("QUERY", "/hello")
+        unknown = await client.request("FOO", "/hello")
+    assert (query.status_code, query.text) == (200, "hello from conformance")
+    assert (unknown.status_code, unknown.text) == (501, "Unrecognized request method.")
+
+
+def test_the_sdk_request_keeps_an_unusual_method_as_text_on_its_js_object() -> None:
+    request = Request("http://x", method="QUERY")
+    assert request.js_object.method == "QUERY"
+    with pytest.raises(KeyError):
+        _ = request.method  # the SDK's HTTPMethod[...] has no QUERY

@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable, Generator, MutableMapping
 from typing import Any
 
 import uvicorn
-from workers.http import Request, Response
+from workers.http import WORKERD_METHODS, Request, Response
 
 from tsumugi_dev.runtime import LocalRuntime
 
@@ -51,6 +51,11 @@ def _url(scope: Scope) -> str:
     return f"{scope.get('scheme', 'http')}://{host}{path}" + (f"?{query}" if query else "")
 
 
+async def _send_plain(send: Send, status: int, text: bytes) -> None:
+    await send({"type": "http.response.start", "status": status, "headers": [(b"content-type", b"text/plain")]})
+    await send({"type": "http.response.body", "body": text})
+
+
 def asgi_app(runtime: LocalRuntime, worker: str) -> ASGIApp:
     """The ASGI app that serves ``worker``."""
 
@@ -59,13 +64,18 @@ def asgi_app(runtime: LocalRuntime, worker: str) -> ASGIApp:
             return
         body = await _read_body(receive)
         headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in scope.get("headers", [])]
+        if scope["method"] not in WORKERD_METHODS:
+            # workerd's HTTP parser refuses it before any Worker runs (kj http.c++: 501 "Unrecognized
+            # request method.").
+            await _send_plain(send, 501, b"Unrecognized request method.")
+            return
         request = Request(_url(scope), method=scope["method"], headers=headers, body=body or None)
         try:
             response = await runtime.fetch(worker, request)
         except Exception:
-            _log.exception("%s %s %s failed", worker, request.method.value, request.url)
+            _log.exception("%s %s %s failed", worker, request.js_object.method, request.url)
             response = Response("Internal Server Error", status=500)
-        _log.info("%s %s %s -> %d", worker, request.method.value, request.url, response.status)
+        _log.info("%s %s %s -> %d", worker, request.js_object.method, request.url, response.status)
         await send(
             {
                 "type": "http.response.start",

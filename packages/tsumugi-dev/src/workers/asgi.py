@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import unquote
 
-from workers.http import Request, Response
+from workers.http import JsRequest, Request, Response
 
 __all__ = ["fetch", "request_to_scope"]
 
@@ -29,18 +29,22 @@ def _split_url(url: str) -> tuple[str, str, str]:
     return scheme or "http", path, query
 
 
-def request_to_scope(request: Request, env: Any) -> dict[str, Any]:
-    """The ASGI ``http`` scope of ``request``, carrying ``env``."""
+def request_to_scope(request: Request | JsRequest, env: Any) -> dict[str, Any]:
+    """The ASGI ``http`` scope of ``request`` (the SDK's wrapper or its ``js_object``), carrying ``env``.
+
+    As in the SDK, the wrapper's ``method`` raises ``KeyError`` for a method Python's ``HTTPMethod`` lacks
+    (QUERY, PURGE...); the JS object's is a plain string.
+    """
     scheme, raw_path, query = _split_url(request.url)
     return {
-        "asgi": ASGI, "type": "http", "http_version": "1.1", "method": request.method.value, "scheme": scheme,
+        "asgi": ASGI, "type": "http", "http_version": "1.1", "method": str(request.method), "scheme": scheme,
         "path": unquote(raw_path), "raw_path": raw_path.encode(), "query_string": query.encode(),
         "root_path": "", "headers": [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in request.headers.items()],
         "client": None, "server": None, "env": env,
     }  # fmt: skip
 
 
-async def fetch(app: Any, req: Request, env: Any, ctx: Any = None, *, options: Any = None) -> Response:
+async def fetch(app: Any, req: Request | JsRequest, env: Any, ctx: Any = None, *, options: Any = None) -> Response:
     """Run ``app`` for ``req``; answers the app's response. The SDK's ``options`` are not emulated."""
     if options is not None:
         raise NotImplementedError("options: the ASGI adapter's options are not emulated by the local runtime")

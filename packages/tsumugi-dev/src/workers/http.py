@@ -16,7 +16,15 @@ import httpx
 
 from tsumugi_dev.invocation import charge_subrequest
 
-__all__ = ["FetchResponse", "Headers", "HeadersMessage", "Request", "Response", "fetch"]
+__all__ = ["WORKERD_METHODS", "FetchResponse", "Headers", "HeadersMessage", "JsRequest", "Request", "Response", "fetch"]
+
+WORKERD_METHODS: frozenset[str] = frozenset({
+    *HTTPMethod.__members__, "PURGE", "COPY", "LOCK", "MKCOL", "MOVE", "PROPFIND", "PROPPATCH", "SEARCH",
+    "UNLOCK", "ACL", "REPORT", "MKACTIVITY", "CHECKOUT", "MERGE", "MSEARCH", "NOTIFY", "SUBSCRIBE",
+    "UNSUBSCRIBE", "QUERY", "BAN",
+})
+"""Methods workerd's HTTP server parses (capnproto ``KJ_HTTP_FOR_EACH_METHOD`` in c++/src/kj/compat/http.h,
+plus CONNECT); Python's ``HTTPMethod`` knows only nine of them. Any other answers 501 before the Worker runs."""
 
 Headers: TypeAlias = "Mapping[str, str] | Iterable[tuple[str, str]] | HeadersMessage | None"
 Body: TypeAlias = "str | bytes | None"
@@ -109,7 +117,7 @@ class Request(_BodyReader):
         self._method = str(
             self._method.value if isinstance(self._method, HTTPMethod) else self._method
         ).upper()
-        if self._method not in HTTPMethod.__members__:
+        if self._method not in WORKERD_METHODS:
             raise ValueError(f"method: unknown HTTP method {self._method!r}")
         self._used = False
 
@@ -117,9 +125,9 @@ class Request(_BodyReader):
         return f"Request(method={self._method!r}, url={self._url!r})"
 
     @property
-    def js_object(self) -> Request:
-        """The underlying object (itself here; the JS Request on Cloudflare)."""
-        return self
+    def js_object(self) -> JsRequest:
+        """The underlying JS Request: its ``method`` is the plain string, whatever the method."""
+        return JsRequest(self)
 
     @property
     def url(self) -> str:
@@ -128,7 +136,7 @@ class Request(_BodyReader):
 
     @property
     def method(self) -> HTTPMethod:
-        """The HTTP method."""
+        """The HTTP method; ``KeyError`` for one Python's ``HTTPMethod`` lacks (QUERY, PURGE...), as the SDK."""
         return HTTPMethod[self._method]
 
     @property
@@ -160,6 +168,26 @@ class Request(_BodyReader):
         if self._used:
             raise OSError("Body already used")
         return Request(self)
+
+
+class JsRequest:
+    """``request.js_object``: the JS Request under the SDK's wrapper, whose ``method`` is a plain string."""
+
+    def __init__(self, request: Request) -> None:
+        self._request = request
+
+    @property
+    def method(self) -> str:
+        """The method as sent, e.g. ``"QUERY"``."""
+        return self._request._method  # pyright: ignore[reportPrivateUsage]
+
+    @property
+    def js_object(self) -> JsRequest:
+        """Itself (already the JS object)."""
+        return self
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._request, name)
 
 
 class FetchResponse(_BodyReader):

@@ -23,10 +23,15 @@ def plain(value: Any) -> Any:
 
 
 async def serve_asgi(app: Any, request: Any, env: Any) -> Any:
-    """Answer ``request`` with the ASGI ``app`` (``workers.asgi.fetch``)."""
+    """Answer ``request`` with the ASGI ``app`` (``workers.asgi.fetch``).
+
+    The adapter gets the JS Request (``js_object``), which it accepts as well: the SDK's wrapper reads its
+    method as ``HTTPMethod[name]``, a ``KeyError`` (a 500) for a method workerd passes on but Python's enum
+    lacks, such as QUERY or PURGE. With the string the app answers 405 with ``Allow`` (ADR-0059).
+    """
     from workers import asgi  # the SDK: present in a Worker, and under the local runtime
 
-    return await asgi.fetch(app, request, env)
+    return await asgi.fetch(app, getattr(request, "js_object", request), env)
 
 
 class DurableObjectSql:

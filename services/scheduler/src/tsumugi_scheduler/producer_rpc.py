@@ -23,7 +23,13 @@ from tsumugi_core.sharding import resolve_shard
 from tsumugi_scheduler.definition import TsumugiDefinition
 from tsumugi_scheduler.wire import convert_integral, convert_plain, integral, integral_shared, shard_of_job
 
-__all__ = ["MAX_BATCH_ITEMS", "SchedulerService", "decode_item"]
+__all__ = ["MAX_BATCH_ITEMS", "SchedulerService", "ShardConflictError", "decode_item"]
+
+
+class ShardConflictError(EnqueueValidationError):
+    """A well-formed ``shard`` that is not this scheduler's shard for the item: the caller routes with
+    another bindings config (the REST API answers it with 409, ADR-0059)."""
+
 
 MAX_BATCH_ITEMS: Final = 500
 """Most items in one enqueue call."""
@@ -103,6 +109,11 @@ class SchedulerService:
     def _shard_of(self, item: EnqueueItem, given: int | None, where: str) -> int:
         if item.id is not None:
             shard = parse_job_id(item.id).shard
+            shards = self._definition.shards_of(item.binding)
+            if shard >= shards:
+                # Its shard would be an object no route serves: the job could never be read or steered.
+                raise EnqueueValidationError(f"{where}.id", f"is invalid: shard {shard} is beyond {item.binding}'s "
+                                                            f"{shards} shard(s)")  # fmt: skip
         else:
             try:
                 shard = resolve_shard(
@@ -111,7 +122,7 @@ class SchedulerService:
             except InvalidJobIdError as exc:
                 raise EnqueueValidationError(f"{where}.partition_key", f"is required: {exc}") from None
         if given is not None and given != shard:
-            raise EnqueueValidationError(
+            raise ShardConflictError(
                 f"{where}.shard",
                 f"must be {shard}, the scheduler's shard for this item: the caller's bindings config differs",
             )

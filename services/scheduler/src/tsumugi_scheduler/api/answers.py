@@ -13,6 +13,7 @@ import msgspec
 from starlette.responses import Response
 
 from tsumugi_core.options import EnqueueValidationError
+from tsumugi_scheduler.producer_rpc import ShardConflictError
 
 __all__ = [
     "GONE_JOB",
@@ -58,9 +59,14 @@ def bad_request(message: str) -> ApiError:
 
 
 def validation_error(error: EnqueueValidationError, strip: str = "") -> ApiError:
-    """A 400 naming the field and the rule (scheduler-rpc.md §3.1); ``strip`` drops a field prefix."""
+    """A 400 naming the field and the rule (scheduler-rpc.md §3.1); ``strip`` drops a field prefix.
+
+    A ``shard`` the caller computed from another bindings config is well-formed input that conflicts with
+    this scheduler's configuration: 409, with the same body (ADR-0059).
+    """
     field = error.field.removeprefix(strip) if strip else error.field
-    return ApiError(400, {"error": f"{field} {error.rule}", "field": field, "rule": error.rule})
+    status = 409 if isinstance(error, ShardConflictError) else 400
+    return ApiError(status, {"error": f"{field} {error.rule}", "field": field, "rule": error.rule})
 
 
 def refusal(answer: Mapping[str, Any]) -> Response:

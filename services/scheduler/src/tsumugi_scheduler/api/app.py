@@ -125,8 +125,13 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     return answer
 
 
-def _by_method(endpoints: dict[str, Endpoint]) -> Endpoint:
+def _by_method(endpoints: dict[str, Endpoint], literal: dict[str, list[str]]) -> Endpoint:
     async def endpoint(request: Request) -> Response:
+        # A path of its own (/api/jobs/bulk-retry) is never a value of a parameter (/api/jobs/{id}): another
+        # method there is 405 with that path's Allow, not a lookup of job "bulk-retry".
+        own = literal.get(request.url.path)
+        if own is not None:
+            raise HTTPException(405, headers={"Allow": ", ".join(own)})
         # HEAD is served by the GET handler (Starlette adds it to a GET route); the body is then dropped.
         return await endpoints["GET" if request.method == "HEAD" else request.method](request)
 
@@ -145,7 +150,7 @@ def create_app(definition: TsumugiDefinition, *, auth: BearerAuth | None = DEFAU
     Returns:
         An ASGI app; serve it with ``workers.asgi.fetch(app, request, env)``.
     """
-    document = build_document(OPERATIONS)
+    document = build_document(OPERATIONS, bindings={b: definition.shards_of(b) for b in definition.performers})
 
     async def openapi(request: Request) -> Response:
         return json_response(200, document)
@@ -155,9 +160,12 @@ def create_app(definition: TsumugiDefinition, *, auth: BearerAuth | None = DEFAU
         by_path.setdefault(op.path, {})[op.method] = op.endpoint
     # One route per path, so a 405 lists every method the path has in its Allow header.
     routes = [Route(OPENAPI_PATH, openapi, methods=["GET"])]
-    routes += [
-        Route(path, _by_method(endpoints), methods=list(endpoints)) for path, endpoints in by_path.items()
-    ]
+    literal: dict[str, list[str]] = {
+        path: sorted({*endpoints, *(["HEAD"] if "GET" in endpoints else [])})
+        for path, endpoints in by_path.items() if "{" not in path
+    }  # fmt: skip
+    routes += [Route(path, _by_method(endpoints, literal if "{" in path else {}), methods=list(endpoints))
+               for path, endpoints in by_path.items()]  # fmt: skip
     app = Starlette(
         routes=routes,
         middleware=[Middleware(ApiGate, auth=auth, gate=gate or SchemaGate())],

@@ -147,6 +147,9 @@ def _ids(value: object) -> list[str]:
     return [str(i) for i in items]
 
 
+_BULK_FIELDS = ("ids", "binding", "state", "unique_key", "concurrency_key", "created_from", "created_to", "limit")
+
+
 def parse_bulk(text: str, action: BulkAction) -> BulkTarget:
     """A bulk-retry / bulk-cancel body: ``ids`` (other fields then ignored) or filters and ``limit``.
 
@@ -154,6 +157,9 @@ def parse_bulk(text: str, action: BulkAction) -> BulkTarget:
         ApiError: 400 with the original's message.
     """
     body = parse_object(text)
+    for key in body:
+        if key not in _BULK_FIELDS:
+            raise _field_error(key, f"is not a bulk field (one of {', '.join(_BULK_FIELDS)})")
     if "ids" in body and body["ids"] is not None:
         return BulkTarget(ids=_ids(body["ids"]))
     binding, state, unique_key, concurrency_key = (
@@ -186,10 +192,17 @@ def _rate(field: str, value: object) -> RateLimit | None:
     if not isinstance(value, dict) or set(value) != {"tokens", "interval_ms"}:  # pyright: ignore[reportUnknownArgumentType]
         raise _field_error(field, "must be null or an object with exactly tokens and interval_ms")
     raw: dict[str, Any] = value  # pyright: ignore[reportUnknownVariableType]
-    for key in ("tokens", "interval_ms"):
-        if isinstance(raw[key], bool) or not isinstance(raw[key], int):
-            raise _field_error(f"{field}.{key}", "must be an integer")
-    return RateLimit(tokens=raw["tokens"], interval_ms=raw["interval_ms"])
+    tokens, interval_ms = (_integer(f"{field}.{key}", raw[key]) for key in ("tokens", "interval_ms"))
+    return RateLimit(tokens=tokens, interval_ms=interval_ms)
+
+
+def _integer(field: str, value: object) -> int:
+    # JSON has one number type: 5.0 is the integer 5 (JSON Schema's "integer" says so too), 5.5 is not.
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _field_error(field, "must be an integer")
+    return value
 
 
 def _policy_value(field: str, value: object) -> object:
@@ -201,9 +214,7 @@ def _policy_value(field: str, value: object) -> object:
         return value
     if field == "aging_interval_ms" and value is None:
         return None  # null turns aging off
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise _field_error(field, "must be an integer")
-    return value
+    return _integer(field, value)
 
 
 def parse_policy(text: str) -> PolicyPatch:

@@ -35,6 +35,8 @@ DROPPED_WHEN_EMPTY: Final = ("concurrencyKey", "uniqueKey")
 """Keys the original drops when they are the empty string."""
 _BACKOFF_NUMBERS: Final = ("delayMs", "baseMs", "maxMs", "factor")
 _BACKOFF_KINDS: Final = ("fixed", "exponential")
+_SNAKE: Final = {"delayMs": "delay_ms", "baseMs": "base_ms", "maxMs": "max_ms"}
+_MAX_SAFE: Final = 2**53 - 1
 _GUARANTEES: Final = ("at-least-once", "at-most-once")
 
 
@@ -57,15 +59,24 @@ def _backoff(field: str, value: object) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise field_error(field, "must be an object")
     backoff: dict[str, Any] = dict(value)  # pyright: ignore[reportUnknownArgumentType]
+    for key in backoff:
+        if key != "kind" and key != "jitter" and key not in _BACKOFF_NUMBERS:
+            raise field_error(f"{field}.{key}", "is not a backoff option")
     for key in _BACKOFF_NUMBERS:
-        if backoff.get(key) is not None:
+        if key in backoff:  # null included: a backoff field is a number when it is sent at all
             backoff[key] = _number(f"{field}.{key}", backoff[key], whole=key != "factor")
+            # Checked whatever the kind: a fixed backoff ignores maxMs, but a sent value still obeys its rule.
+            # Range rules name the snake_case field, as the scheduler's own validation does.
+            if key == "factor" and backoff[key] < 1:
+                raise field_error(f"{field}.factor", "must be at least 1")
+            if key != "factor" and not 0 <= backoff[key] <= _MAX_SAFE:
+                raise field_error(f"{field}.{_SNAKE[key]}", f"must be between 0 and {_MAX_SAFE}")
     kind = backoff.get("kind")
     if kind not in _BACKOFF_KINDS:
         raise field_error(f"{field}.kind", "must be 'fixed' or 'exponential'")
     if kind == "fixed" and backoff.get("delayMs") is None:
         raise field_error(f"{field}.delayMs", "is required for a fixed backoff")
-    if backoff.get("jitter") is not None and not isinstance(backoff["jitter"], bool):
+    if "jitter" in backoff and not isinstance(backoff["jitter"], bool):
         raise field_error(f"{field}.jitter", "must be a boolean")
     return backoff
 

@@ -39,6 +39,16 @@ def _job_id(request: Request) -> tuple[str, str]:
     return job_id, api_of(request).served_shard(job_id)
 
 
+def _read_job_id(request: Request) -> tuple[str, str]:
+    """A read's job id: a malformed one names no job, so it is 404 (the original's getJob), not 400."""
+    try:
+        return _job_id(request)
+    except ApiError as exc:
+        if exc.status != 400:
+            raise
+        raise ApiError(404, {"error": "not found"}) from None
+
+
 async def create_job(request: Request) -> Response:
     """``POST /api/jobs``: one enqueue item (every option); 201 ``{"id"}``, also for a dedup hit."""
     body = compatible_item(parse_object((await request.body()).decode(errors="replace")))
@@ -52,6 +62,9 @@ async def create_job(request: Request) -> Response:
 async def bulk_enqueue(request: Request) -> Response:
     """``POST /api/jobs/bulk-enqueue``: ``{"items": [...]}`` (1..500); 201 ``{"ids"}`` in input order."""
     body = parse_object((await request.body()).decode(errors="replace"))
+    for key in body:
+        if key != "items":
+            raise ApiError(400, {"error": f"{key} is not a field (only items)", "field": key, "rule": "is not a field (only items)"})
     if "items" not in body:
         raise ApiError(400, {"error": "items is required", "field": "items", "rule": "is required"})
     items: object = body["items"]
@@ -74,7 +87,7 @@ async def list_jobs(request: Request) -> Response:
 
 async def get_job(request: Request) -> Response:
     """``GET /api/jobs/{id}``: the shard's detail, else the read model's; 404 when neither holds it."""
-    job_id, _ = _job_id(request)
+    job_id, _ = _read_job_id(request)
     api, env = api_of(request), env_of(request)
     detail = await api.service(env).get(job_id)
     if detail is None:
@@ -113,7 +126,7 @@ async def reschedule_job(request: Request) -> Response:
 
 async def explain_job(request: Request) -> Response:
     """``GET /api/jobs/{id}/explain``: why the job is not running and when each blocker clears."""
-    job_id, name = _job_id(request)
+    job_id, name = _read_job_id(request)
     api, env = api_of(request), env_of(request)
     found = await api.stub(env, name).explain(name, job_id)
     if found is None:

@@ -57,8 +57,8 @@ class BindingMetrics(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
     """Terminal jobs of one binding in the window (durations in ms)."""
 
     binding: str
-    total: float
-    failed: float
+    total: int
+    failed: int
     failure_rate: float
     avg_duration_ms: float
     max_duration_ms: float
@@ -70,8 +70,8 @@ class HourMetrics(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
     """Terminal jobs that finished in one hour (``at`` = the hour's start, epoch ms)."""
 
     at: int
-    total: float
-    failed: float
+    total: int
+    failed: int
     avg_duration_ms: float
 
 
@@ -138,14 +138,14 @@ def aggregate_points(points: Iterable[Mapping[str, Any]], hours: int) -> Metrics
         total = sum(r[3] for r in rows)
         failed = sum(r[3] for r in rows if r[0] in _FAILED)
         bindings.append(BindingMetrics(
-            binding=name, total=total, failed=failed, failure_rate=failed / total if total else 0.0,
+            binding=name, total=round(total), failed=round(failed), failure_rate=failed / total if total else 0.0,
             avg_duration_ms=sum(r[2] * r[3] for r in rows) / total, max_duration_ms=max(r[2] for r in rows),
             p95_duration_ms=_weighted_p95([(r[2], r[3]) for r in rows]),
             avg_attempts=sum(r[1] * r[3] for r in rows) / total,
         ))  # fmt: skip
     bindings.sort(key=lambda b: (-b.total, b.binding))
     series = [
-        HourMetrics(at=at, total=sum(r[2] for r in rows), failed=sum(r[2] for r in rows if r[0] in _FAILED),
+        HourMetrics(at=at, total=round(sum(r[2] for r in rows)), failed=round(sum(r[2] for r in rows if r[0] in _FAILED)),
                     avg_duration_ms=sum(r[1] * r[2] for r in rows) / sum(r[2] for r in rows))
         for at, rows in sorted(by_hour.items())
     ]  # fmt: skip
@@ -190,14 +190,16 @@ def _at_ms(text: Any) -> int:
 def _binding_row(row: Mapping[str, Any]) -> BindingMetrics:
     total, failed = _num(row.get("total")), _num(row.get("failed"))
     return BindingMetrics(
-        binding=str(row.get("binding")), total=total, failed=failed, failure_rate=failed / total if total else 0.0,
+        binding=str(row.get("binding")), total=round(total), failed=round(failed),
+        failure_rate=failed / total if total else 0.0,
         avg_duration_ms=_num(row.get("avg_duration")), max_duration_ms=_num(row.get("max_duration")),
         p95_duration_ms=_num(row.get("p95_duration")), avg_attempts=_num(row.get("avg_attempts")),
     )  # fmt: skip
 
 
 def _hour_row(row: Mapping[str, Any]) -> HourMetrics:
-    return HourMetrics(at=_at_ms(row.get("at")), total=_num(row.get("total")), failed=_num(row.get("failed")),
+    return HourMetrics(at=_at_ms(row.get("at")), total=round(_num(row.get("total"))),
+                       failed=round(_num(row.get("failed"))),
                        avg_duration_ms=_num(row.get("avg_duration")))  # fmt: skip
 
 

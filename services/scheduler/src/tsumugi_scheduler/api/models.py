@@ -7,15 +7,20 @@ the schemathesis run, which sends bodies generated from them.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic.config import JsonDict
 from pydantic.json_schema import SkipJsonSchema
+
+from tsumugi_core.options import MAX_KEY_CHARS, MAX_TIMEOUT_MS
 
 __all__ = [
     "BackoffBody",
     "BulkBody",
+    "BulkCancelBody",
     "BulkEnqueueBody",
+    "BulkRetryBody",
     "EnqueueBody",
     "PolicyBody",
     "RateBody",
@@ -23,82 +28,11 @@ __all__ = [
 ]
 
 _SAFE = 2**53 - 1
+_TRACEPARENT = "[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}"
 
 
 class _Body(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class BackoffBody(_Body):
-    """``{"kind": "fixed", "delayMs"}`` or ``{"kind": "exponential", "baseMs", "factor", "maxMs"}``."""
-
-    kind: Literal["fixed", "exponential"]
-    delayMs: int | None = Field(default=None, ge=0, le=_SAFE)
-    baseMs: int | None = Field(default=None, ge=0, le=_SAFE)
-    factor: float | None = Field(default=None, ge=1)
-    maxMs: int | None = Field(default=None, ge=0, le=_SAFE)
-    jitter: bool | None = None
-
-
-class EnqueueBody(_Body):
-    """One enqueue item (scheduler-rpc.md §2.1): only ``binding`` and ``payload`` are required."""
-
-    binding: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
-    payload: Any = Field(description="Any JSON value, null included.")
-    priority: int | None = Field(default=None, ge=-_SAFE, le=_SAFE)
-    maxAttempts: int | None = Field(default=None, ge=1, le=_SAFE)
-    backoff: BackoffBody | None = None
-    timeoutMs: int | None = Field(default=None, ge=1, le=_SAFE)
-    delayMs: int | None = Field(default=None, ge=0, le=_SAFE)
-    runAt: int | None = Field(default=None, ge=0, le=_SAFE)
-    guarantee: Literal["at-least-once", "at-most-once"] | None = None
-    concurrencyKey: str | None = None
-    uniqueKey: str | None = None
-    uniqueForMs: int | None = Field(default=None, ge=1, le=_SAFE)
-    partitionKey: str | None = None
-    expiresAt: int | None = Field(default=None, ge=0, le=_SAFE)
-    expiresInMs: int | None = Field(default=None, ge=1, le=_SAFE)
-    traceparent: str | None = None
-    id: str | None = Field(default=None, description="A pinned job id <binding>#<shard>:<local>.")
-    runId: str | None = None
-    nodeId: str | None = None
-    shard: int | None = Field(
-        default=None, ge=0, description="The caller's routing, checked by the scheduler."
-    )
-
-
-class BulkEnqueueBody(_Body):
-    """1..500 enqueue items; all-or-nothing per shard."""
-
-    items: list[EnqueueBody] = Field(min_length=1, max_length=500)
-
-
-class RescheduleBody(_Body):
-    """Exactly one of ``runAt`` (absolute, past allowed) and ``delayMs`` (from now), optional ``priority``."""
-
-    runAt: float | None = None
-    delayMs: float | None = Field(default=None, ge=0)
-    priority: float | None = None
-
-
-class BulkBody(_Body):
-    """Either ``ids`` (other fields ignored) or filters with ``limit`` (default and most 200)."""
-
-    ids: list[str] | None = Field(default=None, min_length=1, max_length=200)
-    binding: str | None = None
-    state: str | None = None
-    unique_key: str | None = None
-    concurrency_key: str | None = None
-    created_from: float | None = None
-    created_to: float | None = None
-    limit: float | None = Field(default=None, ge=1)
-
-
-class RateBody(_Body):
-    """A token bucket: ``tokens`` per ``interval_ms``."""
-
-    tokens: int = Field(ge=1, le=_SAFE)
-    interval_ms: int = Field(ge=1, le=_SAFE)
 
 
 def _no_default(schema: dict[str, Any]) -> None:
@@ -108,6 +42,118 @@ def _no_default(schema: dict[str, Any]) -> None:
 
 def _pin() -> Any:
     return Field(default=None, json_schema_extra=_no_default)
+
+
+class BackoffBody(_Body):
+    """``{"kind": "fixed", "delayMs"}`` or ``{"kind": "exponential", "baseMs", "factor", "maxMs"}``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, json_schema_extra={"anyOf": [
+        {"properties": {"kind": {"const": "exponential"}}},
+        {"required": ["delayMs"], "properties": {"delayMs": {"type": "integer"}}},  # a fixed backoff needs it
+    ]})  # fmt: skip
+
+    kind: Literal["fixed", "exponential"]
+    # Each field is a number (jitter a boolean) when sent; null is refused, so the document has no null.
+    delayMs: Annotated[int, Field(ge=0, le=_SAFE)] | SkipJsonSchema[None] = _pin()
+    baseMs: Annotated[int, Field(ge=0, le=_SAFE)] | SkipJsonSchema[None] = _pin()
+    factor: Annotated[float, Field(ge=1)] | SkipJsonSchema[None] = _pin()
+    maxMs: Annotated[int, Field(ge=0, le=_SAFE)] | SkipJsonSchema[None] = _pin()
+    jitter: bool | SkipJsonSchema[None] = _pin()
+
+
+def _null_or_absent(*fields: str) -> dict[str, Any]:
+    return {"properties": {f: {"type": "null"} for f in fields}}
+
+
+_ENQUEUE_RULES: Final[dict[str, Any]] = {
+    "allOf": [
+        {"anyOf": [_null_or_absent("runAt"), _null_or_absent("delayMs")]},  # mutually exclusive
+        {"anyOf": [_null_or_absent("expiresAt"), _null_or_absent("expiresInMs")]},  # mutually exclusive
+        {"anyOf": [_null_or_absent("nodeId"), {"required": ["runId"], "properties": {"runId": {"type": "string"}}}]},
+    ],
+}
+"""Rules across fields (tsumugi_core.options): a value on both sides of a pair is refused; nodeId needs runId."""
+_Key = Annotated[str, Field(min_length=1, max_length=MAX_KEY_CHARS)]
+_DroppedKey = Annotated[str, Field(max_length=MAX_KEY_CHARS, description="An empty string is dropped (the original's rule).")]
+
+
+class EnqueueBody(_Body):
+    """One enqueue item (scheduler-rpc.md §2.1): only ``binding`` and ``payload`` are required."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, json_schema_extra=cast("JsonDict", _ENQUEUE_RULES))
+
+    binding: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    payload: Any = Field(description="Any JSON value, null included.")
+    priority: int | None = Field(default=None, ge=-_SAFE, le=_SAFE)
+    maxAttempts: int | None = Field(default=None, ge=1, le=_SAFE)
+    backoff: BackoffBody | None = None
+    timeoutMs: int | None = Field(default=None, ge=1, le=MAX_TIMEOUT_MS)
+    delayMs: int | None = Field(default=None, ge=0, le=_SAFE)
+    runAt: int | None = Field(default=None, ge=0, le=_SAFE)
+    guarantee: Literal["at-least-once", "at-most-once"] | None = None
+    concurrencyKey: _DroppedKey | None = None
+    uniqueKey: _DroppedKey | None = None
+    uniqueForMs: int | None = Field(default=None, ge=1, le=_SAFE)
+    partitionKey: _Key | None = None
+    expiresAt: int | None = Field(default=None, ge=0, le=_SAFE)
+    expiresInMs: int | None = Field(default=None, ge=1, le=_SAFE)
+    traceparent: str | None = Field(default=None, pattern=f"^{_TRACEPARENT}$")
+    id: _Key | None = Field(default=None, description="A pinned job id <binding>#<shard>:<local>.")
+    runId: _Key | None = None
+    nodeId: _Key | None = None
+    shard: int | None = Field(default=None, ge=0, le=_SAFE, description="The caller's routing, checked by the scheduler.")
+
+
+class BulkEnqueueBody(_Body):
+    """1..500 enqueue items; all-or-nothing per shard."""
+
+    items: list[EnqueueBody] = Field(min_length=1, max_length=500)
+
+
+_DELAY_MAX = 8_000_000_000_000_000
+"""run_after = now + delayMs stays a safe integer for any now before the year 250,000."""
+
+
+class RescheduleBody(_Body):
+    """Exactly one of ``runAt`` (absolute, past allowed) and ``delayMs`` (from now), optional ``priority``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, json_schema_extra={
+        "oneOf": [{"required": ["runAt"]}, {"required": ["delayMs"]}]})  # fmt: skip
+
+    runAt: Annotated[float, Field(ge=0, le=_SAFE)] | SkipJsonSchema[None] = _pin()
+    delayMs: Annotated[float, Field(ge=0, le=_DELAY_MAX)] | SkipJsonSchema[None] = _pin()
+    priority: float | None = None
+
+
+class BulkBody(_Body):
+    """Either ``ids`` (other fields ignored) or filters with ``limit`` (default and most 200)."""
+
+    ids: list[Annotated[str, Field(min_length=1)]] | None = Field(default=None, min_length=1, max_length=200)
+    binding: str | None = None
+    unique_key: str | None = None
+    concurrency_key: str | None = None
+    created_from: float | None = None
+    created_to: float | None = None
+    limit: float | None = Field(default=None, ge=1)
+
+
+class BulkRetryBody(BulkBody):
+    """``POST /api/jobs/bulk-retry``: ``state`` filters FAILED or STALLED jobs (both when omitted)."""
+
+    state: Literal["FAILED", "STALLED"] | None = None
+
+
+class BulkCancelBody(BulkBody):
+    """``POST /api/jobs/bulk-cancel``: ``state`` can only be SCHEDULED (the default)."""
+
+    state: Literal["SCHEDULED"] | None = None
+
+
+class RateBody(_Body):
+    """A token bucket: ``tokens`` per ``interval_ms``."""
+
+    tokens: int = Field(ge=1, le=_SAFE)
+    interval_ms: int = Field(ge=1, le=_SAFE)
 
 
 _AtLeast0 = Annotated[int, Field(ge=0, le=_SAFE)]

@@ -9,11 +9,12 @@ OpenAPI 3.1 uses as is. Every authenticated operation also documents 401 and 503
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 import msgspec
 
+from tsumugi_core.ids import BINDING_NAME_RE, FLOW_NAME_RE, LOCAL_ID_RE
 from tsumugi_scheduler.api.operations import OPENAPI_PATH, Answer, Operation
 from tsumugi_scheduler.api.shapes import ErrorBody
 
@@ -23,6 +24,7 @@ API_TITLE: Final = "Tsumugi REST API"
 API_VERSION: Final = "0.1.0"
 _REF: Final = "#/components/schemas/{name}"
 _PATH_PARAM: Final = re.compile(r"\{([a-z_]+)\}")
+_ENQUEUE_ITEM: Final = "EnqueueBody"
 _COMMON: Final = {
     401: Answer(description="Missing or wrong token."),
     404: Answer(description="Not found."),
@@ -51,9 +53,18 @@ def _body_schema(op: Operation, components: dict[str, Any]) -> dict[str, Any] | 
     }
 
 
+def _path_schema(path: str, name: str) -> dict[str, Any]:
+    """The syntax of a path parameter (reference §1.2), so a well-formed value is never refused as malformed."""
+    if name == "binding":
+        return {"type": "string", "pattern": f"^{BINDING_NAME_RE.pattern}$"}
+    if path.startswith("/api/runs/"):
+        return {"type": "string", "pattern": f"^{FLOW_NAME_RE.pattern}:{LOCAL_ID_RE.pattern}$"}
+    return {"type": "string", "pattern": f"^{BINDING_NAME_RE.pattern}#[0-9]+:{LOCAL_ID_RE.pattern}$"}
+
+
 def _parameters(op: Operation) -> list[dict[str, Any]]:
     params: list[dict[str, Any]] = [
-        {"name": name, "in": "path", "required": True, "schema": {"type": "string", "minLength": 1}}
+        {"name": name, "in": "path", "required": True, "schema": _path_schema(op.path, name)}
         for name in _PATH_PARAM.findall(op.path)
     ]
     params.extend(
@@ -91,8 +102,43 @@ def _openapi_operation() -> dict[str, Any]:
     }  # fmt: skip
 
 
-def build_document(operations: Sequence[Operation]) -> dict[str, Any]:
-    """The OpenAPI document of ``operations`` plus ``GET /api/openapi.json`` itself."""
+def _pinned_id(binding: str, shards: int) -> str:
+    numbers = "|".join(str(i) for i in range(shards))
+    return f"^{binding}#0*(?:{numbers}):{LOCAL_ID_RE.pattern}$"
+
+
+def _name_bindings(components: dict[str, Any], bindings: Mapping[str, int]) -> None:
+    """An enqueue item's ``binding`` lists the registered performers (another name is refused with 400),
+    a pinned ``id`` names that binding and one of its shards, and a binding split into shards requires
+    ``partitionKey`` or a pinned ``id`` (ADR-0059)."""
+    item = components.get(_ENQUEUE_ITEM)
+    if item is None:
+        return
+    rules: list[dict[str, Any]] = item.setdefault("allOf", [])
+    sharded = sorted(b for b, n in bindings.items() if n > 1)
+    if bindings:
+        item["properties"]["binding"]["enum"] = sorted(bindings)
+    if bindings:
+        # A pinned id belongs to the item's binding and one of its shards: one alternative per binding.
+        rules.append({"anyOf": [
+            {"properties": {"binding": {"const": b}, "id": {"anyOf": [{"type": "null"}, {"pattern": _pinned_id(b, n)}]}}}
+            for b, n in sorted(bindings.items())
+        ]})  # fmt: skip
+    if sharded:
+        with_key = {"required": ["partitionKey"], "properties": {"partitionKey": {"type": "string"}}}
+        pinned = {"required": ["id"], "properties": {"id": {"type": "string"}}}
+        rules.append({"if": {"properties": {"binding": {"enum": sorted(sharded)}}},
+                      "then": {"anyOf": [with_key, pinned]}})  # fmt: skip
+
+
+def build_document(operations: Sequence[Operation], bindings: Mapping[str, int] | None = None) -> dict[str, Any]:
+    """The OpenAPI document of ``operations`` plus ``GET /api/openapi.json`` itself.
+
+    Args:
+        operations: The route table.
+        bindings: The registered performers and their shard counts: the only values of an enqueue item's
+            ``binding`` (none: any binding name, as a scheduler without registered performers accepts).
+    """
     by_type, components = _struct_schemas(operations)
     paths: dict[str, dict[str, Any]] = {OPENAPI_PATH: {"get": _openapi_operation()}}
     for op in operations:
@@ -104,6 +150,7 @@ def build_document(operations: Sequence[Operation]) -> dict[str, Any]:
         if body is not None:
             entry["requestBody"] = body
         paths.setdefault(op.path, {})[op.method.lower()] = entry
+    _name_bindings(components, bindings or {})
     return {
         "openapi": "3.1.0",
         "info": {"title": API_TITLE, "version": API_VERSION},

@@ -15,7 +15,7 @@ from pydantic import BaseModel
 from starlette.requests import Request
 from starlette.responses import Response
 
-from tsumugi_scheduler.api import bindings, bulk, insight, jobs, metrics, unavailable
+from tsumugi_scheduler.api import bindings, bulk, insight, jobs, metrics, runs, unavailable
 from tsumugi_scheduler.api import models as m
 from tsumugi_scheduler.api import shapes as s
 from tsumugi_scheduler.api.job_list import JobListBody
@@ -66,9 +66,13 @@ _GONE = Answer(
     description="No longer in its shard (swept after retention, or never existed).", body=s.Refusal
 )
 _NOT_FOUND = Answer(description="Not found.")
+_ROUTING = Answer(description="`shard` differs from this scheduler's routing (the caller's bindings config differs).")
 _JOB_ID = "A job id <binding>#<shard>:<local>, percent-encoded."
 _STR = {"type": "string"}
 _NUM = {"type": "string", "description": "A number; empty or non-numeric values are ignored."}
+_BINDING_OR_EMPTY = {"type": "string", "pattern": "^([A-Za-z_][A-Za-z0-9_]*)?$"}
+_HOURS = {"type": "number", "minimum": 1, "exclusiveMaximum": 721}
+"""Any number whose floor is 1..720: the handler floors it, as the original does."""
 
 
 def _answers(**by_status: Answer) -> dict[int, Answer]:
@@ -92,23 +96,25 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
                                                 body=JobListBody))),
     Operation(method="POST", path="/api/jobs", operation_id="createJob", summary="Enqueue one job.",
               endpoint=jobs.create_job, body=m.EnqueueBody,
-              answers=_answers(s201=Answer(description="The job id (also for a dedup hit).", body=s.Created), s400=_BAD)),
+              answers=_answers(s201=Answer(description="The job id (also for a dedup hit).", body=s.Created), s400=_BAD,
+                               s409=_ROUTING)),
     Operation(method="POST", path="/api/jobs/bulk-enqueue", operation_id="bulkEnqueueJobs", summary="Enqueue up to 500 jobs.",
               endpoint=jobs.bulk_enqueue, body=m.BulkEnqueueBody,
-              answers=_answers(s201=Answer(description="Ids in input order.", body=s.CreatedMany), s400=_BAD)),
+              answers=_answers(s201=Answer(description="Ids in input order.", body=s.CreatedMany), s400=_BAD,
+                               s409=_ROUTING)),
     Operation(method="POST", path="/api/jobs/bulk-retry", operation_id="bulkRetryJobs", summary="Retry FAILED / STALLED jobs by ids or filter.",
-              endpoint=bulk.bulk_retry, body=m.BulkBody,
+              endpoint=bulk.bulk_retry, body=m.BulkRetryBody,
               answers=_answers(s200=Answer(description="Changed ids and refusals.", body=s.BulkResult), s400=_BAD)),
     Operation(method="POST", path="/api/jobs/bulk-cancel", operation_id="bulkCancelJobs", summary="Cancel jobs by ids or filter.",
-              endpoint=bulk.bulk_cancel, body=m.BulkBody,
+              endpoint=bulk.bulk_cancel, body=m.BulkCancelBody,
               answers=_answers(s200=Answer(description="Changed ids and refusals.", body=s.BulkResult), s400=_BAD)),
     Operation(method="GET", path="/api/jobs/{id}", operation_id="getJob", summary="A job's detail with its attempt log.",
               endpoint=jobs.get_job,
-              answers=_answers(s200=Answer(description="The job.", body=s.JobDetailBody), s400=_BAD, s404=_NOT_FOUND)),
+              answers=_answers(s200=Answer(description="The job.", body=s.JobDetailBody), s404=_NOT_FOUND)),
     Operation(method="GET", path="/api/jobs/{id}/explain", operation_id="explainJob",
               summary="Why a job is not running yet and when each blocker clears.", endpoint=jobs.explain_job,
-              answers=_answers(s200=Answer(description="The explanation.", body=s.ExplainBody), s400=_BAD,
-                               s404=_NOT_FOUND, s410=_GONE)),
+              answers=_answers(s200=Answer(description="The explanation.", body=s.ExplainBody), s404=_NOT_FOUND,
+                               s410=_GONE)),
     Operation(method="POST", path="/api/jobs/{id}/retry", operation_id="retryJob", summary="Retry a FAILED / STALLED job now.",
               endpoint=jobs.retry_job,
               answers=_answers(s200=Answer(description="Retried.", body=s.MutationOk), s400=_BAD, s409=_STATE, s410=_GONE)),
@@ -141,23 +147,26 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
               answers=_answers(s200=Answer(description="Diagnostics.", body=s.Diagnostics))),
     Operation(method="GET", path="/api/metrics", operation_id="getMetrics",
               summary="Failure rate and durations from Analytics Engine.", endpoint=metrics.get_metrics, tag="insight",
-              query=(QueryParam(name="hours", schema=_STR, description="1..720, default 24."),
-                     QueryParam(name="binding", schema=_STR)),
+              query=(QueryParam(name="hours", schema=_HOURS, description="1..720 (decimals floored), default 24."),
+                     QueryParam(name="binding", schema=_BINDING_OR_EMPTY)),
               answers=_answers(s200=Answer(description="The report.", body=metrics.MetricsReport), s400=_BAD,
                                s501=Answer(description="Metrics not configured."),
                                s502=Answer(description="Analytics Engine failed."))),
     Operation(method="GET", path="/api/schedules", operation_id="listSchedules", summary="Recurring schedules.",
               endpoint=unavailable.schedules_unavailable, tag="later",
               answers=_answers(s501=Answer(description="Schedules are not available yet."))),
-    Operation(method="GET", path="/api/runs", operation_id="listRuns", summary="Flow runs.",
-              endpoint=unavailable.runs_unavailable, tag="later",
-              answers=_answers(s501=Answer(description="Runs are not available yet."))),
+    Operation(method="GET", path="/api/runs", operation_id="listRuns", summary="Flow runs, newest change first.",
+              endpoint=runs.list_runs, tag="runs",
+              query=(QueryParam(name="state", schema=_STR), QueryParam(name="flow", schema=_STR),
+                     QueryParam(name="limit", schema=_STR, description="1..100, default 20."),
+                     QueryParam(name="offset", schema=_STR, description="0 or more, default 0.")),
+              answers=_answers(s200=Answer(description="A page and the total.", body=runs.RunList))),
     Operation(method="POST", path="/api/runs", operation_id="startRun", summary="Start a flow run.",
               endpoint=unavailable.run_creation_unavailable, tag="later",
               answers=_answers(s501=Answer(description="Run creation is not available yet."))),
     Operation(method="GET", path="/api/runs/{id}", operation_id="getRun", summary="A run and its nodes.",
-              endpoint=unavailable.runs_unavailable, tag="later",
-              answers=_answers(s501=Answer(description="Runs are not available yet."))),
+              endpoint=runs.get_run, tag="runs",
+              answers=_answers(s200=Answer(description="The run.", body=runs.RunDetailBody), s404=_NOT_FOUND)),
     Operation(method="POST", path="/api/runs/{id}/retry", operation_id="retryRun", summary="Resume a FAILED run.",
               endpoint=unavailable.run_control_unavailable, tag="later",
               answers=_answers(s501=Answer(description="Run control is not available yet."))),
@@ -165,7 +174,7 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
               endpoint=unavailable.run_control_unavailable, tag="later",
               answers=_answers(s501=Answer(description="Run control is not available yet."))),
     Operation(method="GET", path="/api/flows", operation_id="listFlows", summary="Registered flows.",
-              endpoint=unavailable.flows_unavailable, tag="later",
-              answers=_answers(s501=Answer(description="Flows are not available yet."))),
+              endpoint=runs.list_flows, tag="runs",
+              answers=_answers(s200=Answer(description="Sorted names.", body=runs.FlowList))),
 )  # fmt: skip
 """Every route but ``/api/openapi.json`` (served by the app itself, without auth)."""

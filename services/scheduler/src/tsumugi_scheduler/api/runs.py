@@ -1,0 +1,155 @@
+"""Read routes of flows and runs (reference §4.4, §4.5): answered from the definition and the read model.
+
+Flows are not built yet (issue 12+), so the definition registers none and the ``run`` tables stay empty:
+``GET /api/flows`` answers ``{"flows": []}``, ``GET /api/runs`` ``{"runs": [], "total": 0}`` and
+``GET /api/runs/{id}`` 404, the original's answers when no flows are defined. The queries are the real
+ones over the read model (migration 0004), so the routes keep working when runs are projected there.
+Starting and steering runs stay 501 (`tsumugi_scheduler.api.unavailable`), as in the original without flows.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import msgspec
+from starlette.requests import Request
+from starlette.responses import Response
+
+from tsumugi_scheduler.api.answers import ApiError, json_response
+from tsumugi_scheduler.api.context import env_of, first_values
+from tsumugi_scheduler.readmodel import parse_job_query
+from tsumugi_scheduler.readmodel.d1_port import result_rows
+
+__all__ = ["FlowList", "RunDetail", "RunDetailBody", "RunList", "RunNode", "RunSummary", "get_run", "list_flows",
+           "list_runs"]  # fmt: skip
+
+_SUMMARY: Final = "id, flow, state, node_total, node_done, node_failed, created_at, updated_at"
+_NODE: Final = ("node_id, binding, state, container, parent, origin, after, job_id, child_run_id, result, error, "
+                "position, created_at, updated_at")  # fmt: skip
+
+
+class FlowList(msgspec.Struct, frozen=True, kw_only=True):
+    """200 of ``GET /api/flows``: registered flow names, sorted."""
+
+    flows: list[str]
+
+
+class RunSummary(msgspec.Struct, frozen=True, kw_only=True):
+    """One run in a list."""
+
+    id: str
+    flow: str
+    state: str
+    node_total: int
+    node_done: int
+    node_failed: int
+    created_at: int
+    updated_at: int
+
+
+class RunList(msgspec.Struct, frozen=True, kw_only=True):
+    """200 of ``GET /api/runs``: a page, newest change first, and the number of matching runs."""
+
+    runs: list[RunSummary]
+    total: int
+
+
+class RunDetail(RunSummary, frozen=True, kw_only=True):
+    """A run with its input (JSON text) and parent link; ``retryable`` when FAILED."""
+
+    input: str
+    parent_run_id: str | None
+    parent_node_id: str | None
+    retryable: bool
+
+
+class RunNode(msgspec.Struct, frozen=True, kw_only=True):
+    """One node of a run, in ``position`` order."""
+
+    id: str
+    binding: str
+    state: str
+    container: bool
+    parent: str | None
+    origin: str
+    after: list[str]
+    job_id: str | None
+    child_run_id: str | None
+    result: str | None
+    error: str | None
+    position: int
+    created_at: int
+    updated_at: int
+
+
+class RunDetailBody(msgspec.Struct, frozen=True, kw_only=True):
+    """200 of ``GET /api/runs/{id}``."""
+
+    run: RunDetail
+    nodes: list[RunNode]
+
+
+def _summary_fields(row: Any) -> dict[str, Any]:
+    return {"id": str(row["id"]), "flow": str(row["flow"]), "state": str(row["state"]),
+            "node_total": int(row["node_total"]), "node_done": int(row["node_done"]),
+            "node_failed": int(row["node_failed"]), "created_at": int(row["created_at"]),
+            "updated_at": int(row["updated_at"])}  # fmt: skip
+
+
+def _after(text: object) -> list[str]:
+    try:
+        value = msgspec.json.decode(str(text), type=list[str])
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return []  # malformed stored JSON reads as no dependencies, as the original does
+    return value
+
+
+def _node(row: Any) -> RunNode:
+    optional = {k: None if row[k] is None else str(row[k])
+                for k in ("parent", "job_id", "child_run_id", "result", "error")}  # fmt: skip
+    return RunNode(id=str(row["node_id"]), binding=str(row["binding"]), state=str(row["state"]),
+                   container=bool(row["container"]), origin=str(row["origin"]), after=_after(row["after"]),
+                   position=int(row["position"]), created_at=int(row["created_at"]),
+                   updated_at=int(row["updated_at"]), **optional)  # fmt: skip
+
+
+async def list_flows(request: Request) -> Response:
+    """``GET /api/flows``: the registered flows (none until flows exist)."""
+    return json_response(200, FlowList(flows=[]))
+
+
+async def list_runs(request: Request) -> Response:
+    """``GET /api/runs?state=&flow=&limit=&offset=``: exact filters, the jobs list's lenient paging."""
+    params = first_values(request)
+    page = parse_job_query({k: v for k, v in params.items() if k in ("limit", "offset")})
+    filters = [(column, params.get(column)) for column in ("state", "flow")]  # exact; an empty value is "any"
+    where = " AND ".join(f"{column} = ?" for column, value in filters if value)
+    where = f" WHERE {where}" if where else ""
+    values = [value for _, value in filters if value]
+    d1 = env_of(request).TSUMUGI_DB
+    rows, count = await d1.batch([
+        d1.prepare(f"SELECT {_SUMMARY} FROM run{where} ORDER BY updated_at DESC, id DESC LIMIT ? OFFSET ?")
+        .bind(*values, page.limit, page.offset),
+        d1.prepare(f"SELECT count(*) AS total FROM run{where}").bind(*values),
+    ])  # fmt: skip
+    runs = [RunSummary(**_summary_fields(row)) for row in result_rows(rows)]
+    return json_response(200, RunList(runs=runs, total=int(result_rows(count)[0]["total"])))
+
+
+async def get_run(request: Request) -> Response:
+    """``GET /api/runs/{id}``: the run and its nodes; 404 ``not found`` for any id without a run."""
+    run_id = str(request.path_params["id"])
+    d1 = env_of(request).TSUMUGI_DB
+    run, nodes = await d1.batch([
+        d1.prepare(f"SELECT {_SUMMARY}, input, parent_run_id, parent_node_id FROM run WHERE id = ?").bind(run_id),
+        d1.prepare(f"SELECT {_NODE} FROM run_node WHERE run_id = ? ORDER BY position").bind(run_id),
+    ])  # fmt: skip
+    found = result_rows(run)
+    if not found:
+        raise ApiError(404, {"error": "not found"})
+    row = found[0]
+    detail = RunDetail(**_summary_fields(row), input=str(row["input"]),
+                       parent_run_id=None if row["parent_run_id"] is None else str(row["parent_run_id"]),
+                       parent_node_id=None if row["parent_node_id"] is None else str(row["parent_node_id"]),
+                       retryable=row["state"] == "FAILED")  # fmt: skip
+    return json_response(200, RunDetailBody(run=detail, nodes=[_node(r) for r in result_rows(nodes)]))
