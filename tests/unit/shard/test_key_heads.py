@@ -62,8 +62,8 @@ def test_a_retried_job_goes_back_to_the_front_of_its_key(world: World) -> None:
     world.engine.configure(PolicyPatch(aging_interval_ms=None))
     k_jobs = _burst(world, 3, concurrency_key="K")
     [message] = world.dispatch()
-    world.engine.report(message.job_id, message.attempt, Failed(error="x", retry_at=world.clock.now_ms()))
     world.clock.advance(1)
+    world.engine.report(message.job_id, message.attempt, Failed(error="x", retry_at=world.clock.now_ms()))
     # Its eligible_at moved to now, so the key's two older jobs are ahead of it.
     [again] = world.dispatch()
     assert again.job_id == k_jobs[1]

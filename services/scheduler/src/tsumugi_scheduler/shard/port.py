@@ -13,6 +13,7 @@ from typing import Any, Literal, Protocol, TypeVar
 
 import msgspec
 
+from tsumugi_core.options import RateLimit
 from tsumugi_core.throttle import TokenBucket
 from tsumugi_scheduler.shard.records import EnqueueResult
 from tsumugi_scheduler.shard.schema import AttemptRow, JobRow
@@ -141,8 +142,16 @@ class ShardStore(Protocol):
         """
         ...
 
-    def ready_window(
-        self, now: int, want: int, aging_interval_ms: int | None, *, key_buckets: bool = False
+    def ready_window(  # noqa: PLR0913 - the policy's fields that shape the read
+        self,
+        now: int,
+        want: int,
+        aging_interval_ms: int | None,
+        *,
+        key_buckets: bool = False,
+        per_key_concurrency: int = 1,
+        per_key_rate: RateLimit | None = None,
+        skip: frozenset[str] = frozenset(),
     ) -> ReadyWindow:
         """The best ``want`` ready jobs by priority with aging, and in-flight counts.
 
