@@ -90,8 +90,8 @@ class _Walk:
         """The ``want``-th best score among counted rows, or None while fewer count."""
         return self._best[0] if len(self._best) >= self.want else None
 
-    def add(self, row: Row) -> bool:
-        """Take ``row`` in; True when it counts toward ``want``."""
+    def add(self, row: Row, *, head: bool = True) -> bool:
+        """Take ``row`` in (a key head from the indexes, or a job after one); True when it counts toward ``want``."""
         job_id = str(row["id"])
         if job_id in self._seen:
             return False
@@ -103,12 +103,13 @@ class _Walk:
         key = row["concurrency_key"]
         if key is not None:
             room = self.room.room(str(key))
+            if head and room > 1:
+                # Whatever this key's other groups hold, this group's next jobs may outrank them (aging).
+                self._followers(row, room - 1)
             taken = self._per_key.get(str(key), 0)
             if taken >= room:
-                return False
+                return False  # counted rows of a key, in visiting order: never more than the key can start
             self._per_key[str(key)] = taken + 1
-            if taken == 0 and room > 1:
-                self._followers(row, room - 1)
         score = effective_priority(int(row["priority"]), int(row["eligible_at"]), self.now, self.aging)
         bisect.insort(self._best, score)
         if len(self._best) > self.want:
@@ -120,7 +121,7 @@ class _Walk:
         rows = self.sql.exec(KEY_GROUP_NEXT, head["concurrency_key"], head["priority"], self.now,
                              *_position(head), min(count, self.want)).toArray()  # fmt: skip
         for row in rows:
-            self.add(row)
+            self.add(row, head=False)
 
     def read_level(self, level: int) -> None:
         """The level's heads in order until ``want`` of them count or the level is done."""
