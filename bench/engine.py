@@ -199,7 +199,9 @@ def time_other_key(path: Path, repeats: int) -> tuple[float, bool]:
     timings: list[float] = []
     every = True
     for n in range(repeats):
-        [other] = engine.enqueue_many([EnqueueItem(binding=BINDING, payload={"l": n}, concurrency_key=OTHER_KEY)])
+        [other] = engine.enqueue_many(
+            [EnqueueItem(binding=BINDING, payload={"l": n}, concurrency_key=OTHER_KEY)]
+        )
         started = time.perf_counter()
         dispatches = engine.tick().dispatches
         timings.append((time.perf_counter() - started) * 1000)

@@ -231,7 +231,9 @@ def greedy_choice(ready: Iterable[ReadyJob], *, slots: int, room: Mapping[str, i
     return chosen
 
 
-def idle_slot_violations(left_ready: Iterable[ReadyJob], *, free_slots: int, blocked_keys: Iterable[str]) -> list[str]:
+def idle_slot_violations(
+    left_ready: Iterable[ReadyJob], *, free_slots: int, blocked_keys: Iterable[str]
+) -> list[str]:
     """No dispatchable job waits while a slot is free: after a tick, a job left ready whose key is not blocked
     means the tick stopped early, unless every slot is taken."""
     if free_slots <= 0:
@@ -257,5 +259,7 @@ def priority_order_violations(
             continue
         worse = [d.id for d in sent if d.score < job.score]
         if worse:
-            problems.append(f"{job.id} (effective priority {job.score}) left behind {', '.join(sorted(worse))}")
+            problems.append(
+                f"{job.id} (effective priority {job.score}) left behind {', '.join(sorted(worse))}"
+            )
     return problems

@@ -70,13 +70,15 @@ def _enqueue(engine: JobShardEngine, clock: FixedClock, burst: Burst) -> list[st
     last_advance=st.sampled_from([0, 1, 5_000, 120_000]),
 )
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-def test_a_tick_dispatches_the_reference_batch_over_the_whole_backlog(  # noqa: PLR0913 - Hypothesis draws
+def test_a_tick_dispatches_the_reference_batch_over_the_whole_backlog(
     plan: list[Burst], concurrency: int, per_key: int, aging: int | None, warm_up: bool, finish: int,
     last_advance: int,
 ) -> None:  # fmt: skip
     clock = FixedClock(START_MS)
     sql = SqlStorage()
-    engine = JobShardEngine(sql, binding="MAIL", shard=0, clock=clock, ids=SequentialIds(), rand=FixedRandom(0.5))
+    engine = JobShardEngine(
+        sql, binding="MAIL", shard=0, clock=clock, ids=SequentialIds(), rand=FixedRandom(0.5)
+    )
     engine.configure(PolicyPatch(concurrency=concurrency, per_key_concurrency=per_key, aging_interval_ms=aging,
                                  reaper_grace_ms=10 * DAY_MS))  # the warm-up's jobs stay in flight  # fmt: skip
     ids = _enqueue(engine, clock, plan[0])
@@ -89,8 +91,13 @@ def test_a_tick_dispatches_the_reference_batch_over_the_whole_backlog(  # noqa: 
     now = clock.now_ms()
     records = [r for r in map(engine.get, ids) if r is not None]
     ready = [
-        ReadyJob(id=r.id, score=effective_priority(r.priority, r.eligible_at, now, aging), eligible_at=r.eligible_at,
-                 created_at=r.created_at, key=r.concurrency_key)  # fmt: skip
+        ReadyJob(
+            id=r.id,
+            score=effective_priority(r.priority, r.eligible_at, now, aging),
+            eligible_at=r.eligible_at,
+            created_at=r.created_at,
+            key=r.concurrency_key,
+        )
         for r in records
         if r.state == "SCHEDULED" and r.eligible_at <= now
     ]

@@ -215,7 +215,7 @@ class ShardMachine(RuleBasedStateMachine):
     def _check_dispatch_choice(self, ready: set[str], dispatched: set[str], count: int) -> None:
         """Greedy by effective priority over the whole backlog: nothing lower chosen over a job its key would
         have let go, and no such job left waiting while a slot is free."""
-        policy, now = self.model.policy, self.now
+        policy = self.model.policy
         left: list[ReadyJob] = []
         for job_id in ready - dispatched:
             job = self.model.jobs.get(job_id)

@@ -98,7 +98,9 @@ def ready(job_id: str, score: int, key: str | None = None, at: int = 0) -> Ready
 
 def test_a_dispatchable_job_left_waiting_with_a_free_slot_is_reported() -> None:
     left = [ready("a", 1), ready("b", 5, key="k")]
-    assert idle_slot_violations(left, free_slots=1, blocked_keys=["k"]) == ["a (key None) left waiting with 1 free slots"]
+    assert idle_slot_violations(left, free_slots=1, blocked_keys=["k"]) == [
+        "a (key None) left waiting with 1 free slots"
+    ]
     assert not idle_slot_violations(left, free_slots=0, blocked_keys=[])
     assert not idle_slot_violations([ready("b", 5, key="k")], free_slots=3, blocked_keys=["k"])
 

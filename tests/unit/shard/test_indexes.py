@@ -53,10 +53,18 @@ QUERIES = [
     ),
     (OLDEST_READY, (10, 5), "job_eligible (eligible_at<?)"),
     (LEVEL_HEADS, (0, 10, 5), "job_ready (priority=? AND eligible_at<?)"),
-    (LEVEL_HEADS_AFTER, (0, 10, 1, 1, "a", 5), "job_ready (priority=? AND (eligible_at,created_at,id)>(?,?,?)"),
+    (
+        LEVEL_HEADS_AFTER,
+        (0, 10, 1, 1, "a", 5),
+        "job_ready (priority=? AND (eligible_at,created_at,id)>(?,?,?)",
+    ),
     (OLDEST_READY_AFTER, (10, 1, 1, "a", 5), "job_eligible (eligible_at"),
     (KEY_GROUP_FIRST, ("k", 0, 2), "job_key (concurrency_key=? AND priority=?)"),
-    (KEY_GROUP_NEXT, ("k", 0, 10, 1, 1, "a", 5), "job_key (concurrency_key=? AND priority=? AND (eligible_at,created_at,id)>(?,?,?)"),
+    (
+        KEY_GROUP_NEXT,
+        ("k", 0, 10, 1, 1, "a", 5),
+        "job_key (concurrency_key=? AND priority=? AND (eligible_at,created_at,id)>(?,?,?)",
+    ),
     (SET_KEY_HEAD, ("a", '["a", "b"]'), "sqlite_autoindex_job_1 (id=?)"),
     (PROMOTE_KEY_HEADS, ('[["k", 0]]',), "job_key (concurrency_key=? AND priority=?)"),
     (

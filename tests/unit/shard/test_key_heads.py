@@ -27,7 +27,9 @@ def test_a_busy_key_does_not_starve_another_key(world: World) -> None:
 
 
 def test_a_key_blocked_by_its_rate_does_not_starve_another_key(world: World) -> None:
-    world.engine.configure(PolicyPatch(per_key_concurrency=100, per_key_rate=RateLimit(tokens=1, interval_ms=60_000)))
+    world.engine.configure(
+        PolicyPatch(per_key_concurrency=100, per_key_rate=RateLimit(tokens=1, interval_ms=60_000))
+    )
     k_jobs = _burst(world, 600, concurrency_key="K")
     world.clock.advance(1)
     other = world.enqueue(concurrency_key="L")

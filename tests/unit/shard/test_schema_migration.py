@@ -53,16 +53,22 @@ def _v1_shard() -> SqlStorage:
 
 
 def _open(sql: SqlStorage, clock: FixedClock) -> JobShardEngine:
-    return JobShardEngine(sql, binding="MAIL", shard=0, clock=clock, ids=SequentialIds(), rand=FixedRandom(0.5))
+    return JobShardEngine(
+        sql, binding="MAIL", shard=0, clock=clock, ids=SequentialIds(), rand=FixedRandom(0.5)
+    )
 
 
 def test_a_version_1_shard_gets_key_heads_and_the_new_indexes() -> None:
     sql = _v1_shard()
     _open(sql, FixedClock(T0 + 10))
-    heads = {r["id"]: r["key_head"] for r in sql.exec("SELECT id, key_head FROM job WHERE state = 'SCHEDULED'")}
+    heads = {
+        r["id"]: r["key_head"] for r in sql.exec("SELECT id, key_head FROM job WHERE state = 'SCHEDULED'")
+    }
     assert heads == {"MAIL#0:k1": 1, "MAIL#0:k2": 0, "MAIL#0:k3": 0, "MAIL#0:k9": 1, "MAIL#0:l1": 1,
                      "MAIL#0:free": 1}  # fmt: skip
-    indexes = {r["name"]: r["sql"] for r in sql.exec("SELECT name, sql FROM sqlite_master WHERE type = 'index'")}
+    indexes = {
+        r["name"]: r["sql"] for r in sql.exec("SELECT name, sql FROM sqlite_master WHERE type = 'index'")
+    }
     assert "key_head = 1" in indexes["job_ready"]
     assert "key_head = 1" in indexes["job_eligible"]
     assert "job_key" in indexes

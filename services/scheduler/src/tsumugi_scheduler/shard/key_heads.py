@@ -32,7 +32,11 @@ def head_for_insert(sql: SqlLike, row: JobRow) -> int:
     if not first:
         return 1
     head = first[0]
-    if (row.eligible_at, row.created_at, row.id) >= (int(head["eligible_at"]), int(head["created_at"]), str(head["id"])):
+    if (row.eligible_at, row.created_at, row.id) >= (
+        int(head["eligible_at"]),
+        int(head["created_at"]),
+        str(head["id"]),
+    ):
         return 0
     sql.exec("UPDATE job SET key_head = 0 WHERE id = ?", head["id"])
     return 1

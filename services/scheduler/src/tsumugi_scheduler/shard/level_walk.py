@@ -30,9 +30,9 @@ from tsumugi_scheduler.shard.queries import (
 
 __all__ = [
     "MAX_LEVELS_PAST_WANT",
+    "MAX_LEVELS_PER_TICK",
     "MAX_LEVEL_PROBES_PER_TICK",
     "MAX_OLDEST_PAGES",
-    "MAX_LEVELS_PER_TICK",
     "KeyRoomLike",
     "ready_rows",
 ]
@@ -78,7 +78,14 @@ class _Walk:
 
     def __init__(self, sql: SqlLike, now: int, want: int, aging_interval_ms: int | None, room: KeyRoomLike,
                  skip: frozenset[str]) -> None:  # fmt: skip
-        self.sql, self.now, self.want, self.aging, self.room, self.skip = sql, now, want, aging_interval_ms, room, skip
+        self.sql, self.now, self.want, self.aging, self.room, self.skip = (
+            sql,
+            now,
+            want,
+            aging_interval_ms,
+            room,
+            skip,
+        )
         self.rows: list[Row] = []
         self._seen: set[str] = set()
         self._best: list[int] = []  # ascending; at most ``want``
@@ -131,7 +138,9 @@ class _Walk:
             counted += sum(self.add(row) for row in page)
             if len(page) < self.want or counted >= self.want:
                 break
-            page = self.sql.exec(LEVEL_HEADS_AFTER, level, self.now, *_position(page[-1]), self.want).toArray()
+            page = self.sql.exec(
+                LEVEL_HEADS_AFTER, level, self.now, *_position(page[-1]), self.want
+            ).toArray()
         self.below = level
 
     def walk_levels(self, oldest: int) -> bool:
@@ -170,7 +179,10 @@ class _Walk:
             last = page[-1]
             kth = self.kth()
             # Unseen jobs wait no longer than ``last`` and sit below every level the walk read.
-            if kth is not None and aging_bound(int(self.below) - 1, int(last["eligible_at"]), self.now, self.aging) < kth:
+            if (
+                kth is not None
+                and aging_bound(int(self.below) - 1, int(last["eligible_at"]), self.now, self.aging) < kth
+            ):
                 return
             page = self.sql.exec(OLDEST_READY_AFTER, self.now, *_position(last), self.want).toArray()
 

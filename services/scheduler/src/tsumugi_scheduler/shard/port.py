@@ -142,7 +142,7 @@ class ShardStore(Protocol):
         """
         ...
 
-    def ready_window(  # noqa: PLR0913 - the policy's fields that shape the read
+    def ready_window(
         self,
         now: int,
         want: int,

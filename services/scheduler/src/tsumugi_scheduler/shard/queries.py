@@ -29,9 +29,9 @@ __all__ = [
     "NEXT_READY_LEVEL",
     "OLDEST_READY",
     "OLDEST_READY_AFTER",
+    "OVERVIEW_QUERY",
     "PROMOTE_KEY_HEADS",
     "SET_KEY_HEAD",
-    "OVERVIEW_QUERY",
     "STATE_INDEX",
     "SWEEPABLE",
 ]

@@ -86,7 +86,9 @@ class SqlShardStore:
         """All stored settings (the schema version is the schema's own, not a setting)."""
         return {
             row["key"]: row["value"]
-            for row in self._sql.exec("SELECT key, value FROM setting WHERE key != ?", SCHEMA_VERSION_KEY).toArray()
+            for row in self._sql.exec(
+                "SELECT key, value FROM setting WHERE key != ?", SCHEMA_VERSION_KEY
+            ).toArray()
         }
 
     def save_setting(self, key: str, value: str | None) -> None:
@@ -148,7 +150,9 @@ class SqlShardStore:
             query = (f"UPDATE job SET {assignments}, seq = ? WHERE id = ? AND state = ?"
                      " RETURNING concurrency_key AS k, priority AS p")  # fmt: skip
             self._update_sql[columns] = query
-        waiting = change.expect_state == JobState.SCHEDULED or change.values.get("state") == JobState.SCHEDULED
+        waiting = (
+            change.expect_state == JobState.SCHEDULED or change.values.get("state") == JobState.SCHEDULED
+        )
         before = self._priority(change.job_id) if waiting and "priority" in change.values else None
         rows = self._sql.exec(query, *change.values.values(), self.next_seq(), change.job_id,
                               str(change.expect_state)).toArray()  # fmt: skip
@@ -157,7 +161,9 @@ class SqlShardStore:
         key = rows[0]["k"]
         if waiting and key is not None:
             if before is not None and before != int(rows[0]["p"]):
-                settle(self._sql, str(key), before, change.job_id)  # the group it left, before the one it joined
+                settle(
+                    self._sql, str(key), before, change.job_id
+                )  # the group it left, before the one it joined
             settle(self._sql, str(key), int(rows[0]["p"]), change.job_id)
         self.record(change)
         return True
@@ -220,7 +226,12 @@ class SqlShardStore:
             DISPATCH_QUERY, now, base, msgspec.json.encode(list(job_ids)).decode()
         ).toArray()
         promote_after_dispatch(
-            self._sql, [(str(r["concurrency_key"]), int(r["priority"])) for r in rows if r["concurrency_key"] is not None]
+            self._sql,
+            [
+                (str(r["concurrency_key"]), int(r["priority"]))
+                for r in rows
+                if r["concurrency_key"] is not None
+            ],
         )
         return {str(row["id"]): row for row in rows}
 
@@ -235,7 +246,7 @@ class SqlShardStore:
                 by_key[str(row["k"])] = int(row["n"])
         return in_flight, by_key
 
-    def ready_window(  # noqa: PLR0913 - the policy's fields that shape the read, each with its default
+    def ready_window(
         self,
         now: int,
         want: int,
