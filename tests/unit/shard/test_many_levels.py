@@ -28,3 +28,13 @@ def test_aged_jobs_below_hundreds_of_levels_take_their_place(world: World) -> No
     world.engine.enqueue_many([EnqueueItem(binding="MAIL", payload=p, priority=p) for p in range(0, 500)])
     dispatched = sorted(m.payload for m in world.dispatch())
     assert dispatched == sorted([-p for p in range(1, 31)] + list(range(480, 500)))
+
+
+def test_an_aged_job_below_more_levels_than_the_walk_may_visit_still_goes(world: World) -> None:
+    # 400 fresh levels: the walk fills its window, visits MAX_LEVELS_PAST_WANT more and stops; the pages of the
+    # oldest ready jobs then bring the aged job, whose effective priority beats every level.
+    world.engine.configure(PolicyPatch(concurrency=1))
+    aged = world.enqueue(priority=0)
+    world.clock.advance(5_000 * MIN)
+    world.engine.enqueue_many([EnqueueItem(binding="MAIL", payload=p, priority=p) for p in range(1_000, 1_400)])
+    assert [m.job_id for m in world.dispatch()] == [aged]

@@ -30,7 +30,6 @@ from tsumugi_scheduler.shard.queries import (
 
 __all__ = [
     "MAX_LEVELS_PAST_WANT",
-    "MAX_LEVELS_PER_TICK",
     "MAX_LEVEL_PROBES_PER_TICK",
     "MAX_OLDEST_PAGES",
     "KeyRoomLike",
@@ -41,8 +40,6 @@ MAX_LEVELS_PAST_WANT: Final = 64
 """Ready levels one read may visit after it holds ``want`` dispatchable jobs, only to let aged jobs of lower
 levels compete; past it pages of the oldest ready jobs settle the rest. Before ``want`` there is no cap: every
 level visited then holds a job the batch may need."""
-MAX_LEVELS_PER_TICK: Final = MAX_LEVELS_PAST_WANT
-"""The former name of ``MAX_LEVELS_PAST_WANT`` (ADR-0032)."""
 MAX_LEVEL_PROBES_PER_TICK: Final = 1024
 """Levels holding only delayed jobs one dispatch read may pass: bounds a tick when very many levels are delayed."""
 MAX_OLDEST_PAGES: Final = 8
