@@ -153,10 +153,12 @@ class ShardStore(Protocol):
         per_key_rate: RateLimit | None = None,
         skip: frozenset[str] = frozenset(),
     ) -> ReadyWindow:
-        """The best ``want`` ready jobs by priority with aging, and in-flight counts.
+        """Ready jobs holding the best ``want`` dispatchable ones by priority with aging, and in-flight counts.
 
-        Read through the heads of the levels that hold a ready job; when a per-tick bound cuts that walk short
-        the ``want`` longest-waiting ready jobs are added, so an aged job is never out of reach.
+        Read through the level heads of the dispatch indexes, which hold one job per (key, priority) group
+        (ADR-0054); a job whose key has no room, in ``skip`` or expired is returned but does not count toward
+        ``want``. When a per-tick bound cuts the walk short, pages of the longest-waiting ready jobs follow, so
+        an aged job is never out of reach (ADR-0055).
         """
         ...
 
