@@ -9,6 +9,9 @@ one ``RESULT {json}`` line. Figures:
   RUNNING marks included (``start_many`` per dispatched batch, ADR-0052) (target <= 3; the original needs 7);
 - ``dispatch_ms_small`` / ``dispatch_ms_large`` / ``dispatch_ratio``: one tick dispatching a batch with
   1,000 vs 1,000,000 ready jobs in the shard (target ratio <= 3);
+- ``busy_key_ms_small`` / ``busy_key_ms_large`` / ``busy_key_ratio``: one tick that dispatches a job of key L
+  while 1,000 vs 1,000,000 jobs wait on key K ahead of it (K full, one job in flight; default policy), and
+  ``busy_key_other_dispatched``: whether every such tick dispatched the L job (target: yes, ratio <= 3);
 - ``tracemalloc_peak_mb`` / ``maxrss_delta_mb``: opening the 1,000,000-job shard and running a tick, measured
   in a fresh subprocess so the resident-set high-water mark means something (target < 100 MB);
   ``maxrss_mb`` is that process's whole high-water mark, interpreter and imports included.
@@ -51,6 +54,12 @@ RESULT_KEYS = (
     "dispatch_ms_small",
     "dispatch_ms_large",
     "dispatch_ratio",
+    "busy_key_small_jobs",
+    "busy_key_large_jobs",
+    "busy_key_ms_small",
+    "busy_key_ms_large",
+    "busy_key_ratio",
+    "busy_key_other_dispatched",
     "large_build",
     "large_build_s",
     "tracemalloc_peak_mb",
@@ -74,6 +83,8 @@ class Sizes:
 
 FULL = Sizes(20_000, 500, 100, 1_000, 1_000_000, 10_000, 5)
 QUICK = Sizes(1_000, 200, 50, 200, 2_000, 1_000, 3)
+BUSY_KEY = "K"
+OTHER_KEY = "L"
 
 
 class WallClock:
@@ -83,11 +94,11 @@ class WallClock:
         return time.time_ns() // 1_000_000
 
 
-def open_engine(path: Path, concurrency: int) -> tuple[JobShardEngine, SqlStorage]:
-    """An engine on a file-backed database with ``concurrency`` pinned at runtime."""
+def open_engine(path: Path, concurrency: int, ids: str = "bench") -> tuple[JobShardEngine, SqlStorage]:
+    """An engine on a file-backed database with ``concurrency`` pinned at runtime; new ids start with ``ids``."""
     sql = SqlStorage(path)
     engine = JobShardEngine(
-        sql, binding=BINDING, shard=0, clock=WallClock(), ids=SequentialIds("bench"), rand=random.Random(7)
+        sql, binding=BINDING, shard=0, clock=WallClock(), ids=SequentialIds(ids), rand=random.Random(7)
     )
     engine.configure(PolicyPatch(concurrency=concurrency))
     return engine, sql
@@ -169,6 +180,58 @@ def time_dispatch(path: Path, batch: int, repeats: int) -> float:
     return statistics.median(timings)
 
 
+def build_busy_key(path: Path, count: int, batch: int) -> None:
+    """A shard holding ``count`` ready jobs of one concurrency key (default policy: one of them may run)."""
+    engine, sql = open_engine(path, concurrency=100)
+    for start in range(0, count, batch):
+        engine.enqueue_many([
+            EnqueueItem(binding=BINDING, payload={"n": start + n}, concurrency_key=BUSY_KEY)
+            for n in range(min(batch, count - start))
+        ])  # fmt: skip
+    project(engine)
+    sql.close()
+
+
+def time_other_key(path: Path, repeats: int) -> tuple[float, bool]:
+    """Median milliseconds of a tick dispatching one job of another key past the busy key's backlog, and
+    whether every such tick dispatched it. The busy key's first job is dispatched first and stays in flight."""
+    engine, sql = open_engine(path, concurrency=100, ids="other")
+    engine.tick()  # the busy key's head goes; the key is full from now on
+    timings: list[float] = []
+    every = True
+    for n in range(repeats):
+        [other] = engine.enqueue_many(
+            [EnqueueItem(binding=BINDING, payload={"l": n}, concurrency_key=OTHER_KEY)]
+        )
+        started = time.perf_counter()
+        dispatches = engine.tick().dispatches
+        timings.append((time.perf_counter() - started) * 1000)
+        sent = [m for m in dispatches if m.job_id == other.id]
+        every = every and bool(sent)
+        for message in sent:
+            engine.report(message.job_id, message.attempt, Succeeded(result=None))
+    sql.close()
+    return statistics.median(timings), every
+
+
+def measure_busy_key(folder: Path, sizes: Sizes, say: Callable[[str], None]) -> dict[str, float | str | bool]:
+    """Dispatch of another key's job behind a small and a large backlog on one busy key."""
+    small_path, large_path = folder / "busy-small.sqlite", folder / "busy-large.sqlite"
+    build_busy_key(small_path, sizes.small, sizes.build_batch)
+    say(f"building {sizes.large:,} ready jobs on one concurrency key ...")
+    build_busy_key(large_path, sizes.large, sizes.build_batch)
+    small_ms, small_ok = time_other_key(small_path, sizes.repeats)
+    large_ms, large_ok = time_other_key(large_path, sizes.repeats)
+    return {
+        "busy_key_small_jobs": sizes.small,
+        "busy_key_large_jobs": sizes.large,
+        "busy_key_ms_small": round(small_ms, 3),
+        "busy_key_ms_large": round(large_ms, 3),
+        "busy_key_ratio": round(large_ms / small_ms, 2),
+        "busy_key_other_dispatched": small_ok and large_ok,
+    }
+
+
 def memory_probe(path: Path) -> dict[str, float]:
     """Run in a fresh process: open the big shard, tick once; tracemalloc peak and ru_maxrss growth."""
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -217,7 +280,7 @@ def measure_dispatch(folder: Path, sizes: Sizes, say: Callable[[str], None]) -> 
     }
 
 
-def report_lines(result: dict[str, float | str]) -> list[str]:
+def report_lines(result: dict[str, float | str | bool]) -> list[str]:
     """Each figure next to its target."""
     return [
         f"full lifecycle: {result['lifecycle_jobs_per_s']:,} jobs/s over {result['lifecycle_jobs']:,} jobs"
@@ -226,6 +289,10 @@ def report_lines(result: dict[str, float | str]) -> list[str]:
         f"tick dispatching {result['dispatch_batch']}: {result['dispatch_ms_small']} ms with"
         f" {result['dispatch_small_jobs']:,} ready, {result['dispatch_ms_large']} ms with"
         f" {result['dispatch_large_jobs']:,} ready; ratio {result['dispatch_ratio']} (target <= 3)",
+        f"tick dispatching a job of key {OTHER_KEY} behind key {BUSY_KEY}: {result['busy_key_ms_small']} ms with"
+        f" {result['busy_key_small_jobs']:,} waiting on {BUSY_KEY}, {result['busy_key_ms_large']} ms with"
+        f" {result['busy_key_large_jobs']:,}; ratio {result['busy_key_ratio']} (target <= 3); dispatched at once"
+        f" every time: {'yes' if result['busy_key_other_dispatched'] else 'NO'}",
         f"backlog built with {result['large_build']} in {result['large_build_s']} s",
         f"memory with {result['dispatch_large_jobs']:,} jobs stored and a tick: tracemalloc peak"
         f" {result['tracemalloc_peak_mb']} MB, ru_maxrss delta {result['maxrss_delta_mb']} MB (target < 100 MB;"
@@ -248,9 +315,10 @@ def main(argv: list[str] | None = None) -> None:
 
     say(f"engine benchmark ({'quick' if args.quick else 'full'} mode), Python {sys.version.split()[0]}")
     with tempfile.TemporaryDirectory(prefix="tsumugi-bench-") as tmp:
-        result: dict[str, float | str] = {"mode": "quick" if args.quick else "full"}
+        result: dict[str, float | str | bool] = {"mode": "quick" if args.quick else "full"}
         result.update(measure_lifecycle(Path(tmp), sizes))
         result.update(measure_dispatch(Path(tmp), sizes, say))
+        result.update(measure_busy_key(Path(tmp), sizes, say))
     for line in report_lines(result):
         say(line)
     say("RESULT " + json.dumps({key: result[key] for key in RESULT_KEYS}, sort_keys=True))

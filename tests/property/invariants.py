@@ -18,10 +18,14 @@ __all__ = [
     "TERMINAL",
     "JobView",
     "RateTrack",
+    "ReadyJob",
     "at_most_once_violations",
     "attempt_violations",
     "concurrency_violations",
+    "greedy_choice",
+    "idle_slot_violations",
     "lost_job_violations",
+    "priority_order_violations",
     "rate_violations",
     "terminal_violations",
     "unchanged_violations",
@@ -190,3 +194,72 @@ class RateTrack:
                 instants, tokens=tokens, interval_ms=interval_ms, label=f"per-key rate {key}"
             )
         return problems
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReadyJob:
+    """A job that was ready when a tick began, as the dispatch invariants see it."""
+
+    id: str
+    score: int
+    """Effective priority (with aging) at the tick."""
+    eligible_at: int
+    created_at: int
+    key: str | None
+
+
+def _rank(job: ReadyJob) -> tuple[int, int, int, str]:
+    return (-job.score, job.eligible_at, job.created_at, job.id)
+
+
+def greedy_choice(ready: Iterable[ReadyJob], *, slots: int, room: Mapping[str, int]) -> set[str]:
+    """The reference batch over the whole backlog: best first, skipping jobs whose key has no room left.
+
+    ``room`` is how many more jobs each key may start (absent = the caller's per-key limit was not reached and
+    the key is not listed: treated as 0, so list every key that appears).
+    """
+    left = dict(room)
+    chosen: set[str] = set()
+    for job in sorted(ready, key=_rank):
+        if len(chosen) >= slots:
+            break
+        if job.key is not None:
+            if left.get(job.key, 0) <= 0:
+                continue
+            left[job.key] -= 1
+        chosen.add(job.id)
+    return chosen
+
+
+def idle_slot_violations(
+    left_ready: Iterable[ReadyJob], *, free_slots: int, blocked_keys: Iterable[str]
+) -> list[str]:
+    """No dispatchable job waits while a slot is free: after a tick, a job left ready whose key is not blocked
+    means the tick stopped early, unless every slot is taken."""
+    if free_slots <= 0:
+        return []
+    blocked = set(blocked_keys)
+    return [
+        f"{job.id} (key {job.key!r}) left waiting with {free_slots} free slots"
+        for job in left_ready
+        if job.key is None or job.key not in blocked
+    ]
+
+
+def priority_order_violations(
+    left_ready: Iterable[ReadyJob], dispatched: Iterable[ReadyJob], *, blocked_keys: Iterable[str]
+) -> list[str]:
+    """The dispatched set respects effective priority over the whole backlog: no job left ready that its key
+    would have let go ranks above a job the tick dispatched."""
+    blocked = set(blocked_keys)
+    sent = list(dispatched)
+    problems: list[str] = []
+    for job in left_ready:
+        if job.key is not None and job.key in blocked:
+            continue
+        worse = [d.id for d in sent if d.score < job.score]
+        if worse:
+            problems.append(
+                f"{job.id} (effective priority {job.score}) left behind {', '.join(sorted(worse))}"
+            )
+    return problems

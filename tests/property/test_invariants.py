@@ -5,10 +5,14 @@ from __future__ import annotations
 from tests.property.invariants import (
     JobView,
     RateTrack,
+    ReadyJob,
     at_most_once_violations,
     attempt_violations,
     concurrency_violations,
+    greedy_choice,
+    idle_slot_violations,
     lost_job_violations,
+    priority_order_violations,
     rate_violations,
     terminal_violations,
     unchanged_violations,
@@ -86,3 +90,32 @@ def test_rate_track_judges_each_key_on_its_own() -> None:
     track = RateTrack(rate=(1, 1000), by_key={"k1": [0, 1000], "k2": [0, 10]})
     assert track.violations() == ["per-key rate k2: 2 dispatches within 10 ms (from 0), at most 1.01 allowed"]
     assert RateTrack(rate=None, instants=[0, 0, 0]).violations() == []
+
+
+def ready(job_id: str, score: int, key: str | None = None, at: int = 0) -> ReadyJob:
+    return ReadyJob(id=job_id, score=score, eligible_at=at, created_at=at, key=key)
+
+
+def test_a_dispatchable_job_left_waiting_with_a_free_slot_is_reported() -> None:
+    left = [ready("a", 1), ready("b", 5, key="k")]
+    assert idle_slot_violations(left, free_slots=1, blocked_keys=["k"]) == [
+        "a (key None) left waiting with 1 free slots"
+    ]
+    assert not idle_slot_violations(left, free_slots=0, blocked_keys=[])
+    assert not idle_slot_violations([ready("b", 5, key="k")], free_slots=3, blocked_keys=["k"])
+
+
+def test_a_better_job_left_behind_a_dispatched_one_is_reported_unless_its_key_is_blocked() -> None:
+    sent = [ready("low", 1), ready("high", 9)]
+    assert priority_order_violations([ready("mid", 5)], sent, blocked_keys=[]) == [
+        "mid (effective priority 5) left behind low"
+    ]
+    assert not priority_order_violations([ready("mid", 5, key="k")], sent, blocked_keys=["k"])
+    assert not priority_order_violations([ready("tie", 1)], sent, blocked_keys=[])
+
+
+def test_the_reference_batch_is_greedy_over_the_whole_backlog() -> None:
+    jobs = [ready(f"k{i}", 10, key="K", at=i) for i in range(5)] + [ready("l", 0, key="L"), ready("free", 3)]
+    assert greedy_choice(jobs, slots=3, room={"K": 1, "L": 1}) == {"k0", "free", "l"}
+    assert greedy_choice(jobs, slots=2, room={"K": 2, "L": 1}) == {"k0", "k1"}
+    assert greedy_choice(jobs, slots=9, room={"K": 0, "L": 0}) == {"free"}

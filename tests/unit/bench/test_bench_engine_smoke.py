@@ -21,6 +21,12 @@ EXPECTED_KEYS = {
     "dispatch_ms_small",
     "dispatch_ms_large",
     "dispatch_ratio",
+    "busy_key_small_jobs",
+    "busy_key_large_jobs",
+    "busy_key_ms_small",
+    "busy_key_ms_large",
+    "busy_key_ratio",
+    "busy_key_other_dispatched",
     "large_build",
     "large_build_s",
     "tracemalloc_peak_mb",
@@ -46,3 +52,4 @@ def test_quick_bench_ends_with_one_result_line_with_every_key() -> None:
     assert all(isinstance(value, int | float) and value >= 0 for value in numbers.values()), numbers
     assert result["lifecycle_jobs"] > 0
     assert result["writes_per_success"] > 0
+    assert result["busy_key_other_dispatched"] is True  # another key's job goes at once past the busy key

@@ -46,6 +46,8 @@ def test_per_key_concurrency_serialises_a_key_without_starving_others(world: Wor
     b1 = world.enqueue(concurrency_key="b")
     free = world.enqueue()
     assert {m.job_id for m in world.dispatch()} == {a1, b1, free}
+    # The second job of "a" waits behind its key's head (ADR-0054); once it is the head, the key holds it back.
+    assert world.dispatch() == []
     assert world.engine.diagnostics().blocked.per_key_concurrency == 1
 
 

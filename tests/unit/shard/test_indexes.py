@@ -18,34 +18,55 @@ from tsumugi_core.options import EnqueueItem
 from tsumugi_core.policy import PolicyPatch
 from tsumugi_dev.do_sql import SqlStorage
 from tsumugi_scheduler.shard.queries import (
+    BY_ELIGIBLE,
+    BY_LEVEL,
     COMPLETE_QUERY,
     DISPATCH_QUERY,
+    KEY_GROUP_FIRST,
+    KEY_GROUP_NEXT,
     LEVEL_HEADS,
+    LEVEL_HEADS_AFTER,
     NEXT_READY_LEVEL,
     OLDEST_READY,
+    OLDEST_READY_AFTER,
     OVERVIEW_QUERY,
+    PROMOTE_KEY_HEADS,
+    SET_KEY_HEAD,
 )
 from tsumugi_scheduler.shard.records import Failed, Succeeded
 
 QUERIES = [
     (
-        "SELECT MIN(eligible_at) AS v FROM job INDEXED BY job_eligible WHERE state = 'SCHEDULED'",
+        f"SELECT MIN(eligible_at) AS v FROM job {BY_ELIGIBLE}",
         (),
         "job_eligible",
     ),
     (
-        "SELECT MAX(priority) AS v FROM job INDEXED BY job_ready WHERE state = 'SCHEDULED' AND priority < ?",
+        f"SELECT MAX(priority) AS v FROM job {BY_LEVEL} AND priority < ?",
         (5,),
         "job_ready",
     ),
     (
-        "SELECT id FROM job INDEXED BY job_ready WHERE state = 'SCHEDULED' AND priority = ? AND eligible_at <= ?"
-        " ORDER BY eligible_at, created_at, id LIMIT ?",
+        f"SELECT id FROM job {BY_LEVEL} AND priority = ? AND eligible_at <= ? ORDER BY eligible_at, created_at, id LIMIT ?",
         (0, 10, 5),
         "job_ready",
     ),
     (OLDEST_READY, (10, 5), "job_eligible (eligible_at<?)"),
     (LEVEL_HEADS, (0, 10, 5), "job_ready (priority=? AND eligible_at<?)"),
+    (
+        LEVEL_HEADS_AFTER,
+        (0, 10, 1, 1, "a", 5),
+        "job_ready (priority=? AND (eligible_at,created_at,id)>(?,?,?)",
+    ),
+    (OLDEST_READY_AFTER, (10, 1, 1, "a", 5), "job_eligible (eligible_at"),
+    (KEY_GROUP_FIRST, ("k", 0, 2), "job_key (concurrency_key=? AND priority=?)"),
+    (
+        KEY_GROUP_NEXT,
+        ("k", 0, 10, 1, 1, "a", 5),
+        "job_key (concurrency_key=? AND priority=? AND (eligible_at,created_at,id)>(?,?,?)",
+    ),
+    (SET_KEY_HEAD, ("a", '["a", "b"]'), "sqlite_autoindex_job_1 (id=?)"),
+    (PROMOTE_KEY_HEADS, ('[["k", 0]]',), "job_key (concurrency_key=? AND priority=?)"),
     (
         "SELECT * FROM job INDEXED BY job_silence WHERE state IN ('QUEUED', 'RUNNING') AND silence_at <= ?"
         " ORDER BY silence_at LIMIT 5",

@@ -12,7 +12,7 @@ from shard_world import T0, World
 from tsumugi_core.options import EnqueueItem
 from tsumugi_core.policy import PolicyPatch
 from tsumugi_core.throttle import Candidate, dispatch_order
-from tsumugi_scheduler.shard.level_walk import MAX_LEVEL_PROBES_PER_TICK, MAX_LEVELS_PER_TICK
+from tsumugi_scheduler.shard.level_walk import MAX_LEVEL_PROBES_PER_TICK, MAX_LEVELS_PAST_WANT
 
 MIN = 60_000
 HOUR = 60 * MIN
@@ -24,7 +24,7 @@ def _enqueue_levels(world: World, priorities: range, **options: object) -> list[
 
 
 def test_levels_holding_only_delayed_jobs_do_not_hide_a_ready_job(world: World) -> None:
-    _enqueue_levels(world, range(1, MAX_LEVELS_PER_TICK + 7), delay_ms=HOUR)
+    _enqueue_levels(world, range(1, MAX_LEVELS_PAST_WANT + 7), delay_ms=HOUR)
     ready = world.enqueue(priority=0)
     assert [m.job_id for m in world.dispatch()] == [ready]
     assert world.engine.get(ready).state == "QUEUED"  # type: ignore[union-attr]
@@ -34,7 +34,7 @@ def test_a_ready_level_under_many_delayed_levels_beats_older_lower_jobs(world: W
     # More old priority-0 jobs than one window holds, so only the level walk can find the urgent job.
     world.engine.configure(PolicyPatch(concurrency=1, aging_interval_ms=None))
     world.engine.enqueue_many([EnqueueItem(binding="MAIL", payload=i) for i in range(300)])
-    _enqueue_levels(world, range(101, 101 + MAX_LEVELS_PER_TICK + 6), delay_ms=HOUR)
+    _enqueue_levels(world, range(101, 101 + MAX_LEVELS_PAST_WANT + 6), delay_ms=HOUR)
     world.clock.advance(1)
     urgent = world.enqueue(priority=100)
     assert [m.job_id for m in world.dispatch()] == [urgent]

@@ -1,28 +1,49 @@
 """The dispatch read: the best ready jobs of a shard by priority with aging, through indexes only (ADR-0012).
 
 Within one priority level aging makes the oldest job the best (ADR-0011), so the read merges level heads from
-the highest level holding a ready job down and stops once no lower level can reach the ``want``-th best job,
-bounded by the oldest ready job. ``NEXT_READY_LEVEL`` skips levels that hold only delayed jobs inside SQL, so
-they cost two index seeks each and never count toward ``MAX_LEVELS_PER_TICK``. When a per-tick bound cuts the
-walk short, the ``want`` longest-waiting ready jobs are merged in, so an aged job always competes.
+the highest level holding a ready job down and stops once no lower level can reach the ``want``-th best
+dispatchable job, bounded by the oldest ready job (ADR-0055). ``NEXT_READY_LEVEL`` skips levels that hold only
+delayed jobs inside SQL. Only key heads are in the indexes (ADR-0054): a job whose key has no room is read
+(the planner counts it as blocked) but never counts toward ``want``, and a key with room for several jobs
+brings the ready jobs after its head. When a per-tick bound cuts the level walk short, pages of the
+longest-waiting ready jobs follow until no unseen job can reach the ``want``-th best.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, Final
+import bisect
+from collections.abc import Mapping
+from typing import Any, Final, Protocol
 
 from tsumugi_core.options import MAX_SAFE_INTEGER
 from tsumugi_core.priority import aging_bound, effective_priority
 from tsumugi_scheduler.shard.port import SqlLike
-from tsumugi_scheduler.shard.queries import BY_ELIGIBLE, LEVEL_HEADS, NEXT_READY_LEVEL, OLDEST_READY
+from tsumugi_scheduler.shard.queries import (
+    BY_ELIGIBLE,
+    KEY_GROUP_NEXT,
+    LEVEL_HEADS,
+    LEVEL_HEADS_AFTER,
+    NEXT_READY_LEVEL,
+    OLDEST_READY,
+    OLDEST_READY_AFTER,
+)
 
-__all__ = ["MAX_LEVELS_PER_TICK", "MAX_LEVEL_PROBES_PER_TICK", "ready_rows"]
+__all__ = [
+    "MAX_LEVELS_PAST_WANT",
+    "MAX_LEVEL_PROBES_PER_TICK",
+    "MAX_OLDEST_PAGES",
+    "KeyRoomLike",
+    "ready_rows",
+]
 
-MAX_LEVELS_PER_TICK: Final = 64
-"""Priority levels holding a ready job that one dispatch read may visit (levels of delayed jobs only are free)."""
+MAX_LEVELS_PAST_WANT: Final = 64
+"""Ready levels one read may visit after it holds ``want`` dispatchable jobs, only to let aged jobs of lower
+levels compete; past it pages of the oldest ready jobs settle the rest. Before ``want`` there is no cap: every
+level visited then holds a job the batch may need."""
 MAX_LEVEL_PROBES_PER_TICK: Final = 1024
-"""Levels one dispatch read may look at in all: bounds a tick when very many levels hold only delayed jobs."""
+"""Levels holding only delayed jobs one dispatch read may pass: bounds a tick when very many levels are delayed."""
+MAX_OLDEST_PAGES: Final = 8
+"""Pages of ``want`` oldest ready jobs read after a cut-short level walk."""
 _ABOVE_EVERY_LEVEL: Final = float(MAX_SAFE_INTEGER + 1)
 """Exclusive upper bound of the first step: priorities are within +-MAX_SAFE_INTEGER (enqueue, reschedule).
 
@@ -32,46 +53,151 @@ is exact and compares with INTEGER priorities as a number."""
 Row = Mapping[str, Any]
 
 
-def ready_rows(sql: SqlLike, now: int, want: int, aging_interval_ms: int | None) -> list[Row]:
-    """Ready jobs (``HEAD_COLUMNS``) holding the best ``want`` of the shard at ``now``, in no promised order.
+class KeyRoomLike(Protocol):
+    """How many more jobs of a key may go now (``key_room.KeyRoom``)."""
 
-    Level heads come first, highest level first; the oldest ready jobs follow when the walk was cut short.
+    def room(self, key: str) -> int:
+        """0 when the key is blocked."""
+        ...
+
+
+class _OnePerKey:
+    def room(self, key: str) -> int:
+        return 1
+
+
+def _position(row: Row) -> tuple[int, int, str]:
+    return int(row["eligible_at"]), int(row["created_at"]), str(row["id"])
+
+
+class _Walk:
+    """The rows read so far and the ``want`` best scores among those that count as dispatchable."""
+
+    def __init__(self, sql: SqlLike, now: int, want: int, aging_interval_ms: int | None, room: KeyRoomLike,
+                 skip: frozenset[str]) -> None:  # fmt: skip
+        self.sql, self.now, self.want, self.aging, self.room, self.skip = (
+            sql,
+            now,
+            want,
+            aging_interval_ms,
+            room,
+            skip,
+        )
+        self.rows: list[Row] = []
+        self._seen: set[str] = set()
+        self._best: list[int] = []  # ascending; at most ``want``
+        self._per_key: dict[str, int] = {}
+        self.below = _ABOVE_EVERY_LEVEL
+        """Every unseen ready job that could count has a priority below this."""
+
+    def kth(self) -> int | None:
+        """The ``want``-th best score among counted rows, or None while fewer count."""
+        return self._best[0] if len(self._best) >= self.want else None
+
+    def add(self, row: Row, *, head: bool = True) -> bool:
+        """Take ``row`` in (a key head from the indexes, or a job after one); True when it counts toward ``want``."""
+        job_id = str(row["id"])
+        if job_id in self._seen:
+            return False
+        self._seen.add(job_id)
+        self.rows.append(row)
+        expires = row["expires_at"]
+        if job_id in self.skip or (expires is not None and int(expires) <= self.now):
+            return False
+        key = row["concurrency_key"]
+        if key is not None:
+            room = self.room.room(str(key))
+            if head and room > 1:
+                # Whatever this key's other groups hold, this group's next jobs may outrank them (aging).
+                self._followers(row, room - 1)
+            taken = self._per_key.get(str(key), 0)
+            if taken >= room:
+                return False  # counted rows of a key, in visiting order: never more than the key can start
+            self._per_key[str(key)] = taken + 1
+        score = effective_priority(int(row["priority"]), int(row["eligible_at"]), self.now, self.aging)
+        bisect.insort(self._best, score)
+        if len(self._best) > self.want:
+            del self._best[0]
+        return True
+
+    def _followers(self, head: Row, count: int) -> None:
+        """The ready jobs after a key's head in its group, when the key has room for more than one."""
+        rows = self.sql.exec(KEY_GROUP_NEXT, head["concurrency_key"], head["priority"], self.now,
+                             *_position(head), min(count, self.want)).toArray()  # fmt: skip
+        for row in rows:
+            self.add(row, head=False)
+
+    def read_level(self, level: int) -> None:
+        """The level's heads in order until ``want`` of them count or the level is done."""
+        page = self.sql.exec(LEVEL_HEADS, level, self.now, self.want).toArray()
+        counted = 0
+        while True:
+            counted += sum(self.add(row) for row in page)
+            if len(page) < self.want or counted >= self.want:
+                break
+            page = self.sql.exec(
+                LEVEL_HEADS_AFTER, level, self.now, *_position(page[-1]), self.want
+            ).toArray()
+        self.below = level
+
+    def walk_levels(self, oldest: int) -> bool:
+        """Level heads from the highest ready level down; True when the walk ended on its own."""
+        budget = MAX_LEVEL_PROBES_PER_TICK
+        level, ready, used = _next_ready_level(self.sql, _ABOVE_EVERY_LEVEL, self.now, budget)
+        past_want = 0
+        while True:
+            budget -= used - 1 if ready else used
+            if level is None:
+                return True
+            if not ready:
+                self.below = level  # the probes ran out on delayed-only levels: ready jobs are lower still
+                return False
+            kth = self.kth()
+            if kth is not None:
+                if aging_bound(level, oldest, self.now, self.aging) < kth:
+                    return True
+                past_want += 1
+                if past_want > MAX_LEVELS_PAST_WANT:
+                    self.below = level + 1
+                    return False
+            self.read_level(level)
+            if budget <= 0:
+                return False
+            level, ready, used = _next_ready_level(self.sql, level, self.now, budget)
+
+    def oldest_pages(self) -> None:
+        """Pages of the oldest ready jobs until no unseen job can reach the ``want``-th best (or the page cap)."""
+        page = self.sql.exec(OLDEST_READY, self.now, self.want).toArray()
+        for _ in range(MAX_OLDEST_PAGES):
+            for row in page:
+                self.add(row)
+            if len(page) < self.want:
+                return
+            last = page[-1]
+            kth = self.kth()
+            # Unseen jobs wait no longer than ``last`` and sit below every level the walk read.
+            if (
+                kth is not None
+                and aging_bound(int(self.below) - 1, int(last["eligible_at"]), self.now, self.aging) < kth
+            ):
+                return
+            page = self.sql.exec(OLDEST_READY_AFTER, self.now, *_position(last), self.want).toArray()
+
+
+def ready_rows(sql: SqlLike, now: int, want: int, aging_interval_ms: int | None,
+               room: KeyRoomLike | None = None, skip: frozenset[str] = frozenset()) -> list[Row]:  # fmt: skip
+    """Ready jobs (``HEAD_COLUMNS``) holding the best ``want`` dispatchable jobs of the shard at ``now``.
+
+    In no promised order. A job counts as dispatchable when its key has room (``room``; by default one job
+    per key), it is not in ``skip`` and it has not expired.
     """
     oldest = sql.exec(f"SELECT MIN(eligible_at) AS v FROM job {BY_ELIGIBLE}").one()["v"]
     if want <= 0 or oldest is None or oldest > now:
         return []
-    rows, complete = _level_walk(sql, now, want, aging_interval_ms, int(oldest))
-    if not complete:
-        seen = {str(r["id"]) for r in rows}
-        rows += [r for r in sql.exec(OLDEST_READY, now, want).toArray() if str(r["id"]) not in seen]
-    return rows
-
-
-def _level_walk(
-    sql: SqlLike, now: int, want: int, aging_interval_ms: int | None, oldest: int
-) -> tuple[list[Row], bool]:
-    """Level heads from the highest level holding a ready job down, and whether the walk ended on its own.
-
-    It ends on its own when no level is left or when no lower level can reach the ``want``-th best job found
-    so far (``aging_bound`` from the oldest ready job); the level and probe caps cut it short.
-    """
-    heads: list[Row] = []
-    best: list[int] = []
-    budget = MAX_LEVEL_PROBES_PER_TICK
-    level, ready, used = _next_ready_level(sql, _ABOVE_EVERY_LEVEL, now, budget)
-    for _ in range(MAX_LEVELS_PER_TICK):
-        budget -= used
-        if level is None or not ready:
-            return heads, level is None  # no level left, or the probes ran out on delayed-only levels
-        if len(best) >= want and aging_bound(level, oldest, now, aging_interval_ms) < best[want - 1]:
-            return heads, True
-        fresh = sql.exec(LEVEL_HEADS, level, now, want).toArray()
-        heads.extend(fresh)
-        best = _top_scores(best, fresh, now, want, aging_interval_ms)
-        if budget <= 0:
-            return heads, False
-        level, ready, used = _next_ready_level(sql, level, now, budget)
-    return heads, False
+    walk = _Walk(sql, now, want, aging_interval_ms, room or _OnePerKey(), skip)
+    if not walk.walk_levels(int(oldest)):
+        walk.oldest_pages()
+    return walk.rows
 
 
 def _next_ready_level(sql: SqlLike, below: float, now: int, probes: int) -> tuple[int | None, bool, int]:
@@ -80,13 +206,3 @@ def _next_ready_level(sql: SqlLike, below: float, now: int, probes: int) -> tupl
     """
     row = sql.exec(NEXT_READY_LEVEL, below, now, probes).one()
     return row["level"], bool(row["ready"]), int(row["probes"])
-
-
-def _top_scores(
-    best: list[int], rows: Sequence[Row], now: int, want: int, aging_interval_ms: int | None
-) -> list[int]:
-    """The ``want`` highest effective priorities among ``best`` and ``rows``, highest first."""
-    scores = [
-        effective_priority(int(r["priority"]), int(r["eligible_at"]), now, aging_interval_ms) for r in rows
-    ]
-    return sorted([*best, *scores], reverse=True)[:want]

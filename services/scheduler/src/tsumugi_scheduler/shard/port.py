@@ -13,6 +13,7 @@ from typing import Any, Literal, Protocol, TypeVar
 
 import msgspec
 
+from tsumugi_core.options import RateLimit
 from tsumugi_core.throttle import TokenBucket
 from tsumugi_scheduler.shard.records import EnqueueResult
 from tsumugi_scheduler.shard.schema import AttemptRow, JobRow
@@ -144,12 +145,22 @@ class ShardStore(Protocol):
         ...
 
     def ready_window(
-        self, now: int, want: int, aging_interval_ms: int | None, *, key_buckets: bool = False
+        self,
+        now: int,
+        want: int,
+        aging_interval_ms: int | None,
+        *,
+        key_buckets: bool = False,
+        per_key_concurrency: int = 1,
+        per_key_rate: RateLimit | None = None,
+        skip: frozenset[str] = frozenset(),
     ) -> ReadyWindow:
-        """The best ``want`` ready jobs by priority with aging, and in-flight counts.
+        """Ready jobs holding the best ``want`` dispatchable ones by priority with aging, and in-flight counts.
 
-        Read through the heads of the levels that hold a ready job; when a per-tick bound cuts that walk short
-        the ``want`` longest-waiting ready jobs are added, so an aged job is never out of reach.
+        Read through the level heads of the dispatch indexes, which hold one job per (key, priority) group
+        (ADR-0054); a job whose key has no room, in ``skip`` or expired is returned but does not count toward
+        ``want``. When a per-tick bound cuts the walk short, pages of the longest-waiting ready jobs follow, so
+        an aged job is never out of reach (ADR-0055).
         """
         ...
 

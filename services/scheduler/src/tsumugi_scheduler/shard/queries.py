@@ -14,6 +14,7 @@ from tsumugi_scheduler.shard.schema import JobRow
 __all__ = [
     "ACTIVE_EXPIRY",
     "BY_ELIGIBLE",
+    "BY_KEY",
     "BY_LEVEL",
     "COMPLETE_QUERY",
     "DISPATCH_QUERY",
@@ -21,10 +22,16 @@ __all__ = [
     "INFLIGHT",
     "INSERT_JOB",
     "JOB_COLUMNS",
+    "KEY_GROUP_FIRST",
+    "KEY_GROUP_NEXT",
     "LEVEL_HEADS",
+    "LEVEL_HEADS_AFTER",
     "NEXT_READY_LEVEL",
     "OLDEST_READY",
+    "OLDEST_READY_AFTER",
     "OVERVIEW_QUERY",
+    "PROMOTE_KEY_HEADS",
+    "SET_KEY_HEAD",
     "START_QUERY",
     "STATE_INDEX",
     "SWEEPABLE",
@@ -41,7 +48,7 @@ DISPATCH_QUERY: Final = (
     "UPDATE job SET state = 'QUEUED', updated_at = ?1, dispatched_at = ?1, heartbeat_at = NULL, progress = NULL,"
     " silence_at = ?1 + timeout_ms, seq = ?2 + picked.key FROM json_each(?3) AS picked"
     " WHERE job.id = picked.value AND +job.state = 'SCHEDULED'"
-    " RETURNING id, attempts, max_attempts, timeout_ms, guarantee, payload, traceparent"
+    " RETURNING id, attempts, max_attempts, timeout_ms, guarantee, payload, traceparent, concurrency_key, priority"
 )
 START_QUERY: Final = (
     # One statement marks a batch of started attempts RUNNING (ADR-0052): ?3 is a JSON array of
@@ -58,17 +65,42 @@ START_QUERY: Final = (
 INFLIGHT: Final = "state IN ('QUEUED', 'RUNNING')"
 # Aggregates over ready jobs name their partial index: left to itself the planner picks job_state (state=?)
 # and walks every SCHEDULED row, which makes a tick O(backlog) (tests/unit/shard/test_indexes.py).
-BY_ELIGIBLE: Final = "INDEXED BY job_eligible WHERE state = 'SCHEDULED'"
-BY_LEVEL: Final = "INDEXED BY job_ready WHERE state = 'SCHEDULED'"
+# Both dispatch indexes hold only key heads (ADR-0054): a key's other waiting jobs are never read by the walk.
+BY_ELIGIBLE: Final = "INDEXED BY job_eligible WHERE state = 'SCHEDULED' AND key_head = 1"
+BY_LEVEL: Final = "INDEXED BY job_ready WHERE state = 'SCHEDULED' AND key_head = 1"
+BY_KEY: Final = "INDEXED BY job_key WHERE state = 'SCHEDULED' AND concurrency_key IS NOT NULL"
+_ORDER: Final = "ORDER BY eligible_at, created_at, id"
 LEVEL_HEADS: Final = (
-    f"SELECT {HEAD_COLUMNS} FROM job {BY_LEVEL} AND priority = ? AND eligible_at <= ?"
-    " ORDER BY eligible_at, created_at, id LIMIT ?"
+    f"SELECT {HEAD_COLUMNS} FROM job {BY_LEVEL} AND priority = ? AND eligible_at <= ? {_ORDER} LIMIT ?"
 )
 """The best ready jobs of one level: within a level, aging makes the oldest the best (ADR-0011)."""
-OLDEST_READY: Final = (
-    f"SELECT {HEAD_COLUMNS} FROM job {BY_ELIGIBLE} AND eligible_at <= ? ORDER BY eligible_at LIMIT ?"
+LEVEL_HEADS_AFTER: Final = (
+    f"SELECT {HEAD_COLUMNS} FROM job {BY_LEVEL} AND priority = ?1 AND eligible_at <= ?2"
+    f" AND (eligible_at, created_at, id) > (?3, ?4, ?5) {_ORDER} LIMIT ?6"
 )
+"""The next page of one level after the row ``(?3, ?4, ?5)``, when jobs of blocked keys filled a page."""
+OLDEST_READY: Final = f"SELECT {HEAD_COLUMNS} FROM job {BY_ELIGIBLE} AND eligible_at <= ? {_ORDER} LIMIT ?"
 """The longest-waiting ready jobs, whatever their level: the aged jobs a capped level walk could miss."""
+OLDEST_READY_AFTER: Final = (
+    f"SELECT {HEAD_COLUMNS} FROM job {BY_ELIGIBLE} AND eligible_at <= ?1"
+    f" AND (eligible_at, created_at, id) > (?2, ?3, ?4) {_ORDER} LIMIT ?5"
+)
+KEY_GROUP_FIRST: Final = f"SELECT id, eligible_at, created_at FROM job {BY_KEY} AND concurrency_key = ? AND priority = ? {_ORDER} LIMIT ?"
+"""The first jobs of one (concurrency_key, priority) group in dispatch order: the first is its head."""
+KEY_GROUP_NEXT: Final = (
+    f"SELECT {HEAD_COLUMNS} FROM job {BY_KEY} AND concurrency_key = ?1 AND priority = ?2 AND eligible_at <= ?3"
+    f" AND (eligible_at, created_at, id) > (?4, ?5, ?6) {_ORDER} LIMIT ?7"
+)
+"""Ready jobs of a group after its head: a key with room for several jobs gets them in one tick."""
+SET_KEY_HEAD: Final = "UPDATE job SET key_head = (id = ?1) WHERE id IN (SELECT value FROM json_each(?2))"
+"""Make ?1 the head among the ids in the JSON array ?2 (the group's first jobs and the job that moved)."""
+PROMOTE_KEY_HEADS: Final = (
+    # After a dispatch, the first waiting job of each group a dispatched job came from is its head.
+    "UPDATE job SET key_head = 1 WHERE id IN (SELECT (SELECT j.id FROM job AS j INDEXED BY job_key"
+    " WHERE j.state = 'SCHEDULED' AND j.concurrency_key IS NOT NULL AND j.concurrency_key = json_extract(g.value, '$[0]')"
+    " AND j.priority = json_extract(g.value, '$[1]') ORDER BY j.eligible_at, j.created_at, j.id LIMIT 1)"
+    " FROM json_each(?1) AS g) AND key_head = 0"
+)
 _LEVEL_BELOW: Final = f"SELECT MAX(priority) FROM job {BY_LEVEL} AND priority < "
 _READY_AT_LEVEL: Final = f"SELECT 1 FROM job {BY_LEVEL} AND priority = level.p AND eligible_at <= ?2"
 NEXT_READY_LEVEL: Final = (

@@ -5,8 +5,10 @@ One DDL source; ``tests/unit/shard/test_schema.py`` checks every table against i
 
 Indexes exist so that no command reads the backlog (docs/design/job-shard.md §3):
 
-- ``job_ready`` (partial, SCHEDULED): level heads for dispatch, ``(priority, eligible_at, created_at, id)``;
-- ``job_eligible`` (partial, SCHEDULED): the oldest ready job and the next delayed job due;
+- ``job_ready`` (partial, SCHEDULED key heads): level heads for dispatch, ``(priority, eligible_at, created_at, id)``;
+- ``job_eligible`` (partial, SCHEDULED key heads): the oldest ready job and the next delayed job due;
+- ``job_key`` (partial, SCHEDULED with a concurrency_key): each (key, priority) group in dispatch order, to find
+  its head and the jobs after it (ADR-0054);
 - ``job_state``: in-flight counts, sweeps and their due times, diagnostics;
 - ``job_silence`` (partial, QUEUED/RUNNING): reaper and cancel-confirmation deadlines;
 - ``job_expiry`` (partial, active with an expiry and no cancel request): expiry;
@@ -68,6 +70,9 @@ class JobRow(msgspec.Struct, frozen=True, kw_only=True):
     node_id: str | None
     seq: int
     """Position in the projection feed; bumped by every change."""
+    key_head: int = 1
+    """1 when a SCHEDULED job is in the dispatch indexes: it has no concurrency_key, or it is the first of its
+    (concurrency_key, priority) group in dispatch order (ADR-0054); meaningless in other states."""
 
 
 class AttemptRow(msgspec.Struct, frozen=True, kw_only=True):
@@ -157,10 +162,12 @@ DDL: Final[tuple[str, ...]] = (
         run_after INTEGER NOT NULL, eligible_at INTEGER NOT NULL, expires_at INTEGER, created_at INTEGER NOT NULL,
         updated_at INTEGER NOT NULL, dispatched_at INTEGER, heartbeat_at INTEGER, silence_at INTEGER,
         progress REAL, cancel_requested_at INTEGER, payload TEXT NOT NULL, result TEXT, error TEXT, reason TEXT,
-        traceparent TEXT, run_id TEXT, node_id TEXT, seq INTEGER NOT NULL)""",
+        traceparent TEXT, run_id TEXT, node_id TEXT, seq INTEGER NOT NULL, key_head INTEGER NOT NULL DEFAULT 1)""",
     """CREATE INDEX IF NOT EXISTS job_ready ON job(priority, eligible_at, created_at, id)
-        WHERE state = 'SCHEDULED'""",
-    "CREATE INDEX IF NOT EXISTS job_eligible ON job(eligible_at) WHERE state = 'SCHEDULED'",
+        WHERE state = 'SCHEDULED' AND key_head = 1""",
+    "CREATE INDEX IF NOT EXISTS job_eligible ON job(eligible_at) WHERE state = 'SCHEDULED' AND key_head = 1",
+    """CREATE INDEX IF NOT EXISTS job_key ON job(concurrency_key, priority, eligible_at, created_at, id)
+        WHERE state = 'SCHEDULED' AND concurrency_key IS NOT NULL""",
     "CREATE INDEX IF NOT EXISTS job_state ON job(state, updated_at)",
     "CREATE INDEX IF NOT EXISTS job_silence ON job(silence_at) WHERE state IN ('QUEUED', 'RUNNING')",
     """CREATE INDEX IF NOT EXISTS job_expiry ON job(expires_at) WHERE expires_at IS NOT NULL
@@ -181,4 +188,5 @@ DDL: Final[tuple[str, ...]] = (
     """CREATE TABLE IF NOT EXISTS run_event (
         seq INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL, body TEXT NOT NULL)""",
 )
-"""Idempotent DDL, run in order on every engine construction."""
+"""Idempotent DDL of the current version (``SCHEMA_VERSION``), run in order on every engine construction after
+``schema_migration.migrate`` has brought an older shard's tables to it."""

@@ -11,7 +11,11 @@ from typing import Any, Final, TypeVar
 
 import msgspec
 
+from tsumugi_core.options import RateLimit
+from tsumugi_core.states import JobState
 from tsumugi_core.throttle import TokenBucket
+from tsumugi_scheduler.shard.key_heads import head_for_insert, promote_after_dispatch, settle
+from tsumugi_scheduler.shard.key_room import KeyRoom
 from tsumugi_scheduler.shard.level_walk import ready_rows
 from tsumugi_scheduler.shard.port import (
     CompletedJob,
@@ -34,7 +38,8 @@ from tsumugi_scheduler.shard.queries import (
     SWEEPABLE,
 )
 from tsumugi_scheduler.shard.records import EnqueueResult
-from tsumugi_scheduler.shard.schema import DDL, AttemptRow, JobRow
+from tsumugi_scheduler.shard.schema import AttemptRow, JobRow
+from tsumugi_scheduler.shard.schema_migration import SCHEMA_VERSION_KEY, create_or_migrate
 
 __all__ = ["PROJECTED_SEQ_KEY", "SqlShardStore"]
 
@@ -56,15 +61,11 @@ class SqlShardStore:
         """Create the schema if needed and seed the feed counter."""
         self._sql = sql
         self._update_sql: dict[tuple[str, ...], str] = {}
-        sql.transaction_sync(self._create_schema)
+        sql.transaction_sync(lambda: create_or_migrate(sql))
         top = self._scalar("SELECT MAX(seq) AS v FROM job") or 0
         cursor = self.settings().get(PROJECTED_SEQ_KEY)
         # Swept rows may have held the highest seq; new changes must still sort after the projection cursor.
         self._seq = max(int(top), int(cursor or 0))
-
-    def _create_schema(self) -> None:
-        for statement in DDL:
-            self._sql.exec(statement)
 
     def _scalar(self, query: str, *params: Any) -> Any:
         return self._sql.exec(query, *params).one()["v"]
@@ -83,9 +84,12 @@ class SqlShardStore:
         return self._sql.transaction_sync(fn)
 
     def settings(self) -> dict[str, str]:
-        """All stored settings."""
+        """All stored settings (the schema version is the schema's own, not a setting)."""
         return {
-            row["key"]: row["value"] for row in self._sql.exec("SELECT key, value FROM setting").toArray()
+            row["key"]: row["value"]
+            for row in self._sql.exec(
+                "SELECT key, value FROM setting WHERE key != ?", SCHEMA_VERSION_KEY
+            ).toArray()
         }
 
     def save_setting(self, key: str, value: str | None) -> None:
@@ -124,6 +128,8 @@ class SqlShardStore:
         return EnqueueResult(id=row.id, created=True)
 
     def _insert(self, row: JobRow) -> None:
+        if row.concurrency_key is not None and row.state == JobState.SCHEDULED:
+            row = msgspec.structs.replace(row, key_head=head_for_insert(self._sql, row))
         params = list(msgspec.structs.astuple(row))
         params[STATE_INDEX] = str(row.state)  # a plain str binds on the shim's fast path
         self._sql.exec(INSERT_JOB, *params)
@@ -134,18 +140,38 @@ class SqlShardStore:
         return msgspec.convert(rows[0], JobRow) if rows else None
 
     def write(self, change: JobChange) -> bool:
-        """Apply one compare-and-set change with its attempt, notice and run-event rows."""
+        """Apply one compare-and-set change with its attempt, notice and run-event rows.
+
+        A keyed job entering, leaving or moving among waiting jobs keeps its group's head right (ADR-0054).
+        """
         columns = tuple(change.values)
         query = self._update_sql.get(columns)
         if query is None:
             assignments = ", ".join(f"{c} = ?" for c in columns)
-            query = f"UPDATE job SET {assignments}, seq = ? WHERE id = ? AND state = ? RETURNING seq AS v"
+            query = (f"UPDATE job SET {assignments}, seq = ? WHERE id = ? AND state = ?"
+                     " RETURNING concurrency_key AS k, priority AS p")  # fmt: skip
             self._update_sql[columns] = query
-        if not self._sql.exec(query, *change.values.values(), self.next_seq(), change.job_id,
-                              str(change.expect_state)).toArray():  # fmt: skip
+        waiting = (
+            change.expect_state == JobState.SCHEDULED or change.values.get("state") == JobState.SCHEDULED
+        )
+        before = self._priority(change.job_id) if waiting and "priority" in change.values else None
+        rows = self._sql.exec(query, *change.values.values(), self.next_seq(), change.job_id,
+                              str(change.expect_state)).toArray()  # fmt: skip
+        if not rows:
             return False
+        key = rows[0]["k"]
+        if waiting and key is not None:
+            if before is not None and before != int(rows[0]["p"]):
+                settle(
+                    self._sql, str(key), before, change.job_id
+                )  # the group it left, before the one it joined
+            settle(self._sql, str(key), int(rows[0]["p"]), change.job_id)
         self.record(change)
         return True
+
+    def _priority(self, job_id: str) -> int | None:
+        rows = self._sql.exec("SELECT priority FROM job WHERE id = ?", job_id).toArray()
+        return int(rows[0]["priority"]) if rows else None
 
     def complete(
         self,
@@ -200,6 +226,14 @@ class SqlShardStore:
         rows = self._sql.exec(
             DISPATCH_QUERY, now, base, msgspec.json.encode(list(job_ids)).decode()
         ).toArray()
+        promote_after_dispatch(
+            self._sql,
+            [
+                (str(r["concurrency_key"]), int(r["priority"]))
+                for r in rows
+                if r["concurrency_key"] is not None
+            ],
+        )
         return {str(row["id"]): row for row in rows}
 
     def start(self, attempts: Sequence[tuple[str, int]], now: int) -> list[tuple[str, int]]:
@@ -227,16 +261,30 @@ class SqlShardStore:
         return in_flight, by_key
 
     def ready_window(
-        self, now: int, want: int, aging_interval_ms: int | None, *, key_buckets: bool = False
+        self,
+        now: int,
+        want: int,
+        aging_interval_ms: int | None,
+        *,
+        key_buckets: bool = False,
+        per_key_concurrency: int = 1,
+        per_key_rate: RateLimit | None = None,
+        skip: frozenset[str] = frozenset(),
     ) -> ReadyWindow:
-        """The best ``want`` ready jobs (``level_walk.ready_rows``) and the in-flight counts.
+        """Ready jobs holding the best ``want`` dispatchable ones (``level_walk.ready_rows``), in-flight counts.
 
-        With ``key_buckets`` the stored per-key buckets of the window's concurrency keys come along.
+        A job counts as dispatchable unless its key has no room (``per_key_concurrency``, ``per_key_rate``), it
+        is in ``skip`` or it has expired; the others come along so the planner can count them as blocked. With
+        ``key_buckets`` the stored per-key buckets of the window's concurrency keys come along too.
         """
         in_flight, by_key = self._in_flight()
-        rows = ready_rows(self._sql, now, want, aging_interval_ms)
+        room = KeyRoom(self._sql, now, by_key, per_key_concurrency, per_key_rate)
+        rows = ready_rows(self._sql, now, want, aging_interval_ms, room, skip)
+        if not key_buckets:
+            return ReadyWindow(rows=rows, in_flight=in_flight, in_flight_by_key=by_key)
         keys = [str(r["concurrency_key"]) for r in rows if r["concurrency_key"] is not None]
-        found = self.buckets(keys) if key_buckets and keys else {}
+        found = room.stored_buckets() if per_key_rate is not None else self.buckets(keys) if keys else {}
+        found = {k: found[k] for k in keys if k in found}
         return ReadyWindow(rows=rows, in_flight=in_flight, in_flight_by_key=by_key, key_buckets=found)
 
     def buckets(self, keys: Sequence[str]) -> dict[str, TokenBucket]:

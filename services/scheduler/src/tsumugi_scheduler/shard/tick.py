@@ -21,12 +21,12 @@ from tsumugi_scheduler.shard.port import JobChange, ShardStore
 from tsumugi_scheduler.shard.records import DispatchMessage
 from tsumugi_scheduler.shard.schema import AttemptRow, JobRow
 
-__all__ = ["MAX_DISPATCH_PER_TICK", "MAX_MAINTENANCE_PER_TICK", "PER_KEY_SKIP_BUDGET", "TickRunner"]
+__all__ = ["BLOCKED_SAMPLE_PER_TICK", "MAX_DISPATCH_PER_TICK", "MAX_MAINTENANCE_PER_TICK", "TickRunner"]
 
 MAX_DISPATCH_PER_TICK: Final = 500
 MAX_MAINTENANCE_PER_TICK: Final = 200
-PER_KEY_SKIP_BUDGET: Final = 200
-"""Extra ready jobs read per tick so jobs of busy keys can be skipped without starving other keys."""
+BLOCKED_SAMPLE_PER_TICK: Final = 200
+"""Dispatchable jobs read past the batch, so ``Blocked`` counts some of what waits behind it (diagnostics)."""
 
 _INFLIGHT: Final = (JobState.QUEUED, JobState.RUNNING)
 _bucket_decoder = msgspec.json.Decoder(TokenBucket)
@@ -108,11 +108,15 @@ class TickRunner:
         """Choose and dispatch ready jobs (one compare-and-set statement for the batch); persist the buckets used."""
         policy = settings.policy
         want = min(MAX_DISPATCH_PER_TICK, max(1, policy.concurrency))
+        # Jobs of keys without room are read but never count toward ``want`` (ADR-0054).
         window = self._store.ready_window(
             now,
-            want + PER_KEY_SKIP_BUDGET,
+            want + BLOCKED_SAMPLE_PER_TICK,
             policy.aging_interval_ms,
             key_buckets=policy.per_key_rate is not None,
+            per_key_concurrency=policy.per_key_concurrency,
+            per_key_rate=policy.per_key_rate,
+            skip=frozenset(skip),
         )
         ready = [
             r
