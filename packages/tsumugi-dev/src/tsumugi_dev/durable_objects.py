@@ -29,7 +29,7 @@ from tsumugi_dev.do_storage import (
     DurableObjectStorage,
     InputGate,
 )
-from tsumugi_dev.faults import ALARM, FaultInjector, InjectedFault
+from tsumugi_dev.faults import ALARM, FaultInjector, InjectedFault, guard_rpc
 from tsumugi_dev.invocation import (
     SUBREQUESTS_PER_INVOCATION,
     LimitCounters,
@@ -314,7 +314,11 @@ class DurableObjectStub:
     def __getattr__(self, name: str) -> Callable[..., Awaitable[Any]]:
         if name.startswith("_"):
             raise AttributeError(name)
-        return subrequest_call(rpc_call(name, self._host.event))
+        namespace = self._host.namespace
+        call = guard_rpc(
+            namespace.faults, namespace.script, namespace.class_name, name, rpc_call(name, self._host.event)
+        )
+        return subrequest_call(call)
 
     async def fetch(self, resource: Request | str, **options: Any) -> Response:
         """Send an HTTP request to the object's ``fetch`` handler (one subrequest)."""

@@ -23,7 +23,16 @@ from tsumugi_dev.jsdict import JsDict
 __all__ = ["call_method", "rpc_call", "rpc_copy", "rpc_method", "rpc_receive"]
 
 _RESERVED = frozenset(
-    {"fetch", "connect", "alarm", "webSocketMessage", "webSocketClose", "webSocketError", "dup", "constructor"}
+    {
+        "fetch",
+        "connect",
+        "alarm",
+        "webSocketMessage",
+        "webSocketClose",
+        "webSocketError",
+        "dup",
+        "constructor",
+    }
 )
 """Names workerd never routes to an entrypoint or Durable Object method (``isReservedName``)."""
 _HANDLERS = frozenset({"queue", "scheduled"})

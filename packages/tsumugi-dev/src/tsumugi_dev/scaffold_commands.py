@@ -33,7 +33,10 @@ def add_scaffold_commands(commands: Any) -> None:
     )
     add.add_argument("name", metavar="NAME", help="class = entrypoint = binding name, e.g. Resize")
     add.add_argument(
-        "--worker", type=Path, metavar="DIR", help="the performers Worker's folder (default: found via [tool.tsumugi])"
+        "--worker",
+        type=Path,
+        metavar="DIR",
+        help="the performers Worker's folder (default: found via [tool.tsumugi])",
     )
 
 

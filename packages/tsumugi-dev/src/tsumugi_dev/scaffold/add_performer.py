@@ -84,11 +84,15 @@ def _scheduler(configs: list[WorkerConfig]) -> WorkerConfig:
     return found[0]
 
 
-def _performers_worker(configs: list[WorkerConfig], scheduler: WorkerConfig, worker: Path | None) -> WorkerConfig:
+def _performers_worker(
+    configs: list[WorkerConfig], scheduler: WorkerConfig, worker: Path | None
+) -> WorkerConfig:
     if worker is not None:
         paths = find_configs(worker)
         if not paths:
-            raise ScaffoldError(f"--worker {worker}: no wrangler config (wrangler.json, .jsonc or .toml) there")
+            raise ScaffoldError(
+                f"--worker {worker}: no wrangler config (wrangler.json, .jsonc or .toml) there"
+            )
         try:
             return load_config(paths[0])
         except ConfigError as exc:
@@ -159,12 +163,16 @@ def _plan_entry(plan: _Plan, performers: WorkerConfig, name: str, module: str) -
     tree = python_edit.parse_module(source, str(path))
     bound = _bound_names(tree)
     alias = f"{name}Performer"
-    exported = [n for n in _factory_calls(tree) if any(isinstance(t, ast.Name) and t.id == name for t in n.targets)]
+    exported = [
+        n for n in _factory_calls(tree) if any(isinstance(t, ast.Name) and t.id == name for t in n.targets)
+    ]
     if exported:
         return
     for taken in (name, alias):
         if taken in bound:
-            raise ScaffoldError(f"{path}: line {bound[taken].lineno} already defines {taken}; refusing to add it")
+            raise ScaffoldError(
+                f"{path}: line {bound[taken].lineno} already defines {taken}; refusing to add it"
+            )
     for needed in (_ENTRYPOINT_FACTORY, "WorkerEntrypoint"):
         if needed not in bound:
             raise ScaffoldError(f"{path}: does not import {needed}, which the new entrypoint line needs")
@@ -193,7 +201,9 @@ def _binding_item(name: str, service: str) -> dict[str, Any]:
 def _plan_binding(plan: _Plan, scheduler: WorkerConfig, name: str, service: str) -> None:
     path = scheduler.path
     if path.suffix not in (".json", ".jsonc"):
-        raise ScaffoldError(f"{path}: only wrangler.json / wrangler.jsonc are edited; add the binding {name} by hand")
+        raise ScaffoldError(
+            f"{path}: only wrangler.json / wrangler.jsonc are edited; add the binding {name} by hand"
+        )
     text = _read(path, "the scheduler's wrangler config")
     wanted = _binding_item(name, service)
     try:
@@ -230,7 +240,10 @@ def _define_call(tree: ast.Module, path: Path) -> ast.Call:
         n
         for n in ast.walk(tree)
         if isinstance(n, ast.Call)
-        and ((isinstance(n.func, ast.Name) and n.func.id == _DEFINE) or (isinstance(n.func, ast.Attribute) and n.func.attr == _DEFINE))
+        and (
+            (isinstance(n.func, ast.Name) and n.func.id == _DEFINE)
+            or (isinstance(n.func, ast.Attribute) and n.func.attr == _DEFINE)
+        )
     ]
     if len(calls) != 1:
         raise ScaffoldError(f"{path}: expected one {_DEFINE}(...) call, found {len(calls)}")

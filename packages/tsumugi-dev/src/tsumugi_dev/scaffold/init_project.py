@@ -53,9 +53,13 @@ def shipped_migrations() -> list[tuple[str, str]]:
     try:
         folder = resources.files("tsumugi_scheduler").joinpath("d1_migrations")
     except ModuleNotFoundError:
-        raise ScaffoldError("tsumugi-scheduler is not installed here; install it (pip install tsumugi-scheduler)") from None
+        raise ScaffoldError(
+            "tsumugi-scheduler is not installed here; install it (pip install tsumugi-scheduler)"
+        ) from None
     items: list[Traversable] = list(folder.iterdir()) if folder.is_dir() else []
-    found = sorted((item.name, item.read_text(encoding="utf-8")) for item in items if item.name.endswith(".sql"))
+    found = sorted(
+        (item.name, item.read_text(encoding="utf-8")) for item in items if item.name.endswith(".sql")
+    )
     if not found:
         raise ScaffoldError("the installed tsumugi_scheduler ships no D1 migrations (d1_migrations/*.sql)")
     return found

@@ -9,7 +9,13 @@ from typing import Final
 from tsumugi_core.ids import BINDING_NAME_RE
 from tsumugi_dev.scaffold.errors import ScaffoldError
 
-__all__ = ["RESERVED_PERFORMER_NAMES", "module_name", "package_name", "project_name", "validate_performer_name"]
+__all__ = [
+    "RESERVED_PERFORMER_NAMES",
+    "module_name",
+    "package_name",
+    "project_name",
+    "validate_performer_name",
+]
 
 _WORKER_NAME_MAX: Final = 63
 _SUFFIX: Final = "-performers"  # the longest suffix a Worker name gets

@@ -92,7 +92,9 @@ def append_to_list(source: str, node: ast.List | ast.Tuple, item: str, where: st
     if not node.elts:
         inner = source[start + 1 : close]
         if inner.strip():
-            raise PythonEditError(f"{where}: line {node.lineno}: an empty list with comments; add the item by hand")
+            raise PythonEditError(
+                f"{where}: line {node.lineno}: an empty list with comments; add the item by hand"
+            )
         return source[: start + 1] + item + source[close:]
     last = node.elts[-1]
     last_end = _end(source, last)
