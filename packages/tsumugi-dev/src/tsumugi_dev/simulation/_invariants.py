@@ -13,7 +13,7 @@ from typing import Final
 
 from tsumugi_dev.simulation._ledger import Execution
 from tsumugi_dev.simulation._observed import START_MS
-from tsumugi_dev.simulation._observed import JobTruth, Observed, Violation
+from tsumugi_dev.simulation._observed import JobTruth, Observed, Submitted, Violation
 
 __all__ = ["INVARIANTS", "KNOWN_DEFECTS", "check"]
 
@@ -221,7 +221,7 @@ def fairness(seen: Observed) -> Iterable[Violation]:
         spec = seen.scenario.spec(job.binding)
         if spec.rate is not None or spec.per_key_rate is not None:
             continue
-        until = first_start.get(job_id) or _left_active(seen, job_id) or seen.end_ms
+        until = first_start.get(job_id) or _wait_end(seen, job, sub)
         starved = 0
         step = 100
         for at in range(sub.ready_at + step, until, step):
@@ -237,11 +237,13 @@ def fairness(seen: Observed) -> Iterable[Violation]:
             )
 
 
-def _left_active(seen: Observed, job_id: str) -> int | None:
-    for at, state in seen.states_seen.get(job_id, []):
-        if state in _TERMINAL:
-            return at
-    return None
+def _wait_end(seen: Observed, job: JobTruth, sub: Submitted) -> int:
+    """When a job that never started stopped waiting: expired, cancelled, or seen terminal (else the end)."""
+    ends = [seen.end_ms, *sub.cancel_requested_at]
+    if job.expires_at is not None:
+        ends.append(job.expires_at)
+    ends += [at for at, state in seen.states_seen.get(job.id, []) if state in _TERMINAL][:1]
+    return min(ends)
 
 
 class _Occupancy:

@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from tsumugi_client import create_client
 from tsumugi_dev.clock import VirtualClock
@@ -91,6 +91,10 @@ class SimulationReport:
             lines.append(f"  ... {len(self.violations) - 20} more")
         lines.append(f"  replay: {self.replay}")
         return "\n".join(lines)
+
+
+BURST_WORK_MS: Final = 200
+"""How long each job of a hot-key burst works (long enough that a starved job's wait stands out)."""
 
 
 class _SeededIds:
@@ -291,7 +295,9 @@ class _Driver:
         self.observe()
         await self.reset_policies()
         if random.Random(f"burst-{self.seed}").random() < self.config.burst_chance:
-            await self.clock.advance(self.seen.shadow_ms)
+            for _ in range(self.seen.shadow_ms // 5_000):
+                await self.clock.advance(5_000)
+                self.observe()
             await self.burst()
         deadline = self.clock.now_ms() + self.config.settle_ms
         while self.clock.now_ms() < deadline:
@@ -307,13 +313,13 @@ class _Driver:
         items = [{"binding": binding, "payload": self.system.payload(binding, random.Random(i), i),
                   "concurrency_key": "hot", "max_attempts": 1} for i in range(self.config.burst_size)]  # fmt: skip
         for item in items:
-            item["payload"] = {"work_ms": 40, "beat_ms": None, "fail": None, "seq": -1} if self.system.builtin else item["payload"]
+            item["payload"] = {"work_ms": BURST_WORK_MS, "beat_ms": None, "fail": None, "seq": -1} if self.system.builtin else item["payload"]
         now = self.clock.now_ms()
         ids = await self.client.enqueue_many(self.producer, items)
         for job_id in ids:
             self.seen.submitted[job_id] = Submitted(job_id=job_id, enqueued_at=now, ready_at=now)
         await self.enqueue(binding, {"concurrency_key": "cold", "max_attempts": 1},
-                           payload={"work_ms": 40, "beat_ms": None, "fail": None, "seq": -2} if self.system.builtin else None)  # fmt: skip
+                           payload={"work_ms": BURST_WORK_MS, "beat_ms": None, "fail": None, "seq": -2} if self.system.builtin else None)  # fmt: skip
         self.operations["burst"] += 1
 
     async def finish(self, invariants: Sequence[str]) -> tuple[list[Violation], int]:

@@ -144,10 +144,11 @@ def definition_of(scenario: Scenario) -> TsumugiDefinition:
 def random_scenario(rng: random.Random) -> Scenario:
     """The built-in system's bindings for one seed: small concurrencies so the limits bind."""
     grace = 2_000
-    a = BindingSpec(
+    a_concurrency = rng.choice((2, 3, 4))
+    a = BindingSpec(  # a free slot beside a busy key (the starvation probe runs on SimA)
         name="SimA",
-        concurrency=rng.choice((2, 3, 4)),
-        per_key_concurrency=rng.choice((1, 1, 2)),
+        concurrency=a_concurrency,
+        per_key_concurrency=1 if a_concurrency == 2 else rng.choice((1, 1, 2)),
         reaper_grace_ms=grace,
     )
     b = BindingSpec(
