@@ -318,6 +318,7 @@ class _Driver:
         ids = await self.client.enqueue_many(self.producer, items)
         for job_id in ids:
             self.seen.submitted[job_id] = Submitted(job_id=job_id, enqueued_at=now, ready_at=now)
+        await self.clock.advance(1)  # strictly after the burst: ties in creation time are ordered by id
         await self.enqueue(binding, {"concurrency_key": "cold", "max_attempts": 1},
                            payload={"work_ms": BURST_WORK_MS, "beat_ms": None, "fail": None, "seq": -2} if self.system.builtin else None)  # fmt: skip
         self.operations["burst"] += 1
