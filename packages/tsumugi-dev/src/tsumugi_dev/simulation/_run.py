@@ -27,6 +27,7 @@ from tsumugi_dev.simulation._system import SystemUnderTest, builtin_system, rand
 from tsumugi_dev.simulation._workload import enqueue_options, policy_patch
 from tsumugi_performer import entrypoint as performer_time
 from tsumugi_core.ids import LOCAL_ID_ENTROPY_BYTES, new_local_id
+from tsumugi_core.options import DEFAULTS
 from tsumugi_scheduler import timing as scheduler_time
 
 __all__ = ["SimulationConfig", "SimulationReport", "simulate"]
@@ -93,6 +94,8 @@ class SimulationReport:
         return "\n".join(lines)
 
 
+_LONGEST_TIMEOUT_MS: Final = DEFAULTS.timeout_ms
+"""The workload's longest attempt timeout: the default (explicit ones are shorter)."""
 BURST_WORK_MS: Final = 200
 """How long each job of a hot-key burst works (long enough that a starved job's wait stands out)."""
 
@@ -127,6 +130,9 @@ class _Driver:
         self.shard_class = shard_class
         self.chaos = Chaos(runtime, system, random.Random(f"faults-{seed}"), shard_class)
         self.seen = Observed(scenario=system.scenario, executions=ledger.executions, end_ms=START_MS)
+        # A lost dispatch holds its slot until the reaper gives it up: the longest timeout plus the longest grace.
+        grace = max(spec.reaper_grace_ms for spec in system.scenario.bindings)
+        self.seen.shadow_ms = _LONGEST_TIMEOUT_MS + grace + 10_000
         self.operations: Counter[str] = Counter()
         self.seq = 0
 
