@@ -57,8 +57,9 @@ RPC: Final = "rpc"
 D1_OUTAGE: Final = "d1"
 """A D1 call fails before it reaches the database."""
 RPC_FAILURE_MESSAGE: Final = "Network connection lost."
-"""The message of an injected RPC failure: the error Cloudflare documents for a broken connection to a Durable
-Object or Worker (developers.cloudflare.com/durable-objects/best-practices/error-handling/)."""
+"""The message of an injected RPC failure. Cloudflare documents that infrastructure errors (network errors,
+overloads) reach the caller as exceptions (developers.cloudflare.com/durable-objects/best-practices/error-handling/);
+the wording is ours, after the common "Network connection lost." of a dropped connection."""
 D1_OUTAGE_MESSAGE: Final = "D1_ERROR: Network connection lost."
 """The message of an injected D1 failure (a ``D1Error``, as D1 reports a failed call)."""
 
@@ -213,8 +214,9 @@ class FaultInjector:
     ) -> Fault:
         """Hold the next ``n`` messages sent to ``queue`` back by ``hold_ms``, so later messages overtake them.
 
-        Cloudflare Queues does not promise delivery in send order; ``send`` succeeds and the message arrives
-        ``hold_ms`` later than its ``delaySeconds`` asked.
+        Cloudflare Queues does not guarantee delivery in publish order
+        (developers.cloudflare.com/queues/reference/how-queues-works/); ``send`` succeeds and the message
+        arrives ``hold_ms`` later than its ``delaySeconds`` asked.
         """
         if isinstance(hold_ms, bool) or not isinstance(hold_ms, int) or hold_ms < 1:  # pyright: ignore[reportUnnecessaryIsInstance]
             raise ValueError(f"hold_ms must be a positive int of milliseconds (got {hold_ms!r})")
