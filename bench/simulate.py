@@ -59,7 +59,7 @@ def _run_seeds(seeds: list[int], config: SimulationConfig) -> list[dict[str, Any
 
 def main(argv: list[str] | None = None) -> int:
     """Run the seeds, print the failures and the totals; the last line is ``RESULT {json}``."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--seeds", type=int, default=100, help="run seeds 0..N-1")
     parser.add_argument("--start", type=int, default=0, help="first seed of --seeds")
     parser.add_argument("--seed", type=int, help="run (replay) this one seed")
@@ -96,7 +96,10 @@ def main(argv: list[str] | None = None) -> int:
     violations = sum(by_invariant.values())
     print(f"seeds            {len(results)} ({len(failing)} failing)")
     print(f"simulated jobs   {jobs} ({executions} executions)")
-    print(f"faults injected  {sum(faults.values())}: " + ", ".join(f"{k} {v}" for k, v in sorted(faults.items())))
+    print(
+        f"faults injected  {sum(faults.values())}: "
+        + ", ".join(f"{k} {v}" for k, v in sorted(faults.items()))
+    )
     print(f"violations       {violations}" + "".join(f"; {k} {v}" for k, v in sorted(by_invariant.items())))
     print(f"invariants       {', '.join(config.invariants)}")
     print(f"wall time        {wall_s:.1f} s ({wall_s / max(1, len(results)):.2f} s per seed)")

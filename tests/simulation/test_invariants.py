@@ -71,7 +71,9 @@ def test_concurrency_counts_slots_until_the_rules_free_them() -> None:
 def test_fairness_flags_a_job_waiting_while_a_slot_and_its_key_are_free() -> None:
     hot = [job(f"hot{i}", key="K") for i in range(3)]
     cold = job("cold", key="L")
-    executions = [run(h, 1, i * 3_000, (i + 1) * 3_000) for i, h in enumerate(hot)] + [run(cold, 1, 9_000, 9_100)]
+    executions = [run(h, 1, i * 3_000, (i + 1) * 3_000) for i, h in enumerate(hot)] + [
+        run(cold, 1, 9_000, 9_100)
+    ]
     seen = observed([*hot, cold], executions)
     seen.submitted[cold.id] = Submitted(job_id=cold.id, enqueued_at=START_MS, ready_at=START_MS)
     (found,) = fairness(seen)

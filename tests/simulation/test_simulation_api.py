@@ -12,10 +12,19 @@ import pytest
 from test_simulation_ci import AWAITING_FIX
 
 from tsumugi_dev.config import load_config
-from tsumugi_dev.simulation import INVARIANTS, BindingSpec, Scenario, SimulationConfig, SystemUnderTest, simulate
+from tsumugi_dev.simulation import (
+    INVARIANTS,
+    BindingSpec,
+    Scenario,
+    SimulationConfig,
+    SystemUnderTest,
+    simulate,
+)
 
 REPO = Path(__file__).resolve().parents[2]
-SMALL = SimulationConfig(jobs=12, active_ms=10_000, invariants=tuple(n for n in INVARIANTS if n not in AWAITING_FIX))
+SMALL = SimulationConfig(
+    jobs=12, active_ms=10_000, invariants=tuple(n for n in INVARIANTS if n not in AWAITING_FIX)
+)
 
 
 @pytest.fixture(autouse=True)
@@ -43,7 +52,9 @@ def _repo_payload(binding: str, rng: random.Random, seq: int) -> Any:
 
 def repo_system() -> SystemUnderTest:
     """This repository's scheduler, example performers and producer, described as a user describes theirs."""
-    scheduler = load_config(REPO / "services" / "scheduler" / "wrangler.jsonc").with_secrets({"TSUMUGI_TOKEN": "t"})
+    scheduler = load_config(REPO / "services" / "scheduler" / "wrangler.jsonc").with_secrets(
+        {"TSUMUGI_TOKEN": "t"}
+    )
     performers = load_config(REPO / "services" / "performers" / "wrangler.jsonc")
     producer = load_config(REPO / "services" / "performers" / "producer" / "wrangler.jsonc")
     names = ("Hello", "Boom", "Slow", "SendMail", "NotifyFailure", "NotifySettled")

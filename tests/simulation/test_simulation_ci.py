@@ -31,7 +31,9 @@ CI_CONFIG = SimulationConfig(jobs=25, active_ms=25_000)
 
 @pytest.fixture(scope="module")
 def reports() -> Iterator[dict[int, SimulationReport]]:
-    logging.disable(logging.CRITICAL)  # every injected failure is logged by the system; the reports say enough
+    logging.disable(
+        logging.CRITICAL
+    )  # every injected failure is logged by the system; the reports say enough
 
     async def run() -> dict[int, SimulationReport]:
         found = {seed: await simulate(seed, CI_CONFIG) for seed in CI_SEEDS}
@@ -69,7 +71,9 @@ def test_ci_seeds_exercise_every_fault_kind_and_check_every_invariant(
     assert not [v for r in reports.values() for v in r.violations if v.invariant == "crash"]
 
 
-def test_known_defect_findings_are_reported(reports: dict[int, SimulationReport], capsys: pytest.CaptureFixture[str]) -> None:
+def test_known_defect_findings_are_reported(
+    reports: dict[int, SimulationReport], capsys: pytest.CaptureFixture[str]
+) -> None:
     # Printed for the log, never asserted while AWAITING_FIX lists them (see the module docstring).
     with capsys.disabled():
         for seed, report in sorted(reports.items()):

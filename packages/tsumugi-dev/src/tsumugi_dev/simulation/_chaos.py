@@ -34,7 +34,9 @@ FAULT_KINDS: Final = (
 class Chaos:
     """Arms random faults on one runtime and records when they strike."""
 
-    def __init__(self, runtime: LocalRuntime, system: SystemUnderTest, rng: random.Random, shard_class: str) -> None:
+    def __init__(
+        self, runtime: LocalRuntime, system: SystemUnderTest, rng: random.Random, shard_class: str
+    ) -> None:
         self._runtime = runtime
         self._system = system
         self._rng = rng

@@ -7,13 +7,13 @@ executions), and against the shards' truth where it is about state. ADR-0060 giv
 from __future__ import annotations
 
 import bisect
+import itertools
 from collections import defaultdict
 from collections.abc import Callable, Iterable
-from typing import Final
+from typing import Any, Final
 
 from tsumugi_dev.simulation._ledger import Execution
-from tsumugi_dev.simulation._observed import START_MS
-from tsumugi_dev.simulation._observed import JobTruth, Observed, Submitted, Violation
+from tsumugi_dev.simulation._observed import START_MS, JobTruth, Observed, Submitted, Violation
 
 __all__ = ["INVARIANTS", "KNOWN_DEFECTS", "check"]
 
@@ -38,8 +38,10 @@ def at_most_once(seen: Observed) -> Iterable[Violation]:
     for job_id, runs in by_job.items():
         attempts = [e.attempt for e in runs]
         if len(set(attempts)) < len(attempts):
-            yield Violation("at_most_once", f"{job_id} ran attempt(s) {sorted(attempts)}: one attempt twice", job_id)
-        for earlier, later in zip(runs, runs[1:], strict=False):
+            yield Violation(
+                "at_most_once", f"{job_id} ran attempt(s) {sorted(attempts)}: one attempt twice", job_id
+            )
+        for earlier, later in itertools.pairwise(runs):
             if later.started_at < earlier.end_or(seen.end_ms):
                 yield Violation(
                     "at_most_once",
@@ -76,7 +78,9 @@ def concurrency(seen: Observed) -> Iterable[Violation]:
         yield from _limit(seen, shard.split("#")[0], runs, "per_key_concurrency", f"{shard} key {key}")
 
 
-def _limit(seen: Observed, binding: str, runs: list[Execution], field: str, where: str) -> Iterable[Violation]:
+def _limit(
+    seen: Observed, binding: str, runs: list[Execution], field: str, where: str
+) -> Iterable[Violation]:
     for e, running in _overlaps(seen, runs):
         since = min(o.started_at for o in running)
         limits = [getattr(v, field) for v in seen.policies_between(binding, since, e.started_at)]
@@ -133,7 +137,7 @@ def terminal_final(seen: Observed) -> Iterable[Violation]:
     """A terminal state changes only through a manual retry, and no execution starts after it otherwise."""
     for job_id, changes in seen.states_seen.items():
         retries = seen.submitted[job_id].retried_at if job_id in seen.submitted else []
-        for (at, state), (later_at, later_state) in zip(changes, changes[1:], strict=False):
+        for (at, state), (later_at, later_state) in itertools.pairwise(changes):
             if state in _TERMINAL and not any(at <= r <= later_at for r in retries):
                 yield Violation(
                     "terminal_final",
@@ -164,9 +168,10 @@ def notices(seen: Observed) -> Iterable[Violation]:
     counts: dict[tuple[str, str, str], int] = defaultdict(int)
     for job in seen.jobs.values():
         if job.binding in scenario.notice_bindings:
-            payload = seen.payload_of(job)
+            payload: Any = seen.payload_of(job)
             if isinstance(payload, dict) and "job_id" in payload:
-                counts[job.binding, str(payload["job_id"]), str(payload.get("state"))] += 1
+                about: dict[str, Any] = payload  # pyright: ignore[reportUnknownVariableType]
+                counts[job.binding, str(about["job_id"]), str(about.get("state"))] += 1
     for job in seen.jobs.values():
         if job.state not in _TERMINAL:
             continue
@@ -194,7 +199,9 @@ def completed_ran(seen: Observed) -> Iterable[Violation]:
     done = {(e.job_id, e.attempt) for e in seen.executions if e.outcome == "ok"}
     for job in seen.jobs.values():
         if job.state == "COMPLETED" and (job.id, job.attempts) not in done:
-            yield Violation("completed_ran", f"{job.id} is COMPLETED but attempt {job.attempts} never succeeded", job.id)
+            yield Violation(
+                "completed_ran", f"{job.id} is COMPLETED but attempt {job.attempts} never succeeded", job.id
+            )
 
 
 def read_model(seen: Observed) -> Iterable[Violation]:
@@ -202,7 +209,9 @@ def read_model(seen: Observed) -> Iterable[Violation]:
     for job in seen.jobs.values():
         row = seen.read_model.get(job.id)
         if row != (job.state, job.attempts):
-            yield Violation("read_model", f"{job.id}: read model {row}, shard ({job.state!r}, {job.attempts})", job.id)
+            yield Violation(
+                "read_model", f"{job.id}: read model {row}, shard ({job.state!r}, {job.attempts})", job.id
+            )
     for job_id in seen.read_model.keys() - seen.jobs.keys():
         yield Violation("read_model", f"{job_id} is in the read model but in no shard", job_id)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -132,7 +132,7 @@ def _accepted(answer: Any) -> bool:
 
 
 def _recording(cls: type, binding: str, ledger: Ledger) -> type:
-    run_attempt: Callable[..., Any] = cls.run_attempt  # type: ignore[attr-defined]
+    run_attempt: Callable[..., Awaitable[Any]] = getattr(cls, "run_attempt")  # noqa: B009
 
     async def recorded(self: Any, dispatch: Any, heartbeat: Any = None) -> Any:
         execution = ledger.start(binding, dispatch)
@@ -150,7 +150,7 @@ def _recording(cls: type, binding: str, ledger: Ledger) -> type:
         try:
             if execution.fault == RAISE:
                 raise SimulatedPerformerError(f"simulated failure of {binding} {execution.job_id}")
-            answer = await run_attempt(self, dispatch, beat if heartbeat is not None else None)
+            answer: Any = await run_attempt(self, dispatch, beat if heartbeat is not None else None)
             if execution.fault == HANG:
                 deadline = json.loads(dispatch)["deadlineAt"] if isinstance(dispatch, str) else clock.now_ms()
                 await clock.sleep_ms(max(0, int(deadline) - clock.now_ms()) + ledger.faults.hang_extra_ms)

@@ -82,12 +82,16 @@ class Observed:
     submitted: dict[str, Submitted] = field(default_factory=dict[str, Submitted])
     states_seen: dict[str, list[tuple[int, str]]] = field(default_factory=dict[str, list[tuple[int, str]]])
     """Each job's state whenever it was seen to change: ``(instant, state)``."""
-    policies: dict[str, list[tuple[int, PolicyView]]] = field(default_factory=dict[str, list[tuple[int, PolicyView]]])
+    policies: dict[str, list[tuple[int, PolicyView]]] = field(
+        default_factory=dict[str, list[tuple[int, PolicyView]]]
+    )
     fault_times: list[int] = field(default_factory=list[int])
     """Instants at which an infrastructure fault struck (sorted)."""
     read_model: dict[str, tuple[str, int]] = field(default_factory=dict[str, tuple[str, int]])
     dispatched: dict[tuple[str, int], int] = field(default_factory=dict[tuple[str, int], int])
     """When the shard dispatched each (job, attempt), from its attempt log."""
+    finished: dict[tuple[str, int], int] = field(default_factory=dict[tuple[str, int], int])
+    """When the shard finished each (job, attempt), from its attempt log."""
     shadow_ms: int = 70_000
     """How long after a fault the system may legitimately hold a slot the performers cannot see in use."""
 
@@ -111,7 +115,12 @@ class Observed:
     def slot_end(self, execution: Execution) -> int:
         """When the execution stops holding a slot, as the rules say (ADR-0060): its real end, its deadline when
         it ran on past it (abandoned), the reaper's grace after a cancel request (a performer that ignores the
-        request is given up then; expiry requests one), or the reaper's deadline of its attempt."""
+        request is given up then; expiry requests one), or the reaper's deadline of its attempt. An execution
+        that starts after the shard finished its attempt (a late or duplicate delivery, which at-least-once
+        permits) holds none."""
+        over = self.finished.get((execution.job_id, execution.attempt))
+        if over is not None and execution.started_at >= over:
+            return execution.started_at  # a late or repeated delivery of an attempt already over
         end = execution.accounted_end(self.end_ms)
         grace = self.scenario.spec(execution.binding).reaper_grace_ms
         sub = self.submitted.get(execution.job_id)

@@ -60,4 +60,5 @@ class SimNotice(Performer[Any, Any]):
 
     async def perform(self, payload: Any, ctx: JobContext) -> Any:
         """Nothing to do: the ledger records the notice."""
-        return payload.get("state") if isinstance(payload, dict) else None
+        notice: dict[str, Any] = payload if isinstance(payload, dict) else {}  # pyright: ignore[reportUnknownVariableType]
+        return notice.get("state")

@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from tsumugi_client import create_client
+from tsumugi_core.ids import LOCAL_ID_ENTROPY_BYTES, new_local_id
+from tsumugi_core.options import DEFAULTS, EnqueueItem
 from tsumugi_dev.clock import VirtualClock
 from tsumugi_dev.runtime import LocalRuntime
 from tsumugi_dev.simulation._chaos import Chaos
@@ -26,12 +28,9 @@ from tsumugi_dev.simulation._observed import START_MS, JobTruth, Observed, Polic
 from tsumugi_dev.simulation._system import SystemUnderTest, builtin_system, random_scenario
 from tsumugi_dev.simulation._workload import enqueue_options, policy_patch
 from tsumugi_performer import entrypoint as performer_time
-from tsumugi_core.ids import LOCAL_ID_ENTROPY_BYTES, new_local_id
-from tsumugi_core.options import DEFAULTS
 from tsumugi_scheduler import timing as scheduler_time
 
 __all__ = ["SimulationConfig", "SimulationReport", "simulate"]
-
 
 
 @dataclass(frozen=True)
@@ -241,18 +240,23 @@ class _Driver:
             rows.extend(dict(r) for r in cursor.toArray())
         return rows
 
-    def dispatch_log(self) -> dict[tuple[str, int], int]:
-        """When each attempt was dispatched, from the shards' attempt logs."""
+    def attempt_log(self) -> tuple[dict[tuple[str, int], int], dict[tuple[str, int], int]]:
+        """When each attempt was dispatched and finished, from the shards' attempt logs."""
         found: dict[tuple[str, int], int] = {}
+        finished: dict[tuple[str, int], int] = {}
         namespace = self.runtime.namespace(self.system.scheduler, self.shard_class)
         for host in namespace.objects():
             sql = host.storage().sql
             if not sql.runtime_exec("SELECT 1 FROM sqlite_master WHERE name = 'attempt'").toArray():
                 continue
-            for r in sql.runtime_exec("SELECT job_id, attempt, started_at FROM attempt").toArray():
+            for r in sql.runtime_exec(
+                "SELECT job_id, attempt, started_at, finished_at FROM attempt"
+            ).toArray():
+                key = (str(r["job_id"]), int(r["attempt"]))
+                finished[key] = int(r["finished_at"])
                 if r["started_at"] is not None:
-                    found[str(r["job_id"]), int(r["attempt"])] = int(r["started_at"])
-        return found
+                    found[key] = int(r["started_at"])
+        return found, finished
 
     def observe(self) -> list[dict[str, Any]]:
         now = self.clock.now_ms()
@@ -266,7 +270,9 @@ class _Driver:
 
     def settled(self, rows: list[dict[str, Any]]) -> bool:
         running = any(e.ended_at is None for e in self.ledger.executions)
-        return not running and all(r["state"] in ("COMPLETED", "FAILED", "CANCELLED", "STALLED") for r in rows)
+        return not running and all(
+            r["state"] in ("COMPLETED", "FAILED", "CANCELLED", "STALLED") for r in rows
+        )
 
     async def read_model(self) -> dict[str, tuple[str, int]]:
         db = self.runtime.d1(self.system.database)
@@ -316,32 +322,43 @@ class _Driver:
     async def burst(self) -> None:
         """Many jobs on one concurrency key, then one on another: the second must not wait for the first."""
         binding = self.system.work_bindings[0]
-        items = [{"binding": binding, "payload": self.system.payload(binding, random.Random(i), i),
-                  "concurrency_key": "hot", "max_attempts": 1} for i in range(self.config.burst_size)]  # fmt: skip
-        for item in items:
-            item["payload"] = {"work_ms": BURST_WORK_MS, "beat_ms": None, "fail": None, "seq": -1} if self.system.builtin else item["payload"]
+        hot: list[EnqueueItem] = []
+        for i in range(self.config.burst_size):
+            payload = self._burst_payload(binding, i, -1)
+            hot.append(EnqueueItem(binding=binding, payload=payload, concurrency_key="hot", max_attempts=1))
         now = self.clock.now_ms()
-        ids = await self.client.enqueue_many(self.producer, items)
+        ids = await self.client.enqueue_many(self.producer, hot)
         for job_id in ids:
             self.seen.submitted[job_id] = Submitted(job_id=job_id, enqueued_at=now, ready_at=now)
         await self.clock.advance(1)  # strictly after the burst: ties in creation time are ordered by id
-        await self.enqueue(binding, {"concurrency_key": "cold", "max_attempts": 1},
-                           payload={"work_ms": BURST_WORK_MS, "beat_ms": None, "fail": None, "seq": -2} if self.system.builtin else None)  # fmt: skip
+        cold = self._burst_payload(binding, self.config.burst_size, -2)
+        await self.enqueue(binding, {"concurrency_key": "cold", "max_attempts": 1}, payload=cold)
         self.operations["burst"] += 1
+
+    def _burst_payload(self, binding: str, i: int, seq: int) -> Any:
+        if self.system.builtin:
+            return {"work_ms": BURST_WORK_MS, "beat_ms": None, "fail": None, "seq": seq}
+        return self.system.payload(binding, random.Random(i), i)
 
     async def finish(self, invariants: Sequence[str]) -> tuple[list[Violation], int]:
         rows = self.observe()
         self.seen.end_ms = self.clock.now_ms()
         self.seen.jobs = {
             str(r["id"]): JobTruth(
-                id=str(r["id"]), binding=str(r["binding"]), state=str(r["state"]), attempts=int(r["attempts"]),
-                guarantee=str(r["guarantee"]), concurrency_key=r["concurrency_key"], payload=str(r["payload"]),
-                timeout_ms=int(r["timeout_ms"]), expires_at=r["expires_at"],
-            )  # fmt: skip
+                id=str(r["id"]),
+                binding=str(r["binding"]),
+                state=str(r["state"]),
+                attempts=int(r["attempts"]),
+                guarantee=str(r["guarantee"]),
+                concurrency_key=r["concurrency_key"],
+                payload=str(r["payload"]),
+                timeout_ms=int(r["timeout_ms"]),
+                expires_at=r["expires_at"],
+            )
             for r in rows
         }
         self.seen.fault_times = sorted(self.chaos.strike_times)
-        self.seen.dispatched = self.dispatch_log()
+        self.seen.dispatched, self.seen.finished = self.attempt_log()
         self.seen.read_model = await self.read_model()
         return check(self.seen, invariants), len(rows)
 
@@ -381,8 +398,13 @@ async def simulate(
         chosen = system(setup)
     folder = _scratch_folder(seed) if data_dir is None else Path(data_dir)
     clock = VirtualClock(START_MS)
-    old_scheduler, old_performer = scheduler_time.use_time_source(clock), performer_time.use_time_source(clock)
-    old_entropy = scheduler_time.use_entropy(_SeededIds(random.Random(f"ids-{seed}")), random.Random(f"jitter-{seed}"))
+    old_scheduler, old_performer = (
+        scheduler_time.use_time_source(clock),
+        performer_time.use_time_source(clock),
+    )
+    old_entropy = scheduler_time.use_entropy(
+        _SeededIds(random.Random(f"ids-{seed}")), random.Random(f"jitter-{seed}")
+    )
     ledger = Ledger(
         faults=PerformerFaults(
             raise_rate=config.performer_raise_rate,

@@ -26,7 +26,14 @@ from tsumugi_dev.config import (
 )
 from tsumugi_scheduler.definition import TsumugiDefinition, define_tsumugi
 
-__all__ = ["BUILTIN_TOKEN", "BindingSpec", "Scenario", "SystemUnderTest", "builtin_system", "current_definition"]
+__all__ = [
+    "BUILTIN_TOKEN",
+    "BindingSpec",
+    "Scenario",
+    "SystemUnderTest",
+    "builtin_system",
+    "current_definition",
+]
 
 BUILTIN_TOKEN: Final = "simulation-token"
 _WORKERS: Final = Path(__file__).parent / "workers"

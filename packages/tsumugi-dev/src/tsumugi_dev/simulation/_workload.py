@@ -22,6 +22,10 @@ def _maybe(rng: random.Random, p: float) -> bool:
 
 def enqueue_options(rng: random.Random, now_ms: int) -> dict[str, Any]:
     """Random enqueue options: each option is set on some jobs and left to its default on others."""
+    return {**_when_and_how_often(rng, now_ms), **_how_and_with_whom(rng, now_ms)}
+
+
+def _when_and_how_often(rng: random.Random, now_ms: int) -> dict[str, Any]:
     options: dict[str, Any] = {}
     if _maybe(rng, 0.4):
         options["priority"] = rng.randint(-5, 10)
@@ -33,10 +37,18 @@ def enqueue_options(rng: random.Random, now_ms: int) -> dict[str, Any]:
         options["max_attempts"] = rng.randint(1, 4)
     if _maybe(rng, 0.3):
         options["backoff"] = rng.choice(
-            (FixedBackoff(delay_ms=rng.choice((50, 500, 2_000))), ExponentialBackoff(base_ms=200, max_ms=5_000))
+            (
+                FixedBackoff(delay_ms=rng.choice((50, 500, 2_000))),
+                ExponentialBackoff(base_ms=200, max_ms=5_000),
+            )
         )
     if _maybe(rng, 0.5):
         options["timeout_ms"] = rng.choice((1_000, 3_000, 10_000))
+    return options
+
+
+def _how_and_with_whom(rng: random.Random, now_ms: int) -> dict[str, Any]:
+    options: dict[str, Any] = {}
     if _maybe(rng, 0.3):
         options["guarantee"] = "at-most-once"
     if _maybe(rng, 0.5):

@@ -1,6 +1,6 @@
 """The simulated system's performer Worker: one ``SimWork`` entrypoint per work binding, ``SimNotice`` for notices."""
 
-from workers import Response, WorkerEntrypoint
+from workers import Request, Response, WorkerEntrypoint
 
 from tsumugi_dev.simulation._performers import SimNotice, SimWork
 from tsumugi_performer.entrypoint import performer_entrypoint
@@ -13,5 +13,5 @@ SimSettled = performer_entrypoint(WorkerEntrypoint, type("SimSettled", (SimNotic
 
 
 class Default(WorkerEntrypoint):
-    async def fetch(self, request):
+    async def fetch(self, request: Request) -> Response:
         return Response("tsumugi simulation performers")
