@@ -57,8 +57,9 @@ def _overlaps(seen: Observed, runs: list[Execution]) -> Iterable[tuple[Execution
     ordered = sorted(runs, key=lambda e: e.started_at)
     ends = {id(e): seen.slot_end(e) for e in ordered}
     for i, e in enumerate(ordered):
-        running = [o for o in ordered[: i + 1] if o.started_at <= e.started_at < ends[id(o)] or o is e]
-        yield e, running
+        if ends[id(e)] <= e.started_at:
+            continue  # it holds no slot (an instant execution, or a late delivery of a finished attempt)
+        yield e, [o for o in ordered[: i + 1] if o.started_at <= e.started_at < ends[id(o)]]
 
 
 def concurrency(seen: Observed) -> Iterable[Violation]:

@@ -103,3 +103,21 @@ def test_notices_expects_one_per_terminal_transition_as_the_rules_say() -> None:
     twice = job("n3", binding="Fail", payload=notice.payload)
     (extra,) = notices(observed([failed, notice, settled, twice], []))
     assert "2 notice(s) to Fail" in extra.message
+
+
+def test_a_late_delivery_of_a_finished_attempt_holds_no_slot() -> None:
+    a, b = job("late", key="k", attempts=2), job("other", key="k")
+    # Attempt 1's RPC failed at once (the shard finished it at 0 s), a duplicate of its message ran it at 0-5 s.
+    late, retry = run(a, 1, 0, 5_000), run(a, 2, 500, 600)
+    seen = observed([a, b], [late, retry, run(b, 1, 1_000, 1_100)])
+    assert [v.message.split(":")[0] for v in concurrency(seen)] == ["A#0 key k", "A#0 key k"]
+    seen.finished[a.id, 1] = START_MS
+    assert list(concurrency(seen)) == []
+
+
+def test_the_reaper_deadline_ends_the_slot_of_an_attempt_delivered_late() -> None:
+    a, b = job("slow", key="k"), job("next", key="k")
+    seen = observed([a, b], [run(a, 1, 20_000, 30_000), run(b, 1, 12_000, 25_000)])
+    assert list(concurrency(seen)) != []
+    seen.dispatched[a.id, 1] = START_MS  # dispatched at 0 s: reaped at 10 s + 1 s grace, before b started
+    assert list(concurrency(seen)) == []
