@@ -10,7 +10,7 @@ scheduler's entry module reads them when the runtime loads it.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
@@ -103,7 +103,6 @@ class SystemUnderTest:
     database: str = "tsumugi"
     token: str = BUILTIN_TOKEN
     builtin: bool = False
-    extra: dict[str, Any] = field(default_factory=dict[str, Any])
 
 
 _current: list[Scenario] = []
