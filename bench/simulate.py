@@ -45,8 +45,10 @@ def _run_seeds(seeds: list[int], config: SimulationConfig) -> list[dict[str, Any
 
     async def run() -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
-        for seed in seeds:
+        for done, seed in enumerate(seeds, 1):
             report = await simulate(seed, config)
+            if done % 100 == 0:
+                print(f"... {done} of {len(seeds)} seeds (up to {seed})", file=sys.stderr, flush=True)
             out.append({
                 "seed": seed, "jobs": report.jobs, "executions": report.executions, "faults": dict(report.faults),
                 "violations": [(v.invariant, str(v)) for v in report.violations],

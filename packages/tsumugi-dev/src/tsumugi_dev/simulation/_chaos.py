@@ -45,6 +45,10 @@ class Chaos:
         self.struck: Counter[str] = Counter()
         self.strike_times: list[int] = []
 
+    def draw(self) -> float:
+        """A number in [0, 1) from the faults' own stream (whether to arm one at this step)."""
+        return self._rng.random()
+
     def arm_random(self) -> None:
         """Arm one fault of a random kind (a restart happens at once)."""
         faults, rng, system = self._runtime.faults, self._rng, self._system

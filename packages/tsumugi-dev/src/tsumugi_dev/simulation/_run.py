@@ -25,6 +25,7 @@ from tsumugi_dev.simulation._chaos import Chaos
 from tsumugi_dev.simulation._invariants import INVARIANTS, check
 from tsumugi_dev.simulation._ledger import Ledger, PerformerFaults, record_executions
 from tsumugi_dev.simulation._observed import START_MS, JobTruth, Observed, PolicyView, Submitted, Violation
+from tsumugi_dev.simulation._shards import attempt_log, shard_rows
 from tsumugi_dev.simulation._system import SystemUnderTest, builtin_system, random_scenario
 from tsumugi_dev.simulation._workload import enqueue_options, policy_patch
 from tsumugi_performer import entrypoint as performer_time
@@ -228,35 +229,7 @@ class _Driver:
     # -- observing ----------------------------------------------------------------------------------------
 
     def shard_rows(self) -> list[dict[str, Any]]:
-        rows: list[dict[str, Any]] = []
-        namespace = self.runtime.namespace(self.system.scheduler, self.shard_class)
-        for host in namespace.objects():
-            sql = host.storage().sql
-            if not sql.runtime_exec("SELECT 1 FROM sqlite_master WHERE name = 'job'").toArray():
-                continue  # addressed, but its engine never started
-            cursor = sql.runtime_exec(
-                "SELECT id, binding, state, attempts, guarantee, concurrency_key, payload, timeout_ms, expires_at FROM job"
-            )
-            rows.extend(dict(r) for r in cursor.toArray())
-        return rows
-
-    def attempt_log(self) -> tuple[dict[tuple[str, int], int], dict[tuple[str, int], int]]:
-        """When each attempt was dispatched and finished, from the shards' attempt logs."""
-        found: dict[tuple[str, int], int] = {}
-        finished: dict[tuple[str, int], int] = {}
-        namespace = self.runtime.namespace(self.system.scheduler, self.shard_class)
-        for host in namespace.objects():
-            sql = host.storage().sql
-            if not sql.runtime_exec("SELECT 1 FROM sqlite_master WHERE name = 'attempt'").toArray():
-                continue
-            for r in sql.runtime_exec(
-                "SELECT job_id, attempt, started_at, finished_at FROM attempt"
-            ).toArray():
-                key = (str(r["job_id"]), int(r["attempt"]))
-                finished[key] = int(r["finished_at"])
-                if r["started_at"] is not None:
-                    found[key] = int(r["started_at"])
-        return found, finished
+        return shard_rows(self.runtime.namespace(self.system.scheduler, self.shard_class))
 
     def observe(self) -> list[dict[str, Any]]:
         now = self.clock.now_ms()
@@ -292,14 +265,11 @@ class _Driver:
                 await self.enqueue(binding, enqueue_options(rng, self.clock.now_ms()))
             if rng.random() < config.operation_rate:
                 await self.operate()
-            if self.chaos_rng_draw() < config.fault_rate:
+            if self.chaos.draw() < config.fault_rate:
                 self.chaos.arm_random()
             await self.clock.advance(config.step_ms)
             if step % 4 == 0:
                 self.observe()
-
-    def chaos_rng_draw(self) -> float:
-        return self.chaos._rng.random()  # pyright: ignore[reportPrivateUsage]
 
     async def quiet_phase(self) -> None:
         self.chaos.stop()
@@ -358,7 +328,8 @@ class _Driver:
             for r in rows
         }
         self.seen.fault_times = sorted(self.chaos.strike_times)
-        self.seen.dispatched, self.seen.finished = self.attempt_log()
+        namespace = self.runtime.namespace(self.system.scheduler, self.shard_class)
+        self.seen.dispatched, self.seen.finished = attempt_log(namespace)
         self.seen.read_model = await self.read_model()
         return check(self.seen, invariants), len(rows)
 
