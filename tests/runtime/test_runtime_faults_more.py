@@ -78,3 +78,21 @@ def test_bad_arguments_of_the_new_faults_name_the_field(runtime: LocalRuntime) -
     with pytest.raises(ValueError, match="queue: 'nope' is not a queue"):
         faults.reorder_next("nope")
     assert faults.armed() == []
+
+
+async def test_restart_during_next_alarm_interrupts_the_run_and_it_is_retried(
+    runtime: LocalRuntime, clock: VirtualClock
+) -> None:
+    ns = runtime.env("conformance").COUNTER
+    target, bystander = ns.getByName("mid"), ns.getByName("calm")
+    restart = runtime.faults.restart_during_next_alarm("conformance", "Counter", name="mid")
+    at = clock.now_ms() + 1_000
+    await target.arm(at)
+    await bystander.arm(at)
+    host = runtime.namespace("conformance", "Counter").host(ns.idFromName("mid"))
+    await clock.advance(1_000)
+    assert restart.hits == 1
+    assert not host.is_live or await target.alarm_at() == at + 2_000  # interrupted: retried in 2 s
+    assert await bystander.fired() == [0]
+    await clock.advance(2_000)
+    assert (await target.fired())[-1] == 1  # the retry ran (retryCount 1)

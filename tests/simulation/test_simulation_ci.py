@@ -65,8 +65,8 @@ def test_ci_seeds_exercise_every_fault_kind_and_check_every_invariant(
     reports: dict[int, SimulationReport],
 ) -> None:
     struck = set().union(*(r.faults for r in reports.values()))
-    assert struck >= {"drop", "duplicate", "reorder", "crash_consumer", "alarm", "restart", "rpc_performer",
-                      "rpc_shard", "d1_outage", "raise", "hang"}  # fmt: skip
+    assert struck >= {"drop", "duplicate", "reorder", "crash_consumer", "alarm", "restart", "restart_mid_alarm",
+                      "rpc_performer", "rpc_shard", "d1_outage", "raise", "hang"}  # fmt: skip
     assert all(r.jobs > 0 and r.executions > 0 for r in reports.values())
     assert not [v for r in reports.values() for v in r.violations if v.invariant == "crash"]
 

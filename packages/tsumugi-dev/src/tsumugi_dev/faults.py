@@ -31,6 +31,7 @@ __all__ = [
     "DROP",
     "DUPLICATE",
     "REORDER",
+    "RESTART_MID_ALARM",
     "RPC",
     "RPC_FAILURE_MESSAGE",
     "Fault",
@@ -50,6 +51,8 @@ CRASH_CONSUMER: Final = "crash_consumer"
 """A batch's ``queue()`` handler raises before it runs: nothing is acked, every message is retried."""
 ALARM: Final = "alarm"
 """An object's ``alarm()`` raises before it runs, so Cloudflare's retry schedule applies."""
+RESTART_MID_ALARM: Final = "restart_mid_alarm"
+"""An object restarts while its ``alarm()`` runs (at the handler's first await), so the run counts as failed."""
 REORDER: Final = "reorder"
 """A message accepted by ``send`` is held back, so messages sent after it are delivered first."""
 RPC: Final = "rpc"
@@ -188,8 +191,8 @@ def _check_matching(matching: Matcher | None) -> None:
 
 class FaultInjector:
     """The faults armed on one runtime: ``drop_next``, ``duplicate_next``, ``reorder_next``,
-    ``crash_consumer_next``, ``fail_next_alarm``, ``fail_next_rpc``, ``fail_next_d1`` and
-    ``restart_durable_objects``.
+    ``crash_consumer_next``, ``fail_next_alarm``, ``restart_during_next_alarm``, ``fail_next_rpc``,
+    ``fail_next_d1`` and ``restart_durable_objects``.
     """
 
     def __init__(self, targets: FaultTargets) -> None:
@@ -279,14 +282,36 @@ class FaultInjector:
         with neither, any object of ``class_name`` in ``worker``. A failed alarm is retried as Cloudflare
         retries it (2 s, doubling, up to 6 retries).
         """
+        key, matching = self._object(worker, class_name, object_id, name, "fail_next_alarm")
+        return self._arm(ALARM, key, n, matching)
+
+    def restart_during_next_alarm(
+        self,
+        worker: str,
+        class_name: str,
+        object_id: str | HasToString | None = None,
+        *,
+        name: str | None = None,
+        n: int = 1,
+    ) -> Fault:
+        """Restart the object while its next ``alarm()`` runs: it is evicted at the handler's first await.
+
+        The object is picked as in `fail_next_alarm`. The interrupted run counts as failed and is retried on
+        Cloudflare's schedule; the handler's later storage calls fail, as the old instance is gone.
+        """
+        key, matching = self._object(worker, class_name, object_id, name, "restart_during_next_alarm")
+        return self._arm(RESTART_MID_ALARM, key, n, matching)
+
+    def _object(
+        self, worker: str, class_name: str, object_id: str | HasToString | None, name: str | None, what: str
+    ) -> tuple[str, Matcher | None]:
         if object_id is not None and name is not None:
-            raise ValueError("fail_next_alarm: give object_id or name, not both")
+            raise ValueError(f"{what}: give object_id or name, not both")
         key = self._targets.namespace_key(worker, class_name)
         wanted = object_id if isinstance(object_id, str | None) else object_id.toString()
         if name is not None:
             wanted = self._targets.object_id_for_name(key, name)
-        matching = None if wanted is None else _equals(wanted)
-        return self._arm(ALARM, key, n, matching)
+        return key, None if wanted is None else _equals(wanted)
 
     def restart_durable_objects(self) -> None:
         """Restart every Durable Object now: instances are dropped, storage and alarms stay."""

@@ -23,6 +23,7 @@ FAULT_KINDS: Final = (
     "crash_consumer",
     "alarm",
     "restart",
+    "restart_mid_alarm",
     "rpc_performer",
     "rpc_shard",
     "rpc_scheduler",
@@ -69,6 +70,8 @@ class Chaos:
             fault = faults.crash_consumer_next(system.queue)
         elif kind == "alarm":
             fault = faults.fail_next_alarm(system.scheduler, self._shard_class, n=rng.randint(1, 2))
+        elif kind == "restart_mid_alarm":
+            fault = faults.restart_during_next_alarm(system.scheduler, self._shard_class)
         elif kind == "rpc_performer":
             worker = rng.choice(system.performers)
             fault = faults.fail_next_rpc(worker, method="run_attempt", after_call=rng.random() < 0.5)
