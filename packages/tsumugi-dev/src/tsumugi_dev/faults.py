@@ -2,7 +2,8 @@
 
 ``LocalRuntime.faults`` arms one-shot faults (``n`` times each) that strike where the runtime would otherwise
 behave: a message accepted by ``send`` is lost, an acked message comes back, a message is overtaken by later
-ones, a consumer dies before it acks, an ``alarm()`` fails (and is retried on Cloudflare's schedule), an RPC
+ones, a consumer dies before it acks, an ``alarm()`` fails or its object restarts in the middle of it (and it is retried on Cloudflare's
+schedule), an RPC
 between Workers fails (before or after the callee ran), D1 is out, every Durable Object restarts. Users test
 their performers' idempotency with them; our integration tests and ``tsumugi_dev.simulation`` test the
 scheduler's guarantees.
@@ -116,7 +117,8 @@ class Fault:
     """One armed fault: strikes up to ``n`` times; ``hits`` counts the strikes so far.
 
     Attributes:
-        kind: ``"drop"``, ``"duplicate"``, ``"reorder"``, ``"crash_consumer"``, ``"alarm"``, ``"rpc"`` or ``"d1"``.
+        kind: ``"drop"``, ``"duplicate"``, ``"reorder"``, ``"crash_consumer"``, ``"alarm"``,
+            ``"restart_mid_alarm"``, ``"rpc"`` or ``"d1"``.
         target: the queue, the Durable Object class as ``<worker>:<class>``, the called Worker (``rpc``) or the
             D1 database (``d1``).
         remaining: strikes left (0 once spent or cancelled).
