@@ -2,9 +2,9 @@
 
 ``LocalRuntime.faults`` arms one-shot faults (``n`` times each) that strike where the runtime would otherwise
 behave: a message accepted by ``send`` is lost, an acked message comes back, a message is overtaken by later
-ones, a consumer dies before it acks, an ``alarm()`` fails or its object restarts in the middle of it (and it is retried on Cloudflare's
-schedule), an RPC
-between Workers fails (before or after the callee ran), D1 is out, every Durable Object restarts. Users test
+ones, a consumer dies before it acks, an ``alarm()`` fails or its object restarts in the middle of it (it is
+retried on Cloudflare's schedule), an RPC between Workers fails (before or after the callee ran), D1 is out,
+every Durable Object restarts. Users test
 their performers' idempotency with them; our integration tests and ``tsumugi_dev.simulation`` test the
 scheduler's guarantees.
 
