@@ -121,3 +121,12 @@ def test_the_reaper_deadline_ends_the_slot_of_an_attempt_delivered_late() -> Non
     assert list(concurrency(seen)) != []
     seen.dispatched[a.id, 1] = START_MS  # dispatched at 0 s: reaped at 10 s + 1 s grace, before b started
     assert list(concurrency(seen)) == []
+
+
+def test_terminal_final_lets_a_late_at_least_once_delivery_run_but_not_an_at_most_once_one() -> None:
+    for guarantee, flagged in (("at-least-once", []), ("at-most-once", ["terminal_final"])):
+        j = job("late", state="CANCELLED", guarantee=guarantee)
+        seen = observed([j], [run(j, 1, 26_500, 26_700)])
+        seen.states_seen[j.id] = [(START_MS + 24_250, "QUEUED"), (START_MS + 26_250, "CANCELLED")]
+        seen.finished[j.id, 1] = START_MS + 26_000  # the shard gave attempt 1 up before its message arrived
+        assert [v.invariant for v in terminal_final(seen)] == flagged

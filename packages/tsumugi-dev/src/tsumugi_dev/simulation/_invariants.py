@@ -152,6 +152,8 @@ def terminal_final(seen: Observed) -> Iterable[Violation]:
                 first_terminal[job_id] = at
                 break
     for e in seen.first_executions():  # a repeat of an attempt is a duplicate delivery (at-least-once)
+        if _late_delivery(seen, e):
+            continue
         at = first_terminal.get(e.job_id)
         retries = seen.submitted[e.job_id].retried_at if e.job_id in seen.submitted else []
         if at is not None and e.started_at > at and not any(r <= e.started_at for r in retries):
@@ -161,6 +163,14 @@ def terminal_final(seen: Observed) -> Iterable[Violation]:
                 f"terminal at {_ms(at)}",
                 e.job_id,
             )
+
+
+def _late_delivery(seen: Observed, e: Execution) -> bool:
+    """An at-least-once attempt delivered after its shard had ended it: at-least-once has no claim, so the
+    consumer runs it anyway (ADR-0060); an at-most-once one would be refused by its claim."""
+    job = seen.jobs.get(e.job_id)
+    over = seen.finished.get((e.job_id, e.attempt))
+    return job is not None and job.guarantee == "at-least-once" and over is not None and over <= e.started_at
 
 
 def notices(seen: Observed) -> Iterable[Violation]:
