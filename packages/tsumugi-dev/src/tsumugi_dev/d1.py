@@ -19,6 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
+from tsumugi_dev.faults import D1_OUTAGE, D1_OUTAGE_MESSAGE, FaultInjector
 from tsumugi_dev.invocation import current_invocation
 from tsumugi_dev.jsdict import JsDict
 from tsumugi_dev.state_db import open_state_db
@@ -130,8 +131,16 @@ class D1PreparedStatement:
 class D1Database:
     """One D1 database: a SQLite file shared by every Worker that binds it."""
 
-    def __init__(self, path: Path | str, *, name: str = "db", offload: bool = False) -> None:
+    def __init__(
+        self,
+        path: Path | str,
+        *,
+        name: str = "db",
+        offload: bool = False,
+        faults: FaultInjector | None = None,
+    ) -> None:
         self.name = name
+        self._faults = faults
         self._path = str(path)
         self._conn: sqlite3.Connection = open_state_db(path)
         self._conn.execute("PRAGMA foreign_keys=ON")
@@ -142,7 +151,14 @@ class D1Database:
         self._thread = ThreadPoolExecutor(1, thread_name_prefix=f"d1-{name}") if offload else None
 
     async def call(self, work: Callable[[], _T]) -> _T:
-        """Run ``work`` against the database as outside I/O: on the database's thread when offloaded."""
+        """Run ``work`` against the database as outside I/O: on the database's thread when offloaded.
+
+        A ``d1`` fault armed on this database makes the call fail before ``work`` runs (an outage).
+        """
+        faults = self._faults
+        if faults is not None and faults.strike(D1_OUTAGE, self.name):
+            await asyncio.sleep(0)
+            raise D1Error(D1_OUTAGE_MESSAGE)
         if self._thread is None:
             await asyncio.sleep(0)
             return work()

@@ -29,7 +29,7 @@ from tsumugi_dev.do_storage import (
     DurableObjectStorage,
     InputGate,
 )
-from tsumugi_dev.faults import ALARM, FaultInjector, InjectedFault
+from tsumugi_dev.faults import ALARM, RESTART_MID_ALARM, FaultInjector, InjectedFault, guard_rpc
 from tsumugi_dev.invocation import (
     SUBREQUESTS_PER_INVOCATION,
     LimitCounters,
@@ -228,6 +228,7 @@ class ObjectHost:
 
     async def _invoke_alarm(self, retry_count: int) -> bool:
         info = JsDict(retryCount=retry_count, isRetry=retry_count > 0)
+        restart = self._restart_mid_alarm()
         try:
             self._maybe_fail_alarm()
             await self.event(lambda instance: call_method(instance.alarm, info))
@@ -236,8 +237,27 @@ class ObjectHost:
                 "alarm of %s %s failed (retry %d): %r", self.namespace.key, self.key[:12], retry_count, exc
             )
             return False
+        finally:
+            if restart is not None:
+                restart()
         _log.info("alarm of %s %s ran (retry %d)", self.namespace.key, self.key[:12], retry_count)
         return True
+
+    def _restart_mid_alarm(self) -> Callable[[], None] | None:
+        """With a ``restart_mid_alarm`` fault: evict at the handler's first await (or, for a handler that never
+        awaits, as it returns, before its run is judged); answers what finishes the job after the handler."""
+        faults = self.namespace.faults
+        if faults is None or not faults.strike(RESTART_MID_ALARM, self.namespace.key, lambda: [self.key]):
+            return None
+        done: list[bool] = []
+
+        def restart() -> None:
+            if not done:
+                done.append(True)
+                self.evict()
+
+        asyncio.get_running_loop().call_soon(restart)
+        return restart
 
 
 class NamespaceHost:
@@ -314,7 +334,11 @@ class DurableObjectStub:
     def __getattr__(self, name: str) -> Callable[..., Awaitable[Any]]:
         if name.startswith("_"):
             raise AttributeError(name)
-        return subrequest_call(rpc_call(name, self._host.event))
+        namespace = self._host.namespace
+        call = guard_rpc(
+            namespace.faults, namespace.script, namespace.class_name, name, rpc_call(name, self._host.event)
+        )
+        return subrequest_call(call)
 
     async def fetch(self, resource: Request | str, **options: Any) -> Response:
         """Send an HTTP request to the object's ``fetch`` handler (one subrequest)."""

@@ -18,7 +18,7 @@ import msgspec
 from workers.rpc import from_js
 
 from tsumugi_dev.clock import RuntimeClock
-from tsumugi_dev.faults import DROP, FaultInjector
+from tsumugi_dev.faults import DROP, REORDER, FaultInjector
 from tsumugi_dev.invocation import charge_subrequest
 from tsumugi_dev.rpc_calls import rpc_copy, rpc_receive
 from tsumugi_dev.v8_size import V8_HEADER_BYTES, V8_TO_MSGPACK_MAX_RATIO, v8_size
@@ -147,14 +147,15 @@ class QueueStore:
     def add(self, queue: str, bodies: Sequence[tuple[bytes, int]], attempts: int = 0) -> list[str]:
         """Store ``(body, delay_seconds)`` pairs atomically; returns the new message ids.
 
-        A ``drop`` fault armed on ``queue`` loses matching messages here: accepted, never stored.
+        A ``drop`` fault armed on ``queue`` loses matching messages here: accepted, never stored; a ``reorder``
+        fault stores one later than asked, so messages sent after it overtake it.
         """
-        bodies = self._survivors(queue, bodies)
+        kept = self._survivors(queue, bodies)
         now = self._clock.now_ms()
-        ids = [secrets.token_hex(16) for _ in bodies]
+        ids = [secrets.token_hex(16) for _ in kept]
         rows = [
-            (mid, queue, body, attempts, now + delay * 1000, now)
-            for mid, (body, delay) in zip(ids, bodies, strict=True)
+            (mid, queue, body, attempts, now + delay_ms, now)
+            for mid, (body, delay_ms) in zip(ids, kept, strict=True)
         ]
         with _transaction(self._conn):
             self._conn.executemany(
@@ -166,15 +167,18 @@ class QueueStore:
             wake()
         return ids
 
-    def _survivors(self, queue: str, bodies: Sequence[tuple[bytes, int]]) -> Sequence[tuple[bytes, int]]:
+    def _survivors(self, queue: str, bodies: Sequence[tuple[bytes, int]]) -> list[tuple[bytes, int]]:
+        """``(body, delay_ms)`` of the messages to store, after the faults armed on ``queue``."""
         faults = self._faults
-        if faults is None:
-            return bodies
+        if faults is None or not faults.armed():
+            return [(body, delay * 1000) for body, delay in bodies]
         kept: list[tuple[bytes, int]] = []
         for item in bodies:
             decoded = _subjects(item[0])
-            if not faults.strike(DROP, queue, decoded):
-                kept.append(item)
+            if faults.strike(DROP, queue, decoded):
+                continue
+            held = faults.take(REORDER, queue, decoded)
+            kept.append((item[0], item[1] * 1000 + (0 if held is None else held.hold_ms)))
         return kept
 
     def ready_count(self, queue: str, limit: int) -> int:

@@ -161,7 +161,12 @@ class LocalRuntime:
 
     def _database(self, name: str, migrations_dir: Path) -> D1Database:
         if name not in self._d1:
-            db = D1Database(self.data_dir / "d1" / f"{name}.sqlite", name=name, offload=self._offload())
+            db = D1Database(
+                self.data_dir / "d1" / f"{name}.sqlite",
+                name=name,
+                offload=self._offload(),
+                faults=self.faults,
+            )
             applied = apply_d1_migrations(db, migrations_dir)
             if applied:
                 _log.info("d1 %s: applied %s", name, ", ".join(applied))
@@ -184,7 +189,7 @@ class LocalRuntime:
             )
         for service in config.services:
             target = self._worker_for(service.service, f"services binding {service.binding}")
-            values[service.binding] = ServiceBinding(target, service.entrypoint)
+            values[service.binding] = ServiceBinding(target, service.entrypoint, faults=self.faults)
         return values
 
     def _start_consumers(self, config: WorkerConfig) -> None:
@@ -260,6 +265,14 @@ class LocalRuntime:
                 if consumer.dead_letter_queue is not None:
                     names.add(consumer.dead_letter_queue)
         return names
+
+    def worker_names(self) -> list[str]:
+        """Every Worker of this runtime."""
+        return [config.name for config in self.configs]
+
+    def database_names(self) -> set[str]:
+        """Every D1 database a Worker of this runtime binds (its ``database_name``)."""
+        return {d1.database_name for config in self.configs for d1 in config.d1_databases}
 
     def namespace_key(self, worker: str, class_name: str) -> str:
         """The key of the Durable Object class ``class_name`` of ``worker`` (``ValueError`` when not hosted)."""

@@ -21,6 +21,7 @@ from workers.rpc import remote_error
 
 from tsumugi_dev.clock import RuntimeClock
 from tsumugi_dev.config import WorkerConfig
+from tsumugi_dev.faults import FaultInjector, guard_rpc
 from tsumugi_dev.invocation import (
     LimitCounters,
     charge_subrequest,
@@ -221,18 +222,29 @@ class ServiceBinding:
     """A Service Binding (``Fetcher``): ``await binding.method(*args)`` is RPC, ``fetch`` is HTTP.
 
     ``raw``: the stub as ``ctx.exports`` holds it, with no conversion of RPC arguments and results.
+    ``faults``: the runtime's fault injector, whose ``rpc`` faults make calls through this binding fail.
     """
 
-    def __init__(self, target: WorkerHost, entrypoint: str | None, *, raw: bool = False) -> None:
+    def __init__(
+        self,
+        target: WorkerHost,
+        entrypoint: str | None,
+        *,
+        raw: bool = False,
+        faults: FaultInjector | None = None,
+    ) -> None:
         self._target = target
         self._entrypoint = entrypoint
         self._raw = raw
+        self._faults = faults
 
     def __getattr__(self, name: str) -> Callable[..., Awaitable[Any]]:
         if name.startswith("_"):
             raise AttributeError(name)
         target, entrypoint = self._target, self._entrypoint
-        return subrequest_call(rpc_call(name, lambda run: target.run(entrypoint, run), raw=self._raw))
+        call = rpc_call(name, lambda run: target.run(entrypoint, run), raw=self._raw)
+        call = guard_rpc(self._faults, target.name, entrypoint or "Default", name, call)
+        return subrequest_call(call)
 
     async def fetch(self, resource: Request | str, **options: Any) -> Response:
         """Send an HTTP request to the target entrypoint's ``fetch`` (one subrequest)."""

@@ -46,7 +46,7 @@ from tsumugi_scheduler.shard import (
     SqlLike,
     Succeeded,
 )
-from tsumugi_scheduler.timing import SystemIds, SystemRandom, time_source
+from tsumugi_scheduler.timing import entropy, time_source
 from tsumugi_scheduler.wire import convert_plain
 
 __all__ = [
@@ -213,7 +213,7 @@ class JobShardHost:
         self._name = resolved
         self._engine = JobShardEngine(
             self._sql, binding=binding, shard=int(shard) if shard.isdigit() else 0, clock=time_source(),
-            ids=SystemIds(), rand=SystemRandom(), notices=self._definition.notices,
+            ids=entropy()[0], rand=entropy()[1], notices=self._definition.notices,
         )  # fmt: skip
         return self._engine
 

@@ -2,7 +2,9 @@
 
 The engine takes a `Clock`, an `IdSource` and a `RandomSource` (tsumugi_core.clock); the consumer also waits
 (attempt timeouts). A Worker has no injection point for these, so the process holds one `TimeSource`, the
-wall clock unless a host (the local runtime's tests) installs another with `use_time_source`.
+wall clock unless a host (the local runtime's tests) installs another with `use_time_source`, and one source
+of ids and of jitter, the system's unless a host installs others with `use_entropy` (a seeded simulation
+replays the same job ids and backoff jitter, tsumugi_dev.simulation).
 """
 
 from __future__ import annotations
@@ -10,10 +12,20 @@ from __future__ import annotations
 import random
 import secrets
 
+from tsumugi_core.clock import IdSource, RandomSource
 from tsumugi_core.ids import LOCAL_ID_ENTROPY_BYTES, new_local_id
 from tsumugi_performer.entrypoint import SystemTime, TimeSource
 
-__all__ = ["SystemIds", "SystemRandom", "SystemTime", "TimeSource", "time_source", "use_time_source"]
+__all__ = [
+    "SystemIds",
+    "SystemRandom",
+    "SystemTime",
+    "TimeSource",
+    "entropy",
+    "time_source",
+    "use_entropy",
+    "use_time_source",
+]
 
 
 class SystemIds:
@@ -46,4 +58,19 @@ def use_time_source(source: TimeSource) -> TimeSource:
     """Install ``source`` (a host's or a test's clock) for the scheduler; returns the previous one."""
     previous = _current[0]
     _current[0] = source
+    return previous
+
+
+_entropy: list[tuple[IdSource, RandomSource]] = [(SystemIds(), SystemRandom())]
+
+
+def entropy() -> tuple[IdSource, RandomSource]:
+    """The scheduler's id source and jitter source in this process."""
+    return _entropy[0]
+
+
+def use_entropy(ids: IdSource, rand: RandomSource) -> tuple[IdSource, RandomSource]:
+    """Install an id source and a jitter source (a seeded host's); returns the previous pair."""
+    previous = _entropy[0]
+    _entropy[0] = (ids, rand)
     return previous

@@ -1,0 +1,43 @@
+"""The shards' truth, read straight from each JobShard's SQLite file (the simulator observes, it does not ask)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tsumugi_dev.durable_objects import NamespaceHost
+
+__all__ = ["attempt_log", "shard_rows"]
+
+_JOB_COLUMNS = "id, binding, state, attempts, guarantee, concurrency_key, payload, timeout_ms, expires_at"
+
+
+def _tables(namespace: NamespaceHost, table: str) -> list[Any]:
+    """The SQL storage of every object of ``namespace`` that has ``table`` (one addressed but never started has
+    none)."""
+    found: list[Any] = []
+    for host in namespace.objects():
+        sql = host.storage().sql
+        if sql.runtime_exec("SELECT 1 FROM sqlite_master WHERE name = ?", table).toArray():
+            found.append(sql)
+    return found
+
+
+def shard_rows(namespace: NamespaceHost) -> list[dict[str, Any]]:
+    """Every job of every shard: id, binding, state, attempts, guarantee, key, payload, timeout, expiry."""
+    rows: list[dict[str, Any]] = []
+    for sql in _tables(namespace, "job"):
+        rows.extend(dict(r) for r in sql.runtime_exec(f"SELECT {_JOB_COLUMNS} FROM job").toArray())
+    return rows
+
+
+def attempt_log(namespace: NamespaceHost) -> tuple[dict[tuple[str, int], int], dict[tuple[str, int], int]]:
+    """When each (job, attempt) was dispatched, and when it finished, from the shards' attempt logs."""
+    dispatched: dict[tuple[str, int], int] = {}
+    finished: dict[tuple[str, int], int] = {}
+    for sql in _tables(namespace, "attempt"):
+        for r in sql.runtime_exec("SELECT job_id, attempt, started_at, finished_at FROM attempt").toArray():
+            key = (str(r["job_id"]), int(r["attempt"]))
+            finished[key] = int(r["finished_at"])
+            if r["started_at"] is not None:
+                dispatched[key] = int(r["started_at"])
+    return dispatched, finished
