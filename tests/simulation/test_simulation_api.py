@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_simulation_ci import AWAITING_FIX
 
 from tsumugi_dev.config import load_config
 from tsumugi_dev.simulation import (
@@ -22,9 +21,7 @@ from tsumugi_dev.simulation import (
 )
 
 REPO = Path(__file__).resolve().parents[2]
-SMALL = SimulationConfig(
-    jobs=12, active_ms=10_000, invariants=tuple(n for n in INVARIANTS if n not in AWAITING_FIX)
-)
+SMALL = SimulationConfig(jobs=12, active_ms=10_000, invariants=tuple(INVARIANTS))
 
 
 @pytest.fixture(autouse=True)
