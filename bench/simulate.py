@@ -9,8 +9,7 @@ or heartbeat too slowly), then the invariants of ADR-0060 are checked against th
 
 Prints each failing seed (its violations and the replay command), then the totals: seeds, simulated jobs,
 executions, faults injected by kind, violations by invariant, wall time; then exactly one ``RESULT {json}``
-line. ``--invariants`` picks the invariants (default: all; ``--skip-known`` leaves out the two that catch the
-open defects of issue 10 items 1 and 2, see `KNOWN_DEFECTS`). Exit status 1 when any violation was found.
+line. ``--invariants`` picks the invariants (default: all). Exit status 1 when any violation was found.
 """
 
 from __future__ import annotations
@@ -25,13 +24,11 @@ from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
-from tsumugi_dev.simulation import INVARIANTS, KNOWN_DEFECTS, SimulationConfig, simulate
+from tsumugi_dev.simulation import INVARIANTS, SimulationConfig, simulate
 
 
 def _config(args: argparse.Namespace) -> SimulationConfig:
     names = tuple(args.invariants.split(",")) if args.invariants else tuple(INVARIANTS)
-    if args.skip_known:
-        names = tuple(n for n in names if n not in KNOWN_DEFECTS)
     unknown = [n for n in names if n not in INVARIANTS]
     if unknown:
         raise SystemExit(f"--invariants: unknown {', '.join(unknown)} (one of {', '.join(INVARIANTS)})")
@@ -69,7 +66,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--active-ms", type=int, default=30_000)
     parser.add_argument("--burst-chance", type=float, default=0.1)
     parser.add_argument("--invariants", default="", help="comma-separated invariants to check (default: all)")
-    parser.add_argument("--skip-known", action="store_true", help="leave out the invariants of known defects")
     parser.add_argument("--workers", type=int, default=1, help="processes running seeds side by side")
     args = parser.parse_args(argv)
     config = _config(args)

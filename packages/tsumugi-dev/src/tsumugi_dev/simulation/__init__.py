@@ -16,7 +16,7 @@ Your own Workers: pass a `SystemUnderTest` with your configs and bindings (ADR-0
 """
 
 from tsumugi_dev.simulation._chaos import FAULT_KINDS
-from tsumugi_dev.simulation._invariants import FAIRNESS_WAIT_MS, INVARIANTS, KNOWN_DEFECTS
+from tsumugi_dev.simulation._invariants import FAIRNESS_WAIT_MS, INVARIANTS
 from tsumugi_dev.simulation._ledger import Execution, Ledger, PerformerFaults
 from tsumugi_dev.simulation._observed import START_MS, Violation
 from tsumugi_dev.simulation._run import SimulationConfig, SimulationReport, simulate
@@ -26,7 +26,6 @@ __all__ = [
     "FAIRNESS_WAIT_MS",
     "FAULT_KINDS",
     "INVARIANTS",
-    "KNOWN_DEFECTS",
     "START_MS",
     "BindingSpec",
     "Execution",

@@ -15,7 +15,7 @@ from typing import Any, Final
 from tsumugi_dev.simulation._ledger import Execution
 from tsumugi_dev.simulation._observed import START_MS, JobTruth, Observed, Submitted, Violation
 
-__all__ = ["INVARIANTS", "KNOWN_DEFECTS", "check"]
+__all__ = ["INVARIANTS", "check"]
 
 _TERMINAL: Final = frozenset({"COMPLETED", "FAILED", "CANCELLED", "STALLED"})
 _FAILURE_STATES: Final = frozenset({"FAILED", "STALLED"})
@@ -313,12 +313,6 @@ INVARIANTS: Final[dict[str, Callable[[Observed], Iterable[Violation]]]] = {
     "fairness": fairness,
 }
 """Every invariant by name, in the order they are checked."""
-
-KNOWN_DEFECTS: Final = {
-    "at_most_once": "issue 10 item 1: an at-most-once attempt 2 starts while a timed-out attempt 1 still runs",
-    "fairness": "issue 10 item 2: a busy concurrency key starves every other key",
-}
-"""The invariants that catch the defects of issue 10 items 1 and 2 (fixed on other branches)."""
 
 
 def check(seen: Observed, names: Iterable[str]) -> list[Violation]:
