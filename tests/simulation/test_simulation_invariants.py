@@ -90,7 +90,8 @@ def test_fairness_holds_a_retried_at_most_once_job_until_the_hard_end_of_its_unk
     # claim + 15 minutes, and attempt 2 starts at 901.5 s while the shard was idle: the rules, not starvation.
     once = job("once", guarantee="at-most-once", attempts=2)
     late = START_MS + 1_500 + MAX_INVOCATION_MS
-    seen = observed([once], [run(once, 2, late - START_MS, late - START_MS + 5)], end=late - START_MS + 60_000)
+    hard_end = late - START_MS
+    seen = observed([once], [run(once, 2, hard_end, hard_end + 5)], end=hard_end + 60_000)
     seen.submitted[once.id] = Submitted(job_id=once.id, enqueued_at=START_MS + 1_500, ready_at=START_MS + 1_500,
                                         retried_at=[START_MS + 8_000])  # fmt: skip
     seen.states_seen[once.id] = [(START_MS + 2_250, "STALLED"), (START_MS + 8_250, "SCHEDULED")]
@@ -98,7 +99,7 @@ def test_fairness_holds_a_retried_at_most_once_job_until_the_hard_end_of_its_unk
     seen.finished = {(once.id, 1): START_MS + 1_500, (once.id, 2): late + 5}
     assert list(fairness(seen)) == []
     # Past the hard end the job waits like any other: a start 5 s after it is a wait while the shard is idle.
-    seen.executions = [run(once, 2, late - START_MS + 5_000, late - START_MS + 5_005)]
+    seen.executions = [run(once, 2, hard_end + 5_000, hard_end + 5_005)]
     (found,) = fairness(seen)
     assert "waited 5.0s" in found.message
     # An at-least-once job is held only until the retry, and a retry the job was not terminal for holds nothing.
