@@ -6,6 +6,7 @@ run the checks against the real system.
 
 from __future__ import annotations
 
+from tsumugi_core.liveness import MAX_INVOCATION_MS
 from tsumugi_dev.simulation import START_MS, BindingSpec, Execution, Scenario
 from tsumugi_dev.simulation._invariants import at_most_once, concurrency, fairness, notices, terminal_final
 from tsumugi_dev.simulation._observed import JobTruth, Observed, Submitted
@@ -81,6 +82,39 @@ def test_fairness_flags_a_job_waiting_while_a_slot_and_its_key_are_free() -> Non
     assert "waited 8.9s" in found.message
     seen.fault_times = [START_MS]  # shortly after a fault a slot may be held by a lost message: not judged
     assert list(fairness(seen)) == []
+
+
+def test_fairness_holds_a_retried_at_most_once_job_until_the_hard_end_of_its_unknown_attempt() -> None:
+    # Seeds 42 and 478 of the 1000-seed run: attempt 1 of an at-most-once job is dispatched at 1.5 s and lost
+    # (no execution), it ends STALLED (outcome unknown, ADR-0051), a manual retry at 8 s schedules it at the
+    # claim + 15 minutes, and attempt 2 starts at 901.5 s while the shard was idle: the rules, not starvation.
+    once = job("once", guarantee="at-most-once", attempts=2)
+    late = START_MS + 1_500 + MAX_INVOCATION_MS
+    hard_end = late - START_MS
+    seen = observed([once], [run(once, 2, hard_end, hard_end + 5)], end=hard_end + 60_000)
+    seen.submitted[once.id] = Submitted(job_id=once.id, enqueued_at=START_MS + 1_500, ready_at=START_MS + 1_500,
+                                        retried_at=[START_MS + 8_000])  # fmt: skip
+    seen.states_seen[once.id] = [(START_MS + 2_250, "STALLED"), (START_MS + 8_250, "SCHEDULED")]
+    seen.dispatched = {(once.id, 1): START_MS + 1_500, (once.id, 2): late}
+    seen.finished = {(once.id, 1): START_MS + 1_500, (once.id, 2): late + 5}
+    assert list(fairness(seen)) == []
+    # Past the hard end the job waits like any other: a start 5 s after it is a wait while the shard is idle.
+    seen.executions = [run(once, 2, hard_end + 5_000, hard_end + 5_005)]
+    (found,) = fairness(seen)
+    assert "waited 5.0s" in found.message
+    # An at-least-once job is held only until the retry, and a retry the job was not terminal for holds nothing.
+    many = job("many", attempts=2)
+    seen = observed([many], [run(many, 2, 20_000, 20_005)])
+    seen.submitted[many.id] = Submitted(job_id=many.id, enqueued_at=START_MS, ready_at=START_MS,
+                                        retried_at=[START_MS + 8_000])  # fmt: skip
+    seen.states_seen[many.id] = [(START_MS + 1_000, "FAILED"), (START_MS + 8_250, "SCHEDULED")]
+    seen.dispatched = {(many.id, 1): START_MS, (many.id, 2): START_MS + 20_000}
+    seen.finished = {(many.id, 1): START_MS + 500, (many.id, 2): START_MS + 20_005}
+    (found,) = fairness(seen)
+    assert "waited 12.4s" in found.message  # 0.1-0.5 s before it ended, 8-20 s after the retry
+    seen.states_seen[many.id] = [(START_MS + 1_000, "SCHEDULED")]
+    (found,) = fairness(seen)
+    assert "waited 19.9s" in found.message
 
 
 def test_terminal_final_flags_a_terminal_state_that_changes_without_a_retry() -> None:

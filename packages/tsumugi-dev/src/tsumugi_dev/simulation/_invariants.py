@@ -12,6 +12,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from typing import Any, Final
 
+from tsumugi_core.liveness import MAX_INVOCATION_MS
 from tsumugi_dev.simulation._ledger import Execution
 from tsumugi_dev.simulation._observed import START_MS, JobTruth, Observed, Submitted, Violation
 
@@ -229,7 +230,8 @@ def read_model(seen: Observed) -> Iterable[Violation]:
 
 def fairness(seen: Observed) -> Iterable[Violation]:
     """No dispatchable job waits more than `FAIRNESS_WAIT_MS` while its shard has a free slot and its key a free
-    one (instants shortly after a fault, under a pause or an unknown policy, and rate-limited bindings aside)."""
+    one (instants shortly after a fault, under a pause or an unknown policy, while held by a rule
+    (`_held_by_rule`), and rate-limited bindings aside)."""
     busy = _Occupancy(seen)
     first_start: dict[str, int] = {}
     for e in seen.executions:
@@ -242,9 +244,12 @@ def fairness(seen: Observed) -> Iterable[Violation]:
         if spec.rate is not None or spec.per_key_rate is not None:
             continue
         until = first_start.get(job_id) or _wait_end(seen, job, sub)
+        held = _held_by_rule(seen, job, sub)
         starved = 0
         step = 100
         for at in range(sub.ready_at + step, until, step):
+            if any(start <= at < end for start, end in held):
+                continue
             if busy.free(job, at) and not seen.shadowed(at):
                 starved += step
         if starved > FAIRNESS_WAIT_MS:
@@ -255,6 +260,31 @@ def fairness(seen: Observed) -> Iterable[Violation]:
                 f"{_ms(until) if job_id in first_start else 'never'})",
                 job_id,
             )
+
+
+def _held_by_rule(seen: Observed, job: JobTruth, sub: Submitted) -> list[tuple[int, int]]:
+    """The intervals in which the rules keep a job from dispatch although it waits: ended, until a manual retry
+    brings it back, and for an at-most-once job until the hard end of the attempt that ended (ADR-0051).
+
+    A retry counts only when the job was last seen terminal before it (a retry of a live job changes nothing).
+    The job is held from the end of the attempt that ended it (from the attempt log, else when it was seen
+    terminal). An at-most-once retry is scheduled at ``max(now, run_after)``, ``run_after`` being the claim plus
+    `MAX_INVOCATION_MS`; the claim falls between the attempt's dispatch and its end, so the end bounds it.
+    """
+    changes = seen.states_seen.get(job.id, [])
+    held: list[tuple[int, int]] = []
+    for retry in sorted(sub.retried_at):
+        before = [(at, state) for at, state in changes if at <= retry]
+        if not before or before[-1][1] not in _TERMINAL:
+            continue
+        ended = [(at, key) for key, at in seen.finished.items() if key[0] == job.id and at <= retry]
+        last = max(ended, default=None)
+        start = before[-1][0] if last is None else min(last[0], before[-1][0])
+        until = retry
+        if job.guarantee == "at-most-once" and last is not None and last[1] in seen.dispatched:
+            until = max(retry, last[0] + MAX_INVOCATION_MS)  # the attempt may have been claimed
+        held.append((start, until))
+    return held
 
 
 def _wait_end(seen: Observed, job: JobTruth, sub: Submitted) -> int:
