@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Awaitable, Callable
-from typing import Any, cast
+from typing import Any
 
 from workers.rpc import from_js, property_key, remote_error, to_js, transfer
 
@@ -48,17 +48,21 @@ _MAX_SAFE_INT = 2**53
 
 
 def _copy_plain(value: Any) -> Any:
-    kind = type(cast(object, value))
+    kind: type[object] = type(value)  # pyright: ignore[reportUnknownVariableType]
     if kind in _PLAIN_SCALARS:
         return value
     if kind is float:
         return int(value) if value.is_integer() and abs(value) <= _MAX_SAFE_INT else value
+    # Members that are plain scalars are taken as they are, without a call each (most of a report or dispatch).
     if kind is dict or kind is JsDict:
         items: dict[Any, Any] = value
-        return JsDict({(k if type(k) is str else property_key(k)): _copy_plain(v) for k, v in items.items()})
+        return JsDict({
+            (k if type(k) is str else property_key(k)): v if type(v) in _PLAIN_SCALARS else _copy_plain(v)
+            for k, v in items.items()
+        })  # fmt: skip
     if kind is list:
         elements: list[Any] = value
-        return [_copy_plain(v) for v in elements]
+        return [v if type(v) in _PLAIN_SCALARS else _copy_plain(v) for v in elements]
     raise _NotPlain
 
 
