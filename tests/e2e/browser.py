@@ -27,7 +27,7 @@ _FLAGS = [
 ]
 
 
-def _require_chromium() -> None:
+def require_chromium() -> None:
     if not CHROMIUM.exists():
         raise AssertionError(
             f"{CHROMIUM} is missing: the dashboard browser tests need Chromium "
@@ -36,7 +36,7 @@ def _require_chromium() -> None:
 
 
 def _run(url: str, action: list[str], budget_ms: int) -> str:
-    _require_chromium()
+    require_chromium()
     with tempfile.TemporaryDirectory(prefix="tsumugi-chromium-") as profile:
         command = [
             str(CHROMIUM),

@@ -3,13 +3,37 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import Browser, Page
 
 # The helpers (fake_api, browser) sit next to the tests.
 sys.path.insert(0, str(Path(__file__).parent))
 
+from playwright_chromium import ConsoleLog, launch_chromium
+
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "e2e: end-to-end tests (real browser or build tools)")
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    """One headless Debian Chromium (Playwright) for the session."""
+    with launch_chromium() as launched:
+        yield launched
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[tuple[Page, ConsoleLog]]:
+    """A fresh browser context and page (desktop size) with its console errors recorded."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    opened = context.new_page()
+    log = ConsoleLog()
+    log.attach(opened)
+    try:
+        yield opened, log
+    finally:
+        context.close()

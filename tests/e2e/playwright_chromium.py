@@ -1,0 +1,54 @@
+"""Playwright driving Debian's Chromium (``/usr/bin/chromium``); Playwright's own browser download is never used.
+
+`launch_chromium` is the one place the launch flags live; the ``browser`` and ``page`` fixtures in conftest use it.
+A page fixture records console errors and failed requests so a test can assert a quiet console.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from browser import CHROMIUM, require_chromium
+from playwright.sync_api import Browser, ConsoleMessage, Page, Playwright, sync_playwright
+
+# No sandbox (root), no GPU, no background traffic (the machine's network is closed).
+LAUNCH_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+]
+
+
+@contextmanager
+def launch_chromium() -> Iterator[Browser]:
+    """A headless Debian Chromium under Playwright, closed on exit."""
+    require_chromium()
+    playwright: Playwright
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS, headless=True)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@dataclass
+class ConsoleLog:
+    """Console errors and page errors seen by a page, for 'no console errors in normal use' checks."""
+
+    errors: list[str] = field(default_factory=list)
+
+    def attach(self, page: Page) -> None:
+        def on_console(message: ConsoleMessage) -> None:
+            if message.type == "error":
+                self.errors.append(f"console: {message.text} @ {message.location.get('url', '')}")
+
+        page.on("console", on_console)
+        page.on("pageerror", lambda error: self.errors.append(f"pageerror: {error}"))
