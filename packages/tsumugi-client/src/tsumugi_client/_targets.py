@@ -1,0 +1,120 @@
+"""What ``enqueue`` is aimed at: a binding name, a performer class, or a `PerformerRef` (ADR-0095).
+
+The payload of a typed target is checked by pyright against the performer's declared payload type, and the
+job handle carries its result type, without the producer importing the performer's Worker at run time:
+
+- a performer class (``client.enqueue(Hello, ...)``) when it can be imported (same project, tests): the
+  binding is the class name and the result type is read from its ``Performer[P, R]`` base;
+- `performer_ref` (``HELLO = performer_ref("Hello", lambda: Hello, result_type=str)``) when the class may
+  only be imported under ``TYPE_CHECKING``: the lambda is never called, it only lets pyright see the class;
+- a plain string (``client.enqueue("Hello", {...})``): untyped, as before.
+
+The client never imports tsumugi_performer (client and performer are independent): `Performs` is the
+structural shape of any performer, ``async def perform(self, payload: P, ctx) -> R``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Generic, Protocol, TypeVar, cast, get_args, get_origin
+
+import msgspec
+
+from tsumugi_core.ids import InvalidJobIdError, validate_binding_name
+from tsumugi_core.options import EnqueueValidationError
+
+__all__ = ["P", "PerformerRef", "Performs", "R", "Target", "performer_ref", "resolve_target"]
+
+P = TypeVar("P")
+"""A performer's payload type."""
+R = TypeVar("R")
+"""A performer's result type."""
+_P_contra = TypeVar("_P_contra", contravariant=True)
+_R_co = TypeVar("_R_co", covariant=True)
+
+
+class Performs(Protocol[_P_contra, _R_co]):
+    """Any performer: a class whose instances have ``async perform(payload, ctx)``."""
+
+    async def perform(self, payload: _P_contra, ctx: Any, /) -> _R_co:
+        """Run one attempt."""
+        ...
+
+
+class PerformerRef(msgspec.Struct, Generic[P, R], frozen=True):
+    """A typed handle on a binding: its name at run time, its payload and result types for pyright.
+
+    Attributes:
+        binding: The binding name (the performer's exported class name).
+        result_type: The type results are decoded into (msgspec); None keeps the decoded JSON as it is, which
+            is right for ``str``, ``int``, ``list`` and ``dict`` results.
+
+    Example:
+        >>> HELLO: PerformerRef[dict[str, str], str] = PerformerRef("Hello")
+        >>> HELLO.binding
+        'Hello'
+    """
+
+    binding: str
+    result_type: Any = None
+
+
+def performer_ref(
+    binding: str, performer: Callable[[], type[Performs[P, R]]], *, result_type: type[R] | None = None
+) -> PerformerRef[P, R]:
+    """A `PerformerRef` typed from a performer class that is only imported for type checking.
+
+    ``performer`` is a lambda returning the class; it is never called, so the class (and its Worker module)
+    need not be importable at run time.
+
+    Example:
+        >>> from typing import TYPE_CHECKING
+        >>> if TYPE_CHECKING:
+        ...     from hello_worker import Hello
+        >>> HELLO = performer_ref("Hello", lambda: Hello, result_type=str)
+        >>> HELLO.binding
+        'Hello'
+
+    Raises:
+        ValueError: ``binding`` is not a binding name.
+    """
+    try:
+        validate_binding_name(binding)
+    except InvalidJobIdError as exc:
+        raise ValueError(str(exc)) from None
+    return PerformerRef(binding, result_type)
+
+
+Target = str | PerformerRef[Any, Any] | type[Performs[Any, Any]]
+"""What ``enqueue`` accepts as its first argument."""
+
+
+def _result_type_of(performer: type) -> Any:
+    # The R of the first generic base named Performer along the MRO; Any when it is left open (a TypeVar).
+    for klass in performer.__mro__:
+        for base in getattr(klass, "__orig_bases__", ()):
+            origin = get_origin(base)
+            if getattr(origin, "__name__", None) == "Performer":
+                args = get_args(base)
+                if len(args) == 2 and not isinstance(args[1], TypeVar):
+                    return args[1]
+                return None
+    return None
+
+
+def resolve_target(target: object) -> tuple[str, Any]:
+    """The binding name and result type (None: plain JSON) of an enqueue target.
+
+    Raises:
+        EnqueueValidationError: ``target`` is none of a string, a `PerformerRef` or a class (field ``binding``).
+    """
+    if isinstance(target, str):
+        return target, None
+    if isinstance(target, PerformerRef):
+        ref = cast("PerformerRef[Any, Any]", target)
+        return ref.binding, ref.result_type
+    if isinstance(target, type):
+        return target.__name__, _result_type_of(target)
+    raise EnqueueValidationError(
+        "binding", f"must be a binding name, a performer class or a PerformerRef, got {type(target).__name__}"
+    )
