@@ -66,7 +66,9 @@ _GONE = Answer(
     description="No longer in its shard (swept after retention, or never existed).", body=s.Refusal
 )
 _NOT_FOUND = Answer(description="Not found.")
-_ROUTING = Answer(description="`shard` differs from this scheduler's routing (the caller's bindings config differs).")
+_ROUTING = Answer(
+    description="`shard` differs from this scheduler's routing (the caller's bindings config differs)."
+)
 _JOB_ID = "A job id <binding>#<shard>:<local>, percent-encoded."
 _STR = {"type": "string"}
 _NUM = {"type": "string", "description": "A number; empty or non-numeric values are ignored."}
@@ -129,7 +131,7 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
                                s410=_GONE)),
     Operation(method="GET", path="/api/bindings", operation_id="listBindings", summary="Performer bindings.",
               endpoint=bindings.list_bindings, tag="bindings",
-              answers=_answers(s200=Answer(description="Sorted names.", body=s.BindingList))),
+              answers=_answers(s200=Answer(description="Sorted names and shard counts.", body=s.BindingList))),
     Operation(method="POST", path="/api/bindings/{binding}/policy", operation_id="setBindingPolicy",
               summary="Change and pin the policy of every shard of a binding.", endpoint=bindings.set_policy,
               body=m.PolicyBody, tag="bindings",
