@@ -31,9 +31,7 @@ async def list_bindings(request: Request) -> Response:
     """
     api = api_of(request)
     names = await api.bindings(env_of(request))
-    return json_response(
-        200, {"bindings": names, "shards": {name: api.definition.shards_of(name) for name in names}}
-    )
+    return json_response(200, {"bindings": names, "shards": {name: api.definition.shards_of(name) for name in names}})
 
 
 async def _binding(request: Request, api: ApiContext, env: Any) -> str:
@@ -57,10 +55,7 @@ async def _on_every_shard(api: ApiContext, env: Any, binding: str, method: str, 
         answers = await asyncio.gather(*(one(name) for name in names))
     except EnqueueValidationError as exc:
         raise validation_error(exc, "policy.") from None
-    shards = [
-        {"shard": i, "pinned": bool(a["pinned"]), "settings": dict(a["settings"])}
-        for i, a in enumerate(answers)
-    ]
+    shards = [{"shard": i, "pinned": bool(a["pinned"]), "settings": dict(a["settings"])} for i, a in enumerate(answers)]
     return json_response(200, {"binding": binding, "shards": shards})
 
 
