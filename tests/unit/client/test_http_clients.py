@@ -147,7 +147,7 @@ class TestEnqueue:
         api.get("/api/jobs/Greet%230%3Ajob000000000000000000001").respond(
             200, json={"job": detail("Greet#0:job000000000000000000001", result='{"text":"Hi"}')}
         )
-        ref: PerformerRef[dict[str, str], Greeting] = PerformerRef("Greet", Greeting)
+        ref: PerformerRef[dict[str, str], Greeting] = PerformerRef[dict[str, str], Greeting]("Greet").returning(Greeting)
         job = await h(h.client().enqueue(ref, {"name": "a"}))
         assert body_of(route.calls.last.request)["payload"] == {"name": "a"}
         assert await h(job.result()) == Greeting(text="Hi")

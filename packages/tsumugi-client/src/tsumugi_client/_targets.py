@@ -5,8 +5,9 @@ job handle carries its result type, without the producer importing the performer
 
 - a performer class (``client.enqueue(Hello, ...)``) when it can be imported (same project, tests): the
   binding is the class name and the result type is read from its ``Performer[P, R]`` base;
-- `performer_ref` (``HELLO = performer_ref("Hello", lambda: Hello, result_type=str)``) when the class may
-  only be imported under ``TYPE_CHECKING``: the lambda is never called, it only lets pyright see the class;
+- `performer_ref` (``HELLO = performer_ref("Hello", lambda: Hello)``) when the class may only be imported
+  under ``TYPE_CHECKING``: the lambda is never called, it only lets pyright see the class; a result that is
+  not plain JSON (a Struct, a dataclass) names its run-time type with ``.returning(Greeting)``;
 - a plain string (``client.enqueue("Hello", {...})``): untyped, as before.
 
 The client never imports tsumugi_performer (client and performer are independent): `Performs` is the
@@ -58,20 +59,28 @@ class PerformerRef(msgspec.Struct, Generic[P, R], frozen=True):
     binding: str
     result_type: Any = None
 
+    def returning(self, result_type: type[R]) -> PerformerRef[P, R]:
+        """This reference, decoding results into ``result_type`` (pyright checks it is the performer's ``R``).
 
-def performer_ref(
-    binding: str, performer: Callable[[], type[Performs[P, R]]], *, result_type: type[R] | None = None
-) -> PerformerRef[P, R]:
+        Example:
+            >>> PerformerRef("Count").returning(int).result_type
+            <class 'int'>
+        """
+        return PerformerRef(self.binding, result_type)
+
+
+def performer_ref(binding: str, performer: Callable[[], type[Performs[P, R]]]) -> PerformerRef[P, R]:
     """A `PerformerRef` typed from a performer class that is only imported for type checking.
 
     ``performer`` is a lambda returning the class; it is never called, so the class (and its Worker module)
-    need not be importable at run time.
+    need not be importable at run time. Results decode as plain JSON unless `PerformerRef.returning` names
+    their type.
 
     Example:
         >>> from typing import TYPE_CHECKING
         >>> if TYPE_CHECKING:
         ...     from hello_worker import Hello
-        >>> HELLO = performer_ref("Hello", lambda: Hello, result_type=str)
+        >>> HELLO = performer_ref("Hello", lambda: Hello)
         >>> HELLO.binding
         'Hello'
 
@@ -82,7 +91,7 @@ def performer_ref(
         validate_binding_name(binding)
     except InvalidJobIdError as exc:
         raise ValueError(str(exc)) from None
-    return PerformerRef(binding, result_type)
+    return PerformerRef(binding)
 
 
 Target = str | PerformerRef[Any, Any] | type[Performs[Any, Any]]
