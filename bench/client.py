@@ -5,7 +5,8 @@ Run: ``uv run python bench/client.py [--quick]``. Makes a project with ``tsumugi
 
 - ``sync_single``: `TsumugiClient.enqueue`, one job per request, one after the other;
 - ``sync_batched``: `TsumugiClient.enqueue_many` in calls of 500 items (``POST /api/jobs/bulk-enqueue``);
-- ``async_single``: `AsyncTsumugiClient.enqueue`, one job per request, 16 in flight;
+- ``async_single``: `AsyncTsumugiClient.enqueue`, one job per request, one after the other;
+- ``async_concurrent``: the same with 16 requests in flight (all to the one shard of ``Hello``);
 - ``async_batched``: `AsyncTsumugiClient.enqueue_many` of all items at once (calls of 500, concurrently);
 - ``huey_single``: ``SqliteHuey`` enqueueing the same number of tasks one after the other into a temp file
   (no consumer), the established single-machine queue this project compares itself with.
@@ -128,12 +129,20 @@ async def async_rates(url: str, singles: int, batched: int, in_flight: int = 16)
                 await client.enqueue("Hello", payload, delay_ms=HOUR_MS)
 
         async def single() -> None:
-            await asyncio.gather(*(one(item["payload"]) for item in items(singles, "a")))
+            for item in items(singles, "a"):
+                await client.enqueue("Hello", item["payload"], delay_ms=HOUR_MS)
+
+        async def concurrent() -> None:
+            await asyncio.gather(*(one(item["payload"]) for item in items(singles, "c")))
 
         async def many() -> None:
             await client.enqueue_many(items(batched, "ab"))
 
-        return {"async_single": await arate(singles, single), "async_batched": await arate(batched, many)}
+        return {
+            "async_single": await arate(singles, single),
+            "async_concurrent": await arate(singles, concurrent),
+            "async_batched": await arate(batched, many),
+        }
 
 
 def huey_rate(count: int) -> float:
@@ -174,7 +183,7 @@ def main() -> None:
             figures.update(asyncio.run(async_rates(url, singles, batched)))
         finally:
             server.stop()
-    figures["huey_single"] = huey_rate(singles if quick else 5_000)
+    figures["huey_single"] = huey_rate(singles)
     huey = figures["huey_single"]
     print(f"{'mode':<16}{'jobs/s':>12}{'vs huey':>10}")
     for mode, value in figures.items():

@@ -98,17 +98,37 @@ Target = str | PerformerRef[Any, Any] | type[Performs[Any, Any]]
 """What ``enqueue`` accepts as its first argument."""
 
 
-def _result_type_of(performer: type) -> Any:
-    # The R of the first generic base named Performer along the MRO; Any when it is left open (a TypeVar).
-    for klass in performer.__mro__:
-        for base in getattr(klass, "__orig_bases__", ()):
-            origin = get_origin(base)
-            if getattr(origin, "__name__", None) == "Performer":
-                args = get_args(base)
-                if len(args) == 2 and not isinstance(args[1], TypeVar):
-                    return args[1]
-                return None
+def _substituted(arg: Any, bindings: dict[Any, Any]) -> Any:
+    if isinstance(arg, TypeVar):
+        return bindings.get(arg, arg)
+    parameters: tuple[Any, ...] = getattr(arg, "__parameters__", ())
+    if parameters and bindings:
+        return arg[tuple(bindings.get(p, p) for p in parameters)]
+    return arg
+
+
+def _declared_result(klass: type, bindings: dict[Any, Any]) -> Any:
+    """The ``R`` of the ``Performer[P, R]`` base of ``klass``, with type variables of generic bases bound."""
+    bases: tuple[Any, ...] = klass.__dict__.get("__orig_bases__", klass.__bases__)
+    for base in bases:
+        origin: Any = get_origin(base) or base
+        args = tuple(_substituted(arg, bindings) for arg in get_args(base))
+        if getattr(origin, "__name__", None) == "Performer" and len(args) == 2:
+            return args[1]
+        if isinstance(origin, type) and origin is not object:
+            parameters: tuple[Any, ...] = getattr(origin, "__parameters__", ())
+            found = _declared_result(origin, dict(zip(parameters, args, strict=False)))
+            if found is not None:
+                return found
     return None
+
+
+def _result_type_of(performer: type) -> Any:
+    # None (plain JSON) when no Performer base is found or R is left open (still holds a type variable).
+    found = _declared_result(performer, {})
+    if isinstance(found, TypeVar) or getattr(found, "__parameters__", ()):
+        return None
+    return found
 
 
 def resolve_target(target: object) -> tuple[str, Any]:
