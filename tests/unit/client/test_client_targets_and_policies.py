@@ -114,7 +114,7 @@ class TestPlan:
         items = [EnqueueItem(binding="SMS", payload=n, partition_key=f"k{n % 3}") for n in range(6)]
         sends = plan.sends(items)
         for send in sends:
-            shards = {parse_job_id(item["id"]).shard for item in _items(send.call.body)}
+            shards = {parse_job_id(str(item["id"])).shard for item in _items(send.call.body)}
             assert shards == {send.destination.shard}
         assert sorted(p for send in sends for p in send.positions) == list(range(6))
         assert all(send.call.idempotent for send in sends)
