@@ -8,6 +8,8 @@ Run: ``uv run python bench/client.py [--quick]``. Makes a project with ``tsumugi
 - ``async_single``: `AsyncTsumugiClient.enqueue`, one job per request, one after the other;
 - ``async_concurrent``: the same with 16 requests in flight (all to the one shard of ``Hello``);
 - ``async_batched``: `AsyncTsumugiClient.enqueue_many` of all items at once (calls of 500, concurrently);
+- ``httpx_sync_single`` / ``httpx_async_single``: the same single enqueues as bare ``httpx.Client`` /
+  ``httpx.AsyncClient`` POSTs (no client logic), so the client's own cost per call can be read off;
 - ``huey_single``: ``SqliteHuey`` enqueueing the same number of tasks one after the other into a temp file
   (no consumer), the established single-machine queue this project compares itself with.
 
@@ -35,6 +37,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Final
 
+import httpx
 from huey import SqliteHuey  # pyright: ignore[reportMissingTypeStubs]
 
 from tsumugi_client import AsyncTsumugiClient, EnqueueItemDict, TsumugiClient
@@ -145,6 +148,32 @@ async def async_rates(url: str, singles: int, batched: int, in_flight: int = 16)
         }
 
 
+def bare_httpx_rates(url: str, count: int) -> dict[str, float]:
+    headers = {"authorization": f"Bearer {TOKEN}"}
+    bodies = [{"binding": "Hello", "payload": item["payload"], "delayMs": HOUR_MS} for item in items(count, "x")]
+    with httpx.Client(base_url=url, headers=headers) as http:
+        http.get("/api/bindings")
+
+        def run() -> None:
+            for body in bodies:
+                http.post("/api/jobs", json=body).raise_for_status()
+
+        figures = {"httpx_sync_single": rate(count, run)}
+
+    async def run_async() -> float:
+        async with httpx.AsyncClient(base_url=url, headers=headers) as http:
+            await http.get("/api/bindings")
+
+            async def run() -> None:
+                for body in bodies:
+                    (await http.post("/api/jobs", json=body)).raise_for_status()
+
+            return await arate(count, run)
+
+    figures["httpx_async_single"] = asyncio.run(run_async())
+    return figures
+
+
 def huey_rate(count: int) -> float:
     with tempfile.TemporaryDirectory(prefix="huey-enqueue-") as folder:
         huey = SqliteHuey("bench", filename=str(Path(folder) / "huey.db"), results=False)
@@ -181,6 +210,7 @@ def main() -> None:
             server.wait_for(r"tsumugi dev: ready")
             figures = sync_rates(url, singles, batched)
             figures.update(asyncio.run(async_rates(url, singles, batched)))
+            figures.update(bare_httpx_rates(url, singles))
         finally:
             server.stop()
     figures["huey_single"] = huey_rate(singles)
