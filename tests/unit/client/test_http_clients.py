@@ -429,6 +429,14 @@ class TestWaiting:
         assert result == "Hello, a!"
         assert await h(h.client().job(FIRST_ID).state()) is JobState.COMPLETED
 
+    async def test_a_result_that_does_not_fit_its_type_is_a_client_error(
+        self, h: Harness, api: respx.MockRouter
+    ) -> None:
+        api.get(ENCODED).respond(200, json={"job": detail(result="null")})
+        with pytest.raises(TsumugiClientError, match="does not decode") as caught:
+            await h(h.client().job(FIRST_ID, str).result())
+        assert caught.value.status is None
+
     async def test_a_job_that_failed_raises_with_its_last_error(
         self, h: Harness, api: respx.MockRouter
     ) -> None:

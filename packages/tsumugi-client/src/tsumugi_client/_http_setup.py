@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import random
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 import httpx
@@ -64,7 +64,7 @@ class HttpSetup:
         retry: RetryPolicy | None,
         seed: int | None,
         ids: IdSource | None,
-        clock: Any,
+        clock: Callable[[], float] | None,
         poll: PollSchedule | None,
     ) -> None:
         """Check every setting; the message of a `ValueError` names the one at fault."""
@@ -82,7 +82,7 @@ class HttpSetup:
         self.plan = EnqueuePlan(
             normalize_bindings(bindings), ids or RandomIds(None if seed is None else self.rng)
         )
-        self.now: Any = clock or time.monotonic
+        self.now: Callable[[], float] = clock or time.monotonic
         self.poll = poll or PollSchedule()
 
     def request(self, call: Call[Any]) -> dict[str, Any]:

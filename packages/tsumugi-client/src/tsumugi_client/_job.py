@@ -13,7 +13,7 @@ from typing import Any, Generic, TypeVar
 
 import msgspec
 
-from tsumugi_client._errors import JobFailedError, JobNotFoundError, WaitTimeoutError
+from tsumugi_client._errors import JobFailedError, JobNotFoundError, TsumugiClientError, WaitTimeoutError
 from tsumugi_client._views import JobDetail
 from tsumugi_core.states import TERMINAL_STATES, JobState
 
@@ -82,12 +82,19 @@ def outcome_of(detail: JobDetail, result_type: Any) -> Any:
 
     Raises:
         JobFailedError: the job ended FAILED, CANCELLED or STALLED.
+        TsumugiClientError: the stored result does not decode into ``result_type`` (status None).
     """
     if detail.state is not JobState.COMPLETED:
         error = detail.attempts_log[0].error if detail.attempts_log else None
         raise JobFailedError(detail.id, detail.state.value, error)
+    # A result too large to store is kept as null (reference §2.4).
     text = detail.result if detail.result is not None else "null"
-    return msgspec.json.decode(text, type=Any if result_type is None else result_type)
+    try:
+        return msgspec.json.decode(text, type=Any if result_type is None else result_type)
+    except msgspec.ValidationError as exc:
+        raise TsumugiClientError(
+            None, f"the result of {detail.id} does not decode as expected: {exc}"
+        ) from None
 
 
 class Job(Generic[R]):
