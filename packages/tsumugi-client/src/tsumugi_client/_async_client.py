@@ -1,6 +1,6 @@
 """`AsyncTsumugiClient`: the asyncio HTTP client (FastAPI, aiohttp servers, async scripts).
 
-The twin of `TsumugiClient` (ADR-0094): the same methods, awaited, built from the same calls and decisions.
+The twin of `TsumugiClient` (ADR-0061): the same methods, awaited, built from the same calls and decisions.
 Items of different shards are sent concurrently.
 """
 
@@ -102,7 +102,7 @@ class AsyncTsumugiClient:
             await self._http.aclose()
 
     async def _run(self, call: Call[T]) -> T:
-        """Perform ``call``, trying again after connection failures and 502 / 503 / 504 (ADR-0096)."""
+        """Perform ``call``, trying again after connection failures and 502 / 503 / 504 (ADR-0063)."""
         tried = 0
         while True:
             try:

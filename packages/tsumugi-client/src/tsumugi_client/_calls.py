@@ -39,7 +39,7 @@ class Call(msgspec.Struct, Generic[T], frozen=True, kw_only=True):
         method: The HTTP method.
         path: The path under the base URL, already encoded (``/api/jobs/MAIL%230%3Aabc``).
         body: The JSON body, or None.
-        idempotent: Whether repeating the request after it may have arrived is harmless (retries, ADR-0096).
+        idempotent: Whether repeating the request after it may have arrived is harmless (retries, ADR-0063).
         read: Turns the final answer (any status) into the result, or raises the error it stands for.
     """
 

@@ -36,7 +36,7 @@ def _check_job_id(job_id: object) -> str:
 class WorkerClient:
     """Producer API over one transport; make it with `create_client`.
 
-    Every method takes the Worker's ``env`` first, as the original's ``createClient`` does (ADR-0094): the
+    Every method takes the Worker's ``env`` first, as the original's ``createClient`` does (ADR-0061): the
     Service Binding lives there. Over HTTP ``env`` is ignored (may be None); ordinary Python programs use
     `TsumugiClient` / `AsyncTsumugiClient` instead. Options are keyword-only and kept apart from the payload.
     """

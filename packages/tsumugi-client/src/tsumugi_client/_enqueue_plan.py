@@ -2,7 +2,7 @@
 
 Pure apart from the id source it is given. Every item gets a client-made job id on the shard the scheduler
 routes it to, so a retried enqueue whose first try did arrive finds that job instead of making a second
-(the shard answers an existing pinned id with that id, ADR-0096). The shard counts come from the client's
+(the shard answers an existing pinned id with that id, ADR-0063). The shard counts come from the client's
 ``bindings`` config, else from the scheduler (``GET /api/bindings``, asked once); a binding of unknown shard
 count gets no client id and its enqueue is then repeated only when it cannot have arrived.
 """

@@ -1,7 +1,7 @@
 """What `TsumugiClient` and `AsyncTsumugiClient` share: settings, checks, retries and enqueue preparation.
 
 Everything that does not block or await lives here, so the two clients are thin twins that only perform
-calls (ADR-0094): a request's headers and body, how a failure counts for retrying, the item of an enqueue.
+calls (ADR-0061): a request's headers and body, how a failure counts for retrying, the item of an enqueue.
 """
 
 from __future__ import annotations

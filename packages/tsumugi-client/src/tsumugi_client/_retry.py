@@ -1,4 +1,4 @@
-"""When the HTTP clients try a request again, and how long they wait first (ADR-0096).
+"""When the HTTP clients try a request again, and how long they wait first (ADR-0063).
 
 Pure decisions: the clients call `RetryPolicy.delay_s` after a failure and sleep (with the clock they were
 given) for the answer, or give up on None. A request that may have reached the scheduler is repeated only

@@ -1,6 +1,6 @@
 """`TsumugiClient`: the blocking HTTP client for ordinary Python programs (scripts, Django, Flask, workers).
 
-Its twin `AsyncTsumugiClient` has the same methods, awaited (ADR-0094). Both build every request with
+Its twin `AsyncTsumugiClient` has the same methods, awaited (ADR-0061). Both build every request with
 `tsumugi_client._calls` and decide retries with `HttpSetup`; this module only performs them.
 """
 
@@ -114,7 +114,7 @@ class TsumugiClient:
             self._http.close()
 
     def _run(self, call: Call[T]) -> T:
-        """Perform ``call``, trying again after connection failures and 502 / 503 / 504 (ADR-0096)."""
+        """Perform ``call``, trying again after connection failures and 502 / 503 / 504 (ADR-0063)."""
         tried = 0
         while True:
             try:

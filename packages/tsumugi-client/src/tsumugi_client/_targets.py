@@ -1,4 +1,4 @@
-"""What ``enqueue`` is aimed at: a binding name, a performer class, or a `PerformerRef` (ADR-0095).
+"""What ``enqueue`` is aimed at: a binding name, a performer class, or a `PerformerRef` (ADR-0062).
 
 The payload of a typed target is checked by pyright against the performer's declared payload type, and the
 job handle carries its result type, without the producer importing the performer's Worker at run time:

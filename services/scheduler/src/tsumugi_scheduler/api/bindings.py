@@ -27,7 +27,7 @@ __all__ = ["list_bindings", "reset_policy", "set_policy"]
 async def list_bindings(request: Request) -> Response:
     """``GET /api/bindings``: registered performers sorted (else the read model's), with their shard counts.
 
-    The counts let an HTTP client route like the scheduler and make the job ids itself (ADR-0096).
+    The counts let an HTTP client route like the scheduler and make the job ids itself (ADR-0063).
     """
     api = api_of(request)
     names = await api.bindings(env_of(request))

@@ -146,7 +146,7 @@ class BindingList(msgspec.Struct, frozen=True, kw_only=True):
 
     bindings: list[str]
     shards: dict[str, int]
-    """+ How many shards each listed binding is split into, so an HTTP client can make job ids (ADR-0096)."""
+    """+ How many shards each listed binding is split into, so an HTTP client can make job ids (ADR-0063)."""
 
 
 class RateView(msgspec.Struct, frozen=True, kw_only=True):
