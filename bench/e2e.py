@@ -47,7 +47,7 @@ from typing import Any
 import msgspec
 from huey import SqliteHuey  # pyright: ignore[reportMissingTypeStubs]
 
-from tsumugi_client import TsumugiClient, create_client
+from tsumugi_client import WorkerClient, create_client
 from tsumugi_dev.config import load_config
 from tsumugi_dev.gc_policy import tune_for_throughput
 from tsumugi_dev.runtime import LocalRuntime
@@ -154,7 +154,7 @@ async def any_unfinished(runtime: LocalRuntime) -> bool:
     return row is not None and bool(row["v"])
 
 
-async def bulk_run(runtime: LocalRuntime, client: TsumugiClient, sizes: Sizes) -> dict[str, float]:
+async def bulk_run(runtime: LocalRuntime, client: WorkerClient, sizes: Sizes) -> dict[str, float]:
     """Push ``sizes.jobs`` jobs through the whole path and wait until the read model shows them completed."""
     env = runtime.env(PRODUCER)
     started = time.perf_counter()
@@ -192,7 +192,7 @@ async def bulk_run(runtime: LocalRuntime, client: TsumugiClient, sizes: Sizes) -
     }
 
 
-async def single_runs(runtime: LocalRuntime, client: TsumugiClient, sizes: Sizes) -> dict[str, float]:
+async def single_runs(runtime: LocalRuntime, client: WorkerClient, sizes: Sizes) -> dict[str, float]:
     """Enqueue one job at a time on an idle system; wall time until its read-model row is COMPLETED."""
     env = runtime.env(PRODUCER)
     database = runtime.d1(DATABASE)

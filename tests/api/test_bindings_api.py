@@ -10,8 +10,9 @@ from api_world import SteppedClock, World
 from tsumugi_scheduler.definition import define_tsumugi
 
 
-async def test_bindings_lists_registered_performers_sorted(world: World) -> None:
-    assert await world.request("GET", "/api/bindings") == (200, {"bindings": ["MAIL", "Notify", "SMS"]})
+async def test_bindings_lists_registered_performers_sorted_with_their_shard_counts(world: World) -> None:
+    assert await world.request("GET", "/api/bindings") == (
+        200, {"bindings": ["MAIL", "Notify", "SMS"], "shards": {"MAIL": 1, "Notify": 1, "SMS": 2}})  # fmt: skip
 
 
 async def test_without_registered_performers_bindings_come_from_the_read_model(
@@ -22,7 +23,8 @@ async def test_without_registered_performers_bindings_come_from_the_read_model(
         await world.enqueue("Zeta")
         await world.enqueue("Alpha")
         await world.tick()
-        assert await world.request("GET", "/api/bindings") == (200, {"bindings": ["Alpha", "Zeta"]})
+        assert await world.request("GET", "/api/bindings") == (
+            200, {"bindings": ["Alpha", "Zeta"], "shards": {"Alpha": 1, "Zeta": 1}})  # fmt: skip
     finally:
         await world.aclose()
 

@@ -137,7 +137,7 @@ ROUTES: dict[str, Any] = {
     f"/api/jobs/{urllib.parse.quote(SCHEDULED_ID, safe='')}": {"job": SCHEDULED_DETAIL},
     f"/api/jobs/{urllib.parse.quote(SCHEDULED_ID, safe='')}/explain": EXPLAIN,
     "/api/stats": {"byState": {"FAILED": 1, "RUNNING": 1, "SCHEDULED": 1}, "oldestScheduledMs": 60_000},
-    "/api/bindings": {"bindings": ["Hello", "SendMail"]},
+    "/api/bindings": {"bindings": ["Hello", "SendMail"], "shards": {"Hello": 1, "SendMail": 1}},
     "/api/flows": {"flows": []},
     "/api/diagnostics": {
         "shard": 0,

@@ -6,7 +6,7 @@ import json
 import urllib.parse
 from typing import Any
 
-from tsumugi_client import JobDetail, TsumugiClient, create_client
+from tsumugi_client import JobDetail, WorkerClient, create_client
 from tsumugi_dev.faults import Fault
 from tsumugi_dev.runtime import LocalRuntime
 
@@ -24,7 +24,7 @@ class Driver:
         self.system = system
         self.token = token
         self.producer_env = system.env(PRODUCER)
-        self.client: TsumugiClient = create_client()
+        self.client: WorkerClient = create_client()
         self._lost: Fault | None = None
 
     async def enqueue(self, binding: str, payload: Any, **options: Any) -> str:

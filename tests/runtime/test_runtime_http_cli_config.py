@@ -127,3 +127,16 @@ def test_the_sdk_request_keeps_an_unusual_method_as_text_on_its_js_object() -> N
     assert request.js_object.method == "QUERY"
     with pytest.raises(KeyError):
         _ = request.method  # the SDK's HTTPMethod[...] has no QUERY
+
+
+def test_connections_the_dev_server_accepts_send_small_writes_at_once() -> None:
+    # uvicorn writes a response's head and body separately; with Nagle's algorithm the body waited for the
+    # client's delayed ACK, ~40 ms on every keep-alive request (issue 16's client bench found it).
+    from tsumugi_dev.http_server import _listening_socket  # pyright: ignore[reportPrivateUsage]
+
+    with _listening_socket("127.0.0.1", 0) as listening:
+        listening.listen(1)
+        with socket.create_connection(listening.getsockname()) as _client:
+            accepted, _ = listening.accept()
+            with accepted:
+                assert accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0

@@ -14,10 +14,10 @@ REVEALED_RE = re.compile(r"#\s*revealed:\s*(.+?)\s*$")
 ERROR_RE = re.compile(r"#\s*error\s*$")
 
 
-def _pyright_diagnostics() -> list[dict[str, object]]:
+def _pyright_diagnostics(cases: Path = CASES) -> list[dict[str, object]]:
     pyright = Path(sys.executable).parent / "pyright"
     completed = subprocess.run(
-        [str(pyright), "--outputjson", str(CASES)],
+        [str(pyright), "--outputjson", str(cases)],
         capture_output=True,
         text=True,
         check=False,
@@ -33,7 +33,12 @@ def _line(diagnostic: dict[str, object]) -> int:
 
 
 def test_reveal_types_and_errors_match_the_annotations() -> None:
-    lines = CASES.read_text(encoding="utf-8").splitlines()
+    check_cases(CASES)
+
+
+def check_cases(cases: Path) -> None:
+    """Every "revealed" comment of ``cases`` is what pyright reveals there, and errors are exactly on "error" lines."""
+    lines = cases.read_text(encoding="utf-8").splitlines()
     expected_reveals = {n: m.group(1) for n, text in enumerate(lines, 1) if (m := REVEALED_RE.search(text))}
     expected_errors = {n for n, text in enumerate(lines, 1) if ERROR_RE.search(text)}
     assert expected_reveals
@@ -41,7 +46,7 @@ def test_reveal_types_and_errors_match_the_annotations() -> None:
 
     revealed: dict[int, str] = {}
     errors: set[int] = set()
-    for diagnostic in _pyright_diagnostics():
+    for diagnostic in _pyright_diagnostics(cases):
         message = str(diagnostic["message"])
         if diagnostic["severity"] == "information" and message.startswith("Type of "):
             revealed[_line(diagnostic)] = message.split(' is "', 1)[1].rstrip('"')

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Iterator
 from types import SimpleNamespace
 
 import pytest
+import respx
 from client_fakes import FakeScheduler
+from http_harness import BASE, Harness
 
 
 @pytest.fixture
@@ -16,3 +19,18 @@ def scheduler() -> FakeScheduler:
 @pytest.fixture
 def env(scheduler: FakeScheduler) -> SimpleNamespace:
     return SimpleNamespace(TSUMUGI=scheduler)
+
+
+@pytest.fixture(params=["sync", "async"])
+async def h(request: pytest.FixtureRequest) -> AsyncIterator[Harness]:
+    harness = Harness(request.param)
+    try:
+        yield harness
+    finally:
+        await harness.close()
+
+
+@pytest.fixture
+def api() -> Iterator[respx.MockRouter]:
+    with respx.mock(base_url=BASE, assert_all_called=False, assert_all_mocked=True) as mock:
+        yield mock

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import inspect
 
+import pytest
+
 import tsumugi_client
-from tsumugi_client import EnqueueItemDict, EnqueueKwargs, TsumugiClient
+from tsumugi_client import AsyncTsumugiClient, EnqueueItemDict, EnqueueKwargs, TsumugiClient, WorkerClient
 from tsumugi_client._errors import validation_error_from_text
 from tsumugi_core.options import EnqueueOptions
 
@@ -22,10 +24,18 @@ def test_enqueue_kwargs_has_exactly_the_core_option_names() -> None:
     assert set(EnqueueItemDict.__required_keys__) == {"binding", "payload"}
 
 
-def test_enqueue_takes_options_keyword_only_apart_from_the_payload() -> None:
-    parameters = inspect.signature(TsumugiClient.enqueue).parameters
-    assert [p.kind for p in parameters.values()][2:4] == [inspect.Parameter.KEYWORD_ONLY] * 2
-    assert parameters["options"].kind is inspect.Parameter.VAR_KEYWORD
+@pytest.mark.parametrize("client_class", [TsumugiClient, AsyncTsumugiClient])
+def test_enqueue_takes_target_and_payload_positionally_and_options_by_keyword_only(
+    client_class: type,
+) -> None:
+    parameters = inspect.signature(client_class.enqueue).parameters
+    kinds = [p.kind for p in parameters.values()]
+    assert kinds == [inspect.Parameter.POSITIONAL_ONLY] * 3 + [inspect.Parameter.VAR_KEYWORD]
+
+
+def test_the_worker_client_takes_env_then_anything_else_by_position_or_keyword() -> None:
+    parameters = inspect.signature(WorkerClient.enqueue).parameters
+    assert list(parameters) == ["self", "env", "args", "options"]
 
 
 class TestValidationErrorFromText:

@@ -12,7 +12,10 @@ MODULES = [
     "tsumugi_client._defaults",
     "tsumugi_client._errors",
     "tsumugi_client._factory",
+    "tsumugi_client._job",
+    "tsumugi_client._retry",
     "tsumugi_client._routing",
+    "tsumugi_client._targets",
     "tsumugi_client._wire",
 ]
 

@@ -7,11 +7,11 @@ from typing import Any
 import httpx
 import pytest
 
-from tsumugi_client import TsumugiClient, create_client
+from tsumugi_client import WorkerClient, create_client
 
 
 def test_defaults_make_a_service_binding_client() -> None:
-    assert isinstance(create_client(), TsumugiClient)
+    assert isinstance(create_client(), WorkerClient)
 
 
 @pytest.mark.parametrize(

@@ -15,8 +15,8 @@ from tsumugi_client import (
     EnqueueValidationError,
     ExponentialBackoff,
     JobNotFoundError,
-    TsumugiClient,
     TsumugiClientError,
+    WorkerClient,
     create_client,
 )
 
@@ -61,7 +61,7 @@ async def http() -> AsyncIterator[httpx.AsyncClient]:
 
 
 @pytest.fixture
-async def client(http: httpx.AsyncClient) -> TsumugiClient:
+async def client(http: httpx.AsyncClient) -> WorkerClient:
     return create_client(base_url=BASE + "/", token="s3cret", http_client=http)
 
 
@@ -71,7 +71,7 @@ def body_of(route: respx.Route, index: int = -1) -> Any:
 
 class TestEnqueue:
     async def test_posts_every_option_as_camel_case_with_the_bearer_token(
-        self, router: respx.MockRouter, client: TsumugiClient
+        self, router: respx.MockRouter, client: WorkerClient
     ) -> None:
         route = router.post("/api/jobs").respond(201, json={"id": "MAIL#0:new"})
         job_id = await client.enqueue(
@@ -140,7 +140,7 @@ class TestEnqueue:
             assert len({item["shard"] for item in body["items"]}) == 1
 
     async def test_a_group_of_one_uses_the_single_route(
-        self, router: respx.MockRouter, client: TsumugiClient
+        self, router: respx.MockRouter, client: WorkerClient
     ) -> None:
         single = router.post("/api/jobs").respond(201, json={"id": "MAIL#0:x"})
         bulk = router.post("/api/jobs/bulk-enqueue").respond(201, json={"ids": ["SMS#0:y", "SMS#0:z"]})
@@ -156,7 +156,7 @@ class TestEnqueue:
         assert (single.call_count, bulk.call_count) == (1, 1)
 
     async def test_nothing_is_sent_for_an_invalid_item(
-        self, router: respx.MockRouter, client: TsumugiClient
+        self, router: respx.MockRouter, client: WorkerClient
     ) -> None:
         route = router.post("/api/jobs/bulk-enqueue").respond(201, json={"ids": []})
         items: list[Any] = [
@@ -177,7 +177,7 @@ class TestEnqueue:
         ],
     )
     async def test_a_malformed_bulk_answer_is_a_client_error(
-        self, router: respx.MockRouter, client: TsumugiClient, answer: httpx.Response
+        self, router: respx.MockRouter, client: WorkerClient, answer: httpx.Response
     ) -> None:
         router.post("/api/jobs/bulk-enqueue").mock(return_value=answer)
         with pytest.raises(TsumugiClientError, match="without 2 job ids"):
@@ -188,7 +188,7 @@ class TestEnqueue:
 
 class TestEnqueueErrors:
     async def test_400_with_field_and_rule_is_a_validation_error(
-        self, router: respx.MockRouter, client: TsumugiClient
+        self, router: respx.MockRouter, client: WorkerClient
     ) -> None:
         router.post("/api/jobs").respond(
             400,
@@ -203,7 +203,7 @@ class TestEnqueueErrors:
         assert (caught.value.field, caught.value.rule) == ("binding", "is not a registered binding: MAIL")
 
     async def test_bulk_400_names_the_callers_item(
-        self, router: respx.MockRouter, client: TsumugiClient
+        self, router: respx.MockRouter, client: WorkerClient
     ) -> None:
         router.post("/api/jobs/bulk-enqueue").respond(
             400, json={"error": "items[1].shard must be 0", "field": "items[1].shard", "rule": "must be 0"}
@@ -218,36 +218,36 @@ class TestEnqueueErrors:
         assert caught.value.field == "items[2].shard"
 
     async def test_400_without_field_is_a_client_error(
-        self, router: respx.MockRouter, client: TsumugiClient
+        self, router: respx.MockRouter, client: WorkerClient
     ) -> None:
         router.post("/api/jobs").respond(400, json={"error": "body must be valid JSON"})
         with pytest.raises(TsumugiClientError) as caught:
             await client.enqueue(None, binding="MAIL", payload=1)
         assert (caught.value.status, caught.value.message) == (400, "body must be valid JSON")
 
-    async def test_401_points_at_the_token(self, router: respx.MockRouter, client: TsumugiClient) -> None:
+    async def test_401_points_at_the_token(self, router: respx.MockRouter, client: WorkerClient) -> None:
         router.post("/api/jobs").respond(401, json={"error": "unauthorized"})
         with pytest.raises(TsumugiClientError) as caught:
             await client.enqueue(None, binding="MAIL", payload=1)
         assert caught.value.status == 401
-        assert caught.value.message == "unauthorized (check the token given to create_client)"
+        assert caught.value.message == "unauthorized (check the token given to the client)"
 
     @pytest.mark.parametrize("status", [500, 502, 503])
     async def test_5xx_carries_the_status_and_the_servers_text(
-        self, router: respx.MockRouter, client: TsumugiClient, status: int
+        self, router: respx.MockRouter, client: WorkerClient, status: int
     ) -> None:
         router.post("/api/jobs").respond(status, json={"error": "database temporarily unavailable"})
         with pytest.raises(TsumugiClientError) as caught:
             await client.enqueue(None, binding="MAIL", payload=1)
         assert (caught.value.status, caught.value.message) == (status, "database temporarily unavailable")
 
-    async def test_5xx_with_a_plain_text_body(self, router: respx.MockRouter, client: TsumugiClient) -> None:
+    async def test_5xx_with_a_plain_text_body(self, router: respx.MockRouter, client: WorkerClient) -> None:
         router.post("/api/jobs").respond(502, text="Bad gateway from upstream")
         with pytest.raises(TsumugiClientError, match="502: Bad gateway from upstream"):
             await client.enqueue(None, binding="MAIL", payload=1)
 
     async def test_plain_text_404_hints_at_missing_auth(
-        self, router: respx.MockRouter, client: TsumugiClient
+        self, router: respx.MockRouter, client: WorkerClient
     ) -> None:
         router.post("/api/jobs").respond(404, text="not found")
         with pytest.raises(TsumugiClientError, match="is auth configured on the scheduler") as caught:
@@ -255,7 +255,7 @@ class TestEnqueueErrors:
         assert caught.value.status == 404
 
     async def test_unreachable_scheduler_is_a_client_error_without_status(
-        self, router: respx.MockRouter, client: TsumugiClient
+        self, router: respx.MockRouter, client: WorkerClient
     ) -> None:
         router.post("/api/jobs").mock(side_effect=httpx.ConnectError("connection refused"))
         with pytest.raises(
@@ -267,7 +267,7 @@ class TestEnqueueErrors:
 
 class TestJobRoutes:
     async def test_get_percent_encodes_the_id_and_decodes_the_detail(
-        self, router: respx.MockRouter, client: TsumugiClient
+        self, router: respx.MockRouter, client: WorkerClient
     ) -> None:
         route = router.get(path__regex=r"^/api/jobs/[^/]+$").respond(200, json={"job": DETAIL})
         job = await client.get(None, JOB_ID)
@@ -282,12 +282,12 @@ class TestJobRoutes:
         )
         assert (job.cancel_requested, job.timeout_ms) == (False, None)  # our additions default when absent
 
-    async def test_get_json_404_is_none(self, router: respx.MockRouter, client: TsumugiClient) -> None:
+    async def test_get_json_404_is_none(self, router: respx.MockRouter, client: WorkerClient) -> None:
         router.get(path__regex=r"^/api/jobs/").respond(404, json={"error": "not found"})
         assert await client.get(None, JOB_ID) is None
 
     async def test_get_plain_404_is_an_error_not_a_missing_job(
-        self, router: respx.MockRouter, client: TsumugiClient
+        self, router: respx.MockRouter, client: WorkerClient
     ) -> None:
         router.get(path__regex=r"^/api/jobs/").respond(404, text="not found")
         with pytest.raises(TsumugiClientError) as caught:
@@ -295,7 +295,7 @@ class TestJobRoutes:
         assert not isinstance(caught.value, JobNotFoundError)
 
     async def test_get_without_a_job_key_is_a_client_error(
-        self, router: respx.MockRouter, client: TsumugiClient
+        self, router: respx.MockRouter, client: WorkerClient
     ) -> None:
         router.get(path__regex=r"^/api/jobs/").respond(200, json={"jobs": []})
         with pytest.raises(TsumugiClientError, match="without a job"):
@@ -303,7 +303,7 @@ class TestJobRoutes:
 
     @pytest.mark.parametrize("action", ["cancel", "retry"])
     async def test_mutations_post_to_the_encoded_id(
-        self, router: respx.MockRouter, client: TsumugiClient, action: str
+        self, router: respx.MockRouter, client: WorkerClient, action: str
     ) -> None:
         route = router.post(path__regex=rf"^/api/jobs/[^/]+/{action}$").respond(200, json={"ok": True})
         await getattr(client, action)(None, JOB_ID)
@@ -311,12 +311,12 @@ class TestJobRoutes:
         assert request.url.raw_path == f"{ENCODED}/{action}".encode()
         assert request.content == b""
 
-    async def test_cancel_returns_requested(self, router: respx.MockRouter, client: TsumugiClient) -> None:
+    async def test_cancel_returns_requested(self, router: respx.MockRouter, client: WorkerClient) -> None:
         router.post(path__regex=r"/cancel$").respond(200, json={"ok": True, "requested": True})
         assert (await client.cancel(None, JOB_ID)).requested is True
 
     async def test_reschedule_sends_its_camel_case_body(
-        self, router: respx.MockRouter, client: TsumugiClient
+        self, router: respx.MockRouter, client: WorkerClient
     ) -> None:
         route = router.post(path__regex=r"/reschedule$").respond(200, json={"ok": True})
         await client.reschedule(None, JOB_ID, delay_ms=1500, priority=-3)
@@ -325,7 +325,7 @@ class TestJobRoutes:
 
     @pytest.mark.parametrize("action", ["cancel", "retry", "reschedule"])
     async def test_409_is_invalid_state(
-        self, router: respx.MockRouter, client: TsumugiClient, action: str
+        self, router: respx.MockRouter, client: WorkerClient, action: str
     ) -> None:
         router.post(path__regex=rf"/{action}$").respond(
             409, json={"ok": False, "reason": "invalid-state", "error": "not allowed in the current state"}
@@ -339,7 +339,7 @@ class TestJobRoutes:
         )
 
     async def test_409_without_a_body_still_says_why(
-        self, router: respx.MockRouter, client: TsumugiClient
+        self, router: respx.MockRouter, client: WorkerClient
     ) -> None:
         router.post(path__regex=r"/retry$").respond(409)
         with pytest.raises(TsumugiClientError, match="409: not allowed in the current state"):
@@ -349,7 +349,7 @@ class TestJobRoutes:
         ("status", "action"), [(410, "cancel"), (410, "retry"), (410, "reschedule"), (404, "retry")]
     )
     async def test_gone_or_json_404_is_job_not_found(
-        self, router: respx.MockRouter, client: TsumugiClient, status: int, action: str
+        self, router: respx.MockRouter, client: WorkerClient, status: int, action: str
     ) -> None:
         router.post(path__regex=rf"/{action}$").respond(
             status, json={"ok": False, "reason": "gone", "error": "job is no longer available"}
@@ -359,13 +359,13 @@ class TestJobRoutes:
         assert (caught.value.status, caught.value.job_id) == (status, JOB_ID)
 
     async def test_a_200_refusal_body_is_honoured(
-        self, router: respx.MockRouter, client: TsumugiClient
+        self, router: respx.MockRouter, client: WorkerClient
     ) -> None:
         router.post(path__regex=r"/retry$").respond(200, json={"ok": False, "reason": "gone"})
         with pytest.raises(JobNotFoundError):
             await client.retry(None, JOB_ID)
 
-    async def test_5xx_on_a_mutation(self, router: respx.MockRouter, client: TsumugiClient) -> None:
+    async def test_5xx_on_a_mutation(self, router: respx.MockRouter, client: WorkerClient) -> None:
         router.post(path__regex=r"/cancel$").respond(503, json={"error": "database temporarily unavailable"})
         with pytest.raises(TsumugiClientError) as caught:
             await client.cancel(None, JOB_ID)
@@ -373,7 +373,7 @@ class TestJobRoutes:
         assert not isinstance(caught.value, JobNotFoundError)
 
 
-async def _mutate(client: TsumugiClient, action: str) -> None:
+async def _mutate(client: WorkerClient, action: str) -> None:
     if action == "reschedule":
         await client.reschedule(None, JOB_ID, run_at=10)
     else:

@@ -1,11 +1,18 @@
-"""tsumugi_client: enqueue Tsumugi jobs from a Worker (Service Binding RPC) or any Python process (HTTP).
+"""tsumugi_client: enqueue Tsumugi jobs from any Python program (HTTP) or from a Worker (Service Binding RPC).
+
+- `TsumugiClient` (blocking) and `AsyncTsumugiClient` (asyncio): the REST API over httpx, with job handles
+  (`Job` / `AsyncJob`: ``state()``, ``wait()``, ``result()``), retries and typed errors;
+- `create_client` -> `WorkerClient`: inside a Worker, through the Service Binding in ``env`` (the original's
+  ``enqueue(env, ...)`` shape).
 
 Example:
     >>> client = create_client()                       # inside a Worker: env.TSUMUGI
-    >>> remote = create_client(base_url="https://tsumugi.example.com", token="secret")
+    >>> remote = TsumugiClient("https://tsumugi.example.com", token="secret")
+    >>> remote.close()
 """
 
-from tsumugi_client._client import TsumugiClient
+from tsumugi_client._async_client import AsyncTsumugiClient
+from tsumugi_client._client import WorkerClient
 from tsumugi_client._defaults import (
     DEFAULTABLE_OPTIONS,
     NOT_DEFAULTABLE_OPTIONS,
@@ -14,9 +21,21 @@ from tsumugi_client._defaults import (
     apply_defaults,
 )
 from tsumugi_client._enqueue_kwargs import EnqueueItemDict, EnqueueKwargs
-from tsumugi_client._errors import JobNotFoundError, TsumugiClientError
+from tsumugi_client._errors import (
+    AuthError,
+    ConflictError,
+    JobFailedError,
+    JobNotFoundError,
+    TsumugiClientError,
+    UnavailableError,
+    WaitTimeoutError,
+)
 from tsumugi_client._factory import create_client
+from tsumugi_client._job import AsyncJob, Job, PollSchedule
+from tsumugi_client._retry import RetryPolicy
 from tsumugi_client._routing import MAX_BATCH_ITEMS, BindingConfig
+from tsumugi_client._sync_client import TsumugiClient
+from tsumugi_client._targets import PerformerRef, Performs, performer_ref
 from tsumugi_client._views import AttemptLogEntry, CancelResult, JobDetail
 from tsumugi_core.ids import InvalidJobIdError
 from tsumugi_core.options import (
@@ -26,14 +45,19 @@ from tsumugi_core.options import (
     FixedBackoff,
     Guarantee,
 )
+from tsumugi_core.states import JobState
 
 __all__ = [
     "DEFAULTABLE_OPTIONS",
     "MAX_BATCH_ITEMS",
     "NOT_DEFAULTABLE_OPTIONS",
+    "AsyncJob",
+    "AsyncTsumugiClient",
     "AttemptLogEntry",
+    "AuthError",
     "BindingConfig",
     "CancelResult",
+    "ConflictError",
     "EnqueueDefaultsLike",
     "EnqueueItem",
     "EnqueueItemDict",
@@ -43,11 +67,22 @@ __all__ = [
     "FixedBackoff",
     "Guarantee",
     "InvalidJobIdError",
+    "Job",
     "JobDetail",
+    "JobFailedError",
     "JobNotFoundError",
+    "JobState",
     "OnEnqueue",
+    "PerformerRef",
+    "Performs",
+    "PollSchedule",
+    "RetryPolicy",
     "TsumugiClient",
     "TsumugiClientError",
+    "UnavailableError",
+    "WaitTimeoutError",
+    "WorkerClient",
     "apply_defaults",
     "create_client",
+    "performer_ref",
 ]

@@ -1,4 +1,4 @@
-"""`TsumugiClient`: enqueue, read and steer jobs from a Worker (Service Binding) or any Python process (HTTP).
+"""`WorkerClient`: enqueue, read and steer jobs from a Worker (Service Binding), or over HTTP with an env-shaped API.
 
 Every enqueue runs the same steps on both transports, all before anything is sent: the on_enqueue defaults
 (A1), the core's validation, and routing to a shard. Items then go out in one call per destination shard
@@ -8,24 +8,22 @@ Every enqueue runs the same steps on both transports, all before anything is sen
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Awaitable, Mapping, Sequence
 from types import TracebackType
-from typing import Any, Final, Self, Unpack
+from typing import Any, Self, Unpack, overload
 
 from tsumugi_client._defaults import OnEnqueue, apply_defaults
 from tsumugi_client._enqueue_kwargs import EnqueueItemDict, EnqueueKwargs, item_from_fields
+from tsumugi_client._enqueue_plan import item_of, relocate, unprefixed
 from tsumugi_client._routing import Batch, Destination, destination_of, plan_batches
+from tsumugi_client._targets import P, PerformerRef, Performs, resolve_target
 from tsumugi_client._transport import Transport
 from tsumugi_client._views import CancelResult, JobDetail
 from tsumugi_client._wire import reschedule_body, wire_item
 from tsumugi_core.ids import InvalidJobIdError, parse_job_id
 from tsumugi_core.options import EnqueueItem, EnqueueValidationError, validate_enqueue
 
-__all__ = ["TsumugiClient"]
-
-_ITEM_FIELD_RE: Final = re.compile(r"items\[(?P<index>\d+)\]\.(?P<rest>.+)")
-_FIRST_ITEM: Final = "items[0]."
+__all__ = ["WorkerClient"]
 
 
 def _check_job_id(job_id: object) -> str:
@@ -35,19 +33,12 @@ def _check_job_id(job_id: object) -> str:
     return job_id
 
 
-def _relocate(error: EnqueueValidationError, positions: Sequence[int]) -> EnqueueValidationError:
-    """Rename ``items[k].x`` (k within one call) to ``items[p].x`` (p within the caller's list)."""
-    match = _ITEM_FIELD_RE.fullmatch(error.field)
-    if match is None or int(match["index"]) >= len(positions):
-        return error
-    return EnqueueValidationError(f"items[{positions[int(match['index'])]}].{match['rest']}", error.rule)
-
-
-class TsumugiClient:
+class WorkerClient:
     """Producer API over one transport; make it with `create_client`.
 
-    Options are keyword-only and kept apart from the payload. ``env`` is the Worker's env for the Service
-    Binding transport and is ignored (may be None) over HTTP.
+    Every method takes the Worker's ``env`` first, as the original's ``createClient`` does (ADR-0061): the
+    Service Binding lives there. Over HTTP ``env`` is ignored (may be None); ordinary Python programs use
+    `TsumugiClient` / `AsyncTsumugiClient` instead. Options are keyword-only and kept apart from the payload.
     """
 
     def __init__(
@@ -70,25 +61,46 @@ class TsumugiClient:
         """Close the HTTP connection pool the client created (nothing to do otherwise)."""
         await self._transport.aclose()
 
+    @overload
+    async def enqueue(
+        self, env: object, target: type[Performs[P, Any]], payload: P, /, **options: Unpack[EnqueueKwargs]
+    ) -> str: ...
+    @overload
+    async def enqueue(
+        self, env: object, target: PerformerRef[P, Any], payload: P, /, **options: Unpack[EnqueueKwargs]
+    ) -> str: ...
+    @overload
+    async def enqueue(
+        self, env: object, target: str, payload: Any, /, **options: Unpack[EnqueueKwargs]
+    ) -> str: ...
+    @overload
     async def enqueue(
         self, env: object, *, binding: str, payload: Any, **options: Unpack[EnqueueKwargs]
-    ) -> str:
+    ) -> str: ...
+    async def enqueue(self, env: object, *args: Any, **options: Any) -> str:
         """Enqueue one job and return its id (an existing id on a dedup hit).
 
-        Example (inside a Worker): ``await client.enqueue(self.env, binding="MAIL", payload={...}, priority=5)``.
+        The target is a performer class, a `PerformerRef` or a binding name, followed by the payload (typed
+        targets check the payload with pyright); the original's keywords ``binding=`` / ``payload=`` work too.
+        Example (inside a Worker): ``await client.enqueue(self.env, Mail, MailPayload(to="a"), priority=5)``.
 
         Raises:
             EnqueueValidationError: an option breaks a rule (nothing is sent), or the scheduler refused it.
             TsumugiClientError: the scheduler could not be reached or failed.
         """
-        item = item_from_fields({"binding": binding, "payload": payload, **options})
+        if args:
+            if len(args) != 2 or "binding" in options or "payload" in options:
+                raise TypeError(
+                    "enqueue takes (env, target, payload, **options) or (env, binding=, payload=, ...)"
+                )
+            binding, _ = resolve_target(args[0])
+            options = {"binding": binding, "payload": args[1], **options}
+        item = item_from_fields(options)
         prepared = await self._prepare(item)
         try:
             (job_id,) = await self._send(env, [prepared])
         except EnqueueValidationError as exc:
-            if exc.field.startswith(_FIRST_ITEM):
-                raise EnqueueValidationError(exc.field[len(_FIRST_ITEM) :], exc.rule) from None
-            raise
+            raise unprefixed(exc) from None
         return job_id
 
     async def enqueue_many(self, env: object, items: Sequence[EnqueueItem | EnqueueItemDict]) -> list[str]:
@@ -105,19 +117,11 @@ class TsumugiClient:
         prepared: list[tuple[EnqueueItem, Destination]] = []
         for index, raw in enumerate(items):
             try:
-                item = raw if isinstance(raw, EnqueueItem) else self._item_of(raw)
+                item = item_of(raw)
                 prepared.append(await self._prepare(item))
             except EnqueueValidationError as exc:
                 raise EnqueueValidationError(f"items[{index}].{exc.field}", exc.rule) from None
         return await self._send(env, prepared)
-
-    @staticmethod
-    def _item_of(raw: object) -> EnqueueItem:
-        if not isinstance(raw, Mapping):
-            raise EnqueueValidationError(
-                "item", f"must be an EnqueueItem or a dict, got {type(raw).__name__}"
-            )
-        return item_from_fields(raw)  # pyright: ignore[reportUnknownArgumentType]  # keys are checked there
 
     async def _prepare(self, item: EnqueueItem) -> tuple[EnqueueItem, Destination]:
         if self._on_enqueue is not None:
@@ -144,7 +148,7 @@ class TsumugiClient:
                 try:
                     answer = await self._transport.enqueue_many(env, [wire[p] for p in batch.positions])
                 except EnqueueValidationError as exc:
-                    raise _relocate(exc, batch.positions) from None
+                    raise relocate(exc, batch.positions) from None
                 for position, job_id in zip(batch.positions, answer, strict=True):
                     ids[position] = job_id
 

@@ -15,8 +15,13 @@ from tsumugi_core.options import EnqueueValidationError
 __all__ = [
     "GONE_MESSAGE",
     "INVALID_STATE_MESSAGE",
+    "AuthError",
+    "ConflictError",
+    "JobFailedError",
     "JobNotFoundError",
     "TsumugiClientError",
+    "UnavailableError",
+    "WaitTimeoutError",
     "refusal_error",
     "validation_error_from_text",
 ]
@@ -48,6 +53,63 @@ class TsumugiClientError(Exception):
         self.reason = reason
 
 
+class AuthError(TsumugiClientError):
+    """The scheduler refused the credentials (401 or 403): check the token the client was given."""
+
+
+class ConflictError(TsumugiClientError):
+    """The scheduler refused with 409: the job's state does not permit the call, or routing differs.
+
+    A routing conflict names a ``field`` (e.g. ``items[0].shard`` for a ``bindings`` config whose shard counts
+    are not the scheduler's); a state refusal has ``reason="invalid-state"``.
+
+    Attributes:
+        field: The field the scheduler named, when it named one.
+    """
+
+    def __init__(self, message: str, *, reason: str | None = None, field: str | None = None) -> None:
+        super().__init__(409, message, reason=reason)
+        self.field = field
+
+
+class UnavailableError(TsumugiClientError):
+    """The scheduler could not be reached or answered 502 / 503 / 504, after the client's retries.
+
+    ``status`` is None when no answer came (connection refused, timeout).
+    """
+
+
+class JobFailedError(TsumugiClientError):
+    """A job a caller waited on for its result ended without one (FAILED, CANCELLED or STALLED).
+
+    Attributes:
+        job_id: The job.
+        state: Its terminal state (``"FAILED"``, ``"CANCELLED"``, ``"STALLED"``).
+        error: The last attempt's error text, if any.
+    """
+
+    def __init__(self, job_id: str, state: str, error: str | None) -> None:
+        detail = f": {error}" if error else ""
+        super().__init__(None, f"job {job_id} ended {state}{detail}", reason=state.lower())
+        self.job_id = job_id
+        self.state = state
+        self.error = error
+
+
+class WaitTimeoutError(TsumugiClientError, TimeoutError):
+    """A job was still not finished when the wait's ``timeout`` passed (the job itself goes on).
+
+    Attributes:
+        job_id: The job.
+        state: Its state at the last look.
+    """
+
+    def __init__(self, job_id: str, state: str, timeout_s: float) -> None:
+        super().__init__(None, f"job {job_id} is still {state} after {timeout_s:g} s")
+        self.job_id = job_id
+        self.state = state
+
+
 class JobNotFoundError(TsumugiClientError):
     """The job does not exist in its shard: it was swept after its retention, or never existed.
 
@@ -65,7 +127,7 @@ def refusal_error(job_id: str, reason: object) -> TsumugiClientError:
     if reason == "gone":
         return JobNotFoundError(job_id)
     if reason == "invalid-state":
-        return TsumugiClientError(409, INVALID_STATE_MESSAGE, reason="invalid-state")
+        return ConflictError(INVALID_STATE_MESSAGE, reason="invalid-state")
     return TsumugiClientError(None, f"the scheduler refused with an unknown reason: {reason!r}")
 
 

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 import httpx
 
-from tsumugi_client._client import TsumugiClient
+from tsumugi_client._client import WorkerClient
 from tsumugi_client._defaults import OnEnqueue
 from tsumugi_client._http_transport import HttpTransport
 from tsumugi_client._routing import BindingConfig, normalize_bindings
@@ -35,7 +35,7 @@ def create_client(
     token: str | None = None,
     http_client: httpx.AsyncClient | None = None,
     service: str = "TSUMUGI",
-) -> TsumugiClient:
+) -> WorkerClient:
     """Make a client; Service Binding RPC when ``base_url`` is None, HTTP to the REST API otherwise.
 
     Args:
@@ -74,4 +74,4 @@ def create_client(
         transport = ServiceBindingTransport(service)
     else:
         transport = _http_transport(base_url, token, http_client)
-    return TsumugiClient(transport=transport, shard_counts=shard_counts, on_enqueue=on_enqueue)
+    return WorkerClient(transport=transport, shard_counts=shard_counts, on_enqueue=on_enqueue)

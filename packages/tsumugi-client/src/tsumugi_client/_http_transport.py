@@ -6,65 +6,19 @@ would end the path. Statuses map to the same errors as the RPC transport (§4.3)
 
 from __future__ import annotations
 
-from typing import Any, Final, cast
+from typing import Any
 from urllib.parse import quote
 
 import httpx
 import msgspec
 
-from tsumugi_client._errors import (
-    INVALID_STATE_MESSAGE,
-    JobNotFoundError,
-    TsumugiClientError,
-    refusal_error,
-)
+from tsumugi_client._errors import TsumugiClientError, UnavailableError, refusal_error
+from tsumugi_client._http_errors import decode_body as _decode
+from tsumugi_client._http_errors import error_of as _error
+from tsumugi_client._http_errors import item_error as _item_error
 from tsumugi_client._views import CancelResult, JobDetail, decode_job_detail
-from tsumugi_core.options import EnqueueValidationError
 
 __all__ = ["HttpTransport"]
-
-_MAX_ERROR_TEXT: Final = 500
-
-
-def _decode(response: httpx.Response) -> dict[str, Any] | None:
-    """The body when it is a JSON object (every JSON answer of the API is), else None."""
-    try:
-        body = msgspec.json.decode(response.content)
-    except msgspec.DecodeError:
-        return None
-    return cast("dict[str, Any]", body) if isinstance(body, dict) else None
-
-
-def _message(response: httpx.Response, body: dict[str, Any] | None) -> str:
-    if body is not None and isinstance(body.get("error"), str):
-        return str(body["error"])
-    return response.text[:_MAX_ERROR_TEXT] or response.reason_phrase
-
-
-def _error(response: httpx.Response, job_id: str | None = None) -> Exception:
-    """The error a non-2xx answer stands for; ``job_id`` when the route addresses one job."""
-    status = response.status_code
-    body = _decode(response)
-    is_json_object = body is not None
-    message = _message(response, body)
-    if status == 400 and body is not None:
-        field, rule = body.get("field"), body.get("rule")
-        if isinstance(field, str) and isinstance(rule, str):
-            return EnqueueValidationError(field, rule)
-    if status == 401:
-        return TsumugiClientError(401, f"{message} (check the token given to create_client)")
-    if status == 409:
-        return TsumugiClientError(
-            409, message if body and "error" in body else INVALID_STATE_MESSAGE, reason="invalid-state"
-        )
-    if job_id is not None and (status == 410 or (status == 404 and is_json_object)):
-        return JobNotFoundError(job_id, status, message)
-    if status == 404 and not is_json_object:
-        # The scheduler answers plain-text 404 on every path when it has no auth configured (fail-closed).
-        return TsumugiClientError(
-            404, f"{message} (plain-text 404: is auth configured on the scheduler, and is base_url right?)"
-        )
-    return TsumugiClientError(status, message)
 
 
 class HttpTransport:
@@ -96,7 +50,7 @@ class HttpTransport:
         try:
             return await self._http().request(method, url, content=content, headers=headers)
         except httpx.HTTPError as exc:
-            raise TsumugiClientError(
+            raise UnavailableError(
                 None, f"could not reach the scheduler at {self._base_url}: {exc!r}"
             ) from exc
 
@@ -157,13 +111,6 @@ class HttpTransport:
         if self._owns_client and self._client is not None:
             await self._client.aclose()
             self._client = None
-
-
-def _item_error(error: Exception) -> Exception:
-    """Name a single-item route's field as item 0 of the call, as the bulk route and RPC do."""
-    if isinstance(error, EnqueueValidationError) and not error.field.startswith("items["):
-        return EnqueueValidationError(f"items[0].{error.field}", error.rule)
-    return error
 
 
 def _checked_ids(ids: object, expected: int) -> list[str]:

@@ -102,6 +102,9 @@ def _listening_socket(host: str, port: int) -> socket.socket:
     """Bind here rather than in uvicorn, whose bind failure is a ``sys.exit`` from inside the event loop."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    # Accepted connections inherit it: uvicorn writes a response's head and body separately, and with Nagle's
+    # algorithm on, the body waited for the client's delayed ACK (~40 ms on every keep-alive request).
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     try:
         sock.bind((host, port))
     except OSError as exc:

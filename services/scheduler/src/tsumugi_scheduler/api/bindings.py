@@ -25,8 +25,13 @@ __all__ = ["list_bindings", "reset_policy", "set_policy"]
 
 
 async def list_bindings(request: Request) -> Response:
-    """``GET /api/bindings``: registered performers sorted, else the bindings the read model has seen."""
-    return json_response(200, {"bindings": await api_of(request).bindings(env_of(request))})
+    """``GET /api/bindings``: registered performers sorted (else the read model's), with their shard counts.
+
+    The counts let an HTTP client route like the scheduler and make the job ids itself (ADR-0063).
+    """
+    api = api_of(request)
+    names = await api.bindings(env_of(request))
+    return json_response(200, {"bindings": names, "shards": {name: api.definition.shards_of(name) for name in names}})
 
 
 async def _binding(request: Request, api: ApiContext, env: Any) -> str:

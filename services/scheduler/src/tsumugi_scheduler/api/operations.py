@@ -129,7 +129,7 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
                                s410=_GONE)),
     Operation(method="GET", path="/api/bindings", operation_id="listBindings", summary="Performer bindings.",
               endpoint=bindings.list_bindings, tag="bindings",
-              answers=_answers(s200=Answer(description="Sorted names.", body=s.BindingList))),
+              answers=_answers(s200=Answer(description="Sorted names and shard counts.", body=s.BindingList))),
     Operation(method="POST", path="/api/bindings/{binding}/policy", operation_id="setBindingPolicy",
               summary="Change and pin the policy of every shard of a binding.", endpoint=bindings.set_policy,
               body=m.PolicyBody, tag="bindings",

@@ -145,6 +145,8 @@ class BindingList(msgspec.Struct, frozen=True, kw_only=True):
     """200 of ``GET /api/bindings``."""
 
     bindings: list[str]
+    shards: dict[str, int]
+    """+ How many shards each listed binding is split into, so an HTTP client can make job ids (ADR-0063)."""
 
 
 class RateView(msgspec.Struct, frozen=True, kw_only=True):

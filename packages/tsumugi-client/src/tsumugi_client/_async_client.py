@@ -1,0 +1,250 @@
+"""`AsyncTsumugiClient`: the asyncio HTTP client (FastAPI, aiohttp servers, async scripts).
+
+The twin of `TsumugiClient` (ADR-0061): the same methods, awaited, built from the same calls and decisions.
+Items of different shards are sent concurrently.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from types import TracebackType
+from typing import Any, Self, TypeVar, Unpack, overload
+
+import httpx
+
+from tsumugi_client import _calls as calls
+from tsumugi_client._calls import Call
+from tsumugi_client._defaults import OnEnqueue, apply_defaults
+from tsumugi_client._enqueue_kwargs import EnqueueItemDict, EnqueueKwargs
+from tsumugi_client._enqueue_plan import Send, item_of, relocate, unprefixed
+from tsumugi_client._http_setup import DEFAULT_TIMEOUT_S, HttpSetup
+from tsumugi_client._job import AsyncJob, PollSchedule
+from tsumugi_client._retry import RetryPolicy
+from tsumugi_client._routing import BindingConfig, Destination
+from tsumugi_client._sync_client import checked_job_id
+from tsumugi_client._targets import P, PerformerRef, Performs, R
+from tsumugi_client._views import CancelResult, JobDetail
+from tsumugi_client._wire import reschedule_body
+from tsumugi_core.clock import IdSource
+from tsumugi_core.options import EnqueueItem, EnqueueValidationError
+
+__all__ = ["AsyncTsumugiClient"]
+
+T = TypeVar("T")
+
+
+class AsyncTsumugiClient:
+    """Enqueue, wait for and steer jobs over the scheduler's REST API, with asyncio.
+
+    Example:
+        >>> async with AsyncTsumugiClient("http://127.0.0.1:8787", token="secret") as client:  # doctest: +SKIP
+        ...     job = await client.enqueue("Hello", {"name": "a"}, priority=5)
+        ...     await job.result(timeout=30)
+        'Hello, a!'
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        token: str | None = None,
+        bindings: Mapping[str, BindingConfig] | None = None,
+        on_enqueue: OnEnqueue | None = None,
+        timeout: float | httpx.Timeout = DEFAULT_TIMEOUT_S,
+        limits: httpx.Limits | None = None,
+        retry: RetryPolicy | None = None,
+        http_client: httpx.AsyncClient | None = None,
+        seed: int | None = None,
+        ids: IdSource | None = None,
+        clock: Callable[[], float] | None = None,
+        sleep: Callable[[float], Awaitable[None]] | None = None,
+        poll: PollSchedule | None = None,
+    ) -> None:
+        """Talk to the scheduler Worker at ``base_url`` (its origin, e.g. ``https://tsumugi.example.com``).
+
+        Args:
+            base_url: The scheduler's origin; requests go to ``<base_url>/api/...``.
+            token: The REST API's bearer token.
+            bindings: ``{binding: {"shards": N}}``; bindings left out are asked of the scheduler once.
+            on_enqueue: Defaults for options the caller left out (beyond-the-original A1); may be async.
+            timeout: Seconds (or an ``httpx.Timeout``) for each request.
+            limits: The connection pool's limits (httpx's defaults otherwise).
+            retry: Tries and backoff for connection failures and 502 / 503 / 504 (`RetryPolicy`).
+            http_client: An ``httpx.AsyncClient`` to use instead of one of our own (the caller closes it).
+            seed: Seeds the jitter and the client-made job ids (tests); the OS's randomness otherwise.
+            ids: A source of local job ids (tests); overrides ``seed`` for ids.
+            clock: Monotonic seconds, for waiting (``time.monotonic``).
+            sleep: Awaits a number of seconds (``asyncio.sleep``); tests pass a fake.
+            poll: Pauses between looks while waiting for a job (`PollSchedule`).
+
+        Raises:
+            ValueError: a setting breaks its rule; the message names it.
+        """
+        self._setup = HttpSetup(base_url, token=token, bindings=bindings, on_enqueue=on_enqueue, retry=retry,
+                                seed=seed, ids=ids, clock=clock, poll=poll)  # fmt: skip
+        self._owns_http = http_client is None
+        self._http = http_client or httpx.AsyncClient(timeout=timeout, limits=limits or httpx.Limits())
+        self._sleep = sleep or asyncio.sleep
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the connection pool (unless the caller gave its own ``http_client``)."""
+        if self._owns_http:
+            await self._http.aclose()
+
+    async def _run(self, call: Call[T]) -> T:
+        """Perform ``call``, trying again after connection failures and 502 / 503 / 504 (ADR-0063)."""
+        tried = 0
+        while True:
+            try:
+                response = await self._http.request(**self._setup.request(call))
+            except httpx.TransportError as exc:
+                await self._sleep(self._setup.after_error(call, tried, exc))
+            else:
+                delay = self._setup.after_answer(call, tried, response)
+                if delay is None:
+                    return call.read(response)
+                await self._sleep(delay)
+            tried += 1
+
+    # enqueue ------------------------------------------------------------------------------------------
+
+    @overload
+    async def enqueue(
+        self, target: type[Performs[P, R]], payload: P, /, **options: Unpack[EnqueueKwargs]
+    ) -> AsyncJob[R]: ...
+    @overload
+    async def enqueue(
+        self, target: PerformerRef[P, R], payload: P, /, **options: Unpack[EnqueueKwargs]
+    ) -> AsyncJob[R]: ...
+    @overload
+    async def enqueue(
+        self, target: str, payload: Any, /, **options: Unpack[EnqueueKwargs]
+    ) -> AsyncJob[Any]: ...
+    async def enqueue(self, target: Any, payload: Any, /, **options: Unpack[EnqueueKwargs]) -> AsyncJob[Any]:
+        """Enqueue one job and return its handle (the existing job's on a ``unique_key`` or ``id`` hit).
+
+        ``target`` is a performer class, a `PerformerRef` or a binding name; with the first two, pyright
+        checks ``payload`` against the performer's payload type and the handle's ``result()`` has its
+        result type. Options are keyword-only (``priority=5``, ``delay_ms=1_000``, ...).
+
+        Raises:
+            EnqueueValidationError: an option breaks a rule (nothing is sent), or the scheduler refused it.
+            AuthError, ConflictError, UnavailableError, TsumugiClientError: the scheduler's refusals / failure.
+        """
+        try:
+            item, result_type = self._setup.item(target, payload, options)
+            (job_id,) = await self._enqueue([await self._prepare(item)])
+        except EnqueueValidationError as exc:
+            raise unprefixed(exc) from None
+        return self._job(job_id, result_type)
+
+    async def enqueue_many(self, items: Sequence[EnqueueItem | EnqueueItemDict]) -> list[AsyncJob[Any]]:
+        """Enqueue several jobs, one call per destination shard (at most 500 items a call); handles in order.
+
+        Every item is checked before any is sent; errors name the item as ``items[<index>].<field>``.
+
+        Raises:
+            EnqueueValidationError: an item breaks a rule (nothing is sent), or the scheduler refused one.
+            AuthError, ConflictError, UnavailableError, TsumugiClientError: as for `enqueue`; calls to other
+                shards may have stored their items.
+        """
+        prepared: list[EnqueueItem] = []
+        for index, raw in enumerate(items):
+            try:
+                prepared.append(await self._prepare(item_of(raw)))
+            except EnqueueValidationError as exc:
+                raise EnqueueValidationError(f"items[{index}].{exc.field}", exc.rule) from None
+        return [self._job(job_id, None) for job_id in await self._enqueue(prepared)]
+
+    async def _prepare(self, item: EnqueueItem) -> EnqueueItem:
+        hook = self._setup.on_enqueue
+        if hook is not None:
+            defaults = hook(item)
+            if inspect.isawaitable(defaults):
+                defaults = await defaults
+            item = apply_defaults(item, defaults)
+        return self._setup.plan.check(item)
+
+    async def _enqueue(self, items: list[EnqueueItem]) -> list[str]:
+        if not items:
+            return []
+        plan = self._setup.plan
+        if plan.needs_shard_counts(items):
+            plan.learn(await self._run(calls.list_bindings()))
+        ids = [""] * len(items)
+        per_shard: dict[Destination, list[Send]] = {}
+        for send in plan.sends(items):
+            per_shard.setdefault(send.destination, []).append(send)
+
+        async def in_order(sends: list[Send]) -> None:
+            # One shard's chunks go one after the other, so creation order there follows input order.
+            for send in sends:
+                try:
+                    answer = await self._run(send.call)
+                except EnqueueValidationError as exc:
+                    raise relocate(exc, send.positions) from None
+                for position, job_id in zip(send.positions, answer, strict=True):
+                    ids[position] = job_id
+
+        outcomes = await asyncio.gather(*(in_order(s) for s in per_shard.values()), return_exceptions=True)
+        for outcome in outcomes:
+            if isinstance(outcome, BaseException):
+                raise outcome
+        return ids
+
+    # jobs ---------------------------------------------------------------------------------------------
+
+    def _job(self, job_id: str, result_type: Any) -> AsyncJob[Any]:
+        return AsyncJob(
+            job_id, result_type, get=self.get, now=self._setup.now, sleep=self._sleep, poll=self._setup.poll
+        )
+
+    @overload
+    def job(self, job_id: str) -> AsyncJob[Any]: ...
+    @overload
+    def job(self, job_id: str, result_type: type[T]) -> AsyncJob[T]: ...
+    def job(self, job_id: str, result_type: Any = None) -> AsyncJob[Any]:
+        """A handle on an existing job (e.g. an id kept from an earlier enqueue); nothing is sent.
+
+        Raises:
+            InvalidJobIdError: ``job_id`` is malformed.
+        """
+        return self._job(checked_job_id(job_id), result_type)
+
+    async def get(self, job_id: str) -> JobDetail | None:
+        """The job's current detail, or None when the scheduler does not know it."""
+        return await self._run(calls.get_job(checked_job_id(job_id)))
+
+    async def cancel(self, job_id: str) -> CancelResult:
+        """Cancel a job; a QUEUED or RUNNING job is asked to stop (``requested=True``).
+
+        Raises:
+            JobNotFoundError: the job is not in its shard. ConflictError: its state does not permit it.
+        """
+        return await self._run(calls.cancel_job(checked_job_id(job_id)))
+
+    async def retry(self, job_id: str) -> None:
+        """Run a FAILED or STALLED job again now (`ConflictError` in any other state)."""
+        await self._run(calls.retry_job(checked_job_id(job_id)))
+
+    async def reschedule(
+        self,
+        job_id: str,
+        *,
+        run_at: int | None = None,
+        delay_ms: int | None = None,
+        priority: int | None = None,
+    ) -> None:
+        """Move a SCHEDULED job to ``run_at`` (epoch ms) or ``delay_ms`` from now, optionally re-prioritised."""
+        checked = checked_job_id(job_id)
+        await self._run(calls.reschedule_job(checked, reschedule_body(run_at, delay_ms, priority)))

@@ -1,0 +1,94 @@
+"""Issue 16, acceptance 3: a plain Python script uses the blocking `TsumugiClient` against a real ``tsumugi dev``
+(a new ``tsumugi init`` project), enqueues ``Hello``, waits, and gets ``"Hello, a!"`` back as a ``str``.
+
+The script runs as its own process with this environment's Python, as any program would; the dev server is
+waited for by its output lines (no sleeps), and the client itself waits by polling with backoff.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from test_acceptance_init_dev import DEADLINE_S, TOKEN, DevServer, tsumugi
+
+pytestmark = pytest.mark.slow
+
+SCRIPT = textwrap.dedent(
+    """
+    import os
+
+    from tsumugi_client import PerformerRef, TsumugiClient
+
+    HELLO: PerformerRef[dict[str, str], str] = PerformerRef("Hello").returning(str)
+
+    with TsumugiClient(os.environ["TSUMUGI_URL"], token=os.environ["TSUMUGI_TOKEN"]) as client:
+        job = client.enqueue(HELLO, {"name": "a"}, priority=5)
+        result = job.result(timeout=30)
+        again = client.enqueue("Hello", {"name": "b"}).result(timeout=30)
+    print(job.id, type(result).__name__, repr(result), repr(again), sep="|")
+    """
+)
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[DevServer]:
+    root = tmp_path / "shop"
+    made = tsumugi(tmp_path, "init", str(root))
+    assert made.returncode == 0, made.stderr
+    dev = DevServer(root)
+    try:
+        yield dev
+    finally:
+        assert dev.stop() == 0, "\n".join(dev.lines)
+
+
+def test_a_plain_script_enqueues_hello_waits_and_gets_the_greeting_as_a_str(server: DevServer, tmp_path: Path) -> None:
+    deadline = time.monotonic() + DEADLINE_S
+    url = server.wait_for(r"shop-scheduler: (http://127\.0\.0\.1:\d+)", deadline).group(1)
+    server.wait_for(r"tsumugi dev: ready", deadline)
+    script = tmp_path / "producer.py"
+    script.write_text(SCRIPT, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=DEADLINE_S,
+        env={**os.environ, "TSUMUGI_URL": url, "TSUMUGI_TOKEN": TOKEN},
+    )
+    assert done.returncode == 0, done.stderr
+    job_id, type_name, result, again = done.stdout.strip().split("|")
+    assert job_id.startswith("Hello#0:")
+    assert (type_name, result, again) == ("str", "'Hello, a!'", "'Hello, b!'")
+    server.wait_for(rf"job {re.escape(job_id)} COMPLETED", deadline)
+
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+CLIENT_BLOCK = re.compile(r"<!-- client -->\n```python\n(.*?)```", re.DOTALL)
+
+
+def test_the_readmes_client_snippets_run_as_written(server: DevServer, tmp_path: Path) -> None:
+    blocks = CLIENT_BLOCK.findall(README.read_text(encoding="utf-8"))
+    assert len(blocks) == 2
+    deadline = time.monotonic() + DEADLINE_S
+    url = server.wait_for(r"shop-scheduler: (http://127\.0\.0\.1:\d+)", deadline).group(1)
+    server.wait_for(r"tsumugi dev: ready", deadline)
+    outputs = []
+    for index, block in enumerate(blocks):
+        assert "http://127.0.0.1:8787" in block
+        script = tmp_path / f"readme_{index}.py"
+        script.write_text(block.replace("http://127.0.0.1:8787", url), encoding="utf-8")
+        done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=False,
+                              timeout=DEADLINE_S, env={**os.environ, "TSUMUGI_TOKEN": TOKEN})  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        outputs.append(done.stdout.strip())
+    assert re.fullmatch(r"Hello#0:[a-z0-9]{24} Hello, a!", outputs[0])
+    assert outputs[1] == "Hello, typed!"
