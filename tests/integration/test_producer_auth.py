@@ -50,7 +50,9 @@ async def test_job_states_are_read_only_with_the_token(
     assert json.loads(await read.text()) == {"state": "COMPLETED", "result": "Hello, secret!"}
 
 
-async def test_without_the_secret_the_producer_refuses_everything(tmp_path: Path, clock: VirtualClock) -> None:
+async def test_without_the_secret_the_producer_refuses_everything(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
     configs = [
         load_config(REPO / "services" / "scheduler" / "wrangler.jsonc"),
         load_config(REPO / "services" / "performers" / "wrangler.jsonc"),

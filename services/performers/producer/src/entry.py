@@ -27,11 +27,15 @@ def _authorized(request, env):
         return False  # fail-closed: no secret, no access
     scheme, _, given = (request.headers.get("authorization") or "").strip().partition(" ")
     digest = hashlib.sha256(given.strip().encode()).digest()
-    return scheme.lower() == "bearer" and hmac.compare_digest(digest, hashlib.sha256(expected.encode()).digest())
+    return scheme.lower() == "bearer" and hmac.compare_digest(
+        digest, hashlib.sha256(expected.encode()).digest()
+    )
 
 
 def _refusal(status, error, **headers):
-    return Response(json.dumps({"error": error}), status=status, headers={"content-type": "application/json", **headers})
+    return Response(
+        json.dumps({"error": error}), status=status, headers={"content-type": "application/json", **headers}
+    )
 
 
 class Default(WorkerEntrypoint):
