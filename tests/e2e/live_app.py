@@ -11,6 +11,7 @@ import asyncio
 import json
 import socket
 import threading
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager

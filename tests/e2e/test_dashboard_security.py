@@ -118,6 +118,7 @@ def test_sign_in_with_a_wrong_token_says_so_and_the_right_one_signs_in(
         opened.wait_for_selector("#token-form")
         _sign_in(opened, "not-the-token")
         error = opened.wait_for_selector("#sign-in-error", state="visible")
+        assert error is not None
         assert "That token is not correct" in error.inner_text()
         assert opened.input_value("#token-form input[name=token]") == "not-the-token"  # kept, to fix a typo
         assert opened.is_visible("#token-form")
