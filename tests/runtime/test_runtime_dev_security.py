@@ -48,7 +48,7 @@ def test_dev_prints_the_kept_token_and_gives_it_to_the_scheduler_only(
     assert configs is not None
     token = (tmp_path / "data" / TOKEN_FILE).read_text().strip()
     printed = capsys.readouterr().out
-    assert f"the API token (generated and kept in {tmp_path / 'data' / TOKEN_FILE}" in printed
+    assert f"API token: {token} (generated and kept in {tmp_path / 'data' / TOKEN_FILE};" in printed
     assert printed.count(token) == 1
 
     scheduler, *others = configs
@@ -58,7 +58,7 @@ def test_dev_prints_the_kept_token_and_gives_it_to_the_scheduler_only(
 
     assert cli._load([], tmp_path / "data") is not None  # pyright: ignore[reportPrivateUsage]
     assert (
-        f"(kept in {tmp_path / 'data' / TOKEN_FILE}; delete the file for a new one): {token}"
+        f"API token: {token} (kept in {tmp_path / 'data' / TOKEN_FILE}; delete the file for a new one)"
         in capsys.readouterr().out
     )
 

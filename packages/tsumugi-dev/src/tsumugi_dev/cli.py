@@ -113,8 +113,8 @@ def _load(paths: Sequence[Path], data_dir: Path) -> list[WorkerConfig] | None:
         if token.kept_in is not None:
             made = "generated and kept" if token.generated else "kept"
             print(
-                f"tsumugi dev: {TOKEN_VAR} was not set; the API token ({made} in {token.kept_in}; "
-                f"delete the file for a new one): {token.value}",
+                f"tsumugi dev: {TOKEN_VAR} was not set; API token: {token.value} "
+                f"({made} in {token.kept_in}; delete the file for a new one)",
                 flush=True,
             )
         configs = with_scheduler_token(configs, token)
