@@ -9,7 +9,9 @@ from pathlib import Path
 import httpx
 import pytest
 from api_world import TOKEN, SteppedClock, World
+from workers import Request
 
+from tsumugi_scheduler import _runtime
 from tsumugi_scheduler.api.app import MAX_BODY_BYTES
 from tsumugi_scheduler.api.session import SESSION_PATH, SESSION_TTL_MS
 from tsumugi_scheduler.api.session_routes import NO_TOKEN_CONFIGURED, WRONG_TOKEN
@@ -198,3 +200,23 @@ async def test_an_oversized_body_is_refused_before_authentication(world: World) 
         "/api/jobs", content=b"", headers={**headers, "content-length": str(MAX_BODY_BYTES)}
     )
     assert at_cap.status_code == 401
+
+
+class _UnreadRequest:
+    """A request announcing 2 MB whose body must never be read."""
+
+    headers = {"content-length": "2000000"}  # noqa: RUF012
+
+    @property
+    def js_object(self) -> _UnreadRequest:
+        return self
+
+    async def bytes(self) -> bytes:
+        raise AssertionError("the body was read")
+
+
+async def test_the_worker_refuses_an_oversized_body_before_the_adapter_reads_it(world: World) -> None:
+    answer = await _runtime.serve_asgi(world.app, _UnreadRequest(), world.env)
+    assert (answer.status, await answer.json()) == (413, {"error": f"body must be at most {MAX_BODY_BYTES} bytes"})
+    small = Request("http://scheduler.test/api/session", headers={"content-length": "0"})
+    assert (await _runtime.serve_asgi(world.app, small, world.env)).status == 200

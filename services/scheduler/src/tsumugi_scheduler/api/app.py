@@ -44,14 +44,12 @@ from tsumugi_scheduler.api.session import SESSION_PATH
 from tsumugi_scheduler.api.session_routes import answer_session, cross_origin, not_json
 from tsumugi_scheduler.dashboard import dashboard_headers, render_dashboard
 from tsumugi_scheduler.definition import TsumugiDefinition
+from tsumugi_scheduler.request_limits import MAX_BODY_BYTES
 from tsumugi_scheduler.timing import time_source
 
 __all__ = ["INTERNAL_ERROR", "MAX_BODY_BYTES", "ApiGate", "create_app"]
 
 INTERNAL_ERROR: Final = "internal error"
-MAX_BODY_BYTES: Final = 1024 * 1024
-"""The largest request body the API takes: 1 MiB, above a payload's 100 KiB cap (ADR-0016) with room for a
-bulk enqueue's envelope. Cloudflare itself refuses only above 100 MB (Free/Pro plans); ADR-0070."""
 _log = logging.getLogger("tsumugi_scheduler.api")
 
 

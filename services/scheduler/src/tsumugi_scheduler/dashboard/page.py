@@ -79,9 +79,10 @@ def render_dashboard(token_cookie: str | None = "tsumugi_token") -> str:
     The result is cached per cookie name (reference §2.13); `clear_dashboard_cache` resets it.
 
     Args:
-        token_cookie: The cookie the page stores a typed-in token in after a 401 (the server reads it as
-            well as a bearer header). None when another mechanism signs users in (e.g. Cloudflare Access):
-            the page then only says how to sign in.
+        token_cookie: The name of the session cookie the server sets when the page signs in with a token
+            (``POST /api/session``; HttpOnly, so the page never sees it: ADR-0069). The page only needs to
+            know that token sign-in is offered. None when another mechanism signs users in (e.g. Cloudflare
+            Access): the page then only says how to sign in.
 
     Returns:
         One self-contained HTML document (inline CSS and JS).
