@@ -42,7 +42,7 @@ async def test_the_bearer_scheme_is_case_insensitive_and_a_raw_token_in_the_cook
         assert (await world.request("GET", "/api/jobs", headers={"authorization": f"bEaReR {token}"}))[
             0
         ] == 200
-        # The cookie holds a signed session now (ADR-0069); the token itself there is no credential.
+        # The cookie holds a signed session now (ADR-0064); the token itself there is no credential.
         cookie = f"other=1; tsumugi_token={urllib.parse.quote(token)}"
         assert (await world.request("GET", "/api/jobs", headers={"authorization": "", "cookie": cookie}))[
             0

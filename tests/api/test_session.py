@@ -1,4 +1,4 @@
-"""The dashboard's session (ADR-0069): sign-in sets an HttpOnly cookie that is not the token, cookie credentials
+"""The dashboard's session (ADR-0064): sign-in sets an HttpOnly cookie that is not the token, cookie credentials
 count only for same-origin requests, state changes must be JSON, and bodies are capped before auth."""
 
 from __future__ import annotations

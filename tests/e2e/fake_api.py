@@ -198,7 +198,7 @@ class FakeApi:
 
 
 def _answer_session(handler: BaseHTTPRequestHandler, api: FakeApi, signed_in: bool) -> None:
-    """The real API's /api/session (ADR-0069): a probe that never answers 401, and a sign-in that sets an
+    """The real API's /api/session (ADR-0064): a probe that never answers 401, and a sign-in that sets an
     HttpOnly cookie holding a session value, not the token."""
     status, data, cookie = 200, {"signedIn": signed_in}, None
     if handler.command == "POST":

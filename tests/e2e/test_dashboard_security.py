@@ -1,8 +1,8 @@
-"""The dashboard against a page on another port of the same host (issue 15, ADR-0069), in Debian's Chromium.
+"""The dashboard against a page on another port of the same host (issue 15, ADR-0064), in Debian's Chromium.
 
 The real scheduler serves the real page over the dev HTTP server on one 127.0.0.1 port; an attacker's pages are
 served from another port: the same *site* (SameSite=Strict cookies go along) but another *origin*. Before
-ADR-0069 the token sat in a script-set cookie, so such a page read it from ``document.cookie``, and its
+ADR-0064 the token sat in a script-set cookie, so such a page read it from ``document.cookie``, and its
 ``text/plain`` fetch and ``<form enctype=text/plain>`` enqueued jobs and changed a policy.
 """
 

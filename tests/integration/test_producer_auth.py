@@ -1,4 +1,4 @@
-"""The example producer authenticates its callers (issue 15 item 3, ADR-0071): a bearer PRODUCER_TOKEN, refused
+"""The example producer authenticates its callers (issue 15 item 3, ADR-0066): a bearer PRODUCER_TOKEN, refused
 when unset, enqueueing by POST only, and no job read without the token."""
 
 from __future__ import annotations

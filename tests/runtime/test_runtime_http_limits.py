@@ -1,4 +1,4 @@
-"""The dev HTTP server's limits (ADR-0070), over raw sockets: body size before reading, deadlines, Host names.
+"""The dev HTTP server's limits (ADR-0065), over raw sockets: body size before reading, deadlines, Host names.
 
 Timeouts are shrunk to a fraction of a second through `HttpLimits`, so a test waits only for the server to do
 what it must (answer, or close the socket); a server that never does fails the test's own guard.

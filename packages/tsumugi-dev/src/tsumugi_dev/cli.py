@@ -163,7 +163,7 @@ def _free_port() -> int:
 
 async def _serve(configs: list[WorkerConfig], data_dir: Path, port: int, test_scheduled: bool) -> int:
     planned = plan_ports([config.name for config in configs], port, _free_port)
-    configs = [follow_ports(config, planned) for config in configs]  # ADR-0072
+    configs = [follow_ports(config, planned) for config in configs]  # ADR-0067
     runtime = LocalRuntime(configs, data_dir=data_dir)
     await runtime.start()
     tune_for_throughput()  # after start: the Workers' modules are loaded and frozen with the rest

@@ -5,7 +5,7 @@ Worker ``i`` of the run (in the order given, the scheduler first) gets ``--port 
 plan names local URLs by those default ports: the example performers' ``MAIL_API_URL`` is
 ``http://127.0.0.1:8788/mail``, the performers Worker itself. When the run's ports differ, a var holding
 ``http://127.0.0.1:<8787 + i>...`` or ``http://localhost:<8787 + i>...`` is rewritten to Worker ``i``'s actual
-port, so SendMail never posts to whatever other process owns 8788 (ADR-0072).
+port, so SendMail never posts to whatever other process owns 8788 (ADR-0067).
 
 Example:
     >>> planned = plan_ports(["scheduler", "performers"], 9000, lambda: 0)

@@ -3,7 +3,7 @@
 Cloudflare's edge refuses request bodies above 100 MB (Free and Pro plans; 200 MB Business, 500 MB Enterprise
 by default), URLs above 16 KB and request headers above 128 KB in total, and it closes slow clients itself
 (developers.cloudflare.com/workers/platform/limits). The dev server faces the same browsers from one machine
-and a smaller memory, so it is stricter (ADR-0070):
+and a smaller memory, so it is stricter (ADR-0065):
 
 * a body is at most `HttpLimits.max_body_bytes` (1 MiB, above the REST API's own cap and a payload's 100 KiB):
   a larger ``Content-Length`` is refused with 413 before a byte of the body is read and before the Worker

@@ -3,7 +3,7 @@
 The app turns the ASGI request into a ``workers.Request``, runs the Worker through ``LocalRuntime.fetch``
 (which also answers ``/cdn-cgi/handler/scheduled`` when ``test_scheduled`` is on, as ``wrangler dev
 --test-scheduled`` does), and sends the ``Response`` back. An exception in the Worker becomes a 500, as on
-Cloudflare. Before the Worker runs, the request must pass `HttpLimits` (Host, body size, time; ADR-0070).
+Cloudflare. Before the Worker runs, the request must pass `HttpLimits` (Host, body size, time; ADR-0065).
 """
 
 from __future__ import annotations

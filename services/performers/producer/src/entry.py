@@ -2,7 +2,7 @@
 
 Both need ``Authorization: Bearer <PRODUCER_TOKEN>`` (a secret: ``wrangler secret put PRODUCER_TOKEN``, or
 ``PRODUCER_TOKEN=...`` in this folder's ``.dev.vars`` under ``tsumugi dev``); without the secret every request
-is refused (fail-closed). Enqueueing is POST only, so no link, image or redirect can trigger it (ADR-0071).
+is refused (fail-closed). Enqueueing is POST only, so no link, image or redirect can trigger it (ADR-0066).
 
 It reaches the scheduler through the ``TSUMUGI`` Service Binding with tsumugi_client; its on_enqueue gives
 every job it sends priority 5 unless the call chose one (the client applies it before sending).

@@ -35,7 +35,7 @@ async def serve_asgi(app: Any, request: Any, env: Any) -> Any:
 
     declared = request.headers.get("content-length")
     if declared is not None and (not str(declared).isdigit() or int(declared) > MAX_BODY_BYTES):
-        # Before the adapter reads the body into memory (ADR-0070): the app's own check would come too late.
+        # Before the adapter reads the body into memory (ADR-0065): the app's own check would come too late.
         error = f'{{"error": "body must be at most {MAX_BODY_BYTES} bytes"}}'
         return Response(error, status=413, headers={"content-type": "application/json"})
     return await asgi.fetch(app, getattr(request, "js_object", request), env)

@@ -1,4 +1,4 @@
-"""The largest request body the scheduler Worker takes (ADR-0070), in a module of its own so both the REST app
+"""The largest request body the scheduler Worker takes (ADR-0065), in a module of its own so both the REST app
 and the runtime adapter (which checks it before the body is read) import it without importing each other."""
 
 from __future__ import annotations

@@ -6,11 +6,11 @@ Pipeline for every request:
    enabled does not reveal that it exists); ``GET`` outside ``/api/``: the dashboard page, with its
    Content-Security-Policy; another method there: ``404``;
 2. a body declared larger than `MAX_BODY_BYTES`: ``413``, before anything is read or authenticated;
-3. ``/api/session``: the dashboard's sign-in, probe and sign-out (`session_routes`, ADR-0069);
+3. ``/api/session``: the dashboard's sign-in, probe and sign-out (`session_routes`, ADR-0064);
 4. ``GET /api/openapi.json``: the document, without authentication;
 5. missing or wrong credentials: ``401 {"error": "unauthorized"}``; a session cookie from another origin:
    ``403``; a state change (not GET/HEAD/OPTIONS) with a body, or with a session cookie, that is not declared
-   as ``application/json``: ``415`` (ADR-0069);
+   as ``application/json``: ``415`` (ADR-0064);
 6. read-model migrations pending: ``503`` naming the files (`SchemaGate`);
 7. the route; unknown paths (a trailing slash included) ``404 {"error": "not found"}``, a known path
    with another method ``405 {"error": "method not allowed"}``. A fault is ``500 {"error": "internal

@@ -3,7 +3,7 @@
 The token is a Worker secret (``TSUMUGI_TOKEN`` by default). A caller presents it as
 ``Authorization: Bearer <token>`` (scheme case-insensitive). The dashboard instead signs in once
 (``POST /api/session``) and then presents the HttpOnly session cookie the server set, whose value is signed
-with the token but is not the token (`tsumugi_scheduler.api.session`, ADR-0069); a raw token in the cookie is
+with the token but is not the token (`tsumugi_scheduler.api.session`, ADR-0064); a raw token in the cookie is
 refused. A missing secret refuses every request.
 
 Example:

@@ -4,7 +4,7 @@ SameSite=Strict does not separate ports or sibling subdomains (they are the same
 another port of 127.0.0.1, or on another subdomain of the same registrable domain, would get the cookie sent
 along. Browsers say where a request comes from: ``Sec-Fetch-Site`` (``same-origin``, ``same-site``,
 ``cross-site``, or ``none`` for what the user typed) and ``Origin`` (on every non-GET request, and on
-cross-origin ones). A cookie-authenticated request passes only when neither points elsewhere (ADR-0069).
+cross-origin ones). A cookie-authenticated request passes only when neither points elsewhere (ADR-0064).
 
 Example:
     >>> cross_origin_reason({"host": "127.0.0.1:8787", "origin": "http://127.0.0.1:8800"}, "http")

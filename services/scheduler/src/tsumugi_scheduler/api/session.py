@@ -1,6 +1,6 @@
 """The dashboard's sign-in session: an expiring value signed with the API token, kept in an HttpOnly cookie.
 
-The cookie never holds the token itself (ADR-0069). Its value is ``v1.<issued_at>.<mac>``, where ``mac`` is
+The cookie never holds the token itself (ADR-0064). Its value is ``v1.<issued_at>.<mac>``, where ``mac`` is
 HMAC-SHA256 keyed with the token over the version and the issue time (epoch ms), base64url without padding.
 Nothing is stored server-side, so it works on any number of isolates; rotating the token invalidates every
 session at once, and a session expires ``ttl_ms`` after sign-in.

@@ -1,4 +1,4 @@
-"""``/api/session``: the dashboard's sign-in, its probe and its sign-out (ADR-0069).
+"""``/api/session``: the dashboard's sign-in, its probe and its sign-out (ADR-0064).
 
 * ``GET`` answers ``200 {"signedIn": bool}`` whatever the credentials, so the page can ask before it calls
   anything that would answer 401 (no console errors before sign-in);

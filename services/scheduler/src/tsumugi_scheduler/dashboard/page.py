@@ -80,7 +80,7 @@ def render_dashboard(token_cookie: str | None = "tsumugi_token") -> str:
 
     Args:
         token_cookie: The name of the session cookie the server sets when the page signs in with a token
-            (``POST /api/session``; HttpOnly, so the page never sees it: ADR-0069). The page only needs to
+            (``POST /api/session``; HttpOnly, so the page never sees it: ADR-0064). The page only needs to
             know that token sign-in is offered. None when another mechanism signs users in (e.g. Cloudflare
             Access): the page then only says how to sign in.
 
@@ -114,7 +114,7 @@ def content_security_policy(token_cookie: str | None = "tsumugi_token") -> str:
     not run; the page may only fetch its own origin (``connect-src 'self'``), submit no form elsewhere, and
     be framed by nobody (``frame-ancestors 'none'``, clickjacking). Style *attributes* stay allowed
     (``style-src-attr``): the views size bars and inputs with them, and the page never builds markup from
-    data (text nodes only), so they carry no injected content. ADR-0073.
+    data (text nodes only), so they carry no injected content. ADR-0068.
 
     Example:
         >>> policy = content_security_policy()

@@ -45,7 +45,7 @@ function withQuery(path, params) {
   return text ? `${path}?${text}` : path;
 }
 
-// Sign-in gate (ADR-0069). The credential is an HttpOnly session cookie the server sets at sign-in: no script
+// Sign-in gate (ADR-0064). The credential is an HttpOnly session cookie the server sets at sign-in: no script
 // (this page's or any other) can read it, and no token is kept in document.cookie or localStorage. Before the
 // first call the page asks GET /api/session, which always answers 200, so nothing answers 401 before sign-in;
 // until the user has signed in every call waits here.

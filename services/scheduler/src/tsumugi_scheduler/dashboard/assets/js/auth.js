@@ -1,4 +1,4 @@
-// Sign-in (ADR-0069): the token typed here goes once to POST /api/session, which answers with an HttpOnly
+// Sign-in (ADR-0064): the token typed here goes once to POST /api/session, which answers with an HttpOnly
 // session cookie; the page never stores the token. A wrong token keeps the form, with the server's reason.
 
 const SIGN_IN_MESSAGES = {
