@@ -158,6 +158,9 @@ class World:
     async def request(self, method: str, path: str, body: Any = None, **kwargs: Any) -> tuple[int, Any]:
         content = None if body is None else (body if isinstance(body, str | bytes) else httpx.Request(
             "POST", "http://x", json=body).content)  # fmt: skip
+        if content is not None:
+            # A body is declared JSON, as every client sends it (a state change without it answers 415).
+            kwargs["headers"] = {"content-type": "application/json", **kwargs.get("headers", {})}
         response = await self.client.request(method, path, content=content, **kwargs)
         if response.headers.get("content-type", "").startswith("application/json"):
             return response.status_code, response.json()

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from api_world import TOKEN, SteppedClock, World
 
-from tsumugi_scheduler.api.auth import BearerAuth, credentials_of, same_secret
+from tsumugi_scheduler.api.auth import BearerAuth, bearer_of, same_secret
 
 
 async def test_without_auth_every_api_path_answers_plain_404(tmp_path: Path, clock: SteppedClock) -> None:
@@ -33,19 +33,20 @@ async def test_a_missing_or_wrong_token_is_401(world: World, headers: dict[str, 
     assert await world.request("GET", "/api/jobs", headers=headers) == (401, {"error": "unauthorized"})
 
 
-async def test_the_bearer_scheme_is_case_insensitive_and_the_cookie_is_url_decoded(
+async def test_the_bearer_scheme_is_case_insensitive_and_a_raw_token_in_the_cookie_is_refused(
     tmp_path: Path, clock: SteppedClock
 ) -> None:
-    token = "a b;c%"  # reserved characters the dashboard percent-encodes in the cookie
+    token = "a b;c%"  # reserved characters an earlier dashboard percent-encoded in a script-set cookie
     world = World(tmp_path, clock, token=token)
     try:
         assert (await world.request("GET", "/api/jobs", headers={"authorization": f"bEaReR {token}"}))[
             0
         ] == 200
+        # The cookie holds a signed session now (ADR-0064); the token itself there is no credential.
         cookie = f"other=1; tsumugi_token={urllib.parse.quote(token)}"
         assert (await world.request("GET", "/api/jobs", headers={"authorization": "", "cookie": cookie}))[
             0
-        ] == 200
+        ] == 401
     finally:
         await world.aclose()
 
@@ -79,10 +80,9 @@ def test_secrets_compare_equal_only_when_identical_whatever_the_length() -> None
     assert not same_secret("", "abc")
 
 
-def test_credentials_prefer_the_bearer_header_over_the_cookie() -> None:
-    headers = {"authorization": "Bearer from-header", "cookie": "tsumugi_token=from-cookie"}
-    assert credentials_of(headers, "tsumugi_token") == "from-header"
-    assert credentials_of({"cookie": "tsumugi_token=c"}, None) is None
-    assert not BearerAuth(cookie=None).allows(
-        type("E", (), {"TSUMUGI_TOKEN": "c"})(), {"cookie": "tsumugi_token=c"}
-    )
+def test_a_bearer_header_decides_alone_and_no_cookie_name_means_header_only() -> None:
+    env = type("E", (), {"TSUMUGI_TOKEN": "c"})()
+    assert bearer_of({"authorization": "Bearer from-header", "cookie": "tsumugi_token=x"}) == "from-header"
+    assert bearer_of({"authorization": "Basic abc"}) is None
+    assert BearerAuth().identify(env, {"authorization": "Bearer wrong"}, now_ms=0) is None
+    assert BearerAuth(cookie=None).identify(env, {"cookie": "tsumugi_token=c"}, now_ms=0) is None

@@ -173,6 +173,7 @@ ROUTES: dict[str, Any] = {
     },
 }
 NOT_CONFIGURED = {"/api/schedules": "schedules are not available"}
+_FAKE_SESSION = "v1.fake-session"
 
 
 @dataclass
@@ -180,7 +181,7 @@ class FakeApi:
     """What the fake server answers and what it saw."""
 
     token: str | None = None
-    """When set, every /api request needs the cookie ``tsumugi_token`` with this value."""
+    """When set, every /api request needs the session cookie ``POST /api/session`` with this token sets."""
     token_cookie: str | None = "tsumugi_token"
     """The cookie name the served page is rendered with (None: sign-in through an identity provider)."""
     requests: list[tuple[str, str]] = field(default_factory=lambda: [])
@@ -194,6 +195,30 @@ class FakeApi:
     def api_paths(self) -> list[str]:
         """Paths (no query) of the /api requests seen."""
         return [path.split("?")[0] for _, path in self.requests if path.startswith("/api/")]
+
+
+def _answer_session(handler: BaseHTTPRequestHandler, api: FakeApi, signed_in: bool) -> None:
+    """The real API's /api/session (ADR-0064): a probe that never answers 401, and a sign-in that sets an
+    HttpOnly cookie holding a session value, not the token."""
+    status, data, cookie = 200, {"signedIn": signed_in}, None
+    if handler.command == "POST":
+        length = int(handler.headers.get("content-length") or 0)
+        given = json.loads(handler.rfile.read(length) or b"{}").get("token")
+        if given == api.token:
+            data, cookie = (
+                {"signedIn": True},
+                f"tsumugi_token={_FAKE_SESSION}; Path=/api; HttpOnly; SameSite=Strict",
+            )
+        else:
+            status, data = 401, {"error": "wrong token"}
+    encoded = json.dumps(data).encode()
+    handler.send_response(status)
+    handler.send_header("content-type", "application/json")
+    if cookie is not None:
+        handler.send_header("set-cookie", cookie)
+    handler.send_header("content-length", str(len(encoded)))
+    handler.end_headers()
+    handler.wfile.write(encoded)
 
 
 def _handler(api: FakeApi) -> type[BaseHTTPRequestHandler]:
@@ -215,12 +240,14 @@ def _handler(api: FakeApi) -> type[BaseHTTPRequestHandler]:
                 for part in self.headers.get("cookie", "").split(";")
                 if "=" in part
             )
-            return api.token is None or urllib.parse.unquote(cookies.get("tsumugi_token", "")) == api.token
+            return api.token is None or cookies.get("tsumugi_token", "") == _FAKE_SESSION
 
         def _answer(self) -> None:
             api.requests.append((self.command, self.path))
             path = self.path.split("?")[0]
-            if not path.startswith("/api/"):
+            if path == "/api/session":
+                _answer_session(self, api, self._signed_in())
+            elif not path.startswith("/api/"):
                 self._send(200, render_dashboard(api.token_cookie), "text/html; charset=utf-8")
             elif not self._signed_in():
                 self._send(401, json.dumps({"error": "unauthorized"}))

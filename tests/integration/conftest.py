@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
-from system_driver import TOKEN, Driver
+from system_driver import PRODUCER_TOKEN, TOKEN, Driver
 
 from tsumugi_dev.clock import VirtualClock
 from tsumugi_dev.config import load_config
@@ -41,7 +41,8 @@ def clock() -> Iterator[VirtualClock]:
 async def system(tmp_path: Path, clock: VirtualClock) -> AsyncIterator[LocalRuntime]:
     # The test's token wins over a developer's services/scheduler/.dev.vars.
     scheduler = load_config(SCHEDULER_CONFIG).with_secrets({"TSUMUGI_TOKEN": TOKEN})
-    configs = [scheduler, load_config(PERFORMERS_CONFIG), load_config(PRODUCER_CONFIG)]
+    producer = load_config(PRODUCER_CONFIG).with_secrets({"PRODUCER_TOKEN": PRODUCER_TOKEN})
+    configs = [scheduler, load_config(PERFORMERS_CONFIG), producer]
     runtime = LocalRuntime(configs, data_dir=tmp_path / "data", clock=clock)
     await runtime.start()
     yield runtime

@@ -12,6 +12,8 @@ from tsumugi_dev.runtime import LocalRuntime
 
 TOKEN = "test-token"
 """The scheduler's API token in these tests (set as its TSUMUGI_TOKEN secret)."""
+PRODUCER_TOKEN = "producer-token"
+"""The example producer's PRODUCER_TOKEN secret in these tests (ADR-0066)."""
 SCHEDULER = "tsumugi-scheduler"
 PRODUCER = "tsumugi-producer"
 QUEUE = "tsumugi"
@@ -38,6 +40,8 @@ class Driver:
     async def rest(self, method: str, path: str, body: Any = None, token: str | None = "") -> tuple[int, Any]:
         headers = {} if token is None else {"authorization": f"Bearer {token or self.token}"}
         content = None if body is None else json.dumps(body)
+        if content is not None:
+            headers["content-type"] = "application/json"  # a body must be declared JSON (ADR-0064)
         response = await self.system.fetch(SCHEDULER, f"http://scheduler{path}", method=method, headers=headers,
                                            body=content)  # fmt: skip
         text = await response.text()

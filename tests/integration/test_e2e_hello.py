@@ -7,7 +7,7 @@ import json
 import httpx
 import pytest
 import respx
-from system_driver import PRODUCER, SCHEDULER, TOKEN, Driver, quoted
+from system_driver import PRODUCER, PRODUCER_TOKEN, SCHEDULER, TOKEN, Driver, quoted
 
 from tsumugi_client import EnqueueValidationError, create_client
 from tsumugi_dev.clock import VirtualClock
@@ -17,14 +17,15 @@ from tsumugi_dev.runtime import LocalRuntime
 async def test_hello_from_the_producer_ends_completed_with_its_result(
     system: LocalRuntime, clock: VirtualClock, driver: Driver
 ) -> None:
-    created = await system.fetch(PRODUCER, "http://producer/hello?name=Ada", method="POST")
+    producer = {"authorization": f"Bearer {PRODUCER_TOKEN}"}
+    created = await system.fetch(PRODUCER, "http://producer/hello?name=Ada", method="POST", headers=producer)
     assert created.status == 201
     job_id = json.loads(await created.text())["id"]
     assert job_id.startswith("Hello#0:")
 
     await clock.advance(10)
 
-    read = await system.fetch(PRODUCER, f"http://producer/jobs/{quoted(job_id)}")
+    read = await system.fetch(PRODUCER, f"http://producer/jobs/{quoted(job_id)}", headers=producer)
     assert json.loads(await read.text()) == {"state": "COMPLETED", "result": "Hello, Ada!"}
     row = await driver.row(job_id)
     assert row is not None

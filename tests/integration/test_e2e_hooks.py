@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 import respx
-from system_driver import PRODUCER, SCHEDULER, Driver
+from system_driver import PRODUCER, PRODUCER_TOKEN, SCHEDULER, Driver
 
 from tsumugi_dev.clock import VirtualClock
 from tsumugi_dev.runtime import LocalRuntime
@@ -35,7 +35,9 @@ async def test_the_schedulers_on_enqueue_fills_what_the_producer_left_out(
 
 
 async def test_the_clients_on_enqueue_applies_before_sending(system: LocalRuntime, driver: Driver) -> None:
-    created = await system.fetch(PRODUCER, "http://producer/hello?name=p", method="POST")
+    created = await system.fetch(
+        PRODUCER, "http://producer/hello?name=p", method="POST", headers={"authorization": f"Bearer {PRODUCER_TOKEN}"}
+    )
     from_producer = json.loads(await created.text())["id"]
     plain = await driver.enqueue("Hello", {"name": "q"})
     assert (await driver.job(from_producer)).priority == 5

@@ -18,7 +18,7 @@ from tsumugi_dev.runtime import LocalRuntime
 
 
 async def test_asgi_app_serves_the_workers_fetch(runtime: LocalRuntime) -> None:
-    transport = httpx.ASGITransport(app=asgi_app(runtime, "conformance"))
+    transport = httpx.ASGITransport(app=asgi_app(runtime, "conformance", test_scheduled=True))
     async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8787") as client:
         hello = await client.get("/hello")
         echo = await client.post("/echo", json={"a": [1, 2]}, headers={"x-test": "yes"})
@@ -114,7 +114,7 @@ async def test_sdk_request_and_response_shapes() -> None:
 async def test_methods_workerd_parses_reach_the_worker_and_others_are_501(runtime: LocalRuntime) -> None:
     # kj's HTTP parser knows QUERY, PURGE, PROPFIND... (KJ_HTTP_FOR_EACH_METHOD) and answers any other
     # method itself with 501 "Unrecognized request method." before a Worker runs.
-    transport = httpx.ASGITransport(app=asgi_app(runtime, "conformance"))
+    transport = httpx.ASGITransport(app=asgi_app(runtime, "conformance", test_scheduled=True))
     async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8787") as client:
         query = await client.request("QUERY", "/hello")
         unknown = await client.request("FOO", "/hello")

@@ -28,6 +28,8 @@ MAIL_SINK = MailSink()
 class Default(WorkerEntrypoint):
     async def fetch(self, request):
         path = urlsplit(str(request.url)).path
+        if path == "/mail" and MAIL_SINK.from_a_page(request.headers):
+            return Response.from_json({"error": "the mail sink does not answer web pages"}, status=403)
         if path == "/mail" and request.method == "POST":
             answer = MAIL_SINK.post(await request.text(), request.headers.get("idempotency-key"))
             return Response.from_json(answer.body, status=answer.status)

@@ -6,12 +6,14 @@ import re
 from importlib import resources
 
 from tsumugi_scheduler.api.operations import OPERATIONS
+from tsumugi_scheduler.api.session import SESSION_PATH
 from tsumugi_scheduler.dashboard import SCRIPT_ORDER
 
 # The REST API's own route table, so a renamed or removed route fails here rather than in a browser.
 # "{}" stands for one path segment ({id}, {binding}).
 REST_ROUTES = frozenset((op.method, re.sub(r"\{\w+\}", "{}", op.path)) for op in OPERATIONS)
-ROUTE_PATHS = frozenset(path for _, path in REST_ROUTES)
+# /api/session (sign-in, ADR-0064) is answered by the API's gate, outside the route table.
+ROUTE_PATHS = frozenset(path for _, path in REST_ROUTES) | {SESSION_PATH}
 
 # A string or template literal that starts with /api/.
 _API_LITERAL = re.compile(r"""(['"`])(/api/[^'"`]*)\1""")

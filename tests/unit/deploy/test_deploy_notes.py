@@ -40,3 +40,9 @@ def test_dev_vars_keys_are_secrets_too(tmp_path: Path) -> None:
     notes = deploy_notes(read_worker_source(tmp_path / "wrangler.jsonc"))
     assert notes.secrets == ("API_KEY", "OTHER")
     assert notes.placeholder_databases == ()
+
+
+def test_the_producer_needs_its_callers_token() -> None:
+    # ADR-0066: the example producer is fail-closed without PRODUCER_TOKEN, so the deploy names it.
+    notes = deploy_notes(read_worker_source(ROOT / "services" / "performers" / "producer" / "wrangler.jsonc"))
+    assert notes.secrets == ("PRODUCER_TOKEN",)

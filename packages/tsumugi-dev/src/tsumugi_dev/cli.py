@@ -1,4 +1,4 @@
-"""The ``tsumugi`` command: ``tsumugi dev [CONFIG ...] [--data-dir .tsumugi] [--port 8787]``,
+"""The ``tsumugi`` command: ``tsumugi dev [CONFIG ...] [--data-dir .tsumugi] [--port 8787] [--test-scheduled]``,
 ``tsumugi init [DIR] [--name NAME]``, ``tsumugi add-performer NAME [--worker DIR]`` and
 ``tsumugi deploy [CONFIG ...] [--dry-run] [--out .tsumugi/build]`` (``tsumugi_dev.deploy``)."""
 
@@ -15,11 +15,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from tsumugi_dev.api_token import TOKEN_VAR, project_token, with_secrets
+from tsumugi_dev.api_token import TOKEN_VAR, project_token, with_scheduler_token
 from tsumugi_dev.config import CONFIG_NAMES, ConfigError, WorkerConfig, find_configs, load_config
 from tsumugi_dev.deploy import DEFAULT_OUT, run_deploy
+from tsumugi_dev.dev_ports import follow_ports, plan_ports
 from tsumugi_dev.gc_policy import tune_for_throughput
 from tsumugi_dev.http_server import PortInUseError, WorkerServer
+from tsumugi_dev.log_lines import OneLineFormatter
 from tsumugi_dev.project import PROJECT_FILE, project_worker_configs
 from tsumugi_dev.runtime import LocalRuntime
 from tsumugi_dev.scaffold_commands import SCAFFOLD_COMMANDS, add_scaffold_commands, run_scaffold_command
@@ -44,6 +46,11 @@ def _parser() -> argparse.ArgumentParser:
     dev.add_argument(
         "--port", default=8787, type=int, help="first HTTP port; 0 picks free ports (default: 8787)"
     )
+    dev.add_argument(
+        "--test-scheduled",
+        action="store_true",
+        help="serve /cdn-cgi/handler/scheduled?cron=... to run a Worker's cron handler (as wrangler dev's flag)",
+    )
     add_scaffold_commands(commands)
     deploy = commands.add_parser(
         "deploy", help="build each Worker's upload (Tsumugi's packages vendored) and deploy them in order"
@@ -66,14 +73,21 @@ def main(argv: Sequence[str] | None = None) -> None:
     """Entry point of the ``tsumugi`` script."""
     args = _parser().parse_args(argv)
     if args.command == "dev":
-        raise SystemExit(run_dev([Path(c) for c in args.configs], data_dir=args.data_dir, port=args.port))
+        raise SystemExit(
+            run_dev(
+                [Path(c) for c in args.configs],
+                data_dir=args.data_dir,
+                port=args.port,
+                test_scheduled=args.test_scheduled,
+            )
+        )
     if args.command in SCAFFOLD_COMMANDS:
         raise SystemExit(run_scaffold_command(args))
     if args.command == "deploy":
         raise SystemExit(run_deploy([Path(c) for c in args.configs], dry_run=args.dry_run, out_dir=args.out))
 
 
-def _load(paths: Sequence[Path]) -> list[WorkerConfig] | None:
+def _load(paths: Sequence[Path], data_dir: Path) -> list[WorkerConfig] | None:
     project_default = False
     try:
         if not paths:
@@ -95,10 +109,15 @@ def _load(paths: Sequence[Path]) -> list[WorkerConfig] | None:
         print(f"tsumugi dev: {exc}", file=sys.stderr)
         return None
     if project_default:
-        token = project_token(configs, os.environ)
-        if token.generated:
-            print(f"tsumugi dev: {TOKEN_VAR} was not set; this run's API token: {token.value}", flush=True)
-        configs = [with_secrets(config, token) for config in configs]
+        token = project_token(configs, os.environ, data_dir)
+        if token.kept_in is not None:
+            made = "generated and kept" if token.generated else "kept"
+            print(
+                f"tsumugi dev: {TOKEN_VAR} was not set; API token: {token.value} "
+                f"({made} in {token.kept_in}; delete the file for a new one)",
+                flush=True,
+            )
+        configs = with_scheduler_token(configs, token)
     for config in configs:
         if config.secret_names:
             # As wrangler dev does: say which secrets are in use, never their values.
@@ -108,20 +127,23 @@ def _load(paths: Sequence[Path]) -> list[WorkerConfig] | None:
 
 def configure_logging(stream: TextIO) -> None:
     """Show the runtime's event lines and the job events (``tsumugi.jobs``) at INFO on ``stream``."""
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=stream, force=True)
+    handler = logging.StreamHandler(stream)
+    # One event, one line: a newline in a mail subject or a job's text cannot forge a line (issue 15 item 6).
+    handler.setFormatter(OneLineFormatter("%(asctime)s %(message)s"))
+    logging.basicConfig(level=logging.INFO, handlers=[handler], force=True)
     for name in ("tsumugi", "tsumugi_dev", "tsumugi_scheduler"):
         # A Worker module may have quietened these at import; the dev console wants them.
         logging.getLogger(name).setLevel(logging.INFO)
 
 
-def run_dev(paths: Sequence[Path], *, data_dir: Path, port: int) -> int:
+def run_dev(paths: Sequence[Path], *, data_dir: Path, port: int, test_scheduled: bool = False) -> int:
     """Run the Workers of ``paths`` until SIGINT/SIGTERM; returns the exit status."""
-    configs = _load(paths)
+    configs = _load(paths, data_dir)
     if configs is None:
         return EXIT_USAGE
     configure_logging(sys.stdout)
     try:
-        return asyncio.run(_serve(configs, data_dir, port))
+        return asyncio.run(_serve(configs, data_dir, port, test_scheduled))
     except ConfigError as exc:
         print(f"tsumugi dev: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -139,7 +161,9 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-async def _serve(configs: list[WorkerConfig], data_dir: Path, port: int) -> int:
+async def _serve(configs: list[WorkerConfig], data_dir: Path, port: int, test_scheduled: bool) -> int:
+    planned = plan_ports([config.name for config in configs], port, _free_port)
+    configs = [follow_ports(config, planned) for config in configs]  # ADR-0067
     runtime = LocalRuntime(configs, data_dir=data_dir)
     await runtime.start()
     tune_for_throughput()  # after start: the Workers' modules are loaded and frozen with the rest
@@ -149,14 +173,14 @@ async def _serve(configs: list[WorkerConfig], data_dir: Path, port: int) -> int:
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
     try:
-        next_port = port
         for config in configs:
             if runtime.workers[config.name].has_handler("fetch"):
-                server = WorkerServer(runtime, config.name, _free_port() if port == 0 else next_port)
+                server = WorkerServer(
+                    runtime, config.name, planned[config.name], test_scheduled=test_scheduled
+                )
                 await server.start()
                 servers.append(server)
                 print(f"{config.name}: {server.url}", flush=True)
-                next_port += 1
         print(f"tsumugi dev: ready (data in {data_dir}); Ctrl-C stops", flush=True)
         await stop.wait()
     finally:

@@ -27,6 +27,7 @@ from typing import Any, Final, TypeVar
 
 from tsumugi_dev.ffi import MAX_SAFE_INTEGER, JsException
 from tsumugi_dev.jsdict import JsDict
+from tsumugi_dev.private_files import private_file
 
 __all__ = ["MAX_BOUND_PARAMETERS", "SqlCursor", "SqlError", "SqlStorage"]
 
@@ -158,6 +159,8 @@ class SqlStorage:
 
     def __init__(self, path: str | Path = ":memory:") -> None:
         self._path = str(path)
+        if self._path != ":memory:":
+            private_file(self._path)  # a Durable Object's data: its user's only
         self._conn = sqlite3.connect(self._path, isolation_level=None, check_same_thread=False)
         self._conn.execute(
             "PRAGMA journal_mode=WAL" if self._path != ":memory:" else "PRAGMA journal_mode=MEMORY"

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from tsumugi_dev.do_sql import SqlCursor, SqlStorage
+from tsumugi_dev.private_files import private_dir
 
 __all__ = [
     "AlarmListener",
@@ -75,7 +76,7 @@ class DurableObjectStorage:
     """``ctx.storage``: ``sql``, ``transactionSync``, ``setAlarm`` / ``getAlarm`` / ``deleteAlarm``."""
 
     def __init__(self, path: Path, listener: AlarmListener) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(path.parent)
         self.sql = ObjectSqlStorage(path)
         self.sql.runtime_exec(_ALARM_DDL)
         self._listener = listener

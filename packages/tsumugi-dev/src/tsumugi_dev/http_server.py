@@ -1,8 +1,9 @@
 """HTTP for each Worker with a ``fetch`` handler: a small ASGI app per Worker, served by uvicorn on 127.0.0.1.
 
 The app turns the ASGI request into a ``workers.Request``, runs the Worker through ``LocalRuntime.fetch``
-(which also answers ``/cdn-cgi/handler/scheduled``), and sends the ``Response`` back. An exception in the
-Worker becomes a 500, as on Cloudflare.
+(which also answers ``/cdn-cgi/handler/scheduled`` when ``test_scheduled`` is on, as ``wrangler dev
+--test-scheduled`` does), and sends the ``Response`` back. An exception in the Worker becomes a 500, as on
+Cloudflare. Before the Worker runs, the request must pass `HttpLimits` (Host, body size, time; ADR-0065).
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from typing import Any
 import uvicorn
 from workers.http import WORKERD_METHODS, Request, Response
 
-from tsumugi_dev.runtime import LocalRuntime
+from tsumugi_dev.http_limits import DEFAULT_LIMITS, HttpLimits, deadline_protocol
+from tsumugi_dev.runtime import SCHEDULED_PATH, LocalRuntime
 
 __all__ = ["PortInUseError", "WorkerServer", "asgi_app"]
 
@@ -31,13 +33,41 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
-async def _read_body(receive: Receive) -> bytes:
+class _Refused(Exception):
+    """The request breaks a limit: answer ``status`` with ``text`` and close the connection."""
+
+    def __init__(self, status: int, text: str) -> None:
+        super().__init__(text)
+        self.status = status
+        self.text = text
+
+
+async def _read_body(receive: Receive, max_bytes: int) -> bytes:
     chunks: list[bytes] = []
+    size = 0
     while True:
         message = await receive()
-        chunks.append(bytes(message.get("body", b"")))
+        chunk = bytes(message.get("body", b""))
+        size += len(chunk)
+        if size > max_bytes:
+            raise _Refused(413, f"request body larger than {max_bytes} bytes")
+        chunks.append(chunk)
         if not message.get("more_body", False):
             return b"".join(chunks)
+
+
+def _check_head(scope: Scope, headers: dict[str, str], limits: HttpLimits) -> None:
+    """Refuse what the request line and headers already show, before any of the body is read."""
+    if not limits.allows_host(headers.get("host", "")):
+        # DNS rebinding: a page on evil.test whose name now resolves to 127.0.0.1 sends Host: evil.test.
+        raise _Refused(403, "Invalid Host header: tsumugi dev answers only 127.0.0.1, localhost and [::1]")
+    if scope["method"] not in WORKERD_METHODS:
+        # workerd's HTTP parser refuses it before any Worker runs (kj http.c++: 501 "Unrecognized
+        # request method.").
+        raise _Refused(501, "Unrecognized request method.")
+    length = headers.get("content-length", "0").strip()
+    if not length.isdigit() or int(length) > limits.max_body_bytes:
+        raise _Refused(413, f"request body larger than {limits.max_body_bytes} bytes")
 
 
 def _url(scope: Scope) -> str:
@@ -51,25 +81,35 @@ def _url(scope: Scope) -> str:
     return f"{scope.get('scheme', 'http')}://{host}{path}" + (f"?{query}" if query else "")
 
 
-async def _send_plain(send: Send, status: int, text: bytes) -> None:
-    await send({"type": "http.response.start", "status": status, "headers": [(b"content-type", b"text/plain")]})
+async def _send_plain(send: Send, status: int, text: bytes, *, close: bool = False) -> None:
+    headers = [(b"content-type", b"text/plain")] + ([(b"connection", b"close")] if close else [])
+    await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": text})
 
 
-def asgi_app(runtime: LocalRuntime, worker: str) -> ASGIApp:
-    """The ASGI app that serves ``worker``."""
+def asgi_app(runtime: LocalRuntime, worker: str, limits: HttpLimits = DEFAULT_LIMITS, *,
+             test_scheduled: bool = False) -> ASGIApp:  # fmt: skip
+    """The ASGI app that serves ``worker`` within ``limits``; ``test_scheduled`` exposes the cron trigger URL."""
 
     async def app(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return
-        body = await _read_body(receive)
-        headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in scope.get("headers", [])]
-        if scope["method"] not in WORKERD_METHODS:
-            # workerd's HTTP parser refuses it before any Worker runs (kj http.c++: 501 "Unrecognized
-            # request method.").
-            await _send_plain(send, 501, b"Unrecognized request method.")
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        try:
+            _check_head(scope, headers, limits)
+            if scope["path"] == SCHEDULED_PATH and not test_scheduled:
+                await _send_plain(send, 404, b"not found (run tsumugi dev --test-scheduled to trigger crons)")
+                return
+            async with asyncio.timeout(limits.body_timeout_s):
+                body = await _read_body(receive, limits.max_body_bytes)
+        except _Refused as refused:
+            await _send_plain(send, refused.status, refused.text.encode(), close=True)
             return
-        request = Request(_url(scope), method=scope["method"], headers=headers, body=body or None)
+        except TimeoutError:
+            await _send_plain(send, 408, b"request body not received in time", close=True)
+            return
+        pairs = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in scope.get("headers", [])]
+        request = Request(_url(scope), method=scope["method"], headers=pairs, body=body or None)
         try:
             response = await runtime.fetch(worker, request)
         except Exception:
@@ -124,12 +164,14 @@ class _QuietServer(uvicorn.Server):
 
 
 class WorkerServer:
-    """Serves one Worker on ``127.0.0.1:port`` until ``stop()``."""
+    """Serves one Worker on ``127.0.0.1:port`` until ``stop()``, within ``limits`` (`HttpLimits`)."""
 
-    def __init__(self, runtime: LocalRuntime, worker: str, port: int, host: str = "127.0.0.1") -> None:
+    def __init__(self, runtime: LocalRuntime, worker: str, port: int, host: str = "127.0.0.1", *,
+                 limits: HttpLimits = DEFAULT_LIMITS, test_scheduled: bool = False) -> None:  # fmt: skip
         config = uvicorn.Config(
-            asgi_app(runtime, worker), host=host, port=port, log_level="warning", lifespan="off"
-        )
+            asgi_app(runtime, worker, limits, test_scheduled=test_scheduled), host=host, port=port,
+            log_level="warning", lifespan="off", http=deadline_protocol(limits),
+        )  # fmt: skip
         self.url = f"http://{host}:{port}"
         self._host, self._port = host, port
         self._server = _QuietServer(config)

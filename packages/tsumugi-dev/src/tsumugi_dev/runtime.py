@@ -36,6 +36,7 @@ from tsumugi_dev.durable_objects import (
 )
 from tsumugi_dev.faults import FaultInjector
 from tsumugi_dev.invocation import LimitCounters
+from tsumugi_dev.private_files import private_dir
 from tsumugi_dev.queue_consumer import QueueConsumer
 from tsumugi_dev.queues import QueueBinding, QueueStore
 from tsumugi_dev.state_db import open_state_db
@@ -94,7 +95,7 @@ class LocalRuntime:
             raise RuntimeError("the runtime is already running")
         self._running = True
         self.workers, self._namespaces, self._d1, self._consumers, self._crons = {}, {}, {}, {}, []
-        self.data_dir.mkdir(parents=True, exist_ok=True)
+        private_dir(self.data_dir)
         self._state = open_state_db(self.data_dir / "runtime.sqlite")
         # SQLite work off the loop's thread only under the real clock: virtual time needs all of it on the loop.
         offload = self._offload()
@@ -299,6 +300,9 @@ class LocalRuntime:
         request = resource if isinstance(resource, Request) and not options else Request(resource, **options)
         url = urllib.parse.urlsplit(request.url)
         if url.path == SCHEDULED_PATH:
+            if not host.has_handler("scheduled"):
+                # Not a 500 with a traceback: this Worker simply has no cron handler to run.
+                return Response(f"{worker} has no scheduled handler", status=404)
             query = urllib.parse.parse_qs(url.query)
             cron = query.get("cron", [""])[0]
             at = int(query.get("time", [str(self.clock.now_ms())])[0])

@@ -5,6 +5,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from tsumugi_dev.private_files import private_dir, private_file
+
 __all__ = ["open_state_db"]
 
 
@@ -15,7 +17,8 @@ def open_state_db(path: Path | str) -> sqlite3.Connection:
     commits only when the whole machine stops), which is the crash the local runtime has to survive.
     """
     if str(path) != ":memory:":
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        private_dir(Path(path).parent)
+        private_file(path)
     conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")

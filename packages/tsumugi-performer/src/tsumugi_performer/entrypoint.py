@@ -40,6 +40,7 @@ from tsumugi_core.liveness import heartbeat_interval_ms
 from tsumugi_performer._context import HeartbeatAnswer, HeartbeatError, JobContext
 from tsumugi_performer._errors import NonRetryableError, RetryAfterError
 from tsumugi_performer._performer import Performer
+from tsumugi_performer._trace_paths import relative_trace
 
 __all__ = [
     "DISPATCH_METHOD",
@@ -128,7 +129,7 @@ def _plain(value: Any) -> Any:
 def _error_text(error: BaseException) -> str:
     # Name and message first: the shard keeps the first 2000 characters, and the message is what people read.
     head = f"{type(error).__name__}: {error}"
-    trace = "".join(traceback.format_exception(error)).rstrip()
+    trace = relative_trace("".join(traceback.format_exception(error)).rstrip())
     return f"{head}\n{trace}"
 
 

@@ -13,6 +13,13 @@ Example:
     ({'id': 'mail-1'}, 1)
     >>> sink.post('{"subject": "hi"}', None)
     SinkAnswer(status=400, body={'error': 'to must be a string'})
+
+Only SendMail (an HTTP client, not a browser) and a person at the address bar use it: a request that a web
+page made (``Origin``, or ``Sec-Fetch-Site`` other than ``none`` / ``same-origin``) is refused, so a page on
+another local port can neither post mail into it nor, by DNS rebinding, read it (issue 15 item 6).
+
+    >>> MailSink.from_a_page({"sec-fetch-site": "same-site"}), MailSink.from_a_page({"sec-fetch-site": "none"})
+    (True, False)
 """
 
 from __future__ import annotations
@@ -58,6 +65,12 @@ class MailSink:
             raise ValueError(f"capacity must be at least 1, got {capacity}")
         self._mails: deque[SentMail] = deque(maxlen=capacity)
         self._count = 0
+
+    @staticmethod
+    def from_a_page(headers: Any) -> bool:
+        """True when a web page sent the request (``headers`` has ``get``, case-insensitive names)."""
+        site = headers.get("sec-fetch-site")
+        return headers.get("origin") is not None or (site is not None and site not in ("none", "same-origin"))
 
     @property
     def messages(self) -> list[SentMail]:

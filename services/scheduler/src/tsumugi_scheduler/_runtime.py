@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from tsumugi_scheduler.request_limits import MAX_BODY_BYTES
+
 __all__ = ["DurableObjectSql", "plain", "serve_asgi"]
 
 T = TypeVar("T")
@@ -29,8 +31,13 @@ async def serve_asgi(app: Any, request: Any, env: Any) -> Any:
     method as ``HTTPMethod[name]``, a ``KeyError`` (a 500) for a method workerd passes on but Python's enum
     lacks, such as QUERY or PURGE. With the string the app answers 405 with ``Allow`` (ADR-0059).
     """
-    from workers import asgi  # the SDK: present in a Worker, and under the local runtime
+    from workers import Response, asgi  # the SDK: present in a Worker, and under the local runtime
 
+    declared = request.headers.get("content-length")
+    if declared is not None and (not str(declared).isdigit() or int(declared) > MAX_BODY_BYTES):
+        # Before the adapter reads the body into memory (ADR-0065): the app's own check would come too late.
+        error = f'{{"error": "body must be at most {MAX_BODY_BYTES} bytes"}}'
+        return Response(error, status=413, headers={"content-type": "application/json"})
     return await asgi.fetch(app, getattr(request, "js_object", request), env)
 
 

@@ -2,12 +2,17 @@
 
 Pipeline for every request:
 
-1. a path outside ``/api/``, or any path when no auth is configured: plain-text ``404 not found``
-   (fail-closed: an API that is not enabled does not reveal that it exists);
-2. ``GET /api/openapi.json``: the document, without authentication;
-3. missing or wrong credentials: ``401 {"error": "unauthorized"}``;
-4. read-model migrations pending: ``503`` naming the files (`SchemaGate`);
-5. the route; unknown paths (a trailing slash included) ``404 {"error": "not found"}``, a known path
+1. any path when no auth is configured: plain-text ``404 not found`` (fail-closed: an API that is not
+   enabled does not reveal that it exists); ``GET`` outside ``/api/``: the dashboard page, with its
+   Content-Security-Policy; another method there: ``404``;
+2. a body declared larger than `MAX_BODY_BYTES`: ``413``, before anything is read or authenticated;
+3. ``/api/session``: the dashboard's sign-in, probe and sign-out (`session_routes`, ADR-0064);
+4. ``GET /api/openapi.json``: the document, without authentication;
+5. missing or wrong credentials: ``401 {"error": "unauthorized"}``; a session cookie from another origin:
+   ``403``; a state change (not GET/HEAD/OPTIONS) with a body, or with a session cookie, that is not declared
+   as ``application/json``: ``415`` (ADR-0064);
+6. read-model migrations pending: ``503`` naming the files (`SchemaGate`);
+7. the route; unknown paths (a trailing slash included) ``404 {"error": "not found"}``, a known path
    with another method ``405 {"error": "method not allowed"}``. A fault is ``500 {"error": "internal
    error"}`` with the detail in the log, never an exception escaping to the runtime.
 
@@ -33,11 +38,16 @@ from tsumugi_scheduler.api.auth import DEFAULT_AUTH, BearerAuth
 from tsumugi_scheduler.api.context import ApiContext
 from tsumugi_scheduler.api.openapi import build_document
 from tsumugi_scheduler.api.operations import OPENAPI_PATH, OPERATIONS, Endpoint
+from tsumugi_scheduler.api.request_origin import SAFE_METHODS, cross_origin_reason, declares_json
 from tsumugi_scheduler.api.schema_gate import SchemaGate
-from tsumugi_scheduler.dashboard import render_dashboard
+from tsumugi_scheduler.api.session import SESSION_PATH
+from tsumugi_scheduler.api.session_routes import answer_session, cross_origin, not_json
+from tsumugi_scheduler.dashboard import dashboard_headers, render_dashboard
 from tsumugi_scheduler.definition import TsumugiDefinition
+from tsumugi_scheduler.request_limits import MAX_BODY_BYTES
+from tsumugi_scheduler.timing import time_source
 
-__all__ = ["INTERNAL_ERROR", "ApiGate", "create_app"]
+__all__ = ["INTERNAL_ERROR", "MAX_BODY_BYTES", "ApiGate", "create_app"]
 
 INTERNAL_ERROR: Final = "internal error"
 _log = logging.getLogger("tsumugi_scheduler.api")
@@ -65,24 +75,43 @@ class ApiGate:
             # The dashboard page holds no data, so it is served without auth, but only when auth is set
             # (fail-closed: without auth nothing at all reveals the deployment). ADR-0023.
             if scope["method"] in ("GET", "HEAD"):
-                page = HTMLResponse(render_dashboard(self.auth.cookie))
+                page = HTMLResponse(
+                    render_dashboard(self.auth.cookie), headers=dashboard_headers(self.auth.cookie)
+                )
             else:
                 page = text_not_found()
             await page(scope, receive, send)
             return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        if _declared_length(headers) > MAX_BODY_BYTES:
+            await json_response(413, {"error": f"body must be at most {MAX_BODY_BYTES} bytes"})(
+                scope, receive, send
+            )
+            return
+        if path == SESSION_PATH:
+            await answer_session(scope, receive, send, self.auth, headers)
+            return
         if path != OPENAPI_PATH:
-            refused = await self._refusal(scope)
+            refused = await self._refusal(scope, headers)
             if refused is not None:
                 await refused(scope, receive, send)
                 return
         await self._run(scope, receive, send)
 
-    async def _refusal(self, scope: Scope) -> Response | None:
+    async def _refusal(self, scope: Scope, headers: dict[str, str]) -> Response | None:
         assert self.auth is not None
         env = scope.get("env")
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
-        if not self.auth.allows(env, headers):
+        credential = self.auth.identify(env, headers, now_ms=time_source().now_ms())
+        if credential is None:
             return json_response(401, {"error": "unauthorized"})
+        if credential == "session":
+            reason = cross_origin_reason(headers, str(scope.get("scheme", "http")))
+            if reason is not None:
+                return cross_origin(reason)
+        changes_state = scope["method"] not in SAFE_METHODS
+        has_body = _declared_length(headers) > 0 or "transfer-encoding" in headers
+        if changes_state and (has_body or credential == "session") and not declares_json(headers):
+            return not_json()
         try:
             await self.gate.check(env)
         except ApiError as exc:
@@ -105,6 +134,14 @@ class ApiGate:
             # The detail goes to the Worker's log only: an error text can carry paths, SQL or secrets.
             _log.exception("%s %s failed", scope.get("method", "?"), scope.get("path", "?"))
             await json_response(500, {"error": INTERNAL_ERROR})(scope, receive, send)
+
+
+def _declared_length(headers: dict[str, str]) -> int:
+    """The ``Content-Length`` a request declares; 0 when absent, and over any cap when unreadable."""
+    text = headers.get("content-length")
+    if text is None:
+        return 0
+    return int(text) if text.strip().isdigit() else MAX_BODY_BYTES + 1
 
 
 async def _api_error(request: Request, exc: Exception) -> Response:

@@ -1,29 +1,36 @@
-"""Bearer-token authentication of the REST API, fail-closed (reference §2.12).
+"""Bearer-token authentication of the REST API, fail-closed (reference §2.12), and the dashboard's session.
 
-The token is a Worker secret (``TSUMUGI_TOKEN`` by default). Credentials come from
-``Authorization: Bearer <token>`` (scheme case-insensitive) or, when that header is absent or has another
-scheme, from the ``tsumugi_token`` cookie (URL-decoded: the dashboard encodes it, gap 31). A missing secret
-refuses every request.
+The token is a Worker secret (``TSUMUGI_TOKEN`` by default). A caller presents it as
+``Authorization: Bearer <token>`` (scheme case-insensitive). The dashboard instead signs in once
+(``POST /api/session``) and then presents the HttpOnly session cookie the server set, whose value is signed
+with the token but is not the token (`tsumugi_scheduler.api.session`, ADR-0064); a raw token in the cookie is
+refused. A missing secret refuses every request.
 
 Example:
     >>> auth = BearerAuth()
     >>> class Env:
     ...     TSUMUGI_TOKEN = "s3cret"
-    >>> auth.allows(Env(), {"authorization": "bearer s3cret"}), auth.allows(Env(), {"cookie": "tsumugi_token=nope"})
-    (True, False)
+    >>> auth.identify(Env(), {"authorization": "bearer s3cret"}, now_ms=0)
+    'bearer'
+    >>> auth.identify(Env(), {"cookie": "tsumugi_token=s3cret"}, now_ms=0) is None
+    True
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
-import urllib.parse
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Iterator, Mapping
+from typing import Any, Literal
 
 import msgspec
 
-__all__ = ["DEFAULT_AUTH", "BearerAuth", "credentials_of", "same_secret"]
+from tsumugi_scheduler.api.session import SESSION_TTL_MS, session_is_valid
+
+__all__ = ["DEFAULT_AUTH", "BearerAuth", "Credential", "bearer_of", "cookie_values", "same_secret"]
+
+Credential = Literal["bearer", "session"]
+"""How a request authenticated: the token in a header, or the dashboard's session cookie."""
 
 
 def same_secret(given: str, expected: str) -> bool:
@@ -33,22 +40,20 @@ def same_secret(given: str, expected: str) -> bool:
     return hmac.compare_digest(left, right)
 
 
-def _cookie(header: str, name: str) -> str | None:
+def cookie_values(header: str, name: str) -> Iterator[str]:
+    """Every value of the cookie ``name`` in a ``Cookie`` header (a browser may send several paths' copies)."""
     for part in header.split(";"):
         key, sep, value = part.strip().partition("=")
         if sep and key == name:
-            return urllib.parse.unquote(value)
-    return None
+            yield value
 
 
-def credentials_of(headers: Mapping[str, str], cookie: str | None) -> str | None:
-    """The presented token: a bearer header first, else the named cookie; None when there is none."""
+def bearer_of(headers: Mapping[str, str]) -> str | None:
+    """The token of an ``Authorization: Bearer`` header; None when there is none."""
     scheme, _, value = headers.get("authorization", "").strip().partition(" ")
     if scheme.lower() == "bearer" and value.strip():
         return value.strip()
-    if cookie is None:
-        return None
-    return _cookie(headers.get("cookie", ""), cookie)
+    return None
 
 
 class BearerAuth(msgspec.Struct, frozen=True, kw_only=True):
@@ -56,20 +61,39 @@ class BearerAuth(msgspec.Struct, frozen=True, kw_only=True):
 
     Attributes:
         token_var: The env var (secret) holding the token.
-        cookie: The cookie that may carry the token (the dashboard's); None accepts only the header.
+        cookie: The name of the dashboard's session cookie, which the server sets after a sign-in with the
+            token; None turns sign-in with the token off (only the header is accepted, and the dashboard
+            points to an identity provider instead).
+        session_ttl_ms: How long a dashboard sign-in lasts.
     """
 
     token_var: str = "TSUMUGI_TOKEN"
     cookie: str | None = "tsumugi_token"
+    session_ttl_ms: int = SESSION_TTL_MS
 
-    def allows(self, env: Any, headers: Mapping[str, str]) -> bool:
-        """True when the request presents the configured token; always False without one (fail-closed)."""
+    def token(self, env: Any) -> str | None:
+        """The configured token; None when the secret is missing or empty (then nothing is accepted)."""
         expected = getattr(env, self.token_var, None)
-        if not isinstance(expected, str) or not expected:
-            return False
-        given = credentials_of(headers, self.cookie)
-        return given is not None and same_secret(given, expected)
+        return expected if isinstance(expected, str) and expected else None
+
+    def identify(self, env: Any, headers: Mapping[str, str], *, now_ms: int) -> Credential | None:
+        """How the request authenticates; None when it presents no valid credential (fail-closed).
+
+        A bearer header, when present, decides alone: a wrong one is not rescued by a cookie.
+        """
+        expected = self.token(env)
+        if expected is None:
+            return None
+        given = bearer_of(headers)
+        if given is not None:
+            return "bearer" if same_secret(given, expected) else None
+        if self.cookie is None:
+            return None
+        for value in cookie_values(headers.get("cookie", ""), self.cookie):
+            if session_is_valid(value, expected, now_ms=now_ms, ttl_ms=self.session_ttl_ms):
+                return "session"
+        return None
 
 
 DEFAULT_AUTH = BearerAuth()
-"""``TSUMUGI_TOKEN`` as a bearer header or the ``tsumugi_token`` cookie."""
+"""``TSUMUGI_TOKEN`` as a bearer header, or a dashboard session in the ``tsumugi_token`` cookie."""

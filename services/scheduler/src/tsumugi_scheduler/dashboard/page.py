@@ -8,13 +8,21 @@ fetched by the browser but ``/api`` (reference §2.13: no external scripts, styl
 
 from __future__ import annotations
 
+import base64
 import functools
+import hashlib
 import json
 import re
 from importlib import resources
 from typing import Final
 
-__all__ = ["SCRIPT_ORDER", "clear_dashboard_cache", "render_dashboard"]
+__all__ = [
+    "SCRIPT_ORDER",
+    "clear_dashboard_cache",
+    "content_security_policy",
+    "dashboard_headers",
+    "render_dashboard",
+]
 
 SCRIPT_ORDER: Final = (
     "base.js",
@@ -33,6 +41,7 @@ SCRIPT_ORDER: Final = (
 
 _STYLE_MARK: Final = "/*tsumugi:style*/"
 _SCRIPT_MARK: Final = "/*tsumugi:script*/"
+_INLINE_RE: Final = re.compile(r"<(script|style)>(.*?)</\1>", re.DOTALL)
 # RFC 6265 cookie-name token: visible ASCII except separators.
 _COOKIE_NAME_RE: Final = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 
@@ -70,9 +79,10 @@ def render_dashboard(token_cookie: str | None = "tsumugi_token") -> str:
     The result is cached per cookie name (reference §2.13); `clear_dashboard_cache` resets it.
 
     Args:
-        token_cookie: The cookie the page stores a typed-in token in after a 401 (the server reads it as
-            well as a bearer header). None when another mechanism signs users in (e.g. Cloudflare Access):
-            the page then only says how to sign in.
+        token_cookie: The name of the session cookie the server sets when the page signs in with a token
+            (``POST /api/session``; HttpOnly, so the page never sees it: ADR-0064). The page only needs to
+            know that token sign-in is offered. None when another mechanism signs users in (e.g. Cloudflare
+            Access): the page then only says how to sign in.
 
     Returns:
         One self-contained HTML document (inline CSS and JS).
@@ -91,7 +101,51 @@ def render_dashboard(token_cookie: str | None = "tsumugi_token") -> str:
     return document[:head] + _config_script(token_cookie) + document[head:]
 
 
+def _hash_source(text: str) -> str:
+    digest = hashlib.sha256(text.encode("utf-8")).digest()
+    return f"'sha256-{base64.b64encode(digest).decode()}'"
+
+
+@functools.lru_cache(maxsize=16)
+def content_security_policy(token_cookie: str | None = "tsumugi_token") -> str:
+    """The page's Content-Security-Policy: only its own inline script and style elements run (by hash).
+
+    Scripts and style elements are allowed by the SHA-256 of their exact text, so an injected element would
+    not run; the page may only fetch its own origin (``connect-src 'self'``), submit no form elsewhere, and
+    be framed by nobody (``frame-ancestors 'none'``, clickjacking). Style *attributes* stay allowed
+    (``style-src-attr``): the views size bars and inputs with them, and the page never builds markup from
+    data (text nodes only), so they carry no injected content. ADR-0068.
+
+    Example:
+        >>> policy = content_security_policy()
+        >>> "frame-ancestors 'none'" in policy and "script-src 'sha256-" in policy
+        True
+    """
+    scripts: list[str] = []
+    styles: list[str] = []
+    for tag, body in _INLINE_RE.findall(render_dashboard(token_cookie)):
+        (scripts if tag == "script" else styles).append(_hash_source(body))
+    style = " ".join(styles)
+    return "; ".join((
+        "default-src 'none'", f"script-src {' '.join(scripts)}", f"style-src {style}", f"style-src-elem {style}",
+        "style-src-attr 'unsafe-inline'", "img-src 'self' data:", "connect-src 'self'", "base-uri 'none'",
+        "form-action 'self'", "frame-ancestors 'none'",
+    ))  # fmt: skip
+
+
+def dashboard_headers(token_cookie: str | None = "tsumugi_token") -> dict[str, str]:
+    """The response headers that go with the page: its CSP, no framing, no sniffing, no referrer, no caching."""
+    return {
+        "content-security-policy": content_security_policy(token_cookie),
+        "x-frame-options": "DENY",
+        "x-content-type-options": "nosniff",
+        "referrer-policy": "no-referrer",
+        "cache-control": "no-store",
+    }
+
+
 def clear_dashboard_cache() -> None:
     """Forget the rendered pages and the assembled document (after editing the assets in development)."""
     render_dashboard.cache_clear()
+    content_security_policy.cache_clear()
     _document.cache_clear()

@@ -25,6 +25,7 @@ const API = {
   run: (id) => `/api/runs/${enc(id)}`,
   runRetry: (id) => `/api/runs/${enc(id)}/retry`,
   runCancel: (id) => `/api/runs/${enc(id)}/cancel`,
+  session: '/api/session',
 };
 
 class ApiError extends Error {
@@ -44,13 +45,44 @@ function withQuery(path, params) {
   return text ? `${path}?${text}` : path;
 }
 
-// One request. A 401 anywhere shows the sign-in screen; other failures throw ApiError with the server's text.
-async function apiCall(path, { method = 'GET', body } = {}) {
-  const init = { method, credentials: 'same-origin', headers: { accept: 'application/json' } };
-  if (body !== undefined) {
-    init.headers['content-type'] = 'application/json';
-    init.body = JSON.stringify(body);
+// Sign-in gate (ADR-0064). The credential is an HttpOnly session cookie the server sets at sign-in: no script
+// (this page's or any other) can read it, and no token is kept in document.cookie or localStorage. Before the
+// first call the page asks GET /api/session, which always answers 200, so nothing answers 401 before sign-in;
+// until the user has signed in every call waits here.
+let sessionGate = null;
+
+function whenSignedIn() {
+  if (!sessionGate) {
+    sessionGate = probeSession().catch((error) => {
+      sessionGate = null; // a failed probe (network, 5xx) is asked again by the next call
+      throw error;
+    });
   }
+  return sessionGate;
+}
+
+async function probeSession() {
+  const answer = await send(API.session, 'GET');
+  if (answer.response.ok && answer.data && answer.data.signedIn) return;
+  // A server without /api/session (a stand-in API): go on; a 401 from a real call still asks for the token.
+  if (answer.response.status === 404) return;
+  await new Promise((resolve) => showSignIn(resolve));
+}
+
+// The session ended (expired, token rotated, signed out elsewhere): ask again; calls wait for the new sign-in.
+function sessionLost() {
+  if (!$('#auth').hidden) return;
+  sessionGate = new Promise((resolve) => showSignIn(() => {
+    resolve();
+    start(); // the views that failed with 401 load again
+  }));
+}
+
+async function send(path, method, body) {
+  const init = { method, credentials: 'same-origin', headers: { accept: 'application/json' } };
+  // Every state change is declared JSON, body or not: the server refuses others from a signed-in browser (415).
+  if (method !== 'GET' && method !== 'HEAD') init.headers['content-type'] = 'application/json';
+  if (body !== undefined) init.body = JSON.stringify(body);
   const response = await fetch(path, init);
   const text = await response.text();
   let data = null;
@@ -59,12 +91,28 @@ async function apiCall(path, { method = 'GET', body } = {}) {
   } catch {
     data = null; // plain-text answers (e.g. 404 "not found") keep their text as the message
   }
-  if (response.status === 401) showSignIn();
-  if (!response.ok) {
-    const message = (data && data.error) || text || `HTTP ${response.status}`;
-    throw new ApiError(response.status, message, data);
-  }
-  return data;
+  return { response, text, data };
+}
+
+function failure({ response, text, data }) {
+  const message = (data && data.error) || text || `HTTP ${response.status}`;
+  return new ApiError(response.status, message, data);
+}
+
+// One request, once signed in. A 401 asks for the token again; other failures throw ApiError with the server's text.
+async function apiCall(path, { method = 'GET', body } = {}) {
+  await whenSignedIn();
+  const answer = await send(path, method, body);
+  if (answer.response.status === 401) sessionLost();
+  if (!answer.response.ok) throw failure(answer);
+  return answer.data;
+}
+
+// Sign-in and sign-out themselves (auth.js): answers come back as they are, without the gate.
+async function sessionCall(method, body) {
+  const answer = await send(API.session, method, body);
+  if (!answer.response.ok) throw failure(answer);
+  return answer.data;
 }
 
 // Feature probe: a tab exists unless its endpoint says "not configured" (501) or the caller is not signed in.

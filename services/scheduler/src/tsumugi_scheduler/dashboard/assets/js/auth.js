@@ -1,9 +1,18 @@
-// Sign-in: on any 401 the dashboard asks for the token and keeps it in the configured cookie, which the
-// server reads as well as a bearer header (the page itself is served without auth and holds no data).
+// Sign-in (ADR-0064): the token typed here goes once to POST /api/session, which answers with an HttpOnly
+// session cookie; the page never stores the token. A wrong token keeps the form, with the server's reason.
 
-function showSignIn() {
+const SIGN_IN_MESSAGES = {
+  'wrong token': 'That token is not correct. Check it (tsumugi dev prints it at start) and try again.',
+};
+
+// Any cookie of the configured name at path "/" is a raw token an earlier dashboard stored there, readable by
+// every page of this host: delete it. (This writes a deletion; nothing here reads document.cookie.)
+function forgetStoredToken() {
+  if (CONFIG.tokenCookie) document.cookie = `${CONFIG.tokenCookie}=; path=/; max-age=0; SameSite=Strict`;
+}
+
+function showSignIn(onSignedIn) {
   const screen = $('#auth');
-  if (!screen.hidden) return;
   stopRefresh();
   screen.hidden = false;
   if (!CONFIG.tokenCookie) {
@@ -13,19 +22,54 @@ function showSignIn() {
   }
   const input = h('input', { type: 'password', name: 'token', autocomplete: 'current-password',
     'aria-label': 'Access token', required: true });
-  const form = h('form', { id: 'token-form', onsubmit: (event) => submitToken(event, input) },
-    h('p', null, 'Enter your access token to continue.'), input,
-    h('button', { type: 'submit', class: 'primary' }, 'Sign in'));
+  const message = h('p', { id: 'sign-in-error', class: 'sign-in-error', role: 'alert', hidden: true });
+  const button = h('button', { type: 'submit', class: 'primary' }, 'Sign in');
+  const form = h('form', { id: 'token-form', onsubmit: (event) => submitToken(event, input, message, button, onSignedIn) },
+    h('p', null, 'Enter your access token to continue.'), input, message, button);
   replace(screen, h('div', { class: 'auth-box' }, h('h2', null, 'Tsumugi'), form));
   input.focus();
 }
 
-function submitToken(event, input) {
+async function submitToken(event, input, message, button, onSignedIn) {
   event.preventDefault();
   const token = input.value.trim();
   if (!token) return;
-  document.cookie = `${CONFIG.tokenCookie}=${encodeURIComponent(token)}; path=/; SameSite=Strict`;
+  button.disabled = true;
+  message.hidden = true;
+  try {
+    await sessionCall('POST', { token });
+  } catch (error) {
+    const known = error instanceof ApiError && SIGN_IN_MESSAGES[error.message];
+    message.textContent = known || `Sign-in failed: ${error.message}`;
+    message.hidden = false;
+    button.disabled = false;
+    input.select(); // the token stays, selected, so a typo is fixed by typing again
+    return;
+  }
   $('#auth').hidden = true;
-  // The token may unlock tabs that answered 401 before: detect features again, then load.
-  start();
+  replace($('#auth'));
+  showSignOut();
+  onSignedIn();
 }
+
+async function signOut() {
+  try {
+    await sessionCall('DELETE');
+  } catch (error) {
+    setStatus(`Sign-out failed: ${error.message}`, true);
+    return;
+  }
+  const button = $('#sign-out');
+  if (button) button.remove();
+  sessionLost();
+}
+
+// A "Sign out" button at the end of the header, once signed in with a token.
+function showSignOut() {
+  const header = $('header.top');
+  if (!CONFIG.tokenCookie || !header || $('#sign-out')) return;
+  header.append(h('button', { id: 'sign-out', type: 'button', onclick: signOut }, 'Sign out'));
+}
+
+forgetStoredToken();
+whenSignedIn().then(showSignOut, () => {});

@@ -1,0 +1,104 @@
+"""``/api/session``: the dashboard's sign-in, its probe and its sign-out (ADR-0064).
+
+* ``GET`` answers ``200 {"signedIn": bool}`` whatever the credentials, so the page can ask before it calls
+  anything that would answer 401 (no console errors before sign-in);
+* ``POST {"token": "..."}`` checks the token and sets the HttpOnly session cookie (`session_cookie`), and
+  deletes a cookie of the same name at path ``/`` (where earlier dashboards kept the raw token);
+  ``401`` says whether the token was wrong or the deployment has none;
+* ``DELETE`` deletes the cookie (sign-out).
+
+Sign-in and sign-out are state changes: they need ``Content-Type: application/json`` (POST) and a same-origin
+request, like every cookie-authenticated call.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any, Final, cast
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
+
+from tsumugi_scheduler.api.answers import json_response
+from tsumugi_scheduler.api.auth import BearerAuth, same_secret
+from tsumugi_scheduler.api.request_origin import cross_origin_reason, declares_json
+from tsumugi_scheduler.api.session import clearing_cookie, issue_session, session_cookie
+from tsumugi_scheduler.timing import time_source
+
+__all__ = ["NOT_JSON", "NO_TOKEN_CONFIGURED", "WRONG_TOKEN", "answer_session", "cross_origin", "not_json"]
+
+WRONG_TOKEN: Final = "wrong token"
+NO_TOKEN_CONFIGURED: Final = "this deployment has no API token (set the TSUMUGI_TOKEN secret)"
+NOT_JSON: Final = "Content-Type must be application/json"
+_ALLOW: Final = "DELETE, GET, HEAD, POST"
+
+
+def not_json() -> Response:
+    """The 415 of a state change whose body is not declared as JSON."""
+    return json_response(415, {"error": NOT_JSON})
+
+
+def cross_origin(reason: str) -> Response:
+    """The 403 of a cookie-authenticated request from another origin."""
+    return json_response(403, {"error": f"cross-origin request refused ({reason})"})
+
+
+def _token_of(body: bytes) -> str | None:
+    try:
+        value: Any = json.loads(body)
+    except ValueError:
+        return None
+    if not isinstance(value, dict):
+        return None
+    token: Any = cast("dict[str, Any]", value).get("token")
+    return token.strip() if isinstance(token, str) and token.strip() else None
+
+
+async def _sign_in(request: Request, auth: BearerAuth, headers: Mapping[str, str]) -> Response:
+    if not declares_json(headers):
+        return not_json()
+    if auth.cookie is None:
+        return json_response(404, {"error": "sign-in with a token is not enabled"})
+    given = _token_of(await request.body())
+    if given is None:
+        return json_response(400, {"error": "token must be a non-empty string"})
+    expected = auth.token(request.scope.get("env"))
+    if expected is None:
+        return json_response(401, {"error": NO_TOKEN_CONFIGURED})
+    if not same_secret(given, expected):
+        return json_response(401, {"error": WRONG_TOKEN})
+    answer = json_response(200, {"signedIn": True})
+    value = issue_session(expected, time_source().now_ms())
+    secure = request.url.scheme == "https"
+    answer.headers.append(
+        "set-cookie", session_cookie(auth.cookie, value, secure=secure, ttl_ms=auth.session_ttl_ms)
+    )
+    answer.headers.append("set-cookie", clearing_cookie(auth.cookie, "/"))
+    return answer
+
+
+async def answer_session(scope: Scope, receive: Receive, send: Send, auth: BearerAuth,
+                         headers: Mapping[str, str]) -> None:  # fmt: skip
+    """Answer a request to `SESSION_PATH`."""
+    request = Request(scope, receive)
+    method = request.method
+    if method in ("GET", "HEAD"):
+        now_ms = time_source().now_ms()
+        answer = json_response(
+            200, {"signedIn": auth.identify(scope.get("env"), headers, now_ms=now_ms) is not None}
+        )
+    elif (reason := cross_origin_reason(headers, request.url.scheme)) is not None:
+        answer = cross_origin(reason)
+    elif method == "POST":
+        answer = await _sign_in(request, auth, headers)
+    elif method == "DELETE":
+        answer = json_response(200, {"signedIn": False})
+        if auth.cookie is not None:
+            answer.headers.append("set-cookie", clearing_cookie(auth.cookie))
+            answer.headers.append("set-cookie", clearing_cookie(auth.cookie, "/"))
+    else:
+        answer = json_response(405, {"error": "method not allowed"})
+        answer.headers["allow"] = _ALLOW
+    await answer(scope, receive, send)
