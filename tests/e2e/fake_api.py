@@ -186,6 +186,8 @@ class FakeApi:
     requests: list[tuple[str, str]] = field(default_factory=lambda: [])
     """(method, raw path with query) of every request, in arrival order."""
     port: int = 0
+    flows: bool = False
+    """When set, flows are registered and the runs of fake_runs answer (else no flow exists, as before)."""
 
     def url(self, fragment: str = "") -> str:
         """The page's URL (with an optional ``#/...`` route)."""
@@ -197,6 +199,10 @@ class FakeApi:
 
 
 def _handler(api: FakeApi) -> type[BaseHTTPRequestHandler]:
+    from fake_runs import list_runs, run_routes  # imports this module's fixtures
+
+    routes = {**ROUTES, **run_routes()} if api.flows else ROUTES
+
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
             return
@@ -228,8 +234,10 @@ def _handler(api: FakeApi) -> type[BaseHTTPRequestHandler]:
                 self._send(501, json.dumps({"error": NOT_CONFIGURED[path]}))
             elif self.command == "POST":
                 self._send(200, json.dumps({"ok": True, "requested": path.endswith("/cancel")}))
-            elif path in ROUTES:
-                self._send(200, json.dumps(ROUTES[path]))
+            elif api.flows and path == "/api/runs":
+                self._send(200, json.dumps(list_runs(self.path.partition("?")[2])))
+            elif path in routes:
+                self._send(200, json.dumps(routes[path]))
             else:
                 self._send(404, json.dumps({"error": "not found"}))
 
