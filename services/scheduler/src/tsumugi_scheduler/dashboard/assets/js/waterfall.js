@@ -94,7 +94,7 @@ function waterfallLayout(nodes, now, expanded = new Set()) {
   const span = Math.max(1, Math.max(...moments) - t0);
   const step = axisStep(span);
   const t1 = t0 + Math.ceil(span / step) * step;
-  const pct = (t) => ((t - t0) / (t1 - t0)) * 100;
+  const pct = (t) => ((t - t0) * 100) / (t1 - t0); // multiply first: whole-number inputs stay exact
   const ticks = [];
   for (let at = t0; at <= t1; at += step) ticks.push({ at, left: pct(at), label: fmtOffset(at - t0, step) });
   const rows = [];
