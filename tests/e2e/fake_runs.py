@@ -4,8 +4,9 @@ The runs cover what the dashboard draws: a completed fan-out (3 children) that i
 failed run whose downstream node was skipped while an independent branch completed, a running run (a fan-out
 half done, a node waiting on it), a run with a subflow node, and filler runs so the list has a second page.
 Timestamps follow the Run DO's rules (3.11): static nodes are created with the run, fan-out children when their
-container expands; a node's ``updated_at`` is its last change. Two fields go past the original: a node's
-``waiting`` ("why is this node not running") and the run's ``output`` (JSON text of the output node's result).
+container expands; a node's ``updated_at`` is its last change. Two keys go past the original, as the scheduler
+serves them (docs/rest-api.md): a node's ``waiting_on`` (a PENDING node's unsettled dependencies, else ``[]``)
+and the run's ``output`` (JSON text of the declared output node's result, once COMPLETED; else null).
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ def _node(
     child_run_id: str | None = None,
     result: Any = None,
     error: str | None = None,
-    **extra: Any,
+    waiting_on: list[str] | None = None,
 ) -> dict[str, Any]:
     return {
         "id": node_id,
@@ -58,7 +59,7 @@ def _node(
         "position": position,
         "created_at": created,
         "updated_at": updated,
-        **extra,
+        "waiting_on": waiting_on or [],
     }
 
 
@@ -70,7 +71,7 @@ def _run(
     updated: int,
     run_input: Any,
     parent: tuple[str, str] | None = None,
-    **extra: Any,
+    output: Any = None,
 ) -> dict[str, Any]:
     done = sum(1 for n in nodes if n["state"] in TERMINAL)
     failed = sum(1 for n in nodes if n["state"] in ("FAILED", "STALLED"))
@@ -87,7 +88,7 @@ def _run(
         "parent_run_id": parent[0] if parent else None,
         "parent_node_id": parent[1] if parent else None,
         "retryable": state == "FAILED",
-        **extra,
+        "output": None if output is None else json.dumps(output),
     }
     return {"run": run, "nodes": nodes}
 
@@ -99,22 +100,62 @@ FANOUT = _run(
     "COMPLETED",
     [
         _node("names", "COMPLETED", T0, T0 + 3_000, 0, binding="Names", job_id="Names#0:names1"),
-        _node("hello", "COMPLETED", T0, T0 + 30_000, 1, after=["names"], container=True,
-              result={"total": 3, "succeeded": 3, "failed": 0}),
-        _node("report", "COMPLETED", T0, T0 + 32_000, 2, binding="Report", after=["hello"],
-              job_id="Report#0:report1"),
-        _node("hello:0", "COMPLETED", T0 + 3_000, T0 + 10_000, 3, parent="hello", origin="fanOut",
-              job_id="Hello#0:hello0"),
-        _node("hello:1", "COMPLETED", T0 + 3_000, T0 + 15_000, 4, parent="hello", origin="fanOut",
-              job_id="Hello#0:hello1"),
-        _node("hello:2", "COMPLETED", T0 + 3_000, T0 + 30_000, 5, parent="hello", origin="fanOut",
-              job_id="Hello#0:hello2"),
+        _node(
+            "hello",
+            "COMPLETED",
+            T0,
+            T0 + 30_000,
+            1,
+            after=["names"],
+            container=True,
+            result={"total": 3, "succeeded": 3, "failed": 0},
+        ),
+        _node(
+            "report",
+            "COMPLETED",
+            T0,
+            T0 + 32_000,
+            2,
+            binding="Report",
+            after=["hello"],
+            job_id="Report#0:report1",
+        ),
+        _node(
+            "hello:0",
+            "COMPLETED",
+            T0 + 3_000,
+            T0 + 10_000,
+            3,
+            parent="hello",
+            origin="fanOut",
+            job_id="Hello#0:hello0",
+        ),
+        _node(
+            "hello:1",
+            "COMPLETED",
+            T0 + 3_000,
+            T0 + 15_000,
+            4,
+            parent="hello",
+            origin="fanOut",
+            job_id="Hello#0:hello1",
+        ),
+        _node(
+            "hello:2",
+            "COMPLETED",
+            T0 + 3_000,
+            T0 + 30_000,
+            5,
+            parent="hello",
+            origin="fanOut",
+            job_id="Hello#0:hello2",
+        ),
     ],
     T0,
     T0 + 32_000,
     {"names": ["a", "b", "c"]},
     parent=(SUBFLOW_RUN, "greet"),
-    output=json.dumps({"greeted": 3}),
+    output={"greeted": 3},
 )
 
 F0 = NOW - 120_000
@@ -123,10 +164,27 @@ FAILED = _run(
     "FAILED",
     [
         _node("extract", "COMPLETED", F0, F0 + 2_000, 0, binding="Extract", job_id="Extract#0:extract1"),
-        _node("transform", "FAILED", F0, F0 + 9_000, 1, binding="SendMail", after=["extract"], job_id=FAILED_ID,
-              error="SmtpError: mailbox full (third)"),
-        _node("audit", "COMPLETED", F0, F0 + 6_000, 2, binding="Audit", after=["extract"],
-              job_id="Audit#0:audit1"),
+        _node(
+            "transform",
+            "FAILED",
+            F0,
+            F0 + 9_000,
+            1,
+            binding="SendMail",
+            after=["extract"],
+            job_id=FAILED_ID,
+            error="SmtpError: mailbox full (third)",
+        ),
+        _node(
+            "audit",
+            "COMPLETED",
+            F0,
+            F0 + 6_000,
+            2,
+            binding="Audit",
+            after=["extract"],
+            job_id="Audit#0:audit1",
+        ),
         _node("load", "SKIPPED", F0, F0 + 9_000, 3, binding="Load", after=["transform", "audit"]),
     ],
     F0,
@@ -141,14 +199,37 @@ RUNNING = _run(
     [
         _node("names", "COMPLETED", R0, R0 + 2_000, 0, binding="Names", job_id="Names#0:names2"),
         _node("hello", "RUNNING", R0, R0 + 10_000, 1, after=["names"], container=True),
-        _node("report", "PENDING", R0, R0, 2, binding="Report", after=["hello"],
-              waiting="waiting for hello (2 of 3 children not settled)"),
-        _node("hello:0", "COMPLETED", R0 + 2_000, R0 + 10_000, 3, parent="hello", origin="fanOut",
-              job_id="Hello#0:hello3"),
-        _node("hello:1", "SCHEDULED", R0 + 2_000, R0 + 2_000, 4, parent="hello", origin="fanOut",
-              job_id=SCHEDULED_ID),
-        _node("hello:2", "SCHEDULED", R0 + 2_000, R0 + 2_000, 5, parent="hello", origin="fanOut",
-              job_id="Hello#0:hello5"),
+        _node("report", "PENDING", R0, R0, 2, binding="Report", after=["hello"], waiting_on=["hello"]),
+        _node(
+            "hello:0",
+            "COMPLETED",
+            R0 + 2_000,
+            R0 + 10_000,
+            3,
+            parent="hello",
+            origin="fanOut",
+            job_id="Hello#0:hello3",
+        ),
+        _node(
+            "hello:1",
+            "SCHEDULED",
+            R0 + 2_000,
+            R0 + 2_000,
+            4,
+            parent="hello",
+            origin="fanOut",
+            job_id=SCHEDULED_ID,
+        ),
+        _node(
+            "hello:2",
+            "SCHEDULED",
+            R0 + 2_000,
+            R0 + 2_000,
+            5,
+            parent="hello",
+            origin="fanOut",
+            job_id="Hello#0:hello5",
+        ),
     ],
     R0,
     R0 + 10_000,
@@ -161,9 +242,19 @@ SUBFLOW = _run(
     "COMPLETED",
     [
         _node("prepare", "COMPLETED", S0, T0, 0, binding="Prepare", job_id="Prepare#0:prepare1"),
-        _node("greet", "COMPLETED", S0, T0 + 32_000, 1, binding="", after=["prepare"], child_run_id=FANOUT_RUN),
-        _node("notify", "COMPLETED", S0, T0 + 33_000, 2, binding="Notify", after=["greet"],
-              job_id="Notify#0:notify1"),
+        _node(
+            "greet", "COMPLETED", S0, T0 + 32_000, 1, binding="", after=["prepare"], child_run_id=FANOUT_RUN
+        ),
+        _node(
+            "notify",
+            "COMPLETED",
+            S0,
+            T0 + 33_000,
+            2,
+            binding="Notify",
+            after=["greet"],
+            job_id="Notify#0:notify1",
+        ),
     ],
     S0,
     T0 + 33_000,

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from fake_api import FAILED_ID, NOW, FakeApi, serve
 from fake_runs import DETAILS, FAILED_RUN, FANOUT_RUN, RUNNING_RUN, SUBFLOW_RUN, T0
-from playwright.sync_api import Browser, Page
+from playwright.sync_api import Browser, FloatRect, Page
 from playwright_chromium import ConsoleLog
 
 pytestmark = pytest.mark.e2e
@@ -60,7 +60,9 @@ def _runs_queries(api: FakeApi) -> list[dict[str, str]]:
 
 
 def _wf_rows(page: Page) -> list[str]:
-    return page.eval_on_selector_all("#run-waterfall .wf-row[data-node]", "rows => rows.map(r => r.dataset.node)")
+    return page.eval_on_selector_all(
+        "#run-waterfall .wf-row[data-node]", "rows => rows.map(r => r.dataset.node)"
+    )
 
 
 def _posts(api: FakeApi) -> list[str]:
@@ -195,10 +197,20 @@ def test_waterfall_layout_uses_api_times_marks_unstarted_nodes_and_ends_unfinish
 
     # Explicit scheduled_at / finished_at win over the inference; scheduled_at null means never started.
     explicit = [
-        {**DETAILS[FAILED_RUN]["nodes"][0], "scheduled_at": T0 + 1_000, "finished_at": T0 + 4_000, "created_at": T0,
-         "updated_at": T0 + 8_000},
-        {**DETAILS[FAILED_RUN]["nodes"][1], "scheduled_at": None, "created_at": T0, "updated_at": T0 + 8_000,
-         "state": "CANCELLED"},
+        {
+            **DETAILS[FAILED_RUN]["nodes"][0],
+            "scheduled_at": T0 + 1_000,
+            "finished_at": T0 + 4_000,
+            "created_at": T0,
+            "updated_at": T0 + 8_000,
+        },
+        {
+            **DETAILS[FAILED_RUN]["nodes"][1],
+            "scheduled_at": None,
+            "created_at": T0,
+            "updated_at": T0 + 8_000,
+            "state": "CANCELLED",
+        },
     ]
     rows = {r["id"]: r for r in _layout(opened, explicit, NOW, [])["rows"]}
     # Span 8 s -> 2 s steps, axis 8 s.
@@ -210,11 +222,19 @@ def test_waterfall_layout_uses_api_times_marks_unstarted_nodes_and_ends_unfinish
 def test_axis_steps_and_labels(page: Opened, api: FakeApi) -> None:
     opened, log = page
     _open(opened, api, "#/runs")
-    steps = opened.evaluate("spans => spans.map(axisStep)", [1, 7, 32_000, 61_000, 90_000, 3_600_000, 10 * 604_800_000])
+    steps = opened.evaluate(
+        "spans => spans.map(axisStep)", [1, 7, 32_000, 61_000, 90_000, 3_600_000, 10 * 604_800_000]
+    )
     assert steps == [1, 2, 10_000, 15_000, 15_000, 600_000, 2 * 604_800_000]
     labels = opened.evaluate(
         "cases => cases.map(([ms, step]) => fmtOffset(ms, step))",
-        [[400, 200], [90_000, 15_000], [1_800_000, 600_000], [10_800_000, 3_600_000], [172_800_000, 86_400_000]],
+        [
+            [400, 200],
+            [90_000, 15_000],
+            [1_800_000, 600_000],
+            [10_800_000, 3_600_000],
+            [172_800_000, 86_400_000],
+        ],
     )
     assert labels == ["400 ms", "90 s", "30 min", "3 h", "2 d"]
     _quiet(log)
@@ -223,7 +243,7 @@ def test_axis_steps_and_labels(page: Opened, api: FakeApi) -> None:
 # -- the waterfall: drawn -----------------------------------------------------------------------------------
 
 
-def _box(page: Page, selector: str) -> dict[str, float]:
+def _box(page: Page, selector: str) -> FloatRect:
     box = page.locator(selector).bounding_box()
     assert box is not None, selector
     return box
@@ -248,14 +268,18 @@ def test_waterfall_bars_sit_on_the_time_axis_and_fan_out_children_expand(page: O
     assert names["x"] == pytest.approx(lines[0], abs=1)
     assert names["x"] == pytest.approx(track["x"], abs=1)
     assert opened.get_attribute('.wf-row[data-node="report"] .wf-bar', "class") == "wf-bar bar-completed"
-    assert opened.eval_on_selector_all("#run-legend .legend-item", "l => l.map(x => x.dataset.state)") == ["COMPLETED"]
+    assert opened.eval_on_selector_all("#run-legend .legend-item", "l => l.map(x => x.dataset.state)") == [
+        "COMPLETED"
+    ]
 
     toggle = opened.locator('.wf-row[data-node="hello"] .wf-toggle')
     assert toggle.get_attribute("aria-expanded") == "false"
     toggle.click()
     assert _wf_rows(opened) == ["names", "hello", "hello:0", "hello:1", "hello:2", "report"]
     assert opened.locator('.wf-row[data-node="hello"] .wf-toggle').get_attribute("aria-expanded") == "true"
-    depths = opened.eval_on_selector_all("#run-waterfall .wf-row[data-node]", "r => r.map(x => x.dataset.depth)")
+    depths = opened.eval_on_selector_all(
+        "#run-waterfall .wf-row[data-node]", "r => r.map(x => x.dataset.depth)"
+    )
     assert depths == ["0", "0", "1", "1", "1", "0"]
     child = _box(opened, '.wf-row[data-node="hello:2"] .wf-bar')
     parent = _box(opened, '.wf-row[data-node="hello"] .wf-bar')
@@ -266,7 +290,9 @@ def test_waterfall_bars_sit_on_the_time_axis_and_fan_out_children_expand(page: O
     _quiet(log)
 
 
-def test_waterfall_colours_states_and_a_failed_run_shows_them_in_the_legend(page: Opened, api: FakeApi) -> None:
+def test_waterfall_colours_states_and_a_failed_run_shows_them_in_the_legend(
+    page: Opened, api: FakeApi
+) -> None:
     opened, log = page
     _open_run(opened, api, FAILED_RUN)
     legend = opened.eval_on_selector_all("#run-legend .legend-item", "l => l.map(x => x.dataset.state)")
@@ -274,8 +300,12 @@ def test_waterfall_colours_states_and_a_failed_run_shows_them_in_the_legend(page
     assert opened.get_attribute('.wf-row[data-node="transform"] .wf-bar', "class") == "wf-bar bar-failed"
     assert opened.locator('.wf-row[data-node="load"] .wf-bar').count() == 0
     assert opened.get_attribute('.wf-row[data-node="load"] .wf-marker', "class") == "wf-marker bar-skipped"
-    red = opened.eval_on_selector('.wf-row[data-node="transform"] .wf-bar', "b => getComputedStyle(b).backgroundColor")
-    green = opened.eval_on_selector('.wf-row[data-node="extract"] .wf-bar', "b => getComputedStyle(b).backgroundColor")
+    red = opened.eval_on_selector(
+        '.wf-row[data-node="transform"] .wf-bar', "b => getComputedStyle(b).backgroundColor"
+    )
+    green = opened.eval_on_selector(
+        '.wf-row[data-node="extract"] .wf-bar', "b => getComputedStyle(b).backgroundColor"
+    )
     assert red != green
     _quiet(log)
 
@@ -304,7 +334,9 @@ def test_dag_layout_layers_columns_by_longest_dependency_chain(page: Opened, api
     _quiet(log)
 
 
-def test_dag_layout_orders_a_column_by_its_dependencies_and_drops_bad_edges(page: Opened, api: FakeApi) -> None:
+def test_dag_layout_orders_a_column_by_its_dependencies_and_drops_bad_edges(
+    page: Opened, api: FakeApi
+) -> None:
     opened, log = page
     _open(opened, api, "#/runs")
 
@@ -330,7 +362,9 @@ def test_dag_layout_orders_a_column_by_its_dependencies_and_drops_bad_edges(page
     _quiet(log)
 
 
-def test_dag_picture_draws_cards_and_edges_and_selecting_a_card_opens_its_node(page: Opened, api: FakeApi) -> None:
+def test_dag_picture_draws_cards_and_edges_and_selecting_a_card_opens_its_node(
+    page: Opened, api: FakeApi
+) -> None:
     opened, log = page
     _open_run(opened, api, FAILED_RUN)
 
@@ -343,7 +377,9 @@ def test_dag_picture_draws_cards_and_edges_and_selecting_a_card_opens_its_node(p
         ["audit", "translate(232 78)"],
         ["load", "translate(456 8)"],
     ]
-    edges = opened.eval_on_selector_all("#run-dag path.dag-edge", "p => p.map(x => [x.dataset.from, x.dataset.to])")
+    edges = opened.eval_on_selector_all(
+        "#run-dag path.dag-edge", "p => p.map(x => [x.dataset.from, x.dataset.to])"
+    )
     assert edges == [["extract", "transform"], ["extract", "audit"], ["transform", "load"], ["audit", "load"]]
     assert opened.get_attribute("#run-dag", "width") == "632"
     assert "FAILED" in (opened.text_content('.dag-node[data-node="transform"] .dag-sub') or "")
@@ -381,7 +417,9 @@ def test_node_detail_links_to_its_job(page: Opened, api: FakeApi) -> None:
     _quiet(log)
 
 
-def test_subflow_node_links_to_its_child_run_and_the_child_back_to_its_parent(page: Opened, api: FakeApi) -> None:
+def test_subflow_node_links_to_its_child_run_and_the_child_back_to_its_parent(
+    page: Opened, api: FakeApi
+) -> None:
     opened, log = page
     _open_run(opened, api, SUBFLOW_RUN)
     link = opened.locator('.wf-row[data-node="greet"] .run-link')
@@ -411,14 +449,21 @@ def test_run_output_is_shown_when_the_api_gives_it(page: Opened, api: FakeApi) -
     _quiet(log)
 
 
+def _pending_reason(page: Page, run: dict[str, Any], nodes: list[dict[str, Any]], node_id: str) -> str:
+    return page.evaluate(
+        "([run, nodes, id]) => pendingReason(run, nodes, nodes.find((n) => n.id === id))",
+        [run, nodes, node_id],
+    )
+
+
 def test_why_a_node_is_not_running(page: Opened, api: FakeApi) -> None:
     opened, log = page
     _open_run(opened, api, RUNNING_RUN)
 
-    # The API's own answer for a pending node.
+    # A pending node: the dependencies the API says it waits on, with a fan-out's progress.
     opened.click('.wf-row[data-node="report"] .wf-name')
     assert opened.text_content("#node-why") == (
-        "Why is it not running?waiting for hello (2 of 3 children not settled)"
+        "Why is it not running?Waiting on hello (RUNNING, 1 of 3 children settled)."
     )
 
     # A scheduled child: its job's explanation.
@@ -428,18 +473,29 @@ def test_why_a_node_is_not_running(page: Opened, api: FakeApi) -> None:
     assert "per_key_concurrency" in (opened.text_content("#node-why") or "")
     assert "/api/jobs/Hello%230%3Awaitingjob1/explain" in api.api_paths()
 
-    # Without the API's answer, a pending node names the dependencies it waits on.
-    text = opened.evaluate(
-        """([run, nodes]) => {
-             const el = document.createElement('div');
-             const node = Object.assign({}, nodes.find((n) => n.id === 'report'));
-             delete node.waiting;
-             fillWhy(run, nodes, node, el);
-             return el.textContent;
-           }""",
-        [DETAILS[RUNNING_RUN]["run"], DETAILS[RUNNING_RUN]["nodes"]],
+    # A completed node has nothing to explain.
+    opened.click('.wf-row[data-node="names"] .wf-name')
+    assert opened.text_content("#node-why") == ""
+    _quiet(log)
+
+
+def test_pending_reason_without_waiting_on_and_after_the_run_ended(page: Opened, api: FakeApi) -> None:
+    opened, log = page
+    _open(opened, api, "#/runs")
+    run, nodes = DETAILS[RUNNING_RUN]["run"], DETAILS[RUNNING_RUN]["nodes"]
+    older = [{k: v for k, v in n.items() if k != "waiting_on"} for n in nodes]  # an API without the key
+    assert (
+        _pending_reason(opened, run, older, "report")
+        == "Waiting on hello (RUNNING, 1 of 3 children settled)."
     )
-    assert text == "Why is it not running?Waiting on hello (RUNNING)."
+    settled = [{**n, "waiting_on": []} for n in nodes]
+    assert _pending_reason(opened, run, settled, "report") == (
+        "Its dependencies have settled: it starts at the run\u2019s next step."
+    )
+    failed = {**run, "state": "FAILED"}
+    assert _pending_reason(opened, failed, nodes, "report") == (
+        "The run is FAILED: this node will not start unless the run is resumed."
+    )
     _quiet(log)
 
 

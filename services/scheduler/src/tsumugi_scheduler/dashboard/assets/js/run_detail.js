@@ -128,23 +128,35 @@ function renderNodeDetail(run, nodes, node) {
     node.error ? [h('h4', null, 'Error'), h('pre', { class: 'error-text', id: 'node-error' }, node.error)] : null);
 }
 
-// "Why is this node not running": the API's own answer when it gives one (node.waiting); else, for a node
-// still PENDING in a running run, the dependencies it waits on; for a scheduled node, its job's explanation.
+// "Why is this node not running": for a PENDING node, the dependencies it waits on (the API's waiting_on;
+// derived from `after` when an older API lacks it), or that the run has ended; for a SCHEDULED or QUEUED
+// node, its job's own explanation (GET /api/jobs/{id}/explain).
 function fillWhy(run, nodes, node, target) {
   const heading = h('h4', null, 'Why is it not running?');
-  if (node.waiting !== undefined && node.waiting !== null) {
-    replace(target, heading, typeof node.waiting === 'string' ? h('p', null, node.waiting) : renderExplanation(node.waiting));
-    return;
+  if (node.state === 'PENDING') {
+    replace(target, heading, h('p', null, pendingReason(run, nodes, node)));
+  } else if ((node.state === 'SCHEDULED' || node.state === 'QUEUED') && node.job_id) {
+    loadNodeExplain(node.job_id, target, heading);
   }
-  if (node.state === 'PENDING' && run.state === 'RUNNING') {
-    const byId = new Map(nodes.map((n) => [n.id, n]));
-    const open = (node.after || []).map((id) => byId.get(id)).filter((d) => d && !NODE_TERMINAL.includes(d.state));
-    replace(target, heading, h('p', null, open.length
-      ? `Waiting on ${open.map((d) => `${d.id} (${d.state})`).join(', ')}.`
-      : 'Its dependencies have settled: it starts with the run\u2019s next step.'));
-    return;
+}
+
+function pendingReason(run, nodes, node) {
+  if (run.state !== 'RUNNING') {
+    return `The run is ${run.state}: this node will not start${run.state === 'FAILED' ? ' unless the run is resumed' : ''}.`;
   }
-  if ((node.state === 'SCHEDULED' || node.state === 'QUEUED') && node.job_id) loadNodeExplain(node.job_id, target, heading);
+  const byId = new Map(nodes.map((n) => [n.id, n]));
+  const ids = Array.isArray(node.waiting_on) ? node.waiting_on
+    : (node.after || []).filter((id) => byId.has(id) && !NODE_TERMINAL.includes(byId.get(id).state));
+  if (!ids.length) return 'Its dependencies have settled: it starts at the run\u2019s next step.';
+  const children = childrenByParent(nodes);
+  const describe = (id) => {
+    const dep = byId.get(id);
+    if (!dep) return id;
+    const kids = children.get(id) || [];
+    const settled = kids.filter((k) => NODE_TERMINAL.includes(k.state)).length;
+    return `${id} (${dep.state}${kids.length ? `, ${settled} of ${kids.length} children settled` : ''})`;
+  };
+  return `Waiting on ${ids.map(describe).join(', ')}.`;
 }
 
 async function loadNodeExplain(jobId, target, heading) {
