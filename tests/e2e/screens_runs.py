@@ -2,7 +2,8 @@
 
 Usage: ``python3 -m uv run --frozen python tests/e2e/screens_runs.py [out_dir]`` (default /work/wt/notes/screens).
 Writes runs-list-<width>.png, runs-detail-<width>.png (the fan-out run, its fan-out expanded and a node
-selected) and runs-failed-<width>.png. The PNGs are for looking at, not committed.
+selected), runs-failed-<width>.png (retry being confirmed) and runs-running-<width>.png (a pending node's
+"why is it not running"). The PNGs are for looking at, not committed.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 
 from fake_api import NOW, FakeApi, serve
-from fake_runs import FAILED_RUN, FANOUT_RUN
+from fake_runs import FAILED_RUN, FANOUT_RUN, RUNNING_RUN
 from playwright_chromium import launch_chromium
 
 
@@ -28,7 +29,8 @@ def main(out: Path) -> list[Path]:
         for width in (1280, 420):
             context = browser.new_context(viewport={"width": width, "height": 900})
             page = context.new_page()
-            page.clock.set_fixed_time(NOW)
+            page.clock.install(time=(NOW - 1_000) / 1000)  # Playwright takes seconds
+            page.clock.pause_at(NOW / 1000)
             page.goto(api.url("#/runs"))
             page.wait_for_selector(".run-row")
             saved.append(out / f"runs-list-{width}.png")
@@ -48,6 +50,13 @@ def main(out: Path) -> list[Path]:
             page.click('.dag-node[data-node="transform"]')
             page.click("#run-retry")
             saved.append(out / f"runs-failed-{width}.png")
+            page.screenshot(path=saved[-1], full_page=True)
+
+            page.goto(api.url(_route(RUNNING_RUN)))
+            page.wait_for_selector(f'#run-detail[data-id="{RUNNING_RUN}"]')
+            page.click('.wf-row[data-node="hello"] .wf-toggle')
+            page.click('.wf-row[data-node="report"] .wf-name')
+            saved.append(out / f"runs-running-{width}.png")
             page.screenshot(path=saved[-1], full_page=True)
             context.close()
     return saved

@@ -38,7 +38,9 @@ def api() -> Iterator[FakeApi]:
 
 
 def _open(page: Page, api: FakeApi, fragment: str) -> None:
-    page.clock.install(time=NOW)  # Date.now() = NOW; timers only run when the test advances them
+    # Playwright takes seconds. Paused: Date.now() stays NOW and no timer (auto-refresh) fires by itself.
+    page.clock.install(time=(NOW - 1_000) / 1000)
+    page.clock.pause_at(NOW / 1000)
     page.goto(api.url(fragment))
 
 
@@ -290,6 +292,25 @@ def test_waterfall_bars_sit_on_the_time_axis_and_fan_out_children_expand(page: O
     _quiet(log)
 
 
+def test_unfinished_bars_reach_now_at_the_end_of_the_axis(page: Opened, api: FakeApi) -> None:
+    opened, log = page
+    _open_run(opened, api, RUNNING_RUN)
+    opened.click('.wf-row[data-node="hello"] .wf-toggle')
+    ticks = opened.eval_on_selector_all("#run-waterfall .wf-tick", "t => t.map(x => x.textContent)")
+    assert ticks == ["0 s", "5 s", "10 s", "15 s", "20 s"]
+    track = _box(opened, '.wf-row[data-node="hello:1"] .wf-track')
+    for node in ("hello", "hello:1", "hello:2"):
+        bar = _box(opened, f'.wf-row[data-node="{node}"] .wf-bar')
+        assert bar["x"] + bar["width"] == pytest.approx(track["x"] + track["width"], abs=1), node
+        assert bar["x"] == pytest.approx(track["x"] + track["width"] * 0.1, abs=1), node
+    assert (
+        opened.locator('.wf-row[data-node="report"] .wf-bar, .wf-row[data-node="report"] .wf-marker').count()
+        == 0
+    )
+    assert opened.text_content('.wf-row[data-node="report"] .wf-dur') == "pending"
+    _quiet(log)
+
+
 def test_waterfall_colours_states_and_a_failed_run_shows_them_in_the_legend(
     page: Opened, api: FakeApi
 ) -> None:
@@ -396,6 +417,7 @@ def test_dag_picture_draws_cards_and_edges_and_selecting_a_card_opens_its_node(
 def test_fan_out_card_shows_children_progress(page: Opened, api: FakeApi) -> None:
     opened, log = page
     _open_run(opened, api, RUNNING_RUN)
+    assert opened.evaluate("Date.now()") == NOW
     assert opened.text_content('.dag-node[data-node="hello"] .dag-sub') == "RUNNING \u00b7 Hello \u00b7 1/3"
     _quiet(log)
 

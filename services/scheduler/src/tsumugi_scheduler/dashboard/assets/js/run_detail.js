@@ -86,6 +86,7 @@ function runActions(run) {
 async function mutateRun(id, name) {
   const action = RUN_ACTIONS[name];
   runView.confirm = null;
+  if (isRunOpen(id)) renderRunDetail(); // the question goes at once, not when the reload answers
   try {
     await apiCall(action.path(id), { method: 'POST' });
     setStatus(action.done);
