@@ -331,6 +331,50 @@ def test_waterfall_colours_states_and_a_failed_run_shows_them_in_the_legend(
     _quiet(log)
 
 
+def test_a_large_fan_out_shows_a_hundred_children_needing_attention_first(page: Opened, api: FakeApi) -> None:
+    opened, log = page
+    _open(opened, api, "#/runs")
+    big = {"id": "big", "state": "COMPLETED", "container": True, "parent": None, "after": [], "position": 0,
+           "created_at": T0, "updated_at": T0 + 10_000, "job_id": None, "child_run_id": None}  # fmt: skip
+    kids = [
+        {**big, "id": f"big:{i}", "container": False, "parent": "big", "position": i + 1, "job_id": f"Hello#0:b{i}",
+         "state": {103: "FAILED", 104: "STALLED"}.get(i, "COMPLETED")}  # fmt: skip
+        for i in range(105)
+    ]
+    rows = _layout(opened, [big, *kids], NOW, ["big"])["rows"]
+    # 100 shown: the failed and the stalled child, then the first 98 others; all in position order.
+    assert [r["id"] for r in rows] == ["big", *(f"big:{i}" for i in range(98)), "big:103", "big:104", None]
+    assert (rows[-1]["more"], rows[-1]["counts"], rows[-1]["depth"]) == (5, [["COMPLETED", 5]], 1)
+
+    text = opened.evaluate(
+        """(nodes) => {
+             const ui = { expanded: new Set(['big']), selected: null, onToggle() {}, onSelect() {} };
+             return renderWaterfall(nodes, Date.now(), ui).querySelector('.wf-more').textContent;
+           }""",
+        [big, *kids],
+    )
+    assert text == "+5 moreCOMPLETED 5"
+    _quiet(log)
+
+
+def test_keyboard_focus_survives_a_toggle_and_the_auto_refresh(page: Opened, api: FakeApi) -> None:
+    opened, log = page
+    _open_run(opened, api, FANOUT_RUN)
+    toggle = '.wf-row[data-node="hello"] .wf-toggle'
+    opened.focus(toggle)
+    opened.keyboard.press("Enter")
+    assert _wf_rows(opened) == ["names", "hello", "hello:0", "hello:1", "hello:2", "report"]
+    assert opened.evaluate(f"document.activeElement === document.querySelector('{toggle}')")
+
+    # The 3 s auto-refresh redraws the detail with new elements; focus and the expanded group stay.
+    opened.evaluate("document.querySelector('#run-detail').dataset.old = '1'")
+    opened.clock.run_for(3_000)
+    opened.wait_for_function("document.querySelector('#run-detail') && !document.querySelector('#run-detail').dataset.old")
+    assert _wf_rows(opened) == ["names", "hello", "hello:0", "hello:1", "hello:2", "report"]
+    assert opened.evaluate(f"document.activeElement === document.querySelector('{toggle}')")
+    _quiet(log)
+
+
 # -- the DAG ------------------------------------------------------------------------------------------------
 
 
