@@ -185,6 +185,8 @@ class FakeApi:
     """The cookie name the served page is rendered with (None: sign-in through an identity provider)."""
     requests: list[tuple[str, str]] = field(default_factory=lambda: [])
     """(method, raw path with query) of every request, in arrival order."""
+    bodies: list[tuple[str, Any]] = field(default_factory=lambda: [])
+    """(path, decoded JSON body) of every POST the flows' routes saw, in arrival order."""
     port: int = 0
     flows: bool = False
     """When set, flows are registered and the runs of fake_runs answer (else no flow exists, as before)."""
@@ -199,9 +201,7 @@ class FakeApi:
 
 
 def _handler(api: FakeApi) -> type[BaseHTTPRequestHandler]:
-    from fake_runs import list_runs, run_routes  # imports this module's fixtures
-
-    routes = {**ROUTES, **run_routes()} if api.flows else ROUTES
+    import fake_runs  # imports this module's fixtures
 
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
@@ -215,6 +215,14 @@ def _handler(api: FakeApi) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(data)
 
+        def _body(self) -> Any:
+            """The request's JSON body (None without one), recorded in ``api.bodies`` for a POST."""
+            length = int(self.headers.get("content-length") or 0)
+            body = json.loads(self.rfile.read(length)) if length else None
+            if self.command == "POST":
+                api.bodies.append((self.path.partition("?")[0], body))
+            return body
+
         def _signed_in(self) -> bool:
             cookies = dict(
                 part.strip().split("=", 1)
@@ -225,19 +233,21 @@ def _handler(api: FakeApi) -> type[BaseHTTPRequestHandler]:
 
         def _answer(self) -> None:
             api.requests.append((self.command, self.path))
-            path = self.path.split("?")[0]
+            path, _, query = self.path.partition("?")
             if not path.startswith("/api/"):
                 self._send(200, render_dashboard(api.token_cookie), "text/html; charset=utf-8")
             elif not self._signed_in():
                 self._send(401, json.dumps({"error": "unauthorized"}))
             elif path in NOT_CONFIGURED:
                 self._send(501, json.dumps({"error": NOT_CONFIGURED[path]}))
+            elif (
+                api.flows and (flows := fake_runs.answer(self.command, path, query, self._body())) is not None
+            ):
+                self._send(flows[0], json.dumps(flows[1]))
             elif self.command == "POST":
                 self._send(200, json.dumps({"ok": True, "requested": path.endswith("/cancel")}))
-            elif api.flows and path == "/api/runs":
-                self._send(200, json.dumps(list_runs(self.path.partition("?")[2])))
-            elif path in routes:
-                self._send(200, json.dumps(routes[path]))
+            elif path in ROUTES:
+                self._send(200, json.dumps(ROUTES[path]))
             else:
                 self._send(404, json.dumps({"error": "not found"}))
 

@@ -12,6 +12,7 @@ and the run's ``output`` (JSON text of the declared output node's result, once C
 from __future__ import annotations
 
 import json
+import re
 import urllib.parse
 from typing import Any
 
@@ -296,9 +297,36 @@ def list_runs(query: str) -> dict[str, Any]:
     return {"runs": rows[offset : offset + limit], "total": len(rows)}
 
 
-def run_routes() -> dict[str, Any]:
-    """The GET routes the flows add (the run list is answered by `list_runs`)."""
-    routes: dict[str, Any] = {"/api/flows": {"flows": FLOWS}}
+def start_run(body: Any) -> tuple[int, Any]:
+    """POST /api/runs with the scheduler's messages; the run id is ``<flow>:<id>`` (``new1`` without one)."""
+    if not isinstance(body, dict):
+        return 400, {"error": "body must be an object"}
+    fields: dict[str, Any] = body  # pyright: ignore[reportUnknownVariableType]
+    flow = fields.get("flow")
+    if not flow:
+        return 400, {"error": "flow is required"}
+    if flow not in FLOWS:
+        return 400, {"error": f"unknown flow: {flow}"}
+    if "input" not in fields:
+        return 400, {"error": "input is required"}
+    local = fields.get("id", "new1")
+    if not isinstance(local, str):
+        return 400, {"error": "id must be a string"}
+    if not re.fullmatch(r"[A-Za-z0-9_-]+", local):
+        return 400, {"error": f"id is invalid: invalid localId: {local}"}
+    return 201, {"id": f"{flow}:{local}"}
+
+
+def answer(method: str, path: str, query: str, body: Any) -> tuple[int, Any] | None:
+    """The answer of the flows' routes, or None for a path that is not theirs (run retry / cancel: the
+    fake's generic ``{"ok": true}``)."""
+    if method == "POST":
+        return start_run(body) if path == "/api/runs" else None
+    if path == "/api/flows":
+        return 200, {"flows": FLOWS}
+    if path == "/api/runs":
+        return 200, list_runs(query)
     for run_id, detail in DETAILS.items():
-        routes[f"/api/runs/{urllib.parse.quote(run_id, safe='')}"] = detail
-    return routes
+        if path == f"/api/runs/{urllib.parse.quote(run_id, safe='')}":
+            return 200, detail
+    return None

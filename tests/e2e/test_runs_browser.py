@@ -138,6 +138,49 @@ def test_filters_send_exact_flow_and_state_and_return_to_the_first_page(page: Op
     _quiet(log)
 
 
+def test_new_run_form_starts_a_run_and_opens_it(page: Opened, api: FakeApi) -> None:
+    opened, log = page
+    _open(opened, api, "#/runs")
+    opened.wait_for_selector(".run-row")
+    opened.select_option("#runs-flow", "greetings")
+    opened.wait_for_function("document.querySelector('#runs-total').textContent === '24 runs'")
+    opened.click("#new-run-open")
+    assert opened.input_value('#new-run select[name="flow"]') == "greetings"  # the filtered flow comes first
+    assert opened.input_value('#new-run textarea[name="input"]') == "{}"
+
+    opened.fill('#new-run textarea[name="input"]', '{"names": [')
+    opened.click('#new-run button[type="submit"]')
+    assert opened.text_content("#new-run-error") == "Input must be valid JSON"
+    assert api.bodies == []
+
+    opened.fill('#new-run textarea[name="input"]', '{"names": ["a", "b", "c"]}')
+    opened.fill('#new-run input[name="id"]', "fan1")
+    opened.click('#new-run button[type="submit"]')
+    opened.wait_for_selector(f'#run-detail[data-id="{FANOUT_RUN}"]')
+    assert api.bodies == [
+        ("/api/runs", {"flow": "greetings", "input": {"names": ["a", "b", "c"]}, "id": "fan1"})
+    ]
+    assert opened.text_content("#status") == f"Run started: {FANOUT_RUN}"
+    assert opened.evaluate("location.hash") == _route(FANOUT_RUN)
+    _quiet(log)
+
+
+def test_new_run_form_shows_the_servers_refusal_verbatim(page: Opened, api: FakeApi) -> None:
+    opened, log = page
+    _open(opened, api, "#/runs")
+    opened.wait_for_selector(".run-row")
+    opened.click("#new-run-open")
+    opened.fill('#new-run input[name="id"]', "bad id!")
+    opened.click('#new-run button[type="submit"]')
+    opened.wait_for_function("document.querySelector('#new-run-error').textContent !== ''")
+    assert opened.text_content("#new-run-error") == "id is invalid: invalid localId: bad id!"
+    assert api.bodies == [("/api/runs", {"flow": "etl", "input": {}, "id": "bad id!"})]
+    # The one console line beyond the schedules probe is the browser reporting that 400.
+    assert [e for e in log.errors if "/api/schedules" not in e] == [
+        f"console: Failed to load resource: the server responded with a status of 400 (Bad Request) @ {api.url()}api/runs"
+    ]
+
+
 # -- the waterfall: pure layout -----------------------------------------------------------------------------
 
 
@@ -337,8 +380,15 @@ def test_a_large_fan_out_shows_a_hundred_children_needing_attention_first(page: 
     big = {"id": "big", "state": "COMPLETED", "container": True, "parent": None, "after": [], "position": 0,
            "created_at": T0, "updated_at": T0 + 10_000, "job_id": None, "child_run_id": None}  # fmt: skip
     kids = [
-        {**big, "id": f"big:{i}", "container": False, "parent": "big", "position": i + 1, "job_id": f"Hello#0:b{i}",
-         "state": {103: "FAILED", 104: "STALLED"}.get(i, "COMPLETED")}  # fmt: skip
+        {
+            **big,
+            "id": f"big:{i}",
+            "container": False,
+            "parent": "big",
+            "position": i + 1,
+            "job_id": f"Hello#0:b{i}",
+            "state": {103: "FAILED", 104: "STALLED"}.get(i, "COMPLETED"),
+        }
         for i in range(105)
     ]
     rows = _layout(opened, [big, *kids], NOW, ["big"])["rows"]
@@ -369,7 +419,9 @@ def test_keyboard_focus_survives_a_toggle_and_the_auto_refresh(page: Opened, api
     # The 3 s auto-refresh redraws the detail with new elements; focus and the expanded group stay.
     opened.evaluate("document.querySelector('#run-detail').dataset.old = '1'")
     opened.clock.run_for(3_000)
-    opened.wait_for_function("document.querySelector('#run-detail') && !document.querySelector('#run-detail').dataset.old")
+    opened.wait_for_function(
+        "document.querySelector('#run-detail') && !document.querySelector('#run-detail').dataset.old"
+    )
     assert _wf_rows(opened) == ["names", "hello", "hello:0", "hello:1", "hello:2", "report"]
     assert opened.evaluate(f"document.activeElement === document.querySelector('{toggle}')")
     _quiet(log)
@@ -623,7 +675,7 @@ def test_deep_links_open_the_runs_tab_and_a_run_and_follow_the_view(page: Opened
     opened.wait_for_selector(f'#run-detail[data-id="{FAILED_RUN}"]')
     assert opened.evaluate("location.hash") == _route(FAILED_RUN)
     opened.click("#modal-close")
-    assert opened.evaluate("location.hash") == "#/runs"
+    opened.wait_for_function("location.hash === '#/runs'")
     assert opened.locator("#modal").is_hidden()
 
     # URL -> view: a changed hash opens that run without a reload...

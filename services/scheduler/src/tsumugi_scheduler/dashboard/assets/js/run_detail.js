@@ -46,6 +46,7 @@ function renderRunDetail() {
     onSelect: (nodeId) => { runView.selected = runView.selected === nodeId ? null : nodeId; redraw(); scrollToNode(); },
   };
   const selected = nodes.find((n) => n.id === runView.selected) || null;
+  const focused = focusKey(document.activeElement);
   modalContent(h('div', { class: 'run-detail', id: 'run-detail', 'data-id': run.id },
     h('h2', null, 'Run ', stateBadge(run.state)),
     fieldList([['ID', run.id], ['Flow', run.flow],
@@ -60,6 +61,21 @@ function renderRunDetail() {
     selected ? renderNodeDetail(run, nodes, selected) : h('p', { class: 'muted hint' }, 'Select a node for its detail.'),
     h('h3', null, 'Graph'), renderDag(nodes, ui),
     h('h3', null, 'Input'), h('pre', { id: 'run-input' }, prettyJson(run.input))));
+  const again = focused && $(focused, $('#modal-body'));
+  if (again) again.focus({ preventScroll: true });
+}
+
+// Redraws (auto-refresh, a toggle) replace the elements: the focused control is found again by its node and
+// its class, so keyboard users keep their place.
+function focusKey(el) {
+  if (!el || el === document.body || !$('#modal-body').contains(el)) return null;
+  if (el.id) return `#${CSS.escape(el.id)}`;
+  const holder = el.closest('.wf-row[data-node], .dag-node[data-node]');
+  if (!holder) return null;
+  const scope = `${holder.classList.contains('dag-node') ? '.dag-node' : '.wf-row'}[data-node="${CSS.escape(holder.dataset.node)}"]`;
+  if (el === holder) return scope;
+  const mark = [...el.classList].find((c) => /^(wf-name|wf-toggle|run-link)$/.test(c));
+  return mark ? `${scope} .${mark}` : null;
 }
 
 function scrollToNode() {
@@ -170,8 +186,15 @@ async function loadNodeExplain(jobId, target, heading) {
   if (target.isConnected) replace(target, heading, renderExplanation(answer));
 }
 
-// A pasted or typed #/runs/<id> opens that run (page loads are routed by app.js).
+// A pasted or typed #/runs/<id> opens that run (page loads are routed by app.js). Only while app.js has no
+// router of its own (applyRoute): once it has, it routes every hash and this listener stands aside.
 window.addEventListener('hashchange', () => {
+  if (typeof applyRoute === 'function') return;
   const match = location.hash.match(/^#\/runs\/(.+)$/);
-  if (match && !(app.modal && app.modal.route === location.hash)) openRun(decodeURIComponent(match[1]));
+  if (!match || (app.modal && app.modal.route === location.hash)) return;
+  try {
+    openRun(decodeURIComponent(match[1]));
+  } catch {
+    // a malformed escape opens nothing
+  }
 });

@@ -21,7 +21,9 @@ async function loadRuns(isCurrent) {
       (flows.flows || []).map((f) => option(f, f, f === view.flow))),
     h('select', { 'aria-label': 'Status', id: 'runs-state', onchange: filter('state') }, option('', 'All states'),
       RUN_STATES.map((s) => option(s, s, s === view.state))),
-    active ? h('button', { type: 'button', onclick: () => { Object.assign(view, { flow: '', state: '', page: 0 }); refreshNow(); } }, 'Reset') : null),
+    active ? h('button', { type: 'button', onclick: () => { Object.assign(view, { flow: '', state: '', page: 0 }); refreshNow(); } }, 'Reset') : null,
+    h('span', { class: 'spacer' }),
+    (flows.flows || []).length ? h('button', { type: 'button', class: 'primary', id: 'new-run-open', onclick: () => openNewRun(flows.flows) }, '+ Run') : null),
   renderRunsTable(data.runs || []),
   h('div', { class: 'pager', id: 'runs-pager' }, h('span', { id: 'runs-total' }, `${total} runs`),
     h('span', { id: 'runs-page' }, `Page ${view.page + 1} of ${pages}`),
@@ -52,4 +54,40 @@ function runLink(id, text = id) {
     event.preventDefault();
     openRun(id);
   } }, text);
+}
+
+// The New run form (as the original's): flow, input JSON, an optional run id (the part after "<flow>:").
+function openNewRun(flows) {
+  const preset = app.runs.flow && flows.includes(app.runs.flow) ? app.runs.flow : flows[0];
+  const form = h('form', { class: 'grid', id: 'new-run' },
+    'Flow', h('select', { name: 'flow', required: true }, flows.map((f) => option(f, f, f === preset))),
+    'Input (JSON)', h('textarea', { name: 'input' }, '{}'),
+    'Run ID', h('input', { name: 'id', placeholder: 'optional: the part after "<flow>:"' }),
+    h('span'), h('button', { type: 'submit', class: 'primary' }, 'Start'));
+  const error = h('p', { class: 'error-text', id: 'new-run-error' });
+  form.addEventListener('submit', (event) => { event.preventDefault(); submitNewRun(form, error); });
+  openModal(`#/${app.tab}`, null);
+  modalContent(h('h2', null, 'New run'), form, error);
+}
+
+async function submitNewRun(form, error) {
+  const data = new FormData(form);
+  const body = { flow: String(data.get('flow')) };
+  try {
+    body.input = JSON.parse(String(data.get('input') || 'null'));
+  } catch {
+    error.textContent = 'Input must be valid JSON';
+    return;
+  }
+  if (data.get('id')) body.id = String(data.get('id'));
+  let answer;
+  try {
+    answer = await apiCall(API.runs, { method: 'POST', body });
+  } catch (e) {
+    error.textContent = e.message; // the server's validation message, verbatim
+    return;
+  }
+  setStatus(`Run started: ${answer.id}`);
+  refreshNow();
+  openRun(answer.id);
 }

@@ -8,6 +8,17 @@ const NODE_TERMINAL = ['COMPLETED', 'FAILED', 'CANCELLED', 'STALLED', 'SKIPPED']
 const WF_STEPS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1e3, 2e3, 5e3, 1e4, 15e3, 3e4, 6e4, 12e4, 3e5, 6e5, 9e5, 18e5,
   36e5, 72e5, 108e5, 216e5, 432e5, 864e5, 1728e5, 6048e5];
 const WF_MAX_STEPS = 6;
+// An expanded container shows at most this many children, those needing attention first (as the original's
+// chips: FAILED, STALLED, RUNNING, CANCELLED/SKIPPED, waiting, COMPLETED), in position order; a row counts the rest.
+const WF_MAX_CHILDREN = 100;
+const WF_ATTENTION = { FAILED: 0, STALLED: 1, RUNNING: 2, CANCELLED: 3, SKIPPED: 3, QUEUED: 4, SCHEDULED: 4, PENDING: 4, COMPLETED: 5 };
+
+function shownChildren(kids) {
+  if (kids.length <= WF_MAX_CHILDREN) return { shown: kids, hidden: [] };
+  const rank = (n) => WF_ATTENTION[n.state] ?? 6;
+  const chosen = new Set([...kids].sort((a, b) => rank(a) - rank(b) || a.position - b.position).slice(0, WF_MAX_CHILDREN));
+  return { shown: kids.filter((k) => chosen.has(k)), hidden: kids.filter((k) => !chosen.has(k)) };
+}
 
 // Children by parent id, each list in stored (position) order.
 function childrenByParent(nodes) {
@@ -46,7 +57,8 @@ function nodeSpans(nodes, now) {
     if (settled.has(node.id)) return settled.get(node.id);
     if (seen.has(node.id)) return endOf(node); // malformed (cyclic) parents: stop here
     seen.add(node.id);
-    const value = Math.max(endOf(node), ...(children.get(node.id) || []).map((c) => settledAt(c, seen)));
+    let value = endOf(node);
+    for (const child of children.get(node.id) || []) value = Math.max(value, settledAt(child, seen));
     settled.set(node.id, value);
     return value;
   };
@@ -90,8 +102,9 @@ function waterfallLayout(nodes, now, expanded = new Set()) {
     if (start !== null) moments.push(start);
     if (end !== null) moments.push(end);
   }
-  const t0 = Math.min(...moments);
-  const span = Math.max(1, Math.max(...moments) - t0);
+  let [t0, last] = [Infinity, -Infinity];
+  for (const t of moments) [t0, last] = [Math.min(t0, t), Math.max(last, t)]; // no spread: runs can be large
+  const span = Math.max(1, last - t0);
   const step = axisStep(span);
   const t1 = t0 + Math.ceil(span / step) * step;
   const pct = (t) => ((t - t0) * 100) / (t1 - t0); // multiply first: whole-number inputs stay exact
@@ -108,7 +121,13 @@ function waterfallLayout(nodes, now, expanded = new Set()) {
     if (start !== null) Object.assign(row, { left: pct(start), width: pct(end) - pct(start) });
     else if (end !== null) row.marker = pct(end);
     rows.push(row);
-    if (row.expanded) for (const child of kids) visit(child, depth + 1, seen);
+    if (!row.expanded) return;
+    const { shown, hidden } = shownChildren(kids);
+    for (const child of shown) visit(child, depth + 1, seen);
+    if (hidden.length) {
+      const counts = NODE_STATES.map((s) => [s, hidden.filter((n) => n.state === s).length]).filter(([, n]) => n);
+      rows.push({ id: null, more: hidden.length, parent: node.id, depth: depth + 1, counts });
+    }
   };
   const seen = new Set();
   const ids = new Set(nodes.map((n) => n.id));
@@ -138,6 +157,11 @@ function renderWaterfall(nodes, now, ui) {
 }
 
 function waterfallRow(row, ui) {
+  if (row.more) {
+    return h('div', { class: 'wf-row wf-more', 'data-more': row.parent, 'data-depth': row.depth },
+      h('div', { class: 'wf-label muted', style: `padding-left:${row.depth * 14 + 24}px` }, `+${row.more} more`),
+      h('div', { class: 'wf-more-counts muted' }, row.counts.map(([s, n]) => `${s} ${n}`).join(' / ')));
+  }
   const toggle = row.childCount
     ? h('button', { type: 'button', class: 'wf-toggle', 'aria-expanded': String(row.expanded),
       'aria-label': `${row.expanded ? 'Collapse' : 'Expand'} ${row.childCount} children of ${row.id}`,
