@@ -351,6 +351,7 @@ def test_unfinished_bars_reach_now_at_the_end_of_the_axis(page: Opened, api: Fak
         == 0
     )
     assert opened.text_content('.wf-row[data-node="report"] .wf-dur') == "pending"
+    assert opened.text_content('.wf-row[data-node="report"] .wf-track') == "pending: not started"
     _quiet(log)
 
 

@@ -178,7 +178,7 @@ function waterfallRow(row, ui) {
     ? h('span', { class: `wf-bar bar-${row.state.toLowerCase()}`, style: `left:${row.left}%;width:${row.width}%`, title })
     : row.marker !== null
       ? h('span', { class: `wf-marker bar-${row.state.toLowerCase()}`, style: `left:${row.marker}%`, title })
-      : null;
+      : h('span', { class: 'wf-none muted' }, `${row.state.toLowerCase()}: not started`);
   // The name is the keyboard way in; a click on the bar's track selects too.
   return h('div', { class: `wf-row${ui.selected === row.id ? ' selected' : ''}`, 'data-node': row.id, 'data-depth': row.depth },
     label, h('div', { class: 'wf-track', onclick: () => ui.onSelect(row.id) }, mark));
