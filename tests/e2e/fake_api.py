@@ -186,7 +186,11 @@ class FakeApi:
     """The cookie name the served page is rendered with (None: sign-in through an identity provider)."""
     requests: list[tuple[str, str]] = field(default_factory=lambda: [])
     """(method, raw path with query) of every request, in arrival order."""
+    bodies: list[tuple[str, Any]] = field(default_factory=lambda: [])
+    """(path, decoded JSON body) of every POST the flows' routes saw, in arrival order."""
     port: int = 0
+    flows: bool = False
+    """When set, flows are registered and the runs of fake_runs answer (else no flow exists, as before)."""
 
     def url(self, fragment: str = "") -> str:
         """The page's URL (with an optional ``#/...`` route)."""
@@ -222,6 +226,8 @@ def _answer_session(handler: BaseHTTPRequestHandler, api: FakeApi, signed_in: bo
 
 
 def _handler(api: FakeApi) -> type[BaseHTTPRequestHandler]:
+    import fake_runs  # imports this module's fixtures
+
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
             return
@@ -234,6 +240,14 @@ def _handler(api: FakeApi) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(data)
 
+        def _body(self) -> Any:
+            """The request's JSON body (None without one), recorded in ``api.bodies`` for a POST."""
+            length = int(self.headers.get("content-length") or 0)
+            body = json.loads(self.rfile.read(length)) if length else None
+            if self.command == "POST":
+                api.bodies.append((self.path.partition("?")[0], body))
+            return body
+
         def _signed_in(self) -> bool:
             cookies = dict(
                 part.strip().split("=", 1)
@@ -244,7 +258,7 @@ def _handler(api: FakeApi) -> type[BaseHTTPRequestHandler]:
 
         def _answer(self) -> None:
             api.requests.append((self.command, self.path))
-            path = self.path.split("?")[0]
+            path, _, query = self.path.partition("?")
             if path == "/api/session":
                 _answer_session(self, api, self._signed_in())
             elif not path.startswith("/api/"):
@@ -253,6 +267,10 @@ def _handler(api: FakeApi) -> type[BaseHTTPRequestHandler]:
                 self._send(401, json.dumps({"error": "unauthorized"}))
             elif path in NOT_CONFIGURED:
                 self._send(501, json.dumps({"error": NOT_CONFIGURED[path]}))
+            elif (
+                api.flows and (flows := fake_runs.answer(self.command, path, query, self._body())) is not None
+            ):
+                self._send(flows[0], json.dumps(flows[1]))
             elif self.command == "POST":
                 self._send(200, json.dumps({"ok": True, "requested": path.endswith("/cancel")}))
             elif path in ROUTES:

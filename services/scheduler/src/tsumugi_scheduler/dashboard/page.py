@@ -35,6 +35,9 @@ SCRIPT_ORDER: Final = (
     "metrics.js",
     "schedules.js",
     "runs.js",
+    "waterfall.js",
+    "dag.js",
+    "run_detail.js",
     "app.js",
 )
 """The scripts in load order: shared pieces first, the shell (which starts the app) last."""

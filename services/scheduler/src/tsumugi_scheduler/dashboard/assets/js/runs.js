@@ -1,77 +1,93 @@
-// The runs tab (flows): list, detail with its nodes as a table, retry and cancel. Shown only when flows exist.
+// The runs tab (flows): the list from GET /api/runs with Flow and Status filters and paging. Shown only when
+// flows exist (app.js). A run opens in run_detail.js.
 
 const RUN_STATES = ['RUNNING', 'COMPLETED', 'FAILED', 'CANCELLED'];
+const RUNS_PAGE = 20;
 
 async function loadRuns(isCurrent) {
   const view = app.runs;
   const [data, flows] = await Promise.all([
-    apiCall(withQuery(API.runs, { flow: view.flow, state: view.state, limit: 20, offset: view.page * 20 })),
+    apiCall(withQuery(API.runs, { flow: view.flow, state: view.state, limit: RUNS_PAGE, offset: view.page * RUNS_PAGE })),
     apiCall(API.flows).catch(() => ({ flows: [] })),
   ]);
   if (!isCurrent()) return;
-  const pages = Math.max(1, Math.ceil((data.total || 0) / 20));
-  const filter = (key) => (e) => { view[key] = e.target.value; view.page = 0; refreshNow(); };
-  replace($('#view'), h('div', { class: 'toolbar' },
-    h('select', { 'aria-label': 'Flow', onchange: filter('flow') }, option('', 'All flows'), (flows.flows || []).map((f) => option(f, f, f === view.flow))),
-    h('select', { 'aria-label': 'Status', onchange: filter('state') }, option('', 'All states'), RUN_STATES.map((s) => option(s, s, s === view.state)))),
+  const total = data.total || 0;
+  const pages = Math.max(1, Math.ceil(total / RUNS_PAGE));
+  const filter = (key) => (event) => { view[key] = event.target.value; view.page = 0; refreshNow(); };
+  const go = (page) => () => { view.page = page; refreshNow(); };
+  const active = view.flow || view.state;
+  replace($('#view'), h('div', { class: 'toolbar', id: 'runs-filters' },
+    h('select', { 'aria-label': 'Flow', id: 'runs-flow', onchange: filter('flow') }, option('', 'All flows'),
+      (flows.flows || []).map((f) => option(f, f, f === view.flow))),
+    h('select', { 'aria-label': 'Status', id: 'runs-state', onchange: filter('state') }, option('', 'All states'),
+      RUN_STATES.map((s) => option(s, s, s === view.state))),
+    active ? h('button', { type: 'button', onclick: () => { Object.assign(view, { flow: '', state: '', page: 0 }); refreshNow(); } }, 'Reset') : null,
+    h('span', { class: 'spacer' }),
+    (flows.flows || []).length ? h('button', { type: 'button', class: 'primary', id: 'new-run-open', onclick: () => openNewRun(flows.flows) }, '+ Run') : null),
   renderRunsTable(data.runs || []),
-  h('div', { class: 'pager' }, `${data.total || 0} runs`, `Page ${view.page + 1} of ${pages}`,
-    h('button', { type: 'button', disabled: view.page === 0, onclick: () => { view.page -= 1; refreshNow(); } }, 'Previous'),
-    h('button', { type: 'button', disabled: view.page >= pages - 1, onclick: () => { view.page += 1; refreshNow(); } }, 'Next')));
+  h('div', { class: 'pager', id: 'runs-pager' }, h('span', { id: 'runs-total' }, `${total} runs`),
+    h('span', { id: 'runs-page' }, `Page ${view.page + 1} of ${pages}`),
+    h('button', { type: 'button', disabled: view.page === 0, onclick: go(0) }, 'First'),
+    h('button', { type: 'button', disabled: view.page === 0, onclick: go(view.page - 1) }, 'Previous'),
+    h('button', { type: 'button', disabled: view.page >= pages - 1, onclick: go(view.page + 1) }, 'Next'),
+    h('button', { type: 'button', disabled: view.page >= pages - 1, onclick: go(pages - 1) }, 'Last')));
 }
 
 function renderRunsTable(runs) {
   if (!runs.length) return h('p', { class: 'empty' }, 'No runs.');
-  return h('table', null, h('thead', null, h('tr', null, ['Flow', 'ID', 'Status', 'Nodes', 'Updated at'].map((t) => h('th', null, t)))),
-    h('tbody', null, runs.map((run) => h('tr', null, h('td', null, run.flow),
-      h('td', { class: 'id' }, h('button', { type: 'button', class: 'link', onclick: () => openRun(run.id) }, run.id)),
+  const head = [['Flow', ''], ['ID', 'runs-col-id'], ['Status', ''], ['Nodes', ''], ['Updated at', 'runs-col-updated']];
+  return h('table', { id: 'runs-table' }, h('thead', null, h('tr', null, head.map(([t, c]) => h('th', { class: c || null }, t)))),
+    h('tbody', null, runs.map((run) => h('tr', { class: 'run-row', 'data-id': run.id },
+      // On narrow screens the ID column hides and the id shows under the flow, as the original does.
+      h('td', null, run.flow, h('div', { class: 'runs-narrow-id' }, runLink(run.id))),
+      h('td', { class: 'id runs-col-id' }, runLink(run.id)),
       h('td', null, stateBadge(run.state)),
-      h('td', null, `${run.node_done} / ${run.node_total}`, run.node_failed ? h('span', { class: 'error-text' }, ` (${run.node_failed})`) : ''),
-      h('td', null, fmtTime(run.updated_at))))));
+      h('td', { class: 'run-nodes' }, `${run.node_done} / ${run.node_total}`,
+        run.node_failed ? h('span', { class: 'error-text' }, ` (${run.node_failed})`) : ''),
+      h('td', { class: 'runs-col-updated' }, fmtTime(run.updated_at))))));
 }
 
-function openRun(id) {
-  return openModal(`#/runs/${enc(id)}`, () => loadRunDetail(id));
+// A real link (#/runs/<id>) so it can be copied or opened in a new tab; a plain click opens the detail here.
+function runLink(id, text = id) {
+  return h('a', { href: `#/runs/${enc(id)}`, class: 'run-link', onclick: (event) => {
+    if (event.button !== 0 || event.ctrlKey || event.metaKey || event.shiftKey) return;
+    event.preventDefault();
+    openRun(id);
+  } }, text);
 }
 
-async function loadRunDetail(id) {
-  let data;
+// The New run form (as the original's): flow, input JSON, an optional run id (the part after "<flow>:").
+function openNewRun(flows) {
+  const preset = app.runs.flow && flows.includes(app.runs.flow) ? app.runs.flow : flows[0];
+  const form = h('form', { class: 'grid', id: 'new-run' },
+    'Flow', h('select', { name: 'flow', required: true }, flows.map((f) => option(f, f, f === preset))),
+    'Input (JSON)', h('textarea', { name: 'input' }, '{}'),
+    'Run ID', h('input', { name: 'id', placeholder: 'optional: the part after "<flow>:"' }),
+    h('span'), h('button', { type: 'submit', class: 'primary' }, 'Start'));
+  const error = h('p', { class: 'error-text', id: 'new-run-error' });
+  form.addEventListener('submit', (event) => { event.preventDefault(); submitNewRun(form, error); });
+  openModal(`#/${app.tab}`, null);
+  modalContent(h('h2', null, 'New run'), form, error);
+}
+
+async function submitNewRun(form, error) {
+  const data = new FormData(form);
+  const body = { flow: String(data.get('flow')) };
   try {
-    data = await apiCall(API.run(id));
-  } catch (error) {
-    modalContent(h('h2', null, id), h('p', { class: 'error-text' }, `Failed to load: ${error.message}`));
+    body.input = JSON.parse(String(data.get('input') || 'null'));
+  } catch {
+    error.textContent = 'Input must be valid JSON';
     return;
   }
-  if (!app.modal || app.modal.route !== `#/runs/${enc(id)}`) return;
-  const run = data.run;
-  const after = () => { refreshModal(); refreshNow(); };
-  modalContent(h('h2', null, 'Run ', stateBadge(run.state)),
-    fieldList([['ID', run.id], ['Flow', run.flow], ['Nodes', `${run.node_done} / ${run.node_total} (${run.node_failed} failed)`],
-      ['Parent run', run.parent_run_id ? h('button', { type: 'button', class: 'link', onclick: () => openRun(run.parent_run_id) }, run.parent_run_id) : '\u2014'],
-      ['Created at', fmtTime(run.created_at)], ['Updated at', fmtTime(run.updated_at)]]),
-    h('div', { class: 'actions' },
-      h('button', { type: 'button', disabled: run.state !== 'FAILED', title: 'Only failed runs can be resumed', onclick: () => mutateRun(API.runRetry(id), after) }, 'Retry'),
-      h('button', { type: 'button', class: 'danger', disabled: run.state !== 'RUNNING', title: 'Running jobs are not stopped, only pending nodes', onclick: () => mutateRun(API.runCancel(id), after) }, 'Cancel')),
-    h('h3', null, 'Nodes'), renderNodes(data.nodes || []),
-    h('h3', null, 'Input'), h('pre', null, prettyJson(run.input)));
-}
-
-function renderNodes(nodes) {
-  if (!nodes.length) return h('p', { class: 'empty' }, 'No nodes.');
-  return h('table', null, h('thead', null, h('tr', null, ['Node', 'Binding', 'Status', 'After', 'Job / run', 'Error'].map((t) => h('th', null, t)))),
-    h('tbody', null, nodes.map((node) => h('tr', null, h('td', { class: 'id' }, node.id), h('td', null, node.binding || '\u2014'),
-      h('td', null, stateBadge(node.state)), h('td', null, (node.after || []).join(', ')),
-      h('td', null, node.job_id ? h('button', { type: 'button', class: 'link', onclick: () => openJob(node.job_id) }, 'job') : null,
-        node.child_run_id ? h('button', { type: 'button', class: 'link', onclick: () => openRun(node.child_run_id) }, 'run') : null),
-      h('td', { class: 'error-text' }, node.error || '')))));
-}
-
-async function mutateRun(path, after) {
+  if (data.get('id')) body.id = String(data.get('id'));
+  let answer;
   try {
-    await apiCall(path, { method: 'POST' });
-    setStatus('Run updated');
-  } catch (error) {
-    setStatus(`Refused: ${error.message}`, true);
+    answer = await apiCall(API.runs, { method: 'POST', body });
+  } catch (e) {
+    error.textContent = e.message; // the server's validation message, verbatim
+    return;
   }
-  after();
+  setStatus(`Run started: ${answer.id}`);
+  refreshNow();
+  openRun(answer.id);
 }

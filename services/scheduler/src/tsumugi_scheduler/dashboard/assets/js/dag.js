@@ -1,0 +1,109 @@
+// A run's DAG as a hand-drawn SVG: the declared (root) nodes in layered columns left to right, a column per
+// longest dependency chain, an edge per distinct dependency. dagLayout() is pure so the tests can check its
+// numbers; renderDag() draws it. Runtime children (fan-out, spawn) are summarised on their parent's card.
+
+const DAG = { width: 168, height: 54, colGap: 56, rowGap: 16, pad: 8 };
+const SVG_NS = 'http://www.w3.org/2000/svg';
+
+function svg(tag, attrs, ...children) {
+  const el = document.createElementNS(SVG_NS, tag);
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key.startsWith('on')) el.addEventListener(key.slice(2), value);
+    else el.setAttribute(key, String(value));
+  }
+  appendChildren(el, children);
+  return el;
+}
+
+// Layer = 0 for a node without (known) dependencies, else 1 + the deepest dependency's layer. Within a
+// column, layer 0 keeps stored order and later columns are sorted by the mean row of their dependencies
+// (fewer crossings), ties by stored order.
+function dagLayout(nodes) {
+  const ids = new Set(nodes.map((n) => n.id));
+  const roots = nodes.filter((n) => n.parent === null || n.parent === undefined || !ids.has(n.parent))
+    .sort((a, b) => a.position - b.position);
+  const rootIds = new Set(roots.map((n) => n.id));
+  const deps = new Map(roots.map((n) => [n.id, [...new Set((n.after || []).filter((d) => rootIds.has(d) && d !== n.id))]]));
+  const layer = new Map();
+  const layerOf = (id, seen) => {
+    if (layer.has(id)) return layer.get(id);
+    if (seen.has(id)) return 0; // a cycle cannot be declared; tolerate malformed data
+    seen.add(id);
+    const value = deps.get(id).length ? 1 + Math.max(...deps.get(id).map((d) => layerOf(d, seen))) : 0;
+    layer.set(id, value);
+    return value;
+  };
+  for (const node of roots) layerOf(node.id, new Set());
+  const columns = [];
+  for (const node of roots) (columns[layer.get(node.id)] ||= []).push(node);
+  const row = new Map();
+  columns.forEach((column, index) => {
+    if (index > 0) {
+      const mean = (n) => deps.get(n.id).reduce((sum, d) => sum + row.get(d), 0) / deps.get(n.id).length;
+      column.sort((a, b) => mean(a) - mean(b) || a.position - b.position);
+    }
+    column.forEach((node, i) => row.set(node.id, i));
+  });
+  const boxes = roots.map((node) => ({ id: node.id, layer: layer.get(node.id), row: row.get(node.id),
+    x: DAG.pad + layer.get(node.id) * (DAG.width + DAG.colGap), y: DAG.pad + row.get(node.id) * (DAG.height + DAG.rowGap),
+    width: DAG.width, height: DAG.height }));
+  const at = new Map(boxes.map((b) => [b.id, b]));
+  const edges = [];
+  for (const node of roots) {
+    for (const dep of deps.get(node.id)) {
+      const from = at.get(dep);
+      const to = at.get(node.id);
+      const [x1, y1, x2, y2] = [from.x + from.width, from.y + from.height / 2, to.x, to.y + to.height / 2];
+      const mid = (x1 + x2) / 2;
+      edges.push({ from: dep, to: node.id, d: `M${x1} ${y1} C${mid} ${y1} ${mid} ${y2} ${x2} ${y2}` });
+    }
+  }
+  const cols = columns.length;
+  const rows = Math.max(0, ...columns.map((c) => c.length));
+  return { boxes, edges,
+    width: cols ? 2 * DAG.pad + cols * DAG.width + (cols - 1) * DAG.colGap : 0,
+    height: rows ? 2 * DAG.pad + rows * DAG.height + (rows - 1) * DAG.rowGap : 0 };
+}
+
+// At most `max` characters, an ellipsis marking the cut (SVG text does not wrap or clip by itself).
+function clip(text, max) {
+  return text.length > max ? `${text.slice(0, max - 1)}\u2026` : text;
+}
+
+// The card's second line: what kind of node it is and how far along.
+function dagCaption(node, kids) {
+  if (node.child_run_id || node.binding === '') return 'subflow';
+  if (kids.length) {
+    const done = kids.filter((k) => NODE_TERMINAL.includes(k.state)).length;
+    return `${node.binding || 'fan-out'} \u00B7 ${done}/${kids.length}`;
+  }
+  return node.binding;
+}
+
+// ui: { selected: id|null, onSelect(id) }.
+function renderDag(nodes, ui) {
+  const layout = dagLayout(nodes);
+  if (!layout.boxes.length) return h('p', { class: 'empty' }, 'No nodes.');
+  const byId = new Map(nodes.map((n) => [n.id, n]));
+  const children = childrenByParent(nodes);
+  const marker = svg('defs', null, svg('marker', { id: 'dag-arrow', viewBox: '0 0 8 8', refX: 8, refY: 4,
+    markerWidth: 8, markerHeight: 8, orient: 'auto-start-reverse' }, svg('path', { d: 'M0 0 L8 4 L0 8 z', class: 'dag-arrowhead' })));
+  const edges = layout.edges.map((e) => svg('path', { d: e.d, class: 'dag-edge', 'data-from': e.from, 'data-to': e.to,
+    'marker-end': 'url(#dag-arrow)' }));
+  const cards = layout.boxes.map((box) => {
+    const node = byId.get(box.id);
+    const state = node.state.toLowerCase();
+    const select = () => ui.onSelect(node.id);
+    return svg('g', { class: `dag-node node-${state}${ui.selected === node.id ? ' selected' : ''}`, 'data-node': node.id,
+      transform: `translate(${box.x} ${box.y})`, tabindex: 0, role: 'button', 'aria-label': `${node.id}: ${node.state}`,
+      onclick: select, onkeydown: (event) => { if (event.key === 'Enter' || event.key === ' ') { event.preventDefault(); select(); } } },
+    svg('title', null, `${node.id}: ${node.state}${node.error ? ` \u2014 ${node.error}` : ''}`),
+    svg('rect', { width: box.width, height: box.height, rx: 8, class: 'dag-card' }),
+    svg('rect', { width: 6, height: box.height, rx: 3, class: `dag-stripe bar-${state}` }),
+    svg('text', { x: 14, y: 21, class: 'dag-id' }, clip(node.id, 19)),
+    svg('text', { x: 14, y: 41, class: 'dag-sub' }, clip(`${node.state} \u00B7 ${dagCaption(node, children.get(node.id) || [])}`, 26)));
+  });
+  return h('div', { class: 'dag-scroll' }, svg('svg', { id: 'run-dag', width: layout.width, height: layout.height,
+    viewBox: `0 0 ${layout.width} ${layout.height}`, role: 'group', 'aria-label': 'Run graph' }, marker, edges, cards));
+}
