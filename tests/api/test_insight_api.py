@@ -66,6 +66,16 @@ async def test_explain_names_every_blocker_and_when_it_clears(world: World) -> N
     assert kinds["per_key_concurrency"]["holders"] == [holder]
     assert kinds["per_key_rate"]["clears_at"] == T0 + 10_000
     assert explain["waiting"] is True
+    # Words with relative times for people (no raw epoch ms, no phrase twice); the key beside the holders.
+    assert kinds["run_after"]["message"] == "run_after is in the future: ready in 500 ms (2026-01-01T00:00:00Z)"
+    assert kinds["per_key_concurrency"]["message"] == (
+        f"waits for job {holder} of concurrency_key 'user-1' (per-key concurrency 1)"
+    )
+    assert (kinds["per_key_concurrency"]["key"], kinds["per_key_concurrency"]["limit"]) == ("user-1", 1)
+    assert kinds["per_key_rate"]["message"] == (
+        "concurrency_key 'user-1' has no token left: the next one comes in 10 s (2026-01-01T00:00:10Z)"
+    )
+    assert str(T0)[:6] not in explain["summary"]
 
 
 async def test_explain_counts_higher_priority_jobs_ahead_when_capacity_is_short(world: World) -> None:
