@@ -11,7 +11,9 @@ from tsumugi_scheduler.definition import define_tsumugi
 
 
 async def test_bindings_lists_registered_performers_sorted(world: World) -> None:
-    assert await world.request("GET", "/api/bindings") == (200, {"bindings": ["MAIL", "Notify", "SMS"]})
+    assert await world.request("GET", "/api/bindings") == (
+        200, {"bindings": ["MAIL", "Notify", "SMS"], "notices": []}
+    )
 
 
 async def test_without_registered_performers_bindings_come_from_the_read_model(
@@ -22,7 +24,21 @@ async def test_without_registered_performers_bindings_come_from_the_read_model(
         await world.enqueue("Zeta")
         await world.enqueue("Alpha")
         await world.tick()
-        assert await world.request("GET", "/api/bindings") == (200, {"bindings": ["Alpha", "Zeta"]})
+        assert await world.request("GET", "/api/bindings") == (200, {"bindings": ["Alpha", "Zeta"], "notices": []})
+    finally:
+        await world.aclose()
+
+
+async def test_bindings_name_the_notice_receivers(tmp_path: Path, clock: SteppedClock) -> None:
+    definition = define_tsumugi(
+        performers=["MAIL", "Failed", "Settled"], on_failure="Failed",
+        on_settled={"binding": "Settled", "states": ["COMPLETED"]},
+    )  # fmt: skip
+    world = World(tmp_path, clock, definition)
+    try:
+        assert await world.request("GET", "/api/bindings") == (
+            200, {"bindings": ["Failed", "MAIL", "Settled"], "notices": ["Failed", "Settled"]}
+        )  # fmt: skip
     finally:
         await world.aclose()
 

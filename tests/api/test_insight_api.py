@@ -46,7 +46,18 @@ async def test_diagnostics_say_what_holds_each_binding_back_per_shard(world: Wor
     assert [s["shard"] for s in body["bindings"]["SMS"]["shards"]] == [0, 1]
     await world.request("POST", "/api/bindings/SMS/policy", {"paused": True})
     status, body = await world.request("GET", "/api/diagnostics")
-    assert body["bindings"]["SMS"]["held_back_by"] == ["paused"]
+    sms = body["bindings"]["SMS"]
+    # Paused with nothing waiting: paused in the settings, but nothing is held back.
+    assert (sms["held_back_by"], sms["shards"][0]["settings"]["paused"]) == ([], True)
+
+
+async def test_diagnostics_count_what_a_pause_holds_back_before_the_next_tick(world: World) -> None:
+    await world.enqueue("MAIL")
+    await world.request("POST", "/api/bindings/MAIL/policy", {"paused": True})
+    status, body = await world.request("GET", "/api/diagnostics")
+    [shard] = body["bindings"]["MAIL"]["shards"]
+    # No tick ran since the pause: "paused" is named with the job it holds, never beside a count of 0.
+    assert (shard["held_back_by"], shard["blocked"]["paused"]) == (["paused"], 1)
 
 
 async def test_explain_names_every_blocker_and_when_it_clears(world: World) -> None:

@@ -28,7 +28,7 @@ async def test_a_method_workerd_passes_on_but_python_lacks_is_405_with_allow(wor
 async def test_a_known_method_still_reaches_its_route_through_the_adapter(world: World) -> None:
     request = Request("http://scheduler.test/api/bindings", method="GET", headers=API_HEADERS)
     response = await serve_asgi(world.app, request, world.env)
-    assert (response.status, await response.json()) == (200, {"bindings": ["MAIL", "Notify", "SMS"]})
+    assert (response.status, await response.json()) == (200, {"bindings": ["MAIL", "Notify", "SMS"], "notices": []})
 
 
 async def test_runs_and_flows_answer_the_originals_empty_shapes_when_none_are_defined(world: World) -> None:

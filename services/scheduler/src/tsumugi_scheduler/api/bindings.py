@@ -25,8 +25,15 @@ __all__ = ["list_bindings", "reset_policy", "set_policy"]
 
 
 async def list_bindings(request: Request) -> Response:
-    """``GET /api/bindings``: registered performers sorted, else the bindings the read model has seen."""
-    return json_response(200, {"bindings": await api_of(request).bindings(env_of(request))})
+    """``GET /api/bindings``: registered performers sorted, else the bindings the read model has seen.
+
+    ``notices`` names the bindings that receive the scheduler's failure and settled notices (``on_failure``,
+    ``on_settled``), so a dashboard can tell the operator's own jobs from notice jobs.
+    """
+    api = api_of(request)
+    notices = api.definition.notices
+    names = {notices.on_failure, notices.on_settled_binding} - {None}
+    return json_response(200, {"bindings": await api.bindings(env_of(request)), "notices": sorted(names)})
 
 
 async def _binding(request: Request, api: ApiContext, env: Any) -> str:

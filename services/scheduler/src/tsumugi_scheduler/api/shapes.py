@@ -145,6 +145,8 @@ class BindingList(msgspec.Struct, frozen=True, kw_only=True):
     """200 of ``GET /api/bindings``."""
 
     bindings: list[str]
+    notices: list[str]
+    """The bindings that receive failure and settled notices (``on_failure``, ``on_settled``), sorted."""
 
 
 class RateView(msgspec.Struct, frozen=True, kw_only=True):
