@@ -149,7 +149,9 @@ def _capacity_blockers(sql: SqlLike, job: JobRecord, policy: Policy, now: int) -
         ))  # fmt: skip
     if policy.per_key_rate is not None:
         bucket = _stored_bucket(sql, "SELECT tokens, refilled_at FROM key_bucket WHERE key = ?", key)
-        blocker = _token_blocker("per_key_rate", f"concurrency_key {key!r}", bucket, policy.per_key_rate, now, key)
+        blocker = _token_blocker(
+            "per_key_rate", f"concurrency_key {key!r}", bucket, policy.per_key_rate, now, key
+        )
         blockers.extend([blocker] if blocker else [])
     return blockers
 
@@ -213,7 +215,9 @@ def explain_job(sql: SqlLike, engine: JobShardEngine, job_id: str, now: int) -> 
             blockers.append(Blocker(kind="run_after", clears_at=job.eligible_at,
                                     message=f"run_after is in the future: ready {ready}"))  # fmt: skip
         if policy.paused:
-            blockers.append(Blocker(kind="paused", message=f"dispatch of {job.binding} is paused until resumed"))
+            blockers.append(
+                Blocker(kind="paused", message=f"dispatch of {job.binding} is paused until resumed")
+            )
         blockers.extend(_capacity_blockers(sql, job, policy, now))
         if job.eligible_at <= now:
             ahead = _jobs_ahead(sql, job, policy, now)

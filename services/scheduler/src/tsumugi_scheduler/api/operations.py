@@ -66,12 +66,15 @@ _GONE = Answer(
     description="No longer in its shard (swept after retention, or never existed).", body=s.Refusal
 )
 _NOT_FOUND = Answer(description="Not found.")
-_ROUTING = Answer(description="`shard` differs from this scheduler's routing (the caller's bindings config differs).")
+_ROUTING = Answer(
+    description="`shard` differs from this scheduler's routing (the caller's bindings config differs)."
+)
 _JOB_ID = "A job id <binding>#<shard>:<local>, percent-encoded."
 _STR = {"type": "string"}
 _NUM = {"type": "string", "description": "A number; empty or non-numeric values are ignored."}
 _BINDING_OR_EMPTY = {"type": "string", "pattern": "^([A-Za-z_][A-Za-z0-9_]*)?$"}
 _HOURS = {"type": "number", "minimum": 1, "exclusiveMaximum": 721}
+_BUCKET_MINUTES = {"type": "integer", "minimum": 1, "maximum": 1440}
 """Any number whose floor is 1..720: the handler floors it, as the original does."""
 
 
@@ -148,7 +151,9 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
     Operation(method="GET", path="/api/metrics", operation_id="getMetrics",
               summary="Failure rate and durations from Analytics Engine.", endpoint=metrics.get_metrics, tag="insight",
               query=(QueryParam(name="hours", schema=_HOURS, description="1..720 (decimals floored), default 24."),
-                     QueryParam(name="binding", schema=_BINDING_OR_EMPTY)),
+                     QueryParam(name="binding", schema=_BINDING_OR_EMPTY),
+                     QueryParam(name="bucket_minutes", schema=_BUCKET_MINUTES,
+                                description="Width of the series' buckets in minutes, 1..1440, default 60.")),
               answers=_answers(s200=Answer(description="The report.", body=metrics.MetricsReport), s400=_BAD,
                                s501=Answer(description="Metrics not configured."),
                                s502=Answer(description="Analytics Engine failed."))),
