@@ -55,6 +55,7 @@ async def test_diagnostics_count_what_a_pause_holds_back_before_the_next_tick(wo
     await world.enqueue("MAIL")
     await world.request("POST", "/api/bindings/MAIL/policy", {"paused": True})
     status, body = await world.request("GET", "/api/diagnostics")
+    assert status == 200
     [shard] = body["bindings"]["MAIL"]["shards"]
     # No tick ran since the pause: "paused" is named with the job it holds, never beside a count of 0.
     assert (shard["held_back_by"], shard["blocked"]["paused"]) == (["paused"], 1)
