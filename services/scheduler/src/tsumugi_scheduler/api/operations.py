@@ -87,6 +87,8 @@ _LIST_QUERY = (
     QueryParam(name="id", schema=_STR), QueryParam(name="unique_key", schema=_STR),
     QueryParam(name="concurrency_key", schema=_STR), QueryParam(name="created_from", schema=_NUM),
     QueryParam(name="created_to", schema=_NUM),
+    QueryParam(name="exclude_bindings", schema=_STR,
+               description="Comma-separated bindings to leave out (e.g. the notice bindings), at most 20."),
     QueryParam(name="sort", schema=_STR, description="updated_at (default), created_at, binding, state, priority or attempts."),
     QueryParam(name="order", schema=_STR, description="asc, or anything else for descending."),
     QueryParam(name="limit", schema=_STR, description="1..100, default 20."),
