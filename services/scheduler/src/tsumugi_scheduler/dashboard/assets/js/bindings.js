@@ -115,17 +115,17 @@ function policyForm(binding, current) {
   if (last) showResult(result, last.text, last.isError);
   const paused = h('select', { name: 'paused', 'aria-label': 'Dispatch' }, option('false', 'running', current.paused === false),
     option('true', 'paused', current.paused === true));
-  const number = (key, min) => h('input', { name: key, type: 'number', min: String(min), step: '1', value: current[key] ?? '', 'aria-label': key });
-  const rate = (key) => {
+  const number = (key, label, min) => h('input', { name: key, type: 'number', min: String(min), step: '1', value: current[key] ?? '', 'aria-label': label });
+  const rate = (key, label) => {
     const value = current[key];
     return h('span', { class: 'rate-inputs' },
-      h('input', { name: `${key}.tokens`, type: 'number', min: '1', step: '1', placeholder: 'tokens', value: value ? value.tokens : '', 'aria-label': `${key} tokens` }), ' per ',
-      h('input', { name: `${key}.interval_ms`, type: 'number', min: '1', step: '1', placeholder: 'ms', value: value ? value.interval_ms : '', 'aria-label': `${key} interval (ms)` }), ' ms');
+      h('input', { name: `${key}.tokens`, type: 'number', min: '1', step: '1', placeholder: 'tokens', value: value ? value.tokens : '', 'aria-label': `${label} tokens` }), ' per ',
+      h('input', { name: `${key}.interval_ms`, type: 'number', min: '1', step: '1', placeholder: 'ms', value: value ? value.interval_ms : '', 'aria-label': `${label} interval (ms)` }), ' ms');
   };
   const form = h('form', { class: 'grid policy', novalidate: true },
     'Dispatch', paused,
-    POLICY_NUMBERS.map(([key, label, min]) => [h('label', null, label), number(key, min)]),
-    POLICY_RATES.map(([key, label]) => [h('label', null, label, h('span', { class: 'muted small' }, ' (empty: unlimited)')), rate(key)]),
+    POLICY_NUMBERS.map(([key, label, min]) => [h('label', null, label), number(key, label, min)]),
+    POLICY_RATES.map(([key, label]) => [h('label', null, label, h('span', { class: 'muted small' }, ' (empty: unlimited)')), rate(key, label)]),
     h('span'), h('span', { class: 'actions' },
       h('button', { type: 'submit', class: 'primary' }, 'Apply'),
       h('button', { type: 'button', onclick: () => resetPolicy(binding, result) }, 'Reset to code settings')));
