@@ -38,7 +38,8 @@ def shard_view(shard: int, raw: Any) -> dict[str, Any]:
     settings = dict(raw["settings"])
     if settings.get("paused"):
         # Paused since the last tick: nothing dispatches, whatever that tick counted, so every waiting job is
-        # held back by the pause. The count says so too: "paused" is never named beside a paused count of 0.
+        # held back by the pause. The count says so too: "paused" is never named beside a paused count of 0
+        # (ADR-0064).
         blocked["paused"] = max(blocked["paused"], counts.get("SCHEDULED", 0))
     held = [axis for axis in AXES if blocked[axis] > 0]
     return {
