@@ -79,9 +79,7 @@ async def test_explain_names_every_blocker_and_when_it_clears(world: World) -> N
     assert kinds["per_key_rate"]["clears_at"] == T0 + 10_000
     assert explain["waiting"] is True
     # Words with relative times for people (no raw epoch ms, no phrase twice); the key beside the holders.
-    assert (
-        kinds["run_after"]["message"] == "run_after is in the future: ready in 500 ms (2026-01-01T00:00:00Z)"
-    )
+    assert kinds["run_after"]["message"] == "run_after is in the future: ready in 500 ms (2026-01-01T00:00:00Z)"
     assert kinds["per_key_concurrency"]["message"] == (
         f"waits for job {holder} of concurrency_key 'user-1' (per-key concurrency 1)"
     )
@@ -114,10 +112,7 @@ async def test_explain_of_a_ready_job_with_room_has_no_blocker_and_a_running_job
 
 
 async def test_explain_answers_404_unknown_or_malformed_and_410_swept(world: World) -> None:
-    assert await world.request("GET", f"/api/jobs/{quoted('MAIL#0:never')}/explain") == (
-        404,
-        {"error": "not found"},
-    )
+    assert await world.request("GET", f"/api/jobs/{quoted('MAIL#0:never')}/explain") == (404, {"error": "not found"})
     assert await world.request("GET", "/api/jobs/MAIL/explain") == (404, {"error": "not found"})  # ADR-0059
     job_id = await world.enqueue("MAIL")
     await world.request("POST", f"/api/jobs/{quoted(job_id)}/cancel")
@@ -169,9 +164,7 @@ def test_the_series_falls_in_the_asked_buckets_with_weighted_percentiles() -> No
     minute = 60_000
     points = [{"state": "COMPLETED", "binding": "A", "attempts": 1, "duration": d, "weight": 1, "at_ms": T0 + at}
               for d, at in [(10, 0), (20, minute), (30, 4 * minute), (1000, 5 * minute), (40, 6 * minute)]]  # fmt: skip
-    points.append(
-        {"state": "FAILED", "binding": "A", "attempts": 2, "duration": 50, "weight": 98, "at_ms": T0}
-    )
+    points.append({"state": "FAILED", "binding": "A", "attempts": 2, "duration": 50, "weight": 98, "at_ms": T0})
     report = aggregate_points(points, hours=1, bucket_ms=5 * minute)
     assert [(b.at, b.total, b.failed) for b in report.series] == [(T0, 101, 98), (T0 + 5 * minute, 2, 0)]
     first = report.series[0]

@@ -143,9 +143,7 @@ def _bucket(at: int, rows: list[tuple[str, float, float]]) -> HourMetrics:
     )  # fmt: skip
 
 
-def aggregate_points(
-    points: Iterable[Mapping[str, Any]], hours: int, bucket_ms: int = _HOUR_MS
-) -> MetricsReport:
+def aggregate_points(points: Iterable[Mapping[str, Any]], hours: int, bucket_ms: int = _HOUR_MS) -> MetricsReport:
     """Aggregate raw points (``state``, ``binding``, ``attempts``, ``duration``, ``weight``, ``at_ms``).
 
     Weighted by the sample interval, as the upstream query is, so sampling does not skew the figures. The
