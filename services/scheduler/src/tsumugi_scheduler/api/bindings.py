@@ -32,8 +32,8 @@ async def list_bindings(request: Request) -> Response:
     """
     api = api_of(request)
     notices = api.definition.notices
-    names = {notices.on_failure, notices.on_settled_binding} - {None}
-    return json_response(200, {"bindings": await api.bindings(env_of(request)), "notices": sorted(names)})
+    names = sorted({name for name in (notices.on_failure, notices.on_settled_binding) if name is not None})
+    return json_response(200, {"bindings": await api.bindings(env_of(request)), "notices": names})
 
 
 async def _binding(request: Request, api: ApiContext, env: Any) -> str:
