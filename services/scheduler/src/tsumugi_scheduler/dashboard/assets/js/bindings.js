@@ -72,7 +72,7 @@ function renderBindingCard(name, diagnostics, isNotice, openFolds) {
       isNotice ? h('span', { class: 'badge st-cancelled', title: 'Receives the scheduler\u2019s failure or settled notices' }, 'notices') : null,
       diagnostics.pinned ? h('span', { class: 'badge pinned', title: "Runtime policy: the code's settings do not apply until reset" }, 'runtime policy') : null),
     gauge(sum.inFlight, sum.capacity),
-    h('p', { class: 'figures' }, `${plural(sum.waiting, 'job')} waiting`, ' \u00b7 ', `${sum.failed} failed or stalled`,
+    h('p', { class: 'figures' }, `${plural(sum.waiting, 'job')} scheduled`, ' \u00b7 ', `${sum.failed} failed or stalled`,
       sum.outbox ? ` \u00b7 ${sum.outbox} changes to project` : null),
     h('ul', { class: 'held' }, held.length ? held.map((axis) => h('li', { class: 'held-item', 'data-axis': axis },
       (HELD_WORDS[axis] || ((n) => `${axis}: ${n}`))(sum.blocked[axis], s))) : h('li', { class: 'muted' }, 'Nothing holds it back.')),
