@@ -64,8 +64,8 @@ def capture(base_url: str, out: Path, jobs: dict[str, str], token: str | None) -
             page = context.new_page()
             page.add_init_script("localStorage.setItem('tsumugi:refresh', '0')")
             for name, route in views(jobs).items():
+                page.goto("about:blank")  # a fresh document per view, so each starts from its own route
                 page.goto(base_url.rstrip("/") + "/" + route)
-                page.reload()  # a fresh document per view, so each starts from its own route
                 _settle(page, route)
                 if route.startswith("#/jobs/"):
                     # The detail is a fixed overlay: grow the window to the dialog so the picture shows it all.
