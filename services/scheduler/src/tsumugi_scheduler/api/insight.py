@@ -39,7 +39,7 @@ def shard_view(shard: int, raw: Any) -> dict[str, Any]:
     if settings.get("paused"):
         # Paused since the last tick: nothing dispatches, whatever that tick counted, so every waiting job is
         # held back by the pause. The count says so too: "paused" is never named beside a paused count of 0
-        # (ADR-0064).
+        # (ADR-0074).
         blocked["paused"] = max(blocked["paused"], counts.get("SCHEDULED", 0))
     held = [axis for axis in AXES if blocked[axis] > 0]
     return {

@@ -49,7 +49,7 @@ def _failure(job: JobRow, failed: Failed, now: int, rand: float, notices: Notice
     base: dict[str, Any] = {"attempts": attempts, "error": error, "silence_at": None}
     if job.cancel_requested_at is not None:
         # The attempt stopped because it was asked to: it is logged CANCELLED, as the job ends, with the
-        # error it raised kept (the reaper's confirmed cancel logs the same state; ADR-0064).
+        # error it raised kept (the reaper's confirmed cancel logs the same state; ADR-0074).
         base["reason"] = "cancelled: the attempt failed after the cancel request"
         log = _attempt(job, attempts, JobState.CANCELLED, now, error)
         return transition(job, JobState.CANCELLED, now, notices, base, log)

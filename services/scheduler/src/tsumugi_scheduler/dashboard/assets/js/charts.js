@@ -1,4 +1,4 @@
-// Hand-written SVG line charts (ADR-0062): time on x with local-time labels, a value axis with its unit,
+// Hand-written SVG line charts (ADR-0072): time on x with local-time labels, a value axis with its unit,
 // grid lines, one line per series (gaps where a bucket has no value) and an HTML legend. No library: the page
 // must stay one self-contained document.
 

@@ -14,7 +14,7 @@ function freshJobsView() {
   };
 }
 
-// Notice jobs (the scheduler's failure/settled notices, GET /api/bindings "notices") are hidden by default (ADR-0063):
+// Notice jobs (the scheduler's failure/settled notices, GET /api/bindings "notices") are hidden by default (ADR-0073):
 // every failed or settled job makes one, so they would outnumber the operator's own jobs. Choosing a notice
 // binding in the binding filter shows them anyway.
 function excludedBindings(view) {
