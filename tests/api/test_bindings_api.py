@@ -12,7 +12,7 @@ from tsumugi_scheduler.definition import define_tsumugi
 
 async def test_bindings_lists_registered_performers_sorted_with_their_shard_counts(world: World) -> None:
     assert await world.request("GET", "/api/bindings") == (
-        200, {"bindings": ["MAIL", "Notify", "SMS"], "shards": {"MAIL": 1, "Notify": 1, "SMS": 2}})  # fmt: skip
+        200, {"bindings": ["MAIL", "Notify", "SMS"], "shards": {"MAIL": 1, "Notify": 1, "SMS": 2}, "notices": []})  # fmt: skip
 
 
 async def test_without_registered_performers_bindings_come_from_the_read_model(
@@ -24,7 +24,20 @@ async def test_without_registered_performers_bindings_come_from_the_read_model(
         await world.enqueue("Alpha")
         await world.tick()
         assert await world.request("GET", "/api/bindings") == (
-            200, {"bindings": ["Alpha", "Zeta"], "shards": {"Alpha": 1, "Zeta": 1}})  # fmt: skip
+            200, {"bindings": ["Alpha", "Zeta"], "shards": {"Alpha": 1, "Zeta": 1}, "notices": []})  # fmt: skip
+    finally:
+        await world.aclose()
+
+
+async def test_bindings_name_the_notice_receivers(tmp_path: Path, clock: SteppedClock) -> None:
+    definition = define_tsumugi(
+        performers=["MAIL", "Failed", "Settled"], on_failure="Failed",
+        on_settled={"binding": "Settled", "states": ["COMPLETED"]},
+    )  # fmt: skip
+    world = World(tmp_path, clock, definition)
+    try:
+        body = (await world.request("GET", "/api/bindings"))[1]
+        assert (body["bindings"], body["notices"]) == (["Failed", "MAIL", "Settled"], ["Failed", "Settled"])
     finally:
         await world.aclose()
 

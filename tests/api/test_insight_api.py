@@ -46,7 +46,19 @@ async def test_diagnostics_say_what_holds_each_binding_back_per_shard(world: Wor
     assert [s["shard"] for s in body["bindings"]["SMS"]["shards"]] == [0, 1]
     await world.request("POST", "/api/bindings/SMS/policy", {"paused": True})
     status, body = await world.request("GET", "/api/diagnostics")
-    assert body["bindings"]["SMS"]["held_back_by"] == ["paused"]
+    sms = body["bindings"]["SMS"]
+    # Paused with nothing waiting: paused in the settings, but nothing is held back.
+    assert (sms["held_back_by"], sms["shards"][0]["settings"]["paused"]) == ([], True)
+
+
+async def test_diagnostics_count_what_a_pause_holds_back_before_the_next_tick(world: World) -> None:
+    await world.enqueue("MAIL")
+    await world.request("POST", "/api/bindings/MAIL/policy", {"paused": True})
+    status, body = await world.request("GET", "/api/diagnostics")
+    assert status == 200
+    [shard] = body["bindings"]["MAIL"]["shards"]
+    # No tick ran since the pause: "paused" is named with the job it holds, never beside a count of 0.
+    assert (shard["held_back_by"], shard["blocked"]["paused"]) == (["paused"], 1)
 
 
 async def test_explain_names_every_blocker_and_when_it_clears(world: World) -> None:
@@ -66,6 +78,16 @@ async def test_explain_names_every_blocker_and_when_it_clears(world: World) -> N
     assert kinds["per_key_concurrency"]["holders"] == [holder]
     assert kinds["per_key_rate"]["clears_at"] == T0 + 10_000
     assert explain["waiting"] is True
+    # Words with relative times for people (no raw epoch ms, no phrase twice); the key beside the holders.
+    assert kinds["run_after"]["message"] == "run_after is in the future: ready in 500 ms (2026-01-01T00:00:00Z)"
+    assert kinds["per_key_concurrency"]["message"] == (
+        f"waits for job {holder} of concurrency_key 'user-1' (per-key concurrency 1)"
+    )
+    assert (kinds["per_key_concurrency"]["key"], kinds["per_key_concurrency"]["limit"]) == ("user-1", 1)
+    assert kinds["per_key_rate"]["message"] == (
+        "concurrency_key 'user-1' has no token left: the next one comes in 10 s (2026-01-01T00:00:10Z)"
+    )
+    assert str(T0)[:6] not in explain["summary"]
 
 
 async def test_explain_counts_higher_priority_jobs_ahead_when_capacity_is_short(world: World) -> None:
@@ -130,9 +152,43 @@ async def test_metrics_read_back_local_points_weighted_per_binding_and_hour(
         300,
         2,
     )
-    assert body["series"] == [{"at": T0, "total": 3, "failed": 1, "avgDurationMs": 150}]
+    assert body["series"] == [{"at": T0, "total": 3, "failed": 1, "avgDurationMs": 150, "p50DurationMs": 100,
+                               "p95DurationMs": 300, "p99DurationMs": 300}]  # fmt: skip
+    assert (mail["p50DurationMs"], mail["p99DurationMs"], body["bucketMs"]) == (100, 300, 3_600_000)
     status, body = await world.request("GET", "/api/metrics?binding=SMS")
     assert [b["binding"] for b in body["bindings"]] == ["SMS"]
+    store.close()
+
+
+def test_the_series_falls_in_the_asked_buckets_with_weighted_percentiles() -> None:
+    minute = 60_000
+    points = [{"state": "COMPLETED", "binding": "A", "attempts": 1, "duration": d, "weight": 1, "at_ms": T0 + at}
+              for d, at in [(10, 0), (20, minute), (30, 4 * minute), (1000, 5 * minute), (40, 6 * minute)]]  # fmt: skip
+    points.append({"state": "FAILED", "binding": "A", "attempts": 2, "duration": 50, "weight": 98, "at_ms": T0})
+    report = aggregate_points(points, hours=1, bucket_ms=5 * minute)
+    assert [(b.at, b.total, b.failed) for b in report.series] == [(T0, 101, 98), (T0 + 5 * minute, 2, 0)]
+    first = report.series[0]
+    assert (first.p50_duration_ms, first.p95_duration_ms, first.p99_duration_ms) == (50, 50, 50)
+    assert (report.series[1].p50_duration_ms, report.series[1].p99_duration_ms) == (40, 1000)
+    [a] = report.bindings
+    assert (a.p50_duration_ms, a.p95_duration_ms, a.p99_duration_ms, a.max_duration_ms) == (50, 50, 50, 1000)
+    assert report.bucket_ms == 5 * minute
+
+
+async def test_metrics_buckets_are_asked_in_whole_minutes(world: World, tmp_path: Path) -> None:
+    store = AnalyticsStore(tmp_path / "ae.sqlite", cast(Any, world.clock))
+    dataset = LocalMetrics(store, "tsumugi_metrics")
+    for _ in range(2):
+        dataset.writeDataPoint({"indexes": ["MAIL"], "blobs": ["COMPLETED", "MAIL", "at-least-once"],
+                                "doubles": [1, 10]})  # fmt: skip
+        world.clock.advance(300_000)
+    world.env.TSUMUGI_METRICS = dataset  # type: ignore[attr-defined]
+    status, body = await world.request("GET", "/api/metrics?hours=1&bucket_minutes=5")
+    assert (status, body["bucketMs"], [p["at"] for p in body["series"]]) == (200, 300_000, [T0, T0 + 300_000])
+    for query, message in [("bucket_minutes=0", "bucket_minutes must be 1..1440"),
+                           ("bucket_minutes=1441", "bucket_minutes must be 1..1440"),
+                           ("bucket_minutes=1.5", "bucket_minutes must be a whole number")]:  # fmt: skip
+        assert await world.request("GET", f"/api/metrics?{query}") == (400, {"error": message})
     store.close()
 
 
@@ -164,7 +220,10 @@ async def test_metrics_on_cloudflare_query_the_account_sql_api(world: World) -> 
     assert sql.endswith("FORMAT JSON")
     assert route.calls[0].request.headers["authorization"] == "Bearer tok"
     assert body["bindings"][0]["failureRate"] == 0.25
-    assert body["series"] == [{"at": T0, "total": 4, "failed": 1, "avgDurationMs": 0}]
+    assert body["series"] == [{"at": T0, "total": 4, "failed": 1, "avgDurationMs": 0, "p50DurationMs": 0,
+                               "p95DurationMs": 0, "p99DurationMs": 0}]  # fmt: skip
+    assert "INTERVAL '60' MINUTE" in route.calls[1].request.content.decode()
+    assert "quantileWeighted(0.99)(double2, _sample_interval) AS p99_duration" in sql
     with respx.mock() as mock:
         mock.post(url).respond(403, text="x" * 600)
         status, body = await world.request("GET", "/api/metrics")

@@ -63,6 +63,8 @@ async def _ids(world: World, query: str) -> tuple[list[str], int]:
         (f"created_from=0&created_to={T0}", lambda j: j.created_at <= T0),
         ("state=QUEUED&binding=MAIL&concurrency_key=user-3", lambda j: (j.state, j.binding, j.concurrency_key) == ("QUEUED", "MAIL", "user-3")),
         ("created_from=&created_to=soon&state=", lambda j: True),
+        ("exclude_bindings=SMS", lambda j: j.binding != "SMS"),
+        ("exclude_bindings=SMS,%20MAIL,,SMS&state=FAILED", lambda j: j.binding not in ("SMS", "MAIL") and j.state == "FAILED"),
     ],
 )  # fmt: skip
 async def test_filters_are_exact_and_anded_and_the_total_counts_every_match(

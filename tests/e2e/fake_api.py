@@ -1,13 +1,17 @@
 """A stdlib HTTP server for browser tests: the dashboard page at ``/`` and a fake REST API from fixtures.
 
 It answers the shapes of docs/design/scheduler-rpc.md and the original's §4, records every request so tests can
-check what the page asked for, and can demand a token cookie to exercise the 401 path.
+check what the page asked for, and can demand a token cookie to exercise the 401 path. Where the real API
+derives a shape in code, the fake calls that code: shard diagnostics go through the API's ``shard_view`` and
+settings through ``settings_view``, so a change there shows in the dashboard tests too. The bindings are those
+of ``tsumugi dev`` (six, two of them notice receivers).
 """
 
 from __future__ import annotations
 
 import json
 import threading
+import time
 import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -15,12 +19,34 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+import msgspec
+
+from tsumugi_core.options import RateLimit
+from tsumugi_core.policy import Policy, ShardSettings
+from tsumugi_scheduler.api.insight import AXES, shard_view
 from tsumugi_scheduler.dashboard import render_dashboard
+from tsumugi_scheduler.shard_admin import settings_view
 
 NOW = 1_767_225_600_000  # 2026-01-01T00:00:00Z
 
 FAILED_ID = "SendMail#0:failedjob1"
 SCHEDULED_ID = "Hello#0:waitingjob1"
+RUNNING_ID = "Hello#0:runningjob1"
+CANCELLED_ID = "Slow#0:cancelledjob1"
+DELAYED_ID = "Hello#0:delayedjob1"
+NOTICE_ID = "NotifyFailure#0:noticejob1"
+BINDINGS = ["Boom", "Hello", "NotifyFailure", "NotifySettled", "SendMail", "Slow"]
+NOTICES = ["NotifyFailure", "NotifySettled"]
+
+TRACEBACK = "\n".join(
+    ["Traceback (most recent call last):"]
+    + [
+        f'  File "/srv/app/services/performers/src/tsumugi_examples/send_mail.py", line {40 + i}, in perform\n'
+        f"    await self._deliver(payload.to, payload.subject, payload.body, retries={i}, timeout_ms=30000)"
+        for i in range(12)
+    ]
+    + ["SmtpError: mailbox full (third): the receiving server answered 552 5.2.2 for a@example.com"]
+)
 
 
 def _summary(job_id: str, state: str, attempts: int, retryable: bool = False) -> dict[str, Any]:
@@ -33,69 +59,54 @@ def _summary(job_id: str, state: str, attempts: int, retryable: bool = False) ->
         "max_attempts": 3,
         "created_at": NOW - 60_000,
         "updated_at": NOW - 1_000,
-        "dispatched_at": NOW - 5_000 if attempts else None,
+        "dispatched_at": NOW - 5_000 if attempts or state == "RUNNING" else None,
         "retryable": retryable,
     }
 
 
 JOBS = [
     _summary(FAILED_ID, "FAILED", 3, retryable=True),
-    _summary("Hello#0:runningjob1", "RUNNING", 0),
+    _summary(RUNNING_ID, "RUNNING", 0),
     _summary(SCHEDULED_ID, "SCHEDULED", 0),
+    _summary(NOTICE_ID, "COMPLETED", 1),
 ]
 
-FAILED_DETAIL = {
-    **_summary(FAILED_ID, "FAILED", 3, retryable=True),
-    "concurrency_key": "user-1",
-    "unique_key": None,
-    "guarantee": "at-least-once",
-    "run_after": NOW - 60_000,
-    "progress": 0.5,
-    "payload": json.dumps({"to": "a@example.com"}),
-    "result": None,
-    "timeout_ms": 60_000,
-    "expires_at": None,
-    "traceparent": None,
-    "run_id": None,
-    "node_id": None,
-    "cancel_requested": False,
-    "attempts_log": [  # newest first, as the API sends it
-        {
-            "attempt": 3,
-            "state": "FAILED",
-            "started_at": NOW - 5_000,
-            "finished_at": NOW - 1_000,
-            "error": "SmtpError: mailbox full (third)",
-        },
-        {
-            "attempt": 2,
-            "state": "FAILED",
-            "started_at": NOW - 30_000,
-            "finished_at": NOW - 29_000,
-            "error": "SmtpError: connection reset (second)",
-        },
-        {
-            "attempt": 1,
-            "state": "FAILED",
-            "started_at": NOW - 50_000,
-            "finished_at": NOW - 49_500,
-            "error": "SmtpError: timeout (first)",
-        },
-    ],
-}
 
-SCHEDULED_DETAIL = {
-    **_summary(SCHEDULED_ID, "SCHEDULED", 0),
-    "concurrency_key": "user-1",
-    "unique_key": None,
-    "guarantee": "at-least-once",
-    "run_after": NOW,
-    "progress": None,
-    "payload": "{}",
-    "result": None,
-    "attempts_log": [],
-    "cancel_requested": False,
-}
+def _detail(summary: dict[str, Any], **fields: Any) -> dict[str, Any]:
+    base = {
+        "concurrency_key": None, "unique_key": None, "guarantee": "at-least-once", "run_after": NOW - 60_000,
+        "progress": None, "payload": "{}", "result": None, "timeout_ms": 60_000, "expires_at": None,
+        "traceparent": None, "run_id": None, "node_id": None, "cancel_requested": False, "attempts_log": [],
+    }  # fmt: skip
+    return {**summary, **base, **fields}
+
+
+FAILED_DETAIL = _detail(
+    _summary(FAILED_ID, "FAILED", 3, retryable=True),
+    concurrency_key="user-1",
+    progress=0.5,
+    payload=json.dumps({"to": "a@example.com"}),
+    attempts_log=[  # newest first, as the API sends it
+        {"attempt": 3, "state": "FAILED", "started_at": NOW - 5_000, "finished_at": NOW - 1_000, "error": TRACEBACK},
+        {"attempt": 2, "state": "FAILED", "started_at": NOW - 30_000, "finished_at": NOW - 29_000,
+         "error": "SmtpError: connection reset (second)"},
+        {"attempt": 1, "state": "FAILED", "started_at": NOW - 50_000, "finished_at": NOW - 49_500,
+         "error": "SmtpError: timeout (first)"},
+    ],
+)  # fmt: skip
+
+SCHEDULED_DETAIL = _detail(_summary(SCHEDULED_ID, "SCHEDULED", 0), concurrency_key="user-1", run_after=NOW)
+
+DELAYED_DETAIL = _detail(_summary(DELAYED_ID, "SCHEDULED", 0), run_after=NOW + 252_000)
+
+# A job cancelled while running, as a scheduler before issue 11 logged it: the stopped attempt reads FAILED
+# and the detail still carries the (honoured) cancel request.
+CANCELLED_DETAIL = _detail(
+    _summary(CANCELLED_ID, "CANCELLED", 1),
+    cancel_requested=True,
+    attempts_log=[{"attempt": 1, "state": "FAILED", "started_at": NOW - 12_000, "finished_at": NOW - 1_000,
+                   "error": "SlowCancelledError: cancelled after 10s of 30s"}],
+)  # fmt: skip
 
 EXPLAIN = {  # GET /api/jobs/{id}/explain wraps the shard's Explanation
     "explain": {
@@ -104,75 +115,116 @@ EXPLAIN = {  # GET /api/jobs/{id}/explain wraps the shard's Explanation
         "state": "SCHEDULED",
         "now": NOW,
         "waiting": True,
-        "summary": "1 blocker holds the job back",
+        "summary": f"waits for job {RUNNING_ID} of concurrency_key 'user-1' (per-key concurrency 1)",
         "blockers": [
             {
                 "kind": "per_key_concurrency",
-                "message": "concurrency_key user-1 is held by 1 in-flight job",
+                "message": f"waits for job {RUNNING_ID} of concurrency_key 'user-1' (per-key concurrency 1)",
                 "clears_at": None,
                 "count": 1,
-                "holders": ["Hello#0:runningjob1"],
+                "holders": [RUNNING_ID],
+                "key": "user-1",
+                "limit": 1,
             }
         ],
         "jobs_ahead": 0,
     }
 }
 
-_SHARD_DIAGNOSTICS = {
-    "shard": 0,
-    "active": 2,
-    "outbox": 0,
-    "counts": {"RUNNING": 1, "SCHEDULED": 1},
-    "notices_pending": 0,
-    "run_events_pending": 0,
-    "blocked": {"paused": 0, "capacity": 0, "rate": 0, "per_key_concurrency": 1, "per_key_rate": 0},
-    "held_back_by": ["per_key_concurrency"],
-    "settings": {"paused": False, "concurrency": 100},
-    "pinned": True,
+DELAYED_EXPLAIN = {
+    "explain": {
+        "job_id": DELAYED_ID, "binding": "Hello", "state": "SCHEDULED", "now": NOW, "waiting": True,
+        "summary": "run_after is in the future: ready in 4 min 12 s (2026-01-01T00:04:12Z)",
+        "blockers": [{"kind": "run_after", "message": "run_after is in the future: ready in 4 min 12 s "
+                      "(2026-01-01T00:04:12Z)", "clears_at": NOW + 252_000, "count": None, "holders": [],
+                      "key": None, "limit": None}],
+        "jobs_ahead": 0,
+    }
+}  # fmt: skip
+
+
+def _quoted(job_id: str) -> str:
+    return urllib.parse.quote(job_id, safe="")
+
+
+DETAILS = {
+    FAILED_ID: FAILED_DETAIL,
+    SCHEDULED_ID: SCHEDULED_DETAIL,
+    DELAYED_ID: DELAYED_DETAIL,
+    CANCELLED_ID: CANCELLED_DETAIL,
+    RUNNING_ID: _detail(_summary(RUNNING_ID, "RUNNING", 0), concurrency_key="user-1", progress=0.3),
+    NOTICE_ID: _detail(_summary(NOTICE_ID, "COMPLETED", 1), result=json.dumps("FAILED SendMail#0:failedjob1")),
 }
 
-ROUTES: dict[str, Any] = {
-    "/api/jobs": {"jobs": JOBS, "total": len(JOBS)},
-    f"/api/jobs/{urllib.parse.quote(FAILED_ID, safe='')}": {"job": FAILED_DETAIL},
-    f"/api/jobs/{urllib.parse.quote(SCHEDULED_ID, safe='')}": {"job": SCHEDULED_DETAIL},
-    f"/api/jobs/{urllib.parse.quote(SCHEDULED_ID, safe='')}/explain": EXPLAIN,
-    "/api/stats": {"byState": {"FAILED": 1, "RUNNING": 1, "SCHEDULED": 1}, "oldestScheduledMs": 60_000},
-    "/api/bindings": {"bindings": ["Hello", "SendMail"], "shards": {"Hello": 1, "SendMail": 1}},
-    "/api/flows": {"flows": []},
-    "/api/diagnostics": {
-        "shard": 0,
-        "bindings": {
-            "Hello": {
-                "active": 2,
-                "outbox": 0,
-                "blocked": {"capacity": False, "tokens": False, "perKey": True},
-                "held_back_by": ["per_key_concurrency"],
-                "pinned": True,
-                "shards": [_SHARD_DIAGNOSTICS],
-            }
-        },
-    },
-    "/api/metrics": {
-        "hours": 24,
-        "bindings": [
-            {
-                "binding": "SendMail",
-                "total": 10,
-                "failed": 2,
-                "failureRate": 0.2,
-                "avgDurationMs": 120,
-                "maxDurationMs": 2_500,
-                "p95DurationMs": 900,
-                "avgAttempts": 1.5,
-            }
-        ],
-        "series": [
-            {"at": NOW - 3_600_000, "total": 6, "failed": 1, "avgDurationMs": 100},
-            {"at": NOW, "total": 4, "failed": 1, "avgDurationMs": 140},
-        ],
-    },
-}
+_CODE = ShardSettings()
+_RATE = ShardSettings(policy=Policy(rate=RateLimit(tokens=10, interval_ms=1_000), concurrency=4))
+
+
+def _raw_shard(counts: dict[str, int], blocked: dict[str, int], settings: ShardSettings, pinned: bool,
+               outbox: int = 0) -> dict[str, Any]:  # fmt: skip
+    """One shard's answer as ``ShardAdmin.diagnostics`` gives it."""
+    return {
+        "counts": counts, "changes_pending": outbox, "notices_pending": 0, "run_events_pending": 0,
+        "blocked": {axis: blocked.get(axis, 0) for axis in AXES}, "settings": settings_view(settings),
+        "pinned": pinned,
+    }  # fmt: skip
+
+
+def _binding_view(shards: list[dict[str, Any]]) -> dict[str, Any]:
+    """The binding-level figures as ``api/insight.py`` aggregates them."""
+    views = [shard_view(i, raw) for i, raw in enumerate(shards)]
+    first = views[0]
+    return {
+        "active": first["active"], "outbox": first["outbox"],
+        "blocked": {"capacity": first["blocked"]["capacity"] > 0, "tokens": first["blocked"]["rate"] > 0,
+                    "perKey": first["blocked"]["per_key_concurrency"] + first["blocked"]["per_key_rate"] > 0},
+        "held_back_by": sorted({a for v in views for a in v["held_back_by"]}, key=AXES.index),
+        "pinned": any(v["pinned"] for v in views), "shards": views,
+    }  # fmt: skip
+
+
+def _metrics(hours: int, binding: str | None, bucket_minutes: int) -> dict[str, Any]:
+    """A report in the real shape, its buckets laid over the last ``hours`` of the wall clock."""
+    bucket = bucket_minutes * 60_000
+    now = int(time.time() * 1000)
+    first = (now - hours * 3_600_000) // bucket * bucket
+    series = []
+    for i, at in enumerate(range(first, now + 1, bucket)):
+        if i % 7 == 3:
+            continue  # a quiet bucket: no point at all, as Analytics Engine answers
+        total = 5 + (i * 7) % 11
+        failed = (i % 5 == 0) + (i % 9 == 0)
+        series.append({"at": at, "total": total, "failed": failed, "avgDurationMs": 90 + i % 13 * 10,
+                       "p50DurationMs": 80 + i % 7 * 5, "p95DurationMs": 400 + i % 11 * 40,
+                       "p99DurationMs": 900 + i % 6 * 200})  # fmt: skip
+    rows = [
+        {"binding": "SendMail", "total": 10, "failed": 2, "failureRate": 0.2, "avgDurationMs": 120,
+         "maxDurationMs": 2_500, "p95DurationMs": 900, "avgAttempts": 1.5, "p50DurationMs": 80, "p99DurationMs": 2_400},
+        {"binding": "Hello", "total": 40, "failed": 0, "failureRate": 0.0, "avgDurationMs": 3, "maxDurationMs": 20,
+         "p95DurationMs": 9, "avgAttempts": 1.0, "p50DurationMs": 2, "p99DurationMs": 18},
+    ]  # fmt: skip
+    if binding:
+        rows = [r for r in rows if r["binding"] == binding]
+    return {"hours": hours, "bindings": rows, "series": series, "bucketMs": bucket}
+
+
+def _default_shards() -> dict[str, list[dict[str, Any]]]:
+    return {
+        "Hello": [_raw_shard({"RUNNING": 1, "SCHEDULED": 2}, {"per_key_concurrency": 1}, _CODE, pinned=True)],
+        "SendMail": [_raw_shard({"FAILED": 1, "QUEUED": 3, "SCHEDULED": 5}, {"rate": 5}, _RATE, pinned=False),
+                     _raw_shard({"RUNNING": 1}, {}, _RATE, pinned=False, outbox=2)],
+        "Slow": [_raw_shard({"CANCELLED": 1}, {}, _CODE, pinned=False)],
+        "Boom": [_raw_shard({"FAILED": 4}, {}, _CODE, pinned=False)],
+        "NotifyFailure": [_raw_shard({"COMPLETED": 1}, {}, _CODE, pinned=False)],
+        "NotifySettled": [_raw_shard({}, {}, _CODE, pinned=False)],
+    }  # fmt: skip
+
+
 NOT_CONFIGURED = {"/api/schedules": "schedules are not available"}
+_POLICY_MINIMUM = {"concurrency": 0, "per_key_concurrency": 1, "reaper_grace_ms": 0, "sweep_after_ms": 0,
+                   "failed_retention_ms": 0}  # fmt: skip
+
+
 _FAKE_SESSION = "v1.fake-session"
 
 
@@ -181,16 +233,18 @@ class FakeApi:
     """What the fake server answers and what it saw."""
 
     token: str | None = None
-    """When set, every /api request needs the session cookie ``POST /api/session`` with this token sets."""
+    """When set, every /api request needs the cookie ``tsumugi_token`` with this value."""
     token_cookie: str | None = "tsumugi_token"
     """The cookie name the served page is rendered with (None: sign-in through an identity provider)."""
     requests: list[tuple[str, str]] = field(default_factory=lambda: [])
     """(method, raw path with query) of every request, in arrival order."""
     bodies: list[tuple[str, Any]] = field(default_factory=lambda: [])
-    """(path, decoded JSON body) of every POST the flows' routes saw, in arrival order."""
-    port: int = 0
+    """(path, decoded JSON body) of every POST, in arrival order."""
+    shards: dict[str, list[dict[str, Any]]] = field(default_factory=_default_shards)
+    """Per binding, each shard's raw diagnostics answer; policy POSTs change them."""
     flows: bool = False
     """When set, flows are registered and the runs of fake_runs answer (else no flow exists, as before)."""
+    port: int = 0
 
     def url(self, fragment: str = "") -> str:
         """The page's URL (with an optional ``#/...`` route)."""
@@ -200,9 +254,75 @@ class FakeApi:
         """Paths (no query) of the /api requests seen."""
         return [path.split("?")[0] for _, path in self.requests if path.startswith("/api/")]
 
+    def queries(self, path: str) -> list[dict[str, str]]:
+        """The query parameters of every request to ``path``."""
+        found = []
+        for _, raw in self.requests:
+            route, _, query = raw.partition("?")
+            if route == path:
+                found.append(dict(urllib.parse.parse_qsl(query)))
+        return found
+
+    def get(self, path: str, query: dict[str, str]) -> tuple[int, Any]:
+        """The answer to a GET of an /api path."""
+        if path == "/api/jobs":
+            excluded = set(filter(None, query.get("exclude_bindings", "").split(",")))
+            jobs = [j for j in JOBS if j["binding"] not in excluded
+                    and (not query.get("binding") or j["binding"] == query["binding"])
+                    and (not query.get("state") or j["state"] == query["state"])]  # fmt: skip
+            return 200, {"jobs": jobs, "total": len(jobs)}
+        if path == "/api/bindings":
+            return 200, {"bindings": BINDINGS, "notices": NOTICES}
+        if path == "/api/diagnostics":
+            return 200, {"shard": 0, "bindings": {b: _binding_view(s) for b, s in sorted(self.shards.items())}}
+        if path == "/api/metrics":
+            return 200, _metrics(int(query.get("hours", 24)), query.get("binding"), int(query.get("bucket_minutes", 60)))
+        if path == "/api/stats":
+            return 200, {"byState": {"FAILED": 1, "RUNNING": 1, "SCHEDULED": 1, "COMPLETED": 1}, "oldestScheduledMs": 60_000}
+        if path == "/api/flows":
+            return 200, {"flows": []}
+        for job_id, detail in DETAILS.items():
+            if path == f"/api/jobs/{_quoted(job_id)}":
+                return 200, {"job": detail}
+        if path == f"/api/jobs/{_quoted(SCHEDULED_ID)}/explain":
+            return 200, EXPLAIN
+        if path == f"/api/jobs/{_quoted(DELAYED_ID)}/explain":
+            return 200, DELAYED_EXPLAIN
+        return 404, {"error": "not found"}
+
+    def post(self, path: str, body: Any) -> tuple[int, Any]:
+        """The answer to a POST (policy changes are applied to ``shards``)."""
+        self.bodies.append((path, body))
+        parts = path.split("/")
+        if path.startswith("/api/bindings/") and parts[-1] in ("policy", "reset"):
+            return self._policy(urllib.parse.unquote(parts[3]), body if parts[-1] == "policy" else None)
+        if path == "/api/jobs":
+            return 201, {"id": f"{body['binding']}#0:newjob1"}
+        if path in ("/api/jobs/bulk-retry", "/api/jobs/bulk-cancel"):
+            return 200, {"ok": list(body["ids"]), "failed": []}
+        if path.endswith("/cancel"):
+            return 200, {"ok": True, "requested": True}
+        return 200, {"ok": True}
+
+    def _policy(self, binding: str, patch: dict[str, Any] | None) -> tuple[int, Any]:
+        for key, value in (patch or {}).items():
+            minimum = _POLICY_MINIMUM.get(key)
+            if minimum is not None and (not isinstance(value, int) or value < minimum):
+                rule = f"must be at least {minimum}"
+                return 400, {"error": f"{key} {rule}", "field": key, "rule": rule}
+        for raw in self.shards[binding]:
+            if patch is None:
+                raw["settings"], raw["pinned"] = settings_view(_CODE), False
+            else:
+                raw["settings"] = {**raw["settings"], **patch}
+                raw["pinned"] = True
+        shards = [{"shard": i, "pinned": raw["pinned"], "settings": raw["settings"]}
+                  for i, raw in enumerate(self.shards[binding])]  # fmt: skip
+        return 200, {"binding": binding, "shards": shards}
+
 
 def _answer_session(handler: BaseHTTPRequestHandler, api: FakeApi, signed_in: bool) -> None:
-    """The real API's /api/session (ADR-0064): a probe that never answers 401, and a sign-in that sets an
+    """The real API's /api/session (ADR-0069): a probe that never answers 401, and a sign-in that sets an
     HttpOnly cookie holding a session value, not the token."""
     status, data, cookie = 200, {"signedIn": signed_in}, None
     if handler.command == "POST":
@@ -240,14 +360,6 @@ def _handler(api: FakeApi) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(data)
 
-        def _body(self) -> Any:
-            """The request's JSON body (None without one), recorded in ``api.bodies`` for a POST."""
-            length = int(self.headers.get("content-length") or 0)
-            body = json.loads(self.rfile.read(length)) if length else None
-            if self.command == "POST":
-                api.bodies.append((self.path.partition("?")[0], body))
-            return body
-
         def _signed_in(self) -> bool:
             cookies = dict(
                 part.strip().split("=", 1)
@@ -261,22 +373,29 @@ def _handler(api: FakeApi) -> type[BaseHTTPRequestHandler]:
             path, _, query = self.path.partition("?")
             if path == "/api/session":
                 _answer_session(self, api, self._signed_in())
-            elif not path.startswith("/api/"):
+                return
+            if not path.startswith("/api/"):
                 self._send(200, render_dashboard(api.token_cookie), "text/html; charset=utf-8")
-            elif not self._signed_in():
+                return
+            if not self._signed_in():
                 self._send(401, json.dumps({"error": "unauthorized"}))
-            elif path in NOT_CONFIGURED:
+                return
+            if path in NOT_CONFIGURED:
                 self._send(501, json.dumps({"error": NOT_CONFIGURED[path]}))
-            elif (
-                api.flows and (flows := fake_runs.answer(self.command, path, query, self._body())) is not None
-            ):
-                self._send(flows[0], json.dumps(flows[1]))
-            elif self.command == "POST":
-                self._send(200, json.dumps({"ok": True, "requested": path.endswith("/cancel")}))
-            elif path in ROUTES:
-                self._send(200, json.dumps(ROUTES[path]))
+                return
+            if self.command == "POST":
+                length = int(self.headers.get("content-length") or 0)
+                text = self.rfile.read(length).decode() if length else ""
+                sent = json.loads(text) if text else None
+                flows = fake_runs.answer("POST", path, query, sent) if api.flows else None
+                if flows is not None:
+                    api.bodies.append((path, sent))
+                status, body = flows if flows is not None else api.post(path, sent)
+            elif api.flows and (flows := fake_runs.answer("GET", path, query, None)) is not None:
+                status, body = flows
             else:
-                self._send(404, json.dumps({"error": "not found"}))
+                status, body = api.get(path, dict(urllib.parse.parse_qsl(query)))
+            self._send(status, msgspec.json.encode(body).decode())
 
         do_GET = _answer
         do_POST = _answer

@@ -98,9 +98,7 @@ def test_detail_of_a_waiting_job_explains_why_it_is_not_running():
     explain = dom.by_id("job-explain")
     assert explain is not None
     assert "Why is it not running?" in explain[0]
-    assert "1 blocker holds the job back" in explain[0]
-    assert "per_key_concurrency: concurrency_key user-1 is held by 1 in-flight job" in explain[0]
-    assert "held by Hello#0:runningjob1" in explain[0]
+    assert "Waits for job Hello#0:runningjob1 of key user-1 (at most 1 at a time per key)." in explain[0]
     assert "/api/jobs/Hello%230%3Awaitingjob1/explain" in api.api_paths()
 
 
@@ -120,10 +118,10 @@ def test_bindings_view_offers_a_policy_form_per_binding():
         dom = Dom(dump_dom(api.url("#/bindings")))
 
     cards = {a.get("data-binding"): text for a, text in dom.by_class("binding")}
-    assert list(cards) == ["Hello", "SendMail"]
-    assert "per_key_concurrency" in cards["Hello"]  # what holds Hello back now
+    assert list(cards) == ["Boom", "Hello", "NotifyFailure", "NotifySettled", "SendMail", "Slow"]
+    assert "Per-key concurrency: 1 ready job waits for their key" in cards["Hello"]  # what holds Hello back now
     pinned = {a.get("data-binding") for a, _ in dom.by_class("binding") if "runtime policy" in _}
     assert pinned == {"Hello"}  # Hello's settings were changed at run time (ADR-0058)
-    assert "No diagnostics." in cards["SendMail"]
-    assert "Reset to code settings" in dom.html
+    assert "Nothing holds it back." in cards["Slow"]
+    assert len(dom.by_class("policy")) == 6
     assert "/api/diagnostics" in api.api_paths()

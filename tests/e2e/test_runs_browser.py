@@ -588,8 +588,8 @@ def test_why_a_node_is_not_running(page: Opened, api: FakeApi) -> None:
     # A scheduled child: its job's explanation.
     opened.click('.wf-row[data-node="hello"] .wf-toggle')
     opened.click('.wf-row[data-node="hello:1"] .wf-name')
-    opened.wait_for_function("(document.querySelector('#node-why') || {}).textContent?.includes('1 blocker')")
-    assert "per_key_concurrency" in (opened.text_content("#node-why") or "")
+    opened.wait_for_function("(document.querySelector('#node-why') || {}).textContent?.includes('Waits for job')")
+    assert "Waits for job Hello#0:runningjob1 of key user-1" in (opened.text_content("#node-why") or "")
     assert "/api/jobs/Hello%230%3Awaitingjob1/explain" in api.api_paths()
 
     # A completed node has nothing to explain.

@@ -69,6 +69,18 @@ def test_cancel_scheduled_at_once_and_running_by_request(world: World) -> None:
     assert world.engine.cancel("MAIL#0:nope").reason == "gone"
 
 
+def test_an_attempt_stopped_by_a_cancel_request_is_logged_cancelled_with_its_error(world: World) -> None:
+    running = world.enqueue()
+    world.dispatch()
+    world.engine.cancel(running)
+    world.clock.advance(1_000)
+    world.engine.report(running, 1, Failed(error="StoppedError: asked to stop"))
+    [attempt] = world.engine.attempts_of(running)
+    # The job ends CANCELLED; its attempt must not read FAILED beside it (issue 11).
+    assert (attempt.state, attempt.error) == (JobState.CANCELLED, "StoppedError: asked to stop")
+    assert attempt.finished_at == T0 + 1_000
+
+
 def test_unanswered_cancel_ends_after_grace_and_success_before_it_stays(world: World) -> None:
     quiet = world.enqueue()
     done = world.enqueue()

@@ -22,6 +22,7 @@ from tsumugi_core.priority import effective_priority
 from tsumugi_core.states import JobState
 from tsumugi_core.throttle import TokenBucket, ready_at, refill
 from tsumugi_scheduler.shard import JobRecord, JobShardEngine, SqlLike
+from tsumugi_scheduler.time_words import instant_words
 
 __all__ = ["AHEAD_COUNT_CAP", "HOLDERS_SHOWN", "Blocker", "BlockerKind", "Explanation", "explain_job"]
 
@@ -43,11 +44,13 @@ class Blocker(msgspec.Struct, frozen=True, kw_only=True):
 
     Attributes:
         kind: The axis that holds the job back.
-        message: A sentence for people.
+        message: A sentence for people, times relative to ``Explanation.now`` with the UTC instant beside.
         clears_at: When this blocker lifts by itself (epoch ms); None when it lifts only when something
             else happens (a running job finishes, an operator unpauses).
         count: How many jobs are involved (in flight, or ahead), when that is meaningful.
-        holders: In-flight jobs that hold the concurrency_key.
+        holders: In-flight jobs that hold the concurrency_key (at most ``HOLDERS_SHOWN``).
+        key: The concurrency_key, for the per-key kinds.
+        limit: The limit reached (concurrency, per-key concurrency), when there is one.
     """
 
     kind: BlockerKind
@@ -55,6 +58,8 @@ class Blocker(msgspec.Struct, frozen=True, kw_only=True):
     clears_at: int | None = None
     count: int | None = None
     holders: list[str] = msgspec.field(default_factory=list[str])
+    key: str | None = None
+    limit: int | None = None
 
 
 class Explanation(msgspec.Struct, frozen=True, kw_only=True):
@@ -92,12 +97,27 @@ def _stored_bucket(sql: SqlLike, query: str, *params: Any) -> TokenBucket | None
 
 
 def _token_blocker(kind: BlockerKind, what: str, bucket: TokenBucket | None, rate: RateLimit,
-                   now: int) -> Blocker | None:  # fmt: skip
+                   now: int, key: str | None = None) -> Blocker | None:  # fmt: skip
     current = refill(bucket, rate, now)
     if current.tokens >= 1:
         return None
     at = ready_at(current, rate)
-    return Blocker(kind=kind, message=f"{what} has no token left until {at}", clears_at=at)
+    message = f"{what} has no token left: the next one comes {instant_words(at, now=now)}"
+    return Blocker(kind=kind, message=message, clears_at=at, key=key)
+
+
+def _jobs(count: int) -> str:
+    return "1 job" if count == 1 else f"{count} jobs"
+
+
+def _ready(count: int) -> str:
+    return "1 ready job" if count == 1 else f"{count} ready jobs"
+
+
+def _holders_text(holders: list[str], held: int) -> str:
+    named = ", ".join(holders)
+    more = f" and {held - len(holders)} more" if held > len(holders) else ""
+    return f"{'job' if held == 1 else 'jobs'} {named}{more}"
 
 
 def _capacity_blockers(sql: SqlLike, job: JobRecord, policy: Policy, now: int) -> list[Blocker]:
@@ -105,8 +125,9 @@ def _capacity_blockers(sql: SqlLike, job: JobRecord, policy: Policy, now: int) -
     in_flight = _scalar(sql, f"SELECT COUNT(*) AS n FROM job WHERE {_IN_FLIGHT}")
     if in_flight >= policy.concurrency:
         blockers.append(Blocker(
-            kind="concurrency", count=in_flight,
-            message=f"{in_flight} jobs in flight reach the binding's concurrency of {policy.concurrency}",
+            kind="concurrency", count=in_flight, limit=policy.concurrency,
+            message=f"{_jobs(in_flight)} in flight {'reaches' if in_flight == 1 else 'reach'} the binding's "
+                    f"concurrency of {policy.concurrency}",
         ))  # fmt: skip
     if policy.rate is not None:
         bucket = _stored_bucket(sql, "SELECT value FROM setting WHERE key = 'bucket'")
@@ -120,13 +141,17 @@ def _capacity_blockers(sql: SqlLike, job: JobRecord, policy: Policy, now: int) -
     ).toArray()]  # fmt: skip
     held = _scalar(sql, f"SELECT COUNT(*) AS n FROM job WHERE {_IN_FLIGHT} AND concurrency_key = ?", key)
     if held >= policy.per_key_concurrency:
+        limit = policy.per_key_concurrency
         blockers.append(Blocker(
-            kind="per_key_concurrency", count=held, holders=holders,
-            message=f"concurrency_key {key!r} is held by {', '.join(holders)}",
+            kind="per_key_concurrency", count=held, holders=holders, key=key, limit=limit,
+            message=f"waits for {_holders_text(holders, held)} of concurrency_key {key!r} "
+                    f"(per-key concurrency {limit})",
         ))  # fmt: skip
     if policy.per_key_rate is not None:
         bucket = _stored_bucket(sql, "SELECT tokens, refilled_at FROM key_bucket WHERE key = ?", key)
-        blocker = _token_blocker("per_key_rate", f"concurrency_key {key!r}", bucket, policy.per_key_rate, now)
+        blocker = _token_blocker(
+            "per_key_rate", f"concurrency_key {key!r}", bucket, policy.per_key_rate, now, key
+        )
         blockers.extend([blocker] if blocker else [])
     return blockers
 
@@ -186,17 +211,21 @@ def explain_job(sql: SqlLike, engine: JobShardEngine, job_id: str, now: int) -> 
     if job.state == JobState.SCHEDULED:
         policy = engine.settings.policy
         if job.eligible_at > now:
+            ready = instant_words(job.eligible_at, now=now)
             blockers.append(Blocker(kind="run_after", clears_at=job.eligible_at,
-                                    message=f"run_after is in the future: ready at {job.eligible_at}"))  # fmt: skip
+                                    message=f"run_after is in the future: ready {ready}"))  # fmt: skip
         if policy.paused:
-            blockers.append(Blocker(kind="paused", message=f"dispatch of {job.binding} is paused"))
+            blockers.append(
+                Blocker(kind="paused", message=f"dispatch of {job.binding} is paused until resumed")
+            )
         blockers.extend(_capacity_blockers(sql, job, policy, now))
         if job.eligible_at <= now:
             ahead = _jobs_ahead(sql, job, policy, now)
             free = policy.concurrency - _scalar(sql, f"SELECT COUNT(*) AS n FROM job WHERE {_IN_FLIGHT}")
             if ahead > 0 and ahead >= free:
                 blockers.append(Blocker(kind="priority", count=ahead,
-                                        message=f"{ahead} ready jobs with a higher effective priority go first"))  # fmt: skip
+                                        message=f"{_ready(ahead)} with a higher effective priority "
+                                                f"{'goes' if ahead == 1 else 'go'} first"))  # fmt: skip
     return Explanation(
         job_id=job.id, binding=job.binding, state=job.state.value, now=now,
         waiting=job.state == JobState.SCHEDULED, summary=_summary(job, blockers), blockers=blockers,

@@ -27,11 +27,18 @@ __all__ = ["list_bindings", "reset_policy", "set_policy"]
 async def list_bindings(request: Request) -> Response:
     """``GET /api/bindings``: registered performers sorted (else the read model's), with their shard counts.
 
-    The counts let an HTTP client route like the scheduler and make the job ids itself (ADR-0063).
+    The counts let an HTTP client route like the scheduler and make the job ids itself (ADR-0063). ``notices``
+    names the bindings that receive the scheduler's failure and settled notices (``on_failure``,
+    ``on_settled``), so a dashboard can tell the operator's own jobs from notice jobs.
     """
     api = api_of(request)
     names = await api.bindings(env_of(request))
-    return json_response(200, {"bindings": names, "shards": {name: api.definition.shards_of(name) for name in names}})
+    notices = api.definition.notices
+    receivers = sorted({name for name in (notices.on_failure, notices.on_settled_binding) if name is not None})
+    return json_response(
+        200,
+        {"bindings": names, "shards": {name: api.definition.shards_of(name) for name in names}, "notices": receivers},
+    )
 
 
 async def _binding(request: Request, api: ApiContext, env: Any) -> str:

@@ -36,9 +36,12 @@ def shard_view(shard: int, raw: Any) -> dict[str, Any]:
     counts = {str(k): int(v) for k, v in dict(raw["counts"]).items()}
     blocked = {axis: int(dict(raw["blocked"]).get(axis, 0)) for axis in AXES}
     settings = dict(raw["settings"])
+    if settings.get("paused"):
+        # Paused since the last tick: nothing dispatches, whatever that tick counted, so every waiting job is
+        # held back by the pause. The count says so too: "paused" is never named beside a paused count of 0
+        # (ADR-0074).
+        blocked["paused"] = max(blocked["paused"], counts.get("SCHEDULED", 0))
     held = [axis for axis in AXES if blocked[axis] > 0]
-    if settings.get("paused") and "paused" not in held:
-        held.insert(0, "paused")  # paused since the last tick: nothing dispatches, whatever it counted
     return {
         "shard": shard, "active": sum(counts.get(s, 0) for s in _ACTIVE), "outbox": int(raw["changes_pending"]),
         "counts": counts, "notices_pending": int(raw["notices_pending"]),

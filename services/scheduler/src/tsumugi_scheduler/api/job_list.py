@@ -47,7 +47,8 @@ def list_statements(
         raise ValueError(f"sort must be one of {', '.join(sorted(SORT_COLUMNS))}, got {query.sort!r}")
     exact = {"state": query.state, "binding": query.binding, "id": query.id, "unique_key": query.unique_key,
              "concurrency_key": query.concurrency_key}  # fmt: skip
-    where, params = where_clause(exact, created_from=query.created_from, created_to=query.created_to)
+    where, params = where_clause(exact, created_from=query.created_from, created_to=query.created_to,
+                                 exclude_bindings=query.exclude_bindings)  # fmt: skip
     direction = "ASC" if query.order == "asc" else "DESC"
     # id DESC breaks ties whatever the direction, as the original does, so pages are stable.
     page = f"SELECT {_COLUMNS} FROM job{where} ORDER BY {query.sort} {direction}, id DESC LIMIT ? OFFSET ?"

@@ -30,7 +30,9 @@ from tsumugi_scheduler.api.context import env_of, first_values
 from tsumugi_scheduler.timing import time_source
 
 __all__ = [
+    "DEFAULT_BUCKET_MINUTES",
     "DEFAULT_HOURS",
+    "MAX_BUCKET_MINUTES",
     "MAX_HOURS",
     "AccountSqlReader",
     "BindingMetrics",
@@ -46,6 +48,8 @@ __all__ = [
 
 DEFAULT_HOURS: Final = 24
 MAX_HOURS: Final = 720
+DEFAULT_BUCKET_MINUTES: Final = 60
+MAX_BUCKET_MINUTES: Final = 1_440
 UPSTREAM_TEXT_CHARS: Final = 500
 QUERY_TIMEOUT_S: Final = 10.0
 _NAME_RE: Final = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -64,23 +68,29 @@ class BindingMetrics(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
     max_duration_ms: float
     p95_duration_ms: float
     avg_attempts: float
+    p50_duration_ms: float
+    p99_duration_ms: float
 
 
 class HourMetrics(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
-    """Terminal jobs that finished in one hour (``at`` = the hour's start, epoch ms)."""
+    """Terminal jobs that finished in one bucket (``at`` = its start, epoch ms; an hour unless asked)."""
 
     at: int
     total: int
     failed: int
     avg_duration_ms: float
+    p50_duration_ms: float
+    p95_duration_ms: float
+    p99_duration_ms: float
 
 
-class MetricsReport(msgspec.Struct, frozen=True, kw_only=True):
-    """The answer of ``GET /api/metrics``."""
+class MetricsReport(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+    """The answer of ``GET /api/metrics``: ``series`` holds only the buckets that saw a terminal job."""
 
     hours: int
     bindings: list[BindingMetrics]
     series: list[HourMetrics]
+    bucket_ms: int = _HOUR_MS
 
 
 class MetricsUnavailableError(Exception):
@@ -88,9 +98,9 @@ class MetricsUnavailableError(Exception):
 
 
 class MetricsReader(Protocol):
-    """Reads the window of the last ``hours`` (optionally one binding)."""
+    """Reads the window of the last ``hours`` (optionally one binding), the series in ``bucket_ms`` buckets."""
 
-    async def read(self, hours: int, binding: str | None) -> MetricsReport:
+    async def read(self, hours: int, binding: str | None, bucket_ms: int = _HOUR_MS) -> MetricsReport:
         """The report.
 
         Raises:
@@ -107,21 +117,37 @@ def _num(value: Any) -> float:
     return number if math.isfinite(number) else 0.0
 
 
-def _weighted_p95(values: list[tuple[float, float]]) -> float:
+def _weighted_quantiles(values: list[tuple[float, float]], *qs: float) -> list[float]:
+    """The smallest value whose cumulative weight reaches ``q`` of the total, for each ``q``."""
     ordered = sorted(values)
     total = sum(w for _, w in ordered)
-    seen = 0.0
-    for value, weight in ordered:
-        seen += weight
-        if seen >= 0.95 * total:
-            return value
-    return ordered[-1][0] if ordered else 0.0
+    found: list[float] = []
+    for q in qs:
+        seen, answer = 0.0, ordered[-1][0] if ordered else 0.0
+        for value, weight in ordered:
+            seen += weight
+            if seen >= q * total:
+                answer = value
+                break
+        found.append(answer)
+    return found
 
 
-def aggregate_points(points: Iterable[Mapping[str, Any]], hours: int) -> MetricsReport:
+def _bucket(at: int, rows: list[tuple[str, float, float]]) -> HourMetrics:
+    weight = sum(r[2] for r in rows)
+    p50, p95, p99 = _weighted_quantiles([(r[1], r[2]) for r in rows], 0.5, 0.95, 0.99)
+    return HourMetrics(
+        at=at, total=round(weight), failed=round(sum(r[2] for r in rows if r[0] in _FAILED)),
+        avg_duration_ms=sum(r[1] * r[2] for r in rows) / weight, p50_duration_ms=p50, p95_duration_ms=p95,
+        p99_duration_ms=p99,
+    )  # fmt: skip
+
+
+def aggregate_points(points: Iterable[Mapping[str, Any]], hours: int, bucket_ms: int = _HOUR_MS) -> MetricsReport:
     """Aggregate raw points (``state``, ``binding``, ``attempts``, ``duration``, ``weight``, ``at_ms``).
 
-    Weighted by the sample interval, as the upstream query is, so sampling does not skew the figures.
+    Weighted by the sample interval, as the upstream query is, so sampling does not skew the figures. The
+    series falls in ``bucket_ms`` buckets aligned on the epoch (hours by default).
     """
     by_binding: dict[str, list[tuple[str, float, float, float]]] = {}
     by_hour: dict[int, list[tuple[str, float, float]]] = {}
@@ -131,25 +157,22 @@ def aggregate_points(points: Iterable[Mapping[str, Any]], hours: int) -> Metrics
         by_binding.setdefault(str(p.get("binding")), []).append(
             (state, _num(p.get("attempts")), duration, weight)
         )
-        hour = int(_num(p.get("at_ms"))) // _HOUR_MS * _HOUR_MS
+        hour = int(_num(p.get("at_ms"))) // bucket_ms * bucket_ms
         by_hour.setdefault(hour, []).append((state, duration, weight))
     bindings: list[BindingMetrics] = []
     for name, rows in by_binding.items():
         total = sum(r[3] for r in rows)
         failed = sum(r[3] for r in rows if r[0] in _FAILED)
+        p50, p95, p99 = _weighted_quantiles([(r[2], r[3]) for r in rows], 0.5, 0.95, 0.99)
         bindings.append(BindingMetrics(
             binding=name, total=round(total), failed=round(failed), failure_rate=failed / total if total else 0.0,
             avg_duration_ms=sum(r[2] * r[3] for r in rows) / total, max_duration_ms=max(r[2] for r in rows),
-            p95_duration_ms=_weighted_p95([(r[2], r[3]) for r in rows]),
-            avg_attempts=sum(r[1] * r[3] for r in rows) / total,
+            p95_duration_ms=p95, avg_attempts=sum(r[1] * r[3] for r in rows) / total, p50_duration_ms=p50,
+            p99_duration_ms=p99,
         ))  # fmt: skip
     bindings.sort(key=lambda b: (-b.total, b.binding))
-    series = [
-        HourMetrics(at=at, total=round(sum(r[2] for r in rows)), failed=round(sum(r[2] for r in rows if r[0] in _FAILED)),
-                    avg_duration_ms=sum(r[1] * r[2] for r in rows) / sum(r[2] for r in rows))
-        for at, rows in sorted(by_hour.items())
-    ]  # fmt: skip
-    return MetricsReport(hours=hours, bindings=bindings, series=series)
+    series = [_bucket(at, rows) for at, rows in sorted(by_hour.items())]
+    return MetricsReport(hours=hours, bindings=bindings, series=series, bucket_ms=bucket_ms)
 
 
 class BindingReader:
@@ -159,7 +182,7 @@ class BindingReader:
         """Read through ``binding.query(sql)``; the dataset's view is named ``binding.dataset``."""
         self._binding = binding
 
-    async def read(self, hours: int, binding: str | None) -> MetricsReport:
+    async def read(self, hours: int, binding: str | None, bucket_ms: int = _HOUR_MS) -> MetricsReport:
         """Raw points of the window, aggregated here."""
         since = time_source().now_ms() - hours * _HOUR_MS
         dataset = str(getattr(self._binding, "dataset", "TSUMUGI_METRICS"))
@@ -174,7 +197,7 @@ class BindingReader:
         except Exception as exc:
             raise MetricsUnavailableError(str(exc)) from None
         try:
-            return aggregate_points(rows, hours)
+            return aggregate_points(rows, hours, bucket_ms)
         except (ValueError, TypeError, AttributeError) as exc:  # rows that are not the points asked for
             raise MetricsUnavailableError(f"metrics store answered unreadable rows: {exc}") from None
 
@@ -194,13 +217,22 @@ def _binding_row(row: Mapping[str, Any]) -> BindingMetrics:
         failure_rate=failed / total if total else 0.0,
         avg_duration_ms=_num(row.get("avg_duration")), max_duration_ms=_num(row.get("max_duration")),
         p95_duration_ms=_num(row.get("p95_duration")), avg_attempts=_num(row.get("avg_attempts")),
+        p50_duration_ms=_num(row.get("p50_duration")), p99_duration_ms=_num(row.get("p99_duration")),
     )  # fmt: skip
 
 
 def _hour_row(row: Mapping[str, Any]) -> HourMetrics:
     return HourMetrics(at=_at_ms(row.get("at")), total=round(_num(row.get("total"))),
-                       failed=round(_num(row.get("failed"))),
-                       avg_duration_ms=_num(row.get("avg_duration")))  # fmt: skip
+                       failed=round(_num(row.get("failed"))), avg_duration_ms=_num(row.get("avg_duration")),
+                       p50_duration_ms=_num(row.get("p50_duration")), p95_duration_ms=_num(row.get("p95_duration")),
+                       p99_duration_ms=_num(row.get("p99_duration")))  # fmt: skip
+
+
+def _quantiles_sql() -> str:
+    return ", ".join(
+        f"quantileWeighted({q})(double2, _sample_interval) AS p{name}_duration"
+        for q, name in ((0.5, "50"), (0.95, "95"), (0.99, "99"))
+    )
 
 
 def _data_rows(answer: httpx.Response) -> list[Mapping[str, Any]]:
@@ -250,8 +282,8 @@ class AccountSqlReader:
             raise MetricsUnavailableError(answer.text[:UPSTREAM_TEXT_CHARS])
         return _data_rows(answer)
 
-    async def read(self, hours: int, binding: str | None) -> MetricsReport:
-        """Two statements upstream: per binding, and per hour."""
+    async def read(self, hours: int, binding: str | None, bucket_ms: int = _HOUR_MS) -> MetricsReport:
+        """Two statements upstream: per binding, and per bucket (whole minutes)."""
         where = f"timestamp > NOW() - INTERVAL '{int(hours)}' HOUR" + (
             f" AND blob2 = '{binding}'" if binding else ""
         )
@@ -259,13 +291,15 @@ class AccountSqlReader:
         per_binding = (
             f"SELECT blob2 AS binding, SUM(_sample_interval) AS total, SUM({failed}) AS failed, "
             "SUM(double2 * _sample_interval) / SUM(_sample_interval) AS avg_duration, MAX(double2) AS max_duration, "
-            "quantileWeighted(0.95)(double2, _sample_interval) AS p95_duration, "
+            f"{_quantiles_sql()}, "
             "SUM(double1 * _sample_interval) / SUM(_sample_interval) AS avg_attempts "
             f"FROM {self._dataset} WHERE {where} GROUP BY binding ORDER BY total DESC FORMAT JSON"
         )
+        minutes = max(1, bucket_ms // 60_000)
         per_hour = (
-            "SELECT toStartOfInterval(timestamp, INTERVAL '1' HOUR) AS at, SUM(_sample_interval) AS total, "
-            f"SUM({failed}) AS failed, SUM(double2 * _sample_interval) / SUM(_sample_interval) AS avg_duration "
+            f"SELECT toStartOfInterval(timestamp, INTERVAL '{int(minutes)}' MINUTE) AS at, "
+            f"SUM(_sample_interval) AS total, SUM({failed}) AS failed, "
+            f"SUM(double2 * _sample_interval) / SUM(_sample_interval) AS avg_duration, {_quantiles_sql()} "
             f"FROM {self._dataset} WHERE {where} GROUP BY at ORDER BY at ASC FORMAT JSON"
         )
         rows = await self._query(per_binding)
@@ -275,7 +309,7 @@ class AccountSqlReader:
             series = [_hour_row(r) for r in hours_rows]
         except (ValueError, TypeError, AttributeError) as exc:  # a row the report cannot hold (e.g. odd `at`)
             raise MetricsUnavailableError(f"metrics query answered an unreadable row: {exc}") from None
-        return MetricsReport(hours=hours, bindings=bindings, series=series)
+        return MetricsReport(hours=hours, bindings=bindings, series=series, bucket_ms=minutes * 60_000)
 
 
 def reader_for(env: Any) -> MetricsReader | None:
@@ -307,10 +341,23 @@ def _hours(text: str | None) -> int:
     return hours
 
 
+def _bucket_minutes(text: str | None) -> int:
+    if text is None or text == "":
+        return DEFAULT_BUCKET_MINUTES
+    try:
+        value = int(text)
+    except ValueError:
+        raise bad_request("bucket_minutes must be a whole number") from None
+    if not 1 <= value <= MAX_BUCKET_MINUTES:
+        raise bad_request(f"bucket_minutes must be 1..{MAX_BUCKET_MINUTES}")
+    return value
+
+
 async def get_metrics(request: Request) -> Response:
-    """``GET /api/metrics?hours=&binding=``."""
+    """``GET /api/metrics?hours=&binding=&bucket_minutes=``."""
     params = first_values(request)
     hours = _hours(params.get("hours"))
+    bucket_ms = _bucket_minutes(params.get("bucket_minutes")) * 60_000
     binding = params.get("binding") or None
     if binding is not None and not _NAME_RE.match(binding):
         raise bad_request("binding is not a valid name")  # it is interpolated into SQL
@@ -318,7 +365,7 @@ async def get_metrics(request: Request) -> Response:
     if reader is None:
         raise ApiError(501, {"error": "metrics is not configured"})
     try:
-        report = await reader.read(hours, binding)
+        report = await reader.read(hours, binding, bucket_ms)
     except MetricsUnavailableError as exc:
         raise ApiError(502, {"error": str(exc)[:UPSTREAM_TEXT_CHARS]}) from None
     return json_response(200, report)

@@ -72,6 +72,7 @@ _STR = {"type": "string"}
 _NUM = {"type": "string", "description": "A number; empty or non-numeric values are ignored."}
 _BINDING_OR_EMPTY = {"type": "string", "pattern": "^([A-Za-z_][A-Za-z0-9_]*)?$"}
 _HOURS = {"type": "number", "minimum": 1, "exclusiveMaximum": 721}
+_BUCKET_MINUTES = {"type": "integer", "minimum": 1, "maximum": 1440}
 """Any number whose floor is 1..720: the handler floors it, as the original does."""
 
 
@@ -84,6 +85,8 @@ _LIST_QUERY = (
     QueryParam(name="id", schema=_STR), QueryParam(name="unique_key", schema=_STR),
     QueryParam(name="concurrency_key", schema=_STR), QueryParam(name="created_from", schema=_NUM),
     QueryParam(name="created_to", schema=_NUM),
+    QueryParam(name="exclude_bindings", schema=_STR,
+               description="Comma-separated bindings to leave out (e.g. the notice bindings), at most 20."),
     QueryParam(name="sort", schema=_STR, description="updated_at (default), created_at, binding, state, priority or attempts."),
     QueryParam(name="order", schema=_STR, description="asc, or anything else for descending."),
     QueryParam(name="limit", schema=_STR, description="1..100, default 20."),
@@ -148,7 +151,9 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
     Operation(method="GET", path="/api/metrics", operation_id="getMetrics",
               summary="Failure rate and durations from Analytics Engine.", endpoint=metrics.get_metrics, tag="insight",
               query=(QueryParam(name="hours", schema=_HOURS, description="1..720 (decimals floored), default 24."),
-                     QueryParam(name="binding", schema=_BINDING_OR_EMPTY)),
+                     QueryParam(name="binding", schema=_BINDING_OR_EMPTY),
+                     QueryParam(name="bucket_minutes", schema=_BUCKET_MINUTES,
+                                description="Width of the series' buckets in minutes, 1..1440, default 60.")),
               answers=_answers(s200=Answer(description="The report.", body=metrics.MetricsReport), s400=_BAD,
                                s501=Answer(description="Metrics not configured."),
                                s502=Answer(description="Analytics Engine failed."))),

@@ -147,6 +147,8 @@ class BindingList(msgspec.Struct, frozen=True, kw_only=True):
     bindings: list[str]
     shards: dict[str, int]
     """+ How many shards each listed binding is split into, so an HTTP client can make job ids (ADR-0063)."""
+    notices: list[str]
+    """The bindings that receive failure and settled notices (``on_failure``, ``on_settled``), sorted."""
 
 
 class RateView(msgspec.Struct, frozen=True, kw_only=True):

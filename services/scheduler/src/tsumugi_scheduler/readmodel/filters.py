@@ -22,6 +22,7 @@ def where_clause(
     states: Sequence[str] = (),
     created_from: int | None = None,
     created_to: int | None = None,
+    exclude_bindings: Sequence[str] = (),
 ) -> tuple[str, list[Any]]:
     """`` WHERE ...`` (or ``""``) and its parameters, ANDing every filter that is set.
 
@@ -30,6 +31,7 @@ def where_clause(
         states: Allowed states (any when empty).
         created_from: Inclusive lower bound on ``created_at``.
         created_to: Inclusive upper bound on ``created_at``.
+        exclude_bindings: Bindings left out (e.g. the notice bindings).
 
     Raises:
         ValueError: a column of ``exact`` is not filterable.
@@ -47,6 +49,9 @@ def where_clause(
     if states:
         terms.append(f"state IN ({', '.join('?' for _ in states)})")
         params.extend(states)
+    if exclude_bindings:
+        terms.append(f"binding NOT IN ({', '.join('?' for _ in exclude_bindings)})")
+        params.extend(exclude_bindings)
     if created_from is not None:
         terms.append("created_at >= ?")
         params.append(created_from)

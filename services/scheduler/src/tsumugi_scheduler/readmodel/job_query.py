@@ -20,6 +20,7 @@ import msgspec
 
 __all__ = [
     "DEFAULT_LIMIT",
+    "MAX_EXCLUDED",
     "MAX_LIMIT",
     "SORT_COLUMNS",
     "JobQuery",
@@ -38,6 +39,8 @@ SORT_COLUMNS: Final[frozenset[str]] = frozenset(
 
 DEFAULT_LIMIT: Final = 20
 MAX_LIMIT: Final = 100
+MAX_EXCLUDED: Final = 20
+"""Most bindings one list leaves out (each is a bound parameter)."""
 _MAX_SAFE_INTEGER: Final = 2**53 - 1
 """JavaScript's largest exact integer; bigger numbers are clamped so SQLite can bind them."""
 
@@ -52,6 +55,7 @@ class JobQuery(msgspec.Struct, frozen=True, kw_only=True):
     Attributes:
         created_from: Inclusive lower bound on ``created_at`` (epoch ms).
         created_to: Inclusive upper bound on ``created_at`` (epoch ms).
+        exclude_bindings: Bindings left out (at most ``MAX_EXCLUDED``), e.g. the notice bindings.
         sort: Sort column; ties are broken by ``id`` descending.
         limit: Page size, 1..``MAX_LIMIT``.
         offset: Rows skipped, 0 or more.
@@ -64,6 +68,7 @@ class JobQuery(msgspec.Struct, frozen=True, kw_only=True):
     concurrency_key: str | None = None
     created_from: int | None = None
     created_to: int | None = None
+    exclude_bindings: tuple[str, ...] = ()
     sort: SortColumn = "updated_at"
     order: SortOrder = "desc"
     limit: int = DEFAULT_LIMIT
@@ -79,6 +84,8 @@ class JobQuery(msgspec.Struct, frozen=True, kw_only=True):
             raise ValueError(f"limit must be between 1 and {MAX_LIMIT}, got {self.limit}")
         if self.offset < 0:
             raise ValueError(f"offset must not be negative, got {self.offset}")
+        if len(self.exclude_bindings) > MAX_EXCLUDED:
+            raise ValueError(f"exclude_bindings must list at most {MAX_EXCLUDED} bindings")
 
 
 def _number(text: str | None) -> float | None:
@@ -113,13 +120,19 @@ def _offset(text: str | None) -> int:
     return 0 if number is None or number < 0 else math.floor(number)
 
 
+def _excluded(text: str | None) -> tuple[str, ...]:
+    names = dict.fromkeys(name.strip() for name in (text or "").split(","))
+    return tuple(name for name in names if name)[:MAX_EXCLUDED]
+
+
 def parse_job_query(params: Mapping[str, str]) -> JobQuery:
     """Build a ``JobQuery`` from query-string values, with the original's lenient rules.
 
     Empty or non-numeric ``created_from`` / ``created_to`` are ignored (``0`` is honoured; fractions round
     inward, which keeps the inclusive bounds exact for integer instants); an unknown ``sort`` means
     ``updated_at``; any ``order`` but ``asc`` means descending; ``limit`` defaults to 20 when missing, 0,
-    negative or non-numeric and is capped at 100; ``offset`` defaults to 0 when negative or non-numeric.
+    negative or non-numeric and is capped at 100; ``offset`` defaults to 0 when negative or non-numeric;
+    ``exclude_bindings`` is a comma-separated list (blanks and repeats dropped, the first 20 kept).
 
     Args:
         params: Query parameters (the first value of each name).
@@ -138,6 +151,7 @@ def parse_job_query(params: Mapping[str, str]) -> JobQuery:
         concurrency_key=_text(params, "concurrency_key"),
         created_from=None if created_from is None else math.ceil(created_from),
         created_to=None if created_to is None else math.floor(created_to),
+        exclude_bindings=_excluded(params.get("exclude_bindings")),
         sort=cast(SortColumn, sort) if sort in SORT_COLUMNS else "updated_at",
         order="asc" if params.get("order") == "asc" else "desc",
         limit=_limit(params.get("limit")),

@@ -46,11 +46,14 @@ def _attempt(job: JobRow, number: int, state: JobState, now: int, error: str | N
 def _failure(job: JobRow, failed: Failed, now: int, rand: float, notices: NoticeWriter) -> JobChange:
     attempts = job.attempts + 1
     error = truncate_error(failed.error)
-    log = _attempt(job, attempts, JobState.FAILED, now, error)
     base: dict[str, Any] = {"attempts": attempts, "error": error, "silence_at": None}
     if job.cancel_requested_at is not None:
+        # The attempt stopped because it was asked to: it is logged CANCELLED, as the job ends, with the
+        # error it raised kept (the reaper's confirmed cancel logs the same state; ADR-0074).
         base["reason"] = "cancelled: the attempt failed after the cancel request"
+        log = _attempt(job, attempts, JobState.CANCELLED, now, error)
         return transition(job, JobState.CANCELLED, now, notices, base, log)
+    log = _attempt(job, attempts, JobState.FAILED, now, error)
     if job.guarantee == Guarantee.AT_MOST_ONCE and outcome_unknown(
         flagged=failed.unknown, now=now, silence_at=job.silence_at
     ):

@@ -1,11 +1,13 @@
 // The shell: tabs and feature detection, the auto-refresh loop, hash routes (#/jobs/<id> opens a job).
+// The hash is the route both ways: opening a job or a tab writes it (a history entry, so Back works), and a
+// hash changed from outside (typed, a link, Back/Forward) opens what it names.
 
 const REFRESH_CHOICES = [['Off', 0], ['1s', 1000], ['3s', 3000], ['10s', 10000], ['30s', 30000], ['1m', 60000]];
 const LOADERS = { jobs: loadJobs, runs: loadRuns, schedules: loadSchedules, metrics: loadMetrics, bindings: loadBindings };
 
 const app = {
   tab: 'jobs', tabs: ['jobs', 'bindings'], generation: 0, timer: null, paused: false,
-  refreshMs: storedRefresh(), modal: null,
+  refreshMs: storedRefresh(), modal: null, modalPushed: false, explained: null, policyResults: {},
   jobs: freshJobsView(), runs: { flow: '', state: '', page: 0 }, metrics: { hours: 24, binding: '' },
 };
 
@@ -16,11 +18,13 @@ function storedRefresh() {
 }
 
 async function detectFeatures() {
-  const [flows, schedules, metrics] = await Promise.all([
+  const [flows, schedules, metrics, catalog] = await Promise.all([
     apiCall(API.flows).then((d) => (d.flows || []).length > 0).catch(() => false),
     endpointAvailable(API.schedules),
     endpointAvailable(withQuery(API.metrics, { hours: 24 })),
+    apiCall(API.bindings).catch(() => null), // the notice bindings, so the first job list can hide them
   ]);
+  if (catalog) Object.assign(app.jobs, { bindings: catalog.bindings || [], notices: catalog.notices || [] });
   app.tabs = ['jobs', flows && 'runs', schedules && 'schedules', metrics && 'metrics', 'bindings'].filter(Boolean);
   if (!app.tabs.includes(app.tab)) app.tab = 'jobs';
   renderTabs();
@@ -33,12 +37,19 @@ function renderTabs() {
     'data-tab': tab, onclick: () => switchTab(tab) }, tab)));
 }
 
+// A click on a tab: a new history entry, then the route applies it.
 function switchTab(tab) {
+  if (location.hash === `#/${tab}` && !app.modal) return;
+  history.pushState(null, '', `#/${tab}`);
+  applyRoute();
+}
+
+function selectTab(tab) {
   // A new tab starts from clean filters and the first page, as in the original.
   app.tab = tab;
-  app.jobs = Object.assign(freshJobsView(), { gone: app.jobs.gone });
+  const { gone, hideNotices, bindings, notices } = app.jobs;
+  app.jobs = Object.assign(freshJobsView(), { gone, hideNotices, bindings, notices });
   app.runs = { flow: '', state: '', page: 0 };
-  if (!app.modal) history.replaceState(null, '', `#/${tab}`);
   renderTabs();
   replace($('#view'));
   refreshNow();
@@ -86,11 +97,37 @@ function setupRefreshControls() {
 }
 
 // "#/jobs/<percent-encoded id>" and "#/runs/<id>" open a detail; "#/<tab>" selects a tab.
-function routeFromHash() {
+function parseHash() {
   const [, tab, encodedId] = location.hash.match(/^#\/([a-z]+)(?:\/(.+))?$/) || [];
+  let id = null;
+  try {
+    id = encodedId ? decodeURIComponent(encodedId) : null;
+  } catch {
+    id = null; // a malformed escape opens nothing
+  }
+  return { tab, id };
+}
+
+// Makes the page show what the hash names; idempotent, so hashchange and popstate may both call it.
+function applyRoute() {
+  const { tab, id } = parseHash();
+  if (id && (tab === 'jobs' || tab === 'runs')) {
+    const route = `#/${tab}/${enc(id)}`;
+    if (!app.modal || app.modal.route !== route) {
+      app.modalPushed = false; // came from the address: closing must not go back past it
+      if (tab === 'jobs') openJob(id); else openRun(id);
+    }
+    return;
+  }
+  if (app.modal) hideModal();
+  if (tab && app.tabs.includes(tab) && tab !== app.tab) selectTab(tab);
+}
+
+function routeFromHash() {
+  const { tab, id } = parseHash();
   if (tab && app.tabs.includes(tab)) app.tab = tab;
-  if (encodedId && tab === 'jobs') openJob(decodeURIComponent(encodedId));
-  if (encodedId && tab === 'runs') openRun(decodeURIComponent(encodedId));
+  if (id && tab === 'jobs') openJob(id);
+  if (id && tab === 'runs') openRun(id);
 }
 
 async function start() {
@@ -104,8 +141,11 @@ async function start() {
   refreshNow();
 }
 
+window.addEventListener('hashchange', applyRoute);
+window.addEventListener('popstate', applyRoute);
 $('#modal-close').addEventListener('click', closeModal);
 $('#modal').addEventListener('click', (event) => { if (event.target === $('#modal')) closeModal(); });
-document.addEventListener('keydown', (event) => { if (event.key === 'Escape' && app.modal) closeModal(); });
+// Escape closes the detail, unless a confirmation is open over it (Escape answers that one).
+document.addEventListener('keydown', (event) => { if (event.key === 'Escape' && app.modal && !$('#confirm').open) closeModal(); });
 setupRefreshControls();
 start();

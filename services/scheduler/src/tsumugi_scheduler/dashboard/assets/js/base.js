@@ -29,6 +29,20 @@ function appendChildren(el, children) {
   }
 }
 
+// An SVG element (charts, DAG): attributes set unless null/undefined/false; on* attributes become listeners.
+const SVG_NS = 'http://www.w3.org/2000/svg';
+
+function svg(tag, attrs, ...children) {
+  const el = document.createElementNS(SVG_NS, tag);
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key.startsWith('on')) el.addEventListener(key.slice(2), value);
+    else el.setAttribute(key, String(value));
+  }
+  appendChildren(el, children);
+  return el;
+}
+
 function replace(el, ...children) {
   el.replaceChildren();
   appendChildren(el, children);
@@ -43,9 +57,44 @@ function fmtTime(ms) {
   return ms === null || ms === undefined ? '\u2014' : new Date(ms).toLocaleString();
 }
 
+// Durations: "350 ms", "2.5 s", then the two largest units ("4 min 12 s", "7 d"); an em dash for none.
 function fmtDuration(ms) {
   if (ms === null || ms === undefined || !(ms >= 0)) return '\u2014';
-  return ms >= 1000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms)} ms`;
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60000) return `${+(ms / 1000).toFixed(1)} s`; // "2.5 s", "30 s"
+  return durationWords(ms);
+}
+
+const DURATION_UNITS = [['d', 86400000], ['h', 3600000], ['min', 60000], ['s', 1000]];
+
+function durationWords(ms) {
+  if (ms < 1000) return `${Math.max(0, Math.round(ms))} ms`;
+  const parts = [];
+  let rest = Math.round(ms);
+  for (const [unit, size] of DURATION_UNITS) {
+    if (rest < size && !parts.length) continue;
+    const amount = Math.floor(rest / size);
+    rest -= amount * size;
+    if (amount) parts.push(`${amount} ${unit}`);
+    if (parts.length === 2 || (parts.length && !amount)) break;
+  }
+  return parts.join(' ');
+}
+
+// "in 4 min 12 s", "3 min ago"; `now` may be the server's instant (explanations) or the browser's.
+function fmtRelative(at, now = Date.now()) {
+  if (at === null || at === undefined) return '\u2014';
+  const diff = at - now;
+  if (Math.abs(diff) < 1000) return 'just now';
+  return diff > 0 ? `in ${durationWords(diff)}` : `${durationWords(-diff)} ago`;
+}
+
+// A time element: relative text, the absolute local time beside it (or in its tooltip when compact).
+function timeEl(at, { compact = false, now } = {}) {
+  if (at === null || at === undefined) return h('span', { class: 'muted' }, '\u2014');
+  const iso = new Date(at).toISOString();
+  return h('time', { datetime: iso, title: `${fmtTime(at)} (${iso})` }, fmtRelative(at, now),
+    compact ? null : h('span', { class: 'muted' }, ` \u00b7 ${fmtTime(at)}`));
 }
 
 function stateBadge(state) {
@@ -95,4 +144,21 @@ function writeStored(key, value) {
   } catch {
     // private mode or quota: the setting just does not persist
   }
+}
+
+// The page's own confirmation for destructive actions (native <dialog>, so it stacks over the job detail).
+// Resolves true only when the user presses the confirming button.
+function confirmAction({ title, message, confirmLabel, cancelLabel = 'Keep' }) {
+  const dialog = $('#confirm');
+  return new Promise((resolve) => {
+    const finish = (answer) => { dialog.close(); resolve(answer); };
+    replace(dialog, h('form', { method: 'dialog', class: 'confirm-box' },
+      h('h2', null, title), h('p', null, message),
+      h('div', { class: 'actions' },
+        h('button', { type: 'button', class: 'danger-solid', id: 'confirm-yes', onclick: () => finish(true) }, confirmLabel),
+        h('button', { type: 'button', id: 'confirm-no', onclick: () => finish(false) }, cancelLabel))));
+    dialog.onclose = () => resolve(false); // Escape; a second resolve is ignored
+    dialog.showModal();
+    $('#confirm-no', dialog).focus();
+  });
 }

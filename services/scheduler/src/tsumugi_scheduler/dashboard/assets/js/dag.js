@@ -3,18 +3,6 @@
 // numbers; renderDag() draws it. Runtime children (fan-out, spawn) are summarised on their parent's card.
 
 const DAG = { width: 168, height: 54, colGap: 56, rowGap: 16, pad: 8 };
-const SVG_NS = 'http://www.w3.org/2000/svg';
-
-function svg(tag, attrs, ...children) {
-  const el = document.createElementNS(SVG_NS, tag);
-  for (const [key, value] of Object.entries(attrs || {})) {
-    if (value === undefined || value === null || value === false) continue;
-    if (key.startsWith('on')) el.addEventListener(key.slice(2), value);
-    else el.setAttribute(key, String(value));
-  }
-  appendChildren(el, children);
-  return el;
-}
 
 // Layer = 0 for a node without (known) dependencies, else 1 + the deepest dependency's layer. Within a
 // column, layer 0 keeps stored order and later columns are sorted by the mean row of their dependencies

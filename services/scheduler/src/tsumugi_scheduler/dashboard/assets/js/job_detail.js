@@ -1,52 +1,65 @@
-// The job detail (GET /api/jobs/{id}), its "why is it not running" explanation and the New job form.
+// The job detail (GET /api/jobs/{id}): state, fields with relative and absolute times, actions, the
+// "why is it not running" explanation (explain.js), payload, result and the attempt timeline.
 
 function openJob(id) {
   return openModal(`#/jobs/${enc(id)}`, () => loadJobDetail(id));
 }
 
 async function loadJobDetail(id) {
+  const route = `#/jobs/${enc(id)}`;
   let job;
   try {
     job = (await apiCall(API.job(id))).job;
   } catch (error) {
-    if (app.modal && app.modal.route === `#/jobs/${enc(id)}`) {
+    if (app.modal && app.modal.route === route) {
       modalContent(h('h2', null, id), h('p', { class: 'error-text' }, `Failed to load: ${error.message}`));
     }
     return;
   }
-  if (!app.modal || app.modal.route !== `#/jobs/${enc(id)}`) return; // closed or replaced meanwhile
-  const explain = h('div', { id: 'job-explain' });
+  if (!app.modal || app.modal.route !== route) return; // closed or replaced meanwhile
+  const waiting = job.state === 'SCHEDULED' || job.state === 'QUEUED';
+  // The last explanation shows at once on a refresh (no flicker) and is replaced when the new one arrives.
+  const explain = h('div', { id: 'job-explain' }, waiting && app.explained && app.explained.id === id ? app.explained.view : null);
   modalContent(renderJobDetail(job, explain));
   // Only a job that is waiting has something to explain (beyond-the-original C4).
-  if (job.state === 'SCHEDULED' || job.state === 'QUEUED') loadExplain(job.id, explain);
+  if (waiting) loadExplain(job.id, explain);
+}
+
+// A cancel request matters while the job is in flight; once it ended CANCELLED the request was honoured.
+function stateBadges(job) {
+  const requested = isCancelRequested(job);
+  return [stateBadge(job.state), ' ',
+    requested && ACTIVE_STATES.includes(job.state) ? h('span', { class: 'badge cancel-requested' }, 'cancel requested') : null,
+    requested && job.state === 'CANCELLED' ? h('span', { class: 'muted small' }, 'cancelled on request') : null];
 }
 
 function renderJobDetail(job, explain) {
   const gone = app.jobs.gone.has(job.id);
   const after = () => { refreshModal(); refreshNow(); };
-  return h('div', { id: 'job-detail' },
-    h('h2', null, 'Job ', stateBadge(job.state), ' ',
-      isCancelRequested(job) ? h('span', { class: 'badge cancel-requested' }, 'cancel requested') : null),
+  return h('div', { id: 'job-detail', class: 'job-detail' },
+    h('h2', null, 'Job ', stateBadges(job)),
+    h('p', { class: 'job-id' }, job.id),
     fieldList(jobFields(job)),
     h('div', { class: 'actions' }, jobActions(job, gone, after),
       job.state === 'SCHEDULED' && !isCancelRequested(job) ? rescheduleForm(job.id, after) : null),
     explain,
-    h('h3', null, 'Payload'), h('pre', { id: 'job-payload' }, prettyJson(job.payload)),
-    job.result !== null && job.result !== undefined ? [h('h3', null, 'Result'), h('pre', null, prettyJson(job.result))] : null,
-    renderAttempts(job.attempts_log || []));
+    renderAttempts(job),
+    h('h3', null, 'Payload'), h('pre', { id: 'job-payload', class: 'code' }, prettyJson(job.payload)),
+    job.result !== null && job.result !== undefined ? [h('h3', null, 'Result'), h('pre', { class: 'code' }, prettyJson(job.result))] : null);
 }
 
 function jobFields(job) {
-  const pairs = [['ID', job.id], ['Binding', job.binding], ['Attempts', `${job.attempts} / ${job.max_attempts}`]];
+  const pairs = [['Binding', job.binding], ['Attempts', `${job.attempts} / ${job.max_attempts}`]];
   if (job.progress !== null && job.progress !== undefined) {
     const percent = Math.round(job.progress * 100);
     pairs.push(['Progress', h('span', null, h('span', { class: 'progress' }, h('span', { style: `width:${percent}%` })), ` ${percent}%`)]);
   }
   pairs.push(['Guarantee', job.guarantee], ['Priority', String(job.priority)],
     ['Concurrency key', job.concurrency_key || '\u2014'], ['Unique key', job.unique_key || '\u2014'],
-    ['Created at', fmtTime(job.created_at)], ['Run after', fmtTime(job.run_after)],
-    ['Started at', fmtTime(job.dispatched_at)], ['Updated at', fmtTime(job.updated_at)]);
-  if (job.expires_at) pairs.push(['Expires at', fmtTime(job.expires_at)]);
+    ['Created', timeEl(job.created_at)], ['Run after', timeEl(job.run_after)],
+    ['Dispatched', timeEl(job.dispatched_at)], ['Updated', timeEl(job.updated_at)]);
+  if (job.timeout_ms) pairs.push(['Timeout', fmtDuration(job.timeout_ms)]);
+  if (job.expires_at) pairs.push(['Expires', timeEl(job.expires_at)]);
   if (job.run_id) {
     pairs.push(['Run', h('button', { type: 'button', class: 'link', onclick: () => openRun(job.run_id) },
       job.node_id ? `${job.run_id} (node ${job.node_id})` : job.run_id)]);
@@ -55,17 +68,27 @@ function jobFields(job) {
   return pairs;
 }
 
-// Attempts oldest first (the API sends newest first).
-function renderAttempts(log) {
+// An attempt the engine logged FAILED although it ended the job CANCELLED (schedulers before issue 11 did)
+// shows as what it was: stopped after the cancel request.
+function attemptState(attempt, job, isLast) {
+  const stopped = isLast && attempt.state === 'FAILED' && job.state === 'CANCELLED' && isCancelRequested(job);
+  return stopped ? 'CANCELLED' : attempt.state;
+}
+
+// The attempt timeline, oldest first (the API sends newest first): when each ran, for how long, how it
+// ended; its traceback full width below it (wrapped, no inner scrollbar).
+function renderAttempts(job) {
+  const log = [...(job.attempts_log || [])].reverse();
   if (!log.length) return null;
-  const rows = [...log].reverse().map((a) => h('tr', { class: 'attempt-row' },
-    h('td', null, `#${a.attempt}`), h('td', null, stateBadge(a.state)), h('td', null, fmtTime(a.started_at)),
-    h('td', null, fmtTime(a.finished_at)),
-    h('td', { class: 'num' }, fmtDuration(a.started_at ? a.finished_at - a.started_at : null)),
-    h('td', null, a.error ? h('pre', null, a.error) : '\u2014')));
-  return [h('h3', null, 'Attempts'), h('table', { id: 'attempts-log' },
-    h('thead', null, h('tr', null, ['#', 'Status', 'Started at', 'Finished at', 'Processing time', 'Error'].map((t) => h('th', null, t)))),
-    h('tbody', null, rows))];
+  const items = log.map((a, index) => {
+    const state = attemptState(a, job, index === log.length - 1);
+    const took = a.started_at && a.finished_at ? a.finished_at - a.started_at : null;
+    return h('li', { class: `attempt-row attempt-${state.toLowerCase()}` },
+      h('div', { class: 'attempt-head' }, h('strong', null, `#${a.attempt}`), ' ', stateBadge(state),
+        h('span', { class: 'attempt-time' }, 'started ', timeEl(a.started_at), a.finished_at ? [', took ', h('strong', null, fmtDuration(took))] : null)),
+      a.error ? h('pre', { class: 'trace' }, a.error) : null);
+  });
+  return [h('h3', null, `Attempts (${log.length})`), h('ol', { id: 'attempts-log', class: 'timeline' }, items)];
 }
 
 function rescheduleForm(id, after) {
@@ -75,75 +98,4 @@ function rescheduleForm(id, after) {
     if (!Number.isFinite(seconds) || seconds < 0) { setStatus('Delay must be a number of seconds, at least 0', true); return; }
     mutateJob(id, 'reschedule', after, { delayMs: Math.round(seconds * 1000) });
   } }, 'Reschedule'));
-}
-
-async function loadExplain(id, target) {
-  let answer;
-  try {
-    answer = await apiCall(API.jobExplain(id));
-  } catch (error) {
-    // 404/501: the server cannot explain (older scheduler); the section stays hidden.
-    if (error.status !== 404 && error.status !== 501) replace(target, h('p', { class: 'error-text' }, `Explain failed: ${error.message}`));
-    return;
-  }
-  replace(target, h('h3', null, 'Why is it not running?'), renderExplanation(answer));
-}
-
-// The explain answer ({"explain": {summary, blockers: [...]}}) lists what holds the job, and when it clears.
-function renderExplanation(wrapped) {
-  const answer = wrapped && wrapped.explain && !Array.isArray(wrapped.explain) ? wrapped.explain : wrapped;
-  const items = Array.isArray(answer) ? answer : answer && (answer.blockers || answer.reasons);
-  if (!Array.isArray(items)) return h('pre', null, prettyJson(answer));
-  const summary = answer && (answer.summary || answer.message);
-  if (!items.length) return h('p', null, summary || 'Nothing holds it back: it goes with the next dispatch.');
-  return h('div', null, summary ? h('p', null, summary) : null,
-    h('ul', { class: 'explain' }, items.map((item) => h('li', null, describeBlocker(item)))));
-}
-
-function describeBlocker(item) {
-  if (typeof item !== 'object' || item === null) return String(item);
-  const kind = item.kind || item.reason || item.code || 'blocked';
-  const text = item.message || item.detail || '';
-  const until = item.clears_at ?? item.until ?? null;
-  const holders = Array.isArray(item.holders) ? item.holders : [];
-  return [h('strong', null, kind), text ? `: ${text}` : '', until ? ` (clears ${fmtTime(until)})` : '',
-    holders.length ? [' held by ', holders.map((id) => [h('button', { type: 'button', class: 'link',
-      onclick: () => openJob(id) }, id), ' '])] : null];
-}
-
-function openNewJob(bindings) {
-  const form = h('form', { class: 'grid', id: 'new-job' },
-    'Binding', h('select', { name: 'binding', required: true }, bindings.map((b, i) => option(b, b, i === 0))),
-    'Payload (JSON)', h('textarea', { name: 'payload' }, '{}'),
-    'Max attempts', h('input', { name: 'maxAttempts', type: 'number', min: '1', placeholder: '3' }),
-    'Delay (ms)', h('input', { name: 'delayMs', type: 'number', min: '0' }),
-    'Priority', h('input', { name: 'priority', type: 'number' }),
-    'Unique key', h('input', { name: 'uniqueKey' }),
-    'Concurrency key', h('input', { name: 'concurrencyKey' }),
-    h('span'), h('button', { type: 'submit', class: 'primary' }, 'Create'));
-  const error = h('p', { class: 'error-text' });
-  form.addEventListener('submit', (event) => { event.preventDefault(); submitNewJob(form, error); });
-  openModal(`#/${app.tab}`, null);
-  modalContent(h('h2', null, 'New job'), form, error);
-}
-
-async function submitNewJob(form, error) {
-  const data = new FormData(form);
-  const body = { binding: data.get('binding') };
-  try {
-    body.payload = JSON.parse(String(data.get('payload') || 'null'));
-  } catch {
-    error.textContent = 'Payload must be valid JSON';
-    return;
-  }
-  for (const key of ['maxAttempts', 'delayMs', 'priority']) if (data.get(key) !== '') body[key] = Number(data.get(key));
-  for (const key of ['uniqueKey', 'concurrencyKey']) if (data.get(key)) body[key] = String(data.get(key));
-  try {
-    const answer = await apiCall(API.jobs, { method: 'POST', body });
-    closeModal();
-    setStatus(`Job created: ${answer.id}`);
-    refreshNow();
-  } catch (e) {
-    error.textContent = e.message; // server validation errors verbatim
-  }
 }

@@ -9,8 +9,16 @@ function freshJobsView() {
   return {
     search: { field: 'id', text: '' }, binding: '', state: '', from: '', to: '',
     sort: 'updated_at', order: 'desc', page: 0, size: 20,
-    selected: new Set(), gone: new Set(), rows: [], total: 0, stats: null, bindings: [],
+    selected: new Set(), gone: new Set(), rows: [], total: 0, stats: null, bindings: [], notices: [],
+    hideNotices: readStored('tsumugi:hideNotices', true) !== false,
   };
+}
+
+// Notice jobs (the scheduler's failure/settled notices, GET /api/bindings "notices") are hidden by default (ADR-0073):
+// every failed or settled job makes one, so they would outnumber the operator's own jobs. Choosing a notice
+// binding in the binding filter shows them anyway.
+function excludedBindings(view) {
+  return view.hideNotices && !view.binding ? view.notices : [];
 }
 
 function visibleColumns() {
@@ -24,6 +32,7 @@ function jobsQuery(view) {
     state: view.state, binding: view.binding,
     [view.search.field]: view.search.text,
     created_from: dayStart(view.from), created_to: dayEnd(view.to),
+    exclude_bindings: excludedBindings(view).join(','),
     sort: view.sort, order: view.order, limit: view.size, offset: view.page * view.size,
   };
 }
@@ -33,13 +42,14 @@ async function loadJobs(isCurrent) {
   const [list, stats, bindings] = await Promise.all([
     apiCall(withQuery(API.jobs, jobsQuery(view))),
     apiCall(API.stats).catch(() => null), // stats are decoration: the list still shows without them
-    apiCall(API.bindings).catch(() => ({ bindings: view.bindings })),
+    apiCall(API.bindings).catch(() => ({ bindings: view.bindings, notices: view.notices })),
   ]);
   if (!isCurrent()) return; // a newer load or another tab won the race
   view.rows = list.jobs || [];
   view.total = list.total || 0; view.totalCapped = list.total_capped === true; // capped at 10,000: shown as 10,000+
   view.stats = stats;
   view.bindings = bindings.bindings || [];
+  view.notices = bindings.notices || [];
   const visible = new Set(view.rows.map((job) => job.id));
   view.selected = new Set([...view.selected].filter((id) => visible.has(id)));
   renderJobs();
@@ -64,7 +74,7 @@ function renderStats(stats) {
       onclick: () => changeFilter((v) => { v.state = s; }) }, `${s} ${stats.byState[s]}`));
   const oldest = stats.oldestScheduledMs;
   return h('div', { class: 'chips' }, chips,
-    oldest ? h('span', { class: 'muted' }, `oldest scheduled: ${fmtDuration(oldest)} ago`) : null);
+    oldest ? h('span', { class: 'muted' }, `oldest scheduled: waiting ${fmtDuration(oldest)}`) : null);
 }
 
 function renderJobsToolbar(view) {
@@ -82,11 +92,17 @@ function renderJobsToolbar(view) {
   const to = h('input', { type: 'date', value: view.to, 'aria-label': 'Created to',
     onchange: (e) => changeFilter((v) => { v.to = e.target.value; }) });
   const active = view.search.text || view.binding || view.state || view.from || view.to;
-  return h('div', { class: 'toolbar' }, field, text, binding, status, 'Created', from, '\u2013', to,
+  const notices = view.notices.length ? h('label', { class: 'notice-filter', title: `Notice bindings: ${view.notices.join(', ')}` },
+    h('input', { type: 'checkbox', id: 'hide-notices', checked: view.hideNotices, onchange: (e) => changeFilter((v) => {
+      v.hideNotices = e.target.checked;
+      writeStored('tsumugi:hideNotices', v.hideNotices);
+    }) }), ' Hide notice jobs') : null;
+  return h('div', { class: 'toolbar' }, field, text, binding, status, notices,
+    h('span', { class: 'created' }, 'Created ', from, ' \u2013 ', to),
     active ? h('button', { type: 'button', onclick: () => changeFilter((v) => Object.assign(v,
       { search: { field: 'id', text: '' }, binding: '', state: '', from: '', to: '' })) }, 'Reset') : null,
     h('span', { class: 'spacer' }), renderColumnMenu(), h('button', { type: 'button', class: 'primary',
-      onclick: () => openNewJob(view.bindings) }, '+ Job'));
+      onclick: () => openNewJob(view.bindings, view.notices) }, '+ Job'));
 }
 
 // Search commits on change/Enter, not per keystroke; a full job id opens the job directly.
@@ -119,10 +135,13 @@ function renderBulkBar(view) {
 
 async function bulkAction(action) {
   const ids = [...app.jobs.selected];
+  const count = ids.length === 1 ? '1 job' : `${ids.length} jobs`;
   const applies = action === 'retry' ? 'Applies to FAILED and STALLED jobs.'
-    : 'Applies to SCHEDULED jobs; QUEUED and RUNNING jobs are asked to stop.';
-  if (!window.confirm(`${action === 'retry' ? 'Retry' : 'Cancel'} ${ids.length} job(s)? ${applies} ` +
-    'Jobs in other states are refused and reported.')) return;
+    : 'Scheduled jobs end CANCELLED now; queued and running jobs are asked to stop. This cannot be undone.';
+  const confirmed = await confirmAction({ title: `${action === 'retry' ? 'Retry' : 'Cancel'} ${count}?`,
+    message: `${applies} Jobs in other states are refused and reported.`,
+    confirmLabel: action === 'retry' ? `Retry ${count}` : `Cancel ${count}` });
+  if (!confirmed) return;
   try {
     const answer = await apiCall(action === 'retry' ? API.bulkRetry : API.bulkCancel, { method: 'POST', body: { ids } });
     const refused = (answer.failed || []).length;
@@ -164,20 +183,29 @@ function renderJobsTable(view) {
     h('tbody', null, view.rows.map((job) => renderJobRow(job, view, columns))));
 }
 
+// Processing time is that of a finished attempt only: dispatch to the final report. (For a job still in
+// flight, updated_at is its last heartbeat or mark, not an end.)
+function processingTime(job) {
+  const finished = !ACTIVE_STATES.includes(job.state);
+  return finished && job.dispatched_at && job.updated_at > job.dispatched_at ? job.updated_at - job.dispatched_at : null;
+}
+
 function renderJobRow(job, view, columns) {
-  const processing = job.dispatched_at && job.updated_at - job.dispatched_at > 0 ? job.updated_at - job.dispatched_at : null;
+  const processing = processingTime(job);
   const cells = {
     binding: h('td', { class: 'col-binding' }, job.binding),
     id: h('td', { class: 'col-id id' }, h('button', { type: 'button', class: 'link', onclick: () => openJob(job.id) }, job.id)),
     state: h('td', { class: 'col-state' }, stateBadge(job.state)),
-    started: h('td', { class: 'col-started' }, fmtTime(job.dispatched_at)),
-    updated: h('td', { class: 'col-updated' }, fmtTime(job.updated_at)),
+    started: h('td', { class: 'col-started' }, timeEl(job.dispatched_at, { compact: true })),
+    updated: h('td', { class: 'col-updated' }, timeEl(job.updated_at, { compact: true })),
     attempts: h('td', { class: 'col-attempts num' }, `${job.attempts} / ${job.max_attempts}`),
     processing: h('td', { class: 'col-processing num' }, fmtDuration(processing)),
   };
   const check = h('input', { type: 'checkbox', checked: view.selected.has(job.id), 'aria-label': `Select ${job.id}`,
     onchange: (e) => { if (e.target.checked) view.selected.add(job.id); else view.selected.delete(job.id); renderJobs(); } });
-  return h('tr', { class: `job-row${view.gone.has(job.id) ? ' gone' : ''}`, 'data-id': job.id },
+  // The whole row opens the job (the id column may be hidden on a narrow screen); its controls keep their own.
+  const open = (event) => { if (!event.target.closest('button, input, a, label')) openJob(job.id); };
+  return h('tr', { class: `job-row${view.gone.has(job.id) ? ' gone' : ''}`, 'data-id': job.id, onclick: open, title: `Open ${job.id}` },
     h('td', null, check), columns.map(([key]) => cells[key]), h('td', null, jobActions(job, view.gone.has(job.id))));
 }
 
@@ -206,6 +234,9 @@ function jobActions(job, gone, after = refreshNow) {
 
 async function mutateJob(id, action, after, body) {
   const path = { retry: API.jobRetry, cancel: API.jobCancel, reschedule: API.jobReschedule }[action](id);
+  if (action === 'cancel' && !(await confirmAction({ title: 'Cancel this job?', message:
+    `${id}: a scheduled job ends CANCELLED now; a queued or running one is asked to stop. This cannot be undone.`,
+  confirmLabel: 'Cancel job' }))) return;
   try {
     const answer = await apiCall(path, { method: 'POST', body });
     // A6: a queued or running job is asked to stop; it ends CANCELLED once the performer gives up.

@@ -1,18 +1,31 @@
 // One modal at a time (job detail, run detail, new job). Its loader re-runs on every auto-refresh so a job
 // can be watched as it runs, unless the user is typing into it.
+// Opening a detail pushes its route (#/jobs/<id>) so Back closes it; a detail opened from the address
+// (deep link, typed hash) replaces nothing and closes back to its tab.
 
 function openModal(route, loader) {
   app.modal = { route, loader };
   $('#modal').hidden = false;
-  if (location.hash !== route) history.replaceState(null, '', route);
+  if (location.hash !== route) {
+    history.pushState(null, '', route);
+    app.modalPushed = true;
+  }
   return loader ? loader() : null;
 }
 
-function closeModal() {
+// Hides the modal without touching history (the route already moved on).
+function hideModal() {
   app.modal = null;
   $('#modal').hidden = true;
   replace($('#modal-body'));
-  history.replaceState(null, '', `#/${app.tab}`);
+}
+
+function closeModal() {
+  const pushed = app.modalPushed && /^#\/(jobs|runs)\//.test(location.hash);
+  app.modalPushed = false;
+  hideModal();
+  if (pushed) history.back(); // back to the entry the detail was opened from
+  else if (location.hash !== `#/${app.tab}`) history.pushState(null, '', `#/${app.tab}`);
 }
 
 function refreshModal() {

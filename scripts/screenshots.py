@@ -1,0 +1,114 @@
+"""Screenshots of every dashboard view at desktop (1280 px) and phone (420 px) width.
+
+    python3 -m uv run --frozen python scripts/screenshots.py [--out DIR] [--url URL --token TOKEN]
+
+Without ``--url`` it serves the dashboard over the browser tests' fake REST API (tests/e2e/fake_api.py), so
+the pictures are the same on every machine; with ``--url`` (e.g. a running ``tsumugi dev``) it signs in
+with ``--token`` and shows that server's data (job views then need ``--job`` ids). PNGs go to ``--out``
+(default ``.tsumugi/screens``, not committed). Drives Debian's Chromium through Playwright, as the tests do.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+import urllib.parse
+from collections.abc import Iterator
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests" / "e2e"))
+
+from fake_api import CANCELLED_ID, DELAYED_ID, FAILED_ID, SCHEDULED_ID, FakeApi, serve  # noqa: E402
+from playwright.sync_api import Page  # noqa: E402
+from playwright_chromium import launch_chromium  # noqa: E402
+
+WIDTHS = {"desktop": (1280, 900), "phone": (420, 860)}
+
+
+def _job(job_id: str) -> str:
+    return "#/jobs/" + urllib.parse.quote(job_id, safe="")
+
+
+def views(jobs: dict[str, str]) -> dict[str, str]:
+    """Name -> hash route of every view to capture."""
+    found = {"jobs": "#/jobs", "bindings": "#/bindings", "metrics": "#/metrics"}
+    found.update({f"job-{name}": _job(job_id) for name, job_id in jobs.items()})
+    return found
+
+
+def _settle(page: Page, route: str) -> None:
+    # Wait for what each view draws last; the refresh loop is paused so the picture is stable.
+    page.wait_for_function("document.querySelector('#view').children.length > 0")
+    if route.startswith("#/jobs/"):
+        page.wait_for_selector("#job-detail")
+        if page.locator("#job-detail .badge.st-scheduled").count():
+            page.wait_for_selector("#job-explain h3")
+    elif route == "#/metrics":
+        page.wait_for_selector("#metrics-table, #metrics-empty")
+    elif route == "#/bindings":
+        page.wait_for_selector(".binding-card")
+
+
+def capture(base_url: str, out: Path, jobs: dict[str, str], token: str | None) -> list[Path]:
+    """Every view at every width; returns the PNG paths."""
+    out.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    with launch_chromium() as browser:
+        for width_name, (width, height) in WIDTHS.items():
+            context = browser.new_context(viewport={"width": width, "height": height})
+            if token:
+                host = urllib.parse.urlsplit(base_url).hostname or "127.0.0.1"
+                context.add_cookies([{"name": "tsumugi_token", "value": token, "domain": host, "path": "/"}])
+            page = context.new_page()
+            page.add_init_script("localStorage.setItem('tsumugi:refresh', '0')")
+            for name, route in views(jobs).items():
+                page.goto("about:blank")  # a fresh document per view, so each starts from its own route
+                page.goto(base_url.rstrip("/") + "/" + route)
+                _settle(page, route)
+                if route.startswith("#/jobs/"):
+                    # The detail is a fixed overlay: grow the window to the dialog so the picture shows it all.
+                    tall = page.evaluate("document.querySelector('.modal-box').scrollHeight + 100")
+                    page.set_viewport_size({"width": width, "height": max(height, int(tall))})
+                path = out / f"{name}-{width_name}.png"
+                page.screenshot(path=str(path), full_page=True)
+                page.set_viewport_size({"width": width, "height": height})
+                written.append(path)
+            page.goto(base_url.rstrip("/") + "/#/jobs")
+            page.wait_for_selector(".job-row")
+            page.click("text=+ Job")
+            path = out / f"new-job-{width_name}.png"
+            page.screenshot(path=str(path), full_page=True)
+            written.append(path)
+            context.close()
+    return written
+
+
+@contextlib.contextmanager
+def _fake() -> Iterator[str]:
+    with serve(FakeApi()) as api:
+        yield api.url()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", type=Path, default=REPO / ".tsumugi" / "screens")
+    parser.add_argument("--url", help="a running scheduler (default: the fake API)")
+    parser.add_argument("--token", help="the API token for --url")
+    parser.add_argument("--job", action="append", default=[], help="name=id of a job to show (with --url)")
+    args = parser.parse_args(argv)
+    if args.url:
+        jobs = dict(item.split("=", 1) for item in args.job)
+        written = capture(args.url, args.out, jobs, args.token)
+    else:
+        jobs = {"failed": FAILED_ID, "waiting": SCHEDULED_ID, "delayed": DELAYED_ID, "cancelled": CANCELLED_ID}
+        with _fake() as url:
+            written = capture(url, args.out, jobs, None)
+    for path in written:
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

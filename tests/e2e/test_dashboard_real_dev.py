@@ -1,0 +1,97 @@
+"""The dashboard over a real ``tsumugi dev`` (the repository's Workers, the real clock), in Playwright.
+
+The fake API keeps the view tests fast and exact; this one checks the page against the real REST API: every
+tab and a job detail in normal use log no console error (bar the schedules probe's 501, another helper's part
+of issue 11), a failed job's traceback shows, and pausing a binding with a job waiting reads the same on the
+card and in the explanation.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import urllib.parse
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from playwright.sync_api import Page, expect
+from playwright_chromium import ConsoleLog
+
+ROOT = Path(__file__).resolve().parents[2]
+TOKEN = "dashboard-real-dev-token"
+STOP_TIMEOUT_S = 30
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+
+@pytest.fixture
+def dev_url(tmp_path: Path) -> Iterator[str]:
+    """``tsumugi dev`` on free ports; its log read line by line until it says ready (no polling)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tsumugi_dev", "dev", "--data-dir", str(tmp_path / "data"), "--port", "0"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        env={**os.environ, "TSUMUGI_TOKEN": TOKEN, "PYTHONUNBUFFERED": "1"},
+    )  # fmt: skip
+    assert proc.stdout is not None
+    try:
+        url, seen = None, []
+        for line in proc.stdout:
+            seen.append(line)
+            found = re.search(r"tsumugi-scheduler: (http://127\.0\.0\.1:\d+)", line)
+            url = found.group(1) if found else url
+            if "ready" in line:
+                break
+        assert url, "".join(seen)
+        yield url
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=STOP_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        proc.stdout.close()
+
+
+def route(job_id: str) -> str:
+    return "#/jobs/" + urllib.parse.quote(job_id, safe="")
+
+
+def test_the_dashboard_over_the_real_api_is_quiet_and_consistent(
+    dev_url: str, page: tuple[Page, ConsoleLog]
+) -> None:
+    opened, log = page
+    auth = {"authorization": f"Bearer {TOKEN}"}
+    with httpx.Client(base_url=dev_url, headers=auth, timeout=10.0) as http:
+        boom = http.post("/api/jobs", json={"binding": "Boom", "payload": {}, "maxAttempts": 1}).json()["id"]
+        assert http.post("/api/bindings/SendMail/policy", json={"paused": True}).status_code == 200
+        mail = http.post("/api/jobs", json={"binding": "SendMail", "payload": {
+            "to": "a@example.com", "subject": "hi", "body": "hello"}}).json()["id"]  # fmt: skip
+    # Sign in as the page does (ADR-0069): the session cookie lands in the context's cookie jar.
+    assert opened.context.request.post(f"{dev_url}/api/session", data={"token": TOKEN}).ok
+    opened.add_init_script("localStorage.setItem('tsumugi:refresh', '0')")
+    opened.goto(dev_url + "/#/jobs")
+    expect(opened.locator(f'.job-row[data-id="{mail}"]')).to_be_visible()
+    for tab, ready in (("metrics", "#metrics-table, #metrics-empty"), ("bindings", ".binding-card"), ("jobs", ".job-row")):
+        opened.locator(f'[data-tab="{tab}"]').click()
+        opened.wait_for_selector(ready)
+    card = opened.locator('.binding-card[data-binding="SendMail"]')
+    opened.locator('[data-tab="bindings"]').click()
+    expect(card.locator(".held-item")).to_have_text("Paused: 1 waiting job will not start until dispatch is resumed.")
+    opened.evaluate(f"location.hash = {route(mail)!r}")
+    expect(opened.locator("#job-explain li")).to_have_text(
+        "Its binding is paused: it starts once dispatch is resumed (bindings tab)."
+    )
+    opened.evaluate(f"location.hash = {route(boom)!r}")
+    # The job fails on the real clock; the page is reloaded until its detail says so.
+    expect(opened.locator("#job-detail h2")).to_contain_text("Job")
+    opened.wait_for_function(
+        "refreshNow() && document.querySelector('#job-detail pre.trace') !== null", polling=200, timeout=30_000
+    )
+    expect(opened.locator("#attempts-log pre.trace")).to_contain_text("RuntimeError: intentional failure")
+    assert [e for e in log.errors if "/api/schedules" not in e] == []
