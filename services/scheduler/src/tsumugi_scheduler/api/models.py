@@ -7,11 +7,12 @@ the schemathesis run, which sends bodies generated from them.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Final, Literal, cast
+from typing import Annotated, Any, Final, Literal, Union, cast
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 from pydantic.config import JsonDict
 from pydantic.json_schema import SkipJsonSchema
+from typing_extensions import TypeAliasType
 
 from tsumugi_core.options import MAX_KEY_CHARS, MAX_TIMEOUT_MS
 
@@ -29,6 +30,16 @@ __all__ = [
 
 _SAFE = 2**53 - 1
 _TRACEPARENT = "[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}"
+
+
+_SafeInteger = Annotated[int, Field(ge=-_SAFE, le=_SAFE)]
+_Fraction = Annotated[float, WithJsonSchema({"type": "number", "not": {"type": "integer"}})]
+JsonValue = TypeAliasType(
+    "JsonValue",
+    Union[None, bool, _SafeInteger, _Fraction, str, list["JsonValue"], dict[str, "JsonValue"]],  # noqa: UP007
+)
+"""A payload: any JSON value that crosses a queue and JavaScript intact (integers within +-(2**53 - 1)),
+nested at most 64 levels (tsumugi_core.portable, ADR-0067)."""
 
 
 class _Body(BaseModel):
@@ -83,7 +94,8 @@ class EnqueueBody(_Body):
     model_config = ConfigDict(extra="forbid", frozen=True, json_schema_extra=cast("JsonDict", _ENQUEUE_RULES))
 
     binding: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
-    payload: Any = Field(description="Any JSON value, null included.")
+    payload: JsonValue = Field(description="Any JSON value, null included, that the performer's published payload "
+                                       "type accepts; integers within +-(2**53 - 1), nesting at most 64 levels.")
     priority: int | None = Field(default=None, ge=-_SAFE, le=_SAFE)
     maxAttempts: int | None = Field(default=None, ge=1, le=_SAFE)
     backoff: BackoffBody | None = None
