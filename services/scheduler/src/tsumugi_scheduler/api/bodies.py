@@ -7,7 +7,6 @@ never a boolean.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
 from typing import Any, Final, Literal
@@ -17,6 +16,7 @@ import msgspec
 from tsumugi_core.options import MAX_SAFE_INTEGER, RateLimit
 from tsumugi_core.policy import PolicyPatch, PolicyValidationError, validate_settings
 from tsumugi_scheduler.api.answers import ApiError, bad_request
+from tsumugi_scheduler.api.json_body import read_json
 from tsumugi_scheduler.readmodel import BULK_LIMIT, BulkFilter
 
 __all__ = [
@@ -41,23 +41,16 @@ POLICY_FIELDS: Final = (
 )  # fmt: skip
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def parse_json(text: str) -> Any:
-    """The body's JSON value.
+def parse_json(text: bytes | str) -> Any:
+    """The body's JSON value, read strictly (`tsumugi_scheduler.api.json_body`).
 
     Raises:
-        ApiError: 400 ``body must be valid JSON``.
+        ApiError: 400 ``body must be valid JSON`` (or UTF-8, or less deep; a key given twice).
     """
-    try:
-        return json.loads(text, parse_constant=_reject_constant)
-    except ValueError:
-        raise bad_request("body must be valid JSON") from None
+    return read_json(text)
 
 
-def parse_object(text: str) -> dict[str, Any]:
+def parse_object(text: bytes | str) -> dict[str, Any]:
     """The body as a JSON object.
 
     Raises:
@@ -105,7 +98,7 @@ class Reschedule(msgspec.Struct, frozen=True, kw_only=True):
         return {k: v for k, v in body.items() if v is not None}
 
 
-def parse_reschedule(text: str) -> Reschedule:
+def parse_reschedule(text: bytes | str) -> Reschedule:
     """``{"runAt": n}`` or ``{"delayMs": n}``, optional ``"priority"``.
 
     Raises:
@@ -150,7 +143,7 @@ def _ids(value: object) -> list[str]:
 _BULK_FIELDS = ("ids", "binding", "state", "unique_key", "concurrency_key", "created_from", "created_to", "limit")
 
 
-def parse_bulk(text: str, action: BulkAction) -> BulkTarget:
+def parse_bulk(text: bytes | str, action: BulkAction) -> BulkTarget:
     """A bulk-retry / bulk-cancel body: ``ids`` (other fields then ignored) or filters and ``limit``.
 
     Raises:
@@ -217,7 +210,7 @@ def _policy_value(field: str, value: object) -> object:
     return _integer(field, value)
 
 
-def parse_policy(text: str) -> PolicyPatch:
+def parse_policy(text: bytes | str) -> PolicyPatch:
     """A runtime policy body: any of ``POLICY_FIELDS``; the shard pins its settings with these changed (ADR-0058).
 
     Raises:
