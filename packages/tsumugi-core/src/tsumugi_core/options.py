@@ -34,6 +34,7 @@ __all__ = [
     "MAX_KEY_CHARS",
     "MAX_PAYLOAD_BYTES",
     "MAX_PAYLOAD_QUEUE_BYTES",
+    "MAX_RESCHEDULE_DELAY_MS",
     "MAX_RESULT_CHARS",
     "MAX_SAFE_INTEGER",
     "MAX_TIMEOUT_MS",
@@ -63,6 +64,9 @@ MAX_TIMEOUT_MS: Final = 840_000
 """Longest ``timeout_ms``: an attempt runs inside one queue consumer invocation, which Cloudflare stops after 15
 minutes of wall time (developers.cloudflare.com/queues/platform/limits/); 14 leave a minute to claim, report
 and ack (ADR-0047)."""
+MAX_RESCHEDULE_DELAY_MS: Final = 8_000_000_000_000_000
+"""Longest ``delay_ms`` of a reschedule: ``now + delay_ms`` stays a safe integer for any ``now`` before the year
+33,000 (a longer delay is refused, never clamped)."""
 MAX_RESULT_CHARS: Final = 8192
 """Largest stored result as JSON text (the original's cap); bigger results are stored as null."""
 MAX_ERROR_CHARS: Final = 2000

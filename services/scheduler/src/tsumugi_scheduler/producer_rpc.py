@@ -18,7 +18,14 @@ import msgspec
 from tsumugi_client import apply_defaults
 from tsumugi_core.ids import InvalidJobIdError, parse_job_id, shard_name
 from tsumugi_core.json_path import InvalidValueError
-from tsumugi_core.options import EnqueueItem, EnqueueValidationError, validate_enqueue
+from tsumugi_core.options import (
+    MAX_RESCHEDULE_DELAY_MS,
+    EnqueueItem,
+    EnqueueValidationError,
+    check_instant,
+    check_priority,
+    validate_enqueue,
+)
 from tsumugi_core.policy import Policy, Retention, ShardSettings
 from tsumugi_core.sharding import resolve_shard
 from tsumugi_scheduler.definition import TsumugiDefinition
@@ -206,6 +213,12 @@ class SchedulerService:
             raise EnqueueValidationError("run_at", "and delay_ms: exactly one is required")
         if delay_ms is not None and delay_ms < 0:
             raise EnqueueValidationError("delay_ms", "must not be negative")
+        if delay_ms is not None and delay_ms > MAX_RESCHEDULE_DELAY_MS:
+            raise EnqueueValidationError("delay_ms", f"must be at most {MAX_RESCHEDULE_DELAY_MS}, got {delay_ms}")
+        if run_at is not None:
+            check_instant("run_at", run_at)
+        if priority is not None:
+            check_priority(priority)
         stub = self._stub(name)
         at = run_at if run_at is not None else int(await stub.now(name)) + int(delay_ms or 0)
         return dict(await stub.reschedule(name, job_id, at, priority))

@@ -14,7 +14,7 @@ from pydantic.config import JsonDict
 from pydantic.json_schema import SkipJsonSchema
 from typing_extensions import TypeAliasType
 
-from tsumugi_core.options import MAX_KEY_CHARS, MAX_TIMEOUT_MS
+from tsumugi_core.options import MAX_KEY_CHARS, MAX_RESCHEDULE_DELAY_MS, MAX_TIMEOUT_MS
 
 __all__ = [
     "BackoffBody",
@@ -122,8 +122,7 @@ class BulkEnqueueBody(_Body):
     items: list[EnqueueBody] = Field(min_length=1, max_length=500)
 
 
-_DELAY_MAX = 8_000_000_000_000_000
-"""run_after = now + delayMs stays a safe integer for any now before the year 250,000."""
+_DELAY_MAX = MAX_RESCHEDULE_DELAY_MS
 
 
 class RescheduleBody(_Body):
@@ -134,7 +133,7 @@ class RescheduleBody(_Body):
 
     runAt: Annotated[float, Field(ge=0, le=_SAFE)] | SkipJsonSchema[None] = _pin()
     delayMs: Annotated[float, Field(ge=0, le=_DELAY_MAX)] | SkipJsonSchema[None] = _pin()
-    priority: float | None = None
+    priority: Annotated[float, Field(ge=-_SAFE, le=_SAFE)] | None = None
 
 
 class BulkBody(_Body):

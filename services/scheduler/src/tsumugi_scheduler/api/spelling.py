@@ -57,9 +57,10 @@ class Spelling:
     def __init__(self, *, style: Literal["camel", "snake"], known: Collection[str]) -> None:
         """Rename to ``style``; ``known`` are the option names in that style (others are kept as sent)."""
         self._canonical = camel_case if style == "camel" else snake_case
+        self._other = snake_case if style == "camel" else camel_case
         self._known = known
         self._sent: dict[str, str] = {}
-        self._snake = False
+        self._renamed = False
 
     def read(self, body: Mapping[str, Any], where: str = "", prefix: str = "") -> dict[str, Any]:
         """``body`` with its option keys in the handler's spelling.
@@ -82,7 +83,7 @@ class Spelling:
                 raise ApiError(400, {"error": f"{field} {rule}", "field": field, "rule": rule})
             renamed[name] = value
             self._sent[f"{prefix}{name}"] = key
-            self._snake = self._snake or "_" in key
+            self._renamed = self._renamed or name != key
         return renamed
 
     def name(self, option: str) -> str:
@@ -92,8 +93,8 @@ class Spelling:
         for depth in range(len(parts)):
             path = ".".join([*parts[:depth], self._canonical(parts[depth])])
             sent = self._sent.get(path)
-            if sent is None:
-                sent = snake_case(parts[depth]) if self._snake else camel_case(parts[depth])
+            if sent is None:  # not sent: in the style the request used
+                sent = (self._other if self._renamed else self._canonical)(parts[depth])
             spelled.append(sent)
         return ".".join(spelled)
 
