@@ -8,6 +8,8 @@ from typing import Any
 import pytest
 from api_world import World, quoted
 
+from tsumugi_dev.queues import encode_body
+
 
 def _refusal(field: str, rule: str) -> tuple[int, dict[str, str]]:
     return 400, {"error": f"{field} {rule}", "field": field, "rule": rule}
@@ -153,3 +155,34 @@ async def test_invalid_utf8_is_refused_not_stored_as_replacement_characters(worl
 ])  # fmt: skip
 async def test_a_key_given_twice_is_refused_naming_it(world: World, body: str, key: str) -> None:
     assert await world.request("POST", "/api/jobs", body) == _refusal(key, "is given twice in one object")
+
+
+class EncodingQueue:
+    """``env.TSUMUGI_QUEUE`` that encodes every body as the local runtime's queue does (refusing ints past 64 bits)."""
+
+    def __init__(self) -> None:
+        self.sent: list[dict[str, Any]] = []
+        self.batches = 0
+
+    async def sendBatch(self, messages: list[dict[str, Any]]) -> None:
+        self.batches += 1
+        for message in messages:
+            encode_body(message["body"], "sendBatch")
+        self.sent.extend(m["body"] for m in messages)
+
+
+async def test_a_stored_job_that_cannot_be_sent_fails_alone_and_the_others_dispatch(world: World) -> None:
+    queue = EncodingQueue()
+    world.env.TSUMUGI_QUEUE = queue  # type: ignore[assignment]
+    ids = [await world.enqueue("MAIL", payload={"n": i}) for i in range(4)]
+    poisoned = ids[1]
+    # Stored before enqueue checked portability (or by other code): the repro of issue 15 item 4.
+    world.shard("MAIL#0").sql.exec("UPDATE job SET payload = ? WHERE id = ?", '{"n": 18446744073709551616}', poisoned)
+    await world.tick()
+    assert sorted(m["jobId"] for m in queue.sent) == sorted(set(ids) - {poisoned})
+    status, body = await world.request("GET", f"/api/jobs/{quoted(poisoned)}")
+    assert (status, body["job"]["state"]) == (200, "FAILED")
+    assert body["job"]["attempts_log"][0]["error"].startswith(
+        f"PayloadError: the payload cannot be sent in a queue message: payload.n {INT_RULE}18446744073709551616")
+    await world.tick()  # nothing left to send: the failed job is not dispatched again
+    assert len(queue.sent) == 3
