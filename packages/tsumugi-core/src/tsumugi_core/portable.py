@@ -61,7 +61,7 @@ def _walk(value: Any, depth: int) -> None:
         if math.isfinite(value):
             return
         raise InvalidValueError(f"must be a finite number, got {value}")
-    if kind is dict or kind is list:
+    if kind is dict or kind is list or kind is tuple:
         if depth >= MAX_NESTING:
             raise InvalidValueError(_NESTING_RULE)
         if kind is dict:
@@ -85,7 +85,7 @@ def _walk_object(value: dict[Any, Any], depth: int) -> None:
             raise error.inside(key) from None
 
 
-def _walk_array(value: list[Any], depth: int) -> None:
+def _walk_array(value: list[Any] | tuple[Any, ...], depth: int) -> None:
     for index, item in enumerate(value):
         kind = type(item)
         if kind is str or kind is bool or item is None or (kind is int and -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER):
@@ -108,4 +108,7 @@ def check_portable(value: Any) -> None:
     except _NotPlainError:
         # A Struct, dataclass, datetime, enum member...: check what its JSON would hold. Floats are kept as
         # floats (msgspec would write a non-finite one as null).
-        _walk(msgspec.to_builtins(value), 0)
+        try:
+            _walk(msgspec.to_builtins(value), 0)
+        except _NotPlainError:
+            raise TypeError(f"not a JSON value: {type(value).__name__}") from None
