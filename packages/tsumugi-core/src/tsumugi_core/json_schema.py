@@ -90,21 +90,26 @@ def _accept(value: Any) -> None:
     return None
 
 
-def _is_type(value: Any, name: str) -> bool:
-    kind = type(value)
-    if name == "string":
-        return kind is str
-    if name == "integer":
-        return kind is int
-    if name == "number":
-        return kind is int or kind is float
-    if name == "boolean":
-        return kind is bool
-    if name == "null":
-        return value is None
-    if name == "object":
-        return kind is dict
-    return kind is list  # "array"
+_PY_TYPES: Final[dict[str, tuple[type, ...]]] = {
+    "string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,), "null": (type(None),),
+    "object": (dict,), "array": (list,),
+}  # fmt: skip
+"""The Python types of plain JSON values each JSON Schema type takes (``bool`` is never an integer)."""
+
+
+class _TypeCheck:
+    """``{"type": ...}`` alone (or an ``anyOf`` of such): one set lookup, which containers inline."""
+
+    __slots__ = ("expected", "names", "types")
+
+    def __init__(self, names: tuple[str, ...]) -> None:
+        self.names = tuple(dict.fromkeys(names))
+        self.types = frozenset(t for n in self.names for t in _PY_TYPES[n])
+        self.expected = " or ".join(_TYPE_NAMES[n] for n in self.names)
+
+    def __call__(self, value: Any) -> None:
+        if type(value) not in self.types:
+            raise _WrongTypeError(f"must be {self.expected}, got {json_type_name(value)}")
 
 
 def _literal(value: Any) -> str:
@@ -183,21 +188,10 @@ class _Compiler:
 
     def _type(self, types: Any) -> Check:
         names: tuple[str, ...] = (types,) if isinstance(types, str) else tuple(cast(list[str], types))
-        expected = " or ".join(_TYPE_NAMES.get(n, n) for n in names)
-        if len(names) == 1:
-            name = names[0]
-
-            def one(value: Any) -> None:
-                if not _is_type(value, name):
-                    raise _WrongTypeError(f"must be {expected}, got {json_type_name(value)}")
-
-            return one
-
-        def several(value: Any) -> None:
-            if not any(_is_type(value, n) for n in names):
-                raise _WrongTypeError(f"must be {expected}, got {json_type_name(value)}")
-
-        return several
+        unknown = [n for n in names if n not in _PY_TYPES]
+        if unknown:
+            raise SchemaError(f"unknown type {unknown[0]!r}")
+        return _TypeCheck(names)
 
     def _enum(self, values: list[Any]) -> Check:
         listed = ", ".join(_literal(v) for v in values)
@@ -215,6 +209,8 @@ class _Compiler:
         if isinstance(discriminator, Mapping) and isinstance(discriminator.get("mapping"), Mapping):
             return self._tagged(cast(Mapping[str, Any], discriminator))
         checks = [self.compile(b) for b in branches]
+        if checks and all(type(c) is _TypeCheck for c in checks):  # int | None, int | str: one set lookup
+            return _TypeCheck(tuple(n for c in checks for n in cast(_TypeCheck, c).names))
         expected = " or ".join(self.describe(b) for b in branches)
 
         def check(value: Any) -> None:
@@ -271,11 +267,12 @@ class _Compiler:
                 inner = properties.get(key, extra_check)
                 if inner is None:
                     raise InvalidValueError(f"{closed} (unknown fields are refused)").inside(key)
-                if inner is not _accept:
-                    try:
-                        inner(item)
-                    except InvalidValueError as error:
-                        raise error.inside(key) from None
+                if inner is _accept or (type(inner) is _TypeCheck and type(item) in inner.types):
+                    continue  # the common fields, without a call each
+                try:
+                    inner(item)
+                except InvalidValueError as error:
+                    raise error.inside(key) from None
             if least is not None and len(value) < least:
                 raise InvalidValueError(f"must hold at least {least} fields")
             if most is not None and len(value) > most:
