@@ -25,7 +25,9 @@ INT_RULE = f"must be an integer between -{SAFE} and {SAFE} (JavaScript's safe in
 @pytest.mark.parametrize(("options", "field"), [
     ({"maxAttempts": 0}, "maxAttempts"), ({"max_attempts": 0}, "max_attempts"),
 ])  # fmt: skip
-async def test_an_error_names_the_option_as_the_request_spelled_it(world: World, options: Any, field: str) -> None:
+async def test_an_error_names_the_option_as_the_request_spelled_it(
+    world: World, options: Any, field: str
+) -> None:
     body = {"binding": "MAIL", "payload": {}, **options}
     assert await world.request("POST", "/api/jobs", body) == _refusal(field, "must be at least 1")
 
@@ -42,7 +44,9 @@ async def test_an_error_names_the_option_as_the_request_spelled_it(world: World,
     ({"backoff": {"kind": "fixed", "delayMs": 1, "delay_ms": 1}}, "backoff.delay_ms",
      "and backoff.delayMs are one option: send it once"),
 ])  # fmt: skip
-async def test_snake_case_options_are_read_and_named_as_sent(world: World, options: Any, field: str, rule: str) -> None:
+async def test_snake_case_options_are_read_and_named_as_sent(
+    world: World, options: Any, field: str, rule: str
+) -> None:
     body = {"binding": "MAIL", "payload": {}, **options}
     assert await world.request("POST", "/api/jobs", body) == _refusal(field, rule)
 
@@ -69,7 +73,10 @@ async def test_policy_and_reschedule_take_either_spelling(world: World) -> None:
     job_id = await world.enqueue("MAIL", delayMs=60_000)
     path = f"/api/jobs/{quoted(job_id)}/reschedule"
     assert await world.request("POST", path, {"delay_ms": 1_000}) == (200, {"ok": True})
-    assert await world.request("POST", path, {"delay_ms": -1}) == (400, {"error": "delay_ms must not be negative"})
+    assert await world.request("POST", path, {"delay_ms": -1}) == (
+        400,
+        {"error": "delay_ms must not be negative"},
+    )
 
 
 # -- reschedule bounds (issue 15 item 7) -----------------------------------------------------------------------
@@ -109,7 +116,9 @@ async def test_a_value_that_cannot_cross_a_queue_or_rpc_is_refused_naming_its_pa
     assert world.env.JOB_SHARD.objects == {}
 
 
-async def test_one_bad_payload_in_a_batch_refuses_the_batch_and_the_good_ones_then_dispatch(world: World) -> None:
+async def test_one_bad_payload_in_a_batch_refuses_the_batch_and_the_good_ones_then_dispatch(
+    world: World,
+) -> None:
     good = [{"binding": "MAIL", "payload": {"n": i}} for i in range(3)]
     bad = {"binding": "MAIL", "payload": {"n": 2**64}}
     status, body = await world.request("POST", "/api/jobs/bulk-enqueue", {"items": [*good[:2], bad, good[2]]})
@@ -126,7 +135,9 @@ async def test_the_largest_safe_integers_are_accepted(world: World) -> None:
 
 async def test_a_payload_nested_400_levels_is_refused_with_the_limit(world: World) -> None:
     payload_json = '{"a":' * 65 + "1" + "}" * 65
-    status, body = await world.request("POST", "/api/jobs", f'{{"binding": "MAIL", "payload": {payload_json}}}')
+    status, body = await world.request(
+        "POST", "/api/jobs", f'{{"binding": "MAIL", "payload": {payload_json}}}'
+    )
     assert (status, body["rule"]) == (400, "must be nested at most 64 levels deep (arrays and objects)")
     assert body["field"] == "payload" + ".a" * 64
     deep = "[" * 400 + "]" * 400
@@ -139,7 +150,9 @@ async def test_a_body_nested_1000_levels_is_a_400_not_a_500(world: World) -> Non
     assert await world.request("POST", "/api/jobs", body) == _refusal(
         "body", "must be nested at most 100 levels deep (arrays and objects)")  # fmt: skip
     # Brackets inside strings are text, not nesting.
-    status, _ = await world.request("POST", "/api/jobs", json.dumps({"binding": "MAIL", "payload": "[" * 1000}))
+    status, _ = await world.request(
+        "POST", "/api/jobs", json.dumps({"binding": "MAIL", "payload": "[" * 1000})
+    )
     assert status == 201
 
 
@@ -177,12 +190,15 @@ async def test_a_stored_job_that_cannot_be_sent_fails_alone_and_the_others_dispa
     ids = [await world.enqueue("MAIL", payload={"n": i}) for i in range(4)]
     poisoned = ids[1]
     # Stored before enqueue checked portability (or by other code): the repro of issue 15 item 4.
-    world.shard("MAIL#0").sql.exec("UPDATE job SET payload = ? WHERE id = ?", '{"n": 18446744073709551616}', poisoned)
+    world.shard("MAIL#0").sql.exec(
+        "UPDATE job SET payload = ? WHERE id = ?", '{"n": 18446744073709551616}', poisoned
+    )
     await world.tick()
     assert sorted(m["jobId"] for m in queue.sent) == sorted(set(ids) - {poisoned})
     status, body = await world.request("GET", f"/api/jobs/{quoted(poisoned)}")
     assert (status, body["job"]["state"]) == (200, "FAILED")
     assert body["job"]["attempts_log"][0]["error"].startswith(
-        f"PayloadError: the payload cannot be sent in a queue message: payload.n {INT_RULE}18446744073709551616")
+        f"PayloadError: the payload cannot be sent in a queue message: payload.n {INT_RULE}18446744073709551616"
+    )
     await world.tick()  # nothing left to send: the failed job is not dispatched again
     assert len(queue.sent) == 3

@@ -80,7 +80,7 @@ class CountingPerformer:
         self.redeploy(performer)
 
     def redeploy(self, performer: type[Performer[Any, Any]]) -> None:
-        self._target = performer_entrypoint(_Entrypoint, performer, name="Order")()
+        self._target: Any = performer_entrypoint(_Entrypoint, performer, name="Order")()
 
     async def describe(self) -> str:
         self.describes += 1
@@ -119,7 +119,9 @@ def _refusal(field: str, rule: str) -> tuple[int, dict[str, str]]:
 async def test_rest_refuses_a_payload_the_type_refuses_naming_the_path(
     typed: World, payload: Any, field: str, rule: str
 ) -> None:
-    assert await typed.request("POST", "/api/jobs", {"binding": "Order", "payload": payload}) == _refusal(field, rule)
+    assert await typed.request("POST", "/api/jobs", {"binding": "Order", "payload": payload}) == _refusal(
+        field, rule
+    )
     status, body = await typed.request("POST", "/api/jobs/bulk-enqueue", {"items": [
         {"binding": "Order", "payload": GOOD}, {"binding": "Order", "payload": payload}]})  # fmt: skip
     assert (status, body["field"]) == (400, f"items[1].{field}")
@@ -162,7 +164,9 @@ async def test_a_refusal_asks_again_so_a_redeployed_performer_is_never_refused_b
     assert (await typed.request("POST", "/api/jobs", {"binding": "Order", "payload": GOOD}))[0] == 201
     order.redeploy(StrictName)  # now only {"name": str}
     clock.advance(RECHECK_MIN_MS)
-    assert (await typed.request("POST", "/api/jobs", {"binding": "Order", "payload": {"name": "x"}}))[0] == 201
+    assert (await typed.request("POST", "/api/jobs", {"binding": "Order", "payload": {"name": "x"}}))[
+        0
+    ] == 201
     assert order.describes == 2
     # The fresh schema is kept: a payload the new type refuses is refused without another fetch.
     assert await typed.request("POST", "/api/jobs", {"binding": "Order", "payload": {"name": 1}}) == _refusal(
@@ -190,6 +194,11 @@ async def test_the_http_client_raises_a_typed_error_naming_the_path(typed: World
     async with httpx.AsyncClient(transport=transport) as http:
         client = create_client(base_url="http://scheduler.test", token=TOKEN, http_client=http)
         with pytest.raises(EnqueueValidationError) as caught:
-            await client.enqueue(None, binding="Order", payload={"name": "Ada", "address": {"city": "P"}, "note": 3})
-        assert (caught.value.field, caught.value.rule) == ("payload.note", "must be a string or null, got an integer")
+            await client.enqueue(
+                None, binding="Order", payload={"name": "Ada", "address": {"city": "P"}, "note": 3}
+            )
+        assert (caught.value.field, caught.value.rule) == (
+            "payload.note",
+            "must be a string or null, got an integer",
+        )
         assert await client.enqueue(None, binding="Order", payload=GOOD)

@@ -12,10 +12,17 @@ from tsumugi_dev.clock import VirtualClock
 NAME_RULE = "must be a string, got an integer"
 
 
-async def test_rest_refuses_a_payload_hello_would_refuse_and_stores_nothing(clock: VirtualClock, driver: Driver) -> None:
+async def test_rest_refuses_a_payload_hello_would_refuse_and_stores_nothing(
+    clock: VirtualClock, driver: Driver
+) -> None:
     status, body = await driver.rest("POST", "/api/jobs", {"binding": "Hello", "payload": {"name": 5}})
-    assert (status, body) == (400, {"error": f"payload.name {NAME_RULE}", "field": "payload.name", "rule": NAME_RULE})
-    status, body = await driver.rest("POST", "/api/jobs", {"binding": "SendMail", "payload": {"to": "a@example.com"}})
+    assert (status, body) == (
+        400,
+        {"error": f"payload.name {NAME_RULE}", "field": "payload.name", "rule": NAME_RULE},
+    )
+    status, body = await driver.rest(
+        "POST", "/api/jobs", {"binding": "SendMail", "payload": {"to": "a@example.com"}}
+    )
     assert (status, body["field"], body["rule"]) == (400, "payload.subject", "is required")
     status, body = await driver.rest("POST", "/api/jobs", {"binding": "Slow", "payload": {"seconds": "3"}})
     assert (status, body["field"]) == (400, "payload.seconds")
@@ -30,7 +37,9 @@ async def test_the_rpc_entrypoint_refuses_naming_the_path(driver: Driver) -> Non
     assert last_line == f"tsumugi_core.options.EnqueueValidationError: payload.name {NAME_RULE}"
 
 
-async def test_the_client_raises_the_typed_error_and_a_good_payload_runs(clock: VirtualClock, driver: Driver) -> None:
+async def test_the_client_raises_the_typed_error_and_a_good_payload_runs(
+    clock: VirtualClock, driver: Driver
+) -> None:
     with pytest.raises(EnqueueValidationError) as caught:
         await driver.enqueue("Hello", {"name": 5})
     assert (caught.value.field, caught.value.rule) == ("payload.name", NAME_RULE)

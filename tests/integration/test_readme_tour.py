@@ -37,14 +37,19 @@ pytestmark = pytest.mark.slow
 
 def tour_blocks() -> list[tuple[str, str, str]]:
     """``(role, language, code)`` of each marked block, in README order."""
-    return [(m["role"] or "run", m["lang"], m["code"]) for m in _BLOCK.finditer(README.read_text(encoding="utf-8"))]
+    return [
+        (m["role"] or "run", m["lang"], m["code"])
+        for m in _BLOCK.finditer(README.read_text(encoding="utf-8"))
+    ]
 
 
 def _server_token() -> str:
     (server,) = [code for role, _, code in tour_blocks() if role == "server"]
     lines = [line.split("#")[0].strip() for line in server.splitlines() if line.split("#")[0].strip()]
     assert lines[-1] == "bash scripts/dev.sh", server
-    (token,) = [shlex.split(line)[1].split("=", 1)[1] for line in lines if line.startswith("export TSUMUGI_TOKEN=")]
+    (token,) = [
+        shlex.split(line)[1].split("=", 1)[1] for line in lines if line.startswith("export TSUMUGI_TOKEN=")
+    ]
     return token
 
 
@@ -129,7 +134,9 @@ def test_the_tour_has_a_server_block_and_runnable_shell_and_python_blocks() -> N
 
 def test_every_shell_block_of_the_tour_runs_as_written(dev: str) -> None:
     url = dev
-    script = "\n".join(code.replace(ORIGIN, url) for role, lang, code in tour_blocks() if (role, lang) == ("run", "sh"))
+    script = "\n".join(
+        code.replace(ORIGIN, url) for role, lang, code in tour_blocks() if (role, lang) == ("run", "sh")
+    )
     done = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=REPO, env=_env(), capture_output=True,
                           text=True, timeout=DEADLINE_S, check=False)  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr

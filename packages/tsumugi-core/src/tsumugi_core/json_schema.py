@@ -31,7 +31,6 @@ import datetime
 import decimal
 import json
 import re
-import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, cast
 
@@ -52,7 +51,6 @@ _FORMATS: Final[dict[str, tuple[Any, str]]] = {
     "date-time": (datetime.datetime, "an RFC 3339 date-time"),
     "date": (datetime.date, "an ISO 8601 date"),
     "time": (datetime.time, "an ISO 8601 time"),
-    "uuid": (uuid.UUID, "a UUID"),
     "duration": (datetime.timedelta, "an ISO 8601 duration"),
     "decimal": (decimal.Decimal, "a decimal number"),
 }
@@ -68,7 +66,7 @@ class _WrongTypeError(InvalidValueError):
 
 def json_type_name(value: Any) -> str:
     """``value``'s JSON type in words (``a string``, ``an integer``, ``null``...)."""
-    kind = type(value)
+    kind: type = type(cast(object, value))
     if kind is bool:
         return "a boolean"
     if kind is int:
@@ -206,8 +204,10 @@ class _Compiler:
     def _any_of(self, s: Mapping[str, Any]) -> Check:
         branches: list[Mapping[str, Any]] = list(s.get("anyOf") or s.get("oneOf") or [])
         discriminator = s.get("discriminator")
-        if isinstance(discriminator, Mapping) and isinstance(discriminator.get("mapping"), Mapping):
-            return self._tagged(cast(Mapping[str, Any], discriminator))
+        if isinstance(discriminator, Mapping):
+            described = cast(Mapping[str, Any], discriminator)
+            if isinstance(described.get("mapping"), Mapping):
+                return self._tagged(described)
         checks = [self.compile(b) for b in branches]
         if checks and all(type(c) is _TypeCheck for c in checks):  # int | None, int | str: one set lookup
             return _TypeCheck(tuple(n for c in checks for n in cast(_TypeCheck, c).names))
@@ -237,9 +237,10 @@ class _Compiler:
         def check(value: Any) -> None:
             if type(value) is not dict:
                 raise _WrongTypeError(f"must be an object, got {json_type_name(value)}")
-            if field not in value:
+            fields = cast(dict[str, Any], value)
+            if field not in fields:
                 raise InvalidValueError(f"is required (one of {tags})").inside(field)
-            tag = value[field]
+            tag: Any = fields[field]
             branch = by_tag.get(tag) if type(tag) is str else None
             if branch is None:
                 raise InvalidValueError(f"must be one of {tags}, got {_shown(tag)}").inside(field)
@@ -248,9 +249,14 @@ class _Compiler:
         return check
 
     def _objects(self, s: Mapping[str, Any]) -> list[Check]:
-        if not any(k in s for k in ("properties", "required", "additionalProperties", "minProperties", "maxProperties")):
+        if not any(
+            k in s
+            for k in ("properties", "required", "additionalProperties", "minProperties", "maxProperties")
+        ):
             return []
-        properties = {str(k): self.compile(v) for k, v in cast(Mapping[str, Any], s.get("properties", {})).items()}
+        properties = {
+            str(k): self.compile(v) for k, v in cast(Mapping[str, Any], s.get("properties", {})).items()
+        }
         required: tuple[str, ...] = tuple(s.get("required", ()))
         extra = s.get("additionalProperties", True)
         extra_check: Check | None = None if extra is False else self.compile(extra)
@@ -260,22 +266,23 @@ class _Compiler:
         def check(value: Any) -> None:
             if type(value) is not dict:
                 return  # "type" (when present) refuses it; JSON Schema applies these to objects only
+            fields = cast(dict[str, Any], value)
             for name in required:
-                if name not in value:
+                if name not in fields:
                     raise InvalidValueError("is required").inside(name)
-            for key, item in value.items():
+            for key, item in fields.items():
                 inner = properties.get(key, extra_check)
                 if inner is None:
                     raise InvalidValueError(f"{closed} (unknown fields are refused)").inside(key)
-                if inner is _accept or (type(inner) is _TypeCheck and type(item) in inner.types):
+                if inner is _accept or (isinstance(inner, _TypeCheck) and type(item) in inner.types):
                     continue  # the common fields, without a call each
                 try:
                     inner(item)
                 except InvalidValueError as error:
                     raise error.inside(key) from None
-            if least is not None and len(value) < least:
+            if least is not None and len(fields) < least:
                 raise InvalidValueError(f"must hold at least {least} fields")
-            if most is not None and len(value) > most:
+            if most is not None and len(fields) > most:
                 raise InvalidValueError(f"must hold at most {most} fields")
 
         return [check]
@@ -291,14 +298,15 @@ class _Compiler:
         def check(value: Any) -> None:
             if type(value) is not list:
                 return
-            if least is not None and len(value) < least:
-                raise InvalidValueError(f"must hold at least {least} items, got {len(value)}")
-            if most is not None and len(value) > most:
-                raise InvalidValueError(f"must hold at most {most} items, got {len(value)}")
-            for index, item in enumerate(value):
+            items = cast(list[Any], value)
+            if least is not None and len(items) < least:
+                raise InvalidValueError(f"must hold at least {least} items, got {len(items)}")
+            if most is not None and len(items) > most:
+                raise InvalidValueError(f"must hold at most {most} items, got {len(items)}")
+            for index, item in enumerate(items):
                 inner = prefix[index] if index < len(prefix) else rest_check
                 if inner is None:
-                    raise InvalidValueError(f"must hold at most {len(prefix)} items, got {len(value)}")
+                    raise InvalidValueError(f"must hold at most {len(prefix)} items, got {len(items)}")
                 try:
                     inner(item)
                 except InvalidValueError as error:
@@ -382,6 +390,22 @@ def _strings(s: Mapping[str, Any]) -> list[Check]:
                 raise InvalidValueError(f"must match the pattern {_literal(source)}, got {_shown(value)}")
 
         checks.append(matches)
+    checks.extend(_formats(s))
+    return checks
+
+
+_UUID: Final = re.compile(r"[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}")
+"""A UUID as msgspec decodes one (hyphens optional); the core does not import ``uuid`` (import-linter)."""
+
+
+def _uuid(value: Any) -> None:
+    if type(value) is str and _UUID.fullmatch(value) is None:
+        raise InvalidValueError(f"must be a UUID, got {_shown(value)}")
+
+
+def _formats(s: Mapping[str, Any]) -> list[Check]:
+    if s.get("format") == "uuid":
+        return [_uuid]
     kind, words = _FORMATS.get(str(s.get("format")), (None, ""))
     if s.get("contentEncoding") == "base64":
         kind, words = bytes, "base64 text"
@@ -394,8 +418,8 @@ def _strings(s: Mapping[str, Any]) -> list[Check]:
                 except msgspec.ValidationError:
                     raise InvalidValueError(f"must be {words}, got {_shown(value)}") from None
 
-        checks.append(formatted)
-    return checks
+        return [formatted]
+    return []
 
 
 def compile_schema(schema: Any) -> Check:
@@ -404,5 +428,5 @@ def compile_schema(schema: Any) -> Check:
     Raises:
         SchemaError: the schema cannot be compiled.
     """
-    compiler = _Compiler(schema if isinstance(schema, Mapping) else {})
+    compiler = _Compiler(cast(Mapping[str, Any], schema) if isinstance(schema, Mapping) else {})
     return compiler.compile(schema)

@@ -26,7 +26,7 @@ Example:
 from __future__ import annotations
 
 import math
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import msgspec
 
@@ -39,9 +39,7 @@ MAX_SAFE_INTEGER: Final = 2**53 - 1
 MAX_NESTING: Final = 64
 """Deepest nesting of arrays and objects in a payload (``{"a": [1]}`` is 2 levels)."""
 
-_INT_RULE: Final = (
-    f"must be an integer between -{MAX_SAFE_INTEGER} and {MAX_SAFE_INTEGER} (JavaScript's safe integers), got "
-)
+_INT_RULE: Final = f"must be an integer between -{MAX_SAFE_INTEGER} and {MAX_SAFE_INTEGER} (JavaScript's safe integers), got "
 _NESTING_RULE: Final = f"must be nested at most {MAX_NESTING} levels deep (arrays and objects)"
 
 
@@ -50,7 +48,7 @@ class _NotPlainError(Exception):
 
 
 def _walk(value: Any, depth: int) -> None:
-    kind = type(value)
+    kind: type = type(cast(object, value))
     if kind is str or kind is bool or value is None:
         return
     if kind is int:
@@ -65,9 +63,9 @@ def _walk(value: Any, depth: int) -> None:
         if depth >= MAX_NESTING:
             raise InvalidValueError(_NESTING_RULE)
         if kind is dict:
-            _walk_object(value, depth + 1)
+            _walk_object(cast(dict[Any, Any], value), depth + 1)
         else:
-            _walk_array(value, depth + 1)
+            _walk_array(cast(list[Any], value), depth + 1)
         return
     raise _NotPlainError
 
@@ -76,8 +74,13 @@ def _walk_object(value: dict[Any, Any], depth: int) -> None:
     for key, item in value.items():
         if type(key) is not str:
             raise InvalidValueError(f"must have string keys, got {type(key).__name__} {key!r}")
-        kind = type(item)
-        if kind is str or kind is bool or item is None or (kind is int and -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER):
+        kind: type = type(cast(object, item))
+        if (
+            kind is str
+            or kind is bool
+            or item is None
+            or (kind is int and -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER)
+        ):
             continue  # the common leaves, without a call each
         try:
             _walk(item, depth)
@@ -87,8 +90,13 @@ def _walk_object(value: dict[Any, Any], depth: int) -> None:
 
 def _walk_array(value: list[Any] | tuple[Any, ...], depth: int) -> None:
     for index, item in enumerate(value):
-        kind = type(item)
-        if kind is str or kind is bool or item is None or (kind is int and -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER):
+        kind: type = type(cast(object, item))
+        if (
+            kind is str
+            or kind is bool
+            or item is None
+            or (kind is int and -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER)
+        ):
             continue
         try:
             _walk(item, depth)

@@ -12,6 +12,9 @@ controls (`NonRetryableError`, `RetryAfterError`) must reach the shard intact::
     {"ok": true, "result": <JSON value>}
     {"ok": false, "error": "<Type>: <message> then the traceback", "retryable": bool, "retryAt": int | null}
 
+The entrypoint also answers ``describe()`` with JSON text ``{"payloadSchema": <JSON Schema of the payload
+type>}``, which the scheduler fetches once per isolate to check enqueued payloads (ADR-0065).
+
 A ``dispatch`` given as a mapping (a scheduler from before ADR-0043) is answered with the envelope as a
 ``dict``, and a heartbeat answer given as a mapping is read too.
 

@@ -29,7 +29,9 @@ def _unsendable(body: dict[str, Any]) -> str | None:
     try:
         check_portable(body.get("payload"))
     except InvalidValueError as exc:
-        return f"PayloadError: the payload cannot be sent in a queue message: {exc.path('payload')} {exc.rule}"
+        return (
+            f"PayloadError: the payload cannot be sent in a queue message: {exc.path('payload')} {exc.rule}"
+        )
     except TypeError as exc:
         return f"PayloadError: the payload cannot be sent in a queue message: {exc}"
     return None
@@ -53,7 +55,9 @@ async def _one_by_one(queue: Any, chunk: list[dict[str, Any]], fail: FailJob) ->
             error = _unsendable(body)
             if error is None:
                 # The queue's own failure: the job stays QUEUED and the reaper requeues (or stalls) it.
-                _log.exception("dispatch of attempt %s of %s could not be sent", body.get("attempt"), body.get("jobId"))
+                _log.exception(
+                    "dispatch of attempt %s of %s could not be sent", body.get("attempt"), body.get("jobId")
+                )
                 continue
             _log.error("job %s fails: %s", body.get("jobId"), error)
             await fail(str(body["jobId"]), int(body["attempt"]), error)

@@ -129,8 +129,8 @@ def parse_reschedule(text: bytes | str) -> Reschedule:
 
 def _reschedule(body: Mapping[str, Any]) -> Reschedule:
     run_at = _bounded(body, "runAt", 0, MAX_SAFE_INTEGER)
-    delay_ms = body.get("delayMs")
-    if _is_number(delay_ms) and delay_ms < 0:
+    sent = body.get("delayMs")
+    if isinstance(sent, int | float) and not isinstance(sent, bool) and sent < 0:  # the original's message for a negative delay
         raise bad_request("delayMs must not be negative")
     delay_ms = _bounded(body, "delayMs", 0, MAX_RESCHEDULE_DELAY_MS, " (now + delayMs must stay a safe integer)")
     priority = _bounded(body, "priority", -MAX_SAFE_INTEGER, MAX_SAFE_INTEGER)

@@ -36,7 +36,7 @@ _SafeInteger = Annotated[int, Field(ge=-_SAFE, le=_SAFE)]
 _Fraction = Annotated[float, WithJsonSchema({"type": "number", "not": {"type": "integer"}})]
 JsonValue = TypeAliasType(
     "JsonValue",
-    Union[None, bool, _SafeInteger, _Fraction, str, list["JsonValue"], dict[str, "JsonValue"]],  # noqa: UP007
+    Union[bool, _SafeInteger, _Fraction, str, list["JsonValue"], dict[str, "JsonValue"], None],  # noqa: UP007
 )
 """A payload: any JSON value that crosses a queue and JavaScript intact (integers within +-(2**53 - 1)),
 nested at most 64 levels (tsumugi_core.portable, ADR-0067)."""

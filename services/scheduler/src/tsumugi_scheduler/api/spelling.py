@@ -79,7 +79,10 @@ class Spelling:
             if f"{prefix}{name}" not in self._known:
                 name = key
             if name in renamed:
-                field, rule = f"{where}{prefix}{key}", f"and {prefix}{self._sent[prefix + name]} are one option: send it once"
+                field, rule = (
+                    f"{where}{prefix}{key}",
+                    f"and {prefix}{self._sent[prefix + name]} are one option: send it once",
+                )
                 raise ApiError(400, {"error": f"{field} {rule}", "field": field, "rule": rule})
             renamed[name] = value
             self._sent[f"{prefix}{name}"] = key
