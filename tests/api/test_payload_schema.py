@@ -6,8 +6,10 @@ scheduler Worker's env carries Service Bindings; the scheduler asks each for its
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, Literal
 
 import httpx
@@ -16,11 +18,12 @@ import pytest
 from api_world import TOKEN, SteppedClock, World, with_env
 
 from tsumugi_client import EnqueueValidationError, create_client
+from tsumugi_core.json_path import InvalidValueError
 from tsumugi_performer import JobContext, Performer
 from tsumugi_performer.entrypoint import performer_entrypoint
 from tsumugi_scheduler.definition import define_tsumugi
 from tsumugi_scheduler.entrypoints import RpcMethods
-from tsumugi_scheduler.payload_schemas import RECHECK_MIN_MS, SCHEMA_TTL_MS
+from tsumugi_scheduler.payload_schemas import RECHECK_MIN_MS, SCHEMA_TTL_MS, PayloadSchemas
 
 
 class Address(msgspec.Struct, frozen=True, kw_only=True):
@@ -202,3 +205,61 @@ async def test_the_http_client_raises_a_typed_error_naming_the_path(typed: World
             "must be a string or null, got an integer",
         )
         assert await client.enqueue(None, binding="Order", payload=GOOD)
+
+
+class Silent:
+    """A performer Worker that predates ``describe`` (workerd: the method does not exist), or fails."""
+
+    def __init__(self, error: Exception) -> None:
+        self.calls = 0
+        self.error = error
+
+    async def describe(self) -> str:
+        self.calls += 1
+        raise self.error
+
+
+class Slow:
+    """A performer whose ``describe`` answers only when released: concurrent first enqueues share the call."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.release = asyncio.Event()
+
+    async def describe(self) -> str:
+        self.calls += 1
+        await self.release.wait()
+        return msgspec.json.encode({"payloadSchema": msgspec.json.schema(Strict)}).decode()
+
+
+@pytest.mark.parametrize("error", [TypeError("Method describe does not exist"), RuntimeError("down")])
+async def test_a_performer_that_cannot_describe_itself_is_not_checked_and_asked_once_per_ttl(
+    error: Exception,
+) -> None:
+    silent = Silent(error)
+    schemas = PayloadSchemas()
+    env = SimpleNamespace(Order=silent)
+    for payload in ({"name": 5}, "x"):
+        await schemas.check("Order", payload, env)
+    assert silent.calls == 1
+
+
+async def test_concurrent_first_enqueues_share_one_describe() -> None:
+    slow = Slow()
+    schemas = PayloadSchemas()
+    env = SimpleNamespace(Order=slow)
+    checks = [asyncio.ensure_future(schemas.check("Order", {"name": str(i)}, env)) for i in range(5)]
+    await asyncio.sleep(0)
+    slow.release.set()
+    await asyncio.gather(*checks)
+    assert slow.calls == 1
+    with pytest.raises(InvalidValueError):
+        await schemas.check("Order", {"name": 1}, env)
+
+
+async def test_exports_are_asked_before_env_bindings() -> None:
+    schemas = PayloadSchemas()
+    exported = performer_entrypoint(_Entrypoint, StrictName, name="Order")()
+    await schemas.check("Order", {"name": "x"}, SimpleNamespace(), {"Order": exported})
+    with pytest.raises(InvalidValueError):
+        await schemas.check("Order", {"name": 1}, SimpleNamespace(), {"Order": exported})
