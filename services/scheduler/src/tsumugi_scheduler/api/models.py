@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Final, Literal, Union, cast
 
-from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
+from pydantic import BaseModel, ConfigDict, Field, RootModel, WithJsonSchema
 from pydantic.config import JsonDict
 from pydantic.json_schema import SkipJsonSchema
-from typing_extensions import TypeAliasType
 
 from tsumugi_core.options import MAX_KEY_CHARS, MAX_RESCHEDULE_DELAY_MS, MAX_TIMEOUT_MS
 
@@ -23,6 +22,7 @@ __all__ = [
     "BulkEnqueueBody",
     "BulkRetryBody",
     "EnqueueBody",
+    "JsonValue",
     "PolicyBody",
     "RateBody",
     "RescheduleBody",
@@ -34,12 +34,14 @@ _TRACEPARENT = "[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}"
 
 _SafeInteger = Annotated[int, Field(ge=-_SAFE, le=_SAFE)]
 _Fraction = Annotated[float, WithJsonSchema({"type": "number", "not": {"type": "integer"}})]
-JsonValue = TypeAliasType(
-    "JsonValue",
-    Union[bool, _SafeInteger, _Fraction, str, list["JsonValue"], dict[str, "JsonValue"], None],  # noqa: UP007
-)
-"""A payload: any JSON value that crosses a queue and JavaScript intact (integers within +-(2**53 - 1)),
-nested at most 64 levels (tsumugi_core.portable, ADR-0067)."""
+
+
+class JsonValue(RootModel[Union[bool, _SafeInteger, _Fraction, str, list["JsonValue"], dict[str, "JsonValue"], None]]):  # noqa: UP007
+    """A payload: any JSON value that crosses a queue and JavaScript intact (integers within +-(2**53 - 1)),
+    nested at most 64 levels (tsumugi_core.portable, ADR-0067)."""
+
+
+JsonValue.model_rebuild()
 
 
 class _Body(BaseModel):
