@@ -16,7 +16,7 @@ time linear in its matches (115 ms p50 newest first before the cap); the count n
 (``tsumugi_scheduler.api.job_list``), so every query's cost is bounded. ``--quick`` uses 20,000 rows for a
 smoke test; its figures say nothing about scale, and its targets are not judged.
 
-Then the cost of the payload checks per enqueue (ADR-0065, ADR-0067), in the same run: the scheduler's
+Then the cost of the payload checks per enqueue (ADR-0075, ADR-0077), in the same run: the scheduler's
 enqueue path (`SchedulerService.enqueue_many` of one item: decoding, option validation, the portability walk
 and the payload schema check, up to the shard call, which a stub answers) for a performer that publishes a
 payload type and for the same performer publishing none, side by side as µs per enqueue and their ratio; and

@@ -53,7 +53,7 @@ async def test_an_attempt_past_its_timeout_fails_with_the_timeout_error(
 async def test_a_payload_that_does_not_fit_fails_the_job_at_once(
     system: LocalRuntime, clock: VirtualClock, driver: Driver
 ) -> None:
-    # Enqueue refuses it now (ADR-0065); one stored past that check (straight to its shard, or while a
+    # Enqueue refuses it now (ADR-0075); one stored past that check (straight to its shard, or while a
     # redeployed performer's stricter schema was not yet fetched) still fails at the performer, at once.
     with pytest.raises(EnqueueValidationError):
         await driver.enqueue("Hello", {"nom": "Ada"})

@@ -75,7 +75,7 @@ async def test_a_failed_notice_job_reaches_on_failure_unless_it_is_on_failures_o
     system: LocalRuntime, clock: VirtualClock, driver: Driver
 ) -> None:
     # Payloads the notice performers cannot decode, stored straight in their shards (enqueue would refuse
-    # them, ADR-0065): the jobs fail at once (not retryable).
+    # them, ADR-0075): the jobs fail at once (not retryable).
     shards = system.env(SCHEDULER).JOB_SHARD
     item = {"payload": {"not": "a notice"}, "maxAttempts": 1}
     (settled_job,) = await shards.getByName("NotifySettled#0").enqueue_many(

@@ -1,4 +1,4 @@
-"""Values that cross a queue, an RPC and JavaScript intact (tsumugi_core.portable, ADR-0067)."""
+"""Values that cross a queue, an RPC and JavaScript intact (tsumugi_core.portable, ADR-0077)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """A JSON Schema validator for the subset msgspec writes, compiled once into checks of plain JSON values.
 
 Performers publish their payload type as JSON Schema (``msgspec.json.schema``); the scheduler checks each
-enqueued payload against it before storing (ADR-0065). The scheduler never imports a performer's code (they
+enqueued payload against it before storing (ADR-0075). The scheduler never imports a performer's code (they
 are separate Workers), so it cannot convert into the type itself: this module reads the schema instead.
 
 Supported, as msgspec emits them: ``$ref`` into ``$defs`` (recursion included), ``type`` (one or a list),

@@ -327,7 +327,7 @@ def _check_strings(item: EnqueueItem) -> None:
 
 def _encode_payload(payload: Any) -> str:
     try:
-        check_portable(payload)  # ADR-0067: what cannot cross a queue, an RPC and JavaScript is refused here
+        check_portable(payload)  # ADR-0077: what cannot cross a queue, an RPC and JavaScript is refused here
     except InvalidValueError as exc:
         raise EnqueueValidationError(exc.path("payload"), exc.rule) from None
     except TypeError as exc:

@@ -13,7 +13,7 @@ controls (`NonRetryableError`, `RetryAfterError`) must reach the shard intact::
     {"ok": false, "error": "<Type>: <message> then the traceback", "retryable": bool, "retryAt": int | null}
 
 The entrypoint also answers ``describe()`` with JSON text ``{"payloadSchema": <JSON Schema of the payload
-type>}``, which the scheduler fetches once per isolate to check enqueued payloads (ADR-0065).
+type>}``, which the scheduler fetches once per isolate to check enqueued payloads (ADR-0075).
 
 A ``dispatch`` given as a mapping (a scheduler from before ADR-0043) is answered with the envelope as a
 ``dict``, and a heartbeat answer given as a mapping is read too.
@@ -61,7 +61,7 @@ __all__ = [
 DISPATCH_METHOD: Final = "run_attempt"
 """The RPC method of a performer entrypoint the consumer calls."""
 DESCRIBE_METHOD: Final = "describe"
-"""The RPC method the scheduler calls for the performer's payload schema before checking enqueues (ADR-0065)."""
+"""The RPC method the scheduler calls for the performer's payload schema before checking enqueues (ADR-0075)."""
 
 _B = TypeVar("_B", bound=type)
 
@@ -184,7 +184,7 @@ class PerformerRunner:
     def describe(self) -> str:
         """JSON text ``{"payloadSchema": <JSON Schema of the declared payload type>}`` (``{}`` for ``Any``).
 
-        Made once per class: the scheduler asks once per isolate and binding (ADR-0065).
+        Made once per class: the scheduler asks once per isolate and binding (ADR-0075).
         """
         return _description(self.performer)
 

@@ -1,4 +1,4 @@
-"""Sending a tick's dispatches so one message the queue cannot take never holds back the others (ADR-0067).
+"""Sending a tick's dispatches so one message the queue cannot take never holds back the others (ADR-0077).
 
 Enqueue refuses payloads that cannot cross a queue (`tsumugi_core.portable`), but a job stored before that
 check, or by other code, could still carry one; its message then makes the whole ``sendBatch`` fail, and every

@@ -164,7 +164,7 @@ class RpcMethods(_Mixin):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        cls._schemas = PayloadSchemas()  # once per class, i.e. per isolate (ADR-0065)
+        cls._schemas = PayloadSchemas()  # once per class, i.e. per isolate (ADR-0075)
 
     def _service(self) -> SchedulerService:
         exports = getattr(getattr(self, "ctx", None), "exports", None)

@@ -1,4 +1,4 @@
-"""Payload checks at enqueue: each performer's published JSON Schema, fetched once and cached (ADR-0065).
+"""Payload checks at enqueue: each performer's published JSON Schema, fetched once and cached (ADR-0075).
 
 The scheduler Worker never imports performer code, so it asks each performer for its payload's JSON Schema
 over the Service Binding it already has (``describe``, tsumugi_performer.entrypoint) and checks payloads with

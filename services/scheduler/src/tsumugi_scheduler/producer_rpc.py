@@ -122,7 +122,7 @@ class SchedulerService:
             raise EnqueueValidationError(f"{where}.binding", f"is not a registered performer: {item.binding}")
         try:
             await self._schemas.check(item.binding, item.payload, self._env, self._exports)
-        except InvalidValueError as exc:  # the performer's published payload type refuses it (ADR-0065)
+        except InvalidValueError as exc:  # the performer's published payload type refuses it (ADR-0075)
             raise EnqueueValidationError(f"{where}.{exc.path('payload')}", exc.rule) from None
         return item, shard_name(item.binding, self._shard_of(item, given, where))
 

@@ -408,7 +408,7 @@ class JobShardHost:
         # included (read by the dispatch statement itself); one C call turns the batch into plain bodies.
         bodies = [{"body": body} for body in msgspec.to_builtins(dispatches)]
         # A failed send leaves the jobs QUEUED (the reaper requeues or stalls them), except a message that can
-        # never be sent: its job alone fails (ADR-0067).
+        # never be sent: its job alone fails (ADR-0077).
         await send_dispatches(self._env.TSUMUGI_QUEUE, send_chunks(bodies), self._fail_unsendable)
 
     async def _fail_unsendable(self, job_id: str, attempt: int, error: str) -> None:

@@ -56,7 +56,7 @@ class ApiContext:
         """Serve ``definition``'s bindings."""
         self.definition = definition
         self.schemas = PayloadSchemas()
-        """The performers' payload schemas, cached for the isolate (ADR-0065)."""
+        """The performers' payload schemas, cached for the isolate (ADR-0075)."""
 
     def service(self, env: Any) -> SchedulerService:
         """The producer surface (enqueue, get, mutations) over ``env``, with plain JobShard results."""

@@ -1,4 +1,4 @@
-"""Request bodies read strictly as JSON: what the parser would silently change is refused instead (ADR-0067).
+"""Request bodies read strictly as JSON: what the parser would silently change is refused instead (ADR-0077).
 
 - invalid UTF-8 is a 400 (it used to become U+FFFD in the stored payload);
 - a key given twice in one object is a 400 naming the key (the parser would keep the last one);

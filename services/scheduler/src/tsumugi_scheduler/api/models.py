@@ -38,7 +38,7 @@ _Fraction = Annotated[float, WithJsonSchema({"type": "number", "not": {"type": "
 
 class JsonValue(RootModel[Union[bool, _SafeInteger, _Fraction, str, list["JsonValue"], dict[str, "JsonValue"], None]]):  # noqa: UP007
     """A payload: any JSON value that crosses a queue and JavaScript intact (integers within +-(2**53 - 1)),
-    nested at most 64 levels (tsumugi_core.portable, ADR-0067)."""
+    nested at most 64 levels (tsumugi_core.portable, ADR-0077)."""
 
 
 JsonValue.model_rebuild()
