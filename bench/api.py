@@ -15,6 +15,12 @@ original's ``total`` counts every matching index entry, so a query matching a la
 time linear in its matches (115 ms p50 newest first before the cap); the count now stops after 10,001 rows
 (``tsumugi_scheduler.api.job_list``), so every query's cost is bounded. ``--quick`` uses 20,000 rows for a
 smoke test; its figures say nothing about scale, and its targets are not judged.
+
+Then the cost of the payload checks per enqueue (ADR-0075, ADR-0077), in the same run: the scheduler's
+enqueue path (`SchedulerService.enqueue_many` of one item: decoding, option validation, the portability walk
+and the payload schema check, up to the shard call, which a stub answers) for a performer that publishes a
+payload type and for the same performer publishing none, side by side as µs per enqueue and their ratio; and
+the two checks alone on the same payload.
 """
 
 from __future__ import annotations
@@ -31,11 +37,16 @@ from pathlib import Path
 from typing import Any, Final
 
 import httpx
+import msgspec
 
+from tsumugi_core.json_schema import compile_schema
+from tsumugi_core.portable import check_portable
 from tsumugi_dev.d1 import D1Database, apply_d1_migrations
 from tsumugi_scheduler.api import SchemaGate, create_app
 from tsumugi_scheduler.api.job_list import list_page
 from tsumugi_scheduler.definition import define_tsumugi
+from tsumugi_scheduler.payload_schemas import PayloadSchemas
+from tsumugi_scheduler.producer_rpc import SchedulerService
 from tsumugi_scheduler.readmodel import PROJECTED_COLUMNS, JobQuery, list_jobs, parse_job_query
 
 REPO: Final = Path(__file__).resolve().parents[1]
@@ -183,6 +194,105 @@ def report(db: D1Database, name: str, query: str, timings: list[float], *, judge
     }  # fmt: skip
 
 
+class Address(msgspec.Struct):
+    """A nested part of `Order`."""
+
+    city: str
+    zip: str | None = None
+
+
+class Order(msgspec.Struct):
+    """A typical small payload type: nested, optional, a union, a list."""
+
+    name: str
+    address: Address
+    quantity: int | str = 1
+    note: str | None = None
+    lines: list[str] = []
+
+
+ORDER: Final = {"name": "Ada", "address": {"city": "Paris", "zip": "75001"}, "quantity": 2, "lines": ["a", "b"]}
+
+
+class Described:
+    """A performer's Service Binding answering ``describe`` with ``schema``."""
+
+    def __init__(self, schema: dict[str, Any]) -> None:
+        self._answer = json.dumps({"payloadSchema": schema})
+
+    async def describe(self) -> str:
+        return self._answer
+
+
+class StubShard:
+    """A JobShard that stores nothing: the figures are the scheduler's own enqueue work."""
+
+    async def enqueue_many(self, name: str, items: list[Any], settings: Any = None) -> list[str]:
+        return [f"{name}:x" for _ in items]
+
+
+class StubShards:
+    def getByName(self, name: str) -> StubShard:
+        return StubShard()
+
+
+class EnqueueEnv:
+    """The scheduler's env: a stub namespace and the two performers' bindings."""
+
+    def __init__(self) -> None:
+        self.JOB_SHARD = StubShards()
+        self.Typed = Described(msgspec.json.schema(Order))
+        self.Untyped = Described({})
+
+
+BLOCK: Final = 100
+"""Calls per timed block; each figure is the best block's mean, so other processes' noise weighs least."""
+
+
+async def time_enqueues(rounds: int) -> dict[str, float]:
+    """µs per one-item ``enqueue_many`` for the typed and the untyped performer, blocks interleaved."""
+    service = SchedulerService(EnqueueEnv(), define_tsumugi(performers=["Typed", "Untyped"]), PayloadSchemas())
+    best = {"Typed": float("inf"), "Untyped": float("inf")}
+    for binding in best:  # first enqueues fetch and compile the schemas: not timed
+        await service.enqueue_many([{"binding": binding, "payload": ORDER}])
+    for _ in range(rounds // BLOCK):
+        for binding in best:
+            item = {"binding": binding, "payload": ORDER, "maxAttempts": 5}
+            start = time.perf_counter()
+            for _ in range(BLOCK):
+                await service.enqueue_many([item])
+            best[binding] = min(best[binding], (time.perf_counter() - start) / BLOCK * 1e6)
+    return best
+
+
+def _best(call: Any, rounds: int) -> float:
+    best = float("inf")
+    for _ in range(rounds // BLOCK):
+        start = time.perf_counter()
+        for _ in range(BLOCK):
+            call(ORDER)
+        best = min(best, (time.perf_counter() - start) / BLOCK * 1e6)
+    return best
+
+
+def time_checks(rounds: int) -> dict[str, float]:
+    """µs per call of the portability walk and of the compiled schema check on ``ORDER``."""
+    return {"portable": _best(check_portable, rounds), "schema": _best(compile_schema(msgspec.json.schema(Order)), rounds)}
+
+
+def report_enqueue_checks(rounds: int) -> dict[str, Any]:
+    """The payload checks' cost per enqueue, printed; the ``RESULT`` keys for it."""
+    per = asyncio.run(time_enqueues(rounds))
+    alone = time_checks(rounds * 10)
+    ratio = per["Typed"] / per["Untyped"]
+    print(f"enqueue (scheduler side, stub shard): {per['Typed']:.1f} µs with a payload schema, "
+          f"{per['Untyped']:.1f} µs without: ratio {ratio:.3f}; the checks alone: portability "
+          f"{alone['portable']:.2f} µs, schema {alone['schema']:.2f} µs", flush=True)  # fmt: skip
+    return {"enqueue_with_schema_us": round(per["Typed"], 2), "enqueue_without_schema_us": round(per["Untyped"], 2),
+            "enqueue_schema_ratio": round(ratio, 3), "portable_check_us": round(alone["portable"], 3),
+            "schema_check_us": round(alone["schema"], 3)}  # fmt: skip
+
+
 def main() -> None:
     """Build, time, print; the last line is ``RESULT {json}``."""
     parser = argparse.ArgumentParser(description="REST list latency over a large read model.")
@@ -200,6 +310,7 @@ def main() -> None:
         for name, query in QUERIES.items():
             result.update(report(db, name, query, timings[name], judged=not args.quick))
         db.close()
+    result.update(report_enqueue_checks(2_000 if args.quick else 20_000))
     print("RESULT " + json.dumps(result, sort_keys=True), flush=True)
 
 

@@ -88,4 +88,6 @@ async def test_huge_numbers_are_clamped_not_a_server_error(world: World) -> None
     )
     job_id = await world.enqueue("MAIL")
     path = f"/api/jobs/{job_id.replace('#', '%23')}/reschedule"
-    assert await world.request("POST", path, {"runAt": 1e300, "priority": -1e300}) == (200, {"ok": True})
+    # A reschedule is refused instead (issue 15 item 7): clamping moved the job to the year 287396.
+    status, answer = await world.request("POST", path, {"runAt": 1e300, "priority": -1e300})
+    assert (status, answer["field"]) == (400, "runAt")

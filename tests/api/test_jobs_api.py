@@ -20,7 +20,7 @@ async def test_create_answers_201_with_the_id_and_the_same_id_for_a_dedup_hit(wo
         ('{"binding": "MAIL", "payload": NaN}', {"error": "body must be valid JSON"}),
         ("[1, 2]", {"error": "body must be an object"}),
         ('{"binding": "MAIL", "payload": {}, "maxAttempts": 0}',
-         {"error": "max_attempts must be at least 1", "field": "max_attempts", "rule": "must be at least 1"}),
+         {"error": "maxAttempts must be at least 1", "field": "maxAttempts", "rule": "must be at least 1"}),
         ('{"payload": {}}', {"error": "binding is required", "field": "binding", "rule": "is required"}),
         ('{"binding": "MAIL"}', {"error": "payload is required", "field": "payload", "rule": "is required"}),
         ('{"binding": "Nope", "payload": 1}', {"error": "binding is not a registered performer: Nope",

@@ -129,8 +129,8 @@ async def test_a_pinned_id_beyond_its_bindings_shards_is_refused(world: World) -
 
 
 @pytest.mark.parametrize(("backoff", "field", "rule"), [
-    ({"kind": "fixed", "delayMs": 1, "maxMs": -1}, "backoff.max_ms", "must be between 0 and 9007199254740991"),
-    ({"kind": "fixed", "delayMs": 1, "maxMs": 2**53}, "backoff.max_ms", "must be between 0 and 9007199254740991"),
+    ({"kind": "fixed", "delayMs": 1, "maxMs": -1}, "backoff.maxMs", "must be between 0 and 9007199254740991"),
+    ({"kind": "fixed", "delayMs": 1, "maxMs": 2**53}, "backoff.maxMs", "must be between 0 and 9007199254740991"),
     ({"kind": "fixed", "delayMs": 1, "factor": 0.5}, "backoff.factor", "must be at least 1"),
     ({"kind": "exponential", "maxMs": None}, "backoff.maxMs", "must be a number"),
     ({"kind": "exponential", "speed": 2}, "backoff.speed", "is not a backoff option"),

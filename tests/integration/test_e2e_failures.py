@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from system_driver import SCHEDULER, Driver
 
+from tsumugi_client import EnqueueValidationError
 from tsumugi_dev.clock import VirtualClock
 from tsumugi_dev.runtime import LocalRuntime
 
@@ -48,8 +50,15 @@ async def test_an_attempt_past_its_timeout_fails_with_the_timeout_error(
     assert (await driver.job(job_id)).state == "FAILED"
 
 
-async def test_a_payload_that_does_not_fit_fails_the_job_at_once(clock: VirtualClock, driver: Driver) -> None:
-    job_id = await driver.enqueue("Hello", {"nom": "Ada"})
+async def test_a_payload_that_does_not_fit_fails_the_job_at_once(
+    system: LocalRuntime, clock: VirtualClock, driver: Driver
+) -> None:
+    # Enqueue refuses it now (ADR-0075); one stored past that check (straight to its shard, or while a
+    # redeployed performer's stricter schema was not yet fetched) still fails at the performer, at once.
+    with pytest.raises(EnqueueValidationError):
+        await driver.enqueue("Hello", {"nom": "Ada"})
+    shard = system.env(SCHEDULER).JOB_SHARD.getByName("Hello#0")
+    (job_id,) = await shard.enqueue_many("Hello#0", [{"binding": "Hello", "payload": {"nom": "Ada"}}])
     await clock.advance(100)
     job = await driver.job(job_id)
     assert (job.state, job.attempts, job.max_attempts) == ("FAILED", 1, 3)

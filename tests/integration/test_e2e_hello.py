@@ -57,7 +57,7 @@ async def test_http_refuses_a_bad_token_and_names_an_invalid_field(driver: Drive
     status, body = await driver.rest(
         "POST", "/api/jobs", {"binding": "Hello", "payload": {}, "maxAttempts": 0}
     )
-    assert (status, body["field"], body["rule"]) == (400, "max_attempts", "must be at least 1")
+    assert (status, body["field"], body["rule"]) == (400, "maxAttempts", "must be at least 1")  # as sent
     status, body = await driver.rest("POST", "/api/jobs", {"binding": "Nope", "payload": {}})
     assert (status, body["field"]) == (400, "binding")
     assert await driver.rest("GET", "/api/jobs/not-an-id") == (404, {"error": "not found"})  # ADR-0059

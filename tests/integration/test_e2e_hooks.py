@@ -74,11 +74,18 @@ async def test_on_settled_notices_every_final_state(
 
 
 async def test_a_failed_notice_job_reaches_on_failure_unless_it_is_on_failures_own(
-    clock: VirtualClock, driver: Driver
+    system: LocalRuntime, clock: VirtualClock, driver: Driver
 ) -> None:
-    # Payloads the notice performers cannot decode: the jobs fail at once (not retryable).
-    settled_job = await driver.enqueue("NotifySettled", {"not": "a notice"}, max_attempts=1)
-    failure_job = await driver.enqueue("NotifyFailure", {"not": "a notice"}, max_attempts=1)
+    # Payloads the notice performers cannot decode, stored straight in their shards (enqueue would refuse
+    # them, ADR-0075): the jobs fail at once (not retryable).
+    shards = system.env(SCHEDULER).JOB_SHARD
+    item = {"payload": {"not": "a notice"}, "maxAttempts": 1}
+    (settled_job,) = await shards.getByName("NotifySettled#0").enqueue_many(
+        "NotifySettled#0", [{"binding": "NotifySettled", **item}]
+    )
+    (failure_job,) = await shards.getByName("NotifyFailure#0").enqueue_many(
+        "NotifyFailure#0", [{"binding": "NotifyFailure", **item}]
+    )
     await clock.advance(1_000)
     assert (await driver.job(settled_job)).state == "FAILED"
     assert (await driver.job(failure_job)).state == "FAILED"

@@ -23,6 +23,8 @@ from typing import Any, Final, cast
 import msgspec
 
 from tsumugi_core.ids import InvalidJobIdError, parse_job_id, validate_binding_name
+from tsumugi_core.json_path import InvalidValueError
+from tsumugi_core.portable import MAX_SAFE_INTEGER, check_portable
 from tsumugi_core.queue_size import json_bound, v8_bytes
 
 __all__ = [
@@ -32,6 +34,7 @@ __all__ = [
     "MAX_KEY_CHARS",
     "MAX_PAYLOAD_BYTES",
     "MAX_PAYLOAD_QUEUE_BYTES",
+    "MAX_RESCHEDULE_DELAY_MS",
     "MAX_RESULT_CHARS",
     "MAX_SAFE_INTEGER",
     "MAX_TIMEOUT_MS",
@@ -61,14 +64,15 @@ MAX_TIMEOUT_MS: Final = 840_000
 """Longest ``timeout_ms``: an attempt runs inside one queue consumer invocation, which Cloudflare stops after 15
 minutes of wall time (developers.cloudflare.com/queues/platform/limits/); 14 leave a minute to claim, report
 and ack (ADR-0047)."""
+MAX_RESCHEDULE_DELAY_MS: Final = 8_000_000_000_000_000
+"""Longest ``delay_ms`` of a reschedule: ``now + delay_ms`` stays a safe integer for any ``now`` before the year
+33,000 (a longer delay is refused, never clamped)."""
 MAX_RESULT_CHARS: Final = 8192
 """Largest stored result as JSON text (the original's cap); bigger results are stored as null."""
 MAX_ERROR_CHARS: Final = 2000
 """Attempt error texts are cut to this many characters."""
 MAX_KEY_CHARS: Final = 512
 """Longest concurrency_key, unique_key, partition_key, id, run_id or node_id."""
-MAX_SAFE_INTEGER: Final = 2**53 - 1
-"""Integers cross JavaScript as doubles; anything larger would silently lose precision."""
 
 _TRACEPARENT_RE: Final = re.compile(r"[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}")
 
@@ -322,6 +326,12 @@ def _check_strings(item: EnqueueItem) -> None:
 
 
 def _encode_payload(payload: Any) -> str:
+    try:
+        check_portable(payload)  # ADR-0077: what cannot cross a queue, an RPC and JavaScript is refused here
+    except InvalidValueError as exc:
+        raise EnqueueValidationError(exc.path("payload"), exc.rule) from None
+    except TypeError as exc:
+        raise EnqueueValidationError("payload", f"must be JSON-serialisable: {exc}") from None
     try:
         encoded = msgspec.json.encode(payload)
     except (TypeError, ValueError, OverflowError) as exc:

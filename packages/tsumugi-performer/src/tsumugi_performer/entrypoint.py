@@ -12,6 +12,9 @@ controls (`NonRetryableError`, `RetryAfterError`) must reach the shard intact::
     {"ok": true, "result": <JSON value>}
     {"ok": false, "error": "<Type>: <message> then the traceback", "retryable": bool, "retryAt": int | null}
 
+The entrypoint also answers ``describe()`` with JSON text ``{"payloadSchema": <JSON Schema of the payload
+type>}``, which the scheduler fetches once per isolate to check enqueued payloads (ADR-0075).
+
 A ``dispatch`` given as a mapping (a scheduler from before ADR-0043) is answered with the envelope as a
 ``dict``, and a heartbeat answer given as a mapping is read too.
 
@@ -29,6 +32,7 @@ Example (``entry.py`` of a performer Worker)::
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 import traceback
 from collections.abc import Awaitable, Callable, Mapping
@@ -43,6 +47,7 @@ from tsumugi_performer._performer import Performer
 from tsumugi_performer._trace_paths import relative_trace
 
 __all__ = [
+    "DESCRIBE_METHOD",
     "DISPATCH_METHOD",
     "AttemptDispatch",
     "PerformerFactory",
@@ -56,6 +61,8 @@ __all__ = [
 
 DISPATCH_METHOD: Final = "run_attempt"
 """The RPC method of a performer entrypoint the consumer calls."""
+DESCRIBE_METHOD: Final = "describe"
+"""The RPC method the scheduler calls for the performer's payload schema before checking enqueues (ADR-0075)."""
 
 _B = TypeVar("_B", bound=type)
 
@@ -175,6 +182,13 @@ class PerformerRunner:
 
         return send
 
+    def describe(self) -> str:
+        """JSON text ``{"payloadSchema": <JSON Schema of the declared payload type>}`` (``{}`` for ``Any``).
+
+        Made once per class: the scheduler asks once per isolate and binding (ADR-0075).
+        """
+        return _description(self.performer)
+
     async def run(self, dispatch: str | Mapping[str, Any], heartbeat: Any, env: Any) -> Any:
         """Decode ``dispatch``, build the context, call ``perform`` and answer the envelope.
 
@@ -219,6 +233,15 @@ class PerformerRunner:
         return {"ok": True, "result": _result_value(result)}
 
 
+@functools.cache
+def _description(performer: type[Performer[Any, Any]]) -> str:
+    try:
+        schema: Any = msgspec.json.schema(performer.payload_type())
+    except (TypeError, ValueError):
+        schema = {}  # a type msgspec cannot describe: the scheduler then accepts any payload for it
+    return _ENVELOPE.encode({"payloadSchema": schema}).decode()
+
+
 def performer_entrypoint(
     base: _B,
     performer: type[Performer[Any, Any]],
@@ -244,8 +267,12 @@ def performer_entrypoint(
     async def run_attempt(self: Any, dispatch: str | Mapping[str, Any], heartbeat: Any = None) -> Any:
         return await runner.run(dispatch, heartbeat, getattr(self, "env", None))
 
+    async def describe(self: Any) -> str:
+        return runner.describe()
+
     namespace: dict[str, Any] = {
         DISPATCH_METHOD: run_attempt,
+        DESCRIBE_METHOD: describe,
         "__doc__": f"Tsumugi performer entrypoint for {performer.__name__}.",
         "__module__": performer.__module__,
         "runner": runner,

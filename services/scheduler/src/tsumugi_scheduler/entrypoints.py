@@ -40,6 +40,7 @@ from tsumugi_scheduler import _runtime
 from tsumugi_scheduler.consumer import handle_batch
 from tsumugi_scheduler.definition import TsumugiDefinition
 from tsumugi_scheduler.maintenance import sweep_read_model
+from tsumugi_scheduler.payload_schemas import PayloadSchemas
 from tsumugi_scheduler.producer_rpc import SchedulerService
 from tsumugi_scheduler.rest_api import rest_app
 from tsumugi_scheduler.shard_admin import ShardAdmin
@@ -159,8 +160,15 @@ class JobShardMethods(_Mixin):
 class RpcMethods(_Mixin):
     """The named entrypoint producers reach over a Service Binding (``tsumugi_client``)."""
 
+    _schemas: ClassVar[PayloadSchemas]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._schemas = PayloadSchemas()  # once per class, i.e. per isolate (ADR-0075)
+
     def _service(self) -> SchedulerService:
-        return SchedulerService(self.env, self.tsumugi)
+        exports = getattr(getattr(self, "ctx", None), "exports", None)
+        return SchedulerService(self.env, self.tsumugi, self._schemas, exports)
 
     async def enqueue(self, item: Any) -> str:
         """Enqueue one job; errors name the bare field (``max_attempts``), as POST /api/jobs does."""

@@ -17,10 +17,19 @@ import msgspec
 
 from tsumugi_client import apply_defaults
 from tsumugi_core.ids import InvalidJobIdError, parse_job_id, shard_name
-from tsumugi_core.options import EnqueueItem, EnqueueValidationError, validate_enqueue
+from tsumugi_core.json_path import InvalidValueError
+from tsumugi_core.options import (
+    MAX_RESCHEDULE_DELAY_MS,
+    EnqueueItem,
+    EnqueueValidationError,
+    check_instant,
+    check_priority,
+    validate_enqueue,
+)
 from tsumugi_core.policy import Policy, Retention, ShardSettings
 from tsumugi_core.sharding import resolve_shard
 from tsumugi_scheduler.definition import TsumugiDefinition
+from tsumugi_scheduler.payload_schemas import PayloadSchemas
 from tsumugi_scheduler.wire import convert_integral, convert_plain, integral, integral_shared, shard_of_job
 
 __all__ = ["MAX_BATCH_ITEMS", "SchedulerService", "ShardConflictError", "decode_item"]
@@ -82,10 +91,17 @@ def _settings_from_original(settings: object) -> ShardSettings | None:
 class SchedulerService:
     """Producer and performer calls, over the JobShard namespace of ``env``."""
 
-    def __init__(self, env: Any, definition: TsumugiDefinition) -> None:
-        """Serve with the bindings of ``env`` and the scheduler's ``definition``."""
+    def __init__(self, env: Any, definition: TsumugiDefinition, schemas: PayloadSchemas | None = None,
+                 exports: Any = None) -> None:  # fmt: skip
+        """Serve with the bindings of ``env`` and the scheduler's ``definition``.
+
+        ``schemas`` caches the performers' payload schemas; give the isolate's own (a fresh cache asks each
+        performer again). ``exports`` (``ctx.exports``) finds performers the scheduler Worker exports itself.
+        """
         self._env = env
         self._definition = definition
+        self._schemas = schemas if schemas is not None else PayloadSchemas()
+        self._exports = exports
 
     def _stub(self, name: str) -> Any:
         return self._env.JOB_SHARD.getByName(name)
@@ -104,6 +120,10 @@ class SchedulerService:
             raise _prefixed(where, exc) from None
         if not self._definition.is_registered(item.binding):
             raise EnqueueValidationError(f"{where}.binding", f"is not a registered performer: {item.binding}")
+        try:
+            await self._schemas.check(item.binding, item.payload, self._env, self._exports)
+        except InvalidValueError as exc:  # the performer's published payload type refuses it (ADR-0075)
+            raise EnqueueValidationError(f"{where}.{exc.path('payload')}", exc.rule) from None
         return item, shard_name(item.binding, self._shard_of(item, given, where))
 
     def _shard_of(self, item: EnqueueItem, given: int | None, where: str) -> int:
@@ -193,6 +213,12 @@ class SchedulerService:
             raise EnqueueValidationError("run_at", "and delay_ms: exactly one is required")
         if delay_ms is not None and delay_ms < 0:
             raise EnqueueValidationError("delay_ms", "must not be negative")
+        if delay_ms is not None and delay_ms > MAX_RESCHEDULE_DELAY_MS:
+            raise EnqueueValidationError("delay_ms", f"must be at most {MAX_RESCHEDULE_DELAY_MS}, got {delay_ms}")
+        if run_at is not None:
+            check_instant("run_at", run_at)
+        if priority is not None:
+            check_priority(priority)
         stub = self._stub(name)
         at = run_at if run_at is not None else int(await stub.now(name)) + int(delay_ms or 0)
         return dict(await stub.reschedule(name, job_id, at, priority))

@@ -33,6 +33,7 @@ from tsumugi_core.queue_size import MAX_BATCH_BYTES, MAX_BATCH_MESSAGES, json_bo
 from tsumugi_core.sharding import resolve_shard
 from tsumugi_core.states import TERMINAL_STATES, JobState
 from tsumugi_scheduler.definition import TsumugiDefinition
+from tsumugi_scheduler.dispatch_send import send_dispatches
 from tsumugi_scheduler.job_view import detail_from_shard
 from tsumugi_scheduler.readmodel import project
 from tsumugi_scheduler.shard import (
@@ -406,9 +407,13 @@ class JobShardHost:
         # Each DispatchMessage already carries what the consumer decodes (QueuedDispatch), max_attempts
         # included (read by the dispatch statement itself); one C call turns the batch into plain bodies.
         bodies = [{"body": body} for body in msgspec.to_builtins(dispatches)]
-        for chunk in send_chunks(bodies):
-            # A failed send leaves the jobs QUEUED; the reaper requeues (or stalls) them.
-            await self._env.TSUMUGI_QUEUE.sendBatch(chunk)
+        # A failed send leaves the jobs QUEUED (the reaper requeues or stalls them), except a message that can
+        # never be sent: its job alone fails (ADR-0077).
+        await send_dispatches(self._env.TSUMUGI_QUEUE, send_chunks(bodies), self._fail_unsendable)
+
+    async def _fail_unsendable(self, job_id: str, attempt: int, error: str) -> None:
+        assert self._name is not None  # set before any tick
+        await self.report(self._name, job_id, attempt, {"ok": False, "error": error, "retryable": False})
 
     async def _project(self, engine: JobShardEngine, snapshots: list[JobSnapshot], up_to_seq: int) -> None:
         points_left = POINTS_PER_ALARM

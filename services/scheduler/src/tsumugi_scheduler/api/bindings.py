@@ -70,7 +70,7 @@ async def set_policy(request: Request) -> Response:
     """``POST /api/bindings/{binding}/policy``: change the body's fields and pin the settings on every shard."""
     api, env = api_of(request), env_of(request)
     binding = await _binding(request, api, env)
-    patch = parse_policy((await request.body()).decode(errors="replace"))
+    patch = parse_policy(await request.body())
     return await _on_every_shard(api, env, binding, "configure", msgspec.to_builtins(patch))
 
 

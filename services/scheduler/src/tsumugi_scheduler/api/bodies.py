@@ -7,16 +7,17 @@ never a boolean.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
 from typing import Any, Final, Literal
 
 import msgspec
 
-from tsumugi_core.options import MAX_SAFE_INTEGER, RateLimit
+from tsumugi_core.options import MAX_RESCHEDULE_DELAY_MS, MAX_SAFE_INTEGER, RateLimit
 from tsumugi_core.policy import PolicyPatch, PolicyValidationError, validate_settings
 from tsumugi_scheduler.api.answers import ApiError, bad_request
+from tsumugi_scheduler.api.json_body import read_json
+from tsumugi_scheduler.api.spelling import Spelling
 from tsumugi_scheduler.readmodel import BULK_LIMIT, BulkFilter
 
 __all__ = [
@@ -41,23 +42,16 @@ POLICY_FIELDS: Final = (
 )  # fmt: skip
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def parse_json(text: str) -> Any:
-    """The body's JSON value.
+def parse_json(text: bytes | str) -> Any:
+    """The body's JSON value, read strictly (`tsumugi_scheduler.api.json_body`).
 
     Raises:
-        ApiError: 400 ``body must be valid JSON``.
+        ApiError: 400 ``body must be valid JSON`` (or UTF-8, or less deep; a key given twice).
     """
-    try:
-        return json.loads(text, parse_constant=_reject_constant)
-    except ValueError:
-        raise bad_request("body must be valid JSON") from None
+    return read_json(text)
 
 
-def parse_object(text: str) -> dict[str, Any]:
+def parse_object(text: bytes | str) -> dict[str, Any]:
     """The body as a JSON object.
 
     Raises:
@@ -105,20 +99,45 @@ class Reschedule(msgspec.Struct, frozen=True, kw_only=True):
         return {k: v for k, v in body.items() if v is not None}
 
 
-def parse_reschedule(text: str) -> Reschedule:
-    """``{"runAt": n}`` or ``{"delayMs": n}``, optional ``"priority"``.
+_RESCHEDULE_FIELDS: Final = frozenset({"runAt", "delayMs", "priority"})
+
+
+def _bounded(body: Mapping[str, Any], field: str, low: int, high: int, why: str = "") -> float | None:
+    value = body.get(field)
+    if value is None:
+        return None
+    if not _is_number(value):
+        raise bad_request(f"{field} must be a number")
+    if not low <= value <= high:  # refused, never clamped (issue 15 item 7)
+        raise _field_error(field, f"must be between {low} and {high}{why}, got {value}")
+    return float(value)
+
+
+def parse_reschedule(text: bytes | str) -> Reschedule:
+    """``{"runAt": n}`` or ``{"delayMs": n}``, optional ``"priority"`` (each also in snake_case).
 
     Raises:
-        ApiError: 400 with the original's message.
+        ApiError: 400 with the original's message, naming each field as the request spelled it.
     """
-    body = parse_object(text)
-    run_at, delay_ms, priority = (_number(body, f) for f in ("runAt", "delayMs", "priority"))
+    spelling = Spelling(style="camel", known=_RESCHEDULE_FIELDS)
+    body = spelling.read(parse_object(text))
+    try:
+        return _reschedule(body)
+    except ApiError as exc:
+        raise spelling.error(exc) from None
+
+
+def _reschedule(body: Mapping[str, Any]) -> Reschedule:
+    run_at = _bounded(body, "runAt", 0, MAX_SAFE_INTEGER)
+    sent = body.get("delayMs")
+    if isinstance(sent, int | float) and not isinstance(sent, bool) and sent < 0:  # the original's message for a negative delay
+        raise bad_request("delayMs must not be negative")
+    delay_ms = _bounded(body, "delayMs", 0, MAX_RESCHEDULE_DELAY_MS, " (now + delayMs must stay a safe integer)")
+    priority = _bounded(body, "priority", -MAX_SAFE_INTEGER, MAX_SAFE_INTEGER)
     if run_at is not None and delay_ms is not None:
         raise bad_request("runAt and delayMs are mutually exclusive")
     if run_at is None and delay_ms is None:
         raise bad_request("runAt or delayMs is required")
-    if delay_ms is not None and delay_ms < 0:
-        raise bad_request("delayMs must not be negative")
     return Reschedule(
         run_at=None if run_at is None else math.floor(run_at),
         delay_ms=None if delay_ms is None else math.ceil(delay_ms),
@@ -150,13 +169,21 @@ def _ids(value: object) -> list[str]:
 _BULK_FIELDS = ("ids", "binding", "state", "unique_key", "concurrency_key", "created_from", "created_to", "limit")
 
 
-def parse_bulk(text: str, action: BulkAction) -> BulkTarget:
+def parse_bulk(text: bytes | str, action: BulkAction) -> BulkTarget:
     """A bulk-retry / bulk-cancel body: ``ids`` (other fields then ignored) or filters and ``limit``.
 
     Raises:
         ApiError: 400 with the original's message.
     """
-    body = parse_object(text)
+    spelling = Spelling(style="snake", known=_BULK_FIELDS)
+    body = spelling.read(parse_object(text))
+    try:
+        return _bulk(body, action)
+    except ApiError as exc:
+        raise spelling.error(exc) from None
+
+
+def _bulk(body: dict[str, Any], action: BulkAction) -> BulkTarget:
     for key in body:
         if key not in _BULK_FIELDS:
             raise _field_error(key, f"is not a bulk field (one of {', '.join(_BULK_FIELDS)})")
@@ -180,6 +207,11 @@ def parse_bulk(text: str, action: BulkAction) -> BulkTarget:
     return BulkTarget(
         filters=filters, limit=BULK_LIMIT if limit is None else min(math.floor(limit), BULK_LIMIT)
     )
+
+
+_POLICY_OPTIONS: Final = frozenset(
+    {*POLICY_FIELDS, *(f"{rate}.{key}" for rate in ("rate", "per_key_rate") for key in ("tokens", "interval_ms"))}
+)
 
 
 def _field_error(field: str, rule: str) -> ApiError:
@@ -217,13 +249,24 @@ def _policy_value(field: str, value: object) -> object:
     return _integer(field, value)
 
 
-def parse_policy(text: str) -> PolicyPatch:
-    """A runtime policy body: any of ``POLICY_FIELDS``; the shard pins its settings with these changed (ADR-0058).
+def parse_policy(text: bytes | str) -> PolicyPatch:
+    """A runtime policy body: any of ``POLICY_FIELDS`` (or their camelCase); the shard pins its settings with these changed (ADR-0058).
 
     Raises:
         ApiError: 400 ``{"error", "field", "rule"}`` naming the field and the rule.
     """
-    body = parse_object(text)
+    spelling = Spelling(style="snake", known=_POLICY_OPTIONS)
+    body = spelling.read(parse_object(text))
+    for rate in ("rate", "per_key_rate"):
+        if isinstance(body.get(rate), dict):
+            body[rate] = spelling.read(body[rate], "", f"{rate}.")
+    try:
+        return _policy(body)
+    except ApiError as exc:
+        raise spelling.error(exc) from None
+
+
+def _policy(body: dict[str, Any]) -> PolicyPatch:
     for key in body:
         if key not in POLICY_FIELDS:
             raise _field_error(key, f"is not a policy field (one of {', '.join(POLICY_FIELDS)})")

@@ -49,7 +49,7 @@ async def mutate_by_shard(api: ApiContext, env: Any, action: BulkAction, ids: li
 
 
 async def _bulk(request: Request, action: BulkAction) -> Response:
-    target = parse_bulk((await request.body()).decode(errors="replace"), action)
+    target = parse_bulk(await request.body(), action)
     api, env = api_of(request), env_of(request)
     remaining = 0
     ids = target.ids

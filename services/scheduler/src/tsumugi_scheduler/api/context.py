@@ -15,6 +15,7 @@ from tsumugi_core.ids import InvalidJobIdError, parse_job_id, shard_name
 from tsumugi_scheduler.api.answers import ApiError, bad_request
 from tsumugi_scheduler.api.plain_calls import PlainStub, shard_env
 from tsumugi_scheduler.definition import TsumugiDefinition
+from tsumugi_scheduler.payload_schemas import PayloadSchemas
 from tsumugi_scheduler.producer_rpc import SchedulerService
 from tsumugi_scheduler.readmodel import RetryWindow, distinct_bindings
 from tsumugi_scheduler.timing import time_source
@@ -54,10 +55,12 @@ class ApiContext:
     def __init__(self, definition: TsumugiDefinition) -> None:
         """Serve ``definition``'s bindings."""
         self.definition = definition
+        self.schemas = PayloadSchemas()
+        """The performers' payload schemas, cached for the isolate (ADR-0075)."""
 
     def service(self, env: Any) -> SchedulerService:
         """The producer surface (enqueue, get, mutations) over ``env``, with plain JobShard results."""
-        return SchedulerService(shard_env(env), self.definition)
+        return SchedulerService(shard_env(env), self.definition, self.schemas)
 
     def stub(self, env: Any, name: str) -> PlainStub:
         """The JobShard object ``name`` (``<binding>#<shard>``); awaited results are plain values."""

@@ -10,7 +10,8 @@ gives the original's answers where the original had one, so its clients read the
 - a string option that is not a string: ``<key> must be a string``;
 - an empty ``concurrencyKey`` / ``uniqueKey`` is dropped, as the original drops empty-string keys.
 
-Every refusal names the key as the client sent it, with ``field`` and ``rule``.
+Every refusal names the key as the client sent it, with ``field`` and ``rule``: options may be spelled in
+camelCase or snake_case (`spelled_item`, `tsumugi_scheduler.api.spelling`).
 """
 
 from __future__ import annotations
@@ -19,9 +20,22 @@ import math
 from collections.abc import Mapping
 from typing import Any, Final
 
-from tsumugi_scheduler.api.answers import ApiError
+import msgspec
 
-__all__ = ["DROPPED_WHEN_EMPTY", "NUMBER_KEYS", "STRING_KEYS", "compatible_item", "field_error"]
+from tsumugi_core.options import EnqueueItem, EnqueueValidationError
+from tsumugi_scheduler.api.answers import ApiError, validation_error
+from tsumugi_scheduler.api.spelling import Spelling
+
+__all__ = [
+    "DROPPED_WHEN_EMPTY",
+    "ENQUEUE_OPTIONS",
+    "NUMBER_KEYS",
+    "STRING_KEYS",
+    "compatible_item",
+    "field_error",
+    "item_error",
+    "spelled_item",
+]
 
 NUMBER_KEYS: Final = (
     "priority", "maxAttempts", "timeoutMs", "delayMs", "runAt", "uniqueForMs", "expiresAt", "expiresInMs", "shard",
@@ -38,6 +52,11 @@ _BACKOFF_KINDS: Final = ("fixed", "exponential")
 _SNAKE: Final = {"delayMs": "delay_ms", "baseMs": "base_ms", "maxMs": "max_ms"}
 _MAX_SAFE: Final = 2**53 - 1
 _GUARANTEES: Final = ("at-least-once", "at-most-once")
+ENQUEUE_OPTIONS: Final = frozenset(
+    {f.encode_name for f in msgspec.structs.fields(EnqueueItem)} | {"shard"}
+    | {f"backoff.{key}" for key in ("kind", "jitter", *_BACKOFF_NUMBERS)}
+)  # fmt: skip
+"""An enqueue item's option names in camelCase (nested backoff fields dotted)."""
 
 
 def field_error(field: str, rule: str) -> ApiError:
@@ -119,3 +138,30 @@ def compatible_item(raw: object, where: str = "") -> object:
     if item.get("backoff") is not None:
         item["backoff"] = _backoff(f"{where}backoff", item["backoff"])
     return item
+
+
+def spelled_item(raw: object, where: str = "") -> tuple[object, Spelling]:
+    """`compatible_item` of ``raw`` with its options renamed to camelCase, and how the request spelled them.
+
+    Raises:
+        ApiError: 400 naming the key as sent (both spellings of one option, or a broken rule).
+    """
+    spelling = Spelling(style="camel", known=ENQUEUE_OPTIONS)
+    if not isinstance(raw, dict):
+        return raw, spelling
+    item = spelling.read(raw, where)  # pyright: ignore[reportUnknownArgumentType]
+    if isinstance(item.get("backoff"), dict):
+        item["backoff"] = spelling.read(item["backoff"], where, "backoff.")
+    try:
+        return compatible_item(item, where), spelling
+    except ApiError as exc:
+        raise spelling.error(exc) from None
+
+
+def item_error(error: EnqueueValidationError, spellings: list[Spelling], strip: str = "") -> ApiError:
+    """The scheduler's refusal of an item as a 400 (409), naming the options as that item spelled them."""
+    answer = validation_error(error, strip)
+    index = 0
+    if error.field.startswith("items["):
+        index = int(error.field[6 : error.field.index("]")])
+    return spellings[index].error(answer) if index < len(spellings) else answer

@@ -16,8 +16,9 @@ from tsumugi_core.options import EnqueueValidationError
 from tsumugi_scheduler.api.answers import GONE_JOB, ApiError, json_response, refusal, validation_error
 from tsumugi_scheduler.api.bodies import parse_object, parse_reschedule
 from tsumugi_scheduler.api.context import api_of, env_of, first_values
-from tsumugi_scheduler.api.enqueue_body import compatible_item
+from tsumugi_scheduler.api.enqueue_body import item_error, spelled_item
 from tsumugi_scheduler.api.job_list import list_page
+from tsumugi_scheduler.api.spelling import Spelling
 from tsumugi_scheduler.job_view import detail_from_read_model
 from tsumugi_scheduler.readmodel import get_job as read_model_job
 from tsumugi_scheduler.readmodel import parse_job_query
@@ -51,29 +52,31 @@ def _read_job_id(request: Request) -> tuple[str, str]:
 
 async def create_job(request: Request) -> Response:
     """``POST /api/jobs``: one enqueue item (every option); 201 ``{"id"}``, also for a dedup hit."""
-    body = compatible_item(parse_object((await request.body()).decode(errors="replace")))
+    body, spelling = spelled_item(parse_object(await request.body()))
     try:
         (job_id,) = await api_of(request).service(env_of(request)).enqueue_many([body])
     except EnqueueValidationError as exc:
-        raise validation_error(exc, "items[0].") from None
+        raise item_error(exc, [spelling], "items[0].") from None
     return json_response(201, {"id": job_id})
 
 
 async def bulk_enqueue(request: Request) -> Response:
     """``POST /api/jobs/bulk-enqueue``: ``{"items": [...]}`` (1..500); 201 ``{"ids"}`` in input order."""
-    body = parse_object((await request.body()).decode(errors="replace"))
+    body = parse_object(await request.body())
     for key in body:
         if key != "items":
             raise ApiError(400, {"error": f"{key} is not a field (only items)", "field": key, "rule": "is not a field (only items)"})
     if "items" not in body:
         raise ApiError(400, {"error": "items is required", "field": "items", "rule": "is required"})
     items: object = body["items"]
+    spellings: list[Spelling] = []
     if isinstance(items, list):
-        items = [compatible_item(raw, f"items[{i}].") for i, raw in enumerate(items)]  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+        spelled = [spelled_item(raw, f"items[{i}].") for i, raw in enumerate(items)]  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+        items, spellings = [item for item, _ in spelled], [spelling for _, spelling in spelled]
     try:
         ids = await api_of(request).service(env_of(request)).enqueue_many(items)
     except EnqueueValidationError as exc:
-        raise validation_error(exc) from None
+        raise item_error(exc, spellings) from None
     return json_response(201, {"ids": ids})
 
 
@@ -116,7 +119,7 @@ async def cancel_job(request: Request) -> Response:
 async def reschedule_job(request: Request) -> Response:
     """``POST /api/jobs/{id}/reschedule``: move a SCHEDULED job (runAt or delayMs, optional priority)."""
     job_id, _ = _job_id(request)
-    body = parse_reschedule((await request.body()).decode(errors="replace"))
+    body = parse_reschedule(await request.body())
     try:
         answer = await api_of(request).service(env_of(request)).reschedule(job_id, body.wire())
     except EnqueueValidationError as exc:

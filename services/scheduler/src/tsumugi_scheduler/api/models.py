@@ -7,13 +7,13 @@ the schemathesis run, which sends bodies generated from them.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Final, Literal, cast
+from typing import Annotated, Any, Final, Literal, Union, cast
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, RootModel, WithJsonSchema
 from pydantic.config import JsonDict
 from pydantic.json_schema import SkipJsonSchema
 
-from tsumugi_core.options import MAX_KEY_CHARS, MAX_TIMEOUT_MS
+from tsumugi_core.options import MAX_KEY_CHARS, MAX_RESCHEDULE_DELAY_MS, MAX_TIMEOUT_MS
 
 __all__ = [
     "BackoffBody",
@@ -22,6 +22,7 @@ __all__ = [
     "BulkEnqueueBody",
     "BulkRetryBody",
     "EnqueueBody",
+    "JsonValue",
     "PolicyBody",
     "RateBody",
     "RescheduleBody",
@@ -29,6 +30,18 @@ __all__ = [
 
 _SAFE = 2**53 - 1
 _TRACEPARENT = "[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}"
+
+
+_SafeInteger = Annotated[int, Field(ge=-_SAFE, le=_SAFE)]
+_Fraction = Annotated[float, WithJsonSchema({"type": "number", "not": {"type": "integer"}})]
+
+
+class JsonValue(RootModel[Union[bool, _SafeInteger, _Fraction, str, list["JsonValue"], dict[str, "JsonValue"], None]]):  # noqa: UP007
+    """A payload: any JSON value that crosses a queue and JavaScript intact (integers within +-(2**53 - 1)),
+    nested at most 64 levels (tsumugi_core.portable, ADR-0077)."""
+
+
+JsonValue.model_rebuild()
 
 
 class _Body(BaseModel):
@@ -83,7 +96,8 @@ class EnqueueBody(_Body):
     model_config = ConfigDict(extra="forbid", frozen=True, json_schema_extra=cast("JsonDict", _ENQUEUE_RULES))
 
     binding: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
-    payload: Any = Field(description="Any JSON value, null included.")
+    payload: JsonValue = Field(description="Any JSON value, null included, that the performer's published payload "
+                                       "type accepts; integers within +-(2**53 - 1), nesting at most 64 levels.")
     priority: int | None = Field(default=None, ge=-_SAFE, le=_SAFE)
     maxAttempts: int | None = Field(default=None, ge=1, le=_SAFE)
     backoff: BackoffBody | None = None
@@ -110,8 +124,7 @@ class BulkEnqueueBody(_Body):
     items: list[EnqueueBody] = Field(min_length=1, max_length=500)
 
 
-_DELAY_MAX = 8_000_000_000_000_000
-"""run_after = now + delayMs stays a safe integer for any now before the year 250,000."""
+_DELAY_MAX = MAX_RESCHEDULE_DELAY_MS
 
 
 class RescheduleBody(_Body):
@@ -122,7 +135,7 @@ class RescheduleBody(_Body):
 
     runAt: Annotated[float, Field(ge=0, le=_SAFE)] | SkipJsonSchema[None] = _pin()
     delayMs: Annotated[float, Field(ge=0, le=_DELAY_MAX)] | SkipJsonSchema[None] = _pin()
-    priority: float | None = None
+    priority: Annotated[float, Field(ge=-_SAFE, le=_SAFE)] | None = None
 
 
 class BulkBody(_Body):

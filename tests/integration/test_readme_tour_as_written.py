@@ -1,0 +1,155 @@
+"""Issue 11, acceptance 3: the README's five-minute tour runs as written, against a real ``tsumugi dev``.
+
+The tour's blocks are found by their marker, an HTML comment right before the fenced block (invisible on the
+rendered page): ``<!-- tour -->`` for a block to run, ``<!-- tour: server -->`` for the block that starts the
+system. The test runs whatever those blocks say; the only change made to them is the scheduler's origin
+(``http://127.0.0.1:8787`` becomes the free port this run got). The server block is checked to be the
+``export TSUMUGI_TOKEN=...`` and ``bash scripts/dev.sh`` it is, and started as what ``scripts/dev.sh`` runs
+(``tsumugi dev``, after installing, which the test environment already did) with that token, on a free port and
+a fresh data folder. Shell blocks run in order in one ``bash -euo pipefail`` session, as a reader's second
+terminal would; Python blocks run as scripts with the token the tour exported.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import re
+import shlex
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+README = REPO / "README.md"
+ORIGIN = "http://127.0.0.1:8787"
+DEADLINE_S = 60.0
+_BLOCK = re.compile(r"<!-- tour(?:: (?P<role>\w+))? -->\n```(?P<lang>\w+)\n(?P<code>.*?)\n```", re.DOTALL)
+
+pytestmark = pytest.mark.slow
+
+
+def tour_blocks() -> list[tuple[str, str, str]]:
+    """``(role, language, code)`` of each marked block, in README order."""
+    return [
+        (m["role"] or "run", m["lang"], m["code"])
+        for m in _BLOCK.finditer(README.read_text(encoding="utf-8"))
+    ]
+
+
+def _server_token() -> str:
+    (server,) = [code for role, _, code in tour_blocks() if role == "server"]
+    lines = [line.split("#")[0].strip() for line in server.splitlines() if line.split("#")[0].strip()]
+    assert lines[-1] == "bash scripts/dev.sh", server
+    (token,) = [
+        shlex.split(line)[1].split("=", 1)[1] for line in lines if line.startswith("export TSUMUGI_TOKEN=")
+    ]
+    return token
+
+
+class DevProcess:
+    """``tsumugi dev`` of this repository on a free port; its output lines arrive on a queue (read on a thread)."""
+
+    def __init__(self, data: Path, token: str) -> None:
+        self.lines: list[str] = []
+        self._queue: queue.Queue[str | None] = queue.Queue()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "tsumugi_dev", "dev", "--port", "0", "--data-dir", str(data)],
+            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            env={**os.environ, "TSUMUGI_TOKEN": token, "PYTHONUNBUFFERED": "1"},
+        )  # fmt: skip
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self._queue.put(line.rstrip("\n"))
+        self._queue.put(None)
+
+    def wait_for(self, pattern: str, deadline: float) -> re.Match[str]:
+        """The first line (seen so far or arriving before ``deadline``) matching ``pattern``; no polling."""
+        compiled = re.compile(pattern)
+        for line in self.lines:
+            if found := compiled.search(line):
+                return found
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                line = self._queue.get(timeout=left)
+            except queue.Empty:
+                break
+            if line is None:
+                raise AssertionError("tsumugi dev exited:\n" + "\n".join(self.lines))
+            self.lines.append(line)
+            if found := compiled.search(line):
+                return found
+        raise AssertionError(f"no line matching {pattern!r} in time:\n" + "\n".join(self.lines))
+
+    def stop(self) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            return self.proc.wait(timeout=DEADLINE_S)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            return self.proc.wait()
+        finally:
+            self._reader.join(timeout=DEADLINE_S)
+            assert self.proc.stdout is not None
+            self.proc.stdout.close()
+
+
+@pytest.fixture(scope="module")
+def dev(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The scheduler's origin of a running ``tsumugi dev`` started with the tour's token."""
+    server = DevProcess(tmp_path_factory.mktemp("tour") / "data", _server_token())
+    try:
+        deadline = time.monotonic() + DEADLINE_S
+        url = server.wait_for(r"tsumugi-scheduler: (http://127\.0\.0\.1:\d+)", deadline).group(1)
+        server.wait_for(r"tsumugi dev: ready", deadline)
+        yield url
+    finally:
+        assert server.stop() == 0, "\n".join(server.lines)
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "TSUMUGI_TOKEN"}  # the tour exports its own
+    # The tour's `python3` is whatever the reader has; here, this environment's (its packages installed).
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    return env
+
+
+def test_the_tour_has_a_server_block_and_runnable_shell_and_python_blocks() -> None:
+    kinds = [(role, lang) for role, lang, _ in tour_blocks()]
+    assert ("server", "sh") in kinds
+    assert ("run", "sh") in kinds
+    assert ("run", "python") in kinds
+
+
+def test_every_shell_block_of_the_tour_runs_as_written(dev: str) -> None:
+    url = dev
+    script = "\n".join(
+        code.replace(ORIGIN, url) for role, lang, code in tour_blocks() if (role, lang) == ("run", "sh")
+    )
+    done = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=REPO, env=_env(), capture_output=True,
+                          text=True, timeout=DEADLINE_S, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "error" not in done.stderr.lower(), done.stderr
+
+
+def test_every_python_block_of_the_tour_runs_as_written(dev: str, tmp_path: Path) -> None:
+    url = dev
+    blocks = [code for role, lang, code in tour_blocks() if (role, lang) == ("run", "python")]
+    env = {**_env(), "TSUMUGI_TOKEN": _server_token()}  # as exported in the tour's terminal
+    for number, code in enumerate(blocks):
+        script = tmp_path / f"tour_{number}.py"
+        script.write_text(code.replace(ORIGIN, url), encoding="utf-8")
+        done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True,
+                              timeout=DEADLINE_S, check=False)  # fmt: skip
+        assert done.returncode == 0, f"block {number}:\n{code}\n{done.stdout}{done.stderr}"
