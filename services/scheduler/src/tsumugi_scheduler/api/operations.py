@@ -66,7 +66,9 @@ _GONE = Answer(
     description="No longer in its shard (swept after retention, or never existed).", body=s.Refusal
 )
 _NOT_FOUND = Answer(description="Not found.")
-_ROUTING = Answer(description="`shard` differs from this scheduler's routing (the caller's bindings config differs).")
+_ROUTING = Answer(
+    description="`shard` differs from this scheduler's routing (the caller's bindings config differs)."
+)
 _JOB_ID = "A job id <binding>#<shard>:<local>, percent-encoded."
 _STR = {"type": "string"}
 _NUM = {"type": "string", "description": "A number; empty or non-numeric values are ignored."}
