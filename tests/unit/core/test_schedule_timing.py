@@ -157,6 +157,7 @@ class TestValidation:
             (Timing(every_ms=1000, cron="* * * * *"), "every_ms or cron: exactly one is required"),
             (Timing(every_ms=999), "every_ms must be an integer of at least 1000, got 999"),
             (Timing(every_ms=True), "every_ms must be an integer of at least 1000, got True"),
+            (Timing(every_ms=366 * 86_400_000 + 1), "every_ms must be at most 31622400000 (366 days), got 31622400001"),
             (Timing(cron="0 0 31 2 *"), "cron is invalid: no occurrence within 1830 days"),
             (Timing(cron="0 0 * * MON"), "cron is invalid: invalid day of week value: MON"),
             (Timing(cron="0 3 * * *", timezone="Mars/Olympus"),

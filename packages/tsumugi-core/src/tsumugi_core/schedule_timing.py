@@ -45,6 +45,7 @@ import msgspec
 from tsumugi_core.cron import CronSpec, InvalidCronError, next_cron_at, parse_cron
 
 __all__ = [
+    "MAX_EVERY_MS",
     "MIN_EVERY_MS",
     "UTC_NAME",
     "InvalidTimingError",
@@ -58,6 +59,8 @@ __all__ = [
 
 MIN_EVERY_MS: Final = 1000
 """Shortest ``every_ms`` (the original's rule)."""
+MAX_EVERY_MS: Final = 366 * 86_400_000
+"""Longest ``every_ms`` (one leap year): instants stay far inside JavaScript's safe integers; cron is for rarer."""
 UTC_NAME: Final = "UTC"
 _MINUTE_MS: Final = 60_000
 _UTC: Final = dt.UTC
@@ -108,7 +111,7 @@ def validate_timing(timing: Timing) -> Timing:
     """``timing`` when it keeps every rule.
 
     Raises:
-        InvalidTimingError: not exactly one of every_ms / cron; every_ms not an integer of at least 1000; a
+        InvalidTimingError: not exactly one of every_ms / cron; every_ms not an integer from 1000 to 366 days; a
             cron that does not parse or never fires (``0 0 31 2 *``); an unknown time zone, or one given
             with every_ms.
     """
@@ -120,6 +123,8 @@ def validate_timing(timing: Timing) -> Timing:
             raise InvalidTimingError(
                 "every_ms", f"must be an integer of at least {MIN_EVERY_MS}, got {value!r}"
             )
+        if value > MAX_EVERY_MS:
+            raise InvalidTimingError("every_ms", f"must be at most {MAX_EVERY_MS} (366 days), got {value}")
         if timing.timezone != UTC_NAME:
             raise InvalidTimingError("timezone", "applies to cron only: every_ms is a period in real time")
         return timing

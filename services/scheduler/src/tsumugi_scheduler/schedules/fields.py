@@ -23,6 +23,7 @@ from tsumugi_core.schedule_spec import (
     validate_schedule_name,
 )
 from tsumugi_core.schedule_timing import UTC_NAME, Timing
+from tsumugi_scheduler.wire import integral
 
 __all__ = [
     "CAMEL",
@@ -54,8 +55,8 @@ def _backoff(value: object) -> Backoff | None:
         raise InvalidScheduleError("backoff", f"is invalid: {exc}") from None
 
 
-def _string(field: str, value: object, allow_none: bool = True) -> str | None:
-    if value is None and allow_none:
+def _string(field: str, value: object) -> str | None:
+    if value is None:
         return None
     if not isinstance(value, str):
         raise InvalidScheduleError(field, f"must be a string, got {value!r}")
@@ -87,13 +88,14 @@ def spec_from_fields(
         raise InvalidScheduleError("binding", "is required")
     if "payload" not in fields and not payload_from_code:
         raise InvalidScheduleError("payload", "is required")
-    overlap = fields.get("overlap", Overlap.SKIP.value)
-    if overlap not in (Overlap.SKIP.value, Overlap.OVERLAP.value):
+    overlap = fields.get("overlap")
+    overlap = Overlap.SKIP.value if overlap is None else overlap
+    if not isinstance(overlap, str) or overlap not in (Overlap.SKIP.value, Overlap.OVERLAP.value):
         raise InvalidScheduleError("overlap", f"must be 'skip' or 'overlap', got {overlap!r}")
     timing = Timing(
         every_ms=fields.get("every_ms"),
         cron=_string("cron", fields.get("cron")),
-        timezone=_string("timezone", fields.get("timezone", UTC_NAME), allow_none=False) or UTC_NAME,
+        timezone=_string("timezone", fields.get("timezone")) or UTC_NAME,
     )
     options = {k: fields.get(k) for k in ALLOWED_JOB_OPTIONS if k != "backoff"}
     spec = ScheduleSpec(
@@ -120,7 +122,8 @@ def _snake_keys(raw: Mapping[str, Any]) -> dict[str, Any]:
     for key, value in raw.items():
         if key in CAMEL:  # a snake_case spelling of a camelCase field is not the body's field
             raise InvalidScheduleError(key, "is not a schedule option")
-        fields[_SNAKE.get(key, key)] = value
+        # An integral float (``2.0``) is an integer, as in enqueue bodies (ADR-0059); the payload stays as sent.
+        fields[_SNAKE.get(key, key)] = value if key == "payload" else integral(value)
     return fields
 
 
@@ -158,10 +161,27 @@ def spec_fields(spec: ScheduleSpec) -> dict[str, Any]:
     return fields
 
 
-def merge_patch(
-    spec: ScheduleSpec, raw: object, *, registered: Collection[str], shards: Mapping[str, int]
-) -> ScheduleSpec:
-    """``spec`` with a PATCH body's fields over it; ``null`` clears an option, a new timing replaces the old.
+_KEEP_WHEN_NULL: Final = ("binding", "every_ms", "cron", "timezone", "overlap")
+"""Fields a PATCH leaves as they are when sent as null (a schedule always has them)."""
+
+
+def _check_patch(patch: Mapping[str, Any], shards: Mapping[str, int]) -> None:
+    if patch.get("every_ms") is not None and patch.get("cron") is not None:
+        raise InvalidScheduleError("every_ms", "or cron: exactly one is required")
+    if patch.get("timezone") is not None and patch.get("cron") is None:
+        raise InvalidScheduleError("timezone", "must come with cron in a change: send the cron expression too")
+    if "partition_key" in patch and patch["partition_key"] is None:
+        raise InvalidScheduleError("partition_key", "must be a string in a change (omit it to keep it)")
+    binding = patch.get("binding")
+    if isinstance(binding, str) and shards.get(binding, 1) > 1 and patch.get("partition_key") is None:
+        raise InvalidScheduleError("partition_key", f"is required with binding {binding}: it is split into shards")
+
+
+def merge_patch(spec: ScheduleSpec, raw: object, *, registered: Collection[str], shards: Mapping[str, int]) -> ScheduleSpec:
+    """``spec`` with a PATCH body's fields over it.
+
+    A new ``everyMs`` or ``cron`` replaces the timing (``timezone`` comes with ``cron``); ``null`` leaves
+    binding, timing and overlap as they are and clears a job option; ``payload`` takes any value.
 
     Raises:
         InvalidScheduleError: naming the body's field (``name`` cannot change).
@@ -171,16 +191,19 @@ def merge_patch(
     body: Mapping[str, Any] = raw  # pyright: ignore[reportUnknownVariableType]
     try:
         patch = _snake_keys(body)
+        if not patch:
+            raise InvalidScheduleError("body", "must change at least one field")
         if "name" in patch and patch["name"] != spec.name:
             raise InvalidScheduleError("name", "cannot change: create a schedule of the new name instead")
         patch.pop("name", None)
+        _check_patch(patch, shards)
+        patch = {k: v for k, v in patch.items() if v is not None or k not in _KEEP_WHEN_NULL}
         fields = spec_fields(spec)
-        if any(k in patch for k in _TIMING_KEYS[:2]):
+        if "every_ms" in patch or "cron" in patch:
             for key in _TIMING_KEYS:
-                if key not in patch:
-                    fields.pop(key, None)
+                fields.pop(key, None)
         for key, value in patch.items():
-            if value is None and key not in ("payload",):
+            if value is None and key != "payload":
                 fields.pop(key, None)
             else:
                 fields[key] = value

@@ -73,15 +73,16 @@ def definition_fingerprint(specs: dict[str, ScheduleSpec]) -> str:
     return msgspec.json.encode(sorted(specs.items())).decode()
 
 
-def _fail(status: int, error: str, field: str | None = None) -> dict[str, Any]:
+def _fail(status: int, error: str, field: str | None = None, rule: str | None = None) -> dict[str, Any]:
     answer: dict[str, Any] = {"ok": False, "status": status, "error": error}
     if field is not None:
         answer["field"] = field
+        answer["rule"] = rule
     return answer
 
 
 def _invalid(exc: InvalidScheduleError) -> dict[str, Any]:
-    return _fail(400, str(exc), exc.field)
+    return _fail(400, str(exc), exc.field, exc.rule)
 
 
 def _read_only(name: str) -> dict[str, Any]:
