@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from fake_schedules import FakeSchedules
+
 from tsumugi_scheduler.dashboard import render_dashboard
 
 NOW = 1_767_225_600_000  # 2026-01-01T00:00:00Z
@@ -186,6 +188,8 @@ class FakeApi:
     requests: list[tuple[str, str]] = field(default_factory=lambda: [])
     """(method, raw path with query) of every request, in arrival order."""
     port: int = 0
+    schedules: FakeSchedules | None = None
+    """When set, /api/schedules answers from it (else 501: the schedules tab stays hidden)."""
 
     def url(self, fragment: str = "") -> str:
         """The page's URL (with an optional ``#/...`` route)."""
@@ -224,6 +228,11 @@ def _handler(api: FakeApi) -> type[BaseHTTPRequestHandler]:
                 self._send(200, render_dashboard(api.token_cookie), "text/html; charset=utf-8")
             elif not self._signed_in():
                 self._send(401, json.dumps({"error": "unauthorized"}))
+            elif api.schedules is not None and path.startswith("/api/schedules"):
+                length = int(self.headers.get("content-length") or 0)
+                body = json.loads(self.rfile.read(length) or b"null") if length else None
+                status, answer = api.schedules.answer(self.command, path, body)
+                self._send(status, json.dumps(answer))
             elif path in NOT_CONFIGURED:
                 self._send(501, json.dumps({"error": NOT_CONFIGURED[path]}))
             elif self.command == "POST":
@@ -235,6 +244,8 @@ def _handler(api: FakeApi) -> type[BaseHTTPRequestHandler]:
 
         do_GET = _answer
         do_POST = _answer
+        do_PATCH = _answer
+        do_DELETE = _answer
 
     return Handler
 
