@@ -110,6 +110,8 @@ class SchedulerHost:
     # -- opening and reconciling ----------------------------------------------------------------------------
 
     def _open(self, shard: int | None) -> ScheduleStore | None:
+        if self._store is not None and self._shard is not None:
+            return self._store
         if self._store is None:
             self._store = ScheduleStore(self._sql)
         stored = self._store.setting(_SHARD)
