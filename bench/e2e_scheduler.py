@@ -20,7 +20,8 @@ class TsumugiJobShard(JobShardMethods, DurableObject):
     tsumugi = TSUMUGI
 
 
-class TsumugiScheduler(SchedulerMethods, DurableObject):  # bound in the wrangler config; holds no schedule here
+# Bound in the wrangler config; this definition holds no schedule.
+class TsumugiScheduler(SchedulerMethods, DurableObject):
     tsumugi = TSUMUGI
 
 

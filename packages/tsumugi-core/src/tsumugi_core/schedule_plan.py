@@ -77,7 +77,9 @@ class Delete(msgspec.Struct, frozen=True, kw_only=True, tag=True):
 ReconcileChange = Insert | Update | Delete
 
 
-def reconcile(code: Mapping[str, ScheduleSpec], stored: Iterable[StoredSchedule], now: int) -> list[ReconcileChange]:
+def reconcile(
+    code: Mapping[str, ScheduleSpec], stored: Iterable[StoredSchedule], now: int
+) -> list[ReconcileChange]:
     """The changes that make the stored rows match the code's schedules (sorted by name)."""
     changes: list[ReconcileChange] = []
     seen: set[str] = set()

@@ -42,7 +42,9 @@ def _count(value: float, unit: str) -> str:
 def describe_every(every_ms: int) -> str:
     """``every_ms`` in the largest unit that reads well (``every 10 minutes``, ``every 1.5 seconds``)."""
     for size, unit in _UNITS:
-        if every_ms >= size and (every_ms % size == 0 or (every_ms // size < 10 and every_ms * 10 % size == 0)):
+        if every_ms >= size and (
+            every_ms % size == 0 or (every_ms // size < 10 and every_ms * 10 % size == 0)
+        ):
             return _count(every_ms / size, unit)
     return f"every {every_ms} ms"
 

@@ -66,11 +66,14 @@ class _Body(BaseModel):
 class _ScheduleFields(_Body):
     binding: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     payload: Any = Field(description="Any JSON value, null included: each occurrence's job payload.")
-    everyMs: int | None = Field(default=None, ge=MIN_EVERY_MS, le=MAX_EVERY_MS, description="A period in real time.")
+    everyMs: int | None = Field(
+        default=None, ge=MIN_EVERY_MS, le=MAX_EVERY_MS, description="A period in real time."
+    )
     cron: str | None = Field(default=None, pattern=CRON_SUBSET,
                              description="Five fields in `timezone`; lists and ranges are accepted too.")  # fmt: skip
-    timezone: str | None = Field(default=None, description="An IANA zone (cron only); UTC by default.",
-                                 json_schema_extra=_zone_enum)
+    timezone: str | None = Field(
+        default=None, description="An IANA zone (cron only); UTC by default.", json_schema_extra=_zone_enum
+    )
     overlap: Literal["skip", "overlap"] | None = None
     partitionKey: _Key | None = None
     maxAttempts: int | None = Field(default=None, ge=1, le=_SAFE)

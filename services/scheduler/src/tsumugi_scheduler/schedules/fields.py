@@ -169,15 +169,21 @@ def _check_patch(patch: Mapping[str, Any], shards: Mapping[str, int]) -> None:
     if patch.get("every_ms") is not None and patch.get("cron") is not None:
         raise InvalidScheduleError("every_ms", "or cron: exactly one is required")
     if patch.get("timezone") is not None and patch.get("cron") is None:
-        raise InvalidScheduleError("timezone", "must come with cron in a change: send the cron expression too")
+        raise InvalidScheduleError(
+            "timezone", "must come with cron in a change: send the cron expression too"
+        )
     if "partition_key" in patch and patch["partition_key"] is None:
         raise InvalidScheduleError("partition_key", "must be a string in a change (omit it to keep it)")
     binding = patch.get("binding")
     if isinstance(binding, str) and shards.get(binding, 1) > 1 and patch.get("partition_key") is None:
-        raise InvalidScheduleError("partition_key", f"is required with binding {binding}: it is split into shards")
+        raise InvalidScheduleError(
+            "partition_key", f"is required with binding {binding}: it is split into shards"
+        )
 
 
-def merge_patch(spec: ScheduleSpec, raw: object, *, registered: Collection[str], shards: Mapping[str, int]) -> ScheduleSpec:
+def merge_patch(
+    spec: ScheduleSpec, raw: object, *, registered: Collection[str], shards: Mapping[str, int]
+) -> ScheduleSpec:
     """``spec`` with a PATCH body's fields over it.
 
     A new ``everyMs`` or ``cron`` replaces the timing (``timezone`` comes with ``cron``); ``null`` leaves

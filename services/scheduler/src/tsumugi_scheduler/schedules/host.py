@@ -106,6 +106,7 @@ class SchedulerHost:
         self._store: ScheduleStore | None = None
         self._shard: int | None = None
         self._ticking = False
+        self._reconciled = False
 
     # -- opening and reconciling ----------------------------------------------------------------------------
 
@@ -126,9 +127,12 @@ class SchedulerHost:
                 if shard_of_schedule(name, count) == self._shard}  # fmt: skip
 
     def _reconcile(self, store: ScheduleStore, now: int) -> None:
+        if self._reconciled:
+            return  # once per object instance: a deploy starts new instances with the new code
         code = self._code_specs()
         fingerprint = definition_fingerprint(code)
         if store.setting(_FINGERPRINT) == fingerprint:
+            self._reconciled = True
             return
         stored = [row.stored() for row in store.all()]
 
@@ -145,6 +149,7 @@ class SchedulerHost:
             store.put_setting(_FINGERPRINT, fingerprint)
 
         self._sql.transaction_sync(apply)
+        self._reconciled = True
 
     def _ready(self, shard: int | None) -> ScheduleStore | None:
         store = self._open(shard)
