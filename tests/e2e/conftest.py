@@ -19,9 +19,14 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "e2e: end-to-end tests (real browser or build tools)")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    """One headless Debian Chromium (Playwright) for the session."""
+    """One headless Debian Chromium (Playwright) per test module.
+
+    Not per session: Playwright's sync API runs its own event loop while it is started, and any asyncio test
+    that ran after the browser tests (pytest-asyncio) would fail with "Cannot run the event loop while another
+    loop is running". A module scope stops it as soon as the module's last browser test is done.
+    """
     with launch_chromium() as launched:
         yield launched
 

@@ -55,6 +55,7 @@ def test_the_last_run_links_to_its_job(page: tuple[Page, ConsoleLog]) -> None:
     with schedules_tab(page) as (opened, api, _):
         opened.locator(row(opened, "nightly")).locator(".schedule-job").click()
         opened.wait_for_function(f"location.hash === '#/jobs/{urllib.parse.quote(LAST_JOB, safe='')}'")
+        opened.wait_for_function(f"document.querySelector('#modal-body').textContent.includes('{LAST_JOB}')")
         assert urllib.parse.quote(LAST_JOB, safe="") in " ".join(api.api_paths())
 
 
