@@ -37,9 +37,7 @@ async def test_policy_is_pinned_on_every_shard_and_reset_returns_to_the_code(wor
         settings = shard["settings"]
         assert (settings["concurrency"], settings["rate"], settings["paused"], settings["failed_retention_ms"]) == (
             3, {"tokens": 2, "interval_ms": 1000}, True, 60_000)  # fmt: skip
-        assert (
-            settings["per_key_concurrency"] == 1
-        )  # not in the body: the value in force (the default) is pinned
+        assert settings["per_key_concurrency"] == 1  # not in the body: the value in force (the default) is pinned
         assert shard["pinned"] is True
     for name in ("SMS#0", "SMS#1"):
         engine = world.shard(name).host.engine(name)
@@ -47,9 +45,7 @@ async def test_policy_is_pinned_on_every_shard_and_reset_returns_to_the_code(wor
         assert engine.settings.policy.paused
     status, body = await world.request("POST", "/api/bindings/SMS/policy/reset")
     assert status == 200
-    assert all(
-        s["settings"]["paused"] is False and s["settings"]["concurrency"] == 100 for s in body["shards"]
-    )
+    assert all(s["settings"]["paused"] is False and s["settings"]["concurrency"] == 100 for s in body["shards"])
     assert [s["pinned"] for s in body["shards"]] == [False, False]
 
 

@@ -67,10 +67,7 @@ OURS = [
     ({**B, "backoff": {"kind": "slow"}}, _rule("backoff.kind", "must be 'fixed' or 'exponential'")),
     ({**B, "backoff": {"kind": "fixed"}}, _rule("backoff.delayMs", "is required for a fixed backoff")),
     ({**B, "backoff": {"kind": "fixed", "delayMs": "1"}}, _rule("backoff.delayMs", "must be a number")),
-    (
-        {**B, "backoff": {"kind": "fixed", "delayMs": -1}},
-        _rule("backoff.delay_ms", "must be between 0 and 9007199254740991"),
-    ),
+    ({**B, "backoff": {"kind": "fixed", "delayMs": -1}}, _rule("backoff.delay_ms", "must be between 0 and 9007199254740991")),
     ({**B, "backoff": {"kind": "exponential", "factor": 0.5}}, _rule("backoff.factor", "must be at least 1")),
     (
         {**B, "backoff": {"kind": "fixed", "delayMs": 1, "jitter": 1}},

@@ -75,10 +75,7 @@ async def test_detail_falls_back_to_the_read_model_once_the_shard_swept_the_job(
 
 async def test_detail_answers_404_for_a_malformed_or_unknown_id(world: World) -> None:
     assert await world.request("GET", "/api/jobs/not-an-id") == (404, {"error": "not found"})  # ADR-0059
-    assert await world.request("GET", f"/api/jobs/{quoted('MAIL#0:missing')}") == (
-        404,
-        {"error": "not found"},
-    )
+    assert await world.request("GET", f"/api/jobs/{quoted('MAIL#0:missing')}") == (404, {"error": "not found"})
 
 
 async def test_retry_moves_a_failed_job_back_and_refuses_other_states(world: World) -> None:

@@ -134,16 +134,12 @@ def test_the_readme_says_how_to_get_wrangler_for_the_deploy(project: InitResult)
     assert "uv run tsumugi deploy --dry-run" in deploying
 
 
-def test_the_schedulers_rules_upload_each_dashboard_file_once_as_the_repositorys_do(
-    project: InitResult,
-) -> None:
+def test_the_schedulers_rules_upload_each_dashboard_file_once_as_the_repositorys_do(project: InitResult) -> None:
     # index.html is Text by wrangler's default rule already; a rule matching it too makes a duplicate module.
     rules = rules_from_config(loads_jsonc((project.root / "scheduler" / "wrangler.jsonc").read_text()))
     assert rules == rules_from_config(loads_jsonc((REPO / "services/scheduler/wrangler.jsonc").read_text()))
     assets = REPO / "services/scheduler/src/tsumugi_scheduler/dashboard/assets"
-    files = [
-        f"tsumugi_scheduler/dashboard/{p.relative_to(assets.parent).as_posix()}" for p in assets.rglob("*.*")
-    ]
+    files = [f"tsumugi_scheduler/dashboard/{p.relative_to(assets.parent).as_posix()}" for p in assets.rglob("*.*")]
     matched = match_modules(files, effective_rules(rules))
     assert (matched.duplicates, matched.unmatched) == ((), ())
     assert set(matched.modules.values()) == {"Text"}

@@ -263,9 +263,7 @@ BOTH = NoticeConfig(on_failure="NOTIFY", on_settled_binding="SETTLED",
 
 
 def _fail_and_complete(world: World) -> list[tuple[str, str]]:
-    failing = world.engine.enqueue_many(
-        [EnqueueItem(binding=world.engine.binding, payload=1, max_attempts=1)]
-    )[0].id
+    failing = world.engine.enqueue_many([EnqueueItem(binding=world.engine.binding, payload=1, max_attempts=1)])[0].id
     ok = world.engine.enqueue_many([EnqueueItem(binding=world.engine.binding, payload=2)])[0].id
     world.dispatch()
     world.engine.report(failing, 1, Failed(error="boom"))
@@ -279,9 +277,7 @@ def test_failures_of_the_on_settled_binding_reach_on_failure(make_world: Callabl
     assert _fail_and_complete(make_world(notices=BOTH, binding="SETTLED")) == [("NOTIFY", "failed")]
 
 
-def test_jobs_of_the_on_failure_binding_reach_neither_notice_binding(
-    make_world: Callable[..., World],
-) -> None:
+def test_jobs_of_the_on_failure_binding_reach_neither_notice_binding(make_world: Callable[..., World]) -> None:
     assert _fail_and_complete(make_world(notices=BOTH, binding="NOTIFY")) == []
 
 
@@ -295,13 +291,9 @@ def test_a_runtime_change_pins_every_field_until_reset(world: World) -> None:
     # Seed: settings changed at run time win over the bindings', and after that the bindings' no longer apply.
     world.engine.enqueue_many([], settings=ShardSettings(policy=Policy(concurrency=1, reaper_grace_ms=7)))
     world.engine.configure(PolicyPatch(paused=True))
-    deploy = ShardSettings(
-        policy=Policy(concurrency=5, reaper_grace_ms=9), retention=Retention(sweep_after_ms=3)
-    )
+    deploy = ShardSettings(policy=Policy(concurrency=5, reaper_grace_ms=9), retention=Retention(sweep_after_ms=3))
     world.engine.enqueue_many([], settings=deploy)  # a deploy that changes fields the pin did not name
-    assert world.engine.settings == ShardSettings(
-        policy=Policy(concurrency=1, reaper_grace_ms=7, paused=True)
-    )
+    assert world.engine.settings == ShardSettings(policy=Policy(concurrency=1, reaper_grace_ms=7, paused=True))
     assert world.engine.pinned is True
     world.engine.reset_policy()
     assert world.engine.settings == deploy
