@@ -34,9 +34,7 @@ FEATURE_GATED = {
 }  # fmt: skip
 """Operations that answer the original's 501 while no schedule or flow is defined (reference §4.2)."""
 BINDINGS = ("MAIL", "SMS", "Notify")
-schema = schemathesis.openapi.from_dict(
-    build_document(OPERATIONS, bindings={"MAIL": 1, "SMS": 2, "Notify": 1})
-)
+schema = schemathesis.openapi.from_dict(build_document(OPERATIONS, bindings={"MAIL": 1, "SMS": 2, "Notify": 1}))
 SEEDED: list[str] = []
 """Job ids of the fuzz world, in several states."""
 SEEN: dict[str, set[int]] = {}
@@ -125,9 +123,7 @@ def test_no_server_error_and_every_answer_fits_the_document(case: Any, fuzz_worl
             case.path_parameters[name] = _seeded(name, value)
     operation = case.operation.definition.raw["operationId"]
     gated = operation in FEATURE_GATED
-    response = case.call_and_validate(
-        checks=[c for c in ALL_CHECKS if not (gated and c is not_a_server_error)]
-    )
+    response = case.call_and_validate(checks=[c for c in ALL_CHECKS if not (gated and c is not_a_server_error)])
     if gated and response.status_code >= 500:
         # The original's answer for a feature this deployment lacks (reference §4): 501, its text, nothing else.
         assert (response.status_code, response.json()) == (501, {"error": FEATURE_GATED[operation]})

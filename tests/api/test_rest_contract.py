@@ -16,9 +16,7 @@ API_HEADERS = {"authorization": f"Bearer {TOKEN}"}
 
 
 @pytest.mark.parametrize("method", ["QUERY", "PURGE", "PROPFIND", "BAN"])
-async def test_a_method_workerd_passes_on_but_python_lacks_is_405_with_allow(
-    world: World, method: str
-) -> None:
+async def test_a_method_workerd_passes_on_but_python_lacks_is_405_with_allow(world: World, method: str) -> None:
     # The Worker's fetch hands the SDK-shaped request to the ASGI adapter; the wrapper's ``method`` is
     # ``HTTPMethod[name]``, which has no QUERY or PURGE: that KeyError was a 500.
     request = Request("http://scheduler.test/api/bindings", method=method, headers=API_HEADERS)
@@ -74,9 +72,7 @@ async def test_a_malformed_job_id_on_a_read_is_404_as_the_original(world: World,
     assert await world.request("GET", f"/api/jobs/0{suffix}") == (404, {"error": "not found"})
 
 
-async def test_mutations_keep_400_for_a_malformed_id_and_the_document_declares_the_patterns(
-    world: World,
-) -> None:
+async def test_mutations_keep_400_for_a_malformed_id_and_the_document_declares_the_patterns(world: World) -> None:
     assert await world.request("POST", "/api/jobs/0/retry") == (400, {"error": "invalid job id"})
     status, document = await world.request("GET", "/api/openapi.json")
     assert status == 200
@@ -105,9 +101,7 @@ async def test_metrics_counts_are_json_integers(world: World, tmp_path: Path) ->
     store = AnalyticsStore(tmp_path / "ae.sqlite", cast(Any, world.clock))  # reads only now_ms
     dataset = LocalMetrics(store, "tsumugi_metrics")
     for state in ("COMPLETED", "FAILED"):
-        dataset.writeDataPoint(
-            {"indexes": ["MAIL"], "blobs": [state, "MAIL", "at-least-once"], "doubles": [1, 10]}
-        )
+        dataset.writeDataPoint({"indexes": ["MAIL"], "blobs": [state, "MAIL", "at-least-once"], "doubles": [1, 10]})
     world.env.TSUMUGI_METRICS = dataset  # type: ignore[attr-defined]
     response = await world.client.get("/api/metrics")
     assert response.status_code == 200
@@ -116,13 +110,8 @@ async def test_metrics_counts_are_json_integers(world: World, tmp_path: Path) ->
 
 
 async def test_metrics_hours_floors_any_number_below_721(world: World) -> None:
-    assert (await world.request("GET", "/api/metrics?hours=720.9"))[1] == {
-        "error": "metrics is not configured"
-    }
-    assert await world.request("GET", "/api/metrics?hours=721") == (
-        400,
-        {"error": "hours must not exceed 720"},
-    )
+    assert (await world.request("GET", "/api/metrics?hours=720.9"))[1] == {"error": "metrics is not configured"}
+    assert await world.request("GET", "/api/metrics?hours=721") == (400, {"error": "hours must not exceed 720"})
 
 
 async def test_a_shard_from_another_bindings_config_is_409_with_the_rule(world: World) -> None:
@@ -130,9 +119,7 @@ async def test_a_shard_from_another_bindings_config_is_409_with_the_rule(world: 
     rule = "must be 0, the scheduler's shard for this item: the caller's bindings config differs"
     assert await world.request("POST", "/api/jobs", {"binding": "MAIL", "payload": 1, "shard": 5}) == (
         409, {"error": f"shard {rule}", "field": "shard", "rule": rule})  # fmt: skip
-    assert (await world.request("POST", "/api/jobs", {"binding": "MAIL", "payload": 1, "shard": -1}))[
-        0
-    ] == 400
+    assert (await world.request("POST", "/api/jobs", {"binding": "MAIL", "payload": 1, "shard": -1}))[0] == 400
 
 
 async def test_a_pinned_id_beyond_its_bindings_shards_is_refused(world: World) -> None:
@@ -155,12 +142,8 @@ async def test_every_backoff_field_sent_is_checked_whatever_the_kind(world: Worl
         400, {"error": f"{field} {rule}", "field": field, "rule": rule})  # fmt: skip
 
 
-@pytest.mark.parametrize(
-    ("path", "allow"), [("/api/jobs/bulk-retry", "POST"), ("/api/jobs/bulk-enqueue", "POST")]
-)
-async def test_another_method_on_a_path_of_its_own_is_405_not_a_job_lookup(
-    world: World, path: str, allow: str
-) -> None:
+@pytest.mark.parametrize(("path", "allow"), [("/api/jobs/bulk-retry", "POST"), ("/api/jobs/bulk-enqueue", "POST")])
+async def test_another_method_on_a_path_of_its_own_is_405_not_a_job_lookup(world: World, path: str, allow: str) -> None:
     response = await world.client.get(path)
     assert (response.status_code, response.headers["allow"]) == (405, allow)
 
