@@ -150,9 +150,7 @@ def create_app(definition: TsumugiDefinition, *, auth: BearerAuth | None = DEFAU
     Returns:
         An ASGI app; serve it with ``workers.asgi.fetch(app, request, env)``.
     """
-    document = build_document(
-        OPERATIONS, bindings={b: definition.shards_of(b) for b in definition.performers}
-    )
+    document = build_document(OPERATIONS, bindings={b: definition.shards_of(b) for b in definition.performers})
 
     async def openapi(request: Request) -> Response:
         return json_response(200, document)

@@ -50,10 +50,7 @@ async def _on_every_shard(api: ApiContext, env: Any, binding: str, method: str, 
         answers = await asyncio.gather(*(one(name) for name in names))
     except EnqueueValidationError as exc:
         raise validation_error(exc, "policy.") from None
-    shards = [
-        {"shard": i, "pinned": bool(a["pinned"]), "settings": dict(a["settings"])}
-        for i, a in enumerate(answers)
-    ]
+    shards = [{"shard": i, "pinned": bool(a["pinned"]), "settings": dict(a["settings"])} for i, a in enumerate(answers)]
     return json_response(200, {"binding": binding, "shards": shards})
 
 

@@ -147,16 +147,7 @@ def _ids(value: object) -> list[str]:
     return [str(i) for i in items]
 
 
-_BULK_FIELDS = (
-    "ids",
-    "binding",
-    "state",
-    "unique_key",
-    "concurrency_key",
-    "created_from",
-    "created_to",
-    "limit",
-)
+_BULK_FIELDS = ("ids", "binding", "state", "unique_key", "concurrency_key", "created_from", "created_to", "limit")
 
 
 def parse_bulk(text: str, action: BulkAction) -> BulkTarget:

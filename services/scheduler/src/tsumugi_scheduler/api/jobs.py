@@ -64,14 +64,7 @@ async def bulk_enqueue(request: Request) -> Response:
     body = parse_object((await request.body()).decode(errors="replace"))
     for key in body:
         if key != "items":
-            raise ApiError(
-                400,
-                {
-                    "error": f"{key} is not a field (only items)",
-                    "field": key,
-                    "rule": "is not a field (only items)",
-                },
-            )
+            raise ApiError(400, {"error": f"{key} is not a field (only items)", "field": key, "rule": "is not a field (only items)"})
     if "items" not in body:
         raise ApiError(400, {"error": "items is required", "field": "items", "rule": "is required"})
     items: object = body["items"]

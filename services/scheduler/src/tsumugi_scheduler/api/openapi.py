@@ -139,9 +139,7 @@ def _name_bindings(components: dict[str, Any], bindings: Mapping[str, int]) -> N
                       "then": {"anyOf": [with_key, pinned]}})  # fmt: skip
 
 
-def build_document(
-    operations: Sequence[Operation], bindings: Mapping[str, int] | None = None
-) -> dict[str, Any]:
+def build_document(operations: Sequence[Operation], bindings: Mapping[str, int] | None = None) -> dict[str, Any]:
     """The OpenAPI document of ``operations`` plus ``GET /api/openapi.json`` itself.
 
     Args:

@@ -67,9 +67,7 @@ _GONE = Answer(
     description="No longer in its shard (swept after retention, or never existed).", body=s.Refusal
 )
 _NOT_FOUND = Answer(description="Not found.")
-_ROUTING = Answer(
-    description="`shard` differs from this scheduler's routing (the caller's bindings config differs)."
-)
+_ROUTING = Answer(description="`shard` differs from this scheduler's routing (the caller's bindings config differs).")
 _NO_SCHEDULER = Answer(description="No Scheduler Durable Object is bound (`schedules are not available`).")
 _CODE_DEFINED = Answer(description="The schedule is defined in code: read-only at run time.")
 _JOB_ID = "A job id <binding>#<shard>:<local>, percent-encoded."

@@ -354,9 +354,7 @@ class SqlShardStore:
 
         A read first, so a tick with nothing to drop writes nothing.
         """
-        if not self._scalar(
-            "SELECT EXISTS (SELECT 1 FROM key_bucket WHERE refilled_at <= ?) AS v", refilled_by
-        ):
+        if not self._scalar("SELECT EXISTS (SELECT 1 FROM key_bucket WHERE refilled_at <= ?) AS v", refilled_by):
             return 0
         return len(
             self._sql.exec(
