@@ -1,4 +1,4 @@
-"""Schedule timing: first fire, phase, the missed-period rule and cron in IANA time zones (ADR-0074)."""
+"""Schedule timing: first fire, phase, the missed-period rule and cron in IANA time zones (ADR-0078)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What the Scheduler Durable Object does with its rows: reconcile with the code, fire or skip (ADR-0075).
+"""What the Scheduler Durable Object does with its rows: reconcile with the code, fire or skip (ADR-0079).
 
 Pure decisions over stored schedules; the object applies them in one transaction each.
 

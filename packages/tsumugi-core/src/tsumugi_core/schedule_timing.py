@@ -1,4 +1,4 @@
-"""When a recurring schedule fires: ``every_ms`` phases, cron in an IANA time zone, missed periods (ADR-0074).
+"""When a recurring schedule fires: ``every_ms`` phases, cron in an IANA time zone, missed periods (ADR-0078).
 
 A `Timing` is either ``every_ms`` (a fixed period in real time) or a five-field ``cron`` read in ``timezone``
 (``UTC`` unless given; the dialect is `tsumugi_core.cron`). Everything here is pure: instants are epoch

@@ -345,7 +345,7 @@ def define_tsumugi(
         retention: ``{"older_than_ms": ms, "limit": n}`` for the cron sweep of the read model.
         schedules: ``{name: {"binding", "payload" (value or ``fn(scheduled_at)``), "every_ms" | "cron",
             "timezone", "overlap", job options}}``: recurring jobs, fired by the Scheduler Durable Object.
-        schedule_shards: How many Scheduler objects share the schedules, by name (ADR-0075).
+        schedule_shards: How many Scheduler objects share the schedules, by name (ADR-0079).
 
     Raises:
         DefinitionError: an option breaks a rule; the message names it.

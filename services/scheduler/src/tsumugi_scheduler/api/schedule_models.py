@@ -4,7 +4,7 @@ The handler reads bodies with the scheduler's own rules (`tsumugi_scheduler.sche
 describe the same bodies. ``cron`` is documented as a safe subset of the dialect (single values, ``*`` and
 ``*/step``; day of month 1-28, so every match exists), so any body the document allows is accepted; lists,
 ranges and steps on ranges are accepted as well (reference §3.12). ``timezone`` lists the IANA zones this
-Python knows (tzdata), and ``everyMs`` and ``cron`` are exclusive (ADR-0076).
+Python knows (tzdata), and ``everyMs`` and ``cron`` are exclusive (ADR-0080).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The Scheduler Durable Object's application shell: reconcile, fire due occurrences, and the run-time API.
 
-One object per Scheduler shard (``scheduler#<i>``, ADR-0075). Every call names its shard first; the object
+One object per Scheduler shard (``scheduler#<i>``, ADR-0079). Every call names its shard first; the object
 keeps it for its alarms. Each call reconciles the code's schedules of this shard when the definition's
 fingerprint differs from the stored one (a deploy), then does its work and arms one alarm at the earliest
 ``next_run_at`` of an unpaused row.

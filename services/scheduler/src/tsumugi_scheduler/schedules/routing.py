@@ -1,4 +1,4 @@
-"""Which Scheduler Durable Object holds a schedule: ``fnv1a32(name) % schedule_shards`` (ADR-0075)."""
+"""Which Scheduler Durable Object holds a schedule: ``fnv1a32(name) % schedule_shards`` (ADR-0079)."""
 
 from __future__ import annotations
 

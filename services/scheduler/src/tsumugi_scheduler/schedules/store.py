@@ -1,7 +1,7 @@
 """The Scheduler Durable Object's SQLite: one row per schedule, the next due found through a partial index.
 
 ``schedule_due`` indexes ``next_run_at`` of the rows that are not paused, so the due rows of a tick and the
-next alarm instant cost O(log n) in the number of schedules (ADR-0075). The spec is stored as JSON (a
+next alarm instant cost O(log n) in the number of schedules (ADR-0079). The spec is stored as JSON (a
 `ScheduleSpec`); the bookkeeping columns are the original's (reference §5.3) plus ``source`` and ``paused``.
 """
 
