@@ -11,11 +11,17 @@ from workers import DurableObject, WorkerEntrypoint
 
 from tsumugi_scheduler.definition import define_tsumugi
 from tsumugi_scheduler.entrypoints import DefaultMethods, JobShardMethods, RpcMethods
+from tsumugi_scheduler.schedule_entrypoints import SchedulerMethods
 
 TSUMUGI = define_tsumugi(performers=["Hello", "Boom", "Slow", "SendMail", "NotifyFailure", "NotifySettled"])
 
 
 class TsumugiJobShard(JobShardMethods, DurableObject):
+    tsumugi = TSUMUGI
+
+
+# Bound in the wrangler config; this definition holds no schedule.
+class TsumugiScheduler(SchedulerMethods, DurableObject):
     tsumugi = TSUMUGI
 
 

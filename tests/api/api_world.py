@@ -23,6 +23,7 @@ from tsumugi_dev.d1 import D1Database, apply_d1_migrations
 from tsumugi_dev.do_sql import SqlStorage
 from tsumugi_scheduler.api import DEFAULT_AUTH, BearerAuth, SchemaGate, create_app
 from tsumugi_scheduler.definition import TsumugiDefinition, define_tsumugi
+from tsumugi_scheduler.schedules.host import SchedulerHost
 from tsumugi_scheduler.shard_admin import ShardAdmin
 from tsumugi_scheduler.shard_host import JobShardHost
 
@@ -88,6 +89,32 @@ class Namespace:
         return self.objects[name]
 
 
+class SchedulerObject:
+    """One Scheduler Durable Object (``scheduler#<i>``): the host's methods, as entry.py exposes them."""
+
+    def __init__(self, env: Any, definition: TsumugiDefinition) -> None:
+        self.storage = AlarmStorage()
+        self.sql = SqlStorage()
+        self.host = SchedulerHost(self.storage, self.sql, env, definition)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.host, name)
+
+
+class SchedulerNamespace:
+    """``env.SCHEDULER``: one object per name."""
+
+    def __init__(self, env: Any, definition: TsumugiDefinition) -> None:
+        self.env = env
+        self.definition = definition
+        self.objects: dict[str, SchedulerObject] = {}
+
+    def getByName(self, name: str) -> SchedulerObject:
+        if name not in self.objects:
+            self.objects[name] = SchedulerObject(self.env, self.definition)
+        return self.objects[name]
+
+
 class Queue:
     """``env.TSUMUGI_QUEUE``: records what was sent."""
 
@@ -105,6 +132,7 @@ class Env:
         self.TSUMUGI_DB = d1
         self.TSUMUGI_QUEUE = Queue()
         self.JOB_SHARD = Namespace(self, definition)
+        self.SCHEDULER = SchedulerNamespace(self, definition)
         if token is not None:
             self.TSUMUGI_TOKEN = token
 

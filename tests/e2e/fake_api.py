@@ -20,6 +20,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import msgspec
+from fake_schedules import FakeSchedules
 
 from tsumugi_core.options import RateLimit
 from tsumugi_core.policy import Policy, ShardSettings
@@ -245,6 +246,8 @@ class FakeApi:
     flows: bool = False
     """When set, flows are registered and the runs of fake_runs answer (else no flow exists, as before)."""
     port: int = 0
+    schedules: FakeSchedules | None = None
+    """When set, /api/schedules answers from it (else 501: the schedules tab stays hidden)."""
 
     def url(self, fragment: str = "") -> str:
         """The page's URL (with an optional ``#/...`` route)."""
@@ -380,6 +383,12 @@ def _handler(api: FakeApi) -> type[BaseHTTPRequestHandler]:
             if not self._signed_in():
                 self._send(401, json.dumps({"error": "unauthorized"}))
                 return
+            if api.schedules is not None and path.startswith("/api/schedules"):
+                length = int(self.headers.get("content-length") or 0)
+                sent = json.loads(self.rfile.read(length) or b"null") if length else None
+                status, answer = api.schedules.answer(self.command, path, sent)
+                self._send(status, json.dumps(answer))
+                return
             if path in NOT_CONFIGURED:
                 self._send(501, json.dumps({"error": NOT_CONFIGURED[path]}))
                 return
@@ -399,6 +408,10 @@ def _handler(api: FakeApi) -> type[BaseHTTPRequestHandler]:
 
         do_GET = _answer
         do_POST = _answer
+        do_PATCH = _answer
+        do_DELETE = _answer
+        do_PATCH = _answer
+        do_DELETE = _answer
 
     return Handler
 

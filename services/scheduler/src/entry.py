@@ -1,4 +1,4 @@
-"""The scheduler Worker: the JobShard Durable Object, the queue consumer, the RPC entrypoint and the REST API.
+"""The scheduler Worker: the JobShard and Scheduler Durable Objects, the queue consumer, the RPC entrypoint and the REST API.
 
 Thin by design: the classes' methods live in tsumugi_scheduler.entrypoints (ADR-0049); this module holds this
 repository's definition for the example performers (services/performers). `tsumugi init` scaffolds the same
@@ -9,11 +9,16 @@ from workers import DurableObject, WorkerEntrypoint
 
 from tsumugi_scheduler.definition import define_tsumugi
 from tsumugi_scheduler.entrypoints import DefaultMethods, JobShardMethods, RpcMethods
+from tsumugi_scheduler.schedule_entrypoints import SchedulerMethods, ScheduleRpcMethods
 
 
 def _mail_defaults(item):
     # Scheduler-side on_enqueue: mail gets more attempts unless the producer chose (beyond-the-original A1).
     return {"max_attempts": 5} if item.binding == "SendMail" else None
+
+
+def _hello_payload(scheduled_at):
+    return {"name": f"schedule at {scheduled_at}"}
 
 
 TSUMUGI = define_tsumugi(
@@ -22,6 +27,10 @@ TSUMUGI = define_tsumugi(
     on_enqueue=_mail_defaults,
     on_failure="NotifyFailure",
     on_settled={"binding": "NotifySettled", "states": ["COMPLETED", "FAILED", "CANCELLED", "STALLED"]},
+    # A recurring job (issue 12): Hello every 10 minutes, its payload made per occurrence.
+    schedules={
+        "hello-every-10-minutes": {"binding": "Hello", "payload": _hello_payload, "every_ms": 600_000}
+    },
 )
 
 
@@ -29,7 +38,11 @@ class TsumugiJobShard(JobShardMethods, DurableObject):
     tsumugi = TSUMUGI
 
 
-class TsumugiRpc(RpcMethods, WorkerEntrypoint):
+class TsumugiScheduler(SchedulerMethods, DurableObject):
+    tsumugi = TSUMUGI
+
+
+class TsumugiRpc(ScheduleRpcMethods, RpcMethods, WorkerEntrypoint):
     tsumugi = TSUMUGI
 
 

@@ -28,7 +28,8 @@ def test_tsumugi_packages_are_vendored_from_where_they_are_installed_and_followe
     assert by_name["tsumugi_client"].source == Path(tsumugi_client.__file__).parent
     assert by_name["tsumugi_core"].source == Path(tsumugi_core.__file__).parent
     assert by_name["tsumugi_core"].version == metadata.version("tsumugi-core")
-    assert [r.text for r in resolution.third_party] == ["httpx==0.28.1", "msgspec==0.19.0"]
+    # tzdata: the zone data schedules read (ADR-0078), a package Pyodide ships.
+    assert [r.text for r in resolution.third_party] == ["httpx==0.28.1", "msgspec==0.19.0", "tzdata==2025.2"]
 
 
 def test_a_local_install_is_vendored_and_a_registry_package_is_not() -> None:

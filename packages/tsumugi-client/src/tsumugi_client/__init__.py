@@ -34,6 +34,7 @@ from tsumugi_client._factory import create_client
 from tsumugi_client._job import AsyncJob, Job, PollSchedule
 from tsumugi_client._retry import RetryPolicy
 from tsumugi_client._routing import MAX_BATCH_ITEMS, BindingConfig
+from tsumugi_client._schedules import ScheduleClient, ScheduleError, create_schedule_client
 from tsumugi_client._sync_client import TsumugiClient
 from tsumugi_client._targets import PerformerRef, Performs, performer_ref
 from tsumugi_client._views import AttemptLogEntry, CancelResult, JobDetail
@@ -77,6 +78,8 @@ __all__ = [
     "Performs",
     "PollSchedule",
     "RetryPolicy",
+    "ScheduleClient",
+    "ScheduleError",
     "TsumugiClient",
     "TsumugiClientError",
     "UnavailableError",
@@ -84,5 +87,6 @@ __all__ = [
     "WorkerClient",
     "apply_defaults",
     "create_client",
+    "create_schedule_client",
     "performer_ref",
 ]

@@ -30,7 +30,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from tsumugi_core.ids import InvalidJobIdError, validate_binding_name
 from tsumugi_core.options import RateLimit
 from tsumugi_core.policy import Policy, PolicyValidationError, Retention, ShardSettings, validate_settings
+from tsumugi_core.schedule_spec import InvalidScheduleError
 from tsumugi_core.states import TERMINAL_STATES, JobState
+from tsumugi_scheduler.schedules.code import CodeSchedules, code_schedules
 from tsumugi_scheduler.shard import NoticeConfig
 
 __all__ = [
@@ -233,6 +235,8 @@ class TsumugiDefinition:
         notices: NoticeConfig,
         on_enqueue: OnEnqueueHook | None,
         sweep: SweepOptions,
+        schedules: CodeSchedules | None = None,
+        schedule_shards: int = 1,
     ) -> None:
         """Hold already validated values (use `define_tsumugi`)."""
         self.performers = performers
@@ -240,6 +244,8 @@ class TsumugiDefinition:
         self.notices = notices
         self.on_enqueue = on_enqueue
         self.sweep = sweep
+        self.schedules = schedules or CodeSchedules({}, {})
+        self.schedule_shards = schedule_shards
 
     def shards_of(self, binding: str) -> int:
         """How many shards ``binding`` is split into (1 unless configured)."""
@@ -320,6 +326,8 @@ def define_tsumugi(
     on_failure: object = None,
     on_settled: Mapping[str, Any] | None = None,
     retention: Mapping[str, Any] | None = None,
+    schedules: Mapping[str, Any] | None = None,
+    schedule_shards: int = 1,
 ) -> TsumugiDefinition:
     """Define a scheduler: its performers, per-binding settings, hooks and read-model retention.
 
@@ -335,6 +343,9 @@ def define_tsumugi(
         on_failure: The binding that receives a FailureNotice for every FAILED or STALLED job (A2).
         on_settled: ``{"binding": ..., "states": [...]}``; a SettledNotice per job ending in those states (A3).
         retention: ``{"older_than_ms": ms, "limit": n}`` for the cron sweep of the read model.
+        schedules: ``{name: {"binding", "payload" (value or ``fn(scheduled_at)``), "every_ms" | "cron",
+            "timezone", "overlap", job options}}``: recurring jobs, fired by the Scheduler Durable Object.
+        schedule_shards: How many Scheduler objects share the schedules, by name (ADR-0079).
 
     Raises:
         DefinitionError: an option breaks a rule; the message names it.
@@ -347,7 +358,16 @@ def define_tsumugi(
         sweep_model = _RetentionModel.model_validate(retention or {})
     except pydantic.ValidationError as exc:
         raise _pydantic_error("retention", exc) from None
+    if isinstance(schedule_shards, bool) or not isinstance(schedule_shards, int) or schedule_shards < 1:  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise DefinitionError("schedule_shards", f"must be an integer of at least 1, got {schedule_shards!r}")
+    shard_counts = {name: count for name, (count, _) in configured.items()}
+    try:
+        code = code_schedules(schedules, registered=registered, shards=shard_counts)
+    except InvalidScheduleError as exc:
+        raise DefinitionError(exc.field, exc.rule) from None
     return TsumugiDefinition(
+        schedules=code,
+        schedule_shards=schedule_shards,
         performers=registered,
         bindings=configured,
         notices=_notices(on_failure, on_settled, registered),

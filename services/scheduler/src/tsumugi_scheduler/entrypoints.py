@@ -43,6 +43,7 @@ from tsumugi_scheduler.maintenance import sweep_read_model
 from tsumugi_scheduler.payload_schemas import PayloadSchemas
 from tsumugi_scheduler.producer_rpc import SchedulerService
 from tsumugi_scheduler.rest_api import rest_app
+from tsumugi_scheduler.schedules.directory import prime
 from tsumugi_scheduler.shard_admin import ShardAdmin
 from tsumugi_scheduler.shard_host import JobShardHost
 
@@ -68,7 +69,7 @@ class _Mixin:
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        if cls.__module__ != __name__:
+        if not cls.__module__.startswith("tsumugi_scheduler."):  # the library's own mixins name no definition
             _definition_of(cls)
 
     def __init__(self, ctx: Any, env: Any) -> None:
@@ -152,13 +153,21 @@ class JobShardMethods(_Mixin):
         """Why a job waits."""
         return await self.admin.explain(name, job_id)
 
+    async def states_of(self, name: str, job_ids: Any) -> list[str | None]:
+        """Each job's state or None (the Scheduler's overlap check)."""
+        return await self.host.states_of(name, list(_runtime.plain(job_ids)))
+
     async def alarm(self, alarm_info: Any = None) -> None:
         """Tick: dispatch, reap, project, notify."""
         await self.host.alarm()
 
 
 class RpcMethods(_Mixin):
-    """The named entrypoint producers reach over a Service Binding (``tsumugi_client``)."""
+    """The named entrypoint producers reach over a Service Binding (``tsumugi_client``).
+
+    Schedule calls come from `tsumugi_scheduler.schedule_entrypoints.ScheduleRpcMethods`, which an entry
+    module mixes in beside this class.
+    """
 
     _schemas: ClassVar[PayloadSchemas]
 
@@ -212,18 +221,21 @@ class DefaultMethods(_Mixin):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        if cls.__module__ != __name__:
+        if not cls.__module__.startswith("tsumugi_scheduler."):  # the library's own mixins name no definition
             # Made once per class, i.e. once per isolate: the app caches the read-model schema check.
             cls._api = rest_app(_definition_of(cls))
 
     async def fetch(self, request: Any) -> Any:
         """Serve the REST API and the dashboard."""
+        prime(self.env, self.tsumugi, self.ctx)
         return await _runtime.serve_asgi(self._api, request, self.env)
 
     async def queue(self, batch: Any, env: Any = None, ctx: Any = None) -> None:
         """Run a batch of dispatched attempts."""
+        prime(self.env, self.tsumugi, self.ctx)
         await handle_batch(batch, self.env, self.ctx)
 
     async def scheduled(self, controller: Any, env: Any = None, ctx: Any = None) -> None:
-        """The cron sweep of the read model."""
+        """The cron sweep of the read model; primes the Scheduler."""
+        prime(self.env, self.tsumugi, self.ctx)
         await sweep_read_model(self.env, self.tsumugi)

@@ -374,6 +374,11 @@ class JobShardHost:
         return detail_from_shard(job, engine.attempts_of(job_id), now=time_source().now_ms(),
                                  failed_retention_ms=engine.settings.retention.failed_retention_ms)  # fmt: skip
 
+    async def states_of(self, name: str, job_ids: list[str]) -> list[str | None]:
+        """Each job's state, None for a job the shard does not hold (the Scheduler's overlap check)."""
+        engine = self._open(name)
+        return [None if (job := engine.get(job_id)) is None else job.state.value for job_id in job_ids]
+
     # -- the alarm ------------------------------------------------------------------------------------------
 
     async def alarm(self) -> None:

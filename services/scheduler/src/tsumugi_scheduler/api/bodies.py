@@ -187,12 +187,13 @@ def _bulk(body: dict[str, Any], action: BulkAction) -> BulkTarget:
     for key in body:
         if key not in _BULK_FIELDS:
             raise _field_error(key, f"is not a bulk field (one of {', '.join(_BULK_FIELDS)})")
-    if "ids" in body and body["ids"] is not None:
-        return BulkTarget(ids=_ids(body["ids"]))
+    # Types first, also beside ``ids``: a body the document refuses is refused whatever it targets.
     binding, state, unique_key, concurrency_key = (
         _string(body, f) for f in ("binding", "state", "unique_key", "concurrency_key")
     )
     created_from, created_to, limit = (_number(body, f) for f in ("created_from", "created_to", "limit"))
+    if "ids" in body and body["ids"] is not None:
+        return BulkTarget(ids=_ids(body["ids"]))
     allowed = BULK_STATES[action]
     if state is not None and state not in allowed:
         raise bad_request(f"state must be one of {', '.join(allowed)} for {action}")

@@ -15,7 +15,9 @@ from typing import Any, Final
 import msgspec
 
 from tsumugi_core.ids import BINDING_NAME_RE, FLOW_NAME_RE, LOCAL_ID_RE
+from tsumugi_core.schedule_spec import MAX_SCHEDULE_NAME_CHARS, SCHEDULE_NAME_RE
 from tsumugi_scheduler.api.operations import OPENAPI_PATH, Answer, Operation
+from tsumugi_scheduler.api.schedule_models import name_schedule_bindings
 from tsumugi_scheduler.api.shapes import ErrorBody
 
 __all__ = ["API_TITLE", "API_VERSION", "build_document"]
@@ -57,6 +59,12 @@ def _path_schema(path: str, name: str) -> dict[str, Any]:
     """The syntax of a path parameter (reference §1.2), so a well-formed value is never refused as malformed."""
     if name == "binding":
         return {"type": "string", "pattern": f"^{BINDING_NAME_RE.pattern}$"}
+    if name == "name":
+        return {
+            "type": "string",
+            "pattern": f"^{SCHEDULE_NAME_RE.pattern}$",
+            "maxLength": MAX_SCHEDULE_NAME_CHARS,
+        }
     if path.startswith("/api/runs/"):
         return {"type": "string", "pattern": f"^{FLOW_NAME_RE.pattern}:{LOCAL_ID_RE.pattern}$"}
     return {"type": "string", "pattern": f"^{BINDING_NAME_RE.pattern}#[0-9]+:{LOCAL_ID_RE.pattern}$"}
@@ -151,6 +159,7 @@ def build_document(operations: Sequence[Operation], bindings: Mapping[str, int] 
             entry["requestBody"] = body
         paths.setdefault(op.path, {})[op.method.lower()] = entry
     _name_bindings(components, bindings or {})
+    name_schedule_bindings(components, dict(bindings or {}))
     return {
         "openapi": "3.1.0",
         "info": {"title": API_TITLE, "version": API_VERSION},

@@ -15,8 +15,9 @@ from pydantic import BaseModel
 from starlette.requests import Request
 from starlette.responses import Response
 
-from tsumugi_scheduler.api import bindings, bulk, insight, jobs, metrics, runs, unavailable
+from tsumugi_scheduler.api import bindings, bulk, insight, jobs, metrics, runs, schedules, unavailable
 from tsumugi_scheduler.api import models as m
+from tsumugi_scheduler.api import schedule_models as sm
 from tsumugi_scheduler.api import shapes as s
 from tsumugi_scheduler.api.job_list import JobListBody
 from tsumugi_scheduler.readmodel import JobStats
@@ -67,6 +68,8 @@ _GONE = Answer(
 )
 _NOT_FOUND = Answer(description="Not found.")
 _ROUTING = Answer(description="`shard` differs from this scheduler's routing (the caller's bindings config differs).")
+_NO_SCHEDULER = Answer(description="No Scheduler Durable Object is bound (`schedules are not available`).")
+_CODE_DEFINED = Answer(description="The schedule is defined in code: read-only at run time.")
 _JOB_ID = "A job id <binding>#<shard>:<local>, percent-encoded."
 _STR = {"type": "string"}
 _NUM = {"type": "string", "description": "A number; empty or non-numeric values are ignored."}
@@ -157,9 +160,38 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
               answers=_answers(s200=Answer(description="The report.", body=metrics.MetricsReport), s400=_BAD,
                                s501=Answer(description="Metrics not configured."),
                                s502=Answer(description="Analytics Engine failed."))),
-    Operation(method="GET", path="/api/schedules", operation_id="listSchedules", summary="Recurring schedules.",
-              endpoint=unavailable.schedules_unavailable, tag="later",
-              answers=_answers(s501=Answer(description="Schedules are not available yet."))),
+    *(Operation(method=method, path=path, operation_id=op_id, summary=summary, endpoint=endpoint, body=body,
+                tag="schedules", answers=answers)
+      for method, path, op_id, summary, endpoint, body, answers in (
+        ("GET", "/api/schedules", "listSchedules", "Recurring schedules with their next occurrences.",
+         schedules.list_schedules, None,
+         _answers(s200=Answer(description="Every schedule by name.", body=sm.ScheduleList), s501=_NO_SCHEDULER)),
+        ("POST", "/api/schedules", "createSchedule", "Create a run-time schedule.", schedules.create_schedule,
+         sm.ScheduleCreateBody,
+         _answers(s201=Answer(description="Created.", body=sm.ScheduleResult), s400=_BAD,
+                  s409=Answer(description="A schedule of that name exists."), s501=_NO_SCHEDULER)),
+        ("GET", "/api/schedules/{name}", "getSchedule", "One schedule.", schedules.get_schedule, None,
+         _answers(s200=Answer(description="The schedule.", body=sm.ScheduleView), s404=_NOT_FOUND,
+                  s501=_NO_SCHEDULER)),
+        ("PATCH", "/api/schedules/{name}", "updateSchedule", "Change a run-time schedule.",
+         schedules.update_schedule, sm.SchedulePatchBody,
+         _answers(s200=Answer(description="Changed.", body=sm.ScheduleResult), s400=_BAD, s404=_NOT_FOUND,
+                  s409=_CODE_DEFINED, s501=_NO_SCHEDULER)),
+        ("DELETE", "/api/schedules/{name}", "deleteSchedule", "Delete a run-time schedule.",
+         schedules.delete_schedule, None,
+         _answers(s200=Answer(description="Deleted.", body=sm.ScheduleDeleted), s404=_NOT_FOUND,
+                  s409=_CODE_DEFINED, s501=_NO_SCHEDULER)),
+        ("POST", "/api/schedules/{name}/pause", "pauseSchedule", "Stop firing (kept across deploys).",
+         schedules.pause_schedule, None,
+         _answers(s200=Answer(description="Paused.", body=sm.ScheduleResult), s404=_NOT_FOUND, s501=_NO_SCHEDULER)),
+        ("POST", "/api/schedules/{name}/resume", "resumeSchedule", "Fire again from the next boundary.",
+         schedules.resume_schedule, None,
+         _answers(s200=Answer(description="Resumed.", body=sm.ScheduleResult), s404=_NOT_FOUND, s501=_NO_SCHEDULER)),
+        ("POST", "/api/schedules/{name}/trigger", "triggerSchedule", "Enqueue one occurrence now.",
+         schedules.trigger_schedule, None,
+         _answers(s200=Answer(description="Enqueued.", body=sm.ScheduleTriggered), s404=_NOT_FOUND,
+                  s501=_NO_SCHEDULER, s502=Answer(description="The enqueue failed; `error` says why."))),
+      )),
     Operation(method="GET", path="/api/runs", operation_id="listRuns", summary="Flow runs, newest change first.",
               endpoint=runs.list_runs, tag="runs",
               query=(QueryParam(name="state", schema=_STR), QueryParam(name="flow", schema=_STR),

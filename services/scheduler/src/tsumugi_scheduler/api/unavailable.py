@@ -1,4 +1,4 @@
-"""Routes of features that do not exist yet (starting and steering runs, schedules): 501 with the original's texts.
+"""Routes of features that do not exist yet (starting and steering runs): 501 with the original's texts.
 
 They are in the route table and the OpenAPI document already, so clients can detect the feature by status
 and the document does not change when the features arrive (reference §4, "the document does not vary").
@@ -11,7 +11,7 @@ from starlette.responses import Response
 
 from tsumugi_scheduler.api.answers import json_response
 
-__all__ = ["run_control_unavailable", "run_creation_unavailable", "schedules_unavailable"]
+__all__ = ["run_control_unavailable", "run_creation_unavailable"]
 
 
 async def run_creation_unavailable(request: Request) -> Response:
@@ -22,8 +22,3 @@ async def run_creation_unavailable(request: Request) -> Response:
 async def run_control_unavailable(request: Request) -> Response:
     """``POST /api/runs/{id}/retry``, ``POST /api/runs/{id}/cancel``."""
     return json_response(501, {"error": "run control is not available"})
-
-
-async def schedules_unavailable(request: Request) -> Response:
-    """``GET /api/schedules``."""
-    return json_response(501, {"error": "schedules are not available"})

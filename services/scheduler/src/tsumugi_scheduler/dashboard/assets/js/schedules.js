@@ -1,30 +1,129 @@
-// The schedules tab: recurring definitions as the Scheduler Durable Object reports them.
+// The schedules tab (issue 12): each schedule's target, timing in words, next occurrences, last run (linked to
+// its job), last error and skips, with pause / resume / run now, deleting a run-time schedule (after an
+// in-row confirmation) and a form that creates one. Code-defined schedules are read-only but for the controls.
+
+const SCHEDULE_NEXT_SHOWN = 3;
 
 async function loadSchedules(isCurrent) {
-  const data = await apiCall(API.schedules);
+  const [data, bindings] = await Promise.all([
+    apiCall(API.schedules),
+    apiCall(API.bindings).catch(() => ({ bindings: [] })),
+  ]);
   if (!isCurrent()) return;
   const rows = data.schedules || [];
-  if (!rows.length) { replace($('#view'), h('p', { class: 'empty' }, 'No schedules.')); return; }
-  const head = ['Name', 'Target', 'Interval', 'Overlap', 'Next run', 'Last run', 'Skipped'];
-  replace($('#view'), h('table', { id: 'schedules-table' }, h('thead', null, h('tr', null, head.map((t) => h('th', null, t)))),
-    h('tbody', null, rows.map(renderScheduleRow))));
+  const head = ['Name', 'Target', 'Timing', 'Next occurrences', 'Last run', 'Skipped', ''];
+  // The form keeps what the user typed across auto-refreshes: it is rebuilt only when missing.
+  const form = $('#schedule-create') || scheduleCreateForm(bindings.bindings || []);
+  replace($('#view'),
+    rows.length ? h('table', { id: 'schedules-table' },
+      h('thead', null, h('tr', null, head.map((t) => h('th', null, t)))),
+      h('tbody', null, rows.map(renderScheduleRow))) : h('p', { class: 'empty' }, 'No schedules.'),
+    form);
 }
 
-function every(ms) {
-  if (ms >= 3600000) return `every ${(ms / 3600000).toFixed(1)}h`;
-  if (ms >= 60000) return `every ${(ms / 60000).toFixed(1)}m`;
-  return `every ${(ms / 1000).toFixed(1)}s`;
+function scheduleLate(s) {
+  return s.last_fired_at && s.last_run_at && s.last_fired_at > s.last_run_at
+    ? ` +${fmtDuration(s.last_fired_at - s.last_run_at)}` : '';
 }
 
 function renderScheduleRow(s) {
-  const late = s.last_fired_at && s.last_run_at && s.last_fired_at > s.last_run_at ? ` +${fmtDuration(s.last_fired_at - s.last_run_at)}` : '';
-  const link = s.last_job_id ? h('button', { type: 'button', class: 'link', onclick: () => openJob(s.last_job_id) }, 'job')
-    : s.last_run_id ? h('button', { type: 'button', class: 'link', onclick: () => openRun(s.last_run_id) }, 'run') : null;
-  return h('tr', null,
-    h('td', null, s.name, s.last_error ? h('div', { class: 'error-text' }, s.last_error) : null),
+  const link = s.last_job_id ? h('button', { type: 'button', class: 'link schedule-job', onclick: () => openJob(s.last_job_id) }, s.last_job_id)
+    : s.last_run_id ? h('button', { type: 'button', class: 'link', onclick: () => openRun(s.last_run_id) }, s.last_run_id) : null;
+  const next = (s.next_occurrences || []).slice(0, SCHEDULE_NEXT_SHOWN);
+  return h('tr', { class: 'schedule-row', 'data-name': s.name },
+    h('td', null, h('strong', null, s.name), ' ',
+      h('span', { class: 'badge schedule-source', title: s.source === 'code' ? 'Defined in code: read-only here' : 'Created at run time' }, s.source),
+      s.paused ? [' ', h('span', { class: 'badge st-cancelled schedule-paused' }, 'paused')] : null,
+      s.last_error ? h('div', { class: 'error-text schedule-error' }, s.last_error) : null),
     h('td', null, h('span', { class: 'badge st-cancelled' }, s.kind), ' ', s.target),
-    h('td', null, s.cron || (s.every_ms ? every(s.every_ms) : '\u2014')),
-    h('td', null, s.overlap), h('td', null, fmtTime(s.next_run_at)),
-    h('td', null, fmtTime(s.last_run_at), late, ' ', link),
-    h('td', null, String(s.skipped_count || 0), s.last_skipped_at ? ` (last ${fmtTime(s.last_skipped_at)})` : ''));
+    h('td', { class: 'schedule-timing' }, s.description,
+      h('div', { class: 'muted' }, s.cron ? `cron ${s.cron}` : `every_ms ${s.every_ms}`, ` \u00b7 overlap ${s.overlap}`)),
+    h('td', { class: 'schedule-next' }, s.paused ? 'paused' : next.length ? next.map((at) => h('div', null, fmtTime(at))) : '\u2014'),
+    h('td', { class: 'schedule-last' }, fmtTime(s.last_run_at), scheduleLate(s), link ? [h('br'), link] : null),
+    h('td', { class: 'schedule-skipped' }, String(s.skipped_count || 0),
+      s.last_skipped_at ? h('div', { class: 'muted' }, `last ${fmtTime(s.last_skipped_at)}`) : null),
+    h('td', { class: 'actions schedule-actions' }, scheduleActions(s)));
+}
+
+function scheduleActions(s) {
+  const buttons = [
+    s.paused
+      ? h('button', { type: 'button', class: 'schedule-resume', onclick: () => scheduleControl(API.scheduleResume(s.name), `Resumed ${s.name}`) }, 'Resume')
+      : h('button', { type: 'button', class: 'schedule-pause', onclick: () => scheduleControl(API.schedulePause(s.name), `Paused ${s.name}`) }, 'Pause'),
+    h('button', { type: 'button', class: 'schedule-trigger', onclick: () => scheduleControl(API.scheduleTrigger(s.name), `Enqueued one ${s.name} job`) }, 'Run now'),
+  ];
+  if (s.source === 'runtime') {
+    buttons.push(h('button', { type: 'button', class: 'danger schedule-delete', onclick: (event) => confirmScheduleDelete(event.target, s.name) }, 'Delete'));
+  }
+  return buttons;
+}
+
+// Deleting cannot be undone: the row asks first, in place (no browser dialog).
+function confirmScheduleDelete(button, name) {
+  const cell = button.closest('td');
+  replace(cell, h('span', { class: 'schedule-confirm' }, `Delete schedule ${name}? `,
+    h('button', { type: 'button', class: 'danger schedule-delete-yes', onclick: () => scheduleControl(API.schedule(name), `Deleted ${name}`, 'DELETE') }, 'Delete'),
+    h('button', { type: 'button', class: 'schedule-delete-no', onclick: () => refreshNow() }, 'Keep')));
+}
+
+async function scheduleControl(path, done, method = 'POST') {
+  try {
+    await apiCall(path, { method });
+    setStatus(done);
+  } catch (error) {
+    setStatus(error.message, true);
+  }
+  await refreshNow();
+}
+
+function scheduleCreateForm(bindings) {
+  const result = h('p', { class: 'schedule-create-result', hidden: true });
+  const form = h('form', { class: 'grid schedule-form' },
+    'Name', h('input', { name: 'name', required: true, pattern: '[A-Za-z0-9_\\-]+', maxlength: '64', placeholder: 'customer-42-report' }),
+    'Binding', h('select', { name: 'binding' }, bindings.map((b) => option(b, b))),
+    'Payload (JSON)', h('textarea', { name: 'payload', rows: '3' }, '{}'),
+    'Timing', h('select', { name: 'kind' }, option('every', 'every N seconds'), option('cron', 'cron expression')),
+    'Every (seconds)', h('input', { name: 'every', type: 'number', step: 'any', value: '60' }),
+    'Cron', h('input', { name: 'cron', placeholder: '0 3 * * *' }),
+    'Time zone (cron)', h('input', { name: 'timezone', placeholder: 'UTC, Asia/Tokyo, Europe/Berlin...' }),
+    'Overlap', h('select', { name: 'overlap' }, option('skip', 'skip while the last job is active'), option('overlap', 'overlap')),
+    'Max attempts', h('input', { name: 'maxAttempts', type: 'number', min: '1', placeholder: 'default' }),
+    h('span'), h('span', { class: 'actions' }, h('button', { type: 'submit', class: 'primary' }, 'Create schedule')));
+  form.addEventListener('submit', (event) => { event.preventDefault(); createSchedule(form, result); });
+  return h('details', { id: 'schedule-create', class: 'card' }, h('summary', null, 'New schedule'), form, result);
+}
+
+// The body of POST /api/schedules from the form; a field the user left empty is not sent.
+function scheduleBody(form) {
+  const value = (name) => form.elements[name].value.trim();
+  let payload;
+  try {
+    payload = JSON.parse(value('payload') || 'null');
+  } catch {
+    throw new Error('payload must be valid JSON');
+  }
+  const body = { name: value('name'), binding: value('binding'), payload, overlap: value('overlap') };
+  if (value('kind') === 'cron') {
+    body.cron = value('cron');
+    if (value('timezone')) body.timezone = value('timezone');
+  } else {
+    body.everyMs = Math.round(Number(value('every')) * 1000);
+  }
+  if (value('maxAttempts')) body.maxAttempts = Number(value('maxAttempts'));
+  return body;
+}
+
+async function createSchedule(form, result) {
+  result.hidden = false;
+  result.classList.remove('error-text');
+  try {
+    const answer = await apiCall(API.schedules, { method: 'POST', body: scheduleBody(form) });
+    result.textContent = `Created ${answer.schedule.name}: ${answer.schedule.description}`;
+    form.reset();
+  } catch (error) {
+    result.textContent = error.message;
+    result.classList.add('error-text');
+    return;
+  }
+  await refreshNow();
 }

@@ -1,0 +1,212 @@
+"""Benchmark of recurring schedules: 10,000 run-time schedules due every minute, next to huey periodic tasks.
+
+Run: ``uv run python bench/schedules.py [--quick]``.
+
+Tsumugi: one Scheduler Durable Object host (``tsumugi_scheduler.schedules.host``) over the local runtime's
+Durable Object SQL (SQLite files, WAL, ``synchronous=NORMAL``), enqueueing into real JobShard hosts, holds N run-time schedules ``cron: * * * * *``
+(created through its ``create``). The clock is virtual but follows the wall clock from the due minute on, so
+the alarm loop (each alarm fires up to 500 due rows, then re-arms at once) runs as it would at that minute:
+
+- ``tsumugi_lateness_p50_ms`` / ``_p99_ms``: how long after the due minute each occurrence's job was stored
+  in its JobShard (the job's ``created_at``);
+- ``tsumugi_ms_per_fire``: the alarms' wall time divided by the occurrences fired (decide, read overlap
+  state, build the job, enqueue it into its shard, record the row).
+
+huey (``SqliteHuey``): N periodic tasks ``crontab(minute='*')``; at the same minute its consumer's scheduler
+reads the periodic tasks (``read_periodic``) and enqueues each one; lateness is the wall time from the minute
+to each task's enqueue, and ``huey_ms_per_fire`` the total over N (SQLite file, WAL, ``fsync=False``, i.e.
+``synchronous=OFF``: laxer than Tsumugi's, so the comparison favours huey). Both store every fired job in SQLite;
+huey keeps no per-schedule bookkeeping (last run, errors, skips), Tsumugi does.
+
+Prints the figures and one ``RESULT {json}`` line. ``--quick`` uses 1,000 schedules (a smoke test).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime as dt
+import json
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Final
+
+from huey import SqliteHuey, crontab  # pyright: ignore[reportMissingTypeStubs]
+
+from tsumugi_core.testing import FixedClock
+from tsumugi_dev.do_sql import SqlStorage
+from tsumugi_scheduler import timing
+from tsumugi_scheduler.definition import TsumugiDefinition, define_tsumugi
+from tsumugi_scheduler.schedules.host import SchedulerHost
+from tsumugi_scheduler.shard_host import JobShardHost
+
+T0: Final = 1_767_225_600_000  # 2026-01-01T00:00:00Z, a minute boundary
+MINUTE: Final = 60_000
+KEYS: Final = (
+    "mode", "schedules", "fired", "alarms", "tsumugi_lateness_p50_ms", "tsumugi_lateness_p99_ms",
+    "tsumugi_ms_per_fire", "tsumugi_create_ms_per_schedule", "huey_fired", "huey_lateness_p50_ms",
+    "huey_lateness_p99_ms", "huey_ms_per_fire",
+)  # fmt: skip
+
+
+class WallFollowingClock(FixedClock):
+    """A virtual clock that, once started, moves with the wall clock from a chosen instant."""
+
+    def __init__(self, start_ms: int) -> None:
+        super().__init__(start_ms)
+        self._origin: tuple[int, float] | None = None
+
+    def follow_from(self, at_ms: int) -> None:
+        self._origin = (at_ms, time.perf_counter())
+
+    def now_ms(self) -> int:
+        if self._origin is None:
+            return super().now_ms()
+        at, started = self._origin
+        return at + int((time.perf_counter() - started) * 1000)
+
+    async def sleep_ms(self, ms: int) -> None:
+        self.advance(ms)
+
+
+class AlarmStorage:
+    """``ctx.storage``'s alarm methods."""
+
+    def __init__(self) -> None:
+        self.alarm: int | None = None
+
+    async def getAlarm(self) -> int | None:
+        return self.alarm
+
+    async def setAlarm(self, at: int) -> None:
+        self.alarm = at
+
+    async def deleteAlarm(self) -> None:
+        self.alarm = None
+
+
+class Shards:
+    """``env.JOB_SHARD``: a JobShard host per name over in-memory DO SQL."""
+
+    def __init__(self, env: Any, definition: TsumugiDefinition, folder: Path) -> None:
+        self._env = env
+        self._definition = definition
+        self._folder = folder
+        self.objects: dict[str, JobShardHost] = {}
+        self.storages: list[SqlStorage] = []
+
+    def getByName(self, name: str) -> JobShardHost:
+        if name not in self.objects:
+            self.storages.append(SqlStorage(self._folder / f"{name.replace('#', '-')}.sqlite"))
+            self.objects[name] = JobShardHost(AlarmStorage(), self.storages[-1], self._env, self._definition)
+        return self.objects[name]
+
+    def close(self) -> None:
+        for storage in self.storages:
+            storage.close()
+
+
+class Env:
+    def __init__(self, definition: TsumugiDefinition, folder: Path) -> None:
+        self.JOB_SHARD = Shards(self, definition, folder)
+
+
+def _percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+async def tsumugi_figures(count: int, folder: Path) -> dict[str, float]:
+    clock = WallFollowingClock(T0)
+    previous = timing.use_time_source(clock)
+    sql = SqlStorage(
+        folder / "scheduler.sqlite"
+    )  # files, WAL, synchronous=NORMAL: the local runtime's DO SQL
+    definition = define_tsumugi(performers=["Report"])
+    env = Env(definition, folder)
+    try:
+        storage = AlarmStorage()
+        host = SchedulerHost(storage, sql, env, definition)
+        started = time.perf_counter()
+        for i in range(count):
+            answer = await host.create(0, {"name": f"customer-{i}", "binding": "Report",
+                                           "payload": {"customer": i}, "cron": "* * * * *"})  # fmt: skip
+            assert answer["ok"], answer
+        create_ms = (time.perf_counter() - started) * 1000 / count
+        assert storage.alarm == T0 + MINUTE
+        clock.follow_from(
+            T0 + MINUTE
+        )  # the alarm comes at the minute; the clock runs with the wall from there
+        alarms = 0
+        spent = time.perf_counter()
+        while storage.alarm is not None and storage.alarm <= clock.now_ms():
+            alarms += 1
+            await host.alarm()
+        spent_ms = (time.perf_counter() - spent) * 1000
+        rows = sql.exec("SELECT name FROM schedule WHERE last_run_at = ?", T0 + MINUTE).toArray()
+        # Lateness: when each occurrence's job was stored in its shard (its created_at) behind the due minute.
+        lateness = [float(r["created_at"] - T0 - MINUTE) for s in env.JOB_SHARD.storages
+                    for r in s.exec("SELECT created_at FROM job").toArray()]  # fmt: skip
+        assert len(lateness) == len(rows) == count, (len(lateness), len(rows), count)
+        return {
+            "schedules": count, "fired": len(rows), "alarms": alarms,
+            "tsumugi_lateness_p50_ms": _percentile(lateness, 0.5), "tsumugi_lateness_p99_ms": _percentile(lateness, 0.99),
+            "tsumugi_ms_per_fire": spent_ms / len(rows), "tsumugi_create_ms_per_schedule": create_ms,
+        }  # fmt: skip
+    finally:
+        sql.close()
+        env.JOB_SHARD.close()
+        timing.use_time_source(previous)
+
+
+def _noop(customer: int = 0) -> None:
+    return None
+
+
+def huey_figures(count: int) -> dict[str, float]:
+    with tempfile.TemporaryDirectory(prefix="huey-schedules-") as folder:
+        # fsync=False (synchronous=OFF) is laxer than Tsumugi's NORMAL: the comparison favours huey.
+        huey = SqliteHuey("bench", filename=str(Path(folder) / "huey.db"), results=False, fsync=False)
+        for i in range(count):
+            huey.periodic_task(crontab(minute="*"), name=f"customer-{i}")(_noop)  # pyright: ignore[reportUnknownMemberType]
+        minute = dt.datetime(2026, 1, 1, 0, 1)
+        lateness: list[float] = []
+        started = time.perf_counter()
+        # What huey's consumer scheduler does at each minute (Scheduler.enqueue_periodic_tasks).
+        for task in huey.read_periodic(minute):  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+            huey.enqueue(task)  # pyright: ignore[reportUnknownMemberType]
+            lateness.append((time.perf_counter() - started) * 1000)
+        spent_ms = (time.perf_counter() - started) * 1000
+        queued = huey.pending_count()  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        huey.storage.close()  # pyright: ignore[reportUnknownMemberType]
+        assert queued == count, (queued, count)
+        return {
+            "huey_fired": len(lateness), "huey_lateness_p50_ms": _percentile(lateness, 0.5),
+            "huey_lateness_p99_ms": _percentile(lateness, 0.99), "huey_ms_per_fire": spent_ms / len(lateness),
+        }  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="1,000 schedules (smoke test)")
+    args = parser.parse_args()
+    count = 1_000 if args.quick else 10_000
+    with tempfile.TemporaryDirectory(prefix="tsumugi-schedules-") as folder:
+        ours = asyncio.run(tsumugi_figures(count, Path(folder)))
+    theirs = huey_figures(count)
+    result: dict[str, Any] = {"mode": "quick" if args.quick else "full", **ours, **theirs}
+    print(f"{count} schedules due at the same minute")
+    print(f"  tsumugi Scheduler DO: fired {ours['fired']} in {ours['alarms']} alarms; lateness p50 "
+          f"{ours['tsumugi_lateness_p50_ms']:.0f} ms, p99 {ours['tsumugi_lateness_p99_ms']:.0f} ms; "
+          f"{ours['tsumugi_ms_per_fire']:.3f} ms per fired occurrence (created at "
+          f"{ours['tsumugi_create_ms_per_schedule']:.3f} ms each)")  # fmt: skip
+    print(f"  huey periodic tasks:  fired {theirs['huey_fired']}; lateness p50 {theirs['huey_lateness_p50_ms']:.0f} ms, "
+          f"p99 {theirs['huey_lateness_p99_ms']:.0f} ms; {theirs['huey_ms_per_fire']:.3f} ms per fired task")  # fmt: skip
+    print(f"  per fire, tsumugi / huey: {ours['tsumugi_ms_per_fire'] / theirs['huey_ms_per_fire']:.2f}")
+    assert set(result) == set(KEYS)
+    print("RESULT " + json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()

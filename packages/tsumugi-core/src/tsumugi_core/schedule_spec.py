@@ -1,0 +1,200 @@
+"""Recurring schedule definitions: what fires, when, and the rules a definition must keep (reference §2.9).
+
+A `ScheduleSpec` names a job schedule: its target binding and payload, the job options the original allows
+(partition_key, max_attempts, backoff, timeout_ms, priority, guarantee, concurrency_key), its `Timing` and
+its overlap rule. Code-defined and run-time schedules obey the same `validate_schedule`; every refusal is an
+`InvalidScheduleError` naming the field and the rule. Each occurrence's job id is derived from the schedule
+name and the occurrence instant (`occurrence_job_id`), so firing an occurrence twice enqueues one job.
+
+Example:
+    >>> spec = ScheduleSpec(name="nightly", binding="Report", payload={"kind": "daily"},
+    ...                     timing=Timing(cron="0 3 * * *", timezone="Asia/Tokyo"))
+    >>> validate_schedule(spec, registered=("Report",), shards={}) is spec
+    True
+    >>> occurrence_job_id(spec, 1, 1_767_204_000_000)
+    'Report#0:nightly-1767204000000'
+    >>> validate_schedule(msgspec.structs.replace(spec, name="a b"), registered=(), shards={})
+    Traceback (most recent call last):
+    ...
+    tsumugi_core.schedule_spec.InvalidScheduleError: name must match ^[A-Za-z0-9_-]+$ and be at most 64 characters, got 'a b'
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Mapping
+from enum import StrEnum
+from typing import Any, Final
+
+import msgspec
+
+from tsumugi_core.ids import InvalidJobIdError, format_job_id
+from tsumugi_core.options import Backoff, EnqueueItem, EnqueueValidationError, Guarantee, validate_enqueue
+from tsumugi_core.schedule_timing import InvalidTimingError, Timing, validate_timing
+from tsumugi_core.sharding import resolve_shard
+
+__all__ = [
+    "ALLOWED_JOB_OPTIONS",
+    "FORBIDDEN_JOB_OPTIONS",
+    "MAX_SCHEDULE_NAME_CHARS",
+    "SCHEDULE_NAME_RE",
+    "InvalidScheduleError",
+    "Overlap",
+    "ScheduleSource",
+    "ScheduleSpec",
+    "occurrence_item",
+    "occurrence_job_id",
+    "trigger_job_id",
+    "validate_schedule",
+    "validate_schedule_name",
+]
+
+SCHEDULE_NAME_RE: Final = re.compile(r"[A-Za-z0-9_-]+")
+MAX_SCHEDULE_NAME_CHARS: Final = 64
+ALLOWED_JOB_OPTIONS: Final = (
+    "partition_key", "max_attempts", "backoff", "timeout_ms", "priority", "guarantee", "concurrency_key",
+)  # fmt: skip
+"""Enqueue options a job schedule may set (the original's list)."""
+FORBIDDEN_JOB_OPTIONS: Final = ("unique_key", "unique_for_ms", "delay_ms", "run_at", "id", "expires_at",
+                                "expires_in_ms", "run_id", "node_id", "traceparent")  # fmt: skip
+"""Enqueue options a schedule refuses: the occurrence decides the job's id and time (original: uniqueKey,
+delayMs, runAt; the rest follow from the same reason)."""
+
+
+class InvalidScheduleError(ValueError):
+    """A schedule definition broke a rule; the message is ``<field> <rule>``.
+
+    Attributes:
+        field: The field's Python name (``every_ms``, ``backoff.delay_ms``, ``name``).
+        rule: What the value must satisfy.
+    """
+
+    def __init__(self, field: str, rule: str) -> None:
+        super().__init__(f"{field} {rule}")
+        self.field = field
+        self.rule = rule
+
+
+class Overlap(StrEnum):
+    """What happens when an occurrence is due while the previous one's job is still active."""
+
+    SKIP = "skip"
+    """Do not enqueue; count it as skipped (the default)."""
+    OVERLAP = "overlap"
+    """Enqueue anyway."""
+
+
+class ScheduleSource(StrEnum):
+    """Where a schedule is defined."""
+
+    CODE = "code"
+    """``define_tsumugi(schedules=...)``: read-only at run time, reconciled on each deploy."""
+    RUNTIME = "runtime"
+    """Created through the client, RPC or REST: created, changed and deleted at run time."""
+
+
+class ScheduleSpec(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """A job schedule: target, payload, job options, timing and overlap.
+
+    ``payload_from_code`` marks a code schedule whose payload is a function of ``scheduled_at``: the stored
+    spec then holds no payload and the scheduler asks the definition at each occurrence.
+    """
+
+    name: str
+    binding: str
+    payload: Any = None
+    timing: Timing
+    overlap: Overlap = Overlap.SKIP
+    partition_key: str | None = None
+    max_attempts: int | None = None
+    backoff: Backoff | None = None
+    timeout_ms: int | None = None
+    priority: int | None = None
+    guarantee: Guarantee | None = None
+    concurrency_key: str | None = None
+    payload_from_code: bool = False
+
+
+def validate_schedule_name(name: object) -> str:
+    """``name`` when it is a schedule name: ``^[A-Za-z0-9_-]+$``, at most 64 characters.
+
+    Raises:
+        InvalidScheduleError: naming ``name``.
+    """
+    if (
+        not isinstance(name, str)
+        or len(name) > MAX_SCHEDULE_NAME_CHARS
+        or not SCHEDULE_NAME_RE.fullmatch(name)
+    ):
+        raise InvalidScheduleError(
+            "name",
+            f"must match ^{SCHEDULE_NAME_RE.pattern}$ and be at most {MAX_SCHEDULE_NAME_CHARS} characters, "
+            f"got {name!r}",
+        )
+    return name
+
+
+def _item(spec: ScheduleSpec, payload: Any, job_id: str | None = None) -> EnqueueItem:
+    return EnqueueItem(
+        binding=spec.binding,
+        payload=payload,
+        id=job_id,
+        **{option: getattr(spec, option) for option in ALLOWED_JOB_OPTIONS},
+    )
+
+
+def validate_schedule(
+    spec: ScheduleSpec, *, registered: Collection[str], shards: Mapping[str, int]
+) -> ScheduleSpec:
+    """``spec`` when it keeps every rule of a schedule.
+
+    Args:
+        spec: The schedule.
+        registered: The scheduler's performers; empty accepts any binding.
+        shards: Shard counts of the bindings split into more than one.
+
+    Raises:
+        InvalidScheduleError: naming the field and the rule: the name, the timing (exactly one of every_ms
+            and cron, every_ms at least 1000, a cron that parses and fires, a known time zone), overlap, an
+            unregistered binding, a sharded binding without partition_key, or any job option's own rule.
+    """
+    validate_schedule_name(spec.name)
+    try:
+        validate_timing(spec.timing)
+    except InvalidTimingError as exc:
+        raise InvalidScheduleError(exc.field, exc.rule) from None
+    if spec.overlap not in (Overlap.SKIP, Overlap.OVERLAP):
+        raise InvalidScheduleError("overlap", f"must be 'skip' or 'overlap', got {spec.overlap!r}")
+    try:
+        validate_enqueue(_item(spec, None if spec.payload_from_code else spec.payload))
+    except EnqueueValidationError as exc:
+        raise InvalidScheduleError(exc.field, exc.rule) from None
+    if registered and spec.binding not in registered:
+        raise InvalidScheduleError("binding", f"is not a registered performer: {spec.binding}")
+    if shards.get(spec.binding, 1) > 1 and spec.partition_key is None:
+        raise InvalidScheduleError(
+            "partition_key", f"is required: {spec.binding} is split into {shards[spec.binding]} shards"
+        )
+    return spec
+
+
+def _shard(spec: ScheduleSpec, shards: int) -> int:
+    try:
+        return resolve_shard(spec.binding, shards, spec.partition_key)
+    except InvalidJobIdError as exc:
+        raise InvalidScheduleError("partition_key", f"is required: {exc}") from None
+
+
+def occurrence_job_id(spec: ScheduleSpec, shards: int, occurrence: int) -> str:
+    """The job id of the occurrence at ``occurrence``: ``<binding>#<shard>:<name>-<occurrence>`` (original)."""
+    return format_job_id(spec.binding, _shard(spec, shards), f"{spec.name}-{occurrence}")
+
+
+def trigger_job_id(spec: ScheduleSpec, shards: int, at: int) -> str:
+    """The job id of a "run now" at ``at``: ``<binding>#<shard>:<name>-now-<at>``, apart from occurrences."""
+    return format_job_id(spec.binding, _shard(spec, shards), f"{spec.name}-now-{at}")
+
+
+def occurrence_item(spec: ScheduleSpec, payload: Any, job_id: str) -> EnqueueItem:
+    """The enqueue item of one occurrence: the schedule's binding and options, ``payload`` and ``job_id``."""
+    return _item(spec, payload, job_id)

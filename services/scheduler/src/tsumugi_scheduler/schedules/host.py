@@ -1,0 +1,403 @@
+"""The Scheduler Durable Object's application shell: reconcile, fire due occurrences, and the run-time API.
+
+One object per Scheduler shard (``scheduler#<i>``, ADR-0079). Every call names its shard first; the object
+keeps it for its alarms. Each call reconciles the code's schedules of this shard when the definition's
+fingerprint differs from the stored one (a deploy), then does its work and arms one alarm at the earliest
+``next_run_at`` of an unpaused row.
+
+The alarm fires up to `FIRE_BATCH` due rows: it decides each (`tsumugi_core.schedule_plan.plan_fire`, with
+the previous job's state read from its shard for ``overlap: skip``), enqueues the fired occurrences in
+batches through the producer service (deterministic ids: a repeated alarm re-enqueues the same ids, which the
+shards absorb), then records every result in one transaction. A failure is recorded as ``last_error`` and the
+schedule moves on to its next occurrence (the original does not retry an occurrence).
+
+Answers are plain dicts: ``{"ok": true, "schedule": view}`` or ``{"ok": false, "status": 4xx, "error": ...}``
+(errors cross RPC as answers, never as exceptions). Starting a flow from a schedule is the extension point
+named in `_enqueue_fires`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from collections.abc import Sequence
+from typing import Any, Final
+
+import msgspec
+
+from tsumugi_core.options import EnqueueValidationError
+from tsumugi_core.schedule_plan import (
+    Delete,
+    Fire,
+    Insert,
+    Skip,
+    plan_fire,
+    reconcile,
+    resumed_next_run,
+)
+from tsumugi_core.schedule_spec import (
+    InvalidScheduleError,
+    ScheduleSource,
+    ScheduleSpec,
+    occurrence_item,
+    trigger_job_id,
+)
+from tsumugi_core.schedule_timing import first_occurrence, next_after
+from tsumugi_core.states import ACTIVE_STATES
+from tsumugi_scheduler.api.plain_calls import shard_env
+from tsumugi_scheduler.definition import TsumugiDefinition
+from tsumugi_scheduler.producer_rpc import MAX_BATCH_ITEMS, SchedulerService
+from tsumugi_scheduler.remote_errors import error_text
+from tsumugi_scheduler.schedules.fields import merge_patch, spec_from_camel
+from tsumugi_scheduler.schedules.routing import shard_of_schedule
+from tsumugi_scheduler.schedules.store import FireRecord, ScheduleRow, ScheduleStore
+from tsumugi_scheduler.schedules.views import schedule_view
+from tsumugi_scheduler.shard.port import SqlLike
+from tsumugi_scheduler.timing import time_source
+from tsumugi_scheduler.wire import shard_of_job
+
+__all__ = ["FIRE_BATCH", "SCHEDULE_LOGGER", "SchedulerHost", "definition_fingerprint"]
+
+FIRE_BATCH: Final = 500
+"""Due rows one alarm fires; more are fired by the next alarm, armed at once."""
+SCHEDULE_LOGGER: Final = "tsumugi.schedules"
+_FINGERPRINT: Final = "defs_fingerprint"
+_SHARD: Final = "shard"
+_ACTIVE: Final = frozenset(state.value for state in ACTIVE_STATES)
+_log = logging.getLogger(SCHEDULE_LOGGER)
+
+
+def definition_fingerprint(specs: dict[str, ScheduleSpec]) -> str:
+    """The code schedules as canonical JSON: a deploy that changes any of them changes it."""
+    return msgspec.json.encode(sorted(specs.items())).decode()
+
+
+def _fail(status: int, error: str, field: str | None = None, rule: str | None = None) -> dict[str, Any]:
+    answer: dict[str, Any] = {"ok": False, "status": status, "error": error}
+    if field is not None:
+        answer["field"] = field
+        answer["rule"] = rule
+    return answer
+
+
+def _invalid(exc: InvalidScheduleError) -> dict[str, Any]:
+    return _fail(400, str(exc), exc.field, exc.rule)
+
+
+def _read_only(name: str) -> dict[str, Any]:
+    return _fail(409, f"schedule {name} is defined in code and is read-only; pause, resume and trigger it, "
+                      "or change it in the code")  # fmt: skip
+
+
+def _not_found(name: str) -> dict[str, Any]:
+    return _fail(404, f"schedule not found: {name}")
+
+
+class SchedulerHost:
+    """One Scheduler object: its store, its alarm and its shard of the code's schedules."""
+
+    def __init__(self, storage: Any, sql: SqlLike, env: Any, definition: TsumugiDefinition) -> None:
+        """Serve the object whose ``ctx.storage`` is ``storage``."""
+        self._storage = storage
+        self._sql = sql
+        self._env = env
+        self._definition = definition
+        self._store: ScheduleStore | None = None
+        self._shard: int | None = None
+        self._ticking = False
+        self._reconciled = False
+
+    # -- opening and reconciling ----------------------------------------------------------------------------
+
+    def _open(self, shard: int | None) -> ScheduleStore | None:
+        if self._store is not None and self._shard is not None:
+            return self._store
+        if self._store is None:
+            self._store = ScheduleStore(self._sql)
+        stored = self._store.setting(_SHARD)
+        if stored is None and shard is not None:
+            self._store.put_setting(_SHARD, str(shard))
+        self._shard = int(stored) if stored is not None else shard
+        return None if self._shard is None else self._store
+
+    def _code_specs(self) -> dict[str, ScheduleSpec]:
+        count = self._definition.schedule_shards
+        return {name: spec for name, spec in self._definition.schedules.specs.items()
+                if shard_of_schedule(name, count) == self._shard}  # fmt: skip
+
+    def _reconcile(self, store: ScheduleStore, now: int) -> None:
+        if self._reconciled:
+            return  # once per object instance: a deploy starts new instances with the new code
+        code = self._code_specs()
+        fingerprint = definition_fingerprint(code)
+        if store.setting(_FINGERPRINT) == fingerprint:
+            self._reconciled = True
+            return
+        stored = [row.stored() for row in store.all()]
+
+        def apply() -> None:
+            for change in reconcile(code, stored, now):
+                if isinstance(change, Insert):
+                    store.insert(name=change.name, source=ScheduleSource.CODE, spec=change.spec,
+                                 next_run_at=change.next_run_at, now=now)  # fmt: skip
+                elif isinstance(change, Delete):
+                    store.delete(change.name)
+                else:
+                    store.replace_spec(name=change.name, source=ScheduleSource.CODE, spec=change.spec,
+                                       next_run_at=change.next_run_at, now=now)  # fmt: skip
+            store.put_setting(_FINGERPRINT, fingerprint)
+
+        self._sql.transaction_sync(apply)
+        self._reconciled = True
+
+    def _ready(self, shard: int | None) -> ScheduleStore | None:
+        store = self._open(shard)
+        if store is not None:
+            self._reconcile(store, time_source().now_ms())
+        return store
+
+    async def _arm(self, store: ScheduleStore) -> None:
+        at = store.next_due_at()
+        if at is None:
+            await self._storage.deleteAlarm()
+        else:
+            await self._storage.setAlarm(at)
+
+    def _registered(self) -> tuple[str, ...]:
+        return self._definition.performers
+
+    def _shard_counts(self) -> dict[str, int]:
+        return {b: self._definition.shards_of(b) for b in self._definition.performers}
+
+    # -- reads ----------------------------------------------------------------------------------------------
+
+    async def sync(self, shard: int) -> int:
+        """Reconcile with the code and arm the alarm; the number of schedules held."""
+        store = self._ready(shard)
+        assert store is not None
+        await self._arm(store)
+        return len(store.all())
+
+    async def list(self, shard: int) -> list[dict[str, Any]]:
+        """Every schedule of this shard, by name."""
+        store = self._ready(shard)
+        assert store is not None
+        await self._arm(store)
+        return [schedule_view(row) for row in store.all()]
+
+    async def get(self, shard: int, name: str) -> dict[str, Any] | None:
+        """One schedule's view, or None."""
+        store = self._ready(shard)
+        assert store is not None
+        row = store.get(name)
+        return None if row is None else schedule_view(row)
+
+    # -- run-time schedules ---------------------------------------------------------------------------------
+
+    async def create(self, shard: int, body: Any) -> dict[str, Any]:
+        """A run-time schedule from a camelCase body; 409 when the name exists."""
+        store = self._ready(shard)
+        assert store is not None
+        try:
+            spec = spec_from_camel(body, registered=self._registered(), shards=self._shard_counts())
+        except InvalidScheduleError as exc:
+            return _invalid(exc)
+        if store.get(spec.name) is not None:
+            return _fail(409, f"schedule already exists: {spec.name}")
+        now = time_source().now_ms()
+        store.insert(name=spec.name, source=ScheduleSource.RUNTIME, spec=spec,
+                     next_run_at=first_occurrence(spec.timing, now), now=now)  # fmt: skip
+        await self._arm(store)
+        return self._answer(store, spec.name)
+
+    async def update(self, shard: int, name: str, body: Any) -> dict[str, Any]:
+        """Change a run-time schedule; a changed timing recomputes the next run, anything else keeps it."""
+        store = self._ready(shard)
+        assert store is not None
+        row = store.get(name)
+        if row is None:
+            return _not_found(name)
+        if row.source is ScheduleSource.CODE:
+            return _read_only(name)
+        try:
+            spec = merge_patch(row.spec, body, registered=self._registered(), shards=self._shard_counts())
+        except InvalidScheduleError as exc:
+            return _invalid(exc)
+        now = time_source().now_ms()
+        next_run_at = (
+            row.next_run_at if spec.timing == row.spec.timing else first_occurrence(spec.timing, now)
+        )
+        store.replace_spec(
+            name=name, source=ScheduleSource.RUNTIME, spec=spec, next_run_at=next_run_at, now=now
+        )
+        await self._arm(store)
+        return self._answer(store, name)
+
+    async def delete(self, shard: int, name: str) -> dict[str, Any]:
+        """Delete a run-time schedule."""
+        store = self._ready(shard)
+        assert store is not None
+        row = store.get(name)
+        if row is None:
+            return _not_found(name)
+        if row.source is ScheduleSource.CODE:
+            return _read_only(name)
+        store.delete(name)
+        await self._arm(store)
+        return {"ok": True, "name": name}
+
+    async def pause(self, shard: int, name: str) -> dict[str, Any]:
+        """Stop firing (any schedule; kept across deploys)."""
+        return await self._set_paused(shard, name, paused=True)
+
+    async def resume(self, shard: int, name: str) -> dict[str, Any]:
+        """Fire again from the next boundary after now."""
+        return await self._set_paused(shard, name, paused=False)
+
+    async def _set_paused(self, shard: int, name: str, *, paused: bool) -> dict[str, Any]:
+        store = self._ready(shard)
+        assert store is not None
+        row = store.get(name)
+        if row is None:
+            return _not_found(name)
+        now = time_source().now_ms()
+        next_run_at = row.next_run_at if paused or not row.paused else resumed_next_run(row.stored(), now)
+        store.set_paused(name, paused, next_run_at, now)
+        await self._arm(store)
+        return self._answer(store, name)
+
+    async def trigger(self, shard: int, name: str) -> dict[str, Any]:
+        """Run now: one job at once (also while paused); the next run is unchanged."""
+        store = self._ready(shard)
+        assert store is not None
+        row = store.get(name)
+        if row is None:
+            return _not_found(name)
+        now = time_source().now_ms()
+        job_id = trigger_job_id(row.spec, self._definition.shards_of(row.spec.binding), now)
+        errors = await self._enqueue_fires([(row, now, job_id)])
+        error = errors.get(name)
+        store.record_trigger(name, now, None if error else job_id, error)
+        answer = self._answer(store, name)
+        answer["job_id"] = job_id
+        if error:
+            answer.update(_fail(502, error))
+        return answer
+
+    def _answer(self, store: ScheduleStore, name: str) -> dict[str, Any]:
+        row = store.get(name)
+        assert row is not None
+        return {"ok": True, "schedule": schedule_view(row)}
+
+    # -- the alarm ------------------------------------------------------------------------------------------
+
+    async def alarm(self) -> None:
+        """Fire the due occurrences, then arm the next alarm."""
+        store = self._ready(None)
+        if store is None or self._ticking:
+            return  # never called by name yet, or a tick in progress (it arms after itself)
+        self._ticking = True
+        try:
+            now = time_source().now_ms()
+            due = store.due(now, FIRE_BATCH)
+            if due:
+                await self._fire(store, due, now)
+            if len(due) == FIRE_BATCH:
+                await self._storage.setAlarm(time_source().now_ms())
+                return
+        finally:
+            self._ticking = False
+        await self._arm(store)
+
+    async def _active(self, rows: Sequence[ScheduleRow]) -> set[str]:
+        """Names whose last job is still SCHEDULED, QUEUED or RUNNING (one call per JobShard)."""
+        by_shard: dict[str, list[tuple[str, str]]] = {}
+        for row in rows:
+            if row.last_job_id is not None and row.spec.overlap.value == "skip":
+                by_shard.setdefault(shard_of_job(row.last_job_id), []).append((row.name, row.last_job_id))
+        shards = shard_env(self._env).JOB_SHARD
+
+        async def ask(shard: str, pairs: list[tuple[str, str]]) -> set[str]:
+            try:
+                states = await shards.getByName(shard).states_of(shard, [job for _, job in pairs])
+            except Exception:
+                _log.exception("reading job states from %s failed; treating them as finished", shard)
+                return set()
+            return {name for (name, _), state in zip(pairs, states, strict=True) if state in _ACTIVE}
+
+        found = await asyncio.gather(*(ask(s, pairs) for s, pairs in by_shard.items()))
+        names: set[str] = set()
+        return names.union(*found)
+
+    async def _fire(self, store: ScheduleStore, due: list[ScheduleRow], now: int) -> None:
+        active = await self._active(due)
+        records: list[FireRecord] = []
+        fires: list[tuple[ScheduleRow, int, str]] = []
+        for row in due:
+            try:
+                plan = plan_fire(row.stored(), now=now, previous_active=row.name in active,
+                                 shards=self._definition.shards_of(row.spec.binding))  # fmt: skip
+            except InvalidScheduleError as exc:  # a binding resharded since the schedule was made
+                records.append(FireRecord(name=row.name, occurrence=row.next_run_at,
+                                          next_run_at=_following(row, now), error=str(exc)))  # fmt: skip
+                continue
+            if isinstance(plan, Skip):
+                records.append(FireRecord(name=row.name, occurrence=plan.occurrence,
+                                          next_run_at=plan.next_run_at, skipped=True))  # fmt: skip
+                continue
+            assert isinstance(plan, Fire)
+            fires.append((row, plan.occurrence, plan.job_id))
+            records.append(FireRecord(name=row.name, occurrence=plan.occurrence, next_run_at=plan.next_run_at,
+                                      job_id=plan.job_id))  # fmt: skip
+        errors = await self._enqueue_fires(fires)
+        if errors:
+            records = [msgspec.structs.replace(r, job_id=None, error=errors[r.name]) if r.name in errors else r
+                       for r in records]  # fmt: skip
+        store.record(records, now)
+
+    async def _payload(self, row: ScheduleRow, occurrence: int) -> Any:
+        if not row.spec.payload_from_code:
+            return row.spec.payload
+        function = self._definition.schedules.payloads.get(row.name)
+        if function is None:
+            raise RuntimeError(f"the code no longer defines a payload function for {row.name}")
+        value = function(occurrence)
+        return await value if inspect.isawaitable(value) else value
+
+    async def _enqueue_fires(self, fires: Sequence[tuple[ScheduleRow, int, str]]) -> dict[str, str]:
+        """Enqueue each ``(row, scheduled_at, job_id)``; the error text of each schedule that failed.
+
+        Extension point: a flow schedule (once flows exist) starts its run here with a run id derived the
+        same way (``<flow>:<name>-<scheduled_at>``), beside the job items.
+        """
+        errors: dict[str, str] = {}
+        items: list[tuple[str, dict[str, Any]]] = []
+        for row, at, job_id in fires:
+            try:
+                payload = await self._payload(row, at)
+                items.append((row.name, msgspec.to_builtins(occurrence_item(row.spec, payload, job_id))))
+            except Exception as exc:
+                errors[row.name] = error_text(exc).splitlines()[0]
+        service = SchedulerService(shard_env(self._env), self._definition)
+        for start in range(0, len(items), MAX_BATCH_ITEMS):
+            chunk = items[start : start + MAX_BATCH_ITEMS]
+            try:
+                await service.enqueue_many([item for _, item in chunk])
+            except EnqueueValidationError:
+                # One bad item refuses the batch: enqueue one by one so each error lands on its schedule.
+                for name, item in chunk:
+                    try:
+                        await service.enqueue_many([item])
+                    except Exception as exc:
+                        errors[name] = error_text(exc).splitlines()[0]
+            except Exception as exc:
+                text = error_text(exc).splitlines()[0]
+                errors.update((name, text) for name, _ in chunk)
+        for name, text in errors.items():
+            _log.warning("schedule %s failed: %s", name, text)
+        return errors
+
+
+def _following(row: ScheduleRow, now: int) -> int:
+    return next_after(row.spec.timing, row.next_run_at, now)

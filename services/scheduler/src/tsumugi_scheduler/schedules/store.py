@@ -1,0 +1,196 @@
+"""The Scheduler Durable Object's SQLite: one row per schedule, the next due found through a partial index.
+
+``schedule_due`` indexes ``next_run_at`` of the rows that are not paused, so the due rows of a tick and the
+next alarm instant cost O(log n) in the number of schedules (ADR-0079). The spec is stored as JSON (a
+`ScheduleSpec`); the bookkeeping columns are the original's (reference §5.3) plus ``source`` and ``paused``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import msgspec
+
+from tsumugi_core.schedule_plan import StoredSchedule
+from tsumugi_core.schedule_spec import ScheduleSource, ScheduleSpec
+from tsumugi_scheduler.shard.port import SqlLike
+
+__all__ = ["SCHEDULE_DDL", "FireRecord", "ScheduleRow", "ScheduleStore"]
+
+SCHEDULE_DDL: Final = (
+    """CREATE TABLE IF NOT EXISTS schedule (
+        name TEXT PRIMARY KEY,
+        source TEXT NOT NULL,
+        spec TEXT NOT NULL,
+        next_run_at INTEGER NOT NULL,
+        paused INTEGER NOT NULL DEFAULT 0,
+        last_run_at INTEGER,
+        last_fired_at INTEGER,
+        last_job_id TEXT,
+        last_run_id TEXT,
+        last_skipped_at INTEGER,
+        skipped_count INTEGER NOT NULL DEFAULT 0,
+        last_error TEXT,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL
+    ) WITHOUT ROWID""",
+    "CREATE INDEX IF NOT EXISTS schedule_due ON schedule (next_run_at, name) WHERE paused = 0",
+    "CREATE TABLE IF NOT EXISTS schedule_setting (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID",
+)
+_COLUMNS: Final = (
+    "name, source, spec, next_run_at, paused, last_run_at, last_fired_at, last_job_id, last_run_id, "
+    "last_skipped_at, skipped_count, last_error, created_at, updated_at"
+)
+_spec_decoder = msgspec.json.Decoder(ScheduleSpec)
+_encoder = msgspec.json.Encoder()
+
+
+class ScheduleRow(msgspec.Struct, frozen=True, kw_only=True):
+    """A stored schedule with its bookkeeping."""
+
+    name: str
+    source: ScheduleSource
+    spec: ScheduleSpec
+    next_run_at: int
+    paused: bool
+    last_run_at: int | None
+    last_fired_at: int | None
+    last_job_id: str | None
+    last_run_id: str | None
+    last_skipped_at: int | None
+    skipped_count: int
+    last_error: str | None
+    created_at: int
+    updated_at: int
+
+    def stored(self) -> StoredSchedule:
+        """The view the pure decisions read."""
+        return StoredSchedule(
+            name=self.name, source=self.source, spec=self.spec, next_run_at=self.next_run_at
+        )
+
+
+class FireRecord(msgspec.Struct, frozen=True, kw_only=True):
+    """What one firing (or skip) leaves on its row."""
+
+    name: str
+    occurrence: int
+    next_run_at: int
+    job_id: str | None = None
+    error: str | None = None
+    skipped: bool = False
+
+
+def _row(raw: Any) -> ScheduleRow:
+    return ScheduleRow(
+        name=str(raw["name"]), source=ScheduleSource(raw["source"]), spec=_spec_decoder.decode(raw["spec"]),
+        next_run_at=int(raw["next_run_at"]), paused=bool(raw["paused"]), last_run_at=raw["last_run_at"],
+        last_fired_at=raw["last_fired_at"], last_job_id=raw["last_job_id"], last_run_id=raw["last_run_id"],
+        last_skipped_at=raw["last_skipped_at"], skipped_count=int(raw["skipped_count"]),
+        last_error=raw["last_error"], created_at=int(raw["created_at"]), updated_at=int(raw["updated_at"]),
+    )  # fmt: skip
+
+
+class ScheduleStore:
+    """CRUD over the object's ``schedule`` table; every method is one statement or one transaction."""
+
+    def __init__(self, sql: SqlLike) -> None:
+        """Open (and create when missing) the tables."""
+        self._sql = sql
+        for ddl in SCHEDULE_DDL:
+            sql.exec(ddl)
+
+    def setting(self, key: str) -> str | None:
+        """A stored setting."""
+        rows = self._sql.exec("SELECT value FROM schedule_setting WHERE key = ?", key).toArray()
+        return str(rows[0]["value"]) if rows else None
+
+    def put_setting(self, key: str, value: str) -> None:
+        """Store a setting."""
+        self._sql.exec(
+            "INSERT INTO schedule_setting (key, value) VALUES (?, ?) "
+            "ON CONFLICT (key) DO UPDATE SET value = excluded.value", key, value,
+        )  # fmt: skip
+
+    def get(self, name: str) -> ScheduleRow | None:
+        """One schedule."""
+        rows = self._sql.exec(f"SELECT {_COLUMNS} FROM schedule WHERE name = ?", name).toArray()
+        return _row(rows[0]) if rows else None
+
+    def all(self) -> list[ScheduleRow]:
+        """Every schedule, by name."""
+        return [_row(r) for r in self._sql.exec(f"SELECT {_COLUMNS} FROM schedule ORDER BY name").toArray()]
+
+    def due(self, now: int, limit: int) -> list[ScheduleRow]:
+        """Up to ``limit`` unpaused rows due at ``now``, oldest first (the ``schedule_due`` index)."""
+        query = (f"SELECT {_COLUMNS} FROM schedule WHERE paused = 0 AND next_run_at <= ? "
+                 "ORDER BY next_run_at, name LIMIT ?")  # fmt: skip
+        return [_row(r) for r in self._sql.exec(query, now, limit).toArray()]
+
+    def next_due_at(self) -> int | None:
+        """The earliest ``next_run_at`` of an unpaused row."""
+        rows = self._sql.exec("SELECT min(next_run_at) AS at FROM schedule WHERE paused = 0").toArray()
+        value = rows[0]["at"] if rows else None
+        return None if value is None else int(value)
+
+    def insert(self, *, name: str, source: ScheduleSource, spec: ScheduleSpec, next_run_at: int, now: int,
+               paused: bool = False) -> None:  # fmt: skip
+        """A new row."""
+        self._sql.exec(
+            "INSERT INTO schedule (name, source, spec, next_run_at, paused, created_at, updated_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            name, source.value, _encoder.encode(spec).decode(), next_run_at, int(paused), now, now,
+        )  # fmt: skip
+
+    def replace_spec(self, *, name: str, source: ScheduleSource, spec: ScheduleSpec, next_run_at: int,
+                     now: int) -> None:  # fmt: skip
+        """A changed definition; pause state and bookkeeping stay."""
+        self._sql.exec(
+            "UPDATE schedule SET source = ?, spec = ?, next_run_at = ?, updated_at = ? WHERE name = ?",
+            source.value, _encoder.encode(spec).decode(), next_run_at, now, name,
+        )  # fmt: skip
+
+    def delete(self, name: str) -> bool:
+        """Remove a row; False when there was none."""
+        cursor = self._sql.exec("DELETE FROM schedule WHERE name = ? RETURNING name", name)
+        return bool(cursor.toArray())
+
+    def set_paused(self, name: str, paused: bool, next_run_at: int, now: int) -> None:
+        """Pause or resume (with the next run a resume computes)."""
+        self._sql.exec(
+            "UPDATE schedule SET paused = ?, next_run_at = ?, updated_at = ? WHERE name = ?",
+            int(paused), next_run_at, now, name,
+        )  # fmt: skip
+
+    def record(self, records: list[FireRecord], now: int) -> None:
+        """What a tick fired and skipped, in one transaction.
+
+        The next run moves only when the row still waits for the occurrence that fired: a definition changed
+        or a resume while the enqueue was in flight keeps its own next run.
+        """
+
+        def apply() -> None:
+            for r in records:
+                if r.skipped:
+                    self._sql.exec(
+                        "UPDATE schedule SET skipped_count = skipped_count + 1, last_skipped_at = ?, "
+                        "next_run_at = CASE WHEN next_run_at = ? THEN ? ELSE next_run_at END, updated_at = ? "
+                        "WHERE name = ?", now, r.occurrence, r.next_run_at, now, r.name,
+                    )  # fmt: skip
+                else:
+                    self._sql.exec(
+                        "UPDATE schedule SET last_run_at = ?, last_fired_at = ?, "
+                        "last_job_id = coalesce(?, last_job_id), last_error = ?, "
+                        "next_run_at = CASE WHEN next_run_at = ? THEN ? ELSE next_run_at END, updated_at = ? "
+                        "WHERE name = ?",
+                        r.occurrence, now, r.job_id, r.error, r.occurrence, r.next_run_at, now, r.name,
+                    )  # fmt: skip
+
+        self._sql.transaction_sync(apply)
+
+    def record_trigger(self, name: str, at: int, job_id: str | None, error: str | None) -> None:
+        """A "run now": last run and job, the next run unchanged."""
+        self._sql.exec(
+            "UPDATE schedule SET last_run_at = ?, last_fired_at = ?, last_job_id = coalesce(?, last_job_id), "
+            "last_error = ?, updated_at = ? WHERE name = ?", at, at, job_id, error, at, name,
+        )  # fmt: skip

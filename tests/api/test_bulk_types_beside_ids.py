@@ -1,0 +1,14 @@
+"""A bulk body is type-checked whole, also when it targets ``ids`` (the other fields are then ignored)."""
+
+from __future__ import annotations
+
+import pytest
+from api_world import World
+
+
+@pytest.mark.parametrize("path", ["/api/jobs/bulk-retry", "/api/jobs/bulk-cancel"])
+async def test_a_filter_field_of_the_wrong_type_beside_ids_is_refused(world: World, path: str) -> None:
+    status, body = await world.request("POST", path, {"ids": ["MAIL#0:x"], "unique_key": 5})
+    assert (status, body) == (400, {"error": "unique_key must be a string"})
+    status, _ = await world.request("POST", path, {"ids": ["MAIL#0:x"], "unique_key": "u"})
+    assert status == 200

@@ -1,0 +1,33 @@
+"""The schedules benchmark runs in quick mode and ends with a parseable RESULT line carrying every figure."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[3] / "bench" / "schedules.py"
+
+
+@pytest.mark.timeout(120)
+def test_quick_bench_fires_every_schedule_on_both_systems() -> None:
+    done = subprocess.run(
+        [sys.executable, str(BENCH), "--quick"], capture_output=True, text=True, timeout=110, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.strip().splitlines()
+    assert lines[-1].startswith("RESULT ")
+    result = json.loads(lines[-1].removeprefix("RESULT "))
+    assert (result["mode"], result["schedules"], result["fired"], result["huey_fired"]) == (
+        "quick",
+        1000,
+        1000,
+        1000,
+    )
+    assert result["alarms"] >= 2  # 500 per alarm
+    assert 0 <= result["tsumugi_lateness_p50_ms"] <= result["tsumugi_lateness_p99_ms"]
+    assert result["tsumugi_ms_per_fire"] > 0
+    assert result["huey_ms_per_fire"] > 0
