@@ -7,8 +7,9 @@ shape for a project of your own.
 
 from workers import DurableObject, WorkerEntrypoint
 
+from tsumugi_examples.greetings import greetings
 from tsumugi_scheduler.definition import define_tsumugi
-from tsumugi_scheduler.entrypoints import DefaultMethods, JobShardMethods, RpcMethods
+from tsumugi_scheduler.entrypoints import DefaultMethods, JobShardMethods, RpcMethods, RunMethods
 
 
 def _mail_defaults(item):
@@ -17,15 +18,20 @@ def _mail_defaults(item):
 
 
 TSUMUGI = define_tsumugi(
-    performers=["Hello", "Boom", "Slow", "SendMail", "NotifyFailure", "NotifySettled"],
+    performers=["Hello", "Boom", "Slow", "SendMail", "NotifyFailure", "NotifySettled", "ListNames", "ReportGreetings"],
     bindings={"Slow": {"policy": {"reaper_grace_ms": 5_000}}},
     on_enqueue=_mail_defaults,
     on_failure="NotifyFailure",
     on_settled={"binding": "NotifySettled", "states": ["COMPLETED", "FAILED", "CANCELLED", "STALLED"]},
+    flows=[greetings],
 )
 
 
 class TsumugiJobShard(JobShardMethods, DurableObject):
+    tsumugi = TSUMUGI
+
+
+class TsumugiRun(RunMethods, DurableObject):
     tsumugi = TSUMUGI
 
 

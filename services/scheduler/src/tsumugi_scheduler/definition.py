@@ -27,10 +27,12 @@ import msgspec
 import pydantic
 from pydantic import BaseModel, ConfigDict, Field
 
+from tsumugi_core.flow_spec import FlowSpec
 from tsumugi_core.ids import InvalidJobIdError, validate_binding_name
 from tsumugi_core.options import RateLimit
 from tsumugi_core.policy import Policy, PolicyValidationError, Retention, ShardSettings, validate_settings
 from tsumugi_core.states import TERMINAL_STATES, JobState
+from tsumugi_scheduler.run.settings import RunSettings, flow_registry, run_settings
 from tsumugi_scheduler.shard import NoticeConfig
 
 __all__ = [
@@ -233,8 +235,14 @@ class TsumugiDefinition:
         notices: NoticeConfig,
         on_enqueue: OnEnqueueHook | None,
         sweep: SweepOptions,
+        flows: Mapping[str, FlowSpec] | None = None,
+        runs: RunSettings | None = None,
     ) -> None:
         """Hold already validated values (use `define_tsumugi`)."""
+        self.flows: dict[str, FlowSpec] = dict(flows or {})
+        """Declared flows by name."""
+        self.runs = runs or RunSettings()
+        """Runs' limits and retention."""
         self.performers = performers
         self._bindings = dict(bindings)
         self.notices = notices
@@ -320,6 +328,8 @@ def define_tsumugi(
     on_failure: object = None,
     on_settled: Mapping[str, Any] | None = None,
     retention: Mapping[str, Any] | None = None,
+    flows: Sequence[object] = (),
+    runs: Mapping[str, Any] | None = None,
 ) -> TsumugiDefinition:
     """Define a scheduler: its performers, per-binding settings, hooks and read-model retention.
 
@@ -335,6 +345,9 @@ def define_tsumugi(
         on_failure: The binding that receives a FailureNotice for every FAILED or STALLED job (A2).
         on_settled: ``{"binding": ..., "states": [...]}``; a SettledNotice per job ending in those states (A3).
         retention: ``{"older_than_ms": ms, "limit": n}`` for the cron sweep of the read model.
+        flows: Flows declared with ``tsumugi_performer.flow`` that runs may start; a subflow's child flow
+            must be listed too.
+        runs: ``{"max_nodes", "max_depth", "sweep_after_ms", "failed_retention_ms"}`` for flow runs.
 
     Raises:
         DefinitionError: an option breaks a rule; the message names it.
@@ -347,7 +360,15 @@ def define_tsumugi(
         sweep_model = _RetentionModel.model_validate(retention or {})
     except pydantic.ValidationError as exc:
         raise _pydantic_error("retention", exc) from None
+    try:
+        flow_specs = flow_registry(flows, registered)
+        run_limits = run_settings(runs)
+    except ValueError as exc:
+        option, _, rule = str(exc).partition("|")
+        raise DefinitionError(option, rule) from None
     return TsumugiDefinition(
+        flows=flow_specs,
+        runs=run_limits,
         performers=registered,
         bindings=configured,
         notices=_notices(on_failure, on_settled, registered),

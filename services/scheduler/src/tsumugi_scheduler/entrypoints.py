@@ -42,10 +42,11 @@ from tsumugi_scheduler.definition import TsumugiDefinition
 from tsumugi_scheduler.maintenance import sweep_read_model
 from tsumugi_scheduler.producer_rpc import SchedulerService
 from tsumugi_scheduler.rest_api import rest_app
+from tsumugi_scheduler.run.host import RunHost
 from tsumugi_scheduler.shard_admin import ShardAdmin
 from tsumugi_scheduler.shard_host import JobShardHost
 
-__all__ = ["DefaultMethods", "JobShardMethods", "RpcMethods"]
+__all__ = ["DefaultMethods", "JobShardMethods", "RpcMethods", "RunMethods"]
 
 
 def _definition_of(cls: type) -> TsumugiDefinition:
@@ -154,6 +155,45 @@ class JobShardMethods(_Mixin):
     async def alarm(self, alarm_info: Any = None) -> None:
         """Tick: dispatch, reap, project, notify."""
         await self.host.alarm()
+
+
+class RunMethods(_Mixin):
+    """The Run Durable Object: one per flow run (addressed by the run id)."""
+
+    def __init__(self, ctx: Any, env: Any) -> None:
+        """Open the run's host over ``ctx.storage``."""
+        super().__init__(ctx, env)
+        self.run = RunHost(ctx.storage, _runtime.DurableObjectSql(ctx.storage), self.env, self.tsumugi)
+
+    async def start(self, run_id: str, flow: str, input_json: str, deadline_ms: Any = None, parent: Any = None,
+                    depth: int = 0) -> dict[str, Any]:  # fmt: skip
+        """Start the run (idempotent by run id)."""
+        return await self.run.start(run_id, flow, input_json, _runtime.plain(deadline_ms), _runtime.plain(parent),
+                                    depth)  # fmt: skip
+
+    async def notify(self, events: Any) -> None:
+        """Job events of the run's nodes, from the job shards' outbox."""
+        await self.run.notify(_runtime.plain(events))
+
+    async def notify_child(self, node_id: str, child_run_id: str, state: str) -> None:
+        """A child run's end."""
+        await self.run.notify_child(node_id, child_run_id, state)
+
+    async def cancel(self) -> dict[str, Any]:
+        """Cancel (drain) the run."""
+        return await self.run.cancel()
+
+    async def retry(self) -> dict[str, Any]:
+        """Resume a FAILED run."""
+        return await self.run.retry()
+
+    async def state(self) -> str | None:
+        """The run's state."""
+        return await self.run.state()
+
+    async def alarm(self, alarm_info: Any = None) -> None:
+        """Tick the run."""
+        await self.run.alarm()
 
 
 class RpcMethods(_Mixin):
