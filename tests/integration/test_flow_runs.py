@@ -38,3 +38,35 @@ async def test_greetings_completes_with_a_fan_out_summary(system: LocalRuntime, 
     assert json.loads(nodes[1]["result"]) == {"total": 3, "succeeded": 3, "failed": 0}
     report = await driver.job(nodes[2]["job_id"])
     assert json.loads(str(report.result)) == "greeted 3 of 3 (0 failed)"
+
+
+async def test_rest_starts_lists_reads_and_controls_runs(clock: VirtualClock, driver: Driver) -> None:
+    assert await driver.rest("GET", "/api/flows") == (200, {"flows": ["greetings"]})
+    for body, message in [
+        ({}, "flow is required"), ({"flow": "nope", "input": 1}, "unknown flow: nope"),
+        ({"flow": "greetings"}, "input is required"), ({"flow": "greetings", "input": {}, "id": 3}, "id must be a string"),
+        ({"flow": "greetings", "input": {}, "deadlineMs": 0}, "deadlineMs must be a positive integer"),
+        ([], "body must be an object"),
+    ]:  # fmt: skip
+        assert await driver.rest("POST", "/api/runs", body) == (400, {"error": message}), body
+    status, created = await driver.rest("POST", "/api/runs", {"flow": "greetings", "input": {"names": ["x"]},
+                                                              "id": "r1"})  # fmt: skip
+    assert (status, created) == (201, {"id": "greetings:r1"})
+    assert await driver.rest("POST", "/api/runs", {"flow": "greetings", "input": {}, "id": "r1"}) == (201, created)
+    await clock.advance(1_000)
+    status, listing = await driver.rest("GET", "/api/runs?flow=greetings&state=COMPLETED")
+    assert status == 200
+    assert [(r["id"], r["node_total"], r["node_done"]) for r in listing["runs"]] == [("greetings:r1", 4, 4)]
+    assert listing["total"] == 1
+    status, detail = await driver.rest("GET", "/api/runs/greetings:r1")
+    assert status == 200
+    assert (detail["run"]["state"], detail["run"]["retryable"], json.loads(detail["run"]["input"])) == (
+        "COMPLETED", False, {"names": ["x"]})  # fmt: skip
+    assert [n["id"] for n in detail["nodes"]] == ["names", "hello", "report", "hello:0"]
+    assert detail["nodes"][3]["origin"] == "fanOut"
+    assert detail["nodes"][3]["parent"] == "hello"
+    assert await driver.rest("POST", "/api/runs/greetings:r1/cancel") == (
+        409, {"ok": False, "reason": "invalid-state", "error": "not allowed in the current state"})  # fmt: skip
+    assert (await driver.rest("POST", "/api/runs/greetings:r1/retry"))[0] == 409
+    assert (await driver.rest("POST", "/api/runs/greetings:never/retry"))[0] == 410
+    assert await driver.rest("POST", "/api/runs/nocolon/cancel") == (400, {"error": "invalid run id"})

@@ -473,7 +473,9 @@ class JobShardHost:
                 by_run.setdefault(r.run_id, []).append({"nodeId": r.node_id, "jobId": r.job_id,
                                                         "state": r.state.value, "result": r.result,
                                                         "error": r.error})  # fmt: skip
-            await asyncio.gather(*(runs.getByName(run_id).notify(events) for run_id, events in by_run.items()))
+            await asyncio.gather(
+                *(runs.getByName(run_id).notify(events) for run_id, events in by_run.items())
+            )
             engine.ack_run_events(max(r.seq for r in records))
             if len(records) < FEED_BATCH:
                 return

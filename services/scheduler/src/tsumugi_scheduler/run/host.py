@@ -119,7 +119,7 @@ class RunHost:
             store.insert_run(run)
             store.insert_nodes(nodes)
             store.outbox_run(run)
-            store.outbox_nodes(run_id, [n["id"] for n in nodes])
+            store.outbox_nodes(run_id, [n.id for n in spec.nodes])
 
         self._sql.transaction_sync(write)
         await self._arm_now()
@@ -140,7 +140,11 @@ class RunHost:
         def write() -> None:
             for event in events:
                 node = store.node(str(event.get("nodeId")))
-                if node is None or node["job_id"] != event.get("jobId") or node["state"] in NODE_TERMINAL_STATES:
+                if (
+                    node is None
+                    or node["job_id"] != event.get("jobId")
+                    or node["state"] in NODE_TERMINAL_STATES
+                ):
                     continue  # unknown, from a job before a resume, or a duplicate
                 state = str(event.get("state"))
                 result = event.get("result") if state == "COMPLETED" else None
@@ -282,8 +286,12 @@ class RunHost:
 
     async def _advance(self, store: RunStore, run: dict[str, Any], spec: Any, now: int) -> bool:
         cancelling, expired = bool(run["cancelling"]), bool(run["expired"])
-        deadline_error = f"run deadline exceeded: {run['deadline_ms']}ms" if expired and not cancelling else None
-        steps = Steps(store, run, spec, now, self._definition.shards_of, self.settings.max_nodes, deadline_error)
+        deadline_error = (
+            f"run deadline exceeded: {run['deadline_ms']}ms" if expired and not cancelling else None
+        )
+        steps = Steps(
+            store, run, spec, now, self._definition.shards_of, self.settings.max_nodes, deadline_error
+        )
         handled: set[str] = set()
         deferred = False
 

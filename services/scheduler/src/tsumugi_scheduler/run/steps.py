@@ -97,7 +97,9 @@ class Steps:
         self._set(row["id"], state="SKIPPED")
 
     def _aggregate(self, row: Mapping[str, Any]) -> None:
-        self._set(row["id"], state="COMPLETED", result=_json(fan_out_summary(self.store.children_states(row["id"]))))
+        self._set(
+            row["id"], state="COMPLETED", result=_json(fan_out_summary(self.store.children_states(row["id"])))
+        )
 
     def _cancel(self, row: Mapping[str, Any]) -> None:
         final = "FAILED" if self.deadline_error is not None else "CANCELLED"
@@ -118,18 +120,26 @@ class Steps:
             try:
                 deps = self._deps(row)
                 payload = None if definition.input is None else definition.input(self._input, deps)
-                options = {**definition.options, "concurrency_key": _concurrency_key(definition, self._input, deps)}
+                options = {
+                    **definition.options,
+                    "concurrency_key": _concurrency_key(definition, self._input, deps),
+                }
             except Exception as exc:
                 self._fail(node_id, f"input failed: {type(exc).__name__}: {exc}")
                 return
-            payload_json, options_json = _json(payload), _json({k: v for k, v in options.items() if v is not None})
+            payload_json, options_json = (
+                _json(payload),
+                _json({k: v for k, v in options.items() if v is not None}),
+            )
         else:
             payload_json, options_json = row["payload"] or "null", row["options"] or "{}"
         binding = str(row["binding"])
         job_id = node_job_id(binding, self.shards(binding), str(self.run["id"]), node_id, int(row["gen"]))
-        self._set(node_id, state="SCHEDULED", job_id=job_id, payload=payload_json, options=options_json, sent=0)
+        self._set(
+            node_id, state="SCHEDULED", job_id=job_id, payload=payload_json, options=options_json, sent=0
+        )
 
-    def _startRun(self, row: Mapping[str, Any]) -> None:  # noqa: N802 - the decision's name
+    def _startRun(self, row: Mapping[str, Any]) -> None:
         node_id = str(row["id"])
         definition = self.spec.node(node_id)
         if definition is None or definition.subflow is None:
@@ -166,12 +176,16 @@ class Steps:
         self.touched.update(c["id"] for c in children)
         self._set(node_id, state="RUNNING")
 
-    def _children(self, row: Mapping[str, Any], definition: NodeSpec, items: list[Any]) -> list[dict[str, Any]]:
+    def _children(
+        self, row: Mapping[str, Any], definition: NodeSpec, items: list[Any]
+    ) -> list[dict[str, Any]]:
         seq = self.store.next_seq()
         children: list[dict[str, Any]] = []
         for index, item in enumerate(items):
             key = str(index) if definition.key is None else str(definition.key(item, index))
-            payload = None if definition.item_input is None else definition.item_input(item, self._input, index)
+            payload = (
+                None if definition.item_input is None else definition.item_input(item, self._input, index)
+            )
             options = {**definition.options, "concurrency_key": _concurrency_key(definition, item, index)}
             children.append({
                 "id": f"{row['id']}:{key}", "binding": row["binding"], "state": "PENDING", "container": 0,

@@ -130,7 +130,9 @@ class RunStore:
 
     def outbox(self, limit: int) -> list[dict[str, Any]]:
         """The oldest ``limit`` outbox rows."""
-        return [dict(r) for r in self.sql.exec("SELECT * FROM run_outbox ORDER BY seq LIMIT ?", limit).toArray()]
+        return [
+            dict(r) for r in self.sql.exec("SELECT * FROM run_outbox ORDER BY seq LIMIT ?", limit).toArray()
+        ]
 
     def ack(self, up_to_seq: int) -> None:
         """Forget outbox rows up to ``up_to_seq`` (projected)."""
