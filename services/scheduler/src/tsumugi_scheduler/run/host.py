@@ -28,7 +28,7 @@ from tsumugi_scheduler.run.store import RunStore, node_view
 from tsumugi_scheduler.shard import SqlLike
 from tsumugi_scheduler.timing import time_source
 
-__all__ = ["ADVANCE_ROUNDS", "DECISIONS_PER_TICK", "PROJECTION_BATCH", "RunError", "RunHost"]
+__all__ = ["ADVANCE_ROUNDS", "DECISIONS_PER_TICK", "PROJECTION_BATCH", "RUN_LOGGER", "RunError", "RunHost"]
 
 DECISIONS_PER_TICK: Final = 200
 """Decisions one tick applies; more wait for the next tick (armed at once)."""
@@ -40,6 +40,9 @@ _PROJECTION_ROUNDS: Final = 4
 _RETRY_MS: Final = 5_000
 _TERMINAL_RUN: Final = frozenset({"COMPLETED", "FAILED", "CANCELLED"})
 _log = logging.getLogger("tsumugi_scheduler")
+RUN_LOGGER: Final = "tsumugi.runs"
+"""The logger of one-line run events (``run <id> <STATE>``); ``tsumugi dev`` shows them."""
+_run_log = logging.getLogger(RUN_LOGGER)
 _encode = msgspec.json.encode
 
 
@@ -251,6 +254,7 @@ class RunHost:
             return
         now = time_source().now_ms()
         spec = self._definition_flows().get(run["flow"])
+        before = run["state"]
         again = False
         if run["state"] == "RUNNING" and spec is None:
             self._fail_removed_flow(store, run, now)
@@ -263,6 +267,8 @@ class RunHost:
                 again = await self._advance(store, run, spec, now)
         await self._project(store)
         run = store.run() or run
+        if run["state"] != before:  # logged once projected: a reader of the line finds it in the read model
+            _run_log.info("run %s %s", run["id"], run["state"])
         if run["state"] in _TERMINAL_RUN:
             if not await self._notify_parent(store, run):
                 again = True
