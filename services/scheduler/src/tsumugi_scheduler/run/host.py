@@ -21,6 +21,7 @@ from tsumugi_core.ids import shard_name_of
 from tsumugi_core.options import EnqueueItem, EnqueueValidationError, validate_enqueue
 from tsumugi_scheduler.definition import TsumugiDefinition
 from tsumugi_scheduler.producer_rpc import MAX_BATCH_ITEMS, SchedulerService
+from tsumugi_scheduler.remote_errors import error_text
 from tsumugi_scheduler.run.projection import project_runs
 from tsumugi_scheduler.run.settings import RunSettings
 from tsumugi_scheduler.run.steps import Steps
@@ -368,7 +369,7 @@ class RunHost:
                     None, {"runId": run["id"], "nodeId": node["id"]}, int(run["depth"]) + 1)  # fmt: skip
                 sent.append(node["id"])
             except Exception as exc:
-                failed[node["id"]] = f"failed to start child run: {exc}"
+                failed[node["id"]] = f"failed to start child run: {_message(exc)}"
 
         def write() -> None:
             now = time_source().now_ms()
@@ -444,6 +445,13 @@ class RunHost:
                 await self._storage.setAlarm(max(int(run["deadline_at"]), now))
         else:
             await self._storage.setAlarm(max(int(run["updated_at"]) + self._keep_ms(run), now + 1000))
+
+
+def _message(error: BaseException) -> str:
+    """The message of an error from across RPC, without its type and traceback."""
+    first = error_text(error).splitlines()[0]
+    kind, sep, message = first.partition(": ")
+    return message if sep and " " not in kind else first
 
 
 def _camel(name: str) -> str:
