@@ -4,18 +4,26 @@
 example job there also runs a NotifySettled job: twice the work of a plain job queue. Huey runs no such
 follow-up task, so the like-for-like comparison uses this module: the same Worker classes (the mixins of
 ``tsumugi_scheduler.entrypoints`` that entry.py uses, ADR-0049) over a definition with the same performers and
-no notices. ``--scheduler example`` in bench/e2e.py measures the example setup instead.
+no notices (and the example flow, for bench/flows.py). ``--scheduler example`` in bench/e2e.py measures the example setup instead.
 """
 
 from workers import DurableObject, WorkerEntrypoint
 
+from tsumugi_examples.greetings import greetings
 from tsumugi_scheduler.definition import define_tsumugi
-from tsumugi_scheduler.entrypoints import DefaultMethods, JobShardMethods, RpcMethods
+from tsumugi_scheduler.entrypoints import DefaultMethods, JobShardMethods, RpcMethods, RunMethods
 
-TSUMUGI = define_tsumugi(performers=["Hello", "Boom", "Slow", "SendMail", "NotifyFailure", "NotifySettled"])
+TSUMUGI = define_tsumugi(
+    performers=["Hello", "Boom", "Slow", "SendMail", "NotifyFailure", "NotifySettled", "ListNames", "ReportGreetings"],
+    flows=[greetings],
+)
 
 
 class TsumugiJobShard(JobShardMethods, DurableObject):
+    tsumugi = TSUMUGI
+
+
+class TsumugiRun(RunMethods, DurableObject):
     tsumugi = TSUMUGI
 
 

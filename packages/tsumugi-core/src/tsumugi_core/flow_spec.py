@@ -34,6 +34,7 @@ __all__ = [
     "DEFAULT_MAX_NODES",
     "JOB_OPTION_NAMES",
     "FlowSpec",
+    "InputFn",
     "InvalidFlowError",
     "NodeKind",
     "NodeSpec",

@@ -37,11 +37,12 @@ from tsumugi_performer._performer import Performer, result_type_of
 
 __all__ = ["Deps", "FanOutSummary", "Flow", "FlowBuilder", "InvalidFlowError", "Ref", "flow"]
 
-I = TypeVar("I")  # noqa: E741 - the run input type, as in the original's flow<Input>
-CI = TypeVar("CI")
-P = TypeVar("P")
-R = TypeVar("R")
-T = TypeVar("T")
+_I = TypeVar("_I")
+"""The run input type (the original's ``flow<Input>``)."""
+_CI = TypeVar("_CI")
+_P = TypeVar("_P")
+_R = TypeVar("_R")
+_T = TypeVar("_T")
 
 
 class FanOutSummary(TypedDict):
@@ -52,7 +53,7 @@ class FanOutSummary(TypedDict):
     failed: int
 
 
-class Ref(Generic[R]):
+class Ref(Generic[_R]):
     """A declared node; pass it in ``after`` and read its result with ``deps[ref]``."""
 
     __slots__ = ("id", "result_type")
@@ -74,12 +75,12 @@ class Deps:
         self._raw = raw
         self._types = types
 
-    def __getitem__(self, ref: Ref[T]) -> T:
+    def __getitem__(self, ref: Ref[_T]) -> _T:
         """The result of ``ref`` converted to its performer's result type (None when it stored none)."""
         if ref.id not in self._types:
             raise KeyError(f"{ref.id} is not a dependency of this node")
         value = self._raw.get(ref.id)
-        return cast(T, value if value is None else msgspec.convert(value, type=ref.result_type))
+        return cast(_T, value if value is None else msgspec.convert(value, type=ref.result_type))
 
     def raw(self, node_id: str) -> Any:
         """The stored JSON value of a dependency, by node id."""
@@ -90,7 +91,7 @@ def _plain(value: Any) -> Any:
     return msgspec.to_builtins(value)
 
 
-class Flow(Generic[I]):
+class Flow(Generic[_I]):
     """A declared flow: its name, its run input type and its frozen-at-start shape (`spec`)."""
 
     def __init__(self, spec: FlowSpec, input_type: Any, subflows: Sequence[Flow[Any]]) -> None:
@@ -104,7 +105,7 @@ class Flow(Generic[I]):
         return f"Flow({self.name!r})"
 
 
-class FlowBuilder(Generic[I]):
+class FlowBuilder(Generic[_I]):
     """Collects the nodes of one flow; every method validates at once."""
 
     def __init__(self, name: str, input_type: Any) -> None:
@@ -114,7 +115,7 @@ class FlowBuilder(Generic[I]):
         self._ids: set[str] = set()
         self._subflows: list[Flow[Any]] = []
 
-    def _run_input(self, raw: Any) -> I:
+    def _run_input(self, raw: Any) -> _I:
         return raw if self._input_type is Any else msgspec.convert(raw, type=self._input_type)
 
     def _after(self, node_id: str, after: Sequence[Ref[Any]]) -> tuple[tuple[str, ...], dict[str, Any]]:
@@ -146,11 +147,11 @@ class FlowBuilder(Generic[I]):
     def node(
         self,
         node_id: str,
-        performer: type[Performer[P, R]],
+        performer: type[Performer[_P, _R]],
         *,
-        input: Callable[[I, Deps], P],
+        input: Callable[[_I, Deps], _P],
         after: Sequence[Ref[Any]] = (),
-        concurrency_key: str | Callable[[I, Deps], str] | None = None,
+        concurrency_key: str | Callable[[_I, Deps], str] | None = None,
         max_attempts: int | None = None,
         backoff: Backoff | None = None,
         delay_ms: int | None = None,
@@ -159,7 +160,7 @@ class FlowBuilder(Generic[I]):
         priority: int | None = None,
         guarantee: Guarantee | None = None,
         **forbidden: Never,
-    ) -> Ref[R]:
+    ) -> Ref[_R]:
         """A node running one ``performer`` job with ``input(run_input, deps)`` as its payload."""
         self._forbidden(node_id, forbidden, self._name)
         ids, types = self._after(node_id, after)
@@ -184,13 +185,13 @@ class FlowBuilder(Generic[I]):
     def fan_out(
         self,
         node_id: str,
-        performer: type[Performer[P, Any]],
+        performer: type[Performer[_P, Any]],
         *,
-        over: Callable[[I, Deps], Sequence[T]],
-        input: Callable[[T, I, int], P],
+        over: Callable[[_I, Deps], Sequence[_T]],
+        input: Callable[[_T, _I, int], _P],
         after: Sequence[Ref[Any]] = (),
-        key: Callable[[T, int], str] | None = None,
-        concurrency_key: str | Callable[[T, int], str] | None = None,
+        key: Callable[[_T, int], str] | None = None,
+        concurrency_key: str | Callable[[_T, int], str] | None = None,
         max_attempts: int | None = None,
         backoff: Backoff | None = None,
         delay_ms: int | None = None,
@@ -223,9 +224,9 @@ class FlowBuilder(Generic[I]):
     def subflow(
         self,
         node_id: str,
-        child: Flow[CI],
+        child: Flow[_CI],
         *,
-        input: Callable[[I, Deps], CI],
+        input: Callable[[_I, Deps], _CI],
         after: Sequence[Ref[Any]] = (),
     ) -> Ref[None]:
         """A node starting a run of ``child`` with ``input(run_input, deps)``; it ends as that run ends."""
@@ -239,7 +240,7 @@ class FlowBuilder(Generic[I]):
         self._subflows.append(child)
         return Ref(node_id, type(None))
 
-    def build(self, deadline_ms: int | None) -> Flow[I]:
+    def build(self, deadline_ms: int | None) -> Flow[_I]:
         """The declared flow (raises when no node was declared)."""
         spec = FlowSpec(name=self._name, nodes=tuple(self._nodes), deadline_ms=deadline_ms)
         return Flow(spec, self._input_type, self._subflows)
@@ -250,8 +251,8 @@ def _options(**values: Any) -> dict[str, Any]:
 
 
 def flow(
-    name: str, input_type: type[I], *, deadline_ms: int | None = None
-) -> Callable[[Callable[[FlowBuilder[I]], None]], Flow[I]]:
+    name: str, input_type: type[_I], *, deadline_ms: int | None = None
+) -> Callable[[Callable[[FlowBuilder[_I]], None]], Flow[_I]]:
     """Declare a flow: decorate a function that adds its nodes; the decorated name becomes the `Flow`.
 
     ``input_type`` is what the run input is converted to (msgspec) before the mapping functions see it.
@@ -261,8 +262,8 @@ def flow(
         InvalidFlowError: at declaration, naming the node and the rule.
     """
 
-    def declare(body: Callable[[FlowBuilder[I]], None]) -> Flow[I]:
-        builder = FlowBuilder[I](name, input_type)
+    def declare(body: Callable[[FlowBuilder[_I]], None]) -> Flow[_I]:
+        builder = FlowBuilder[_I](name, input_type)
         body(builder)
         return builder.build(deadline_ms)
 
