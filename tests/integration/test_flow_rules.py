@@ -18,6 +18,7 @@ import pytest
 from tsumugi_dev.clock import VirtualClock
 from tsumugi_dev.config import load_config
 from tsumugi_dev.runtime import LocalRuntime
+from tsumugi_scheduler.api.runs import read_run
 
 CONFIG = Path(__file__).parent / "fixtures" / "flow_scheduler" / "wrangler.jsonc"
 WORKER = "tsumugi-flows"
@@ -149,6 +150,10 @@ async def test_cancel_stops_unstarted_nodes_and_waits_for_running_jobs(
 ) -> None:
     await runs.start("slow:c", {"seconds": 3}, deadline_ms=600_000)
     await clock.advance(1_000)
+    found = await read_run(runs.runtime.d1("tsumugi-flows"), "slow:c")
+    assert found is not None
+    assert {n.id: n.waiting_on for n in found.nodes} == {"wait": [], "then": ["wait"], "later": ["wait"]}
+    assert found.run.output is None
     assert await runs.stub("slow:c").cancel() == {"ok": True}
     await clock.advance(100)
     state, nodes = await runs.states("slow:c")

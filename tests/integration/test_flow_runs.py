@@ -62,6 +62,8 @@ async def test_rest_starts_lists_reads_and_controls_runs(clock: VirtualClock, dr
     assert status == 200
     assert (detail["run"]["state"], detail["run"]["retryable"], json.loads(detail["run"]["input"])) == (
         "COMPLETED", False, {"names": ["x"]})  # fmt: skip
+    assert json.loads(detail["run"]["output"]) == "greeted 1 of 1 (0 failed)"
+    assert all(n["waiting_on"] == [] for n in detail["nodes"])
     assert [n["id"] for n in detail["nodes"]] == ["names", "hello", "report", "hello:0"]
     assert detail["nodes"][3]["origin"] == "fanOut"
     assert detail["nodes"][3]["parent"] == "hello"

@@ -109,3 +109,4 @@ def test_greetings_run_reaches_completed_with_its_nodes_and_fan_out_summary(serv
     assert all(n["state"] == "COMPLETED" for n in nodes.values())
     assert json.loads(nodes["hello"]["result"]) == {"total": 3, "succeeded": 3, "failed": 0}
     assert [nodes[f"hello:{i}"]["parent"] for i in range(3)] == ["hello"] * 3
+    assert json.loads(body["run"]["output"]) == "greeted 3 of 3 (0 failed)"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tsumugi_core.flow_advance import NodeView, advance, fan_out_summary, progress, run_state
+from tsumugi_core.flow_advance import NodeView, advance, fan_out_summary, progress, run_state, waiting_on
 
 
 def _d(nodes: list[NodeView], cancelling: bool = False, expired: bool = False) -> list[tuple[str, str]]:
@@ -81,3 +81,14 @@ def test_halting_cancels_unstarted_and_scheduled_nodes_and_running_subflows() ->
 def test_progress_counts_done_and_failed_nodes() -> None:
     p = progress(["COMPLETED", "FAILED", "STALLED", "SKIPPED", "PENDING", "RUNNING"])
     assert (p.node_total, p.node_done, p.node_failed) == (6, 4, 2)
+
+
+def test_waiting_on_lists_a_pending_nodes_unsettled_dependencies() -> None:
+    nodes = [
+        NodeView(id="a", state="COMPLETED"),
+        NodeView(id="a:c", state="SCHEDULED", parent="a", origin="spawn"),
+        NodeView(id="b", state="SCHEDULED"),
+        NodeView(id="c", state="PENDING", after=("a", "b")),
+        NodeView(id="d", state="PENDING", after=("c",)),
+    ]
+    assert waiting_on(nodes) == {"c": ["a", "b"], "d": ["c"]}  # a waits for its spawned child

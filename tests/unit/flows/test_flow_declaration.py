@@ -110,3 +110,15 @@ def test_deps_refuse_a_ref_that_is_not_a_dependency() -> None:
     with pytest.raises(KeyError, match="b is not a dependency"):
         node.input({"names": []}, {"a": []})
     assert isinstance(deps, Flow)
+
+
+def test_an_output_node_is_declared_once_and_must_be_a_node_of_the_flow() -> None:
+    @flow("out", Names)
+    def out(f: FlowBuilder[Names]) -> None:
+        f.output(f.node("a", Split, input=lambda r, d: r))
+
+    assert out.spec.output == "a"
+    with pytest.raises(InvalidFlowError, match="the output is an undeclared node: Ref"):
+        flow("out2", Names)(lambda f: (f.node("a", Split, input=lambda r, d: r), f.output(Ref("zz", None))))
+    with pytest.raises(InvalidFlowError, match="the output is an undeclared node: b"):
+        FlowSpec(name="f", nodes=(NodeSpec(id="a", kind=NodeKind.JOB, binding="X"),), output="b")

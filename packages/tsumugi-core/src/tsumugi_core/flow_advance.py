@@ -31,6 +31,7 @@ __all__ = [
     "fan_out_summary",
     "progress",
     "run_state",
+    "waiting_on",
 ]
 
 NODE_TERMINAL_STATES: Final = frozenset({"COMPLETED", "FAILED", "CANCELLED", "STALLED", "SKIPPED"})
@@ -175,3 +176,16 @@ def progress(states: Iterable[str]) -> Progress:
         done += state in NODE_TERMINAL_STATES
         failed += state in FAILED_NODE_STATES
     return Progress(node_total=total, node_done=done, node_failed=failed)
+
+
+def waiting_on(nodes: Sequence[NodeView]) -> dict[str, list[str]]:
+    """Why each PENDING node is not running: its dependencies that have not settled yet.
+
+    A dependency that settled without succeeding is not listed: the node is about to be skipped.
+    """
+    tree = _Tree(nodes)
+    answer: dict[str, list[str]] = {}
+    for node in nodes:
+        if node.state == "PENDING":
+            answer[node.id] = [d for d in node.after if d in tree.by_id and not tree.settled(tree.by_id[d])]
+    return answer

@@ -137,6 +137,8 @@ class FlowSpec:
     name: str
     nodes: tuple[NodeSpec, ...]
     deadline_ms: int | None = None
+    output: str | None = None
+    """The node whose result is the run's output (beyond the original), or None."""
     _by_id: dict[str, NodeSpec] = field(default_factory=dict[str, NodeSpec], repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -150,6 +152,8 @@ class FlowSpec:
         for node in self.nodes:
             self._check(node)
             self._by_id[node.id] = node
+        if self.output is not None and self.output not in self._by_id:
+            raise InvalidFlowError(f"flow {self.name}: the output is an undeclared node: {self.output}")
 
     def _check(self, node: NodeSpec) -> None:
         prefix = f"flow {self.name}:"

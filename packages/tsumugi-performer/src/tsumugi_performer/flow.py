@@ -114,6 +114,7 @@ class FlowBuilder(Generic[_I]):
         self._nodes: list[NodeSpec] = []
         self._ids: set[str] = set()
         self._subflows: list[Flow[Any]] = []
+        self._output: str | None = None
 
     def _run_input(self, raw: Any) -> _I:
         return raw if self._input_type is Any else msgspec.convert(raw, type=self._input_type)
@@ -240,9 +241,15 @@ class FlowBuilder(Generic[_I]):
         self._subflows.append(child)
         return Ref(node_id, type(None))
 
+    def output(self, ref: Ref[Any]) -> None:
+        """Make ``ref``'s result the run's output (``run.output`` in the run detail and the client)."""
+        if not isinstance(ref, Ref) or ref.id not in self._ids:  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise InvalidFlowError(f"flow {self._name}: the output is an undeclared node: {ref!r}")
+        self._output = ref.id
+
     def build(self, deadline_ms: int | None) -> Flow[_I]:
         """The declared flow (raises when no node was declared)."""
-        spec = FlowSpec(name=self._name, nodes=tuple(self._nodes), deadline_ms=deadline_ms)
+        spec = FlowSpec(name=self._name, nodes=tuple(self._nodes), deadline_ms=deadline_ms, output=self._output)
         return Flow(spec, self._input_type, self._subflows)
 
 

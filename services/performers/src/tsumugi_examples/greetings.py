@@ -6,7 +6,8 @@ import it to start runs. Start one over REST::
     POST /api/runs {"flow": "greetings", "input": {"names": ["a", "b", "c"]}}
 
 The run ends COMPLETED with the nodes ``names``, ``hello`` (children ``hello:0`` .. ``hello:2``) and
-``report``; ``hello``'s value is the fan-out summary ``{"total": 3, "succeeded": 3, "failed": 0}``.
+``report``; ``hello``'s value is the fan-out summary ``{"total": 3, "succeeded": 3, "failed": 0}``, and the
+run's output is ``report``'s result, ``"greeted 3 of 3 (0 failed)"``.
 """
 
 from __future__ import annotations
@@ -48,4 +49,5 @@ def greetings(f: FlowBuilder[GreetingsInput]) -> None:
     names = f.node("names", ListNames, input=lambda run, deps: run)
     hello = f.fan_out("hello", Hello, after=[names], over=lambda run, deps: deps[names],
                       input=lambda name, run, index: HelloPayload(name=name))  # fmt: skip
-    f.node("report", ReportGreetings, after=[hello], input=lambda run, deps: deps[hello])
+    report = f.node("report", ReportGreetings, after=[hello], input=lambda run, deps: deps[hello])
+    f.output(report)

@@ -335,7 +335,14 @@ class RunHost:
         if state != run["state"] or touched:
             fresh = store.run()
             assert fresh is not None
-            store.outbox_run(fresh)
+            store.outbox_run(fresh, self._output(store, fresh))
+
+    def _output(self, store: RunStore, run: dict[str, Any]) -> str | None:
+        spec = self._definition.flows.get(run["flow"])
+        if run["state"] != "COMPLETED" or spec is None or spec.output is None:
+            return None
+        node = store.node(spec.output)
+        return None if node is None else node["result"]
 
     async def _send(self, store: RunStore, run: dict[str, Any]) -> bool:
         """Enqueue unsent jobs and start unsent child runs; True when a node failed doing so."""

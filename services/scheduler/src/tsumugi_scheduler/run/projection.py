@@ -16,10 +16,11 @@ __all__ = ["project_runs"]
 
 _RUN: Final = (
     "INSERT INTO run (id, seq, flow, state, input, node_total, node_done, node_failed, created_at, updated_at,"
-    " parent_run_id, parent_node_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET"
+    " parent_run_id, parent_node_id, output) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE"
+    " SET"
     " seq = excluded.seq, state = excluded.state, input = excluded.input, node_total = excluded.node_total,"
     " node_done = excluded.node_done, node_failed = excluded.node_failed, updated_at = excluded.updated_at,"
-    " parent_run_id = excluded.parent_run_id, parent_node_id = excluded.parent_node_id"
+    " parent_run_id = excluded.parent_run_id, parent_node_id = excluded.parent_node_id, output = excluded.output"
     " WHERE excluded.seq > run.seq"
 )
 _NODE: Final = (
@@ -39,7 +40,7 @@ def _statement(d1: Any, row: Mapping[str, Any]) -> Any:
     if row["kind"] == "run":
         return d1.prepare(_RUN).bind(
             s["id"], seq, s["flow"], s["state"], s["input"], s["node_total"], s["node_done"], s["node_failed"],
-            s["created_at"], s["updated_at"], s["parent_run_id"], s["parent_node_id"],
+            s["created_at"], s["updated_at"], s["parent_run_id"], s["parent_node_id"], s.get("output"),
         )  # fmt: skip
     return d1.prepare(_NODE).bind(
         s["run_id"], s["node_id"], seq, s["binding"], s["state"], int(s["container"]), s["parent"], s["origin"],

@@ -104,14 +104,14 @@ class RunStore:
 
     # -- outbox ---------------------------------------------------------------------------------------------
 
-    def outbox_run(self, run: Mapping[str, Any]) -> None:
-        """Append the run's snapshot (with its progress counters)."""
+    def outbox_run(self, run: Mapping[str, Any], output: str | None = None) -> None:
+        """Append the run's snapshot (with its progress counters and its ``output`` JSON text)."""
         counts = progress(str(r["state"]) for r in self.sql.exec("SELECT state FROM node"))
         snapshot = {
             "id": run["id"], "flow": run["flow"], "state": run["state"], "input": run["input"],
             "created_at": run["created_at"], "updated_at": run["updated_at"], "node_total": counts.node_total,
             "node_done": counts.node_done, "node_failed": counts.node_failed,
-            "parent_run_id": run["parent_run_id"], "parent_node_id": run["parent_node_id"],
+            "parent_run_id": run["parent_run_id"], "parent_node_id": run["parent_node_id"], "output": output,
         }  # fmt: skip
         self.sql.exec("INSERT INTO run_outbox (kind, target, snapshot) VALUES ('run', ?, ?)", run["id"],
                       _encode(snapshot).decode())  # fmt: skip
