@@ -5,10 +5,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from system_driver import SCHEDULER, Driver
+import httpx
+import pytest
+from system_driver import SCHEDULER, TOKEN, Driver
 
+from tsumugi_client import TsumugiClientError
+from tsumugi_client.runs import RunsClient, RunStartError
 from tsumugi_dev.clock import VirtualClock
 from tsumugi_dev.runtime import LocalRuntime
+from tsumugi_examples.greetings import GreetingsInput, greetings
 
 
 async def _start(system: LocalRuntime, run_id: str, flow: str, run_input: Any, **kw: Any) -> dict[str, Any]:
@@ -72,3 +77,58 @@ async def test_rest_starts_lists_reads_and_controls_runs(clock: VirtualClock, dr
     assert (await driver.rest("POST", "/api/runs/greetings:r1/retry"))[0] == 409
     assert (await driver.rest("POST", "/api/runs/greetings:never/retry"))[0] == 410
     assert await driver.rest("POST", "/api/runs/nocolon/cancel") == (400, {"error": "invalid run id"})
+
+
+class _RuntimeTransport(httpx.AsyncBaseTransport):
+    """httpx requests answered by the scheduler Worker's fetch on the local runtime."""
+
+    def __init__(self, system: LocalRuntime) -> None:
+        self.system = system
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        body = request.content.decode() or None
+        answer = await self.system.fetch(SCHEDULER, str(request.url), method=request.method,
+                                         headers=dict(request.headers), body=body)  # fmt: skip
+        return httpx.Response(answer.status, content=(await answer.text()).encode())
+
+
+@pytest.mark.parametrize("transport", ["rpc", "http"])
+async def test_the_runs_client_starts_reads_and_steers_runs(system: LocalRuntime, clock: VirtualClock,
+                                                            driver: Driver, transport: str) -> None:  # fmt: skip
+    http = None
+    if transport == "http":
+        http = httpx.AsyncClient(base_url="http://scheduler", transport=_RuntimeTransport(system),
+                                 headers={"authorization": f"Bearer {TOKEN}"})  # fmt: skip
+    runs = RunsClient(http=http)
+    env = driver.producer_env
+    try:
+        run_id = await runs.start(env, greetings, GreetingsInput(names=["p", "q"]), run_id="c1")
+        assert run_id == "greetings:c1"
+        assert await runs.start(env, "greetings", {"names": []}, run_id="c1") == run_id
+        with pytest.raises(RunStartError, match=r"^unknown flow: nope$"):
+            await runs.start(env, "nope", {})
+        await clock.advance(1_000)
+        detail = await runs.get(env, run_id)
+        assert detail is not None
+        assert (detail.run.state, detail.run.output_value()) == ("COMPLETED", "greeted 2 of 2 (0 failed)")
+        assert detail.run.input_value() == {"names": ["p", "q"]}
+        assert [n.id for n in detail.nodes] == ["names", "hello", "report", "hello:0", "hello:1"]
+        assert await runs.get(env, "greetings:none") is None
+        with pytest.raises(TsumugiClientError) as refused:
+            await runs.cancel(env, run_id)
+        assert (refused.value.status, refused.value.reason) == (409, "invalid-state")
+        with pytest.raises(TsumugiClientError) as gone:
+            await runs.retry(env, "greetings:none")
+        assert (gone.value.status, gone.value.reason) == (410, "gone")
+    finally:
+        await runs.aclose()
+
+
+async def test_a_wide_fan_out_stays_within_the_sql_bind_limit(system: LocalRuntime, clock: VirtualClock) -> None:
+    names = [f"n{i}" for i in range(60)]  # 60 children: inserts and snapshots are chunked under 100 binds
+    await _start(system, "greetings:wide", "greetings", {"names": names})
+    await clock.advance(2_000)
+    run, nodes = await _run(system, "greetings:wide")
+    assert run is not None
+    assert (run["state"], run["node_total"], run["node_done"]) == ("COMPLETED", 63, 63)
+    assert json.loads(nodes[1]["result"]) == {"total": 60, "succeeded": 60, "failed": 0}

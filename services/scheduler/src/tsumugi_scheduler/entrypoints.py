@@ -33,10 +33,12 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+import msgspec
 from starlette.applications import Starlette
 
 from tsumugi_core.options import EnqueueValidationError
-from tsumugi_scheduler import _runtime
+from tsumugi_scheduler import _runtime, run_service
+from tsumugi_scheduler.api.runs import read_run
 from tsumugi_scheduler.consumer import handle_batch
 from tsumugi_scheduler.definition import TsumugiDefinition
 from tsumugi_scheduler.maintenance import sweep_read_model
@@ -235,6 +237,23 @@ class RpcMethods(_Mixin):
     async def heartbeat(self, job_id: Any, attempt: Any, progress: Any = None) -> dict[str, Any]:
         """A performer's heartbeat, forwarded to its shard."""
         return await self._service().heartbeat(job_id, attempt, progress)
+
+    async def start_run(self, body: Any) -> str:
+        """Start a flow run from ``{"flow", "input", "id"?, "deadlineMs"?}``; answers the run id."""
+        return await run_service.start_run(self.env, self.tsumugi, _runtime.plain(body))
+
+    async def get_run(self, run_id: Any) -> dict[str, Any] | None:
+        """A run and its nodes from the read model (GET /api/runs/{id}'s body), or None."""
+        found = await read_run(self.env.TSUMUGI_DB, str(run_id))
+        return None if found is None else msgspec.to_builtins(found)
+
+    async def cancel_run(self, run_id: Any) -> dict[str, Any]:
+        """Cancel a RUNNING run."""
+        return await run_service.cancel_run(self.env, self.tsumugi, str(run_id))
+
+    async def retry_run(self, run_id: Any) -> dict[str, Any]:
+        """Resume a FAILED run."""
+        return await run_service.retry_run(self.env, self.tsumugi, str(run_id))
 
 
 class DefaultMethods(_Mixin):
