@@ -264,3 +264,31 @@ async def test_a_settled_run_is_deleted_after_retention_and_a_failed_one_kept_fo
     assert await runs.stub("fan:keep").retry() == {"ok": False, "reason": "gone"}
     assert (await runs.read("fan:keep"))[0]["state"] == "COMPLETED"  # the read model keeps it
     assert await runs.stub("chain:keep").state() == "FAILED"
+
+
+async def test_spawned_children_run_inside_their_parent_and_gate_its_downstream(runs: Runs,
+                                                                               clock: VirtualClock) -> None:  # fmt: skip
+    await runs.start("spawny:ok", {"children": {"c0": "Echo", "c1": "Echo"}})
+    await clock.advance(1_000)
+    run, nodes = await runs.read("spawny:ok")
+    assert run["state"] == "COMPLETED"
+    assert list(nodes) == ["parent", "after", "parent:c0", "parent:c1"]  # one child per spawn id
+    assert {n["origin"] for k, n in nodes.items() if k.startswith("parent:")} == {"spawn"}
+    assert nodes["after"]["updated_at"] >= max(nodes["parent:c0"]["updated_at"], nodes["parent:c1"]["updated_at"])
+    job = await runs.env.TSUMUGI.get(nodes["parent:c1"]["job_id"])
+    assert json.loads(job["payload"]) == "payload of c1"
+
+
+async def test_a_failed_spawned_child_fails_its_parent_for_downstream(runs: Runs, clock: VirtualClock) -> None:
+    await runs.start("spawny:bad", {"children": {"ok": "Echo", "bad": "Fail"}})
+    await clock.advance(1_000)
+    state, nodes = await runs.states("spawny:bad")
+    assert (state, nodes) == ("FAILED", {"parent": "COMPLETED", "after": "SKIPPED", "parent:ok": "COMPLETED",
+                                         "parent:bad": "FAILED"})  # fmt: skip
+
+
+async def test_spawns_of_a_failed_attempt_are_discarded(runs: Runs, clock: VirtualClock) -> None:
+    await runs.start("spawny:retry", {"children": {"kept": "Echo"}, "fail_first": True})
+    await clock.advance(2_000)
+    state, nodes = await runs.states("spawny:retry")
+    assert (state, sorted(nodes)) == ("COMPLETED", ["after", "parent", "parent:kept"])

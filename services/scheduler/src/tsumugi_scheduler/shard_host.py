@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Mapping
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import msgspec
 
@@ -134,7 +134,9 @@ def _answer(answer: ReportAnswer) -> dict[str, Any]:
 
 def _outcome(value: Mapping[str, Any]) -> Outcome:
     if value.get("ok") is True:
-        return Succeeded(result=value.get("result"))
+        spawns: Any = value.get("spawns")
+        listed: list[Any] | None = list(cast("list[Any]", spawns)) if isinstance(spawns, list) and spawns else None
+        return Succeeded(result=value.get("result"), spawns=listed)
     retry_at = value.get("retryAt")
     return Failed(
         error=str(value.get("error") or "the attempt failed"),
@@ -470,9 +472,11 @@ class JobShardHost:
                 return
             by_run: dict[str, list[dict[str, Any]]] = {}
             for r in records:
-                by_run.setdefault(r.run_id, []).append({"nodeId": r.node_id, "jobId": r.job_id,
-                                                        "state": r.state.value, "result": r.result,
-                                                        "error": r.error})  # fmt: skip
+                event: dict[str, Any] = {"nodeId": r.node_id, "jobId": r.job_id, "state": r.state.value, "result": r.result,
+                         "error": r.error}  # fmt: skip
+                if r.spawns:
+                    event["spawns"] = r.spawns
+                by_run.setdefault(r.run_id, []).append(event)
             await asyncio.gather(
                 *(runs.getByName(run_id).notify(events) for run_id, events in by_run.items())
             )

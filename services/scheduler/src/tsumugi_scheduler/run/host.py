@@ -24,7 +24,7 @@ from tsumugi_scheduler.producer_rpc import MAX_BATCH_ITEMS, SchedulerService
 from tsumugi_scheduler.remote_errors import error_text
 from tsumugi_scheduler.run.projection import project_runs
 from tsumugi_scheduler.run.settings import RunSettings
-from tsumugi_scheduler.run.steps import Steps
+from tsumugi_scheduler.run.steps import Steps, spawn_rows
 from tsumugi_scheduler.run.store import RunStore, node_view
 from tsumugi_scheduler.shard import SqlLike
 from tsumugi_scheduler.timing import time_source
@@ -152,8 +152,16 @@ class RunHost:
                     continue  # unknown, from a job before a resume, or a duplicate
                 state = str(event.get("state"))
                 result = event.get("result") if state == "COMPLETED" else None
-                store.update_node(node["id"], state=state, result=result, error=event.get("error"),
-                                  updated_at=now)  # fmt: skip
+                error = event.get("error")
+                spawns = event.get("spawns") if state == "COMPLETED" else None
+                if spawns:  # children first, so the node's downstream waits for them
+                    children = spawn_rows(node, spawns, store.next_seq(), now)
+                    if store.count() + len(children) > self.settings.max_nodes:
+                        state, error = "FAILED", f"node count exceeded the limit: {self.settings.max_nodes}"
+                    else:
+                        store.insert_nodes(children)
+                        touched.extend(c["id"] for c in children)
+                store.update_node(node["id"], state=state, result=result, error=error, updated_at=now)
                 touched.append(node["id"])
             if touched:
                 store.outbox_nodes(run["id"], touched)
@@ -359,6 +367,9 @@ class RunHost:
                 validate_enqueue(msgspec.convert(item, EnqueueItem))
             except (EnqueueValidationError, msgspec.ValidationError) as exc:
                 failed[node["id"]] = f"invalid job: {exc}"
+                continue
+            if not self._definition.is_registered(str(node["binding"])):
+                failed[node["id"]] = f"invalid job: binding is not a registered performer: {node['binding']}"
                 continue
             items.append((node["id"], item))
         service = SchedulerService(self._env, self._definition)

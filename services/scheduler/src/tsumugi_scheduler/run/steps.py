@@ -19,7 +19,7 @@ from tsumugi_core.ids import InvalidRunIdError, format_job_id, format_run_id, pa
 from tsumugi_core.sharding import resolve_shard
 from tsumugi_scheduler.run.store import RunStore
 
-__all__ = ["Steps", "child_run_id", "node_job_id"]
+__all__ = ["Steps", "child_run_id", "node_job_id", "spawn_rows"]
 
 _encode = msgspec.json.encode
 
@@ -38,6 +38,22 @@ def child_run_id(flow: str, run_id: str, node_id: str) -> str:
         InvalidRunIdError: the result is not a valid run id (e.g. the node is a runtime child).
     """
     return format_run_id(flow, f"{parse_run_id(run_id).local_id}-{node_id}")
+
+
+def spawn_rows(parent: Mapping[str, Any], spawns: list[Any], seq: int, now: int) -> list[dict[str, Any]]:
+    """The child rows of a node's spawns (``{"id", "binding", "payload", "options"}``), one per id."""
+    rows: dict[str, dict[str, Any]] = {}
+    for spawn in spawns:
+        child_id = f"{parent['id']}:{spawn['id']}"
+        if child_id in rows:
+            continue  # the same spawn id twice makes one child
+        rows[child_id] = {
+            "id": child_id, "binding": str(spawn["binding"]), "state": "PENDING", "container": 0,
+            "parent": parent["id"], "origin": "spawn", "after": "[]", "payload": _json(spawn.get("payload")),
+            "options": _json(spawn.get("options") or {}), "seq": seq + len(rows), "gen": 0, "sent": 0,
+            "created_at": now, "updated_at": now,
+        }  # fmt: skip
+    return list(rows.values())
 
 
 def _json(value: Any) -> str:
