@@ -25,7 +25,7 @@ from tsumugi_scheduler.remote_errors import error_text
 from tsumugi_scheduler.run.projection import project_runs
 from tsumugi_scheduler.run.settings import RunSettings
 from tsumugi_scheduler.run.steps import Steps, spawn_rows
-from tsumugi_scheduler.run.store import RunStore, node_view
+from tsumugi_scheduler.run.store import RunStore
 from tsumugi_scheduler.shard import SqlLike
 from tsumugi_scheduler.timing import time_source
 
@@ -125,7 +125,7 @@ class RunHost:
             store.outbox_run(run)
             store.outbox_nodes(run_id, [n.id for n in spec.nodes])
 
-        self._sql.transaction_sync(write)
+        store.atomically(write)
         await self._arm_now()
         return {"id": run_id, "created": True}
 
@@ -166,7 +166,7 @@ class RunHost:
             if touched:
                 store.outbox_nodes(run["id"], touched)
 
-        self._sql.transaction_sync(write)
+        store.atomically(write)
         if touched:
             await self._arm_now()
 
@@ -185,7 +185,7 @@ class RunHost:
             store.update_node(node_id, state=state, error=error, updated_at=time_source().now_ms())
             store.outbox_nodes(run["id"], [node_id])
 
-        self._sql.transaction_sync(write)
+        store.atomically(write)
         await self._arm_now()
 
     async def cancel(self) -> dict[str, Any]:
@@ -231,7 +231,7 @@ class RunHost:
             assert fresh is not None
             store.outbox_run(fresh)
 
-        self._sql.transaction_sync(write)
+        store.atomically(write)
         await self._arm_now()
         return {"ok": True}
 
@@ -297,7 +297,7 @@ class RunHost:
             assert fresh is not None
             store.outbox_run(fresh)
 
-        self._sql.transaction_sync(write)
+        store.atomically(write)
 
     async def _advance(self, store: RunStore, run: dict[str, Any], spec: Any, now: int) -> bool:
         cancelling, expired = bool(run["cancelling"]), bool(run["expired"])
@@ -313,7 +313,7 @@ class RunHost:
         def decide() -> None:
             nonlocal deferred
             for _ in range(ADVANCE_ROUNDS):
-                views = [node_view(n) for n in store.nodes()]
+                views = store.views()  # kept current by the store: no query per round
                 fresh = [d for d in advance(views, cancelling, expired) if d.node_id not in handled]
                 if not fresh:
                     return
@@ -327,23 +327,24 @@ class RunHost:
                     return
             deferred = True
 
-        self._sql.transaction_sync(lambda: (decide(), store.outbox_nodes(run["id"], steps.touched)))
+        store.atomically(lambda: (decide(), store.outbox_nodes(run["id"], steps.touched)))
         changed = await self._send(store, run)
         changed |= await self._cancel(store, run, steps, deadline_error)
-        self._sql.transaction_sync(lambda: self._settle_run(store, now, cancelling, expired, bool(
+        store.atomically(lambda: self._settle_run(store, now, cancelling, expired, bool(
             steps.touched or changed)))  # fmt: skip
         return deferred or changed
 
     def _settle_run(self, store: RunStore, now: int, cancelling: bool, expired: bool, touched: bool) -> None:
         run = store.run()
         assert run is not None
-        state = run_state([node_view(n) for n in store.nodes()], cancelling, expired)
+        views = store.views()
+        state = run_state(views, cancelling, expired)
         if state != run["state"]:
             store.update_run(state=state, updated_at=now)
         if state != run["state"] or touched:
             fresh = store.run()
             assert fresh is not None
-            store.outbox_run(fresh, self._output(store, fresh))
+            store.outbox_run(fresh, self._output(store, fresh), [v.state for v in views])
 
     def _output(self, store: RunStore, run: dict[str, Any]) -> str | None:
         spec = self._definition.flows.get(run["flow"])
@@ -397,7 +398,7 @@ class RunHost:
                 store.update_node(node_id, state="FAILED", error=error, updated_at=now)
             store.outbox_nodes(run["id"], failed)
 
-        self._sql.transaction_sync(write)
+        store.atomically(write)
         return bool(failed)
 
     async def _cancel(self, store: RunStore, run: dict[str, Any], steps: Steps, error: str | None) -> bool:
@@ -419,7 +420,7 @@ class RunHost:
                     store.update_node(node_id, state=final, error=error, updated_at=now)
             store.outbox_nodes(run["id"], done)
 
-        self._sql.transaction_sync(write)
+        store.atomically(write)
         return bool(done)
 
     async def _project(self, store: RunStore) -> None:

@@ -7,8 +7,8 @@ snapshot; `outbox` / `ack` feed the D1 projection.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Final
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Final, TypeVar
 
 import msgspec
 
@@ -22,12 +22,13 @@ MAX_BINDS: Final = 100
 """Bind variables per statement on Cloudflare's Durable Object SQL."""
 
 _encode = msgspec.json.encode
+T = TypeVar("T")
 
 
 def node_view(row: Mapping[str, Any]) -> NodeView:
     """What `advance` sees of a stored node."""
     return NodeView(id=str(row["id"]), state=str(row["state"]), container=bool(row["container"]),
-                    subflow=row["subflow"] is not None, parent=row["parent"], origin=row["origin"],
+                    subflow=row.get("subflow") is not None, parent=row["parent"], origin=row["origin"],
                     after=tuple(msgspec.json.decode(str(row["after"]), type=list[str])))  # fmt: skip
 
 
@@ -39,6 +40,27 @@ class RunStore:
         self.sql = sql
         for statement in DDL:
             sql.exec(statement)
+        self._views: dict[str, NodeView] | None = None
+
+    def atomically(self, fn: Callable[[], T]) -> T:
+        """Run ``fn`` in one transaction; a failure also drops the cached views (they may be ahead)."""
+        try:
+            return self.sql.transaction_sync(fn)
+        except BaseException:
+            self._views = None
+            raise
+
+    def views(self) -> list[NodeView]:
+        """Every node as `advance` sees it, in position order.
+
+        Read once per object instance, then kept current by this store's own writes (the object is the
+        only writer of its rows), so a tick over a 10,000-node run does not read them all again.
+        """
+        if self._views is None:
+            rows = self.sql.exec("SELECT id, state, container, subflow, parent, origin, after FROM node"
+                                 " ORDER BY seq, id")  # fmt: skip
+            self._views = {str(r["id"]): node_view(r) for r in rows}
+        return list(self._views.values())
 
     # -- reads ----------------------------------------------------------------------------------------------
 
@@ -96,17 +118,28 @@ class RunStore:
             values = [row.get(c) for row in chunk for c in NODE_COLUMNS]
             self.sql.exec(f"INSERT OR IGNORE INTO node ({', '.join(NODE_COLUMNS)}) VALUES "
                           f"{', '.join([one] * len(chunk))}", *values)  # fmt: skip
+        if self._views is not None:
+            for row in rows:
+                self._views.setdefault(str(row["id"]), node_view(row))
 
     def update_node(self, node_id: str, **values: Any) -> None:
         """Change node columns."""
         assignments = ", ".join(f"{k} = ?" for k in values)
         self.sql.exec(f"UPDATE node SET {assignments} WHERE id = ?", *values.values(), node_id)
+        if self._views is not None and "state" in values and node_id in self._views:
+            self._views[node_id] = msgspec.structs.replace(self._views[node_id], state=str(values["state"]))
 
     # -- outbox ---------------------------------------------------------------------------------------------
 
-    def outbox_run(self, run: Mapping[str, Any], output: str | None = None) -> None:
-        """Append the run's snapshot (with its progress counters and its ``output`` JSON text)."""
-        counts = progress(str(r["state"]) for r in self.sql.exec("SELECT state FROM node"))
+    def outbox_run(self, run: Mapping[str, Any], output: str | None = None,
+                   states: Iterable[str] | None = None) -> None:  # fmt: skip
+        """Append the run's snapshot (with its progress counters and its ``output`` JSON text).
+
+        ``states`` are every node's current state when the caller has them (else they are read).
+        """
+        if states is None:
+            states = (str(r["state"]) for r in self.sql.exec("SELECT state FROM node"))
+        counts = progress(states)
         snapshot = {
             "id": run["id"], "flow": run["flow"], "state": run["state"], "input": run["input"],
             "created_at": run["created_at"], "updated_at": run["updated_at"], "node_total": counts.node_total,
