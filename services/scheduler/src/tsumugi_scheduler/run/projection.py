@@ -12,7 +12,7 @@ from typing import Any, Final
 
 import msgspec
 
-__all__ = ["project_runs"]
+__all__ = ["latest", "project_runs"]
 
 _RUN: Final = (
     "INSERT INTO run (id, seq, flow, state, input, node_total, node_done, node_failed, created_at, updated_at,"
@@ -49,7 +49,16 @@ def _statement(d1: Any, row: Mapping[str, Any]) -> Any:
     )  # fmt: skip
 
 
+def latest(rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The newest snapshot of each run and node among ``rows`` (in feed order): an older one would be
+    overwritten by the newer in the same batch anyway, so it is not sent."""
+    newest: dict[tuple[str, str], Mapping[str, Any]] = {}
+    for row in rows:
+        newest[(str(row["kind"]), str(row["target"]))] = row
+    return sorted(newest.values(), key=lambda r: int(r["seq"]))
+
+
 async def project_runs(d1: Any, rows: Sequence[Mapping[str, Any]]) -> None:
-    """Apply outbox ``rows`` (``seq``, ``kind``, ``snapshot``) in one D1 batch."""
+    """Apply outbox ``rows`` (``seq``, ``kind``, ``target``, ``snapshot``) in one D1 batch, newest of each."""
     if rows:
-        await d1.batch([_statement(d1, row) for row in rows])
+        await d1.batch([_statement(d1, row) for row in latest(rows)])
