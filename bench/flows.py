@@ -33,10 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from e2e import start_runtime
-
 from tsumugi_client import create_client
 from tsumugi_core.flow_advance import NodeView, advance
-from tsumugi_dev.runtime import LocalRuntime
 from tsumugi_scheduler.run import store as run_store
 
 PRODUCER = "tsumugi-producer"

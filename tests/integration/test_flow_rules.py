@@ -39,6 +39,7 @@ def fixture_module(flows: LocalRuntime) -> Iterator[Any]:
 
     saved = dict(flow_fixture.TSUMUGI.flows)
     flow_fixture.SEEN.clear()
+    flow_fixture.NOTICES.clear()
     yield flow_fixture
     flow_fixture.TSUMUGI.flows.clear()
     flow_fixture.TSUMUGI.flows.update(saved)
@@ -292,3 +293,19 @@ async def test_spawns_of_a_failed_attempt_are_discarded(runs: Runs, clock: Virtu
     await clock.advance(2_000)
     state, nodes = await runs.states("spawny:retry")
     assert (state, sorted(nodes)) == ("COMPLETED", ["after", "parent", "parent:kept"])
+
+
+async def test_run_notices_reach_the_flows_bindings_once_per_ending(runs: Runs, clock: VirtualClock,
+                                                                   fixture_module: Any,
+                                                                   flows: LocalRuntime) -> None:  # fmt: skip
+    flows.faults.restart_during_next_alarm(WORKER, "FlowRun", name="chain:nt", n=3)
+    await runs.start("chain:nt", {"key": "nt"})
+    await clock.advance(2_000)
+    notices = fixture_module.NOTICES
+    assert sorted((n["kind"], n["state"]) for n in notices) == [("failure", "FAILED"), ("settled", "FAILED")]
+    failure = next(n for n in notices if n["kind"] == "failure")
+    assert (failure["run_id"], failure["flow"], failure["node_failed"]) == ("chain:nt", "chain", 1)
+    assert failure["failed_nodes"] == [{"id": "b", "error": "NonRetryableError: first time for nt:A"}]
+    await runs.stub("chain:nt").retry()
+    await clock.advance(2_000)
+    assert [(n["kind"], n["state"]) for n in notices[2:]] == [("settled", "COMPLETED")]  # a resumed run ends anew

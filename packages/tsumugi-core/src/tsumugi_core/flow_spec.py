@@ -139,6 +139,10 @@ class FlowSpec:
     deadline_ms: int | None = None
     output: str | None = None
     """The node whose result is the run's output (beyond the original), or None."""
+    on_failure: str | None = None
+    """The binding that gets a run notice when a run of this flow ends FAILED (beyond the original)."""
+    on_settled: str | None = None
+    """The binding that gets a run notice when a run of this flow ends, whatever its state."""
     _by_id: dict[str, NodeSpec] = field(default_factory=dict[str, NodeSpec], repr=False, compare=False)
 
     def __post_init__(self) -> None:

@@ -247,9 +247,10 @@ class FlowBuilder(Generic[_I]):
             raise InvalidFlowError(f"flow {self._name}: the output is an undeclared node: {ref!r}")
         self._output = ref.id
 
-    def build(self, deadline_ms: int | None) -> Flow[_I]:
+    def build(self, deadline_ms: int | None, on_failure: str | None = None, on_settled: str | None = None) -> Flow[_I]:
         """The declared flow (raises when no node was declared)."""
-        spec = FlowSpec(name=self._name, nodes=tuple(self._nodes), deadline_ms=deadline_ms, output=self._output)
+        spec = FlowSpec(name=self._name, nodes=tuple(self._nodes), deadline_ms=deadline_ms, output=self._output,
+                        on_failure=on_failure, on_settled=on_settled)  # fmt: skip
         return Flow(spec, self._input_type, self._subflows)
 
 
@@ -257,13 +258,25 @@ def _options(**values: Any) -> dict[str, Any]:
     return {k: v for k, v in values.items() if v is not None}
 
 
+def _notice_binding(flow_name: str, option: str, value: str | type | None) -> str | None:
+    if value is None:
+        return None
+    name = value if isinstance(value, str) else getattr(value, "__name__", "")
+    if not name.isidentifier():
+        raise InvalidFlowError(f"flow {flow_name}: {option} must be a binding name or a Performer class")
+    return name
+
+
 def flow(
-    name: str, input_type: type[_I], *, deadline_ms: int | None = None
+    name: str, input_type: type[_I], *, deadline_ms: int | None = None, on_failure: str | type | None = None,
+    on_settled: str | type | None = None,
 ) -> Callable[[Callable[[FlowBuilder[_I]], None]], Flow[_I]]:
     """Declare a flow: decorate a function that adds its nodes; the decorated name becomes the `Flow`.
 
     ``input_type`` is what the run input is converted to (msgspec) before the mapping functions see it.
-    ``deadline_ms`` (positive) bounds a run's duration unless its start overrides it.
+    ``deadline_ms`` (positive) bounds a run's duration unless its start overrides it. ``on_failure`` /
+    ``on_settled`` name a binding (or Performer class) that gets a `RunNotice` job when a run ends FAILED /
+    ends at all (beyond the original; docs/flows.md).
 
     Raises:
         InvalidFlowError: at declaration, naming the node and the rule.
@@ -272,6 +285,7 @@ def flow(
     def declare(body: Callable[[FlowBuilder[_I]], None]) -> Flow[_I]:
         builder = FlowBuilder[_I](name, input_type)
         body(builder)
-        return builder.build(deadline_ms)
+        return builder.build(deadline_ms, _notice_binding(name, "on_failure", on_failure),
+                             _notice_binding(name, "on_settled", on_settled))  # fmt: skip
 
     return declare

@@ -22,6 +22,7 @@ from tsumugi_core.options import EnqueueItem, EnqueueValidationError, validate_e
 from tsumugi_scheduler.definition import TsumugiDefinition
 from tsumugi_scheduler.producer_rpc import MAX_BATCH_ITEMS, SchedulerService
 from tsumugi_scheduler.remote_errors import error_text
+from tsumugi_scheduler.run.notices import notice_items
 from tsumugi_scheduler.run.projection import project_runs
 from tsumugi_scheduler.run.settings import RunSettings
 from tsumugi_scheduler.run.steps import Steps, spawn_rows
@@ -111,7 +112,8 @@ class RunHost:
             "cancelling": 0, "parent_run_id": None if parent is None else str(parent["runId"]),
             "parent_node_id": None if parent is None else str(parent["nodeId"]), "depth": int(depth),
             "parent_notified": 0, "deadline_ms": deadline, "deadline_at": None if deadline is None else now + deadline,
-            "expired": 0, "created_at": now, "updated_at": now,
+            "expired": 0, "created_at": now, "updated_at": now, "resumes": 0, "noticed": 0,
+            "notices": _encode({"on_failure": spec.on_failure, "on_settled": spec.on_settled}).decode(),
         }  # fmt: skip
         nodes = [{
             "id": n.id, "binding": n.binding, "state": "PENDING", "container": int(n.kind == "fan_out"),
@@ -224,7 +226,8 @@ class RunHost:
                                   updated_at=now)  # fmt: skip
                 reset.append(node["id"])
             deadline_ms = _int_or_none(run["deadline_ms"])
-            store.update_run(state="RUNNING", parent_notified=0, expired=0, cancelling=0, updated_at=now,
+            store.update_run(state="RUNNING", parent_notified=0, expired=0, cancelling=0, updated_at=now, noticed=0,
+                             resumes=int(run["resumes"]) + 1,
                              deadline_at=None if deadline_ms is None else now + deadline_ms)  # fmt: skip
             store.outbox_nodes(run["id"], reset)
             fresh = store.run()
@@ -279,7 +282,7 @@ class RunHost:
         if run["state"] != before:  # logged once projected: a reader of the line finds it in the read model
             _run_log.info("run %s %s", run["id"], run["state"])
         if run["state"] in _TERMINAL_RUN:
-            if not await self._notify_parent(store, run):
+            if not await self._notify_parent(store, run) or not await self._send_notices(store, run):
                 again = True
             elif await self._sweep(store, run, now):
                 return
@@ -443,6 +446,19 @@ class RunHost:
             _log.warning("telling parent run %s failed; retrying", run["parent_run_id"], exc_info=True)
             return False
         store.update_run(parent_notified=1)
+        return True
+
+    async def _send_notices(self, store: RunStore, run: dict[str, Any]) -> bool:
+        if run["noticed"]:
+            return True
+        items = notice_items(run, store.nodes(), self._definition.shards_of)
+        try:
+            if items:
+                await SchedulerService(self._env, self._definition).enqueue_many(items)
+        except Exception:
+            _log.warning("run notices of %s failed; retrying", run["id"], exc_info=True)
+            return False
+        store.update_run(noticed=1)
         return True
 
     def _keep_ms(self, run: dict[str, Any]) -> int:

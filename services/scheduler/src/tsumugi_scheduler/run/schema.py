@@ -8,7 +8,8 @@ __all__ = ["DDL", "NODE_COLUMNS", "RUN_COLUMNS"]
 
 RUN_COLUMNS: Final = (
     "id", "flow", "state", "input", "shape", "cancelling", "parent_run_id", "parent_node_id", "depth",
-    "parent_notified", "deadline_ms", "deadline_at", "expired", "created_at", "updated_at",
+    "parent_notified", "deadline_ms", "deadline_at", "expired", "created_at", "updated_at", "notices",
+    "noticed", "resumes",
 )  # fmt: skip
 NODE_COLUMNS: Final = (
     "id", "binding", "state", "container", "parent", "origin", "after", "payload", "options", "job_id",
@@ -23,7 +24,8 @@ DDL: Final = (
         shape TEXT NOT NULL, cancelling INTEGER NOT NULL DEFAULT 0, parent_run_id TEXT, parent_node_id TEXT,
         depth INTEGER NOT NULL DEFAULT 0, parent_notified INTEGER NOT NULL DEFAULT 0, deadline_ms INTEGER,
         deadline_at INTEGER, expired INTEGER NOT NULL DEFAULT 0, created_at INTEGER NOT NULL,
-        updated_at INTEGER NOT NULL)""",
+        updated_at INTEGER NOT NULL, notices TEXT, noticed INTEGER NOT NULL DEFAULT 0,
+        resumes INTEGER NOT NULL DEFAULT 0)""",
     """CREATE TABLE IF NOT EXISTS node (
         id TEXT PRIMARY KEY NOT NULL, binding TEXT NOT NULL, state TEXT NOT NULL, container INTEGER NOT NULL,
         parent TEXT, origin TEXT NOT NULL, after TEXT NOT NULL, payload TEXT, options TEXT, job_id TEXT,

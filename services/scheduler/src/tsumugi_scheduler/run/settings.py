@@ -46,6 +46,9 @@ def flow_registry(flows: Iterable[object], registered: tuple[str, ...]) -> dict[
             raise ValueError(f"flows[{i}]|duplicates the flow name {spec.name}")
         by_name[spec.name] = spec
     for name, spec in by_name.items():
+        for option, binding in (("on_failure", spec.on_failure), ("on_settled", spec.on_settled)):
+            if binding is not None and registered and binding not in registered:
+                raise ValueError(f"flows.{name}.{option}|names {binding}, which is not a performer")
         for node in spec.nodes:
             if node.kind is NodeKind.SUBFLOW and node.subflow not in by_name:
                 raise ValueError(f"flows.{name}|subflow target is not registered: {node.subflow}")
