@@ -157,7 +157,7 @@ async def main(quick: bool, only: int | None = None, big_nodes: int | None = Non
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
     parser.add_argument("--children", type=int, default=None, help="fan-out width (default 1,000)")
     parser.add_argument("--big", type=int, default=None, help="children of the big run (default 9,997)")

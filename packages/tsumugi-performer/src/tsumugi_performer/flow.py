@@ -270,7 +270,7 @@ def _notice_binding(flow_name: str, option: str, value: str | type | None) -> st
 def flow(
     name: str, input_type: type[_I], *, deadline_ms: int | None = None, on_failure: str | type | None = None,
     on_settled: str | type | None = None,
-) -> Callable[[Callable[[FlowBuilder[_I]], None]], Flow[_I]]:
+) -> Callable[[Callable[[FlowBuilder[_I]], object]], Flow[_I]]:
     """Declare a flow: decorate a function that adds its nodes; the decorated name becomes the `Flow`.
 
     ``input_type`` is what the run input is converted to (msgspec) before the mapping functions see it.
@@ -282,7 +282,7 @@ def flow(
         InvalidFlowError: at declaration, naming the node and the rule.
     """
 
-    def declare(body: Callable[[FlowBuilder[_I]], None]) -> Flow[_I]:
+    def declare(body: Callable[[FlowBuilder[_I]], object]) -> Flow[_I]:
         builder = FlowBuilder[_I](name, input_type)
         body(builder)
         return builder.build(deadline_ms, _notice_binding(name, "on_failure", on_failure),
