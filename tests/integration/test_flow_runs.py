@@ -9,8 +9,7 @@ import httpx
 import pytest
 from system_driver import SCHEDULER, TOKEN, Driver
 
-from tsumugi_client import TsumugiClientError
-from tsumugi_client.runs import RunsClient, RunStartError
+from tsumugi_client import RunsClient, RunStartError, TsumugiClientError
 from tsumugi_dev.clock import VirtualClock
 from tsumugi_dev.runtime import LocalRuntime
 from tsumugi_examples.greetings import GreetingsInput, greetings

@@ -17,6 +17,7 @@ from tsumugi_client._enqueue_kwargs import EnqueueItemDict, EnqueueKwargs
 from tsumugi_client._errors import JobNotFoundError, TsumugiClientError
 from tsumugi_client._factory import create_client
 from tsumugi_client._routing import MAX_BATCH_ITEMS, BindingConfig
+from tsumugi_client._runs import RunDetail, RunNodeView, RunsClient, RunStartError, RunView
 from tsumugi_client._views import AttemptLogEntry, CancelResult, JobDetail
 from tsumugi_core.ids import InvalidJobIdError
 from tsumugi_core.options import (
@@ -46,6 +47,11 @@ __all__ = [
     "JobDetail",
     "JobNotFoundError",
     "OnEnqueue",
+    "RunDetail",
+    "RunNodeView",
+    "RunStartError",
+    "RunView",
+    "RunsClient",
     "TsumugiClient",
     "TsumugiClientError",
     "apply_defaults",

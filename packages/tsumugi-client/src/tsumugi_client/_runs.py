@@ -25,6 +25,7 @@ import msgspec
 from tsumugi_client._errors import INVALID_STATE_MESSAGE, TsumugiClientError
 
 __all__ = ["RUN_GONE_MESSAGE", "FlowLike", "RunDetail", "RunNodeView", "RunStartError", "RunView", "RunsClient"]
+# Exported from tsumugi_client; kept apart from the job client so it can join whichever client class hosts it.
 
 RUN_GONE_MESSAGE: Final = "run not found (deleted after its retention, or never started)"
 
