@@ -131,3 +131,15 @@ async def test_a_wide_fan_out_stays_within_the_sql_bind_limit(system: LocalRunti
     assert run is not None
     assert (run["state"], run["node_total"], run["node_done"]) == ("COMPLETED", 63, 63)
     assert json.loads(nodes[1]["result"]) == {"total": 60, "succeeded": 60, "failed": 0}
+
+
+async def test_an_empty_fan_out_completes_with_a_zero_summary_in_the_same_tick(system: LocalRuntime,
+                                                                               clock: VirtualClock) -> None:  # fmt: skip
+    # Found by the whole-system simulator: the container expanded to nothing, and its aggregate decision in
+    # the same tick was dropped as "already handled", leaving the run RUNNING forever.
+    await _start(system, "greetings:empty", "greetings", {"names": []})
+    await clock.advance(1_000)
+    run, nodes = await _run(system, "greetings:empty")
+    assert run is not None
+    assert (run["state"], [n["state"] for n in nodes]) == ("COMPLETED", ["COMPLETED"] * 3)
+    assert json.loads(nodes[1]["result"]) == {"total": 0, "succeeded": 0, "failed": 0}
