@@ -9,13 +9,24 @@ no notices (and the example flow, for bench/flows.py). ``--scheduler example`` i
 
 from workers import DurableObject, WorkerEntrypoint
 
-from tsumugi_examples.greetings import greetings
+from tsumugi_examples.greetings import GreetingsInput, ReportGreetings, greetings
+from tsumugi_examples.hello import Hello, HelloPayload
+from tsumugi_performer.flow import FlowBuilder, flow
 from tsumugi_scheduler.definition import define_tsumugi
 from tsumugi_scheduler.entrypoints import DefaultMethods, JobShardMethods, RpcMethods, RunMethods
 
+@flow("wide", GreetingsInput)
+def wide(f: FlowBuilder[GreetingsInput]) -> None:
+    """greetings without its first node: the fan-out reads the run input, so it is not bound by the 8,192
+    characters a node's result may hold (bench/flows.py's 10,000-node run)."""
+    hello = f.fan_out("hello", Hello, over=lambda run, deps: run.names,
+                      input=lambda name, run, index: HelloPayload(name=name))  # fmt: skip
+    f.node("report", ReportGreetings, after=[hello], input=lambda run, deps: deps[hello])
+
+
 TSUMUGI = define_tsumugi(
     performers=["Hello", "Boom", "Slow", "SendMail", "NotifyFailure", "NotifySettled", "ListNames", "ReportGreetings"],
-    flows=[greetings],
+    flows=[greetings, wide],
 )
 
 
