@@ -15,6 +15,7 @@ from tsumugi_performer.flow import FlowBuilder, flow
 from tsumugi_scheduler.definition import define_tsumugi
 from tsumugi_scheduler.entrypoints import DefaultMethods, JobShardMethods, RpcMethods, RunMethods
 
+
 @flow("wide", GreetingsInput)
 def wide(f: FlowBuilder[GreetingsInput]) -> None:
     """greetings without its first node: the fan-out reads the run input, so it is not bound by the 8,192
