@@ -8,7 +8,7 @@ import pytest
 from workers import DurableObject, WorkerEntrypoint
 
 from tsumugi_scheduler.definition import define_tsumugi
-from tsumugi_scheduler.entrypoints import DefaultMethods, JobShardMethods, RpcMethods
+from tsumugi_scheduler.entrypoints import DefaultMethods, JobShardMethods, RpcMethods, RunMethods
 
 TSUMUGI = define_tsumugi(performers=["Hello"])
 
@@ -52,8 +52,17 @@ def test_the_mixed_in_methods_are_exported_as_the_entry_modules_own() -> None:
         "retry",
         "reschedule",
         "heartbeat",
+        "start_run",
+        "get_run",
+        "cancel_run",
+        "retry_run",
     }
     assert _exported_methods(Default) == {"fetch", "queue", "scheduled"}
+
+    class TsumugiRun(RunMethods, DurableObject):
+        tsumugi = TSUMUGI
+
+    assert _exported_methods(TsumugiRun) == {"start", "notify", "notify_child", "cancel", "retry", "state", "alarm"}
 
 
 def test_a_class_without_its_definition_is_refused_when_defined() -> None:

@@ -6,9 +6,11 @@ from workers import Response, WorkerEntrypoint
 
 from tsumugi_examples import Boom as BoomPerformer
 from tsumugi_examples import Hello as HelloPerformer
+from tsumugi_examples import ListNames as ListNamesPerformer
 from tsumugi_examples import MailSink
 from tsumugi_examples import NotifyFailure as NotifyFailurePerformer
 from tsumugi_examples import NotifySettled as NotifySettledPerformer
+from tsumugi_examples import ReportGreetings as ReportGreetingsPerformer
 from tsumugi_examples import SendMail as SendMailPerformer
 from tsumugi_examples import Slow as SlowPerformer
 from tsumugi_performer.entrypoint import performer_entrypoint
@@ -19,6 +21,8 @@ Slow = performer_entrypoint(WorkerEntrypoint, SlowPerformer)
 SendMail = performer_entrypoint(WorkerEntrypoint, SendMailPerformer, factory=SendMailPerformer.from_env)
 NotifyFailure = performer_entrypoint(WorkerEntrypoint, NotifyFailurePerformer)
 NotifySettled = performer_entrypoint(WorkerEntrypoint, NotifySettledPerformer)
+ListNames = performer_entrypoint(WorkerEntrypoint, ListNamesPerformer)
+ReportGreetings = performer_entrypoint(WorkerEntrypoint, ReportGreetingsPerformer)
 
 
 # The local stand-in for the mail API SendMail posts to (vars.MAIL_API_URL points here under `tsumugi dev`).
@@ -36,6 +40,7 @@ class Default(WorkerEntrypoint):
         if path == "/mail" and request.method == "GET":
             return Response.from_json(MAIL_SINK.listing())
         return Response(
-            "tsumugi example performers: Hello, Boom, Slow, SendMail, NotifyFailure, NotifySettled\n"
+            "tsumugi example performers: Hello, Boom, Slow, SendMail, NotifyFailure, NotifySettled, ListNames,"
+            " ReportGreetings\n"
             "POST /mail: the local mail sink SendMail posts to; GET /mail lists what it received\n"
         )

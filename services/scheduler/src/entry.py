@@ -7,8 +7,9 @@ shape for a project of your own.
 
 from workers import DurableObject, WorkerEntrypoint
 
+from tsumugi_examples.greetings import greetings
 from tsumugi_scheduler.definition import define_tsumugi
-from tsumugi_scheduler.entrypoints import DefaultMethods, JobShardMethods, RpcMethods
+from tsumugi_scheduler.entrypoints import DefaultMethods, JobShardMethods, RpcMethods, RunMethods
 from tsumugi_scheduler.schedule_entrypoints import SchedulerMethods, ScheduleRpcMethods
 
 
@@ -22,7 +23,7 @@ def _hello_payload(scheduled_at):
 
 
 TSUMUGI = define_tsumugi(
-    performers=["Hello", "Boom", "Slow", "SendMail", "NotifyFailure", "NotifySettled"],
+    performers=["Hello", "Boom", "Slow", "SendMail", "NotifyFailure", "NotifySettled", "ListNames", "ReportGreetings"],
     bindings={"Slow": {"policy": {"reaper_grace_ms": 5_000}}},
     on_enqueue=_mail_defaults,
     on_failure="NotifyFailure",
@@ -31,6 +32,7 @@ TSUMUGI = define_tsumugi(
     schedules={
         "hello-every-10-minutes": {"binding": "Hello", "payload": _hello_payload, "every_ms": 600_000}
     },
+    flows=[greetings],
 )
 
 
@@ -39,6 +41,10 @@ class TsumugiJobShard(JobShardMethods, DurableObject):
 
 
 class TsumugiScheduler(SchedulerMethods, DurableObject):
+    tsumugi = TSUMUGI
+
+
+class TsumugiRun(RunMethods, DurableObject):
     tsumugi = TSUMUGI
 
 

@@ -45,6 +45,7 @@ def test_run_tables_match_the_reference(d1: D1Database) -> None:
     assert _columns(d1, "run") == [
         "id", "seq", "flow", "state", "input", "node_total", "node_done", "node_failed", "created_at",
         "updated_at", "parent_run_id", "parent_node_id",
+        "output",  # beyond the original: migration 0012 (ADR-0084)
     ]  # fmt: skip
     assert _columns(d1, "run_node") == [
         "run_id", "node_id", "seq", "binding", "state", "container", "parent", "origin", "after", "job_id",

@@ -34,6 +34,7 @@ from tsumugi_client._factory import create_client
 from tsumugi_client._job import AsyncJob, Job, PollSchedule
 from tsumugi_client._retry import RetryPolicy
 from tsumugi_client._routing import MAX_BATCH_ITEMS, BindingConfig
+from tsumugi_client._runs import RunDetail, RunNodeView, RunsClient, RunStartError, RunView
 from tsumugi_client._schedules import ScheduleClient, ScheduleError, create_schedule_client
 from tsumugi_client._sync_client import TsumugiClient
 from tsumugi_client._targets import PerformerRef, Performs, performer_ref
@@ -78,6 +79,11 @@ __all__ = [
     "Performs",
     "PollSchedule",
     "RetryPolicy",
+    "RunDetail",
+    "RunNodeView",
+    "RunStartError",
+    "RunView",
+    "RunsClient",
     "ScheduleClient",
     "ScheduleError",
     "TsumugiClient",

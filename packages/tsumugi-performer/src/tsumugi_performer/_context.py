@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Awaitable, Callable
-from typing import Final, TypeAlias
+from typing import Any, Final, TypeAlias
 
 import msgspec
 
 from tsumugi_core.clock import Clock
 from tsumugi_core.ids import parse_job_id
 
-__all__ = ["DEFAULT_HEARTBEAT_INTERVAL_MS", "HeartbeatAnswer", "HeartbeatError", "HeartbeatFn", "JobContext"]
+__all__ = ["DEFAULT_HEARTBEAT_INTERVAL_MS", "SPAWN_OPTIONS", "HeartbeatAnswer", "HeartbeatError", "HeartbeatFn",
+           "JobContext"]  # fmt: skip
 
 _log = logging.getLogger("tsumugi_performer")
 
@@ -37,6 +39,10 @@ HeartbeatFn: TypeAlias = Callable[[float | None], Awaitable[HeartbeatAnswer]]
 """Sends one heartbeat (with optional progress in [0, 1]) for the running attempt and returns the answer."""
 
 _NOT_SENT: Final = HeartbeatAnswer(accepted=False, cancel_requested=False)
+_SPAWN_ID: Final = re.compile(r"^[A-Za-z0-9_-]+$")
+SPAWN_OPTIONS: Final = frozenset({"max_attempts", "backoff", "delay_ms", "run_at", "timeout_ms", "priority", "guarantee",
+                                  "concurrency_key"})  # fmt: skip
+"""Options a spawned child may take: a node's job options and ``concurrency_key`` (no ``unique_key``)."""
 _REFUSED_CROSSING: Final = "DataCloneError"
 """The JS error name of a value workerd refuses to send over RPC: the two sides disagree on the protocol."""
 
@@ -97,6 +103,7 @@ class JobContext:
         self._interval_ms = _positive_int("heartbeat_interval_ms", heartbeat_interval_ms, 0)
         self._last_sent_at: int | None = None
         self._last_answer = _NOT_SENT
+        self._spawns: list[dict[str, Any]] = []
 
     @property
     def job_id(self) -> str:
@@ -185,3 +192,31 @@ class JobContext:
             answer = HeartbeatAnswer(accepted=answer.accepted, cancel_requested=True)
         self._last_answer = answer
         return answer
+
+    def spawn(self, spawn_id: str, binding: str | type, payload: Any = None, **options: Any) -> None:
+        """Add a child node to this job's node in its flow run, run once this attempt succeeds.
+
+        The child is ``<node>:<spawn_id>``; the node counts as settled (for its downstream) only when its
+        children are, and a failed child fails it. Spawning the same id twice makes one child. Spawns of an
+        attempt that fails are discarded; a job outside a flow run ignores them. ``binding`` is a binding
+        name or a Performer class; ``options`` are job options and ``concurrency_key``.
+
+        Raises:
+            ValueError: a bad id, binding or option (no ``unique_key``), naming it.
+        """
+        if not isinstance(spawn_id, str) or not _SPAWN_ID.fullmatch(spawn_id):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise ValueError(f"spawn id must match [A-Za-z0-9_-]+, got {spawn_id!r}")
+        name = binding if isinstance(binding, str) else getattr(binding, "__name__", "")
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            raise ValueError(f"spawn binding must be a binding name or a Performer class, got {binding!r}")
+        for option in options:
+            if option not in SPAWN_OPTIONS:
+                rule = "is not allowed on a spawned child" if option == "unique_key" else "is not a spawn option"
+                raise ValueError(f"{option} {rule}")
+        self._spawns.append({"id": spawn_id, "binding": name, "payload": msgspec.to_builtins(payload),
+                             "options": msgspec.to_builtins(options)})  # fmt: skip
+
+    @property
+    def spawns(self) -> list[dict[str, Any]]:
+        """The children this attempt asked for, in order (``{"id", "binding", "payload", "options"}``)."""
+        return list(self._spawns)

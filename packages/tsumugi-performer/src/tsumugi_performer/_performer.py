@@ -11,7 +11,7 @@ import msgspec
 from tsumugi_performer._context import JobContext
 from tsumugi_performer._errors import InvalidPayloadError
 
-__all__ = ["P", "Performer", "R", "payload_type_of"]
+__all__ = ["P", "Performer", "R", "payload_type_of", "result_type_of"]
 
 P = TypeVar("P")
 """The payload type a performer declares."""
@@ -79,19 +79,22 @@ def _substitute(args: tuple[Any, ...], bindings: dict[Any, Any]) -> tuple[Any, .
     return tuple(bindings.get(arg, arg) if isinstance(arg, TypeVar) else arg for arg in args)
 
 
-def _find_payload_type(cls: type, bindings: dict[Any, Any]) -> Any | None:
-    """Walk the generic bases of `cls` down to ``Performer[P, R]``, carrying type-variable bindings."""
+def _find_payload_type(cls: type, bindings: dict[Any, Any], index: int = 0) -> Any | None:
+    """Walk the generic bases of `cls` down to ``Performer[P, R]``, carrying type-variable bindings.
+
+    Answers its ``index``-th argument (0: ``P``, 1: ``R``).
+    """
     bases: tuple[Any, ...] = cls.__dict__.get("__orig_bases__", cls.__bases__)
     for base in bases:
         origin: Any = get_origin(base) or base
         if origin is Performer:
             args = _substitute(get_args(base), bindings)
-            return args[0] if args else Any
+            return args[index] if len(args) > index else Any
         if isinstance(origin, type) and issubclass(origin, Performer):
             generic_base = cast(type, origin)
             parameters: tuple[Any, ...] = getattr(generic_base, "__parameters__", ())
             args = _substitute(get_args(base), bindings)
-            found = _find_payload_type(generic_base, dict(zip(parameters, args, strict=False)))
+            found = _find_payload_type(generic_base, dict(zip(parameters, args, strict=False)), index)
             if found is not None:
                 return found
     return None
@@ -105,6 +108,15 @@ def payload_type_of(performer: type[Performer[Any, Any]]) -> Any:
     ``class Job(Base[Mail])`` declares ``Mail``.
     """
     found = _find_payload_type(performer, {})
+    if found is None or isinstance(found, TypeVar):
+        return Any
+    return found
+
+
+@functools.cache
+def result_type_of(performer: type[Performer[Any, Any]]) -> Any:
+    """The result type ``R`` a performer class declares through its generic base, or ``Any`` when left open."""
+    found = _find_payload_type(performer, {}, 1)
     if found is None or isinstance(found, TypeVar):
         return Any
     return found

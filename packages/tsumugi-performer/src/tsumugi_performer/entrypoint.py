@@ -230,6 +230,8 @@ class PerformerRunner:
             result = await instance.perform(payload, ctx)
         except Exception as error:
             return _failure(error, clock.now_ms())
+        if ctx.spawns:
+            return {"ok": True, "result": _result_value(result), "spawns": ctx.spawns}
         return {"ok": True, "result": _result_value(result)}
 
 

@@ -1,6 +1,7 @@
 """Example performers for Tsumugi: the bodies behind the performer Worker of services/performers."""
 
 from tsumugi_examples.boom import BOOM_ERROR, Boom
+from tsumugi_examples.greetings import GreetingsInput, ListNames, ReportGreetings, greetings
 from tsumugi_examples.hello import Hello, HelloPayload
 from tsumugi_examples.mail_sink import MailSink, SentMail, SinkAnswer
 from tsumugi_examples.notices import FailureNotice, NotifyFailure, NotifySettled, SettledNotice
@@ -11,12 +12,15 @@ __all__ = [
     "BOOM_ERROR",
     "Boom",
     "FailureNotice",
+    "GreetingsInput",
     "Hello",
     "HelloPayload",
+    "ListNames",
     "Mail",
     "MailSink",
     "NotifyFailure",
     "NotifySettled",
+    "ReportGreetings",
     "SendMail",
     "SentMail",
     "SettledNotice",
@@ -24,4 +28,5 @@ __all__ = [
     "Slow",
     "SlowCancelledError",
     "SlowPayload",
+    "greetings",
 ]

@@ -27,11 +27,13 @@ import msgspec
 import pydantic
 from pydantic import BaseModel, ConfigDict, Field
 
+from tsumugi_core.flow_spec import FlowSpec
 from tsumugi_core.ids import InvalidJobIdError, validate_binding_name
 from tsumugi_core.options import RateLimit
 from tsumugi_core.policy import Policy, PolicyValidationError, Retention, ShardSettings, validate_settings
 from tsumugi_core.schedule_spec import InvalidScheduleError
 from tsumugi_core.states import TERMINAL_STATES, JobState
+from tsumugi_scheduler.run.settings import RunSettings, flow_registry, run_settings
 from tsumugi_scheduler.schedules.code import CodeSchedules, code_schedules
 from tsumugi_scheduler.shard import NoticeConfig
 
@@ -237,8 +239,14 @@ class TsumugiDefinition:
         sweep: SweepOptions,
         schedules: CodeSchedules | None = None,
         schedule_shards: int = 1,
+        flows: Mapping[str, FlowSpec] | None = None,
+        runs: RunSettings | None = None,
     ) -> None:
         """Hold already validated values (use `define_tsumugi`)."""
+        self.flows: dict[str, FlowSpec] = dict(flows or {})
+        """Declared flows by name."""
+        self.runs = runs or RunSettings()
+        """Runs' limits and retention."""
         self.performers = performers
         self._bindings = dict(bindings)
         self.notices = notices
@@ -328,6 +336,8 @@ def define_tsumugi(
     retention: Mapping[str, Any] | None = None,
     schedules: Mapping[str, Any] | None = None,
     schedule_shards: int = 1,
+    flows: Sequence[object] = (),
+    runs: Mapping[str, Any] | None = None,
 ) -> TsumugiDefinition:
     """Define a scheduler: its performers, per-binding settings, hooks and read-model retention.
 
@@ -346,6 +356,9 @@ def define_tsumugi(
         schedules: ``{name: {"binding", "payload" (value or ``fn(scheduled_at)``), "every_ms" | "cron",
             "timezone", "overlap", job options}}``: recurring jobs, fired by the Scheduler Durable Object.
         schedule_shards: How many Scheduler objects share the schedules, by name (ADR-0079).
+        flows: Flows declared with ``tsumugi_performer.flow`` that runs may start; a subflow's child flow
+            must be listed too.
+        runs: ``{"max_nodes", "max_depth", "sweep_after_ms", "failed_retention_ms"}`` for flow runs.
 
     Raises:
         DefinitionError: an option breaks a rule; the message names it.
@@ -365,9 +378,17 @@ def define_tsumugi(
         code = code_schedules(schedules, registered=registered, shards=shard_counts)
     except InvalidScheduleError as exc:
         raise DefinitionError(exc.field, exc.rule) from None
+    try:
+        flow_specs = flow_registry(flows, registered)
+        run_limits = run_settings(runs)
+    except ValueError as exc:
+        option, _, rule = str(exc).partition("|")
+        raise DefinitionError(option, rule) from None
     return TsumugiDefinition(
         schedules=code,
         schedule_shards=schedule_shards,
+        flows=flow_specs,
+        runs=run_limits,
         performers=registered,
         bindings=configured,
         notices=_notices(on_failure, on_settled, registered),

@@ -33,21 +33,24 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+import msgspec
 from starlette.applications import Starlette
 
 from tsumugi_core.options import EnqueueValidationError
-from tsumugi_scheduler import _runtime
+from tsumugi_scheduler import _runtime, run_service
+from tsumugi_scheduler.api.runs import read_run
 from tsumugi_scheduler.consumer import handle_batch
 from tsumugi_scheduler.definition import TsumugiDefinition
 from tsumugi_scheduler.maintenance import sweep_read_model
 from tsumugi_scheduler.payload_schemas import PayloadSchemas
 from tsumugi_scheduler.producer_rpc import SchedulerService
 from tsumugi_scheduler.rest_api import rest_app
+from tsumugi_scheduler.run.host import RunHost
 from tsumugi_scheduler.schedules.directory import prime
 from tsumugi_scheduler.shard_admin import ShardAdmin
 from tsumugi_scheduler.shard_host import JobShardHost
 
-__all__ = ["DefaultMethods", "JobShardMethods", "RpcMethods"]
+__all__ = ["DefaultMethods", "JobShardMethods", "RpcMethods", "RunMethods"]
 
 
 def _definition_of(cls: type) -> TsumugiDefinition:
@@ -162,6 +165,45 @@ class JobShardMethods(_Mixin):
         await self.host.alarm()
 
 
+class RunMethods(_Mixin):
+    """The Run Durable Object: one per flow run (addressed by the run id)."""
+
+    def __init__(self, ctx: Any, env: Any) -> None:
+        """Open the run's host over ``ctx.storage``."""
+        super().__init__(ctx, env)
+        self.run = RunHost(ctx.storage, _runtime.DurableObjectSql(ctx.storage), self.env, self.tsumugi)
+
+    async def start(self, run_id: str, flow: str, input_json: str, deadline_ms: Any = None, parent: Any = None,
+                    depth: int = 0) -> dict[str, Any]:  # fmt: skip
+        """Start the run (idempotent by run id)."""
+        return await self.run.start(run_id, flow, input_json, _runtime.plain(deadline_ms), _runtime.plain(parent),
+                                    depth)  # fmt: skip
+
+    async def notify(self, events: Any) -> None:
+        """Job events of the run's nodes, from the job shards' outbox."""
+        await self.run.notify(_runtime.plain(events))
+
+    async def notify_child(self, node_id: str, child_run_id: str, state: str) -> None:
+        """A child run's end."""
+        await self.run.notify_child(node_id, child_run_id, state)
+
+    async def cancel(self) -> dict[str, Any]:
+        """Cancel (drain) the run."""
+        return await self.run.cancel()
+
+    async def retry(self) -> dict[str, Any]:
+        """Resume a FAILED run."""
+        return await self.run.retry()
+
+    async def state(self) -> str | None:
+        """The run's state."""
+        return await self.run.state()
+
+    async def alarm(self, alarm_info: Any = None) -> None:
+        """Tick the run."""
+        await self.run.alarm()
+
+
 class RpcMethods(_Mixin):
     """The named entrypoint producers reach over a Service Binding (``tsumugi_client``).
 
@@ -212,6 +254,23 @@ class RpcMethods(_Mixin):
     async def heartbeat(self, job_id: Any, attempt: Any, progress: Any = None) -> dict[str, Any]:
         """A performer's heartbeat, forwarded to its shard."""
         return await self._service().heartbeat(job_id, attempt, progress)
+
+    async def start_run(self, body: Any) -> str:
+        """Start a flow run from ``{"flow", "input", "id"?, "deadlineMs"?}``; answers the run id."""
+        return await run_service.start_run(self.env, self.tsumugi, _runtime.plain(body))
+
+    async def get_run(self, run_id: Any) -> dict[str, Any] | None:
+        """A run and its nodes from the read model (GET /api/runs/{id}'s body), or None."""
+        found = await read_run(self.env.TSUMUGI_DB, str(run_id))
+        return None if found is None else msgspec.to_builtins(found)
+
+    async def cancel_run(self, run_id: Any) -> dict[str, Any]:
+        """Cancel a RUNNING run."""
+        return await run_service.cancel_run(self.env, self.tsumugi, str(run_id))
+
+    async def retry_run(self, run_id: Any) -> dict[str, Any]:
+        """Resume a FAILED run."""
+        return await run_service.retry_run(self.env, self.tsumugi, str(run_id))
 
 
 class DefaultMethods(_Mixin):

@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Mapping
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import msgspec
 
@@ -135,7 +135,9 @@ def _answer(answer: ReportAnswer) -> dict[str, Any]:
 
 def _outcome(value: Mapping[str, Any]) -> Outcome:
     if value.get("ok") is True:
-        return Succeeded(result=value.get("result"))
+        spawns: Any = value.get("spawns")
+        listed: list[Any] | None = list(cast("list[Any]", spawns)) if isinstance(spawns, list) and spawns else None
+        return Succeeded(result=value.get("result"), spawns=listed)
     retry_at = value.get("retryAt")
     return Failed(
         error=str(value.get("error") or "the attempt failed"),
@@ -402,6 +404,7 @@ class JobShardHost:
             await self._send(result.dispatches)
             await self._project(engine, first, head)
             await self._notify(engine)
+            await self._notify_runs(engine)
         except Exception:
             _log.exception("tick of shard %s failed; retrying in %d ms", self._name, ALARM_RETRY_MS)
             await self._storage.setAlarm(time_source().now_ms() + ALARM_RETRY_MS)
@@ -462,6 +465,32 @@ class JobShardHost:
             for target_shard, items in by_target.items():
                 await self._enqueue_on(target_shard, items)
             engine.ack_notices(max(r.seq for r in records))
+            if len(records) < FEED_BATCH:
+                return
+
+    async def _notify_runs(self, engine: JobShardEngine) -> None:
+        """Deliver job -> run events (reference §1.9), grouped by run, acked only once all are delivered.
+
+        Without a ``RUN`` binding they stay in the outbox, to flow once it is configured.
+        """
+        runs = getattr(self._env, "RUN", None)
+        if runs is None:
+            return
+        for _ in range(FEED_ROUNDS):
+            records = engine.run_events(FEED_BATCH)
+            if not records:
+                return
+            by_run: dict[str, list[dict[str, Any]]] = {}
+            for r in records:
+                event: dict[str, Any] = {"nodeId": r.node_id, "jobId": r.job_id, "state": r.state.value, "result": r.result,
+                         "error": r.error}  # fmt: skip
+                if r.spawns:
+                    event["spawns"] = r.spawns
+                by_run.setdefault(r.run_id, []).append(event)
+            await asyncio.gather(
+                *(runs.getByName(run_id).notify(events) for run_id, events in by_run.items())
+            )
+            engine.ack_run_events(max(r.seq for r in records))
             if len(records) < FEED_BATCH:
                 return
 

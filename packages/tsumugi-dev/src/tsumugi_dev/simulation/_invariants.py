@@ -10,8 +10,9 @@ import bisect
 import itertools
 from collections import defaultdict
 from collections.abc import Callable, Iterable
-from typing import Any, Final
+from typing import Any, Final, cast
 
+from tsumugi_core.flow_advance import NodeOrigin, NodeView, run_state
 from tsumugi_core.liveness import MAX_INVOCATION_MS
 from tsumugi_dev.simulation._ledger import Execution
 from tsumugi_dev.simulation._observed import START_MS, JobTruth, Observed, Submitted, Violation
@@ -331,6 +332,28 @@ class _Occupancy:
         return self._count(self.key[job.shard, job.concurrency_key], at) < policy.per_key_concurrency
 
 
+_NODE_TERMINAL: Final = frozenset({"COMPLETED", "FAILED", "CANCELLED", "STALLED", "SKIPPED"})
+
+
+def runs(seen: Observed) -> Iterable[Violation]:
+    """Every started flow run settled: no node lost or left unfinished, no run stuck RUNNING, and the run's
+    state is what its nodes imply (the production `run_state`)."""
+    for run_id, (state, nodes) in sorted(seen.runs.items()):
+        if state is None:
+            yield Violation("runs", f"run {run_id} never reached the read model")
+            continue
+        open_nodes = [f"{n[0]} {n[1]}" for n in nodes if n[1] not in _NODE_TERMINAL]
+        if open_nodes:
+            yield Violation("runs", f"run {run_id} ({state}) has unfinished nodes: {open_nodes[:5]}")
+        if not any(n[0] == "first" for n in nodes) or not any(n[0] == "last" for n in nodes):
+            yield Violation("runs", f"run {run_id} lost a static node: {[n[0] for n in nodes]}")
+        views = [NodeView(id=i, state=s, parent=p, origin=cast(NodeOrigin, o), container=c, after=a)
+                 for i, s, p, o, c, a in nodes]  # fmt: skip
+        expected = run_state(views)
+        if state == "RUNNING" or (not open_nodes and state != expected):
+            yield Violation("runs", f"run {run_id} is {state}, its nodes say {expected}")
+
+
 INVARIANTS: Final[dict[str, Callable[[Observed], Iterable[Violation]]]] = {
     "at_most_once": at_most_once,
     "concurrency": concurrency,
@@ -341,6 +364,7 @@ INVARIANTS: Final[dict[str, Callable[[Observed], Iterable[Violation]]]] = {
     "completed_ran": completed_ran,
     "read_model": read_model,
     "fairness": fairness,
+    "runs": runs,
 }
 """Every invariant by name, in the order they are checked."""
 

@@ -92,6 +92,11 @@ class Observed:
     """When the shard dispatched each (job, attempt), from its attempt log."""
     finished: dict[tuple[str, int], int] = field(default_factory=dict[tuple[str, int], int])
     """When the shard finished each (job, attempt), from its attempt log."""
+    runs: dict[str, tuple[str | None, list[tuple[str, str, str | None, str, bool, tuple[str, ...]]]]] = field(
+        default_factory=dict[str, tuple[str | None, list[tuple[str, str, str | None, str, bool, tuple[str, ...]]]]]
+    )
+    """Each started run: its read-model state (None when missing) and its nodes ``(id, state, parent, origin,
+    container, after)``."""
     shadow_ms: int = 70_000
     """How long after a fault the system may legitimately hold a slot the performers cannot see in use."""
 

@@ -139,7 +139,11 @@ def definition_of(scenario: Scenario) -> TsumugiDefinition:
         if scenario.on_settled is None
         else {"binding": scenario.on_settled, "states": list(scenario.settled_states)}
     )
+    from tsumugi_dev.simulation._flows import SIM_FLOW
+
+    names = {spec.name for spec in scenario.bindings}
     return define_tsumugi(
+        flows=[SIM_FLOW] if {"SimA", "SimB", "SimC"} <= names else [],
         performers=[spec.name for spec in scenario.bindings],
         bindings=bindings,
         on_failure=scenario.on_failure,
@@ -192,8 +196,11 @@ def builtin_system(scenario: Scenario) -> SystemUnderTest:
         path=_WORKERS / "scheduler.jsonc",
         vars={"TSUMUGI_TOKEN": BUILTIN_TOKEN},
         secret_names=("TSUMUGI_TOKEN",),
-        durable_objects=(DurableObjectBindingConfig(name="JOB_SHARD", class_name="TsumugiJobShard"),),
-        sqlite_classes=("TsumugiJobShard",),
+        durable_objects=(
+            DurableObjectBindingConfig(name="JOB_SHARD", class_name="TsumugiJobShard"),
+            DurableObjectBindingConfig(name="RUN", class_name="TsumugiRun"),
+        ),
+        sqlite_classes=("TsumugiJobShard", "TsumugiRun"),
         queue_producers=(QueueProducerConfig(binding="TSUMUGI_QUEUE", queue="tsumugi"),),
         queue_consumers=(
             QueueConsumerConfig(

@@ -26,6 +26,7 @@ __all__ = [
     "PolicyBody",
     "RateBody",
     "RescheduleBody",
+    "StartRunBody",
 ]
 
 _SAFE = 2**53 - 1
@@ -82,12 +83,19 @@ _ENQUEUE_RULES: Final[dict[str, Any]] = {
     "allOf": [
         {"anyOf": [_null_or_absent("runAt"), _null_or_absent("delayMs")]},  # mutually exclusive
         {"anyOf": [_null_or_absent("expiresAt"), _null_or_absent("expiresInMs")]},  # mutually exclusive
-        {"anyOf": [_null_or_absent("nodeId"), {"required": ["runId"], "properties": {"runId": {"type": "string"}}}]},
+        {
+            "anyOf": [
+                _null_or_absent("nodeId"),
+                {"required": ["runId"], "properties": {"runId": {"type": "string"}}},
+            ]
+        },
     ],
 }
 """Rules across fields (tsumugi_core.options): a value on both sides of a pair is refused; nodeId needs runId."""
 _Key = Annotated[str, Field(min_length=1, max_length=MAX_KEY_CHARS)]
-_DroppedKey = Annotated[str, Field(max_length=MAX_KEY_CHARS, description="An empty string is dropped (the original's rule).")]
+_DroppedKey = Annotated[
+    str, Field(max_length=MAX_KEY_CHARS, description="An empty string is dropped (the original's rule).")
+]
 
 
 class EnqueueBody(_Body):
@@ -115,7 +123,9 @@ class EnqueueBody(_Body):
     id: _Key | None = Field(default=None, description="A pinned job id <binding>#<shard>:<local>.")
     runId: _Key | None = None
     nodeId: _Key | None = None
-    shard: int | None = Field(default=None, ge=0, le=_SAFE, description="The caller's routing, checked by the scheduler.")
+    shard: int | None = Field(
+        default=None, ge=0, le=_SAFE, description="The caller's routing, checked by the scheduler."
+    )
 
 
 class BulkEnqueueBody(_Body):
@@ -191,3 +201,15 @@ class PolicyBody(_Body):
     paused: bool | SkipJsonSchema[None] = _pin()
     sweep_after_ms: _AtLeast0 | SkipJsonSchema[None] = _pin()
     failed_retention_ms: _AtLeast0 | SkipJsonSchema[None] = _pin()
+
+
+class StartRunBody(_Body):
+    """``POST /api/runs``: a registered ``flow``, its ``input`` (any JSON, required), an optional ``id`` pinning
+    the run id's local part (a repeated id answers the existing run) and ``deadlineMs``."""
+
+    model_config = ConfigDict(extra="allow", frozen=True, json_schema_extra={"required": ["flow", "input"]})
+
+    flow: Annotated[str, Field(min_length=1, pattern="^[A-Za-z0-9_-]+$")]
+    input: Any
+    id: Annotated[str, Field(pattern="^[A-Za-z0-9_-]+$", max_length=200)] | SkipJsonSchema[None] = _pin()
+    deadlineMs: Annotated[int, Field(ge=1, le=_SAFE)] | SkipJsonSchema[None] = _pin()

@@ -15,7 +15,16 @@ from pydantic import BaseModel
 from starlette.requests import Request
 from starlette.responses import Response
 
-from tsumugi_scheduler.api import bindings, bulk, insight, jobs, metrics, runs, schedules, unavailable
+from tsumugi_scheduler.api import (
+    bindings,
+    bulk,
+    insight,
+    jobs,
+    metrics,
+    run_control,
+    runs,
+    schedules,
+)
 from tsumugi_scheduler.api import models as m
 from tsumugi_scheduler.api import schedule_models as sm
 from tsumugi_scheduler.api import shapes as s
@@ -67,7 +76,12 @@ _GONE = Answer(
     description="No longer in its shard (swept after retention, or never existed).", body=s.Refusal
 )
 _NOT_FOUND = Answer(description="Not found.")
-_ROUTING = Answer(description="`shard` differs from this scheduler's routing (the caller's bindings config differs).")
+_RUN_GONE = Answer(
+    description="No run in its object (deleted after retention, or never started).", body=s.Refusal
+)
+_ROUTING = Answer(
+    description="`shard` differs from this scheduler's routing (the caller's bindings config differs)."
+)
 _NO_SCHEDULER = Answer(description="No Scheduler Durable Object is bound (`schedules are not available`).")
 _CODE_DEFINED = Answer(description="The schedule is defined in code: read-only at run time.")
 _JOB_ID = "A job id <binding>#<shard>:<local>, percent-encoded."
@@ -199,17 +213,21 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
                      QueryParam(name="offset", schema=_STR, description="0 or more, default 0.")),
               answers=_answers(s200=Answer(description="A page and the total.", body=runs.RunList))),
     Operation(method="POST", path="/api/runs", operation_id="startRun", summary="Start a flow run.",
-              endpoint=unavailable.run_creation_unavailable, tag="later",
-              answers=_answers(s501=Answer(description="Run creation is not available yet."))),
+              endpoint=run_control.start, tag="runs", body=m.StartRunBody,
+              answers=_answers(s201=Answer(description="The run id (an existing run's for a repeated id).",
+                                           body=s.RunCreated),
+                               s400=_BAD, s501=Answer(description="No flow is registered."))),
     Operation(method="GET", path="/api/runs/{id}", operation_id="getRun", summary="A run and its nodes.",
               endpoint=runs.get_run, tag="runs",
               answers=_answers(s200=Answer(description="The run.", body=runs.RunDetailBody), s404=_NOT_FOUND)),
     Operation(method="POST", path="/api/runs/{id}/retry", operation_id="retryRun", summary="Resume a FAILED run.",
-              endpoint=unavailable.run_control_unavailable, tag="later",
-              answers=_answers(s501=Answer(description="Run control is not available yet."))),
+              endpoint=run_control.retry, tag="runs",
+              answers=_answers(s200=Answer(description="Resumed.", body=s.RunControlOk), s400=_BAD, s409=_STATE,
+                               s410=_RUN_GONE, s501=Answer(description="No flow is registered."))),
     Operation(method="POST", path="/api/runs/{id}/cancel", operation_id="cancelRun", summary="Cancel a run.",
-              endpoint=unavailable.run_control_unavailable, tag="later",
-              answers=_answers(s501=Answer(description="Run control is not available yet."))),
+              endpoint=run_control.cancel, tag="runs",
+              answers=_answers(s200=Answer(description="Cancelling.", body=s.RunControlOk), s400=_BAD, s409=_STATE,
+                               s410=_RUN_GONE, s501=Answer(description="No flow is registered."))),
     Operation(method="GET", path="/api/flows", operation_id="listFlows", summary="Registered flows.",
               endpoint=runs.list_flows, tag="runs",
               answers=_answers(s200=Answer(description="Sorted names.", body=runs.FlowList))),

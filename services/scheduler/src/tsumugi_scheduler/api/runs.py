@@ -1,27 +1,26 @@
 """Read routes of flows and runs (reference §4.4, §4.5): answered from the definition and the read model.
 
-Flows are not built yet (issue 12+), so the definition registers none and the ``run`` tables stay empty:
-``GET /api/flows`` answers ``{"flows": []}``, ``GET /api/runs`` ``{"runs": [], "total": 0}`` and
-``GET /api/runs/{id}`` 404, the original's answers when no flows are defined. The queries are the real
-ones over the read model (migration 0004), so the routes keep working when runs are projected there.
-Starting and steering runs stay 501 (`tsumugi_scheduler.api.unavailable`), as in the original without flows.
+Runs are projected into the ``run`` / ``run_node`` tables by each Run Durable Object
+(`tsumugi_scheduler.run.projection`). Without flows ``GET /api/flows`` answers ``{"flows": []}``, the list
+is empty and any run id 404s, the original's answers. Starting and steering runs: `api.run_control`.
 """
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import msgspec
 from starlette.requests import Request
 from starlette.responses import Response
 
+from tsumugi_core.flow_advance import NodeOrigin, NodeView, waiting_on
 from tsumugi_scheduler.api.answers import ApiError, json_response
-from tsumugi_scheduler.api.context import env_of, first_values
+from tsumugi_scheduler.api.context import api_of, env_of, first_values
 from tsumugi_scheduler.readmodel import parse_job_query
 from tsumugi_scheduler.readmodel.d1_port import result_rows
 
 __all__ = ["FlowList", "RunDetail", "RunDetailBody", "RunList", "RunNode", "RunSummary", "get_run", "list_flows",
-           "list_runs"]  # fmt: skip
+           "list_runs", "read_run"]  # fmt: skip
 
 _SUMMARY: Final = "id, flow, state, node_total, node_done, node_failed, created_at, updated_at"
 _NODE: Final = ("node_id, binding, state, container, parent, origin, after, job_id, child_run_id, result, error, "
@@ -61,6 +60,8 @@ class RunDetail(RunSummary, frozen=True, kw_only=True):
     parent_run_id: str | None
     parent_node_id: str | None
     retryable: bool
+    output: str | None = None
+    """Beyond the original: the declared output node's result (JSON text) once COMPLETED."""
 
 
 class RunNode(msgspec.Struct, frozen=True, kw_only=True):
@@ -80,6 +81,8 @@ class RunNode(msgspec.Struct, frozen=True, kw_only=True):
     position: int
     created_at: int
     updated_at: int
+    waiting_on: list[str] = []
+    """Beyond the original: a PENDING node's dependencies that have not settled yet."""
 
 
 class RunDetailBody(msgspec.Struct, frozen=True, kw_only=True):
@@ -104,18 +107,22 @@ def _after(text: object) -> list[str]:
     return value
 
 
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
 def _node(row: Any) -> RunNode:
-    optional = {k: None if row[k] is None else str(row[k])
-                for k in ("parent", "job_id", "child_run_id", "result", "error")}  # fmt: skip
     return RunNode(id=str(row["node_id"]), binding=str(row["binding"]), state=str(row["state"]),
                    container=bool(row["container"]), origin=str(row["origin"]), after=_after(row["after"]),
                    position=int(row["position"]), created_at=int(row["created_at"]),
-                   updated_at=int(row["updated_at"]), **optional)  # fmt: skip
+                   updated_at=int(row["updated_at"]), parent=_text(row["parent"]), job_id=_text(row["job_id"]),
+                   child_run_id=_text(row["child_run_id"]), result=_text(row["result"]),
+                   error=_text(row["error"]))  # fmt: skip
 
 
 async def list_flows(request: Request) -> Response:
-    """``GET /api/flows``: the registered flows (none until flows exist)."""
-    return json_response(200, FlowList(flows=[]))
+    """``GET /api/flows``: the registered flows, sorted."""
+    return json_response(200, FlowList(flows=sorted(api_of(request).definition.flows)))
 
 
 async def list_runs(request: Request) -> Response:
@@ -138,18 +145,30 @@ async def list_runs(request: Request) -> Response:
 
 async def get_run(request: Request) -> Response:
     """``GET /api/runs/{id}``: the run and its nodes; 404 ``not found`` for any id without a run."""
-    run_id = str(request.path_params["id"])
-    d1 = env_of(request).TSUMUGI_DB
+    found = await read_run(env_of(request).TSUMUGI_DB, str(request.path_params["id"]))
+    if found is None:
+        raise ApiError(404, {"error": "not found"})
+    return json_response(200, found)
+
+
+async def read_run(d1: Any, run_id: str) -> RunDetailBody | None:
+    """The run ``run_id`` and its nodes from the read model, or None."""
     run, nodes = await d1.batch([
-        d1.prepare(f"SELECT {_SUMMARY}, input, parent_run_id, parent_node_id FROM run WHERE id = ?").bind(run_id),
+        d1.prepare(f"SELECT {_SUMMARY}, input, parent_run_id, parent_node_id, output FROM run WHERE id = ?").bind(run_id),
         d1.prepare(f"SELECT {_NODE} FROM run_node WHERE run_id = ? ORDER BY position").bind(run_id),
     ])  # fmt: skip
     found = result_rows(run)
     if not found:
-        raise ApiError(404, {"error": "not found"})
+        return None
     row = found[0]
     detail = RunDetail(**_summary_fields(row), input=str(row["input"]),
                        parent_run_id=None if row["parent_run_id"] is None else str(row["parent_run_id"]),
                        parent_node_id=None if row["parent_node_id"] is None else str(row["parent_node_id"]),
-                       retryable=row["state"] == "FAILED")  # fmt: skip
-    return json_response(200, RunDetailBody(run=detail, nodes=[_node(r) for r in result_rows(nodes)]))
+                       retryable=row["state"] == "FAILED",
+                       output=None if row["output"] is None else str(row["output"]))  # fmt: skip
+    listed = [_node(r) for r in result_rows(nodes)]
+    waits = waiting_on([NodeView(id=n.id, state=n.state, container=n.container, subflow=n.child_run_id is not None,
+                                 parent=n.parent, origin=cast(NodeOrigin, n.origin), after=tuple(n.after))
+                        for n in listed])  # fmt: skip
+    listed = [msgspec.structs.replace(n, waiting_on=waits[n.id]) if n.id in waits else n for n in listed]
+    return RunDetailBody(run=detail, nodes=listed)

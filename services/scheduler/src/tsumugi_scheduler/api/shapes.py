@@ -32,6 +32,8 @@ __all__ = [
     "MutationOk",
     "PolicyResult",
     "Refusal",
+    "RunControlOk",
+    "RunCreated",
     "SettingsView",
     "ShardDiagnosticsView",
     "ShardSettings",
@@ -54,6 +56,18 @@ class Refusal(msgspec.Struct, frozen=True, kw_only=True):
     ok: bool
     reason: Literal["invalid-state", "gone"]
     error: str
+
+
+class RunCreated(msgspec.Struct, frozen=True, kw_only=True):
+    """201 of ``POST /api/runs``."""
+
+    id: str
+
+
+class RunControlOk(msgspec.Struct, frozen=True, kw_only=True):
+    """200 of a run's retry / cancel."""
+
+    ok: bool
 
 
 class MutationOk(msgspec.Struct, frozen=True, kw_only=True):

@@ -29,6 +29,7 @@ EXPECTED_MIGRATIONS: Final[tuple[str, ...]] = (
     "0009_add_job_detail_columns.sql",
     "0010_add_list_indexes.sql",
     "0011_partial_key_indexes.sql",
+    "0012_add_run_output.sql",
 )
 """Every migration file the code relies on, in the order they apply."""
 

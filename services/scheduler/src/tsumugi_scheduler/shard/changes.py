@@ -102,15 +102,22 @@ def transition(
     )  # fmt: skip
 
 
-def run_event(job: JobFacts, to: JobState, result: str | None, error: str | None) -> tuple[str, str] | None:
-    """The ``(run_id, event JSON)`` outbox row of a job of a flow run reaching terminal ``to``, else None."""
+def run_event(job: JobFacts, to: JobState, result: str | None, error: str | None,
+              spawns: list[Any] | None = None) -> tuple[str, str] | None:  # fmt: skip
+    """The ``(run_id, event JSON)`` outbox row of a job of a flow run reaching terminal ``to``, else None.
+
+    A COMPLETED event carries the children the attempt spawned (a failed attempt's spawns never get here).
+    """
     if job.run_id is None or job.node_id is None:
         return None
-    event = {"nodeId": job.node_id, "jobId": job.id, "state": to.value, "result": result, "error": error}
+    event: dict[str, Any] = {"nodeId": job.node_id, "jobId": job.id, "state": to.value, "result": result,
+                             "error": error}  # fmt: skip
+    if spawns:
+        event["spawns"] = spawns
     return (job.run_id, _encode(event).decode())
 
 
-def completion(job: CompletedJob, now: int, notices: NoticeWriter) -> JobChange:
+def completion(job: CompletedJob, now: int, notices: NoticeWriter, spawns: list[Any] | None = None) -> JobChange:
     """The bookkeeping rows of a success already applied by ``ShardStore.complete`` (values stay empty).
 
     The same rows ``transition`` adds for COMPLETED: the attempt log (later attempts only: a first-try
@@ -123,5 +130,5 @@ def completion(job: CompletedJob, now: int, notices: NoticeWriter) -> JobChange:
     return JobChange(
         job_id=job.id, expect_state=JobState.COMPLETED, values={}, attempt=log,
         notices=notices.rows(job, JobState.COMPLETED, job.attempts, None, job.result, now),
-        run_event=run_event(job, JobState.COMPLETED, job.result, None),
+        run_event=run_event(job, JobState.COMPLETED, job.result, None, spawns),
     )  # fmt: skip

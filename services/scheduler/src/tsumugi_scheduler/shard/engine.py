@@ -184,7 +184,7 @@ class JobShardEngine(ShardOperations):
             if isinstance(outcome, Succeeded) and bindable:
                 stored = encode_result(outcome.result)
                 if stored is not None or outcome.result is None:  # nothing lost, so no run must fail it
-                    return self._complete(job_id, attempt, stored)
+                    return self._complete(job_id, attempt, stored, outcome.spawns)
             job = self._live(job_id, attempt)
             if job is None:
                 return self._refused_report(job_id)
@@ -196,11 +196,11 @@ class JobShardEngine(ShardOperations):
         self._dispatch_pending = self._dispatch_pending or answer.accepted
         return answer
 
-    def _complete(self, job_id: str, attempt: int, stored: str | None) -> ReportAnswer:
+    def _complete(self, job_id: str, attempt: int, stored: str | None, spawns: list[Any] | None = None) -> ReportAnswer:
         # The hot path: one compare-and-set statement; the row is read only when the report is refused.
         now = self._clock.now_ms()
         done = self._store.complete(
-            job_id, attempt, now, stored, lambda job: completion(job, now, self._notices)
+            job_id, attempt, now, stored, lambda job: completion(job, now, self._notices, spawns)
         )
         if done is None:
             return self._refused_report(job_id)

@@ -47,6 +47,8 @@ class Succeeded(msgspec.Struct, frozen=True, kw_only=True, tag="succeeded"):
     """The performer returned ``result``."""
 
     result: Any = None
+    spawns: list[Any] | None = None
+    """Children the performer spawned (``ctx.spawn``), told to the job's run with its COMPLETED event."""
 
 
 class Failed(msgspec.Struct, frozen=True, kw_only=True, tag="failed"):
@@ -198,6 +200,8 @@ class RunEventRecord(msgspec.Struct, frozen=True, kw_only=True):
     result: str | None
     """The stored result as JSON text, or None."""
     error: str | None
+    spawns: list[Any] | None = None
+    """Children spawned by the completing attempt."""
 
 
 class ShardDiagnostics(msgspec.Struct, frozen=True, kw_only=True):

@@ -3,12 +3,16 @@
 from workers import DurableObject, WorkerEntrypoint
 
 from tsumugi_dev.simulation._system import current_definition
-from tsumugi_scheduler.entrypoints import DefaultMethods, JobShardMethods, RpcMethods
+from tsumugi_scheduler.entrypoints import DefaultMethods, JobShardMethods, RpcMethods, RunMethods
 
 TSUMUGI = current_definition()
 
 
 class TsumugiJobShard(JobShardMethods, DurableObject):
+    tsumugi = TSUMUGI
+
+
+class TsumugiRun(RunMethods, DurableObject):
     tsumugi = TSUMUGI
 
 

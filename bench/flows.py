@@ -1,0 +1,175 @@
+"""Flow runs on the local runtime with the real clock: a fan-out of N children next to N plain jobs.
+
+Run: ``uv run python bench/flows.py [--quick]``. Prints one line per figure, then one ``RESULT {json}`` line.
+
+- ``plain_seconds``: N ``Hello`` jobs enqueued by the producer (``enqueue_many`` in batches of 500) until the
+  read model shows them all COMPLETED;
+- ``fan_out_seconds``: one ``greetings`` run over N names (``names`` -> N ``Hello`` children -> ``report``)
+  from ``POST``-equivalent start until the read model shows the run COMPLETED; ``ratio`` = fan-out / plain
+  (target <= 1.5). Each side runs on a fresh data folder, alternating, best of the rounds;
+- ``run_writes_per_node``: SQL write statements (INSERT / UPDATE / DELETE) the Run object made during the
+  fan-out run, per node (its own bookkeeping; the jobs' writes are the shards', as for plain jobs);
+- ``big_run_nodes`` / ``big_run_seconds`` / ``big_run_peak_rss_mb``: a run of ``wide`` (greetings without its
+  first node, as a node's result holds at most 8,192 characters) at the original's ``runs.maxNodes`` (10,000
+  nodes), its duration and the process's peak RSS afterwards (everything in one
+  process: shards, queue, performers, read model); ``advance_peak_kb``: the Python memory one advance over
+  those 10,000 nodes allocates at its peak (tracemalloc), the Run object's per-tick working set.
+
+The original bounds a tick to 200 decisions and 32 advance rounds and a run to 10,000 nodes; this
+implementation keeps those bounds (tsumugi_scheduler.run.host), so a 1,000-child fan-out starts over 5 ticks.
+``--quick`` shrinks every size; its figures are not comparable with the targets.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import resource
+import sys
+import tempfile
+import time
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+from e2e import start_runtime
+from tsumugi_client import create_client
+from tsumugi_core.flow_advance import NodeView, advance
+from tsumugi_scheduler.run import store as run_store
+
+PRODUCER = "tsumugi-producer"
+SCHEDULER = "tsumugi-scheduler"
+DATABASE = "tsumugi"
+
+
+class _CountingSql:
+    """The Run object's SQL with a count of write statements."""
+
+    writes = 0
+
+    def __init__(self, sql: Any) -> None:
+        self._sql = sql
+
+    def exec(self, query: str, *params: Any) -> Any:
+        if query.lstrip()[:6].upper() in ("INSERT", "UPDATE", "DELETE"):
+            _CountingSql.writes += 1
+        return self._sql.exec(query, *params)
+
+    def transaction_sync(self, fn: Any) -> Any:
+        return self._sql.transaction_sync(fn)
+
+
+_original_init = run_store.RunStore.__init__
+
+
+def _counting_init(self: run_store.RunStore, sql: Any) -> None:
+    _original_init(self, _CountingSql(sql))  # pyright: ignore[reportArgumentType]
+
+
+run_store.RunStore.__init__ = _counting_init  # pyright: ignore[reportAttributeAccessIssue]
+
+
+async def _wait(what: str, probe: Any, deadline_s: float) -> None:
+    end = time.monotonic() + deadline_s
+    while not await probe():
+        if time.monotonic() > end:
+            raise TimeoutError(f"{what} did not finish in {deadline_s} s")
+        await asyncio.sleep(0.005)
+
+
+async def plain_round(data_dir: Path, n: int) -> float:
+    runtime = await start_runtime(data_dir, "plain")
+    try:
+        env, client = runtime.env(PRODUCER), create_client()
+        d1 = runtime.d1(DATABASE)
+
+        async def done() -> bool:
+            row = await d1.prepare("SELECT COUNT(*) AS n FROM job WHERE binding = 'Hello' AND state = 'COMPLETED'").first()
+            return row is not None and int(row["n"]) >= n
+
+        started = time.perf_counter()
+        for start in range(0, n, 500):
+            items: list[Any] = [{"binding": "Hello", "payload": {"name": f"n{i}"}} for i in range(start, min(n, start + 500))]
+            await client.enqueue_many(env, items)
+        await _wait("plain jobs", done, 600)
+        return time.perf_counter() - started
+    finally:
+        await runtime.stop()
+
+
+async def run_round(data_dir: Path, n: int, flow: str = "greetings") -> tuple[float, int, int]:
+    runtime = await start_runtime(data_dir, "plain")
+    try:
+        stub_env = runtime.env(SCHEDULER)
+        d1 = runtime.d1(DATABASE)
+        run_id = f"{flow}:bench{n}"
+
+        async def done() -> bool:
+            row = await d1.prepare("SELECT state FROM run WHERE id = ?").bind(run_id).first()
+            if row is not None and row["state"] in ("FAILED", "CANCELLED"):
+                raise RuntimeError(f"run {run_id} ended {row['state']}")
+            return row is not None and row["state"] == "COMPLETED"
+
+        _CountingSql.writes = 0
+        started = time.perf_counter()
+        names = [f"n{i}" for i in range(n)]
+        await stub_env.RUN.getByName(run_id).start(run_id, flow, json.dumps({"names": names}), None, None, 0)
+        await _wait("the run", done, 900)
+        seconds = time.perf_counter() - started
+        row = await d1.prepare("SELECT node_total FROM run WHERE id = ?").bind(run_id).first()
+        assert row is not None
+        return seconds, _CountingSql.writes, int(row["node_total"])
+    finally:
+        await runtime.stop()
+
+
+def advance_peak_kb(nodes: int) -> float:
+    views = [NodeView(id="names", state="COMPLETED"), NodeView(id="hello", state="RUNNING", container=True,
+                                                               after=("names",))]  # fmt: skip
+    views += [NodeView(id=f"hello:{i}", state="SCHEDULED", parent="hello", origin="fanOut") for i in range(nodes - 3)]
+    views.append(NodeView(id="report", state="PENDING", after=("hello",)))
+    tracemalloc.start()
+    advance(views)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return peak / 1024
+
+
+async def main(quick: bool, only: int | None = None, big_nodes: int | None = None) -> dict[str, Any]:
+    n, rounds, big = (100, 1, 500) if quick else (1_000, 2, 9_998)
+    n, big = only or n, big_nodes or big
+    plain: list[float] = []
+    fan: list[float] = []
+    writes = total = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for r in range(rounds):
+            plain.append(await plain_round(Path(tmp) / f"plain{r}", n))
+            seconds, writes, total = await run_round(Path(tmp) / f"run{r}", n)
+            fan.append(seconds)
+        big_seconds, _, big_nodes = await run_round(Path(tmp) / "big", big, "wide")
+    figures: dict[str, Any] = {
+        "mode": "quick" if quick else "full", "children": n, "plain_seconds": round(min(plain), 3),
+        "fan_out_seconds": round(min(fan), 3), "ratio": round(min(fan) / min(plain), 3),
+        "run_nodes": total, "run_writes": writes, "run_writes_per_node": round(writes / total, 2),
+        "big_run_nodes": big_nodes, "big_run_seconds": round(big_seconds, 2),
+        "big_run_peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "advance_peak_kb": round(advance_peak_kb(big + 2), 1), "plain_runs": plain, "fan_out_runs": fan,
+    }  # fmt: skip
+    return figures
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
+    parser.add_argument("--children", type=int, default=None, help="fan-out width (default 1,000)")
+    parser.add_argument("--big", type=int, default=None, help="children of the big run (default 9,997)")
+    args = parser.parse_args()
+    result = asyncio.run(main(args.quick, args.children, args.big))
+    print(f"plain {result['children']} jobs: {result['plain_seconds']} s")
+    print(f"fan-out of {result['children']}: {result['fan_out_seconds']} s, ratio {result['ratio']} (target <= 1.5)")
+    print(f"Run object writes: {result['run_writes']} for {result['run_nodes']} nodes = {result['run_writes_per_node']}/node")
+    print(f"{result['big_run_nodes']}-node run (maxNodes 10,000): {result['big_run_seconds']} s, process peak RSS "
+          f"{result['big_run_peak_rss_mb']} MB, one advance over it peaks at {result['advance_peak_kb']} KB")
+    print("RESULT " + json.dumps(result))
+    sys.exit(0)

@@ -1,0 +1,40 @@
+"""The Run Durable Object's SQLite schema (reference §5.3, plus ``gen`` and ``sent`` for crash-safe starts)."""
+
+from __future__ import annotations
+
+from typing import Final
+
+__all__ = ["DDL", "NODE_COLUMNS", "RUN_COLUMNS"]
+
+RUN_COLUMNS: Final = (
+    "id", "flow", "state", "input", "shape", "cancelling", "parent_run_id", "parent_node_id", "depth",
+    "parent_notified", "deadline_ms", "deadline_at", "expired", "created_at", "updated_at", "notices",
+    "noticed", "resumes",
+)  # fmt: skip
+NODE_COLUMNS: Final = (
+    "id", "binding", "state", "container", "parent", "origin", "after", "payload", "options", "job_id",
+    "subflow", "child_run_id", "result", "error", "seq", "gen", "sent", "created_at", "updated_at",
+)  # fmt: skip
+"""``gen`` counts the node's resumes (its job id is derived from run, node and gen); ``sent`` is 1 once its
+job was enqueued or its child run started, so a start interrupted by a crash is sent again."""
+
+DDL: Final = (
+    """CREATE TABLE IF NOT EXISTS run (
+        id TEXT PRIMARY KEY NOT NULL, flow TEXT NOT NULL, state TEXT NOT NULL, input TEXT NOT NULL,
+        shape TEXT NOT NULL, cancelling INTEGER NOT NULL DEFAULT 0, parent_run_id TEXT, parent_node_id TEXT,
+        depth INTEGER NOT NULL DEFAULT 0, parent_notified INTEGER NOT NULL DEFAULT 0, deadline_ms INTEGER,
+        deadline_at INTEGER, expired INTEGER NOT NULL DEFAULT 0, created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL, notices TEXT, noticed INTEGER NOT NULL DEFAULT 0,
+        resumes INTEGER NOT NULL DEFAULT 0)""",
+    """CREATE TABLE IF NOT EXISTS node (
+        id TEXT PRIMARY KEY NOT NULL, binding TEXT NOT NULL, state TEXT NOT NULL, container INTEGER NOT NULL,
+        parent TEXT, origin TEXT NOT NULL, after TEXT NOT NULL, payload TEXT, options TEXT, job_id TEXT,
+        subflow TEXT, child_run_id TEXT, result TEXT, error TEXT, seq INTEGER NOT NULL,
+        gen INTEGER NOT NULL DEFAULT 0, sent INTEGER NOT NULL DEFAULT 0, created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL)""",
+    "CREATE INDEX IF NOT EXISTS node_parent ON node(parent)",
+    "CREATE INDEX IF NOT EXISTS node_state ON node(state)",
+    "CREATE INDEX IF NOT EXISTS node_seq ON node(seq, id)",
+    """CREATE TABLE IF NOT EXISTS run_outbox (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL, target TEXT NOT NULL, snapshot TEXT NOT NULL)""",
+)

@@ -1,0 +1,212 @@
+"""Applying `advance`'s decisions to a run's rows (synchronous, inside one transaction).
+
+A start reserves the node's job id (derived from run, node and the node's resume count, so resending it is
+absorbed by the shard as a re-enqueue of the same id) and marks the node SCHEDULED but not ``sent``; the host
+sends every unsent node afterwards and marks it sent. Mapping functions come from the flow's current code.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from typing import Any
+
+import msgspec
+
+from tsumugi_core.flow_advance import Decision, fan_out_summary
+from tsumugi_core.flow_spec import FlowSpec, NodeSpec
+from tsumugi_core.ids import InvalidRunIdError, format_job_id, format_run_id, parse_run_id
+from tsumugi_core.sharding import resolve_shard
+from tsumugi_scheduler.run.store import RunStore
+
+__all__ = ["Steps", "child_run_id", "node_job_id", "spawn_rows"]
+
+_encode = msgspec.json.encode
+
+
+def node_job_id(binding: str, shards: int, run_id: str, node_id: str, gen: int) -> str:
+    """The job id of a node's ``gen``-th start: deterministic, so a resend is absorbed."""
+    digest = hashlib.blake2b(f"{run_id}\x00{node_id}\x00{gen}".encode(), digest_size=12).hexdigest()
+    shard = resolve_shard(binding, shards, run_id) if shards > 1 else 0
+    return format_job_id(binding, shard, f"n{digest}")
+
+
+def child_run_id(flow: str, run_id: str, node_id: str) -> str:
+    """``<childFlow>:<parentLocalId>-<nodeId>`` (reference §1.2).
+
+    Raises:
+        InvalidRunIdError: the result is not a valid run id (e.g. the node is a runtime child).
+    """
+    return format_run_id(flow, f"{parse_run_id(run_id).local_id}-{node_id}")
+
+
+def spawn_rows(parent: Mapping[str, Any], spawns: list[Any], seq: int, now: int) -> list[dict[str, Any]]:
+    """The child rows of a node's spawns (``{"id", "binding", "payload", "options"}``), one per id."""
+    rows: dict[str, dict[str, Any]] = {}
+    for spawn in spawns:
+        child_id = f"{parent['id']}:{spawn['id']}"
+        if child_id in rows:
+            continue  # the same spawn id twice makes one child
+        rows[child_id] = {
+            "id": child_id, "binding": str(spawn["binding"]), "state": "PENDING", "container": 0,
+            "parent": parent["id"], "origin": "spawn", "after": "[]", "payload": _json(spawn.get("payload")),
+            "options": _json(spawn.get("options") or {}), "seq": seq + len(rows), "gen": 0, "sent": 0,
+            "created_at": now, "updated_at": now,
+        }  # fmt: skip
+    return list(rows.values())
+
+
+def _json(value: Any) -> str:
+    return _encode(value).decode()
+
+
+def _loads(text: object) -> Any:
+    return None if text is None else msgspec.json.decode(str(text))
+
+
+def _concurrency_key(definition: NodeSpec, *args: Any) -> str | None:
+    key = definition.concurrency_key
+    return key(*args) if callable(key) else key
+
+
+class Steps:
+    """Applies one tick's decisions; collects what the host must then do outside the transaction."""
+
+    def __init__(self, store: RunStore, run: Mapping[str, Any], spec: FlowSpec, now: int, shards: Any,
+                 max_nodes: int, deadline_error: str | None) -> None:  # fmt: skip
+        self.store = store
+        self.run = run
+        self.spec = spec
+        self.now = now
+        self.shards = shards
+        self.max_nodes = max_nodes
+        self.deadline_error = deadline_error
+        self.touched: set[str] = set()
+        self.cancel_jobs: list[tuple[str, str]] = []
+        """(node id, job id) of scheduled jobs to cancel."""
+        self.cancel_runs: list[tuple[str, str]] = []
+        """(node id, child run id) of child runs to cancel."""
+        self._input = _loads(run["input"])
+
+    def _set(self, node_id: str, **values: Any) -> None:
+        self.store.update_node(node_id, updated_at=self.now, **values)
+        self.touched.add(node_id)
+
+    def _fail(self, node_id: str, error: str) -> None:
+        self._set(node_id, state="FAILED", error=error)
+
+    def _deps(self, row: Mapping[str, Any]) -> dict[str, Any]:
+        deps: dict[str, Any] = {}
+        for dep in msgspec.json.decode(str(row["after"]), type=list[str]):
+            found = self.store.node(dep)
+            deps[dep] = None if found is None else _loads(found["result"])
+        return deps
+
+    def apply(self, decision: Decision) -> None:
+        """Apply one decision."""
+        row = self.store.node(decision.node_id)
+        if row is None:
+            return
+        getattr(self, f"_{decision.kind}")(row)
+
+    def _skip(self, row: Mapping[str, Any]) -> None:
+        self._set(row["id"], state="SKIPPED")
+
+    def _aggregate(self, row: Mapping[str, Any]) -> None:
+        self._set(
+            row["id"], state="COMPLETED", result=_json(fan_out_summary(self.store.children_states(row["id"])))
+        )
+
+    def _cancel(self, row: Mapping[str, Any]) -> None:
+        final = "FAILED" if self.deadline_error is not None else "CANCELLED"
+        if row["subflow"] is not None and row["child_run_id"] is not None and row["state"] == "RUNNING":
+            self.cancel_runs.append((row["id"], row["child_run_id"]))
+        elif row["state"] == "PENDING" or row["job_id"] is None:
+            self._set(row["id"], state=final, error=self.deadline_error)
+        else:
+            self.cancel_jobs.append((row["id"], row["job_id"]))
+
+    def _start(self, row: Mapping[str, Any]) -> None:
+        node_id = str(row["id"])
+        if row["origin"] == "static":
+            definition = self.spec.node(node_id)
+            if definition is None:
+                self._fail(node_id, f"node definition is missing: {node_id}")
+                return
+            try:
+                deps = self._deps(row)
+                payload = None if definition.input is None else definition.input(self._input, deps)
+                options = {
+                    **definition.options,
+                    "concurrency_key": _concurrency_key(definition, self._input, deps),
+                }
+            except Exception as exc:
+                self._fail(node_id, f"input failed: {type(exc).__name__}: {exc}")
+                return
+            payload_json, options_json = (
+                _json(payload),
+                _json({k: v for k, v in options.items() if v is not None}),
+            )
+        else:
+            payload_json, options_json = row["payload"] or "null", row["options"] or "{}"
+        binding = str(row["binding"])
+        job_id = node_job_id(binding, self.shards(binding), str(self.run["id"]), node_id, int(row["gen"]))
+        self._set(
+            node_id, state="SCHEDULED", job_id=job_id, payload=payload_json, options=options_json, sent=0
+        )
+
+    def _startRun(self, row: Mapping[str, Any]) -> None:
+        node_id = str(row["id"])
+        definition = self.spec.node(node_id)
+        if definition is None or definition.subflow is None:
+            self._fail(node_id, f"subflow definition is missing: {node_id}")
+            return
+        try:
+            child = child_run_id(definition.subflow, str(self.run["id"]), node_id)
+        except InvalidRunIdError as exc:
+            self._fail(node_id, f"invalid child run id: {exc}")
+            return
+        try:
+            child_input = None if definition.input is None else definition.input(self._input, self._deps(row))
+        except Exception as exc:
+            self._fail(node_id, f"input failed: {type(exc).__name__}: {exc}")
+            return
+        self._set(node_id, state="RUNNING", child_run_id=child, payload=_json(child_input), sent=0)
+
+    def _expand(self, row: Mapping[str, Any]) -> None:
+        node_id = str(row["id"])
+        definition = self.spec.node(node_id)
+        if definition is None or definition.over is None:
+            self._fail(node_id, f"node definition is missing: {node_id}")
+            return
+        try:
+            items = list(definition.over(self._input, self._deps(row)))
+            children = self._children(row, definition, items)
+        except Exception as exc:
+            self._fail(node_id, f"fan-out failed: {type(exc).__name__}: {exc}")
+            return
+        if self.store.count() + len(children) > self.max_nodes:
+            self._fail(node_id, f"node count exceeded the limit: {self.max_nodes}")
+            return
+        self.store.insert_nodes(children)
+        self.touched.update(c["id"] for c in children)
+        self._set(node_id, state="RUNNING")
+
+    def _children(
+        self, row: Mapping[str, Any], definition: NodeSpec, items: list[Any]
+    ) -> list[dict[str, Any]]:
+        seq = self.store.next_seq()
+        children: list[dict[str, Any]] = []
+        for index, item in enumerate(items):
+            key = str(index) if definition.key is None else str(definition.key(item, index))
+            payload = (
+                None if definition.item_input is None else definition.item_input(item, self._input, index)
+            )
+            options = {**definition.options, "concurrency_key": _concurrency_key(definition, item, index)}
+            children.append({
+                "id": f"{row['id']}:{key}", "binding": row["binding"], "state": "PENDING", "container": 0,
+                "parent": row["id"], "origin": "fanOut", "after": "[]", "payload": _json(payload),
+                "options": _json({k: v for k, v in options.items() if v is not None}), "seq": seq + index,
+                "gen": 0, "sent": 0, "created_at": self.now, "updated_at": self.now,
+            })  # fmt: skip
+        return children

@@ -1,0 +1,124 @@
+"""Declaring flows: the typed builder's shape and every rule that fails at declaration, naming node and rule."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from example_flows import Greet, Names, Split, demo
+
+from tsumugi_core.flow_spec import FlowSpec, InvalidFlowError, NodeKind, NodeSpec
+from tsumugi_performer.flow import Flow, FlowBuilder, Ref, flow
+
+
+def test_a_declared_flow_keeps_nodes_in_order_with_bindings_kinds_and_deduplicated_after() -> None:
+    @flow("shape", Names)
+    def shape(f: FlowBuilder[Names]) -> None:
+        a = f.node("a", Split, input=lambda run, deps: run, max_attempts=5, priority=2)
+        f.node("b", Greet, after=[a, a], input=lambda run, deps: deps[a][0], concurrency_key="k")
+        f.subflow("c", demo, after=[a], input=lambda run, deps: Names(names=deps[a]))
+
+    nodes = shape.spec.nodes
+    assert [(n.id, n.kind, n.binding, n.after) for n in nodes] == [
+        ("a", NodeKind.JOB, "Split", ()),
+        ("b", NodeKind.JOB, "Greet", ("a",)),
+        ("c", NodeKind.SUBFLOW, "", ("a",)),
+    ]
+    assert dict(nodes[0].options) == {"max_attempts": 5, "priority": 2}
+    assert nodes[1].concurrency_key == "k"
+    assert nodes[2].subflow == "demo"
+    assert shape.subflows == (demo,)
+
+
+def test_mapping_functions_see_typed_values_and_return_json_shaped_payloads() -> None:
+    node = demo.spec.node("list")
+    assert node is not None
+    assert node.input is not None
+    assert node.input({"names": ["x"]}, {}) == {"names": ["x"]}
+    fan = demo.spec.node("greet")
+    assert fan is not None
+    assert fan.over is not None
+    assert fan.item_input is not None
+    assert fan.over({"names": []}, {"list": ["p", "q"]}) == ["p", "q"]
+    assert fan.item_input("p", {"names": []}, 0) == "p"
+
+
+@pytest.mark.parametrize(
+    ("declare", "message"),
+    [
+        (lambda f: f.node("bad id", Split, input=lambda r, d: r), "flow bad: invalid node id: 'bad id'"),
+        (
+            lambda f: (f.node("a", Split, input=lambda r, d: r), f.node("a", Split, input=lambda r, d: r)),
+            "flow bad: duplicate node id: a",
+        ),
+        (
+            lambda f: f.node("a", Split, after=[Ref("ghost", None)], input=lambda r, d: r),
+            "flow bad: depends on an undeclared node: a -> Ref('ghost')",
+        ),
+        (lambda f: None, "flow bad: no nodes are declared"),
+        (
+            lambda f: f.node("a", Split, input=lambda r, d: r, unique_key="k"),
+            "flow bad: node a: unique_key is not allowed on a flow node",
+        ),
+        (
+            lambda f: f.node("a", Split, input=lambda r, d: r, max_attempts=0),
+            "flow bad: node a: max_attempts must be at least 1",
+        ),
+        (
+            lambda f: f.fan_out("a", Greet, over=lambda r, d: [], input=lambda i, r, n: i, unique_key="k"),
+            "flow bad: node a: unique_key is not allowed",
+        ),
+    ],
+)
+def test_invalid_flows_fail_when_declared_naming_the_node_and_the_rule(declare: Any, message: str) -> None:
+    with pytest.raises(InvalidFlowError, match="^" + message.replace("(", r"\(").replace(")", r"\)")):
+        flow("bad", Names)(declare)
+
+
+def test_a_dependency_from_another_flow_is_undeclared_here() -> None:
+    other = FlowBuilder[Names]("other", Names)
+    foreign = other.node("x", Split, input=lambda r, d: r)
+    with pytest.raises(InvalidFlowError, match="depends on an undeclared node: y -> Ref"):
+        flow("mine", Names)(lambda f: f.node("y", Split, after=[foreign], input=lambda r, d: r))
+
+
+def test_flow_name_and_deadline_are_checked() -> None:
+    with pytest.raises(InvalidFlowError, match="invalid flow name"):
+        flow("bad name", Names)(lambda f: f.node("a", Split, input=lambda r, d: r))
+    with pytest.raises(InvalidFlowError, match="deadlineMs must be a positive integer: 0"):
+        flow("f", Names, deadline_ms=0)(lambda f: f.node("a", Split, input=lambda r, d: r))
+
+
+def test_a_spec_refuses_a_cycle_because_dependencies_must_come_first() -> None:
+    with pytest.raises(InvalidFlowError, match="depends on an undeclared node: a -> b"):
+        FlowSpec(name="f", nodes=(NodeSpec(id="a", kind=NodeKind.JOB, binding="X", after=("b",)),
+                                  NodeSpec(id="b", kind=NodeKind.JOB, binding="X", after=("a",))))  # fmt: skip
+
+
+def test_deps_refuse_a_ref_that_is_not_a_dependency() -> None:
+    seen: list[Any] = []
+
+    @flow("deps", Names)
+    def deps(f: FlowBuilder[Names]) -> None:
+        a = f.node("a", Split, input=lambda run, d: run)
+        b = f.node("b", Split, input=lambda run, d: run)
+        f.node("c", Greet, after=[a], input=lambda run, d: seen.append(d[b]) or "")
+
+    node = deps.spec.node("c")
+    assert node is not None
+    assert node.input is not None
+    with pytest.raises(KeyError, match="b is not a dependency"):
+        node.input({"names": []}, {"a": []})
+    assert isinstance(deps, Flow)
+
+
+def test_an_output_node_is_declared_once_and_must_be_a_node_of_the_flow() -> None:
+    @flow("out", Names)
+    def out(f: FlowBuilder[Names]) -> None:
+        f.output(f.node("a", Split, input=lambda r, d: r))
+
+    assert out.spec.output == "a"
+    with pytest.raises(InvalidFlowError, match="the output is an undeclared node: Ref"):
+        flow("out2", Names)(lambda f: (f.node("a", Split, input=lambda r, d: r), f.output(Ref("zz", None))))
+    with pytest.raises(InvalidFlowError, match="the output is an undeclared node: b"):
+        FlowSpec(name="f", nodes=(NodeSpec(id="a", kind=NodeKind.JOB, binding="X"),), output="b")
