@@ -19,9 +19,14 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "e2e: end-to-end tests (real browser or build tools)")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    """One headless Debian Chromium (Playwright) for the session."""
+    """One headless Debian Chromium (Playwright) per test module.
+
+    Not per session: while Playwright's sync API runs, its event loop is the thread's running loop, and every
+    asyncio test collected after the browser tests (tests/integration, tests/runtime...) would fail with
+    "Cannot run the event loop while another loop is running".
+    """
     with launch_chromium() as launched:
         yield launched
 
