@@ -187,5 +187,7 @@ class World:
 
     async def aclose(self) -> None:
         await self.client.aclose()
+        for shard in self.env.JOB_SHARD.objects.values():
+            shard.sql.close()
         if self._owns_d1:
             self.d1.close()
