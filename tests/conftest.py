@@ -19,6 +19,8 @@ from collections.abc import Iterator
 
 import pytest
 
+pytest_plugins = ["pytester"]  # tests/unit/repo/test_leak_guard.py runs the guard on a leaking test
+
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     gc.collect()
