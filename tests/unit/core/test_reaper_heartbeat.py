@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from tsumugi_core.options import Guarantee
-from tsumugi_core.reaper import Fail, InFlightJob, Requeue, reap_decision
+from tsumugi_core.reaper import CancelConfirmed, Fail, InFlightJob, Requeue, reap_decision
 from tsumugi_core.states import JobState
 
 GRACE = 30
@@ -38,3 +38,15 @@ def test_the_middle_attempt_of_three_is_requeued_and_named_as_the_second() -> No
     last = reap_decision(inflight(attempts=2), 1_130, GRACE)
     assert isinstance(last, Fail)
     assert "attempts exhausted (3/3)" in last.reason
+
+
+def test_an_unanswered_cancel_says_when_it_was_requested_and_how_long_it_waited() -> None:
+    decision = reap_decision(inflight(cancel_requested_at=1_050), 1_080, GRACE)
+    assert decision == CancelConfirmed(reason="cancel requested at 1050; no report within 30 ms")
+
+
+def test_a_silent_attempt_names_its_timeout_and_the_grace() -> None:
+    assert reap_decision(inflight(), 1_130, GRACE) == Requeue(
+        reason="attempt 1 went silent: no report within timeout_ms + reaper_grace_ms (100 + 30 ms) of its last "
+        "sign of life"
+    )
