@@ -54,6 +54,9 @@ echo "== pyright (standard on tests and benchmarks)"
 uv run --frozen pyright -p pyright.tests.json
 # Lint and types once (they do not depend on the interpreter); the suite under each Python, warnings as errors.
 echo "== pytest ($(.venv/bin/python -c 'import platform; print("Python", platform.python_version())'))"
-uv run --frozen pytest "$@"
+# Both runs happen even when the first fails, so one CI run reports both; either failing fails the command.
+status=0
+uv run --frozen pytest "$@" || status=1
 echo "== pytest (Python $("$python_313" -c 'import platform; print(platform.python_version())'), $python_313)"
-UV_PROJECT_ENVIRONMENT=.venv-3.13 uv run --frozen --python "$python_313" pytest "$@"
+UV_PROJECT_ENVIRONMENT=.venv-3.13 uv run --frozen --python "$python_313" pytest "$@" || status=1
+exit "$status"
