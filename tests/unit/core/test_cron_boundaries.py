@@ -51,3 +51,31 @@ def test_one_more_than_the_width_is_refused_naming_the_field(expression: str, me
     with pytest.raises(InvalidCronError) as caught:
         parse_cron(expression)
     assert str(caught.value) == message
+
+
+def midnight_ms(day: dt.date) -> int:
+    return ms(day.year, day.month, day.day)
+
+
+def test_the_search_covers_1830_days_from_its_first_day_and_not_one_more() -> None:
+    # 2100 is not a leap year: after 29 February 2096 the next one is 29 February 2104, 2,922 days later.
+    leap_day = dt.date(2104, 2, 29)
+    last_start = leap_day - dt.timedelta(days=1_829)  # the leap day is the 1,830th day searched
+    assert next_cron_at("0 0 29 2 *", midnight_ms(last_start) - 60_000) == midnight_ms(leap_day)
+    one_day_earlier = leap_day - dt.timedelta(days=1_830)
+    with pytest.raises(InvalidCronError, match="no occurrence within 1830 days"):
+        next_cron_at("0 0 29 2 *", midnight_ms(one_day_earlier) - 60_000)
+
+
+@pytest.mark.parametrize(
+    ("expression", "message"),
+    [
+        ("* * 1-x * *", "invalid day of month value: x"),
+        ("* * 1-32 * *", "day of month value out of range (1-31): 32"),
+        ("* * * 2-13 *", "month value out of range (1-12): 13"),
+    ],
+)
+def test_a_bad_range_end_is_named_by_its_field(expression: str, message: str) -> None:
+    with pytest.raises(InvalidCronError) as caught:
+        parse_cron(expression)
+    assert str(caught.value) == message
