@@ -24,3 +24,8 @@ def test_the_middle_attempt_with_jitter_waits_between_half_and_all_of_its_delay(
 def test_a_fixed_delay_is_the_same_for_every_attempt_and_counts_from_now() -> None:
     fixed = FixedBackoff(delay_ms=700, jitter=False)
     assert [next_retry(n, 4, fixed, now=5_000, rand=0.5).retry_at for n in (1, 2, 3)] == [5_700] * 3
+
+
+def test_a_float_factor_that_overflows_waits_max_ms() -> None:
+    backoff = ExponentialBackoff(base_ms=1_000, factor=2.5, max_ms=60_000, jitter=False)
+    assert next_retry(5_000, 10_000, backoff, now=0, rand=0.5).retry_at == 60_000  # 2.5 ** 4999 overflows
