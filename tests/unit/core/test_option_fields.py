@@ -34,7 +34,7 @@ def test_every_given_option_reaches_the_new_job() -> None:
     backoff = FixedBackoff(delay_ms=250, jitter=False)
     given = EnqueueItem(
         binding="MAIL", payload={"n": 1}, priority=7, max_attempts=9, backoff=backoff, timeout_ms=5_000,
-        guarantee="at-most-once", concurrency_key="ck", unique_key="uk", unique_for_ms=60_000, run_at=2_000,
+        guarantee=Guarantee.AT_MOST_ONCE, concurrency_key="ck", unique_key="uk", unique_for_ms=60_000, run_at=2_000,
         expires_at=9_000, traceparent=TRACEPARENT, id="MAIL#3:given", run_id="flow:r1", node_id="n1",
     )  # fmt: skip
     assert normalize_enqueue(given, now=1_000) == NewJob(
@@ -47,7 +47,7 @@ def test_every_given_option_reaches_the_new_job() -> None:
 
 def test_a_fixed_backoff_and_an_explicit_at_least_once_are_taken() -> None:
     validate_enqueue(EnqueueItem(binding="MAIL", payload=1, backoff=FixedBackoff(delay_ms=0, jitter=True)))
-    validate_enqueue(EnqueueItem(binding="MAIL", payload=1, guarantee="at-least-once"))
+    validate_enqueue(EnqueueItem(binding="MAIL", payload=1, guarantee=Guarantee.AT_LEAST_ONCE))
     bad: Any = "yes"
     error = refusal(EnqueueItem(binding="MAIL", payload=1, backoff=FixedBackoff(delay_ms=0, jitter=bad)))
     assert (error.field, error.rule) == ("backoff.jitter", "must be a boolean")
