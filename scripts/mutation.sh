@@ -97,3 +97,6 @@ done
 echo
 echo "== mutation score per module (killed / mutants; with listed equivalents left out)"
 printf '%s\n' "${summary[@]}"
+printf '%s\n' "${summary[@]}" | awk '$3 == "killed" { split($2, n, "/"); k += n[1]; t += n[2]; e += $6 }
+  END { if (t) printf "%-34s %4d/%-4d killed %6.1f %%   %d equivalent: %6.1f %% without equivalents\n",
+        "all", k, t, 100 * k / t, e, 100 * k / (t - e) }'
