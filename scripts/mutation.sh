@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Mutation testing (mutmut, ADR-0091): change the code one small edit at a time and check a test notices.
+# Mutation testing (mutmut, ADR-0088): change the code one small edit at a time and check a test notices.
 #
 #   bash scripts/mutation.sh                       # every module of tsumugi_core
 #   bash scripts/mutation.sh throttle cron         # named tsumugi_core modules

@@ -13,7 +13,7 @@ uv() { python3 -m uv "$@"; }
 # Never download an interpreter (that is outside the package registries): use the ones installed here.
 export UV_PYTHON_DOWNLOADS=never
 
-# Python Workers run Python 3.13, so the suite runs under 3.13 as well as under the project's 3.11 (ADR-0093).
+# Python Workers run Python 3.13, so the suite runs under 3.13 as well as under the project's 3.11 (ADR-0090).
 # Found on PATH (a pyenv shim that cannot run counts as absent) or in pyenv's versions folder.
 find_python_313() {
   local candidate

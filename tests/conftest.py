@@ -1,4 +1,4 @@
-"""Suite-wide guard: whatever a test leaves unclosed fails that test, not a later one (ADR-0092).
+"""Suite-wide guard: whatever a test leaves unclosed fails that test, not a later one (ADR-0089).
 
 A connection, file or socket nobody closed warns (``ResourceWarning``; for ``sqlite3`` connections from Python
 3.13 on) only when it is freed. Freed by reference counting, that happens inside the test that dropped it; but

@@ -1,4 +1,4 @@
-"""The suite-wide guard (tests/conftest.py, ADR-0092) fails the test that leaks, not a later one."""
+"""The suite-wide guard (tests/conftest.py, ADR-0089) fails the test that leaks, not a later one."""
 
 from __future__ import annotations
 
