@@ -86,18 +86,22 @@ def rows(count: int) -> Iterator[tuple[Any, ...]]:
 def build_read_model(folder: Path, count: int) -> D1Database:
     """A migrated D1 holding ``count`` jobs, inserted in batches of 10,000 in one transaction."""
     db = D1Database(folder / "readmodel.sqlite")
-    apply_d1_migrations(db, REPO / "migrations")
-    insert = f"INSERT INTO job ({', '.join(PROJECTED_COLUMNS)}) VALUES ({', '.join('?' for _ in PROJECTED_COLUMNS)})"
-    conn = db.connection
-    conn.execute("BEGIN")
-    batch: list[tuple[Any, ...]] = []
-    for row in rows(count):
-        batch.append(row)
-        if len(batch) == BATCH:
-            conn.executemany(insert, batch)
-            batch.clear()
-    conn.executemany(insert, batch)
-    conn.execute("COMMIT")
+    try:
+        apply_d1_migrations(db, REPO / "migrations")
+        insert = f"INSERT INTO job ({', '.join(PROJECTED_COLUMNS)}) VALUES ({', '.join('?' for _ in PROJECTED_COLUMNS)})"
+        conn = db.connection
+        conn.execute("BEGIN")
+        batch: list[tuple[Any, ...]] = []
+        for row in rows(count):
+            batch.append(row)
+            if len(batch) == BATCH:
+                conn.executemany(insert, batch)
+                batch.clear()
+        conn.executemany(insert, batch)
+        conn.execute("COMMIT")
+    except BaseException:  # the caller closes the database it gets back; one that failed is closed here
+        db.close()
+        raise
     return db
 
 
@@ -303,13 +307,12 @@ def main() -> None:
                               "p50_target_ms": P50_TARGET_MS, "p99_target_ms": P99_TARGET_MS}  # fmt: skip
     with tempfile.TemporaryDirectory() as folder:
         start = time.perf_counter()
-        db = build_read_model(Path(folder), count)
-        result["build_seconds"] = round(time.perf_counter() - start, 2)
-        print(f"read model: {count} jobs in {result['build_seconds']} s", flush=True)
-        timings = asyncio.run(time_queries(db, rounds))
-        for name, query in QUERIES.items():
-            result.update(report(db, name, query, timings[name], judged=not args.quick))
-        db.close()
+        with build_read_model(Path(folder), count) as db:
+            result["build_seconds"] = round(time.perf_counter() - start, 2)
+            print(f"read model: {count} jobs in {result['build_seconds']} s", flush=True)
+            timings = asyncio.run(time_queries(db, rounds))
+            for name, query in QUERIES.items():
+                result.update(report(db, name, query, timings[name], judged=not args.quick))
     result.update(report_enqueue_checks(2_000 if args.quick else 20_000))
     print("RESULT " + json.dumps(result, sort_keys=True), flush=True)
 

@@ -261,6 +261,7 @@ def huey_figures(sizes: Sizes) -> dict[str, float]:
             seconds = time.perf_counter() - started
         finally:
             consumer.stop(graceful=True)
+            huey.storage.close()  # pyright: ignore[reportUnknownMemberType]  # its one SQLite connection
         done = counter[0]
     return {
         "huey_completed": done,

@@ -178,6 +178,7 @@ class World:
         self._owns_d1 = d1 is None
         self.d1 = d1 if d1 is not None else migrated_d1(folder)
         self.env = Env(self.d1, self.definition, token)
+        self._shards = self.env.JOB_SHARD  # a test may wrap env.JOB_SHARD; these are the objects to close
         self.app = create_app(self.definition, auth=auth, gate=SchemaGate())
         transport = httpx.ASGITransport(app=with_env(self.app, self.env))
         self.client = httpx.AsyncClient(transport=transport, base_url="http://scheduler.test",
@@ -218,5 +219,7 @@ class World:
 
     async def aclose(self) -> None:
         await self.client.aclose()
+        for shard in self._shards.objects.values():
+            shard.sql.close()
         if self._owns_d1:
             self.d1.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, cast
 
@@ -130,10 +131,15 @@ async def test_metrics_is_501_until_configured_and_validates_its_query(world: Wo
         assert await world.request("GET", f"/api/metrics?{query}") == (400, {"error": message})
 
 
+@pytest.fixture
+def store(world: World, tmp_path: Path) -> Iterator[AnalyticsStore]:
+    with AnalyticsStore(tmp_path / "ae.sqlite", cast(Any, world.clock)) as opened:  # reads only now_ms
+        yield opened
+
+
 async def test_metrics_read_back_local_points_weighted_per_binding_and_hour(
-    world: World, tmp_path: Path
+    world: World, store: AnalyticsStore
 ) -> None:
-    store = AnalyticsStore(tmp_path / "ae.sqlite", cast(Any, world.clock))  # reads only now_ms
     dataset = LocalMetrics(store, "tsumugi_metrics")
     points = [("COMPLETED", "MAIL", 1, 100), ("FAILED", "MAIL", 3, 300), ("COMPLETED", "SMS", 1, 50)]
     for state, binding, attempts, duration in points:

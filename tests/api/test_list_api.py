@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.util
 import sqlite3
 from collections.abc import AsyncIterator, Iterator
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -112,7 +113,7 @@ async def test_more_matches_than_the_cap_answer_the_cap_and_total_capped(
 ) -> None:
     big_d1.connection.commit()
     copy = tmp_path / "capped.sqlite"
-    with sqlite3.connect(copy) as target:
+    with closing(sqlite3.connect(copy)) as target:  # `with connection` alone commits, it does not close
         big_d1.connection.backup(target)
     d1 = D1Database(copy)
     columns = ", ".join(PROJECTED_COLUMNS)

@@ -98,15 +98,16 @@ async def test_policy_integers_may_be_written_as_integral_floats(world: World) -
 
 
 async def test_metrics_counts_are_json_integers(world: World, tmp_path: Path) -> None:
-    store = AnalyticsStore(tmp_path / "ae.sqlite", cast(Any, world.clock))  # reads only now_ms
-    dataset = LocalMetrics(store, "tsumugi_metrics")
-    for state in ("COMPLETED", "FAILED"):
-        dataset.writeDataPoint({"indexes": ["MAIL"], "blobs": [state, "MAIL", "at-least-once"], "doubles": [1, 10]})
-    world.env.TSUMUGI_METRICS = dataset  # type: ignore[attr-defined]
-    response = await world.client.get("/api/metrics")
+    with AnalyticsStore(tmp_path / "ae.sqlite", cast(Any, world.clock)) as store:  # reads only now_ms
+        dataset = LocalMetrics(store, "tsumugi_metrics")
+        for state in ("COMPLETED", "FAILED"):
+            dataset.writeDataPoint(
+                {"indexes": ["MAIL"], "blobs": [state, "MAIL", "at-least-once"], "doubles": [1, 10]}
+            )
+        world.env.TSUMUGI_METRICS = dataset  # type: ignore[attr-defined]
+        response = await world.client.get("/api/metrics")
     assert response.status_code == 200
     assert '"total":2,"failed":1,' in response.text, response.text  # not 2.0 / 1.0
-    store.close()
 
 
 async def test_metrics_hours_floors_any_number_below_721(world: World) -> None:

@@ -79,11 +79,12 @@ def _every_command(engine: JobShardEngine, clock: FixedClock) -> None:
 def test_the_engine_touches_exactly_the_pinned_surface() -> None:
     touched: set[str] = set()
     clock = FixedClock(1000)
-    sql = _Recorder(SqlStorage(), "storage", touched)
-    engine = JobShardEngine(sql, binding="MAIL", shard=0, clock=clock, ids=SequentialIds(), rand=FixedRandom(),  # type: ignore[arg-type]
-                            notices=NoticeConfig(on_failure="N"))  # fmt: skip
-    _every_command(engine, clock)
-    assert touched == ENGINE_SQL_SURFACE
+    with SqlStorage() as storage:
+        sql = _Recorder(storage, "storage", touched)
+        engine = JobShardEngine(sql, binding="MAIL", shard=0, clock=clock, ids=SequentialIds(), rand=FixedRandom(),  # type: ignore[arg-type]
+                                notices=NoticeConfig(on_failure="N"))  # fmt: skip
+        _every_command(engine, clock)
+        assert touched == ENGINE_SQL_SURFACE
 
 
 class _Widest:
@@ -103,19 +104,20 @@ class _Widest:
 
 def test_no_engine_statement_binds_more_than_workerd_allows() -> None:
     # Wide enough to cross every chunk size: attempts and buckets by id / key lists, per-key buckets saved.
-    sql = _Widest(SqlStorage())
-    clock = FixedClock(1000)
-    engine = JobShardEngine(
-        sql, binding="MAIL", shard=0, clock=clock, ids=SequentialIds(), rand=FixedRandom()
-    )  # type: ignore[arg-type]
-    engine.configure(PolicyPatch(concurrency=250, per_key_rate=RateLimit(tokens=1, interval_ms=1000)))
-    ids = [r.id for r in engine.enqueue_many(
-        [EnqueueItem(binding="MAIL", payload=i, concurrency_key=f"k{i}") for i in range(250)]
-    )]  # fmt: skip
-    messages = engine.tick().dispatches
-    assert len(messages) == 250
-    for m in messages:
-        engine.report(m.job_id, m.attempt, Failed(error="again"))
-    assert engine.mutate_many("cancel", ids).ok == ids
-    assert len(engine.changes(500)) == 250  # snapshots read the attempts of 250 jobs
-    assert 60 < sql.most <= MAX_BOUND_PARAMETERS, sql.most  # the chunked statements ran, none too wide
+    with SqlStorage() as storage:
+        sql = _Widest(storage)
+        clock = FixedClock(1000)
+        engine = JobShardEngine(
+            sql, binding="MAIL", shard=0, clock=clock, ids=SequentialIds(), rand=FixedRandom()
+        )  # type: ignore[arg-type]
+        engine.configure(PolicyPatch(concurrency=250, per_key_rate=RateLimit(tokens=1, interval_ms=1000)))
+        ids = [r.id for r in engine.enqueue_many(
+            [EnqueueItem(binding="MAIL", payload=i, concurrency_key=f"k{i}") for i in range(250)]
+        )]  # fmt: skip
+        messages = engine.tick().dispatches
+        assert len(messages) == 250
+        for m in messages:
+            engine.report(m.job_id, m.attempt, Failed(error="again"))
+        assert engine.mutate_many("cancel", ids).ok == ids
+        assert len(engine.changes(500)) == 250  # snapshots read the attempts of 250 jobs
+        assert 60 < sql.most <= MAX_BOUND_PARAMETERS, sql.most  # the chunked statements ran, none too wide

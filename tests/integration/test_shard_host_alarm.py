@@ -50,10 +50,15 @@ class Queue:
         self.sent.extend(messages)
 
 
+OPENED: list[SqlStorage | D1Database] = []
+"""Databases a test's host opened; closed when the test ends."""
+
+
 class Env:
     def __init__(self) -> None:
         self.TSUMUGI_QUEUE = Queue()
         self.TSUMUGI_DB = D1Database(":memory:")
+        OPENED.append(self.TSUMUGI_DB)
         apply_d1_migrations(self.TSUMUGI_DB, MIGRATIONS)
 
 
@@ -63,11 +68,15 @@ def clock() -> Iterator[VirtualClock]:
     previous = timing.use_time_source(virtual)
     yield virtual
     timing.use_time_source(previous)
+    while OPENED:
+        OPENED.pop().close()
 
 
 def host_with(alarm: int | None) -> tuple[JobShardHost, Storage, list[int]]:
     storage = Storage(alarm)
-    host = JobShardHost(storage, SqlStorage(), Env(), define_tsumugi(performers=["Hello"]))
+    sql = SqlStorage()
+    OPENED.append(sql)
+    host = JobShardHost(storage, sql, Env(), define_tsumugi(performers=["Hello"]))
     engine = host.engine(SHARD)
     assert engine is not None
     computed: list[int] = []

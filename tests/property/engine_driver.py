@@ -120,6 +120,10 @@ class EngineDriver:
             self.sql, binding=BINDING, shard=0, clock=clock, ids=SequentialIds("job"), rand=self.rand
         )
 
+    def close(self) -> None:
+        """Close the shard's database."""
+        self.sql.close()
+
     def enqueue_many(self, specs: Sequence[JobSpec]) -> list[tuple[str, bool]] | None:
         """Ids and created flags, or None when the engine rejected the call as invalid."""
         try:

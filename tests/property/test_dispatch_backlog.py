@@ -75,43 +75,43 @@ def test_a_tick_dispatches_the_reference_batch_over_the_whole_backlog(
     last_advance: int,
 ) -> None:  # fmt: skip
     clock = FixedClock(START_MS)
-    sql = SqlStorage()
-    engine = JobShardEngine(
-        sql, binding="MAIL", shard=0, clock=clock, ids=SequentialIds(), rand=FixedRandom(0.5)
-    )
-    engine.configure(PolicyPatch(concurrency=concurrency, per_key_concurrency=per_key, aging_interval_ms=aging,
-                                 reaper_grace_ms=10 * DAY_MS))  # the warm-up's jobs stay in flight  # fmt: skip
-    ids = _enqueue(engine, clock, plan[0])
-    if warm_up:  # some jobs in flight, some finished, before the rest arrive
-        for message in engine.tick().dispatches[:finish]:
-            engine.report(message.job_id, message.attempt, Succeeded(result=None))
-    for burst in plan[1:]:
-        ids += _enqueue(engine, clock, burst)
-    clock.advance(last_advance)
-    now = clock.now_ms()
-    records = [r for r in map(engine.get, ids) if r is not None]
-    ready = [
-        ReadyJob(
-            id=r.id,
-            score=effective_priority(r.priority, r.eligible_at, now, aging),
-            eligible_at=r.eligible_at,
-            created_at=r.created_at,
-            key=r.concurrency_key,
+    with SqlStorage() as sql:
+        engine = JobShardEngine(
+            sql, binding="MAIL", shard=0, clock=clock, ids=SequentialIds(), rand=FixedRandom(0.5)
         )
-        for r in records
-        if r.state == "SCHEDULED" and r.eligible_at <= now
-    ]
-    live = [r for r in records if r.state in ("QUEUED", "RUNNING")]
-    keys = {job.key for job in ready if job.key is not None}
-    room = {key: per_key - sum(1 for r in live if r.concurrency_key == key) for key in keys}
-    slots = min(MAX_DISPATCH_PER_TICK, concurrency - len(live))
+        engine.configure(PolicyPatch(concurrency=concurrency, per_key_concurrency=per_key, aging_interval_ms=aging,
+                                     reaper_grace_ms=10 * DAY_MS))  # the warm-up's jobs stay in flight  # fmt: skip
+        ids = _enqueue(engine, clock, plan[0])
+        if warm_up:  # some jobs in flight, some finished, before the rest arrive
+            for message in engine.tick().dispatches[:finish]:
+                engine.report(message.job_id, message.attempt, Succeeded(result=None))
+        for burst in plan[1:]:
+            ids += _enqueue(engine, clock, burst)
+        clock.advance(last_advance)
+        now = clock.now_ms()
+        records = [r for r in map(engine.get, ids) if r is not None]
+        ready = [
+            ReadyJob(
+                id=r.id,
+                score=effective_priority(r.priority, r.eligible_at, now, aging),
+                eligible_at=r.eligible_at,
+                created_at=r.created_at,
+                key=r.concurrency_key,
+            )
+            for r in records
+            if r.state == "SCHEDULED" and r.eligible_at <= now
+        ]
+        live = [r for r in records if r.state in ("QUEUED", "RUNNING")]
+        keys = {job.key for job in ready if job.key is not None}
+        room = {key: per_key - sum(1 for r in live if r.concurrency_key == key) for key in keys}
+        slots = min(MAX_DISPATCH_PER_TICK, concurrency - len(live))
 
-    sent = {m.job_id for m in engine.tick().dispatches}
+        sent = {m.job_id for m in engine.tick().dispatches}
 
-    assert sent == greedy_choice(ready, slots=slots, room=room)
-    left = [job for job in ready if job.id not in sent]
-    chosen = [job for job in ready if job.id in sent]
-    taken = {key: sum(1 for job in chosen if job.key == key) for key in keys}
-    blocked = {key for key in keys if taken[key] >= room[key]}
-    assert not priority_order_violations(left, chosen, blocked_keys=blocked)
-    assert not idle_slot_violations(left, free_slots=slots - len(sent), blocked_keys=blocked)
+        assert sent == greedy_choice(ready, slots=slots, room=room)
+        left = [job for job in ready if job.id not in sent]
+        chosen = [job for job in ready if job.id in sent]
+        taken = {key: sum(1 for job in chosen if job.key == key) for key in keys}
+        blocked = {key for key in keys if taken[key] >= room[key]}
+        assert not priority_order_violations(left, chosen, blocked_keys=blocked)
+        assert not idle_slot_violations(left, free_slots=slots - len(sent), blocked_keys=blocked)

@@ -88,6 +88,9 @@ class ShardMachine(RuleBasedStateMachine):
         self.rate_track = RateTrack(rate=None)
         self.key_rate_track = RateTrack(rate=None)
 
+    def teardown(self) -> None:
+        self.driver.close()
+
     @property
     def now(self) -> int:
         return self.clock.now_ms()

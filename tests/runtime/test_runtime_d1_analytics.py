@@ -72,13 +72,13 @@ async def test_d1_migrations_use_the_wrangler_ledger(runtime: LocalRuntime, tmp_
     folder.mkdir()
     (folder / "0001_a.sql").write_text("CREATE TABLE a (x);")
     (folder / "0002_b.sql").write_text("CREATE TABLE b (x); -- trailing comment")
-    db = D1Database(":memory:")
-    assert apply_d1_migrations(db, folder) == ["0001_a.sql", "0002_b.sql"]
-    assert apply_d1_migrations(db, folder) == []
-    (folder / "0003_bad.sql").write_text("CREATE TABLE c (x); CREATE TABLE a (y);")
-    with pytest.raises(D1Error, match=r"0003_bad\.sql"):
-        apply_d1_migrations(db, folder)
-    tables = {r[0] for r in db.connection.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    with D1Database(":memory:") as db:
+        assert apply_d1_migrations(db, folder) == ["0001_a.sql", "0002_b.sql"]
+        assert apply_d1_migrations(db, folder) == []
+        (folder / "0003_bad.sql").write_text("CREATE TABLE c (x); CREATE TABLE a (y);")
+        with pytest.raises(D1Error, match=r"0003_bad\.sql"):
+            apply_d1_migrations(db, folder)
+        tables = {r[0] for r in db.connection.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     assert "c" not in tables  # the failed file left nothing behind
 
 
@@ -105,17 +105,18 @@ async def test_analytics_write_and_read(runtime: LocalRuntime, clock: VirtualClo
 
 
 def test_analytics_rejects_points_cloudflare_rejects(clock: VirtualClock) -> None:
-    dataset = AnalyticsEngineDataset(AnalyticsStore(":memory:", clock), "ds")
-    with pytest.raises(ValueError, match="blobs may hold at most 20"):
-        dataset.writeDataPoint({"blobs": ["x"] * 21})
-    with pytest.raises(ValueError, match="indexes may hold at most 1"):
-        dataset.writeDataPoint({"indexes": ["a", "b"]})
-    with pytest.raises(TypeError, match=r"doubles\[0\] must be a number"):
-        dataset.writeDataPoint({"doubles": ["1"]})
-    with pytest.raises(TypeError, match="unknown field"):
-        dataset.writeDataPoint({"blob": ["x"]})
-    with pytest.raises(ValueError, match="only SELECT"):
-        AnalyticsStore(":memory:", clock).query("DELETE FROM data_point")
+    with AnalyticsStore(":memory:", clock) as store:
+        dataset = AnalyticsEngineDataset(store, "ds")
+        with pytest.raises(ValueError, match="blobs may hold at most 20"):
+            dataset.writeDataPoint({"blobs": ["x"] * 21})
+        with pytest.raises(ValueError, match="indexes may hold at most 1"):
+            dataset.writeDataPoint({"indexes": ["a", "b"]})
+        with pytest.raises(TypeError, match=r"doubles\[0\] must be a number"):
+            dataset.writeDataPoint({"doubles": ["1"]})
+        with pytest.raises(TypeError, match="unknown field"):
+            dataset.writeDataPoint({"blob": ["x"]})
+        with pytest.raises(ValueError, match="only SELECT"):
+            store.query("DELETE FROM data_point")
 
 
 async def test_analytics_points_of_one_loop_step_are_stored_together_and_survive_close(
@@ -135,8 +136,8 @@ async def test_analytics_points_of_one_loop_step_are_stored_together_and_survive
     assert store.query("SELECT count(*) AS n FROM ds") == [{"n": 51}]  # a read sees every write so far
     dataset.writeDataPoint({"blobs": ["after close"]})
     store.close()  # what is still buffered is stored before the file closes
-    reopened = AnalyticsStore(path, clock)
-    assert reopened.query("SELECT count(*) AS n, max(blob1) AS top FROM ds") == [{"n": 52, "top": "last"}]
-    assert reopened.query("SELECT double1, blob2 FROM ds WHERE blob1 = 'b7'") == [
-        {"double1": 7.0, "blob2": None}
-    ]
+    with AnalyticsStore(path, clock) as reopened:
+        assert reopened.query("SELECT count(*) AS n, max(blob1) AS top FROM ds") == [{"n": 52, "top": "last"}]
+        assert reopened.query("SELECT double1, blob2 FROM ds WHERE blob1 = 'b7'") == [
+            {"double1": 7.0, "blob2": None}
+        ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -17,10 +18,10 @@ CONFIGS = [FIXTURES / "conformance" / "wrangler.jsonc", FIXTURES / "peer" / "wra
 
 
 @pytest.fixture
-async def offloaded(tmp_path: Path) -> D1Database:
-    db = D1Database(tmp_path / "db.sqlite", name="db", offload=True)
-    await db.exec("CREATE TABLE item (id INTEGER PRIMARY KEY, name TEXT UNIQUE NOT NULL)")
-    return db
+async def offloaded(tmp_path: Path) -> AsyncIterator[D1Database]:
+    with D1Database(tmp_path / "db.sqlite", name="db", offload=True) as db:
+        await db.exec("CREATE TABLE item (id INTEGER PRIMARY KEY, name TEXT UNIQUE NOT NULL)")
+        yield db
 
 
 async def test_an_offloaded_database_works_off_the_loop_thread_with_the_same_answers(
@@ -61,8 +62,8 @@ async def test_offloaded_calls_apply_in_the_order_they_were_made_and_close_waits
     await asyncio.sleep(0)  # submitted to the database's thread
     db.close()  # returns once the call under way is stored
     await last
-    reopened = D1Database(tmp_path / "order.sqlite", name="order")
-    assert await reopened.prepare("SELECT n FROM log ORDER BY rowid").raw() == [[n] for n in range(51)]
+    with D1Database(tmp_path / "order.sqlite", name="order") as reopened:
+        assert await reopened.prepare("SELECT n FROM log ORDER BY rowid").raw() == [[n] for n in range(51)]
 
 
 @pytest.mark.parametrize(("clock", "offload"), [(VirtualClock, False), (RealClock, True)])

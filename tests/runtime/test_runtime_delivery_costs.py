@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar, cast
 
@@ -20,12 +21,15 @@ from tsumugi_dev.state_db import open_state_db
 START_MS = 1_767_225_600_000
 
 
-def state(tmp_path: Path) -> sqlite3.Connection:
-    return open_state_db(tmp_path / "runtime.sqlite")
+@pytest.fixture
+def state(tmp_path: Path) -> Iterator[sqlite3.Connection]:
+    conn = open_state_db(tmp_path / "runtime.sqlite")
+    yield conn
+    conn.close()
 
 
-def test_a_batch_that_fails_part_way_stores_no_message(tmp_path: Path) -> None:
-    store = QueueStore(state(tmp_path), VirtualClock(START_MS))
+def test_a_batch_that_fails_part_way_stores_no_message(state: sqlite3.Connection) -> None:
+    store = QueueStore(state, VirtualClock(START_MS))
     store.add("jobs", [(b"first", 0)])
     with pytest.raises(sqlite3.IntegrityError):
         # The second body violates NOT NULL after the first row was inserted: the whole batch must go.
@@ -33,8 +37,8 @@ def test_a_batch_that_fails_part_way_stores_no_message(tmp_path: Path) -> None:
     assert [m.body for m in store.pending("jobs")] == [b"first"]
 
 
-def test_lease_and_settle_apply_to_every_message_of_the_batch(tmp_path: Path) -> None:
-    store = QueueStore(state(tmp_path), VirtualClock(START_MS))
+def test_lease_and_settle_apply_to_every_message_of_the_batch(state: sqlite3.Connection) -> None:
+    store = QueueStore(state, VirtualClock(START_MS))
     store.add("jobs", [(bytes([i]), 0) for i in range(5)])
     leased = store.lease("jobs", 3)
     assert [m.attempts for m in leased] == [1, 1, 1]
@@ -51,8 +55,8 @@ class Fired:
         self.calls.append((namespace, object_id))
 
 
-async def test_an_unchanged_alarm_costs_no_index_write_and_fires_once(tmp_path: Path) -> None:
-    conn, clock, fired = state(tmp_path), VirtualClock(START_MS), Fired()
+async def test_an_unchanged_alarm_costs_no_index_write_and_fires_once(state: sqlite3.Connection) -> None:
+    conn, clock, fired = state, VirtualClock(START_MS), Fired()
     alarms = AlarmScheduler(conn, clock, fired)
     alarms.committed("ns", "obj", "Hello#0", START_MS + 10)
     writes = conn.total_changes
@@ -63,8 +67,8 @@ async def test_an_unchanged_alarm_costs_no_index_write_and_fires_once(tmp_path: 
     assert fired.calls == [("ns", "obj")]
 
 
-async def test_a_moved_or_cleared_alarm_is_rewritten(tmp_path: Path) -> None:
-    conn, clock, fired = state(tmp_path), VirtualClock(START_MS), Fired()
+async def test_a_moved_or_cleared_alarm_is_rewritten(state: sqlite3.Connection) -> None:
+    conn, clock, fired = state, VirtualClock(START_MS), Fired()
     alarms = AlarmScheduler(conn, clock, fired)
     alarms.committed("ns", "obj", "Hello#0", START_MS + 10)
     alarms.committed("ns", "obj", "Hello#0", START_MS + 5)
@@ -77,8 +81,8 @@ async def test_a_moved_or_cleared_alarm_is_rewritten(tmp_path: Path) -> None:
     assert fired.calls == [("ns", "obj")]
 
 
-def test_an_index_row_from_a_previous_run_is_cleared_without_an_alarm(tmp_path: Path) -> None:
-    conn, clock = state(tmp_path), VirtualClock(START_MS)
+def test_an_index_row_from_a_previous_run_is_cleared_without_an_alarm(state: sqlite3.Connection) -> None:
+    conn, clock = state, VirtualClock(START_MS)
     AlarmScheduler(conn, clock, Fired()).committed("ns", "obj", None, START_MS + 10)
     restarted = AlarmScheduler(conn, clock, Fired())
     assert restarted.indexed() == [("ns", "obj", None)]
@@ -87,22 +91,21 @@ def test_an_index_row_from_a_previous_run_is_cleared_without_an_alarm(tmp_path: 
 
 
 async def test_d1_batch_results_report_the_size_after_the_batch(tmp_path: Path) -> None:
-    db = D1Database(tmp_path / "d1.sqlite")
-    await db.exec("CREATE TABLE item (id INTEGER PRIMARY KEY, name TEXT, flag INTEGER)")
-    insert = db.prepare("INSERT INTO item (name, flag) VALUES (?, ?)")
-    results = await db.batch([insert.bind(f"n{i}" * 200, True) for i in range(50)])
+    with D1Database(tmp_path / "d1.sqlite") as db:
+        await db.exec("CREATE TABLE item (id INTEGER PRIMARY KEY, name TEXT, flag INTEGER)")
+        insert = db.prepare("INSERT INTO item (name, flag) VALUES (?, ?)")
+        results = await db.batch([insert.bind(f"n{i}" * 200, True) for i in range(50)])
+        single = await db.prepare("SELECT count(*) AS n FROM item").all()
+        flags = await db.prepare("SELECT DISTINCT flag FROM item").raw()
     sizes = {r.meta.size_after for r in results}
-    single = await db.prepare("SELECT count(*) AS n FROM item").all()
     assert sizes == {single.meta.size_after}
     assert single.meta.size_after > 0
-    flags = await db.prepare("SELECT DISTINCT flag FROM item").raw()
     assert flags == [[1]]  # booleans bind as integers
 
 
 def test_d1_bind_still_refuses_what_d1_refuses_and_names_the_index(tmp_path: Path) -> None:
-    db = D1Database(tmp_path / "d1.sqlite")
     bad: Any = {"a": 1}
-    with pytest.raises(D1Error, match="index 2"):
+    with D1Database(tmp_path / "d1.sqlite") as db, pytest.raises(D1Error, match="index 2"):
         db.prepare("SELECT ?, ?, ?").bind("ok", 1, bad)
 
 
@@ -124,7 +127,7 @@ class Reentrant(DurableObject):
             self.done.set()
 
 
-async def test_an_alarm_due_while_alarm_runs_fires_after_it_returns(tmp_path: Path) -> None:
+async def test_an_alarm_due_while_alarm_runs_fires_after_it_returns(tmp_path: Path, state: sqlite3.Connection) -> None:
     clock = RealClock()
     namespace: NamespaceHost | None = None
 
@@ -132,7 +135,7 @@ async def test_an_alarm_due_while_alarm_runs_fires_after_it_returns(tmp_path: Pa
         assert namespace is not None
         await namespace.host(DurableObjectId(object_id)).run_alarm()
 
-    alarms = AlarmScheduler(state(tmp_path), clock, fire)
+    alarms = AlarmScheduler(state, clock, fire)
     namespace = NamespaceHost(
         script="t", class_name="Reentrant", data_dir=tmp_path, clock=clock, alarms=alarms
     )
@@ -142,7 +145,8 @@ async def test_an_alarm_due_while_alarm_runs_fires_after_it_returns(tmp_path: Pa
     host.storage().setAlarm(0)
     try:
         await asyncio.wait_for(Reentrant.done.wait(), timeout=10)  # a guard only: it finishes in microseconds
+        assert Reentrant.log == ["start 0", "end 0", "start 1", "end 1"]
+        assert host.storage().stored_alarm() is None
     finally:
         await clock.aclose()
-    assert Reentrant.log == ["start 0", "end 0", "start 1", "end 1"]
-    assert host.storage().stored_alarm() is None
+        namespace.evict_all()

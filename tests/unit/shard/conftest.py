@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import pytest
 from shard_world import T0, World
@@ -14,15 +14,20 @@ from tsumugi_scheduler.shard.records import NoticeConfig
 
 
 @pytest.fixture
-def make_world() -> Callable[..., World]:
+def make_world() -> Iterator[Callable[..., World]]:
+    opened: list[SqlStorage] = []
+
     def make(notices: NoticeConfig | None = None, binding: str = "MAIL") -> World:
         sql = SqlStorage()
+        opened.append(sql)
         clock = FixedClock(T0)
         engine = JobShardEngine(sql, binding=binding, shard=0, clock=clock, ids=SequentialIds(), rand=FixedRandom(0.5),
                                 notices=notices)  # fmt: skip
         return World(sql=sql, clock=clock, engine=engine)
 
-    return make
+    yield make
+    for sql in opened:
+        sql.close()
 
 
 @pytest.fixture

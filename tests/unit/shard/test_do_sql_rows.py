@@ -6,6 +6,8 @@ non-integral one as ``float``; ``toArray``, ``one`` and iteration agree and cons
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
 from tsumugi_dev.do_sql import MAX_BOUND_PARAMETERS, SqlError, SqlStorage
@@ -14,11 +16,11 @@ from tsumugi_dev.jsdict import JsDict
 
 
 @pytest.fixture
-def sql() -> SqlStorage:
-    storage = SqlStorage()
-    storage.exec("CREATE TABLE t (k TEXT, r REAL, b BLOB)")
-    storage.exec("INSERT INTO t VALUES ('plain', NULL, NULL), ('whole', 2.0, NULL), ('half', 0.5, x'00ff')")
-    return storage
+def sql() -> Iterator[SqlStorage]:
+    with SqlStorage() as storage:
+        storage.exec("CREATE TABLE t (k TEXT, r REAL, b BLOB)")
+        storage.exec("INSERT INTO t VALUES ('plain', NULL, NULL), ('whole', 2.0, NULL), ('half', 0.5, x'00ff')")
+        yield storage
 
 
 def test_to_array_gives_js_dicts_with_js_number_semantics(sql: SqlStorage) -> None:

@@ -59,37 +59,37 @@ def _open(sql: SqlStorage, clock: FixedClock) -> JobShardEngine:
 
 
 def test_a_version_1_shard_gets_key_heads_and_the_new_indexes() -> None:
-    sql = _v1_shard()
-    _open(sql, FixedClock(T0 + 10))
-    heads = {
-        r["id"]: r["key_head"] for r in sql.exec("SELECT id, key_head FROM job WHERE state = 'SCHEDULED'")
-    }
-    assert heads == {"MAIL#0:k1": 1, "MAIL#0:k2": 0, "MAIL#0:k3": 0, "MAIL#0:k9": 1, "MAIL#0:l1": 1,
-                     "MAIL#0:free": 1}  # fmt: skip
-    indexes = {
-        r["name"]: r["sql"] for r in sql.exec("SELECT name, sql FROM sqlite_master WHERE type = 'index'")
-    }
-    assert "key_head = 1" in indexes["job_ready"]
-    assert "key_head = 1" in indexes["job_eligible"]
-    assert "job_key" in indexes
-    [version] = sql.exec("SELECT value FROM setting WHERE key = ?", SCHEMA_VERSION_KEY)
-    assert version["value"] == str(SCHEMA_VERSION)
+    with _v1_shard() as sql:
+        _open(sql, FixedClock(T0 + 10))
+        heads = {
+            r["id"]: r["key_head"] for r in sql.exec("SELECT id, key_head FROM job WHERE state = 'SCHEDULED'")
+        }
+        assert heads == {"MAIL#0:k1": 1, "MAIL#0:k2": 0, "MAIL#0:k3": 0, "MAIL#0:k9": 1, "MAIL#0:l1": 1,
+                         "MAIL#0:free": 1}  # fmt: skip
+        indexes = {
+            r["name"]: r["sql"] for r in sql.exec("SELECT name, sql FROM sqlite_master WHERE type = 'index'")
+        }
+        assert "key_head = 1" in indexes["job_ready"]
+        assert "key_head = 1" in indexes["job_eligible"]
+        assert "job_key" in indexes
+        [version] = sql.exec("SELECT value FROM setting WHERE key = ?", SCHEMA_VERSION_KEY)
+        assert version["value"] == str(SCHEMA_VERSION)
 
 
 def test_a_migrated_shard_dispatches_past_its_busy_key_and_opens_again_unchanged() -> None:
-    sql = _v1_shard()
-    clock = FixedClock(T0 + 10)
-    engine = _open(sql, clock)
-    # K is full (kq in flight): its three waiting jobs are passed, L and the free job go.
-    assert {m.job_id for m in engine.tick().dispatches} == {"MAIL#0:l1", "MAIL#0:free"}
-    again = _open(sql, clock)  # a second migration would fail on ALTER TABLE (the column exists)
-    again.enqueue_many([EnqueueItem(binding="MAIL", payload=1, concurrency_key="L")])
-    assert again.get("MAIL#0:l1") is not None
+    with _v1_shard() as sql:
+        clock = FixedClock(T0 + 10)
+        engine = _open(sql, clock)
+        # K is full (kq in flight): its three waiting jobs are passed, L and the free job go.
+        assert {m.job_id for m in engine.tick().dispatches} == {"MAIL#0:l1", "MAIL#0:free"}
+        again = _open(sql, clock)  # a second migration would fail on ALTER TABLE (the column exists)
+        again.enqueue_many([EnqueueItem(binding="MAIL", payload=1, concurrency_key="L")])
+        assert again.get("MAIL#0:l1") is not None
 
 
 def test_a_shard_from_a_newer_engine_is_refused_untouched() -> None:
-    sql = SqlStorage()
-    _open(sql, FixedClock(T0))
-    sql.exec("UPDATE setting SET value = ? WHERE key = ?", str(SCHEMA_VERSION + 1), SCHEMA_VERSION_KEY)
-    with pytest.raises(RuntimeError, match="newer than this engine"):
+    with SqlStorage() as sql:
         _open(sql, FixedClock(T0))
+        sql.exec("UPDATE setting SET value = ? WHERE key = ?", str(SCHEMA_VERSION + 1), SCHEMA_VERSION_KEY)
+        with pytest.raises(RuntimeError, match="newer than this engine"):
+            _open(sql, FixedClock(T0))

@@ -29,12 +29,13 @@ def test_one_store_serves_both_ports_and_the_window_brings_its_keys_buckets(worl
 
 
 def test_dispatch_stores_the_key_buckets_that_paid_for_a_batch_and_none_for_an_empty_one() -> None:
-    store = SqlShardStore(SqlStorage())
-    spent = {"a": TokenBucket(tokens=0.0, refilled_at=5)}
-    assert store.dispatch([], 5, spent) == {}
-    assert store.buckets(["a"]) == {}
-    store.dispatch(["MAIL#0:gone"], 5, spent)  # the batch is attempted, so its tokens count
-    assert store.buckets(["a"]) == spent
+    with SqlStorage() as sql:
+        store = SqlShardStore(sql)
+        spent = {"a": TokenBucket(tokens=0.0, refilled_at=5)}
+        assert store.dispatch([], 5, spent) == {}
+        assert store.buckets(["a"]) == {}
+        store.dispatch(["MAIL#0:gone"], 5, spent)  # the batch is attempted, so its tokens count
+        assert store.buckets(["a"]) == spent
 
 
 def test_per_key_rate_is_paid_once_across_ticks(world: World) -> None:

@@ -20,7 +20,7 @@ import re
 import sqlite3
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from tsumugi_dev.clock import RuntimeClock
 from tsumugi_dev.invocation import admit_data_point
@@ -143,6 +143,12 @@ class AnalyticsStore:
             self._thread.shutdown(wait=True)
             self._last_store = None
         self._conn.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
 
 def _report_failure(future: concurrent.futures.Future[None]) -> None:

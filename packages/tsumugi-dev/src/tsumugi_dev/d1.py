@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 from tsumugi_dev.faults import D1_OUTAGE, D1_OUTAGE_MESSAGE, FaultInjector
 from tsumugi_dev.invocation import current_invocation
@@ -251,6 +251,12 @@ class D1Database:
         if self._thread is not None:
             self._thread.shutdown(wait=True)
         self._conn.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
 
 def split_statements(script: str) -> list[str]:

@@ -23,7 +23,7 @@ import re
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Final, TypeVar
+from typing import Any, Final, Self, TypeVar
 
 from tsumugi_dev.ffi import MAX_SAFE_INTEGER, JsException
 from tsumugi_dev.jsdict import JsDict
@@ -235,4 +235,11 @@ class SqlStorage:
     transactionSync = transaction_sync
 
     def close(self) -> None:
+        """Close the database (``with SqlStorage() as sql:`` closes it on leaving the block)."""
         self._conn.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()

@@ -78,7 +78,11 @@ class DurableObjectStorage:
     def __init__(self, path: Path, listener: AlarmListener) -> None:
         private_dir(path.parent)
         self.sql = ObjectSqlStorage(path)
-        self.sql.runtime_exec(_ALARM_DDL)
+        try:
+            self.sql.runtime_exec(_ALARM_DDL)
+        except BaseException:  # not a database (or a full disk): nothing else will close it
+            self.sql.close()
+            raise
         self._listener = listener
         self.alarm_running = False
         """True while ``alarm()`` runs and no new alarm was set (``getAlarm`` then answers None)."""

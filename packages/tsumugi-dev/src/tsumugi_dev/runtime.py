@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import urllib.parse
 from collections.abc import Sequence
+from contextlib import ExitStack
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -101,7 +102,19 @@ class LocalRuntime:
         offload = self._offload()
         self.queues = QueueStore(self._state, self.clock, self.faults)
         self.alarms = AlarmScheduler(self._state, self.clock, self._fire_alarm)
-        self.analytics = AnalyticsStore(self.data_dir / "analytics.sqlite", self.clock, offload=offload)
+        try:
+            self.analytics = AnalyticsStore(self.data_dir / "analytics.sqlite", self.clock, offload=offload)
+        except BaseException:
+            self._running = False
+            self._state.close()
+            raise
+        try:
+            self._wire()
+        except BaseException:  # a bad config found while wiring: close what was opened, then report it
+            await self.stop()
+            raise
+
+    def _wire(self) -> None:
         for config in self.configs:
             self.workers[config.name] = WorkerHost(config, self.clock, self.limits)
         for config in self.configs:
@@ -121,16 +134,17 @@ class LocalRuntime:
         if not self._running:
             return
         self._running = False
-        for trigger in self._crons:
-            trigger.cancel()
-        self.alarms.cancel_all()
-        await self.clock.aclose()
-        for namespace in self._namespaces.values():
-            namespace.evict_all()
-        for db in self._d1.values():
-            db.close()
-        self.analytics.close()
-        self._state.close()
+        with ExitStack() as files:  # closed last to first, each even when one before it raised
+            files.callback(self._state.close)
+            files.callback(self.analytics.close)
+            for db in self._d1.values():
+                files.callback(db.close)
+            for namespace in self._namespaces.values():
+                files.callback(namespace.evict_all)
+            for trigger in self._crons:
+                trigger.cancel()
+            self.alarms.cancel_all()
+            await self.clock.aclose()
 
     # -- wiring -------------------------------------------------------------------------------------------
 
@@ -168,7 +182,11 @@ class LocalRuntime:
                 offload=self._offload(),
                 faults=self.faults,
             )
-            applied = apply_d1_migrations(db, migrations_dir)
+            try:
+                applied = apply_d1_migrations(db, migrations_dir)
+            except BaseException:
+                db.close()
+                raise
             if applied:
                 _log.info("d1 %s: applied %s", name, ", ".join(applied))
             self._d1[name] = db
