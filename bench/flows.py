@@ -16,7 +16,8 @@ Run: ``uv run python bench/flows.py [--quick]``. Prints one line per figure, the
   those 10,000 nodes allocates at its peak (tracemalloc), the Run object's per-tick working set.
 
 The original bounds a tick to 200 decisions and 32 advance rounds and a run to 10,000 nodes; this
-implementation keeps those bounds (tsumugi_scheduler.run.host), so a 1,000-child fan-out starts over 5 ticks.
+implementation applies up to 1,000 decisions a tick over nodes kept in memory and keeps the node bound
+(tsumugi_scheduler.run.host, ADR-0087), so a 1,000-child fan-out starts within a tick or two.
 ``--quick`` shrinks every size; its figures are not comparable with the targets.
 """
 
