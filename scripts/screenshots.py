@@ -21,6 +21,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "e2e"))
 
 from fake_api import CANCELLED_ID, DELAYED_ID, FAILED_ID, SCHEDULED_ID, FakeApi, serve  # noqa: E402
+from fake_runs import FAILED_RUN, FANOUT_RUN  # noqa: E402
+from fake_schedules import FakeSchedules  # noqa: E402
 from playwright.sync_api import Page  # noqa: E402
 from playwright_chromium import launch_chromium  # noqa: E402
 
@@ -31,10 +33,12 @@ def _job(job_id: str) -> str:
     return "#/jobs/" + urllib.parse.quote(job_id, safe="")
 
 
-def views(jobs: dict[str, str]) -> dict[str, str]:
+def views(jobs: dict[str, str], runs: dict[str, str]) -> dict[str, str]:
     """Name -> hash route of every view to capture."""
-    found = {"jobs": "#/jobs", "bindings": "#/bindings", "metrics": "#/metrics"}
+    found = {"jobs": "#/jobs", "bindings": "#/bindings", "metrics": "#/metrics", "schedules": "#/schedules",
+             "runs": "#/runs"}  # fmt: skip
     found.update({f"job-{name}": _job(job_id) for name, job_id in jobs.items()})
+    found.update({f"run-{name}": "#/runs/" + urllib.parse.quote(run_id, safe="") for name, run_id in runs.items()})
     return found
 
 
@@ -49,9 +53,15 @@ def _settle(page: Page, route: str) -> None:
         page.wait_for_selector("#metrics-table, #metrics-empty")
     elif route == "#/bindings":
         page.wait_for_selector(".binding-card")
+    elif route == "#/schedules":
+        page.wait_for_selector(".schedule-row, #schedules-empty, .empty")
+    elif route == "#/runs":
+        page.wait_for_selector(".run-row, .empty")
+    elif route.startswith("#/runs/"):
+        page.wait_for_selector("#run-waterfall")
 
 
-def capture(base_url: str, out: Path, jobs: dict[str, str], token: str | None) -> list[Path]:
+def capture(base_url: str, out: Path, jobs: dict[str, str], runs: dict[str, str], token: str | None) -> list[Path]:
     """Every view at every width; returns the PNG paths."""
     out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
@@ -59,15 +69,17 @@ def capture(base_url: str, out: Path, jobs: dict[str, str], token: str | None) -
         for width_name, (width, height) in WIDTHS.items():
             context = browser.new_context(viewport={"width": width, "height": height})
             if token:
-                host = urllib.parse.urlsplit(base_url).hostname or "127.0.0.1"
-                context.add_cookies([{"name": "tsumugi_token", "value": token, "domain": host, "path": "/"}])
+                # Sign in as the page does (ADR-0064): the server's HttpOnly session cookie lands in the context.
+                signed = context.request.post(base_url.rstrip("/") + "/api/session", data={"token": token})
+                if not signed.ok:
+                    raise SystemExit(f"sign-in to {base_url} failed: HTTP {signed.status}")
             page = context.new_page()
             page.add_init_script("localStorage.setItem('tsumugi:refresh', '0')")
-            for name, route in views(jobs).items():
+            for name, route in views(jobs, runs).items():
                 page.goto("about:blank")  # a fresh document per view, so each starts from its own route
                 page.goto(base_url.rstrip("/") + "/" + route)
                 _settle(page, route)
-                if route.startswith("#/jobs/"):
+                if route.startswith(("#/jobs/", "#/runs/")):
                     # The detail is a fixed overlay: grow the window to the dialog so the picture shows it all.
                     tall = page.evaluate("document.querySelector('.modal-box').scrollHeight + 100")
                     page.set_viewport_size({"width": width, "height": max(height, int(tall))})
@@ -87,7 +99,7 @@ def capture(base_url: str, out: Path, jobs: dict[str, str], token: str | None) -
 
 @contextlib.contextmanager
 def _fake() -> Iterator[str]:
-    with serve(FakeApi()) as api:
+    with serve(FakeApi(flows=True, schedules=FakeSchedules())) as api:
         yield api.url()
 
 
@@ -97,14 +109,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--url", help="a running scheduler (default: the fake API)")
     parser.add_argument("--token", help="the API token for --url")
     parser.add_argument("--job", action="append", default=[], help="name=id of a job to show (with --url)")
+    parser.add_argument("--run", action="append", default=[], help="name=id of a run to show (with --url)")
     args = parser.parse_args(argv)
     if args.url:
         jobs = dict(item.split("=", 1) for item in args.job)
-        written = capture(args.url, args.out, jobs, args.token)
+        runs = dict(item.split("=", 1) for item in args.run)
+        written = capture(args.url, args.out, jobs, runs, args.token)
     else:
         jobs = {"failed": FAILED_ID, "waiting": SCHEDULED_ID, "delayed": DELAYED_ID, "cancelled": CANCELLED_ID}
         with _fake() as url:
-            written = capture(url, args.out, jobs, None)
+            written = capture(url, args.out, jobs, {"fan-out": FANOUT_RUN, "failed": FAILED_RUN}, None)
     for path in written:
         print(path)
     return 0
