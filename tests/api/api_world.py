@@ -221,5 +221,7 @@ class World:
         await self.client.aclose()
         for shard in self._shards.objects.values():
             shard.sql.close()
+        for scheduler in self.env.SCHEDULER.objects.values():
+            scheduler.sql.close()
         if self._owns_d1:
             self.d1.close()
