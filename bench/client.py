@@ -25,13 +25,9 @@ import argparse
 import asyncio
 import json
 import os
-import queue
-import re
-import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -42,54 +38,14 @@ from huey import SqliteHuey  # pyright: ignore[reportMissingTypeStubs]
 
 from tsumugi_client import AsyncTsumugiClient, EnqueueItemDict, TsumugiClient
 
+# The shared `tsumugi dev` helper of the tests.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))
+
+from dev_process import DevProcess
+
 TOKEN: Final = "bench-client-token"
 HOUR_MS: Final = 3_600_000
 DEADLINE_S: Final = 60.0
-
-
-class DevServer:
-    """``tsumugi dev --port 0`` in ``root``, its output read on a thread."""
-
-    def __init__(self, root: Path) -> None:
-        self._lines: queue.Queue[str | None] = queue.Queue()
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "tsumugi_dev", "dev", "--port", "0"],
-            cwd=root,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            env={**os.environ, "TSUMUGI_TOKEN": TOKEN, "PYTHONUNBUFFERED": "1"},
-        )
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self._lines.put(line)
-        self._lines.put(None)
-
-    def wait_for(self, pattern: str) -> re.Match[str]:
-        compiled = re.compile(pattern)
-        deadline = time.monotonic() + DEADLINE_S
-        while (left := deadline - time.monotonic()) > 0:
-            line = self._lines.get(timeout=left)
-            if line is None:
-                raise RuntimeError("tsumugi dev exited before it was ready")
-            if found := compiled.search(line):
-                return found
-        raise RuntimeError(f"tsumugi dev printed no line matching {pattern!r}")
-
-    def stop(self) -> None:
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(timeout=DEADLINE_S)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        self._reader.join(timeout=DEADLINE_S)
-        assert self.proc.stdout is not None
-        self.proc.stdout.close()
 
 
 def items(count: int, tag: str) -> list[EnqueueItemDict]:
@@ -150,7 +106,9 @@ async def async_rates(url: str, singles: int, batched: int, in_flight: int = 16)
 
 def bare_httpx_rates(url: str, count: int) -> dict[str, float]:
     headers = {"authorization": f"Bearer {TOKEN}"}
-    bodies = [{"binding": "Hello", "payload": item["payload"], "delayMs": HOUR_MS} for item in items(count, "x")]
+    bodies = [
+        {"binding": "Hello", "payload": item["payload"], "delayMs": HOUR_MS} for item in items(count, "x")
+    ]
     with httpx.Client(base_url=url, headers=headers) as http:
         http.get("/api/bindings")
 
@@ -204,10 +162,9 @@ def main() -> None:
                               text=True, check=False)  # fmt: skip
         if made.returncode != 0:
             raise SystemExit(made.stderr)
-        server = DevServer(root)
+        server = DevProcess(root, env={**os.environ, "TSUMUGI_TOKEN": TOKEN}, timeout_s=DEADLINE_S)
         try:
-            url = server.wait_for(r"bench-scheduler: (http://127\.0\.0\.1:\d+)").group(1)
-            server.wait_for(r"tsumugi dev: ready")
+            url = server.ready_url("bench-scheduler")
             figures = sync_rates(url, singles, batched)
             figures.update(asyncio.run(async_rates(url, singles, batched)))
             figures.update(bare_httpx_rates(url, singles))

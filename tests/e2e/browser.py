@@ -12,9 +12,9 @@ from pathlib import Path
 
 CHROMIUM = Path("/usr/bin/chromium")
 
-# Required on this machine (and harmless elsewhere): no sandbox, no GPU, no background traffic.
-_FLAGS = [
-    "--headless",
+# Required on this machine (and harmless elsewhere): no sandbox, no GPU, no background traffic. Playwright's launch
+# (playwright_chromium) uses the same; it sets headless mode and the window itself.
+CHROMIUM_FLAGS = [
     "--no-sandbox",
     "--disable-gpu",
     "--disable-quic",
@@ -23,8 +23,8 @@ _FLAGS = [
     "--disable-component-update",
     "--disable-sync",
     "--disable-dev-shm-usage",
-    "--window-size=1280,900",
 ]
+_FLAGS = ["--headless", *CHROMIUM_FLAGS, "--window-size=1280,900"]
 
 
 def require_chromium() -> None:

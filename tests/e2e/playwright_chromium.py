@@ -1,6 +1,7 @@
 """Playwright driving Debian's Chromium (``/usr/bin/chromium``); Playwright's own browser download is never used.
 
-`launch_chromium` is the one place the launch flags live; the ``browser`` and ``page`` fixtures in conftest use it.
+`launch_chromium` launches it with browser.py's flags (`CHROMIUM_FLAGS`); the ``browser`` and ``page`` fixtures
+in conftest use it.
 A page fixture records console errors and failed requests so a test can assert a quiet console.
 """
 
@@ -10,20 +11,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from browser import CHROMIUM, require_chromium
+from browser import CHROMIUM, CHROMIUM_FLAGS, require_chromium
 from playwright.sync_api import Browser, ConsoleMessage, Page, Playwright, sync_playwright
-
-# No sandbox (root), no GPU, no background traffic (the machine's network is closed).
-LAUNCH_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-dev-shm-usage",
-]
 
 
 @contextmanager
@@ -32,7 +21,9 @@ def launch_chromium() -> Iterator[Browser]:
     require_chromium()
     playwright: Playwright
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS, headless=True)
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS, headless=True
+        )
         try:
             yield browser
         finally:

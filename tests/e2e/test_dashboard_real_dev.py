@@ -9,10 +9,7 @@ card and in the explanation.
 from __future__ import annotations
 
 import os
-import re
 import signal
-import subprocess
-import sys
 import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +18,8 @@ import httpx
 import pytest
 from playwright.sync_api import Page, expect
 from playwright_chromium import ConsoleLog
+
+from dev_process import DevProcess
 
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "dashboard-real-dev-token"
@@ -31,31 +30,14 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 @pytest.fixture
 def dev_url(tmp_path: Path) -> Iterator[str]:
-    """``tsumugi dev`` on free ports; its log read line by line until it says ready (no polling)."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "tsumugi_dev", "dev", "--data-dir", str(tmp_path / "data"), "--port", "0"],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        env={**os.environ, "TSUMUGI_TOKEN": TOKEN, "PYTHONUNBUFFERED": "1"},
-    )  # fmt: skip
-    assert proc.stdout is not None
+    """``tsumugi dev`` on free ports; its output read line by line until it says ready (no polling)."""
+    env = {**os.environ, "TSUMUGI_TOKEN": TOKEN}
+    dev = DevProcess(ROOT, "--data-dir", str(tmp_path / "data"), env=env, stop_signal=signal.SIGINT,
+                     timeout_s=STOP_TIMEOUT_S)  # fmt: skip
     try:
-        url, seen = None, []
-        for line in proc.stdout:
-            seen.append(line)
-            found = re.search(r"tsumugi-scheduler: (http://127\.0\.0\.1:\d+)", line)
-            url = found.group(1) if found else url
-            if "ready" in line:
-                break
-        assert url, "".join(seen)
-        yield url
+        yield dev.ready_url("tsumugi-scheduler")
     finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(timeout=STOP_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        proc.stdout.close()
+        dev.stop()
 
 
 def route(job_id: str) -> str:

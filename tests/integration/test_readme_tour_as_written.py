@@ -13,18 +13,16 @@ terminal would; Python blocks run as scripts with the token the tour exported.
 from __future__ import annotations
 
 import os
-import queue
 import re
 import shlex
-import signal
 import subprocess
 import sys
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from dev_process import DevProcess
 
 REPO = Path(__file__).resolve().parents[2]
 README = REPO / "README.md"
@@ -53,69 +51,16 @@ def _server_token() -> str:
     return token
 
 
-class DevProcess:
-    """``tsumugi dev`` of this repository on a free port; its output lines arrive on a queue (read on a thread)."""
-
-    def __init__(self, data: Path, token: str) -> None:
-        self.lines: list[str] = []
-        self._queue: queue.Queue[str | None] = queue.Queue()
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "tsumugi_dev", "dev", "--port", "0", "--data-dir", str(data)],
-            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-            env={**os.environ, "TSUMUGI_TOKEN": token, "PYTHONUNBUFFERED": "1"},
-        )  # fmt: skip
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self._queue.put(line.rstrip("\n"))
-        self._queue.put(None)
-
-    def wait_for(self, pattern: str, deadline: float) -> re.Match[str]:
-        """The first line (seen so far or arriving before ``deadline``) matching ``pattern``; no polling."""
-        compiled = re.compile(pattern)
-        for line in self.lines:
-            if found := compiled.search(line):
-                return found
-        while (left := deadline - time.monotonic()) > 0:
-            try:
-                line = self._queue.get(timeout=left)
-            except queue.Empty:
-                break
-            if line is None:
-                raise AssertionError("tsumugi dev exited:\n" + "\n".join(self.lines))
-            self.lines.append(line)
-            if found := compiled.search(line):
-                return found
-        raise AssertionError(f"no line matching {pattern!r} in time:\n" + "\n".join(self.lines))
-
-    def stop(self) -> int:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-        try:
-            return self.proc.wait(timeout=DEADLINE_S)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            return self.proc.wait()
-        finally:
-            self._reader.join(timeout=DEADLINE_S)
-            assert self.proc.stdout is not None
-            self.proc.stdout.close()
-
-
 @pytest.fixture(scope="module")
 def dev(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The scheduler's origin of a running ``tsumugi dev`` started with the tour's token."""
-    server = DevProcess(tmp_path_factory.mktemp("tour") / "data", _server_token())
+    data = tmp_path_factory.mktemp("tour") / "data"
+    env = {**os.environ, "TSUMUGI_TOKEN": _server_token()}
+    server = DevProcess(REPO, "--data-dir", str(data), env=env, timeout_s=DEADLINE_S)
     try:
-        deadline = time.monotonic() + DEADLINE_S
-        url = server.wait_for(r"tsumugi-scheduler: (http://127\.0\.0\.1:\d+)", deadline).group(1)
-        server.wait_for(r"tsumugi dev: ready", deadline)
-        yield url
+        yield server.ready_url("tsumugi-scheduler")
     finally:
-        assert server.stop() == 0, "\n".join(server.lines)
+        assert server.stop() == 0, server.text()
 
 
 def _env() -> dict[str, str]:

@@ -2,7 +2,7 @@
 schedule ``everyMs: 1000`` on Hello fires about once a second, pause stops it, resume restarts it, trigger
 fires once at once and delete removes it.
 
-The dev server's output is read line by line (`DevServer` of the init/dev acceptance test): each fired
+The dev server's output is read line by line (``dev_process.DevProcess``): each fired
 occurrence shows as ``job Hello#0:<name>-<scheduled_at> ...`` lines. Waits are bounded waits on those lines;
 the windows in which nothing may fire are closed by an event of the server's own clock (a Hello job enqueued
 with ``delayMs`` completing), never by a sleep.
@@ -11,18 +11,16 @@ with ``delayMs`` completing), never by a sleep.
 from __future__ import annotations
 
 import os
-import queue
 import re
-import subprocess
-import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-from test_acceptance_init_dev import DEADLINE_S, TOKEN, DevServer
+from test_acceptance_init_dev import DEADLINE_S, TOKEN
+
+from dev_process import DevProcess
 
 REPO = Path(__file__).resolve().parents[2]
 NAME = "acceptance-every-second"
@@ -31,20 +29,13 @@ FIRED = re.compile(rf"job Hello#0:{NAME}-(\d+) ")
 pytestmark = pytest.mark.slow
 
 
-class RepoDevServer(DevServer):
+class RepoDevServer(DevProcess):
     """``tsumugi dev`` on services/scheduler and services/performers, state in a temporary folder."""
 
-    def __init__(self, data_dir: Path) -> None:  # pyright: ignore[reportMissingSuperCall]
-        self.lines: list[str] = []
-        self._queue: queue.Queue[str | None] = queue.Queue()
-        self.proc = subprocess.Popen(
-            # No CONFIG: this repository's [tool.tsumugi].workers, with TSUMUGI_TOKEN from the environment.
-            [sys.executable, "-m", "tsumugi_dev", "dev", "--port", "0", "--data-dir", str(data_dir)],
-            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-            env={**os.environ, "TSUMUGI_TOKEN": TOKEN, "PYTHONUNBUFFERED": "1"},
-        )  # fmt: skip
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
+    def __init__(self, data_dir: Path) -> None:
+        # No CONFIG: this repository's [tool.tsumugi].workers, with TSUMUGI_TOKEN from the environment.
+        env = {**os.environ, "TSUMUGI_TOKEN": TOKEN}
+        super().__init__(REPO, "--data-dir", str(data_dir), env=env, timeout_s=DEADLINE_S)
 
     def occurrences(self) -> set[int]:
         """Scheduled instants of every occurrence of the schedule seen in the output so far."""
@@ -69,8 +60,7 @@ def _wait_for_quiet_window(server: RepoDevServer, http: httpx.Client, ms: int, d
 
 def test_every_second_schedule_pause_resume_trigger_delete(server: RepoDevServer) -> None:
     deadline = time.monotonic() + 2 * DEADLINE_S
-    url = server.wait_for(r"tsumugi-scheduler: (http://127\.0\.0\.1:\d+)", deadline).group(1)
-    server.wait_for(r"tsumugi dev: ready", deadline)
+    url = server.ready_url("tsumugi-scheduler", deadline)
     with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=10.0) as http:
         body = {"name": NAME, "binding": "Hello", "payload": {"name": "every second"}, "everyMs": 1000}
         created = http.post("/api/schedules", json=body)

@@ -17,7 +17,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_acceptance_init_dev import DEADLINE_S, TOKEN, DevServer, tsumugi
+from test_acceptance_init_dev import DEADLINE_S, TOKEN, dev_server, tsumugi
+
+from dev_process import DevProcess
 
 pytestmark = pytest.mark.slow
 
@@ -39,21 +41,22 @@ SCRIPT = textwrap.dedent(
 
 
 @pytest.fixture
-def server(tmp_path: Path) -> Iterator[DevServer]:
+def server(tmp_path: Path) -> Iterator[DevProcess]:
     root = tmp_path / "shop"
     made = tsumugi(tmp_path, "init", str(root))
     assert made.returncode == 0, made.stderr
-    dev = DevServer(root)
+    dev = dev_server(root)
     try:
         yield dev
     finally:
         assert dev.stop() == 0, "\n".join(dev.lines)
 
 
-def test_a_plain_script_enqueues_hello_waits_and_gets_the_greeting_as_a_str(server: DevServer, tmp_path: Path) -> None:
+def test_a_plain_script_enqueues_hello_waits_and_gets_the_greeting_as_a_str(
+    server: DevProcess, tmp_path: Path
+) -> None:
     deadline = time.monotonic() + DEADLINE_S
-    url = server.wait_for(r"shop-scheduler: (http://127\.0\.0\.1:\d+)", deadline).group(1)
-    server.wait_for(r"tsumugi dev: ready", deadline)
+    url = server.ready_url("shop-scheduler", deadline)
     script = tmp_path / "producer.py"
     script.write_text(SCRIPT, encoding="utf-8")
     done = subprocess.run(
@@ -75,12 +78,11 @@ README = Path(__file__).resolve().parents[2] / "README.md"
 CLIENT_BLOCK = re.compile(r"<!-- client -->\n```python\n(.*?)```", re.DOTALL)
 
 
-def test_the_readmes_client_snippets_run_as_written(server: DevServer, tmp_path: Path) -> None:
+def test_the_readmes_client_snippets_run_as_written(server: DevProcess, tmp_path: Path) -> None:
     blocks = CLIENT_BLOCK.findall(README.read_text(encoding="utf-8"))
     assert len(blocks) == 2
     deadline = time.monotonic() + DEADLINE_S
-    url = server.wait_for(r"shop-scheduler: (http://127\.0\.0\.1:\d+)", deadline).group(1)
-    server.wait_for(r"tsumugi dev: ready", deadline)
+    url = server.ready_url("shop-scheduler", deadline)
     outputs = []
     for index, block in enumerate(blocks):
         assert "http://127.0.0.1:8787" in block
