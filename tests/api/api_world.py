@@ -179,6 +179,7 @@ class World:
         self.d1 = d1 if d1 is not None else migrated_d1(folder)
         self.env = Env(self.d1, self.definition, token)
         self._shards = self.env.JOB_SHARD  # a test may wrap env.JOB_SHARD; these are the objects to close
+        self._schedulers = self.env.SCHEDULER  # and a test may delete env.SCHEDULER
         self.app = create_app(self.definition, auth=auth, gate=SchemaGate())
         transport = httpx.ASGITransport(app=with_env(self.app, self.env))
         self.client = httpx.AsyncClient(transport=transport, base_url="http://scheduler.test",
@@ -221,7 +222,7 @@ class World:
         await self.client.aclose()
         for shard in self._shards.objects.values():
             shard.sql.close()
-        for scheduler in self.env.SCHEDULER.objects.values():
+        for scheduler in self._schedulers.objects.values():
             scheduler.sql.close()
         if self._owns_d1:
             self.d1.close()
