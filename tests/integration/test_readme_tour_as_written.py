@@ -21,7 +21,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from dev_process import DevProcess
 
 REPO = Path(__file__).resolve().parents[2]

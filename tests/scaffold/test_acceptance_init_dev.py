@@ -21,7 +21,6 @@ from typing import Any
 
 import httpx
 import pytest
-
 from dev_process import DevProcess
 
 DEADLINE_S = 60.0

@@ -18,9 +18,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from test_acceptance_init_dev import DEADLINE_S, TOKEN
-
 from dev_process import DevProcess
+from test_acceptance_init_dev import DEADLINE_S, TOKEN
 
 REPO = Path(__file__).resolve().parents[2]
 NAME = "acceptance-every-second"

@@ -17,9 +17,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_acceptance_init_dev import DEADLINE_S, TOKEN, dev_server, tsumugi
-
 from dev_process import DevProcess
+from test_acceptance_init_dev import DEADLINE_S, TOKEN, dev_server, tsumugi
 
 pytestmark = pytest.mark.slow
 

@@ -16,7 +16,6 @@ from pathlib import Path
 
 import httpx
 import pytest
-
 from dev_process import DevProcess
 
 DEADLINE_S = 90.0

@@ -17,7 +17,6 @@ from pathlib import Path
 
 import httpx
 import pytest
-
 from dev_process import DevProcess
 
 ROOT = Path(__file__).resolve().parents[2]
