@@ -289,6 +289,8 @@ def test_axis_steps_and_labels(page: Opened, api: FakeApi) -> None:
 
 
 def _box(page: Page, selector: str) -> FloatRect:
+    # bounding_box() does not wait: a row drawn by the redraw a click starts may not be there yet.
+    page.locator(selector).wait_for(state="visible")
     box = page.locator(selector).bounding_box()
     assert box is not None, selector
     return box
