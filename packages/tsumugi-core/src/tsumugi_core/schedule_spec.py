@@ -4,7 +4,9 @@ A `ScheduleSpec` names a job schedule: its target binding and payload, the job o
 (partition_key, max_attempts, backoff, timeout_ms, priority, guarantee, concurrency_key), its `Timing` and
 its overlap rule. Code-defined and run-time schedules obey the same `validate_schedule`; every refusal is an
 `InvalidScheduleError` naming the field and the rule. Each occurrence's job id is derived from the schedule
-name and the occurrence instant (`occurrence_job_id`), so firing an occurrence twice enqueues one job.
+name and the occurrence instant (`occurrence_job_id`), so firing an occurrence twice enqueues one job. A flow
+schedule (``flow`` set, ``binding`` empty, ``payload`` the run's input, no job option) derives a run id the
+same way: ``<flow>:<name>-<occurrence>``.
 
 Example:
     >>> spec = ScheduleSpec(name="nightly", binding="Report", payload={"kind": "daily"},
