@@ -23,6 +23,7 @@ from tsumugi_dev.d1 import D1Database, apply_d1_migrations
 from tsumugi_dev.do_sql import SqlStorage
 from tsumugi_scheduler.api import DEFAULT_AUTH, BearerAuth, SchemaGate, create_app
 from tsumugi_scheduler.definition import TsumugiDefinition, define_tsumugi
+from tsumugi_scheduler.run.host import RunHost
 from tsumugi_scheduler.schedules.host import SchedulerHost
 from tsumugi_scheduler.shard_admin import ShardAdmin
 from tsumugi_scheduler.shard_host import JobShardHost
@@ -115,6 +116,37 @@ class SchedulerNamespace:
         return self.objects[name]
 
 
+class RunObject:
+    """One Run Durable Object (named by its run id): `RunHost` over DO SQL, with its alarm recorded."""
+
+    def __init__(self, env: Any, definition: TsumugiDefinition) -> None:
+        self.storage = AlarmStorage()
+        self.sql = SqlStorage()
+        self.host = RunHost(self.storage, self.sql, env, definition)
+        self.starts = 0
+
+    async def start(self, *args: Any) -> dict[str, Any]:
+        self.starts += 1
+        return await self.host.start(*args)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.host, name)
+
+
+class RunNamespace:
+    """``env.RUN``: one object per run id."""
+
+    def __init__(self, env: Any, definition: TsumugiDefinition) -> None:
+        self.env = env
+        self.definition = definition
+        self.objects: dict[str, RunObject] = {}
+
+    def getByName(self, name: str) -> RunObject:
+        if name not in self.objects:
+            self.objects[name] = RunObject(self.env, self.definition)
+        return self.objects[name]
+
+
 class Queue:
     """``env.TSUMUGI_QUEUE``: records what was sent."""
 
@@ -133,6 +165,7 @@ class Env:
         self.TSUMUGI_QUEUE = Queue()
         self.JOB_SHARD = Namespace(self, definition)
         self.SCHEDULER = SchedulerNamespace(self, definition)
+        self.RUN = RunNamespace(self, definition)
         if token is not None:
             self.TSUMUGI_TOKEN = token
 
@@ -180,6 +213,7 @@ class World:
         self.env = Env(self.d1, self.definition, token)
         self._shards = self.env.JOB_SHARD  # a test may wrap env.JOB_SHARD; these are the objects to close
         self._schedulers = self.env.SCHEDULER  # and a test may delete env.SCHEDULER
+        self._runs = self.env.RUN
         self.app = create_app(self.definition, auth=auth, gate=SchemaGate())
         transport = httpx.ASGITransport(app=with_env(self.app, self.env))
         self.client = httpx.AsyncClient(transport=transport, base_url="http://scheduler.test",
@@ -224,5 +258,7 @@ class World:
             shard.sql.close()
         for scheduler in self._schedulers.objects.values():
             scheduler.sql.close()
+        for run in self._runs.objects.values():
+            run.sql.close()
         if self._owns_d1:
             self.d1.close()

@@ -10,6 +10,7 @@ from typing import Any
 NOW = 1_767_225_600_000
 MIN = 60_000
 LAST_JOB = "Hello#0:waitingjob1"  # a job the fake API serves (fake_api.SCHEDULED_ID)
+LAST_RUN = "greetings:running1"  # a run the fake API serves with flows on (fake_runs.RUNNING_RUN)
 
 
 def schedule(name: str, **changes: Any) -> dict[str, Any]:
@@ -24,6 +25,13 @@ def schedule(name: str, **changes: Any) -> dict[str, Any]:
         "created_at": NOW - 86_400_000, "updated_at": NOW - 3_600_000,
     }  # fmt: skip
     return {**base, **changes}
+
+
+def flow_schedule() -> dict[str, Any]:
+    """A code schedule that starts a flow run at each occurrence; its last run is a run, not a job."""
+    return schedule("greet-hourly", kind="flow", target="greetings", binding=None, flow="greetings",
+                    input={"names": ["a"]}, deadline_ms=None, payload=None, last_job_id=None,
+                    last_run_id=LAST_RUN)  # fmt: skip
 
 
 def default_schedules() -> list[dict[str, Any]]:

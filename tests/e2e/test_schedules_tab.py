@@ -9,7 +9,7 @@ from contextlib import contextmanager
 
 import pytest
 from fake_api import FakeApi, serve
-from fake_schedules import LAST_JOB, FakeSchedules
+from fake_schedules import LAST_JOB, LAST_RUN, FakeSchedules, flow_schedule
 from playwright.sync_api import Page
 from playwright_chromium import ConsoleLog
 
@@ -57,6 +57,19 @@ def test_the_last_run_links_to_its_job(page: tuple[Page, ConsoleLog]) -> None:
         opened.wait_for_function(f"location.hash === '#/jobs/{urllib.parse.quote(LAST_JOB, safe='')}'")
         opened.wait_for_function(f"document.querySelector('#modal-body').textContent.includes('{LAST_JOB}')")
         assert urllib.parse.quote(LAST_JOB, safe="") in " ".join(api.api_paths())
+
+
+def test_a_flow_schedules_last_run_links_to_its_run(page: tuple[Page, ConsoleLog]) -> None:
+    opened, log = page
+    with serve(FakeApi(schedules=FakeSchedules(items=[flow_schedule()]), flows=True)) as api:
+        opened.goto(api.url("#/schedules"))
+        flow_row = opened.locator(row(opened, "greet-hourly"))
+        flow_row.wait_for()
+        assert flow_row.locator(".schedule-job").count() == 0
+        flow_row.locator(".schedule-run").click()
+        opened.wait_for_function(f"location.hash === '#/runs/{urllib.parse.quote(LAST_RUN, safe='')}'")
+        assert f"/api/runs/{urllib.parse.quote(LAST_RUN, safe='')}" in " ".join(api.api_paths())
+    assert log.errors == []
 
 
 def test_pause_resume_and_run_now_call_the_api_and_show_the_result(page: tuple[Page, ConsoleLog]) -> None:

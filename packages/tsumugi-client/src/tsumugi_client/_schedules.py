@@ -27,10 +27,11 @@ __all__ = ["ScheduleClient", "ScheduleError", "create_schedule_client", "schedul
 
 _CAMEL: Final = {
     "every_ms": "everyMs", "partition_key": "partitionKey", "max_attempts": "maxAttempts",
-    "timeout_ms": "timeoutMs", "concurrency_key": "concurrencyKey",
+    "timeout_ms": "timeoutMs", "concurrency_key": "concurrencyKey", "deadline_ms": "deadlineMs",
 }  # fmt: skip
 _OPTIONS: Final = frozenset({"payload", "every_ms", "cron", "timezone", "overlap", "binding", "partition_key",
-                             "max_attempts", "backoff", "timeout_ms", "priority", "guarantee", "concurrency_key"})  # fmt: skip
+                             "max_attempts", "backoff", "timeout_ms", "priority", "guarantee", "concurrency_key",
+                             "flow", "input", "deadline_ms"})  # fmt: skip
 
 
 class ScheduleError(TsumugiClientError):
@@ -50,7 +51,7 @@ class ScheduleError(TsumugiClientError):
 
 
 def schedule_body(name: str | None = None, **options: Any) -> dict[str, Any]:
-    """The camelCase body of ``options`` (snake_case keywords; None values left out, except payload).
+    """The camelCase body of ``options`` (snake_case keywords; None values left out, except payload and input).
 
     Raises:
         ValueError: an unknown option.
@@ -59,7 +60,7 @@ def schedule_body(name: str | None = None, **options: Any) -> dict[str, Any]:
     for key, value in options.items():
         if key not in _OPTIONS:
             raise ValueError(f"{key} is not a schedule option (one of {', '.join(sorted(_OPTIONS))})")
-        if value is None and key != "payload":
+        if value is None and key not in ("payload", "input"):
             continue
         body[_CAMEL.get(key, key)] = msgspec.to_builtins(value)
     return body
@@ -171,7 +172,8 @@ class ScheduleClient:
 
         Options: ``binding``, ``payload``, ``every_ms`` or ``cron`` (with ``timezone``), ``overlap`` and the
         job options a schedule allows (partition_key, max_attempts, backoff, timeout_ms, priority,
-        guarantee, concurrency_key).
+        guarantee, concurrency_key); or, to start a flow run at each occurrence, ``flow``, ``input`` and
+        ``deadline_ms`` instead of the binding, payload and job options.
         """
         body = schedule_body(name, **options)
         return (await self._change(env, "create_schedule", ("POST", "/api/schedules"), body=body))["schedule"]
@@ -200,12 +202,9 @@ class ScheduleClient:
         ]
 
     async def trigger(self, env: object, name: str) -> str:
-        """Enqueue one occurrence now; its job id."""
-        return str(
-            (await self._change(env, "trigger_schedule", ("POST", self._path(name, "/trigger")), name))[
-                "job_id"
-            ]
-        )
+        """Enqueue one occurrence now; its job id (a flow schedule's: the id of the run it started)."""
+        answer = await self._change(env, "trigger_schedule", ("POST", self._path(name, "/trigger")), name)
+        return str(answer.get("job_id") or answer["run_id"])
 
     async def aclose(self) -> None:
         """Close the HTTP client this client made (not one passed in)."""

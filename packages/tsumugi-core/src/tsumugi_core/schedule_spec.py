@@ -4,7 +4,9 @@ A `ScheduleSpec` names a job schedule: its target binding and payload, the job o
 (partition_key, max_attempts, backoff, timeout_ms, priority, guarantee, concurrency_key), its `Timing` and
 its overlap rule. Code-defined and run-time schedules obey the same `validate_schedule`; every refusal is an
 `InvalidScheduleError` naming the field and the rule. Each occurrence's job id is derived from the schedule
-name and the occurrence instant (`occurrence_job_id`), so firing an occurrence twice enqueues one job.
+name and the occurrence instant (`occurrence_job_id`), so firing an occurrence twice enqueues one job. A flow
+schedule (``flow`` set, ``binding`` empty, ``payload`` the run's input, no job option) derives a run id the
+same way: ``<flow>:<name>-<occurrence>``.
 
 Example:
     >>> spec = ScheduleSpec(name="nightly", binding="Report", payload={"kind": "daily"},
@@ -28,7 +30,7 @@ from typing import Any, Final
 
 import msgspec
 
-from tsumugi_core.ids import InvalidJobIdError, format_job_id
+from tsumugi_core.ids import InvalidJobIdError, InvalidRunIdError, format_job_id, format_run_id
 from tsumugi_core.options import Backoff, EnqueueItem, EnqueueValidationError, Guarantee, validate_enqueue
 from tsumugi_core.schedule_timing import InvalidTimingError, Timing, validate_timing
 from tsumugi_core.sharding import resolve_shard
@@ -101,7 +103,9 @@ class ScheduleSpec(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True
     """
 
     name: str
-    binding: str
+    binding: str = ""
+    flow: str | None = None
+    """A flow schedule starts a run of ``flow`` with ``payload`` as its input; ``binding`` is then empty."""
     payload: Any = None
     timing: Timing
     overlap: Overlap = Overlap.SKIP
@@ -113,6 +117,8 @@ class ScheduleSpec(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True
     guarantee: Guarantee | None = None
     concurrency_key: str | None = None
     payload_from_code: bool = False
+    deadline_ms: int | None = None
+    """A flow schedule's run deadline (the flow's own when None)."""
 
 
 def validate_schedule_name(name: object) -> str:
@@ -143,8 +149,35 @@ def _item(spec: ScheduleSpec, payload: Any, job_id: str | None = None) -> Enqueu
     )
 
 
+def _validate_flow_target(spec: ScheduleSpec, flows: Collection[str] | None) -> None:
+    flow = spec.flow
+    assert flow is not None
+    if spec.binding:
+        raise InvalidScheduleError(
+            "flow", "cannot be set with binding: a schedule targets exactly one of them"
+        )
+    for option in ALLOWED_JOB_OPTIONS:
+        if getattr(spec, option) is not None:
+            raise InvalidScheduleError(
+                option, "is not allowed with a flow: the flow's nodes set their options"
+            )
+    try:
+        format_run_id(flow, f"{spec.name}-0")
+    except InvalidRunIdError as exc:
+        raise InvalidScheduleError("flow", f"is not a valid flow name: {exc}") from None
+    if flows is not None and flow not in flows:
+        raise InvalidScheduleError("flow", f"is not a registered flow: {flow}")
+    deadline = spec.deadline_ms
+    if deadline is not None and (isinstance(deadline, bool) or not isinstance(deadline, int) or deadline < 1):  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise InvalidScheduleError("deadline_ms", f"must be a positive integer, got {deadline!r}")
+
+
 def validate_schedule(
-    spec: ScheduleSpec, *, registered: Collection[str], shards: Mapping[str, int]
+    spec: ScheduleSpec,
+    *,
+    registered: Collection[str],
+    shards: Mapping[str, int],
+    flows: Collection[str] | None = None,
 ) -> ScheduleSpec:
     """``spec`` when it keeps every rule of a schedule.
 
@@ -152,6 +185,7 @@ def validate_schedule(
         spec: The schedule.
         registered: The scheduler's performers; empty accepts any binding.
         shards: Shard counts of the bindings split into more than one.
+        flows: The registered flows; None accepts any flow name.
 
     Raises:
         InvalidScheduleError: naming the field and the rule: the name, the timing (exactly one of every_ms
@@ -165,6 +199,13 @@ def validate_schedule(
         raise InvalidScheduleError(exc.field, exc.rule) from None
     if spec.overlap not in (Overlap.SKIP, Overlap.OVERLAP):
         raise InvalidScheduleError("overlap", f"must be 'skip' or 'overlap', got {spec.overlap!r}")
+    if spec.flow is not None:
+        _validate_flow_target(spec, flows)
+        return spec
+    if not spec.binding:
+        raise InvalidScheduleError("binding", "or flow is required: a schedule targets exactly one of them")
+    if spec.deadline_ms is not None:
+        raise InvalidScheduleError("deadline_ms", "is allowed only with a flow")
     try:
         validate_enqueue(_item(spec, None if spec.payload_from_code else spec.payload))
     except EnqueueValidationError as exc:
@@ -186,12 +227,22 @@ def _shard(spec: ScheduleSpec, shards: int) -> int:
 
 
 def occurrence_job_id(spec: ScheduleSpec, shards: int, occurrence: int) -> str:
-    """The job id of the occurrence at ``occurrence``: ``<binding>#<shard>:<name>-<occurrence>`` (original)."""
+    """The job id of the occurrence at ``occurrence``: ``<binding>#<shard>:<name>-<occurrence>`` (original).
+
+    A flow schedule's occurrence is a run instead: ``<flow>:<name>-<occurrence>``.
+    """
+    if spec.flow is not None:
+        return format_run_id(spec.flow, f"{spec.name}-{occurrence}")
     return format_job_id(spec.binding, _shard(spec, shards), f"{spec.name}-{occurrence}")
 
 
 def trigger_job_id(spec: ScheduleSpec, shards: int, at: int) -> str:
-    """The job id of a "run now" at ``at``: ``<binding>#<shard>:<name>-now-<at>``, apart from occurrences."""
+    """The job id of a "run now" at ``at``: ``<binding>#<shard>:<name>-now-<at>``, apart from occurrences.
+
+    A flow schedule's is a run id: ``<flow>:<name>-now-<at>``.
+    """
+    if spec.flow is not None:
+        return format_run_id(spec.flow, f"{spec.name}-now-{at}")
     return format_job_id(spec.binding, _shard(spec, shards), f"{spec.name}-now-{at}")
 
 

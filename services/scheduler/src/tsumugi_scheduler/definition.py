@@ -375,15 +375,15 @@ def define_tsumugi(
         raise DefinitionError("schedule_shards", f"must be an integer of at least 1, got {schedule_shards!r}")
     shard_counts = {name: count for name, (count, _) in configured.items()}
     try:
-        code = code_schedules(schedules, registered=registered, shards=shard_counts)
-    except InvalidScheduleError as exc:
-        raise DefinitionError(exc.field, exc.rule) from None
-    try:
         flow_specs = flow_registry(flows, registered)
         run_limits = run_settings(runs)
     except ValueError as exc:
         option, _, rule = str(exc).partition("|")
         raise DefinitionError(option, rule) from None
+    try:
+        code = code_schedules(schedules, registered=registered, shards=shard_counts, flows=tuple(flow_specs))
+    except InvalidScheduleError as exc:
+        raise DefinitionError(exc.field, exc.rule) from None
     return TsumugiDefinition(
         schedules=code,
         schedule_shards=schedule_shards,

@@ -187,7 +187,8 @@ def create_app(definition: TsumugiDefinition, *, auth: BearerAuth | None = DEFAU
     Returns:
         An ASGI app; serve it with ``workers.asgi.fetch(app, request, env)``.
     """
-    document = build_document(OPERATIONS, bindings={b: definition.shards_of(b) for b in definition.performers})
+    document = build_document(OPERATIONS, bindings={b: definition.shards_of(b) for b in definition.performers},
+                              flows=tuple(definition.flows))  # fmt: skip
 
     async def openapi(request: Request) -> Response:
         return json_response(200, document)

@@ -139,13 +139,16 @@ def _name_bindings(components: dict[str, Any], bindings: Mapping[str, int]) -> N
                       "then": {"anyOf": [with_key, pinned]}})  # fmt: skip
 
 
-def build_document(operations: Sequence[Operation], bindings: Mapping[str, int] | None = None) -> dict[str, Any]:
+def build_document(
+    operations: Sequence[Operation], bindings: Mapping[str, int] | None = None, flows: Sequence[str] = ()
+) -> dict[str, Any]:
     """The OpenAPI document of ``operations`` plus ``GET /api/openapi.json`` itself.
 
     Args:
         operations: The route table.
         bindings: The registered performers and their shard counts: the only values of an enqueue item's
             ``binding`` (none: any binding name, as a scheduler without registered performers accepts).
+        flows: The registered flows: a schedule may target one of them instead of a binding.
     """
     by_type, components = _struct_schemas(operations)
     paths: dict[str, dict[str, Any]] = {OPENAPI_PATH: {"get": _openapi_operation()}}
@@ -159,7 +162,7 @@ def build_document(operations: Sequence[Operation], bindings: Mapping[str, int] 
             entry["requestBody"] = body
         paths.setdefault(op.path, {})[op.method.lower()] = entry
     _name_bindings(components, bindings or {})
-    name_schedule_bindings(components, dict(bindings or {}))
+    name_schedule_bindings(components, dict(bindings or {}), list(flows))
     return {
         "openapi": "3.1.0",
         "info": {"title": API_TITLE, "version": API_VERSION},

@@ -150,7 +150,10 @@ class ScheduleView(msgspec.Struct, frozen=True, kw_only=True):
     paused: bool
     description: str
     next_occurrences: list[int]
-    binding: str
+    binding: str | None
+    flow: str | None
+    input: Any
+    deadline_ms: int | None
     payload: Any
     payload_from_code: bool
     options: dict[str, Any]
@@ -172,11 +175,12 @@ class ScheduleResult(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class ScheduleTriggered(msgspec.Struct, frozen=True, kw_only=True):
-    """``POST /api/schedules/{name}/trigger``: the job enqueued now."""
+    """``POST /api/schedules/{name}/trigger``: the job enqueued now (``run_id``: the run a flow schedule started)."""
 
     ok: bool
     schedule: ScheduleView
-    job_id: str
+    job_id: str | None = None
+    run_id: str | None = None
 
 
 class ScheduleDeleted(msgspec.Struct, frozen=True, kw_only=True):
@@ -186,8 +190,30 @@ class ScheduleDeleted(msgspec.Struct, frozen=True, kw_only=True):
     name: str
 
 
-def name_schedule_bindings(components: dict[str, Any], bindings: dict[str, int]) -> None:
-    """A schedule body's ``binding`` lists the registered performers; a sharded one requires partitionKey."""
+_JOB_ONLY: Final = ("binding", "payload", "partitionKey", "maxAttempts", "backoff", "timeoutMs", "priority",
+                    "guarantee", "concurrencyKey")  # fmt: skip
+_FLOW_ONLY: Final = ("flow", "input", "deadlineMs")
+
+
+def _allow_flow_targets(body: dict[str, Any], flows: list[str]) -> None:
+    """A create body targets a binding (``binding`` + ``payload``) or a registered flow (``flow`` + ``input``,
+    ``deadlineMs``, no job option): exactly one of them."""
+    body["properties"].update({
+        "flow": {"enum": flows}, "input": {"description": "Any JSON value, null included: each run's input."},
+        "deadlineMs": {"type": "integer", "minimum": 1, "maximum": _SAFE},
+    })  # fmt: skip
+    body["required"] = [k for k in body.get("required", []) if k not in ("binding", "payload")]
+    body.setdefault("allOf", []).append({"anyOf": [
+        {"required": ["binding", "payload"], "not": {"anyOf": [{"required": [k]} for k in _FLOW_ONLY]}},
+        {"required": ["flow", "input"], "not": {"anyOf": [{"required": [k]} for k in _JOB_ONLY]}},
+    ]})  # fmt: skip
+
+
+def name_schedule_bindings(
+    components: dict[str, Any], bindings: dict[str, int], flows: list[str] | None = None
+) -> None:
+    """A schedule body's ``binding`` lists the registered performers; a sharded one requires partitionKey; with
+    registered ``flows``, a create body may target a flow instead."""
     for component in ("ScheduleCreateBody", "SchedulePatchBody"):
         body = components.get(component)
         if body is None or not bindings:
@@ -197,6 +223,9 @@ def name_schedule_bindings(components: dict[str, Any], bindings: dict[str, int])
         sharded = sorted(b for b, n in bindings.items() if n > 1)
         if sharded:
             body.setdefault("allOf", []).append({
-                "if": {"properties": {"binding": {"enum": sharded}}},
+                "if": {"required": ["binding"], "properties": {"binding": {"enum": sharded}}},
                 "then": {"required": ["partitionKey"], "properties": {"partitionKey": {"type": "string"}}},
             })  # fmt: skip
+    create = components.get("ScheduleCreateBody")
+    if create is not None and flows:
+        _allow_flow_targets(create, sorted(flows))

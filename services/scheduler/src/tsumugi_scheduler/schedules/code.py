@@ -1,7 +1,8 @@
 """``define_tsumugi(schedules=...)``: code-defined schedules, validated when the definition is made.
 
 Each value is a mapping of snake_case options: ``binding``, ``payload`` (a value, or a function of
-``scheduled_at`` called at each occurrence, possibly async), ``every_ms`` or ``cron`` (with ``timezone``),
+``scheduled_at`` called at each occurrence, possibly async) or ``flow`` and ``input`` (likewise) with an
+optional ``deadline_ms``, ``every_ms`` or ``cron`` (with ``timezone``),
 ``overlap`` and the job options a schedule allows. Errors read ``schedules.<name>.<field> <rule>``.
 """
 
@@ -29,7 +30,11 @@ class CodeSchedules:
 
 
 def code_schedules(
-    schedules: object, *, registered: Collection[str], shards: Mapping[str, int]
+    schedules: object,
+    *,
+    registered: Collection[str],
+    shards: Mapping[str, int],
+    flows: Collection[str] | None = None,
 ) -> CodeSchedules:
     """Validate ``define_tsumugi``'s ``schedules`` option.
 
@@ -50,13 +55,13 @@ def code_schedules(
         if not isinstance(raw, Mapping):
             raise InvalidScheduleError(f"schedules.{name}", "must be a mapping of options")
         fields = dict(cast("Mapping[str, Any]", raw))
-        payload = fields.get("payload")
-        from_code = callable(payload)
+        value_key = "input" if "flow" in fields else "payload"
+        from_code = callable(fields.get(value_key))
         if from_code:
-            payloads[name] = cast(PayloadFunction, fields.pop("payload"))
+            payloads[name] = cast(PayloadFunction, fields.pop(value_key))
         try:
             specs[name] = spec_from_fields(name, fields, registered=registered, shards=shards,
-                                           payload_from_code=from_code)  # fmt: skip
+                                           payload_from_code=from_code, flows=flows)  # fmt: skip
         except InvalidScheduleError as exc:
             raise InvalidScheduleError(f"schedules.{name}.{exc.field}", exc.rule) from None
     return CodeSchedules(specs, payloads)

@@ -35,12 +35,24 @@ __all__ = [
     "spec_from_fields",
 ]
 
-SCHEDULE_KEYS: Final = ("binding", "payload", "every_ms", "cron", "timezone", "overlap", *ALLOWED_JOB_OPTIONS)
+SCHEDULE_KEYS: Final = (
+    "binding",
+    "flow",
+    "input",
+    "deadline_ms",
+    "payload",
+    "every_ms",
+    "cron",
+    "timezone",
+    "overlap",
+    *ALLOWED_JOB_OPTIONS,
+)
 CAMEL: Final = {
     "every_ms": "everyMs", "partition_key": "partitionKey", "max_attempts": "maxAttempts",
     "timeout_ms": "timeoutMs", "concurrency_key": "concurrencyKey", "unique_key": "uniqueKey",
     "unique_for_ms": "uniqueForMs", "delay_ms": "delayMs", "run_at": "runAt", "expires_at": "expiresAt",
     "expires_in_ms": "expiresInMs", "run_id": "runId", "node_id": "nodeId",
+    "deadline_ms": "deadlineMs",
 }  # fmt: skip
 _SNAKE: Final = {camel: snake for snake, camel in CAMEL.items()}
 _TIMING_KEYS: Final = ("every_ms", "cron", "timezone")
@@ -70,6 +82,7 @@ def spec_from_fields(
     registered: Collection[str],
     shards: Mapping[str, int],
     payload_from_code: bool = False,
+    flows: Collection[str] | None = None,
 ) -> ScheduleSpec:
     """A validated spec from snake_case ``fields`` (the keys of `SCHEDULE_KEYS`).
 
@@ -84,10 +97,10 @@ def spec_from_fields(
             )
         if key not in SCHEDULE_KEYS:
             raise InvalidScheduleError(key, "is not a schedule option")
-    if "binding" not in fields:
-        raise InvalidScheduleError("binding", "is required")
-    if "payload" not in fields and not payload_from_code:
-        raise InvalidScheduleError("payload", "is required")
+    flow = _target(fields)
+    value_key = "payload" if flow is None else "input"
+    if value_key not in fields and not payload_from_code:
+        raise InvalidScheduleError(value_key, "is required")
     overlap = fields.get("overlap")
     overlap = Overlap.SKIP.value if overlap is None else overlap
     if not isinstance(overlap, str) or overlap not in (Overlap.SKIP.value, Overlap.OVERLAP.value):
@@ -100,15 +113,43 @@ def spec_from_fields(
     options = {k: fields.get(k) for k in ALLOWED_JOB_OPTIONS if k != "backoff"}
     spec = ScheduleSpec(
         name=name,
-        binding=fields["binding"],
-        payload=None if payload_from_code else fields.get("payload"),
+        binding=fields.get("binding", ""),
+        flow=flow,
+        deadline_ms=fields.get("deadline_ms"),
+        payload=None if payload_from_code else fields.get(value_key),
         timing=timing,
         overlap=Overlap(overlap),
         backoff=_backoff(fields.get("backoff")),
         payload_from_code=payload_from_code,
         **options,
     )
-    return validate_schedule(spec, registered=registered, shards=shards)
+    return validate_schedule(spec, registered=registered, shards=shards, flows=flows)
+
+
+def _target(fields: Mapping[str, Any]) -> str | None:
+    """The flow of a flow schedule, None for a job schedule; exactly one of binding and flow."""
+    if "flow" in fields and "binding" in fields:
+        raise InvalidScheduleError(
+            "flow", "cannot be set with binding: a schedule targets exactly one of them"
+        )
+    if "flow" not in fields:
+        if "binding" not in fields:
+            raise InvalidScheduleError(
+                "binding", "or flow is required: a schedule targets exactly one of them"
+            )
+        for key in ("input", "deadline_ms"):
+            if key in fields:
+                raise InvalidScheduleError(key, "is allowed only with a flow")
+        return None
+    if "payload" in fields:
+        raise InvalidScheduleError("payload", "is not allowed with a flow: send the run's input as input")
+    for key in ALLOWED_JOB_OPTIONS:
+        if key in fields:
+            raise InvalidScheduleError(key, "is not allowed with a flow: the flow's nodes set their options")
+    flow = fields["flow"]
+    if not isinstance(flow, str) or not flow:
+        raise InvalidScheduleError("flow", f"must be a flow name, got {flow!r}")
+    return flow
 
 
 def camel_error(error: InvalidScheduleError) -> InvalidScheduleError:
@@ -123,11 +164,17 @@ def _snake_keys(raw: Mapping[str, Any]) -> dict[str, Any]:
         if key in CAMEL:  # a snake_case spelling of a camelCase field is not the body's field
             raise InvalidScheduleError(key, "is not a schedule option")
         # An integral float (``2.0``) is an integer, as in enqueue bodies (ADR-0059); the payload stays as sent.
-        fields[_SNAKE.get(key, key)] = value if key == "payload" else integral(value)
+        fields[_SNAKE.get(key, key)] = value if key in ("payload", "input") else integral(value)
     return fields
 
 
-def spec_from_camel(raw: object, *, registered: Collection[str], shards: Mapping[str, int]) -> ScheduleSpec:
+def spec_from_camel(
+    raw: object,
+    *,
+    registered: Collection[str],
+    shards: Mapping[str, int],
+    flows: Collection[str] | None = None,
+) -> ScheduleSpec:
     """A run-time schedule from a request body ``{name, binding, payload, everyMs | cron, ...}``.
 
     Raises:
@@ -141,14 +188,22 @@ def spec_from_camel(raw: object, *, registered: Collection[str], shards: Mapping
         name = fields.pop("name", None)
         if name is None:
             raise InvalidScheduleError("name", "is required")
-        return spec_from_fields(validate_schedule_name(name), fields, registered=registered, shards=shards)
+        return spec_from_fields(
+            validate_schedule_name(name), fields, registered=registered, shards=shards, flows=flows
+        )
     except InvalidScheduleError as exc:
         raise camel_error(exc) from None
 
 
 def spec_fields(spec: ScheduleSpec) -> dict[str, Any]:
     """The snake_case fields of ``spec`` (only those set), as `spec_from_fields` takes them."""
-    fields: dict[str, Any] = {"binding": spec.binding, "payload": spec.payload, "overlap": spec.overlap.value}
+    fields: dict[str, Any] = {"overlap": spec.overlap.value}
+    if spec.flow is None:
+        fields.update(binding=spec.binding, payload=spec.payload)
+    else:
+        fields.update(flow=spec.flow, input=spec.payload)
+        if spec.deadline_ms is not None:
+            fields["deadline_ms"] = spec.deadline_ms
     if spec.timing.every_ms is not None:
         fields["every_ms"] = spec.timing.every_ms
     else:
@@ -161,7 +216,7 @@ def spec_fields(spec: ScheduleSpec) -> dict[str, Any]:
     return fields
 
 
-_KEEP_WHEN_NULL: Final = ("binding", "every_ms", "cron", "timezone", "overlap")
+_KEEP_WHEN_NULL: Final = ("binding", "flow", "every_ms", "cron", "timezone", "overlap")
 """Fields a PATCH leaves as they are when sent as null (a schedule always has them)."""
 
 
@@ -182,7 +237,12 @@ def _check_patch(patch: Mapping[str, Any], shards: Mapping[str, int]) -> None:
 
 
 def merge_patch(
-    spec: ScheduleSpec, raw: object, *, registered: Collection[str], shards: Mapping[str, int]
+    spec: ScheduleSpec,
+    raw: object,
+    *,
+    registered: Collection[str],
+    shards: Mapping[str, int],
+    flows: Collection[str] | None = None,
 ) -> ScheduleSpec:
     """``spec`` with a PATCH body's fields over it.
 
@@ -209,10 +269,10 @@ def merge_patch(
             for key in _TIMING_KEYS:
                 fields.pop(key, None)
         for key, value in patch.items():
-            if value is None and key != "payload":
+            if value is None and key not in ("payload", "input"):
                 fields.pop(key, None)
             else:
                 fields[key] = value
-        return spec_from_fields(spec.name, fields, registered=registered, shards=shards)
+        return spec_from_fields(spec.name, fields, registered=registered, shards=shards, flows=flows)
     except InvalidScheduleError as exc:
         raise camel_error(exc) from None

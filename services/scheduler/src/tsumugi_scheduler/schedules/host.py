@@ -13,7 +13,8 @@ schedule moves on to its next occurrence (the original does not retry an occurre
 
 Answers are plain dicts: ``{"ok": true, "schedule": view}`` or ``{"ok": false, "status": 4xx, "error": ...}``
 (errors cross RPC as answers, never as exceptions). Starting a flow from a schedule is the extension point
-named in `_enqueue_fires`.
+in `_start_runs`: a flow schedule's occurrence starts a run ``<flow>:<name>-<scheduled_at>`` on its Run object,
+whose start is idempotent by run id.
 """
 
 from __future__ import annotations
@@ -167,6 +168,12 @@ class SchedulerHost:
     def _registered(self) -> tuple[str, ...]:
         return self._definition.performers
 
+    def _flows(self) -> tuple[str, ...]:
+        return tuple(self._definition.flows)
+
+    def _target_shards(self, spec: ScheduleSpec) -> int:
+        return 1 if spec.flow is not None else self._definition.shards_of(spec.binding)
+
     def _shard_counts(self) -> dict[str, int]:
         return {b: self._definition.shards_of(b) for b in self._definition.performers}
 
@@ -200,7 +207,9 @@ class SchedulerHost:
         store = self._ready(shard)
         assert store is not None
         try:
-            spec = spec_from_camel(body, registered=self._registered(), shards=self._shard_counts())
+            spec = spec_from_camel(
+                body, registered=self._registered(), shards=self._shard_counts(), flows=self._flows()
+            )
         except InvalidScheduleError as exc:
             return _invalid(exc)
         if store.get(spec.name) is not None:
@@ -221,7 +230,13 @@ class SchedulerHost:
         if row.source is ScheduleSource.CODE:
             return _read_only(name)
         try:
-            spec = merge_patch(row.spec, body, registered=self._registered(), shards=self._shard_counts())
+            spec = merge_patch(
+                row.spec,
+                body,
+                registered=self._registered(),
+                shards=self._shard_counts(),
+                flows=self._flows(),
+            )
         except InvalidScheduleError as exc:
             return _invalid(exc)
         now = time_source().now_ms()
@@ -275,12 +290,14 @@ class SchedulerHost:
         if row is None:
             return _not_found(name)
         now = time_source().now_ms()
-        job_id = trigger_job_id(row.spec, self._definition.shards_of(row.spec.binding), now)
+        job_id = trigger_job_id(row.spec, self._target_shards(row.spec), now)
         errors = await self._enqueue_fires([(row, now, job_id)])
         error = errors.get(name)
-        store.record_trigger(name, now, None if error else job_id, error)
+        is_flow = row.spec.flow is not None
+        store.record_trigger(name, now, None if error or is_flow else job_id, error,
+                             None if error or not is_flow else job_id)  # fmt: skip
         answer = self._answer(store, name)
-        answer["job_id"] = job_id
+        answer["run_id" if is_flow else "job_id"] = job_id
         if error:
             answer.update(_fail(502, error))
         return answer
@@ -311,10 +328,13 @@ class SchedulerHost:
         await self._arm(store)
 
     async def _active(self, rows: Sequence[ScheduleRow]) -> set[str]:
-        """Names whose last job is still SCHEDULED, QUEUED or RUNNING (one call per JobShard)."""
+        """Names whose last job is still SCHEDULED, QUEUED or RUNNING (one call per JobShard), or whose last
+        flow run is still RUNNING (one call per Run object)."""
         by_shard: dict[str, list[tuple[str, str]]] = {}
+        runs = [row for row in rows if row.spec.flow is not None and row.last_run_id is not None
+                and row.spec.overlap.value == "skip"]  # fmt: skip
         for row in rows:
-            if row.last_job_id is not None and row.spec.overlap.value == "skip":
+            if row.spec.flow is None and row.last_job_id is not None and row.spec.overlap.value == "skip":
                 by_shard.setdefault(shard_of_job(row.last_job_id), []).append((row.name, row.last_job_id))
         shards = shard_env(self._env).JOB_SHARD
 
@@ -326,7 +346,16 @@ class SchedulerHost:
                 return set()
             return {name for (name, _), state in zip(pairs, states, strict=True) if state in _ACTIVE}
 
-        found = await asyncio.gather(*(ask(s, pairs) for s, pairs in by_shard.items()))
+        async def running(row: ScheduleRow) -> set[str]:
+            try:
+                state = await self._env.RUN.getByName(row.last_run_id).state()
+            except Exception:
+                _log.exception("reading run %s failed; treating it as finished", row.last_run_id)
+                return set()
+            return {row.name} if state == "RUNNING" else set()
+
+        found = await asyncio.gather(*(ask(s, pairs) for s, pairs in by_shard.items()),
+                                     *(running(row) for row in runs))  # fmt: skip
         names: set[str] = set()
         return names.union(*found)
 
@@ -337,7 +366,7 @@ class SchedulerHost:
         for row in due:
             try:
                 plan = plan_fire(row.stored(), now=now, previous_active=row.name in active,
-                                 shards=self._definition.shards_of(row.spec.binding))  # fmt: skip
+                                 shards=self._target_shards(row.spec))  # fmt: skip
             except InvalidScheduleError as exc:  # a binding resharded since the schedule was made
                 records.append(FireRecord(name=row.name, occurrence=row.next_run_at,
                                           next_run_at=_following(row, now), error=str(exc)))  # fmt: skip
@@ -348,11 +377,14 @@ class SchedulerHost:
                 continue
             assert isinstance(plan, Fire)
             fires.append((row, plan.occurrence, plan.job_id))
+            is_flow = row.spec.flow is not None
             records.append(FireRecord(name=row.name, occurrence=plan.occurrence, next_run_at=plan.next_run_at,
-                                      job_id=plan.job_id))  # fmt: skip
+                                      job_id=None if is_flow else plan.job_id,
+                                      run_id=plan.job_id if is_flow else None))  # fmt: skip
         errors = await self._enqueue_fires(fires)
         if errors:
-            records = [msgspec.structs.replace(r, job_id=None, error=errors[r.name]) if r.name in errors else r
+            records = [msgspec.structs.replace(r, job_id=None, run_id=None, error=errors[r.name])
+                       if r.name in errors else r
                        for r in records]  # fmt: skip
         store.record(records, now)
 
@@ -368,12 +400,13 @@ class SchedulerHost:
     async def _enqueue_fires(self, fires: Sequence[tuple[ScheduleRow, int, str]]) -> dict[str, str]:
         """Enqueue each ``(row, scheduled_at, job_id)``; the error text of each schedule that failed.
 
-        Extension point: a flow schedule (once flows exist) starts its run here with a run id derived the
-        same way (``<flow>:<name>-<scheduled_at>``), beside the job items.
+        A flow schedule's ``job_id`` is its run id (``<flow>:<name>-<scheduled_at>``): `_start_runs`.
         """
-        errors: dict[str, str] = {}
+        errors = await self._start_runs([fire for fire in fires if fire[0].spec.flow is not None])
         items: list[tuple[str, dict[str, Any]]] = []
         for row, at, job_id in fires:
+            if row.spec.flow is not None:
+                continue
             try:
                 payload = await self._payload(row, at)
                 items.append((row.name, msgspec.to_builtins(occurrence_item(row.spec, payload, job_id))))
@@ -396,6 +429,27 @@ class SchedulerHost:
                 errors.update((name, text) for name, _ in chunk)
         for name, text in errors.items():
             _log.warning("schedule %s failed: %s", name, text)
+        return errors
+
+    async def _start_runs(self, fires: Sequence[tuple[ScheduleRow, int, str]]) -> dict[str, str]:
+        """Start each flow schedule's run on its Run object; a repeated start of the same id starts nothing."""
+        errors: dict[str, str] = {}
+        if not fires:
+            return errors
+        runs = getattr(self._env, "RUN", None)
+
+        async def start(row: ScheduleRow, at: int, run_id: str) -> None:
+            try:
+                if runs is None:
+                    raise RuntimeError("RUN binding is not configured, add the Run DO binding to wrangler")
+                run_input = msgspec.json.encode(await self._payload(row, at)).decode()
+                await runs.getByName(run_id).start(
+                    run_id, row.spec.flow, run_input, row.spec.deadline_ms, None, 0
+                )
+            except Exception as exc:
+                errors[row.name] = error_text(exc).splitlines()[0]
+
+        await asyncio.gather(*(start(row, at, run_id) for row, at, run_id in fires))
         return errors
 
 

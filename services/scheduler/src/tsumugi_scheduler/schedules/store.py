@@ -77,6 +77,7 @@ class FireRecord(msgspec.Struct, frozen=True, kw_only=True):
     occurrence: int
     next_run_at: int
     job_id: str | None = None
+    run_id: str | None = None
     error: str | None = None
     skipped: bool = False
 
@@ -180,17 +181,20 @@ class ScheduleStore:
                 else:
                     self._sql.exec(
                         "UPDATE schedule SET last_run_at = ?, last_fired_at = ?, "
-                        "last_job_id = coalesce(?, last_job_id), last_error = ?, "
+                        "last_job_id = coalesce(?, last_job_id), last_run_id = coalesce(?, last_run_id), "
+                        "last_error = ?, "
                         "next_run_at = CASE WHEN next_run_at = ? THEN ? ELSE next_run_at END, updated_at = ? "
                         "WHERE name = ?",
-                        r.occurrence, now, r.job_id, r.error, r.occurrence, r.next_run_at, now, r.name,
+                        r.occurrence, now, r.job_id, r.run_id, r.error, r.occurrence, r.next_run_at, now, r.name,
                     )  # fmt: skip
 
         self._sql.transaction_sync(apply)
 
-    def record_trigger(self, name: str, at: int, job_id: str | None, error: str | None) -> None:
-        """A "run now": last run and job, the next run unchanged."""
+    def record_trigger(self, name: str, at: int, job_id: str | None, error: str | None,
+                       run_id: str | None = None) -> None:  # fmt: skip
+        """A "run now": last run and job (or flow run), the next run unchanged."""
         self._sql.exec(
             "UPDATE schedule SET last_run_at = ?, last_fired_at = ?, last_job_id = coalesce(?, last_job_id), "
-            "last_error = ?, updated_at = ? WHERE name = ?", at, at, job_id, error, at, name,
+            "last_run_id = coalesce(?, last_run_id), last_error = ?, updated_at = ? WHERE name = ?",
+            at, at, job_id, run_id, error, at, name,
         )  # fmt: skip

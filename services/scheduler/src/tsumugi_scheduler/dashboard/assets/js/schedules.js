@@ -27,8 +27,9 @@ function scheduleLate(s) {
 }
 
 function renderScheduleRow(s) {
-  const link = s.last_job_id ? h('button', { type: 'button', class: 'link schedule-job', onclick: () => openJob(s.last_job_id) }, s.last_job_id)
-    : s.last_run_id ? h('button', { type: 'button', class: 'link', onclick: () => openRun(s.last_run_id) }, s.last_run_id) : null;
+  // A flow schedule's last run is a flow run (#/runs/<id>); a job schedule's is a job.
+  const link = s.kind === 'flow' ? (s.last_run_id ? h('button', { type: 'button', class: 'link schedule-run', onclick: () => openRun(s.last_run_id) }, s.last_run_id) : null)
+    : s.last_job_id ? h('button', { type: 'button', class: 'link schedule-job', onclick: () => openJob(s.last_job_id) }, s.last_job_id) : null;
   const next = (s.next_occurrences || []).slice(0, SCHEDULE_NEXT_SHOWN);
   return h('tr', { class: 'schedule-row', 'data-name': s.name },
     h('td', null, h('strong', null, s.name), ' ',

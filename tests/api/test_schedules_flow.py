@@ -1,0 +1,237 @@
+"""Flow schedules on the Scheduler Durable Object (virtual clock): each occurrence starts one run of the flow.
+
+The Run objects are real `RunHost`s over DO SQL (``env.RUN`` of `api_world`); their alarms are not run, so a
+started run stays RUNNING until a test ends it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import jsonschema
+import pytest
+from api_world import T0, TOKEN, RunObject, SchedulerObject, SteppedClock, World, with_env
+
+from tsumugi_client import ScheduleError, create_schedule_client
+from tsumugi_examples.greetings import greetings
+from tsumugi_scheduler.definition import DefinitionError, TsumugiDefinition, define_tsumugi
+
+MIN = 60_000
+PERFORMERS = ["Hello", "ListNames", "ReportGreetings", "NotifyFailure", "NotifySettled", "MAIL"]
+
+
+def definition(schedules: dict[str, Any] | None = None) -> TsumugiDefinition:
+    return define_tsumugi(performers=PERFORMERS, flows=[greetings], schedules=schedules)
+
+
+def code(**extra: Any) -> dict[str, Any]:
+    return {"greet": {"flow": "greetings", "input": lambda at: {"names": [f"at-{at}"]}, "every_ms": MIN,
+                      **extra}}  # fmt: skip
+
+
+@pytest.fixture
+async def world(tmp_path: Path, clock: SteppedClock) -> AsyncIterator[World]:
+    built = World(tmp_path, clock, definition(code()))
+    yield built
+    await built.aclose()
+
+
+def scheduler(world: World) -> SchedulerObject:
+    return world.env.SCHEDULER.getByName("scheduler#0")
+
+
+def runs(world: World) -> dict[str, RunObject]:
+    return world.env.RUN.objects
+
+
+async def fire_at(world: World, at: int) -> None:
+    world.clock.set(at)
+    await scheduler(world).host.alarm()
+
+
+async def view(world: World, name: str = "greet") -> dict[str, Any]:
+    found = await scheduler(world).host.get(0, name)
+    assert found is not None
+    return found
+
+
+def end_run(run: RunObject) -> None:
+    run.sql.exec("UPDATE run SET state = 'SUCCEEDED'")
+
+
+class TestFiring:
+    async def test_each_occurrence_starts_one_run_with_its_deterministic_id_and_input(
+        self, world: World
+    ) -> None:
+        await scheduler(world).host.sync(0)
+        await fire_at(world, T0 + MIN)
+        first = f"greetings:greet-{T0 + MIN}"
+        assert list(runs(world)) == [first]
+        run = runs(world)[first].host.store().run()
+        assert run is not None
+        assert (run["flow"], run["state"], run["input"]) == (
+            "greetings",
+            "RUNNING",
+            f'{{"names":["at-{T0 + MIN}"]}}',
+        )
+        greet = await view(world)
+        assert (greet["kind"], greet["target"], greet["flow"], greet["last_run_id"], greet["last_job_id"]) == (
+            "flow", "greetings", "greetings", first, None,
+        )  # fmt: skip
+        end_run(runs(world)[first])
+        await fire_at(world, T0 + 2 * MIN)
+        assert list(runs(world)) == [first, f"greetings:greet-{T0 + 2 * MIN}"]
+
+    async def test_an_alarm_run_twice_starts_the_run_once(self, world: World) -> None:
+        await scheduler(world).host.sync(0)
+        world.clock.set(T0 + MIN)
+        fired = f"greetings:greet-{T0 + MIN}"
+        # The same occurrence fired by two alarms (the row recorded after the first is set back, as when the
+        # object restarts before its write): the Run object is asked twice and creates one run.
+        await scheduler(world).host.alarm()
+        scheduler(world).sql.exec("UPDATE schedule SET next_run_at = ?, last_run_id = NULL", T0 + MIN)
+        await scheduler(world).host.alarm()
+        assert list(runs(world)) == [fired]
+        assert runs(world)[fired].starts == 2
+        assert (
+            runs(world)[fired].host.store().sql.exec("SELECT count(*) AS n FROM run").toArray()[0]["n"] == 1
+        )
+
+    async def test_overlap_skip_skips_while_the_previous_run_is_running(self, world: World) -> None:
+        await scheduler(world).host.sync(0)
+        await fire_at(world, T0 + MIN)
+        await fire_at(world, T0 + 2 * MIN)
+        first = f"greetings:greet-{T0 + MIN}"
+        assert list(runs(world)) == [first]
+        greet = await view(world)
+        assert (greet["skipped_count"], greet["last_run_id"], greet["next_run_at"]) == (
+            1,
+            first,
+            T0 + 3 * MIN,
+        )
+        end_run(runs(world)[first])
+        await fire_at(world, T0 + 3 * MIN)
+        assert list(runs(world)) == [first, f"greetings:greet-{T0 + 3 * MIN}"]
+        assert (await view(world))["skipped_count"] == 1
+
+    async def test_overlap_overlap_starts_while_the_previous_run_is_running(
+        self, tmp_path: Path, clock: SteppedClock
+    ) -> None:
+        built = World(tmp_path, clock, definition(code(overlap="overlap")))
+        try:
+            await scheduler(built).host.sync(0)
+            await fire_at(built, T0 + MIN)
+            await fire_at(built, T0 + 2 * MIN)
+            assert list(runs(built)) == [f"greetings:greet-{T0 + MIN}", f"greetings:greet-{T0 + 2 * MIN}"]
+            assert (await view(built))["skipped_count"] == 0
+        finally:
+            await built.aclose()
+
+    async def test_trigger_starts_a_run_now_and_records_it(self, world: World) -> None:
+        world.clock.set(T0 + 5)
+        answer = await scheduler(world).host.trigger(0, "greet")
+        assert answer["ok"] is True
+        assert answer["run_id"] == f"greetings:greet-now-{T0 + 5}"
+        assert list(runs(world)) == [answer["run_id"]]
+        assert answer["schedule"]["last_run_id"] == answer["run_id"]
+
+
+class TestValidation:
+    @pytest.mark.parametrize(
+        ("options", "field", "rule"),
+        [
+            ({"binding": "MAIL", "payload": {}}, "schedules.greet.flow", "cannot be set with binding"),
+            ({"flow": None}, "schedules.greet.flow", "must be a flow name"),
+            ({"flow": "nope"}, "schedules.greet.flow", "is not a registered flow: nope"),
+            ({"max_attempts": 3}, "schedules.greet.max_attempts", "is not allowed with a flow"),
+            ({"payload": {}}, "schedules.greet.payload", "is not allowed with a flow"),
+            ({"deadline_ms": 0}, "schedules.greet.deadline_ms", "must be a positive integer"),
+        ],
+    )
+    def test_a_bad_flow_schedule_is_refused_naming_the_field(self, options: dict[str, Any], field: str,
+                                                             rule: str) -> None:  # fmt: skip
+        with pytest.raises(DefinitionError) as caught:
+            definition(code(**options))
+        assert caught.value.args[0].startswith(f"{field} {rule}") or f"{field} {rule}" in str(caught.value)
+
+    def test_a_schedule_without_binding_or_flow_is_refused(self) -> None:
+        with pytest.raises(DefinitionError, match=r"schedules\.x\.binding or flow is required"):
+            definition({"x": {"payload": {}, "every_ms": MIN}})
+
+    def test_input_belongs_to_a_flow(self) -> None:
+        with pytest.raises(DefinitionError, match=r"schedules\.x\.input is allowed only with a flow"):
+            definition({"x": {"binding": "MAIL", "payload": {}, "input": {}, "every_ms": MIN}})
+
+
+class TestRest:
+    async def test_post_creates_a_flow_schedule_that_fires_a_run(self, world: World) -> None:
+        body = {"name": "nightly", "flow": "greetings", "input": {"names": ["a"]}, "everyMs": MIN,
+                "deadlineMs": 5_000}  # fmt: skip
+        status, created = await world.request("POST", "/api/schedules", body)
+        assert status == 201, created
+        created = created["schedule"]
+        assert (created["kind"], created["flow"], created["input"], created["deadline_ms"]) == (
+            "flow", "greetings", {"names": ["a"]}, 5_000,
+        )  # fmt: skip
+        await fire_at(world, T0 + MIN)
+        run = runs(world)[f"greetings:nightly-{T0 + MIN}"].host.store().run()
+        assert run is not None
+        assert (run["input"], run["deadline_ms"]) == ('{"names":["a"]}', 5_000)
+
+    @pytest.mark.parametrize(
+        ("body", "field"),
+        [
+            ({"binding": "MAIL", "flow": "greetings", "input": 1}, "flow"),
+            ({"flow": "nope", "input": 1}, "flow"),
+            ({"flow": "greetings", "input": 1, "maxAttempts": 2}, "maxAttempts"),
+            ({"flow": "greetings"}, "input"),
+        ],
+    )
+    async def test_post_refuses_a_bad_flow_schedule_naming_the_field(
+        self, world: World, body: dict[str, Any], field: str
+    ) -> None:
+        status, answer = await world.request(
+            "POST", "/api/schedules", {"name": "bad", "everyMs": MIN, **body}
+        )
+        assert status in (400, 422), answer
+        assert field in str(answer)
+
+
+class TestDocument:
+    async def test_the_document_allows_a_flow_target_or_a_binding_target_never_both(
+        self, world: World
+    ) -> None:
+        status, document = await world.request("GET", "/api/openapi.json")
+        assert status == 200
+        schema = {"$ref": "#/components/schemas/ScheduleCreateBody", "components": document["components"]}
+        check = jsonschema.Draft202012Validator(schema)
+        timing = {"name": "n", "everyMs": MIN}
+        assert check.is_valid({**timing, "flow": "greetings", "input": {"names": []}, "deadlineMs": 10})
+        assert check.is_valid({**timing, "binding": "MAIL", "payload": None})
+        assert not check.is_valid({**timing, "flow": "nope", "input": 1})
+        assert not check.is_valid(
+            {**timing, "flow": "greetings", "input": 1, "binding": "MAIL", "payload": 1}
+        )
+        assert not check.is_valid({**timing, "flow": "greetings", "input": 1, "maxAttempts": 2})
+        assert not check.is_valid({**timing, "binding": "MAIL", "payload": 1, "input": 1})
+        assert not check.is_valid(timing)
+
+
+class TestClient:
+    async def test_the_client_creates_and_triggers_a_flow_schedule(self, world: World) -> None:
+        transport = httpx.ASGITransport(app=with_env(world.app, world.env))
+        async with httpx.AsyncClient(transport=transport) as http:
+            schedules = create_schedule_client(
+                base_url="http://scheduler.test/", token=TOKEN, http_client=http
+            )
+            made = await schedules.create(None, "hourly", flow="greetings", input=None, cron="0 * * * *",
+                                          deadline_ms=60_000)  # fmt: skip
+            assert (made["kind"], made["input"], made["deadline_ms"]) == ("flow", None, 60_000)
+            assert await schedules.trigger(None, "hourly") == f"greetings:hourly-now-{T0}"
+            with pytest.raises(ScheduleError) as caught:
+                await schedules.create(None, "bad", flow="greetings", input=1, every_ms=MIN, priority=3)
+        assert (caught.value.status, caught.value.field) == (400, "priority")
+        assert list(runs(world)) == [f"greetings:hourly-now-{T0}"]
