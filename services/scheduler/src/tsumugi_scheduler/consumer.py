@@ -30,6 +30,7 @@ import msgspec
 from tsumugi_core.errors import timeout_error
 from tsumugi_core.options import MAX_TIMEOUT_MS
 from tsumugi_scheduler.deadlines import deadline_watch
+from tsumugi_scheduler.performer_lookup import find_performer
 from tsumugi_scheduler.remote_errors import error_text, is_missing_method
 from tsumugi_scheduler.report_batch import ReportBatch
 from tsumugi_scheduler.start_marks import StartMarks
@@ -75,22 +76,6 @@ def _failed(error: str, *, retryable: bool = True, unknown: bool = False) -> dic
     if unknown:  # the performer may still be running, or may have done its work
         failure["outcomeUnknown"] = True
     return failure
-
-
-def _lookup(container: Any, name: str) -> Any:
-    if container is None:
-        return None
-    if isinstance(container, Mapping):
-        mapping: Mapping[str, Any] = container  # pyright: ignore[reportUnknownVariableType]
-        return mapping.get(name)
-    try:
-        return getattr(container, name, None)
-    except Exception:
-        return None
-
-
-def _performer(binding: str, env: Any, exports: Any) -> Any:
-    return _lookup(exports, binding) or _lookup(env, binding)
 
 
 class _Attempt:
@@ -203,7 +188,7 @@ async def run_dispatch(
         claimed = await attempt.shard.claim(attempt.name, dispatch.job_id, dispatch.attempt)
         if not claimed:
             return  # a duplicate delivery, or the job moved on: someone else runs (or ran) it
-    performer = _performer(dispatch.binding, env, exports)
+    performer = find_performer(dispatch.binding, env, exports)
     if performer is None:
         outcome = _failed(not_found_error(dispatch.binding))
     else:

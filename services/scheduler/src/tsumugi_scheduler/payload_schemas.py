@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping
 from typing import Any, Final
 
 import msgspec
 
 from tsumugi_core.json_path import InvalidValueError
 from tsumugi_core.json_schema import Check, SchemaError, compile_schema
+from tsumugi_scheduler.performer_lookup import find_performer
 from tsumugi_scheduler.remote_errors import error_text
 from tsumugi_scheduler.timing import time_source
 
@@ -43,18 +43,6 @@ _log = logging.getLogger("tsumugi_scheduler")
 class _Entry(msgspec.Struct, kw_only=True):
     check: Check | None
     fetched_at: int
-
-
-def _lookup(container: Any, name: str) -> Any:
-    if container is None:
-        return None
-    if isinstance(container, Mapping):
-        mapping: Mapping[str, Any] = container  # pyright: ignore[reportUnknownVariableType]
-        return mapping.get(name)
-    try:
-        return getattr(container, name, None)
-    except Exception:
-        return None
 
 
 def _plain(value: Any) -> Any:
@@ -111,7 +99,7 @@ class PayloadSchemas:
 
 
 async def _ask(binding: str, env: Any, exports: Any) -> Check | None:
-    performer = _lookup(exports, binding) or _lookup(env, binding)
+    performer = find_performer(binding, env, exports)
     if performer is None:
         return None
     try:
