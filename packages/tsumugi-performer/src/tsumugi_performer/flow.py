@@ -115,9 +115,20 @@ class FlowBuilder(Generic[_I]):
         self._ids: set[str] = set()
         self._subflows: list[Flow[Any]] = []
         self._output: str | None = None
+        self._last: tuple[Any, Any] | None = None
 
     def _run_input(self, raw: Any) -> _I:
-        return raw if self._input_type is Any else msgspec.convert(raw, type=self._input_type)
+        """``raw`` (the run input as stored) as the flow's input type, converted once per input object:
+        a fan-out maps each of its items with the same input (mapping functions must not change it).
+        """
+        if self._input_type is Any:
+            return raw
+        last = self._last
+        if last is not None and last[0] is raw:
+            return last[1]
+        typed = msgspec.convert(raw, type=self._input_type)
+        self._last = (raw, typed)
+        return typed
 
     def _after(self, node_id: str, after: Sequence[Ref[Any]]) -> tuple[tuple[str, ...], dict[str, Any]]:
         ids: list[str] = []
@@ -247,7 +258,9 @@ class FlowBuilder(Generic[_I]):
             raise InvalidFlowError(f"flow {self._name}: the output is an undeclared node: {ref!r}")
         self._output = ref.id
 
-    def build(self, deadline_ms: int | None, on_failure: str | None = None, on_settled: str | None = None) -> Flow[_I]:
+    def build(
+        self, deadline_ms: int | None, on_failure: str | None = None, on_settled: str | None = None
+    ) -> Flow[_I]:
         """The declared flow (raises when no node was declared)."""
         spec = FlowSpec(name=self._name, nodes=tuple(self._nodes), deadline_ms=deadline_ms, output=self._output,
                         on_failure=on_failure, on_settled=on_settled)  # fmt: skip
@@ -268,7 +281,11 @@ def _notice_binding(flow_name: str, option: str, value: str | type | None) -> st
 
 
 def flow(
-    name: str, input_type: type[_I], *, deadline_ms: int | None = None, on_failure: str | type | None = None,
+    name: str,
+    input_type: type[_I],
+    *,
+    deadline_ms: int | None = None,
+    on_failure: str | type | None = None,
     on_settled: str | type | None = None,
 ) -> Callable[[Callable[[FlowBuilder[_I]], object]], Flow[_I]]:
     """Declare a flow: decorate a function that adds its nodes; the decorated name becomes the `Flow`.

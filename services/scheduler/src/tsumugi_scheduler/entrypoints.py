@@ -43,7 +43,7 @@ from tsumugi_scheduler.consumer import handle_batch
 from tsumugi_scheduler.definition import TsumugiDefinition
 from tsumugi_scheduler.maintenance import sweep_read_model
 from tsumugi_scheduler.payload_schemas import PayloadSchemas
-from tsumugi_scheduler.producer_rpc import SchedulerService
+from tsumugi_scheduler.producer_rpc import SchedulerService, bare_field
 from tsumugi_scheduler.rest_api import rest_app
 from tsumugi_scheduler.run.host import RunHost
 from tsumugi_scheduler.schedules.directory import prime
@@ -168,10 +168,17 @@ class JobShardMethods(_Mixin):
 class RunMethods(_Mixin):
     """The Run Durable Object: one per flow run (addressed by the run id)."""
 
+    _schemas: ClassVar[PayloadSchemas]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._schemas = PayloadSchemas()  # once per class, i.e. per isolate (ADR-0075)
+
     def __init__(self, ctx: Any, env: Any) -> None:
         """Open the run's host over ``ctx.storage``."""
         super().__init__(ctx, env)
-        self.run = RunHost(ctx.storage, _runtime.DurableObjectSql(ctx.storage), self.env, self.tsumugi)
+        self.run = RunHost(ctx.storage, _runtime.DurableObjectSql(ctx.storage), self.env, self.tsumugi,
+                           self._schemas, getattr(ctx, "exports", None))  # fmt: skip
 
     async def start(self, run_id: str, flow: str, input_json: str, deadline_ms: Any = None, parent: Any = None,
                     depth: int = 0) -> dict[str, Any]:  # fmt: skip
@@ -226,9 +233,7 @@ class RpcMethods(_Mixin):
         try:
             (job_id,) = await self._service().enqueue_many([_runtime.plain(item)])
         except EnqueueValidationError as exc:
-            raise EnqueueValidationError(
-                exc.field.removeprefix("items[0]").lstrip(".") or "item", exc.rule
-            ) from None
+            raise bare_field(exc, "items[0]") from None
         return job_id
 
     async def enqueue_many(self, items: Any, settings: Any = None) -> list[str]:

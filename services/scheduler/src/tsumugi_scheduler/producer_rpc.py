@@ -32,7 +32,7 @@ from tsumugi_scheduler.definition import TsumugiDefinition
 from tsumugi_scheduler.payload_schemas import PayloadSchemas
 from tsumugi_scheduler.wire import convert_integral, convert_plain, integral, integral_shared, shard_of_job
 
-__all__ = ["MAX_BATCH_ITEMS", "SchedulerService", "ShardConflictError", "decode_item"]
+__all__ = ["MAX_BATCH_ITEMS", "SchedulerService", "ShardConflictError", "bare_field", "decode_item"]
 
 
 class ShardConflictError(EnqueueValidationError):
@@ -48,6 +48,11 @@ _ITEM_KEYS: Final = frozenset(f.encode_name for f in msgspec.structs.fields(Enqu
 
 def _prefixed(where: str, error: EnqueueValidationError) -> EnqueueValidationError:
     return EnqueueValidationError(f"{where}.{error.field}", error.rule)
+
+
+def bare_field(error: EnqueueValidationError, where: str) -> EnqueueValidationError:
+    """``error`` with the item's ``where`` prefix dropped from its field (``items[0].priority`` -> ``priority``)."""
+    return EnqueueValidationError(error.field.removeprefix(where).lstrip(".") or "item", error.rule)
 
 
 def decode_item(raw: object, where: str) -> tuple[EnqueueItem, int | None]:
@@ -161,6 +166,28 @@ class SchedulerService:
             raise EnqueueValidationError("items", f"must hold 1 to {MAX_BATCH_ITEMS} items, got {len(batch)}")
         given_settings = _settings_from_original(settings)
         prepared = [await self._prepare(raw, f"items[{i}]") for i, raw in enumerate(batch)]
+        return await self._send(prepared, given_settings)
+
+    async def enqueue_valid(self, items: Sequence[Mapping[str, Any]]) -> list[str | EnqueueValidationError]:
+        """Enqueue the valid ones of 1..500 items; an invalid item's place holds its error instead, its field
+        named bare (``max_attempts must be at least 1``). The Run object's starts: one node's invalid job
+        fails that node alone, and each item is checked once."""
+        if not 1 <= len(items) <= MAX_BATCH_ITEMS:
+            raise EnqueueValidationError("items", f"must hold 1 to {MAX_BATCH_ITEMS} items, got {len(items)}")
+        errors: list[EnqueueValidationError | None] = []
+        prepared: list[tuple[EnqueueItem, str]] = []
+        for raw in items:
+            try:
+                prepared.append(await self._prepare(raw, "item"))
+                errors.append(None)
+            except EnqueueValidationError as exc:
+                errors.append(bare_field(exc, "item"))
+        ids = iter(await self._send(prepared, None) if prepared else [])
+        return [next(ids) if error is None else error for error in errors]
+
+    async def _send(
+        self, prepared: list[tuple[EnqueueItem, str]], given_settings: ShardSettings | None
+    ) -> list[str]:
         groups: dict[str, list[int]] = {}
         for position, (_, name) in enumerate(prepared):
             groups.setdefault(name, []).append(position)
@@ -214,7 +241,9 @@ class SchedulerService:
         if delay_ms is not None and delay_ms < 0:
             raise EnqueueValidationError("delay_ms", "must not be negative")
         if delay_ms is not None and delay_ms > MAX_RESCHEDULE_DELAY_MS:
-            raise EnqueueValidationError("delay_ms", f"must be at most {MAX_RESCHEDULE_DELAY_MS}, got {delay_ms}")
+            raise EnqueueValidationError(
+                "delay_ms", f"must be at most {MAX_RESCHEDULE_DELAY_MS}, got {delay_ms}"
+            )
         if run_at is not None:
             check_instant("run_at", run_at)
         if priority is not None:

@@ -15,15 +15,16 @@ from typing import Any, Final
 
 import msgspec
 
-from tsumugi_core.flow_advance import NODE_TERMINAL_STATES, advance, run_state
+from tsumugi_core.flow_advance import NODE_TERMINAL_STATES, advance, progress, run_state
 from tsumugi_core.flow_spec import FlowSpec, InvalidFlowError, check_deadline_ms
 from tsumugi_core.ids import shard_name_of
-from tsumugi_core.options import EnqueueItem, EnqueueValidationError, validate_enqueue
+from tsumugi_core.options import EnqueueValidationError
 from tsumugi_scheduler.definition import TsumugiDefinition
+from tsumugi_scheduler.payload_schemas import PayloadSchemas
 from tsumugi_scheduler.producer_rpc import MAX_BATCH_ITEMS, SchedulerService
 from tsumugi_scheduler.remote_errors import error_text
-from tsumugi_scheduler.run.notices import notice_items
-from tsumugi_scheduler.run.projection import project_runs
+from tsumugi_scheduler.run.notices import MAX_FAILED_NODES, notice_bindings, notice_items
+from tsumugi_scheduler.run.projection import latest, node_rows, project_runs
 from tsumugi_scheduler.run.settings import RunSettings
 from tsumugi_scheduler.run.steps import Steps, spawn_rows
 from tsumugi_scheduler.run.store import RunStore
@@ -38,8 +39,8 @@ tick inside one alarm of its runtime; here 1,000 starts are two ``enqueue_many``
 Python, so a 1,000-child fan-out starts in one tick instead of five (ADR-0087, bench/flows.py)."""
 ADVANCE_ROUNDS: Final = 32
 """Advance rounds per tick."""
-PROJECTION_BATCH: Final = 200
-"""Outbox rows per D1 batch."""
+PROJECTION_BATCH: Final = 500
+"""Outbox rows per D1 batch (a few statements: node rows go as JSON arrays, run/projection.py)."""
 _PROJECTION_ROUNDS: Final = 4
 _RETRY_MS: Final = 5_000
 _TERMINAL_RUN: Final = frozenset({"COMPLETED", "FAILED", "CANCELLED"})
@@ -61,9 +62,13 @@ def _int_or_none(value: Any) -> int | None:
 class RunHost:
     """One Run object: its store (opened on first use), the scheduler's definition and its alarm."""
 
-    def __init__(self, storage: Any, sql: SqlLike, env: Any, definition: TsumugiDefinition) -> None:
-        """Serve the object whose ``ctx.storage`` is ``storage``."""
+    def __init__(self, storage: Any, sql: SqlLike, env: Any, definition: TsumugiDefinition,
+                 schemas: PayloadSchemas | None = None, exports: Any = None) -> None:  # fmt: skip
+        """Serve the object whose ``ctx.storage`` is ``storage``; ``schemas`` is the isolate's payload-schema
+        cache (a fresh one asks the performers again), ``exports`` its ``ctx.exports``."""
         self._storage = storage
+        self._schemas = schemas if schemas is not None else PayloadSchemas()
+        self._exports = exports
         self._sql = sql
         self._env = env
         self._definition = definition
@@ -126,8 +131,8 @@ class RunHost:
         def write() -> None:
             store.insert_run(run)
             store.insert_nodes(nodes)
-            store.outbox_run(run)
-            store.outbox_nodes(run_id, [n.id for n in spec.nodes])
+            store.outbox_run(run_id)
+            store.outbox_nodes(n.id for n in spec.nodes)
 
         store.atomically(write)
         await self._arm_now()
@@ -146,29 +151,35 @@ class RunHost:
         touched: list[str] = []
 
         def write() -> None:
+            # One outcome per (node, job): a repeat is a duplicate; an event of another job is stale and
+            # changes nothing (the node waits on its current job), nor does one for a node already ended.
+            outcomes: dict[tuple[str, Any], list[Any]] = {}
             for event in events:
-                node = store.node(str(event.get("nodeId")))
-                if (
-                    node is None
-                    or node["job_id"] != event.get("jobId")
-                    or node["state"] in NODE_TERMINAL_STATES
-                ):
-                    continue  # unknown, from a job before a resume, or a duplicate
                 state = str(event.get("state"))
-                result = event.get("result") if state == "COMPLETED" else None
-                error = event.get("error")
-                spawns = event.get("spawns") if state == "COMPLETED" else None
-                if spawns:  # children first, so the node's downstream waits for them
-                    children = spawn_rows(node, spawns, store.next_seq(), now)
+                done = state == "COMPLETED"
+                outcomes.setdefault((str(event.get("nodeId")), event.get("jobId")), [
+                    str(event.get("nodeId")), event.get("jobId"), state, event.get("result") if done else None,
+                    event.get("error"), event.get("spawns") if done else None,
+                ])  # fmt: skip
+            spawning = [o for o in outcomes.values() if o[5]]
+            if spawning:  # children first, so the node's downstream waits for them
+                nodes = store.nodes_by_id((o[0] for o in spawning), ("state", "job_id"))
+                for outcome in spawning:
+                    node = nodes.get(outcome[0])
+                    if node is None or node["job_id"] != outcome[1] or node["state"] in NODE_TERMINAL_STATES:
+                        continue
+                    children = spawn_rows(node, outcome[5], store.next_seq(), now)
                     if store.count() + len(children) > self.settings.max_nodes:
-                        state, error = "FAILED", f"node count exceeded the limit: {self.settings.max_nodes}"
+                        outcome[2], outcome[4] = (
+                            "FAILED",
+                            f"node count exceeded the limit: {self.settings.max_nodes}",
+                        )
                     else:
                         store.insert_nodes(children)
                         touched.extend(c["id"] for c in children)
-                store.update_node(node["id"], state=state, result=result, error=error, updated_at=now)
-                touched.append(node["id"])
+            touched.extend(store.finish_nodes(outcomes.values(), now))
             if touched:
-                store.outbox_nodes(run["id"], touched)
+                store.outbox_nodes(touched)
 
         store.atomically(write)
         if touched:
@@ -187,7 +198,7 @@ class RunHost:
 
         def write() -> None:
             store.update_node(node_id, state=state, error=error, updated_at=time_source().now_ms())
-            store.outbox_nodes(run["id"], [node_id])
+            store.outbox_nodes([node_id])
 
         store.atomically(write)
         await self._arm_now()
@@ -231,10 +242,8 @@ class RunHost:
             store.update_run(state="RUNNING", parent_notified=0, expired=0, cancelling=0, updated_at=now, noticed=0,
                              resumes=int(run["resumes"]) + 1,
                              deadline_at=None if deadline_ms is None else now + deadline_ms)  # fmt: skip
-            store.outbox_nodes(run["id"], reset)
-            fresh = store.run()
-            assert fresh is not None
-            store.outbox_run(fresh)
+            store.outbox_nodes(reset)
+            store.outbox_run(run["id"])
 
         store.atomically(write)
         await self._arm_now()
@@ -297,10 +306,8 @@ class RunHost:
                 store.update_node(node_id, state="FAILED", error=f"flow is not registered: {run['flow']}",
                                   updated_at=now)  # fmt: skip
             store.update_run(state="FAILED", updated_at=now)
-            store.outbox_nodes(run["id"], failed)
-            fresh = store.run()
-            assert fresh is not None
-            store.outbox_run(fresh)
+            store.outbox_nodes(failed)
+            store.outbox_run(run["id"])
 
         store.atomically(write)
 
@@ -327,14 +334,13 @@ class RunHost:
                 room = DECISIONS_PER_TICK - len(handled)
                 if len(fresh) > room:
                     fresh, deferred = fresh[:room], True
-                for decision in fresh:
-                    handled.add((decision.node_id, decision.kind))
-                    steps.apply(decision)
+                handled.update((d.node_id, d.kind) for d in fresh)
+                steps.apply(fresh)
                 if deferred:
                     return
             deferred = True
 
-        store.atomically(lambda: (decide(), store.outbox_nodes(run["id"], steps.touched)))
+        store.atomically(lambda: (decide(), store.outbox_nodes(steps.touched)))
         changed = await self._send(store, run)
         changed |= await self._cancel(store, run, steps, deadline_error)
         store.atomically(lambda: self._settle_run(store, now, cancelling, expired, bool(
@@ -349,9 +355,7 @@ class RunHost:
         if state != run["state"]:
             store.update_run(state=state, updated_at=now)
         if state != run["state"] or touched:
-            fresh = store.run()
-            assert fresh is not None
-            store.outbox_run(fresh, self._output(store, fresh), [v.state for v in views])
+            store.outbox_run(run["id"])
 
     def _output(self, store: RunStore, run: dict[str, Any]) -> str | None:
         spec = self._definition.flows.get(run["flow"])
@@ -361,7 +365,10 @@ class RunHost:
         return None if node is None else node["result"]
 
     async def _send(self, store: RunStore, run: dict[str, Any]) -> bool:
-        """Enqueue unsent jobs and start unsent child runs; True when a node failed doing so."""
+        """Enqueue unsent jobs and start unsent child runs; True when a node failed doing so.
+
+        Each job is checked once, by the scheduler's own enqueue path; an invalid one fails its node alone.
+        """
         unsent = store.unsent()
         jobs = [n for n in unsent if n["child_run_id"] is None]
         failed: dict[str, str] = {}
@@ -371,21 +378,17 @@ class RunHost:
             item = {**{_camel(k): v for k, v in options.items()}, "binding": node["binding"],
                     "payload": msgspec.json.decode(str(node["payload"] or "null")), "id": node["job_id"],
                     "runId": run["id"], "nodeId": node["id"], "partitionKey": run["id"]}  # fmt: skip
-            try:
-                validate_enqueue(msgspec.convert(item, EnqueueItem))
-            except (EnqueueValidationError, msgspec.ValidationError) as exc:
-                failed[node["id"]] = f"invalid job: {exc}"
-                continue
-            if not self._definition.is_registered(str(node["binding"])):
-                failed[node["id"]] = f"invalid job: binding is not a registered performer: {node['binding']}"
-                continue
             items.append((node["id"], item))
-        service = SchedulerService(self._env, self._definition)
+        service = SchedulerService(self._env, self._definition, self._schemas, self._exports)
         sent: list[str] = []
         for start in range(0, len(items), MAX_BATCH_ITEMS):
             chunk = items[start : start + MAX_BATCH_ITEMS]
-            await service.enqueue_many([item for _, item in chunk])
-            sent.extend(node_id for node_id, _ in chunk)
+            answers = await service.enqueue_valid([item for _, item in chunk])
+            for (node_id, _), answer in zip(chunk, answers, strict=True):
+                if isinstance(answer, EnqueueValidationError):
+                    failed[node_id] = f"invalid job: {answer}"
+                else:
+                    sent.append(node_id)
         for node in unsent:
             if node["child_run_id"] is None:
                 continue
@@ -399,11 +402,10 @@ class RunHost:
 
         def write() -> None:
             now = time_source().now_ms()
-            for node_id in sent:
-                store.update_node(node_id, sent=1)
-            for node_id, error in failed.items():
-                store.update_node(node_id, state="FAILED", error=error, updated_at=now)
-            store.outbox_nodes(run["id"], failed)
+            store.update_nodes(sent, sent=1)
+            store.patch_nodes({node_id: {"state": "FAILED", "error": error, "updated_at": now}
+                               for node_id, error in failed.items()})  # fmt: skip
+            store.outbox_nodes(failed)
 
         store.atomically(write)
         return bool(failed)
@@ -425,7 +427,7 @@ class RunHost:
                 node = store.node(node_id)
                 if node is not None and node["state"] == "SCHEDULED":
                     store.update_node(node_id, state=final, error=error, updated_at=now)
-            store.outbox_nodes(run["id"], done)
+            store.outbox_nodes(done)
 
         store.atomically(write)
         return bool(done)
@@ -435,10 +437,23 @@ class RunHost:
             rows = store.outbox(PROJECTION_BATCH)
             if not rows:
                 return
-            await project_runs(self._env.TSUMUGI_DB, rows)
+            newest = latest(rows)
+            run = store.run()
+            if run is None:
+                return
+            nodes = node_rows(store.sql, str(run["id"]),
+                              {str(r["target"]): int(r["seq"]) for r in newest if r["kind"] == "node"})  # fmt: skip
+            run_seq = next((int(r["seq"]) for r in newest if r["kind"] == "run"), None)
+            snapshot = None if run_seq is None else (run_seq, self._run_snapshot(store, run))
+            await project_runs(self._env.TSUMUGI_DB, nodes, snapshot)
             store.ack(int(rows[-1]["seq"]))
             if len(rows) < PROJECTION_BATCH:
                 return
+
+    def _run_snapshot(self, store: RunStore, run: dict[str, Any]) -> dict[str, Any]:
+        counts = progress(v.state for v in store.views())
+        return {**run, "node_total": counts.node_total, "node_done": counts.node_done,
+                "node_failed": counts.node_failed, "output": self._output(store, run)}  # fmt: skip
 
     async def _notify_parent(self, store: RunStore, run: dict[str, Any]) -> bool:
         if run["parent_run_id"] is None or run["parent_notified"]:
@@ -455,10 +470,21 @@ class RunHost:
     async def _send_notices(self, store: RunStore, run: dict[str, Any]) -> bool:
         if run["noticed"]:
             return True
-        items = notice_items(run, store.nodes(), self._definition.shards_of)
+        items = (
+            []
+            if not notice_bindings(run)
+            else notice_items(
+                run,
+                progress(v.state for v in store.views()),
+                store.failed(MAX_FAILED_NODES),
+                self._definition.shards_of,
+            )
+        )
         try:
             if items:
-                await SchedulerService(self._env, self._definition).enqueue_many(items)
+                await SchedulerService(
+                    self._env, self._definition, self._schemas, self._exports
+                ).enqueue_many(items)
         except Exception:
             _log.warning("run notices of %s failed; retrying", run["id"], exc_info=True)
             return False

@@ -9,16 +9,16 @@ a crash in between resends the same ids, which the shard absorbs; a resumed run 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
 import msgspec
 
-from tsumugi_core.flow_advance import FAILED_NODE_STATES, progress
+from tsumugi_core.flow_advance import Progress
 from tsumugi_core.ids import format_job_id
 from tsumugi_core.sharding import resolve_shard
 
-__all__ = ["MAX_FAILED_NODES", "RunNotice", "notice_items"]
+__all__ = ["MAX_FAILED_NODES", "RunNotice", "notice_bindings", "notice_items"]
 
 MAX_FAILED_NODES: Final = 20
 """Failed nodes a notice lists (with their errors)."""
@@ -40,24 +40,29 @@ class RunNotice(msgspec.Struct, frozen=True, kw_only=True):
     settled_at: int
 
 
-def notice_items(run: Mapping[str, Any], nodes: list[dict[str, Any]],
-                 shards_of: Callable[[str], int]) -> list[dict[str, Any]]:  # fmt: skip
-    """The enqueue items of the notices due for terminal ``run`` (none when it configured none)."""
+def notice_bindings(run: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """``(kind, binding)`` of the notices due for terminal ``run``, failure first (none when it configured none)."""
     bindings: dict[str, Any] = msgspec.json.decode(str(run["notices"] or "{}"))
     wanted = [("settled", bindings.get("on_settled"))]
     if run["state"] == "FAILED":
         wanted.insert(0, ("failure", bindings.get("on_failure")))
-    counts = progress(str(n["state"]) for n in nodes)
-    failed = [{"id": n["id"], "error": None if n["error"] is None else str(n["error"]).split("\n", 1)[0]}
-              for n in nodes if n["state"] in FAILED_NODE_STATES]  # fmt: skip
+    return [(kind, str(binding)) for kind, binding in wanted if binding]
+
+
+def notice_items(run: Mapping[str, Any], counts: Progress, failed: Iterable[Mapping[str, Any]],
+                 shards_of: Callable[[str], int]) -> list[dict[str, Any]]:  # fmt: skip
+    """The enqueue items of the notices due for terminal ``run``; ``counts`` are its progress counters,
+    ``failed`` its first FAILED / STALLED nodes (``id``, ``error``) in order."""
+    listed = [{"id": n["id"], "error": None if n["error"] is None else str(n["error"]).split("\n", 1)[0]}
+              for n in list(failed)[:MAX_FAILED_NODES]]  # fmt: skip
     items: list[dict[str, Any]] = []
-    for kind, binding in wanted:
-        if not binding:
-            continue
+    for kind, binding in notice_bindings(run):
         notice = RunNotice(kind=kind, run_id=str(run["id"]), flow=str(run["flow"]), state=str(run["state"]),
                            node_total=counts.node_total, node_done=counts.node_done, node_failed=counts.node_failed,
-                           failed_nodes=failed[:MAX_FAILED_NODES], settled_at=int(run["updated_at"]))  # fmt: skip
-        digest = hashlib.blake2b(f"{run['id']}\x00{kind}\x00{run['resumes']}".encode(), digest_size=12).hexdigest()
+                           failed_nodes=listed, settled_at=int(run["updated_at"]))  # fmt: skip
+        digest = hashlib.blake2b(
+            f"{run['id']}\x00{kind}\x00{run['resumes']}".encode(), digest_size=12
+        ).hexdigest()
         shards = shards_of(binding)
         shard = resolve_shard(binding, shards, str(run["id"])) if shards > 1 else 0
         items.append({"binding": binding, "payload": msgspec.to_builtins(notice), "partitionKey": run["id"],

@@ -2,7 +2,9 @@
 
 An upsert only replaces a row when its ``seq`` is newer, so a replayed or stale snapshot never overwrites a
 newer one; ``id``, ``created_at`` and ``flow`` (run) and ``run_id``, ``node_id``, ``created_at``, ``binding``
-(node) never change once written.
+(node) never change once written. Node snapshots, the many, go as JSON arrays read with ``json_each`` (one
+statement per `BATCH_BYTES`, not one per node: a 1,000-child fan-out is a statement or two of D1's 1,000
+queries per invocation); the run's own snapshot is one statement.
 """
 
 from __future__ import annotations
@@ -10,9 +12,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-import msgspec
+from tsumugi_core.options import MAX_ERROR_CHARS
+from tsumugi_scheduler.json_batches import json_arrays
 
-__all__ = ["latest", "project_runs"]
+__all__ = ["NODES_PER_TEXT", "latest", "node_rows", "project_runs"]
 
 _RUN: Final = (
     "INSERT INTO run (id, seq, flow, state, input, node_total, node_done, node_failed, created_at, updated_at,"
@@ -23,42 +26,67 @@ _RUN: Final = (
     " parent_run_id = excluded.parent_run_id, parent_node_id = excluded.parent_node_id, output = excluded.output"
     " WHERE excluded.seq > run.seq"
 )
-_NODE: Final = (
-    "INSERT INTO run_node (run_id, node_id, seq, binding, state, container, parent, origin, after, job_id,"
-    " result, error, position, created_at, updated_at, child_run_id) VALUES"
-    " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, node_id) DO UPDATE SET"
-    " seq = excluded.seq, state = excluded.state, container = excluded.container, parent = excluded.parent,"
-    " origin = excluded.origin, after = excluded.after, job_id = excluded.job_id, result = excluded.result,"
-    " error = excluded.error, position = excluded.position, updated_at = excluded.updated_at,"
-    " child_run_id = excluded.child_run_id WHERE excluded.seq > run_node.seq"
+_NODE_COLUMNS: Final = (
+    "run_id", "node_id", "seq", "binding", "state", "container", "parent", "origin", "after", "job_id", "result",
+    "error", "position", "created_at", "updated_at", "child_run_id",
+)  # fmt: skip
+_NODES: Final = (
+    f"INSERT INTO run_node ({', '.join(_NODE_COLUMNS)}) SELECT "
+    + ", ".join(f"json_extract(value, '$[{i}]')" for i in range(len(_NODE_COLUMNS)))
+    + " FROM json_each(?) WHERE true ON CONFLICT (run_id, node_id) DO UPDATE SET "
+    + ", ".join(
+        f"{c} = excluded.{c}"
+        for c in _NODE_COLUMNS
+        if c not in ("run_id", "node_id", "binding", "created_at")
+    )
+    + " WHERE excluded.seq > run_node.seq"
 )
+"""Upserts the nodes of one JSON array of value arrays (in `_NODE_COLUMNS` order)."""
+NODES_PER_TEXT: Final = 100
+"""Nodes per JSON text: each is at most ~13 KB (an error is cut to `MAX_ERROR_CHARS`, a container's result
+is its fan-out summary), so a text stays under ~1.3 MB."""
+_NODE_ROWS: Final = (
+    "SELECT json_group_array(json_array(?, n.id, json_extract(p.value, '$[1]'), n.binding, n.state, n.container,"
+    " n.parent, n.origin, n.after, n.job_id, CASE WHEN n.container = 1 THEN n.result END,"
+    f" substr(n.error, 1, {MAX_ERROR_CHARS}), n.seq, n.created_at, n.updated_at, n.child_run_id)) AS rows"
+    " FROM json_each(?) AS p JOIN node AS n ON n.id = json_extract(p.value, '$[0]')"
+)
+"""The Run object's side: `_NODE_COLUMNS` of the nodes named in a JSON array of ``[node id, seq]``."""
 
 
-def _statement(d1: Any, row: Mapping[str, Any]) -> Any:
-    s: dict[str, Any] = msgspec.json.decode(str(row["snapshot"]))
-    seq = int(row["seq"])
-    if row["kind"] == "run":
-        return d1.prepare(_RUN).bind(
-            s["id"], seq, s["flow"], s["state"], s["input"], s["node_total"], s["node_done"], s["node_failed"],
-            s["created_at"], s["updated_at"], s["parent_run_id"], s["parent_node_id"], s.get("output"),
-        )  # fmt: skip
-    return d1.prepare(_NODE).bind(
-        s["run_id"], s["node_id"], seq, s["binding"], s["state"], int(s["container"]), s["parent"], s["origin"],
-        s["after"], s["job_id"], s["result"], s["error"], s["position"], s["created_at"], s["updated_at"],
-        s["child_run_id"],
-    )  # fmt: skip
+def node_rows(sql: Any, run_id: str, seqs: Mapping[str, int]) -> list[str]:
+    """The read-model rows of the nodes in ``seqs`` (node id -> outbox seq) as they are now, read from the
+    Run object's ``sql`` as JSON texts of value arrays in `_NODE_COLUMNS` order, built by SQLite (no Python
+    per node). `NODES_PER_TEXT` nodes a text, so one stays well under D1's 2 MB per value."""
+    texts: list[str] = []
+    pairs = list(seqs.items())
+    for start in range(0, len(pairs), NODES_PER_TEXT):
+        text = sql.exec(_NODE_ROWS, run_id, json_arrays(pairs[start : start + NODES_PER_TEXT])[0]).one()[
+            "rows"
+        ]
+        if text != "[]":
+            texts.append(str(text))
+    return texts
 
 
 def latest(rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    """The newest snapshot of each run and node among ``rows`` (in feed order): an older one would be
-    overwritten by the newer in the same batch anyway, so it is not sent."""
+    """The newest outbox row of each run and node among ``rows`` (in feed order): each is projected once,
+    as it is now, with the newest ``seq``."""
     newest: dict[tuple[str, str], Mapping[str, Any]] = {}
     for row in rows:
         newest[(str(row["kind"]), str(row["target"]))] = row
     return sorted(newest.values(), key=lambda r: int(r["seq"]))
 
 
-async def project_runs(d1: Any, rows: Sequence[Mapping[str, Any]]) -> None:
-    """Apply outbox ``rows`` (``seq``, ``kind``, ``target``, ``snapshot``) in one D1 batch, newest of each."""
-    if rows:
-        await d1.batch([_statement(d1, row) for row in latest(rows)])
+async def project_runs(d1: Any, node_texts: Sequence[str], run: tuple[int, Mapping[str, Any]] | None) -> None:
+    """Upsert the nodes of ``node_texts`` (`node_rows`) and ``run`` (outbox seq, run row with its progress
+    counters and ``output``) in one D1 batch."""
+    statements = [d1.prepare(_NODES).bind(text) for text in node_texts]
+    if run is not None:
+        seq, r = run
+        statements.append(d1.prepare(_RUN).bind(
+            r["id"], seq, r["flow"], r["state"], r["input"], r["node_total"], r["node_done"], r["node_failed"],
+            r["created_at"], r["updated_at"], r["parent_run_id"], r["parent_node_id"], r["output"],
+        ))  # fmt: skip
+    if statements:
+        await d1.batch(statements)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
 
-__all__ = ["DDL", "NODE_COLUMNS", "RUN_COLUMNS"]
+__all__ = ["DDL", "NODE_COLUMNS", "RUN_COLUMNS", "upgrade"]
 
 RUN_COLUMNS: Final = (
     "id", "flow", "state", "input", "shape", "cancelling", "parent_run_id", "parent_node_id", "depth",
@@ -36,5 +36,18 @@ DDL: Final = (
     "CREATE INDEX IF NOT EXISTS node_state ON node(state)",
     "CREATE INDEX IF NOT EXISTS node_seq ON node(seq, id)",
     """CREATE TABLE IF NOT EXISTS run_outbox (
-        seq INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL, target TEXT NOT NULL, snapshot TEXT NOT NULL)""",
+        seq INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL, target TEXT NOT NULL)""",
 )
+
+
+def upgrade(sql: Any) -> None:
+    """Bring an object made by an older version to `DDL`'s shape (after `DDL` ran).
+
+    Outbox rows once carried each change's snapshot (``run_outbox.snapshot``); the projection now reads the
+    rows it names as they are, so the column goes and its rows stay (they still name what to project).
+    """
+    try:
+        sql.exec("SELECT snapshot FROM run_outbox LIMIT 0")
+    except Exception:  # no such column: the current shape (each runtime raises its own error type)
+        return
+    sql.exec("ALTER TABLE run_outbox DROP COLUMN snapshot")

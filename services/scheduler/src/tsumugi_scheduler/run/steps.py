@@ -3,12 +3,16 @@
 A start reserves the node's job id (derived from run, node and the node's resume count, so resending it is
 absorbed by the shard as a re-enqueue of the same id) and marks the node SCHEDULED but not ``sent``; the host
 sends every unsent node afterwards and marks it sent. Mapping functions come from the flow's current code.
+One round's decisions are applied together: their rows are read in one query per 100 ids and their changes
+written as one patch (`RunStore.patch_nodes`), so a 1,000-child fan-out costs a few dozen statements, not
+thousands. Decisions of one round touch only their own node (they were all decided on the same views), so
+deferring the writes to the round's end changes nothing any of them reads.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import msgspec
@@ -22,6 +26,18 @@ from tsumugi_scheduler.run.store import RunStore
 __all__ = ["Steps", "child_run_id", "node_job_id", "spawn_rows"]
 
 _encode = msgspec.json.encode
+_DECISION_COLUMNS = (
+    "binding",
+    "state",
+    "container",
+    "origin",
+    "after",
+    "job_id",
+    "subflow",
+    "child_run_id",
+    "gen",
+)
+"""What a decision reads of its node (not the payload, options or result it may carry)."""
 
 
 def node_job_id(binding: str, shards: int, run_id: str, node_id: str, gen: int) -> str:
@@ -87,9 +103,10 @@ class Steps:
         self.cancel_runs: list[tuple[str, str]] = []
         """(node id, child run id) of child runs to cancel."""
         self._input = _loads(run["input"])
+        self._patches: dict[str, dict[str, Any]] = {}
 
     def _set(self, node_id: str, **values: Any) -> None:
-        self.store.update_node(node_id, updated_at=self.now, **values)
+        self._patches.setdefault(node_id, {}).update(values, updated_at=self.now)
         self.touched.add(node_id)
 
     def _fail(self, node_id: str, error: str) -> None:
@@ -102,19 +119,24 @@ class Steps:
             deps[dep] = None if found is None else _loads(found["result"])
         return deps
 
-    def apply(self, decision: Decision) -> None:
-        """Apply one decision."""
-        row = self.store.node(decision.node_id)
-        if row is None:
-            return
-        getattr(self, f"_{decision.kind}")(row)
+    def apply(self, decisions: Sequence[Decision]) -> None:
+        """Apply one round's decisions (each to its own node) and write their changes."""
+        rows = self.store.nodes_by_id((d.node_id for d in decisions), _DECISION_COLUMNS)
+        for decision in decisions:
+            row = rows.get(decision.node_id)
+            if row is not None:
+                getattr(self, f"_{decision.kind}")(row)
+        patches, self._patches = self._patches, {}
+        self.store.patch_nodes(patches)
 
     def _skip(self, row: Mapping[str, Any]) -> None:
         self._set(row["id"], state="SKIPPED")
 
     def _aggregate(self, row: Mapping[str, Any]) -> None:
         self._set(
-            row["id"], state="COMPLETED", result=_json(fan_out_summary(self.store.children_states(row["id"])))
+            row["id"],
+            state="COMPLETED",
+            result=_json(fan_out_summary(self.store.children_states(row["id"]).elements())),
         )
 
     def _cancel(self, row: Mapping[str, Any]) -> None:
@@ -143,17 +165,15 @@ class Steps:
             except Exception as exc:
                 self._fail(node_id, f"input failed: {type(exc).__name__}: {exc}")
                 return
-            payload_json, options_json = (
-                _json(payload),
-                _json({k: v for k, v in options.items() if v is not None}),
-            )
+            job = {
+                "payload": _json(payload),
+                "options": _json({k: v for k, v in options.items() if v is not None}),
+            }
         else:
-            payload_json, options_json = row["payload"] or "null", row["options"] or "{}"
+            job = {}  # a fan-out or spawned child carries its payload and options since it was made
         binding = str(row["binding"])
         job_id = node_job_id(binding, self.shards(binding), str(self.run["id"]), node_id, int(row["gen"]))
-        self._set(
-            node_id, state="SCHEDULED", job_id=job_id, payload=payload_json, options=options_json, sent=0
-        )
+        self._set(node_id, state="SCHEDULED", job_id=job_id, sent=0, **job)
 
     def _startRun(self, row: Mapping[str, Any]) -> None:
         node_id = str(row["id"])
@@ -188,13 +208,17 @@ class Steps:
         if self.store.count() + len(children) > self.max_nodes:
             self._fail(node_id, f"node count exceeded the limit: {self.max_nodes}")
             return
-        self.store.insert_nodes(children)
+        self.store.insert_nodes(children, {
+            "binding": row["binding"], "state": "PENDING", "container": 0, "parent": node_id, "origin": "fanOut",
+            "after": "[]", "gen": 0, "sent": 0, "created_at": self.now, "updated_at": self.now,
+        })  # fmt: skip
         self.touched.update(c["id"] for c in children)
         self._set(node_id, state="RUNNING")
 
     def _children(
         self, row: Mapping[str, Any], definition: NodeSpec, items: list[Any]
     ) -> list[dict[str, Any]]:
+        """What differs between the children of a fan-out (id, payload, options, position)."""
         seq = self.store.next_seq()
         children: list[dict[str, Any]] = []
         for index, item in enumerate(items):
@@ -204,9 +228,7 @@ class Steps:
             )
             options = {**definition.options, "concurrency_key": _concurrency_key(definition, item, index)}
             children.append({
-                "id": f"{row['id']}:{key}", "binding": row["binding"], "state": "PENDING", "container": 0,
-                "parent": row["id"], "origin": "fanOut", "after": "[]", "payload": _json(payload),
+                "id": f"{row['id']}:{key}", "payload": _json(payload),
                 "options": _json({k: v for k, v in options.items() if v is not None}), "seq": seq + index,
-                "gen": 0, "sent": 0, "created_at": self.now, "updated_at": self.now,
             })  # fmt: skip
         return children

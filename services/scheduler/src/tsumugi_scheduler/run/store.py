@@ -1,25 +1,42 @@
 """The Run Durable Object's SQL: its one run row, its nodes and its outbox to the read model.
 
-Bulk inserts are chunked so no statement binds more than `MAX_BINDS` variables (workerd refuses a 101st).
-Every change to a node or the run is followed, in the same transaction, by an outbox row holding its
-snapshot; `outbox` / `ack` feed the D1 projection.
+No statement binds more than `MAX_BINDS` variables (workerd refuses a 101st), and work over many nodes is a
+few statements, not one per node: rows, ids and per-node changes are bound as one JSON text read with
+``json_each`` (`insert_nodes`, `nodes_by_id`, `patch_nodes`, `outbox_nodes`; at most `PATCH_BYTES` each),
+the same values for many nodes go by id lists (`update_nodes`).
+Every change to a node or the run is followed, in the same transaction, by an outbox row naming it;
+`outbox` / `ack` feed the D1 projection (run/projection.py), which reads what it names as it is then (never
+older than the change that named it, so the outbox ``seq`` orders the read model's rows).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final, TypeVar
 
 import msgspec
 
-from tsumugi_core.flow_advance import NodeView, progress
-from tsumugi_scheduler.run.schema import DDL, NODE_COLUMNS
+from tsumugi_core.flow_advance import FAILED_NODE_STATES, NODE_TERMINAL_STATES, NodeView
+from tsumugi_scheduler.json_batches import BATCH_BYTES, json_arrays, json_objects
+from tsumugi_scheduler.run.schema import DDL, NODE_COLUMNS, upgrade
 from tsumugi_scheduler.shard import SqlLike
 
-__all__ = ["MAX_BINDS", "RunStore", "node_view"]
+__all__ = ["MAX_BINDS", "PATCH_BYTES", "RunStore", "node_view"]
 
 MAX_BINDS: Final = 100
 """Bind variables per statement on Cloudflare's Durable Object SQL."""
+PATCH_BYTES: Final = BATCH_BYTES
+"""Most bytes of one `patch_nodes` JSON text (workerd caps a string or row at 4 MiB)."""
+_COLUMNS: Final = frozenset(NODE_COLUMNS)
+_PATCHABLE: Final = _COLUMNS - {"id"}
+_FINISH: Final = (
+    "UPDATE node SET state = json_extract(p.value, '$[2]'), result = json_extract(p.value, '$[3]'),"
+    " error = json_extract(p.value, '$[4]'), updated_at = ? FROM json_each(?) AS p"
+    " WHERE node.id = json_extract(p.value, '$[0]') AND node.job_id IS json_extract(p.value, '$[1]')"
+    f" AND node.state NOT IN ({', '.join(repr(s) for s in sorted(NODE_TERMINAL_STATES))})"
+    " RETURNING node.id AS id, node.state AS state"
+)
 
 _encode = msgspec.json.encode
 T = TypeVar("T")
@@ -40,6 +57,7 @@ class RunStore:
         self.sql = sql
         for statement in DDL:
             sql.exec(statement)
+        upgrade(sql)
         self._views: dict[str, NodeView] | None = None
 
     def atomically(self, fn: Callable[[], T]) -> T:
@@ -78,9 +96,35 @@ class RunStore:
         rows = self.sql.exec("SELECT * FROM node WHERE id = ?", node_id).toArray()
         return dict(rows[0]) if rows else None
 
-    def children_states(self, parent: str) -> list[str]:
-        """The states of ``parent``'s children."""
-        return [str(r["state"]) for r in self.sql.exec("SELECT state FROM node WHERE parent = ?", parent)]
+    def nodes_by_id(self, node_ids: Iterable[str], columns: Sequence[str] = ()) -> dict[str, dict[str, Any]]:
+        """The nodes among ``node_ids`` that exist, by id: their ``columns`` (all when empty, ``id`` always).
+
+        Raises:
+            ValueError: a column is not a node column.
+        """
+        if not _COLUMNS.issuperset(columns):
+            raise ValueError(f"not node columns: {sorted(set(columns) - _COLUMNS)}")
+        wanted = ", ".join(dict.fromkeys(("id", *columns))) if columns else "*"
+        found: dict[str, dict[str, Any]] = {}
+        for text in json_arrays(dict.fromkeys(node_ids), PATCH_BYTES):
+            for row in self.sql.exec(
+                f"SELECT {wanted} FROM node WHERE id IN (SELECT value FROM json_each(?))", text
+            ):
+                found[str(row["id"])] = dict(row)
+        return found
+
+    def failed(self, limit: int) -> list[dict[str, Any]]:
+        """The first ``limit`` FAILED / STALLED nodes in position order (``id``, ``error``)."""
+        marks = ", ".join(repr(s) for s in sorted(FAILED_NODE_STATES))
+        rows = self.sql.exec(
+            f"SELECT id, error FROM node WHERE state IN ({marks}) ORDER BY seq, id LIMIT ?", limit
+        )
+        return [dict(r) for r in rows]
+
+    def children_states(self, parent: str) -> Counter[str]:
+        """How many of ``parent``'s children are in each state."""
+        rows = self.sql.exec("SELECT state, COUNT(*) AS n FROM node WHERE parent = ? GROUP BY state", parent)
+        return Counter({str(r["state"]): int(r["n"]) for r in rows})
 
     def count(self) -> int:
         """How many nodes the run holds."""
@@ -91,9 +135,10 @@ class RunStore:
         return int(self.sql.exec("SELECT COALESCE(MAX(seq), -1) + 1 AS n FROM node").one()["n"])
 
     def unsent(self) -> list[dict[str, Any]]:
-        """Nodes whose job or child run was decided but not yet confirmed sent."""
+        """Nodes whose job or child run was decided but not yet confirmed sent (``id``, ``binding``,
+        ``payload``, ``options``, ``job_id``, ``child_run_id``)."""
         return [dict(r) for r in self.sql.exec(
-            "SELECT * FROM node WHERE sent = 0 AND ((state = 'SCHEDULED' AND job_id IS NOT NULL)"
+            "SELECT id, binding, payload, options, job_id, child_run_id FROM node WHERE sent = 0 AND ((state = 'SCHEDULED' AND job_id IS NOT NULL)"
             " OR (state = 'RUNNING' AND child_run_id IS NOT NULL)) ORDER BY seq, id").toArray()]  # fmt: skip
 
     # -- writes ---------------------------------------------------------------------------------------------
@@ -109,63 +154,109 @@ class RunStore:
         assignments = ", ".join(f"{k} = ?" for k in values)
         self.sql.exec(f"UPDATE run SET {assignments}", *values.values())
 
-    def insert_nodes(self, rows: Sequence[Mapping[str, Any]]) -> None:
-        """Insert nodes (an existing id is kept), in chunks within `MAX_BINDS`."""
-        per = MAX_BINDS // len(NODE_COLUMNS)
-        one = f"({', '.join('?' * len(NODE_COLUMNS))})"
-        for start in range(0, len(rows), per):
-            chunk = rows[start : start + per]
-            values = [row.get(c) for row in chunk for c in NODE_COLUMNS]
-            self.sql.exec(f"INSERT OR IGNORE INTO node ({', '.join(NODE_COLUMNS)}) VALUES "
-                          f"{', '.join([one] * len(chunk))}", *values)  # fmt: skip
+    def insert_nodes(
+        self, rows: Sequence[Mapping[str, Any]], shared: Mapping[str, Any] | None = None
+    ) -> None:
+        """Insert nodes (an existing id is kept). ``shared`` holds the values every row has, bound once; the
+        rest (the columns of the first row) go as JSON, one statement per `PATCH_BYTES` of rows.
+
+        Raises:
+            ValueError: a column is not a node column.
+        """
+        if not rows:
+            return
+        common = dict(shared or {})
+        varying = [c for c in rows[0] if c not in common]
+        if not _COLUMNS.issuperset([*varying, *common]):
+            raise ValueError(f"not node columns: {sorted(set(varying).union(common) - _COLUMNS)}")
+        picks = [f"json_extract(value, '$[{i}]')" for i in range(len(varying))] + ["?"] * len(common)
+        query = (f"INSERT OR IGNORE INTO node ({', '.join([*varying, *common])}) SELECT {', '.join(picks)}"
+                 " FROM json_each(?)")  # fmt: skip
+        for text in json_arrays([[row.get(c) for c in varying] for row in rows], PATCH_BYTES):
+            self.sql.exec(query, *common.values(), text)
         if self._views is not None:
             for row in rows:
-                self._views.setdefault(str(row["id"]), node_view(row))
+                self._views.setdefault(str(row["id"]), node_view({**common, **row}))
+
+    def finish_nodes(self, outcomes: Iterable[Sequence[Any]], now: int) -> list[str]:
+        """Apply job outcomes ``(node id, job id, state, result, error)`` to the nodes still waiting on that job
+        (it is the node's current job and the node is not terminal), in one statement per `PATCH_BYTES`; the
+        ids changed. Give one outcome per (node, job): for two, which applies would be arbitrary."""
+        changed: list[str] = []
+        for text in json_arrays([list(o[:5]) for o in outcomes], PATCH_BYTES):
+            for row in self.sql.exec(_FINISH, now, text):
+                changed.append(str(row["id"]))
+                self._track(str(row["id"]), row)
+        return changed
 
     def update_node(self, node_id: str, **values: Any) -> None:
         """Change node columns."""
         assignments = ", ".join(f"{k} = ?" for k in values)
         self.sql.exec(f"UPDATE node SET {assignments} WHERE id = ?", *values.values(), node_id)
+        self._track(node_id, values)
+
+    def update_nodes(self, node_ids: Iterable[str], **values: Any) -> None:
+        """Set the same ``values`` on every node of ``node_ids``."""
+        ids = list(dict.fromkeys(node_ids))
+        assignments = ", ".join(f"{k} = ?" for k in values)
+        per = MAX_BINDS - len(values)
+        for start in range(0, len(ids), per):
+            chunk = ids[start : start + per]
+            self.sql.exec(f"UPDATE node SET {assignments} WHERE id IN ({', '.join('?' * len(chunk))})",
+                          *values.values(), *chunk)  # fmt: skip
+        for node_id in ids:
+            self._track(node_id, values)
+
+    def patch_nodes(self, patches: Mapping[str, Mapping[str, Any]]) -> None:
+        """Change each node of ``patches`` (id -> column values). Nodes changing the same columns share
+        statements: a value they all take is bound once, the rest go as one JSON object of at most
+        `PATCH_BYTES` (node id -> values), so a 1,000-child start is a statement, not 1,000.
+
+        Raises:
+            ValueError: a column is not a node column (or is ``id``).
+        """
+        groups: dict[tuple[str, ...], dict[str, Mapping[str, Any]]] = {}
+        for node_id, values in patches.items():
+            groups.setdefault(tuple(sorted(values)), {})[node_id] = values
+        for columns, group in groups.items():
+            if not _PATCHABLE.issuperset(columns):
+                raise ValueError(f"not node columns: {sorted(set(columns) - _PATCHABLE)}")
+            rows = list(group.values())
+            same = {c: rows[0][c] for c in columns if all(r[c] == rows[0][c] for r in rows)}
+            varying = [c for c in columns if c not in same]
+            if not varying:
+                self.update_nodes(group, **same)
+                continue
+            assignments = [f"{c} = ?" for c in same] + [
+                f"{c} = json_extract(p.value, '$[{i}]')" for i, c in enumerate(varying)
+            ]
+            query = f"UPDATE node SET {', '.join(assignments)} FROM json_each(?) AS p WHERE node.id = p.key"
+            for text in json_objects({k: [v[c] for c in varying] for k, v in group.items()}, PATCH_BYTES):
+                self.sql.exec(query, *same.values(), text)
+            for node_id, values in group.items():
+                self._track(node_id, values)
+
+    def _track(self, node_id: str, values: Mapping[str, Any]) -> None:
         if self._views is not None and "state" in values and node_id in self._views:
             self._views[node_id] = msgspec.structs.replace(self._views[node_id], state=str(values["state"]))
 
     # -- outbox ---------------------------------------------------------------------------------------------
 
-    def outbox_run(self, run: Mapping[str, Any], output: str | None = None,
-                   states: Iterable[str] | None = None) -> None:  # fmt: skip
-        """Append the run's snapshot (with its progress counters and its ``output`` JSON text).
+    def outbox_run(self, run_id: str) -> None:
+        """Mark the run for projection (its state is read when projected)."""
+        self.sql.exec("INSERT INTO run_outbox (kind, target) VALUES ('run', ?)", run_id)
 
-        ``states`` are every node's current state when the caller has them (else they are read).
-        """
-        if states is None:
-            states = (str(r["state"]) for r in self.sql.exec("SELECT state FROM node"))
-        counts = progress(states)
-        snapshot = {
-            "id": run["id"], "flow": run["flow"], "state": run["state"], "input": run["input"],
-            "created_at": run["created_at"], "updated_at": run["updated_at"], "node_total": counts.node_total,
-            "node_done": counts.node_done, "node_failed": counts.node_failed,
-            "parent_run_id": run["parent_run_id"], "parent_node_id": run["parent_node_id"], "output": output,
-        }  # fmt: skip
-        self.sql.exec("INSERT INTO run_outbox (kind, target, snapshot) VALUES ('run', ?, ?)", run["id"],
-                      _encode(snapshot).decode())  # fmt: skip
-
-    def outbox_nodes(self, run_id: str, node_ids: Iterable[str]) -> None:
-        """Append the snapshots of ``node_ids`` as they are now."""
-        ids = sorted(set(node_ids))
-        for start in range(0, len(ids), MAX_BINDS):
-            chunk = ids[start : start + MAX_BINDS]
-            rows = self.sql.exec(f"SELECT * FROM node WHERE id IN ({', '.join('?' * len(chunk))})", *chunk)
-            snapshots = [(row["id"], _encode(_node_snapshot(run_id, row)).decode()) for row in rows]
-            for s in range(0, len(snapshots), MAX_BINDS // 2):
-                part = snapshots[s : s + MAX_BINDS // 2]
-                self.sql.exec("INSERT INTO run_outbox (kind, target, snapshot) VALUES "
-                              + ", ".join(["('node', ?, ?)"] * len(part)), *[v for p in part for v in p])  # fmt: skip
+    def outbox_nodes(self, node_ids: Iterable[str]) -> None:
+        """Mark ``node_ids`` for projection (one statement per `PATCH_BYTES` of ids)."""
+        for text in json_arrays(sorted(set(node_ids)), PATCH_BYTES):
+            self.sql.exec(
+                "INSERT INTO run_outbox (kind, target) SELECT 'node', value FROM json_each(?)", text
+            )
 
     def outbox(self, limit: int) -> list[dict[str, Any]]:
-        """The oldest ``limit`` outbox rows."""
-        return [
-            dict(r) for r in self.sql.exec("SELECT * FROM run_outbox ORDER BY seq LIMIT ?", limit).toArray()
-        ]
+        """The oldest ``limit`` outbox rows (``seq``, ``kind``, ``target``)."""
+        rows = self.sql.exec("SELECT seq, kind, target FROM run_outbox ORDER BY seq LIMIT ?", limit).toArray()
+        return [dict(r) for r in rows]
 
     def ack(self, up_to_seq: int) -> None:
         """Forget outbox rows up to ``up_to_seq`` (projected)."""
@@ -174,13 +265,3 @@ class RunStore:
     def outbox_empty(self) -> bool:
         """True when everything is projected."""
         return not self.sql.exec("SELECT 1 AS x FROM run_outbox LIMIT 1").toArray()
-
-
-def _node_snapshot(run_id: str, row: Mapping[str, Any]) -> dict[str, Any]:
-    return {
-        "run_id": run_id, "node_id": row["id"], "binding": row["binding"], "state": row["state"],
-        "container": bool(row["container"]), "parent": row["parent"], "origin": row["origin"],
-        "after": row["after"], "job_id": row["job_id"], "child_run_id": row["child_run_id"],
-        "result": row["result"] if row["container"] else None, "error": row["error"], "position": row["seq"],
-        "created_at": row["created_at"], "updated_at": row["updated_at"],
-    }  # fmt: skip

@@ -112,11 +112,19 @@ class JobShardEngine(ShardOperations):
             if code is not None:
                 self._save(CODE_SETTINGS_KEY, code)
             results: list[EnqueueResult] = []
+            # Given ids are looked up together (a flow's starts give every id); a repeat is absorbed.
+            taken = self._store.existing([job.id for job in jobs if job.id is not None])
             for job in jobs:
+                if job.id in taken:
+                    results.append(EnqueueResult(id=job.id, created=False))
+                    continue
                 job_id = job.id or format_job_id(self.binding, self.shard, self._ids.new_local_id())
                 until = now + job.unique_for_ms if job.unique_key is not None else None
                 row = new_job_row(job, job_id, self._store.next_seq())
-                results.append(self._store.admit(row, until, now, pinned=job.id is not None))
+                result = self._store.admit(row, until, now, pinned=False)
+                if result.created and job.id is not None:
+                    taken.add(job.id)
+                results.append(result)
             return results
 
         results = self._store.atomically(run)
@@ -196,7 +204,9 @@ class JobShardEngine(ShardOperations):
         self._dispatch_pending = self._dispatch_pending or answer.accepted
         return answer
 
-    def _complete(self, job_id: str, attempt: int, stored: str | None, spawns: list[Any] | None = None) -> ReportAnswer:
+    def _complete(
+        self, job_id: str, attempt: int, stored: str | None, spawns: list[Any] | None = None
+    ) -> ReportAnswer:
         # The hot path: one compare-and-set statement; the row is read only when the report is refused.
         now = self._clock.now_ms()
         done = self._store.complete(

@@ -122,6 +122,10 @@ class ShardStore(Protocol):
         """Insert a new job unless its id exists or its unique_key is held by a live reservation."""
         ...
 
+    def existing(self, job_ids: Sequence[str]) -> set[str]:
+        """Which of ``job_ids`` are stored (any state)."""
+        ...
+
     def job(self, job_id: str) -> JobRow | None:
         """One job by id."""
         ...

@@ -14,6 +14,7 @@ import msgspec
 from tsumugi_core.options import RateLimit
 from tsumugi_core.states import JobState
 from tsumugi_core.throttle import TokenBucket
+from tsumugi_scheduler.json_batches import json_arrays
 from tsumugi_scheduler.shard.key_heads import head_for_insert, promote_after_dispatch, settle
 from tsumugi_scheduler.shard.key_room import KeyRoom
 from tsumugi_scheduler.shard.level_walk import ready_rows
@@ -126,6 +127,14 @@ class SqlShardStore:
                 return EnqueueResult(id=str(holder["job_id"]), created=False)
         self._insert(row)
         return EnqueueResult(id=row.id, created=True)
+
+    def existing(self, job_ids: Sequence[str]) -> set[str]:
+        """Which of ``job_ids`` are stored: one statement per `BATCH_BYTES` of ids, not one per id."""
+        found: set[str] = set()
+        for text in json_arrays(job_ids):
+            rows = self._sql.exec("SELECT id FROM job WHERE id IN (SELECT value FROM json_each(?))", text)
+            found.update(str(r["id"]) for r in rows)
+        return found
 
     def _insert(self, row: JobRow) -> None:
         if row.concurrency_key is not None and row.state == JobState.SCHEDULED:
@@ -354,7 +363,9 @@ class SqlShardStore:
 
         A read first, so a tick with nothing to drop writes nothing.
         """
-        if not self._scalar("SELECT EXISTS (SELECT 1 FROM key_bucket WHERE refilled_at <= ?) AS v", refilled_by):
+        if not self._scalar(
+            "SELECT EXISTS (SELECT 1 FROM key_bucket WHERE refilled_at <= ?) AS v", refilled_by
+        ):
             return 0
         return len(
             self._sql.exec(

@@ -1,0 +1,55 @@
+"""Many rows as one bound JSON text: one SQL statement for hundreds of rows within the platform's limits.
+
+Durable Object SQL and D1 bind at most 100 values per statement, so a statement per row (or 6 rows per
+multi-row VALUES) makes a 1,000-node change thousands of statements. Bound as one JSON text and read with
+``json_each``, any number of rows is one statement; the text is cut at ``most_bytes`` (callers keep it well
+under workerd's 4 MiB per string and D1's 2 MB).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any, Final
+
+import msgspec
+
+__all__ = ["BATCH_BYTES", "json_arrays", "json_objects"]
+
+BATCH_BYTES: Final = 1_000_000
+"""Default most bytes of one JSON text."""
+
+_encode = msgspec.json.encode
+
+
+def _cut(parts: Iterable[bytes], most_bytes: int, open_: bytes, close: bytes) -> Iterator[str]:
+    chunk: list[bytes] = []
+    size = 2
+    for part in parts:
+        if chunk and size + len(part) + 1 > most_bytes:
+            yield (open_ + b",".join(chunk) + close).decode()
+            chunk, size = [], 2
+        chunk.append(part)
+        size += len(part) + 1
+    if chunk:
+        yield (open_ + b",".join(chunk) + close).decode()
+
+
+def json_arrays(items: Iterable[Any], most_bytes: int = BATCH_BYTES) -> list[str]:
+    """``items`` as JSON arrays of at most ``most_bytes`` each (an item larger than that stands alone)."""
+    values = list(items)
+    if not values:
+        return []
+    whole = _encode(values)
+    if len(whole) <= most_bytes:  # the common case: one encoding in C
+        return [whole.decode()]
+    return list(_cut((_encode(item) for item in values), most_bytes, b"[", b"]"))
+
+
+def json_objects(entries: Mapping[str, Any], most_bytes: int = BATCH_BYTES) -> list[str]:
+    """``entries`` as JSON objects of at most ``most_bytes`` each (an entry larger than that stands alone)."""
+    if not entries:
+        return []
+    whole = _encode(entries)
+    if len(whole) <= most_bytes:
+        return [whole.decode()]
+    return list(_cut((_encode(k) + b":" + _encode(v) for k, v in entries.items()), most_bytes, b"{", b"}"))
