@@ -36,6 +36,14 @@ def row(store: SqlShardStore, local: str, **fields: object) -> JobRow:
     return msgspec.structs.replace(base, **fields)
 
 
+def test_existing_names_the_stored_ids_among_more_than_one_statement_could_bind(store: SqlShardStore) -> None:
+    for i in range(0, 300, 3):
+        store.admit(row(store, f"j{i}"), None, now=0)
+    asked = [f"M#0:j{i}" for i in range(300)] + ["M#0:nope"]
+    assert store.existing(asked) == {f"M#0:j{i}" for i in range(0, 300, 3)}
+    assert store.existing([]) == set()
+
+
 def test_it_satisfies_the_port(store: SqlShardStore) -> None:
     port: ShardStore = store
     assert port.settings() == {}

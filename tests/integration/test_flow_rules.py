@@ -119,6 +119,19 @@ async def test_failing_fan_out_children_are_counted_and_do_not_fail_downstream(r
     assert run["node_failed"] == 2
 
 
+async def test_a_child_whose_job_the_scheduler_refuses_fails_alone_with_the_refusal(runs: Runs,
+                                                                                   clock: VirtualClock) -> None:  # fmt: skip
+    await runs.start("fan:big", {"items": [1, 2**53 + 1, 3]})  # a payload JavaScript would round
+    await clock.advance(1_000)
+    run, nodes = await runs.read("fan:big")
+    assert (run["state"], nodes["after"]["state"]) == ("COMPLETED", "COMPLETED")
+    assert [nodes[f"each:k{i}"]["state"] for i in (1, 3)] == ["COMPLETED", "COMPLETED"]
+    refused = nodes[f"each:k{2**53 + 1}"]
+    assert (refused["state"], refused["job_id"] is not None) == ("FAILED", True)
+    assert refused["error"].startswith("invalid job: payload ")
+    assert json.loads(nodes["each"]["result"]) == {"total": 3, "succeeded": 2, "failed": 1}
+
+
 async def test_an_expansion_past_the_node_limit_fails_its_node(runs: Runs, clock: VirtualClock) -> None:
     await runs.start("fan:big", {"items": list(range(10))})
     await clock.advance(1_000)

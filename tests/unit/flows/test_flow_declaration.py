@@ -43,6 +43,24 @@ def test_mapping_functions_see_typed_values_and_return_json_shaped_payloads() ->
     assert fan.item_input("p", {"names": []}, 0) == "p"
 
 
+def test_a_fan_out_maps_every_item_with_one_conversion_of_the_run_input() -> None:
+    seen: list[Names] = []
+
+    @flow("each", Names)
+    def each(f: FlowBuilder[Names]) -> None:
+        f.fan_out("greet", Greet, over=lambda run, deps: run.names,
+                  input=lambda item, run, index: seen.append(run) or item)  # fmt: skip
+
+    fan = each.spec.node("greet")
+    assert fan is not None and fan.item_input is not None
+    raw = {"names": [f"n{i}" for i in range(1_000)]}
+    assert [fan.item_input(name, raw, i) for i, name in enumerate(raw["names"])] == raw["names"]
+    assert all(run is seen[0] for run in seen)  # converted once, not once per item
+    assert seen[0] == Names(names=raw["names"])
+    fan.item_input("x", {"names": ["other"]}, 0)  # another run's input is converted anew
+    assert seen[-1] == Names(names=["other"])
+
+
 @pytest.mark.parametrize(
     ("declare", "message"),
     [

@@ -57,6 +57,18 @@ def test_explicit_id_is_idempotent_and_unique_key_returns_the_holder(world: Worl
     assert world.enqueue(unique_key="k") != holder
 
 
+def test_given_ids_already_stored_or_repeated_in_the_same_call_are_absorbed(world: World) -> None:
+    world.engine.enqueue_many([EnqueueItem(binding="MAIL", payload=0, id="MAIL#0:old")])
+    items = [EnqueueItem(binding="MAIL", payload=i, id=f"MAIL#0:n{i}") for i in range(300)]
+    items += [EnqueueItem(binding="MAIL", payload="again", id="MAIL#0:n7"),
+              EnqueueItem(binding="MAIL", payload="known", id="MAIL#0:old")]  # fmt: skip
+    results = world.engine.enqueue_many(items)
+    assert [r.created for r in results] == [True] * 300 + [False, False]
+    assert [r.id for r in results[-2:]] == ["MAIL#0:n7", "MAIL#0:old"]
+    stored = world.sql.exec("SELECT payload FROM job WHERE id = 'MAIL#0:n7'").one()["payload"]
+    assert stored == "7"  # the first of the repeated id is kept
+
+
 def test_an_invalid_item_rejects_the_whole_call(world: World) -> None:
     with pytest.raises(EnqueueValidationError, match="max_attempts must be at least 1"):
         world.engine.enqueue_many(

@@ -1,0 +1,146 @@
+"""The Run object's store on the real SQL (sqlite3 with workerd's bind limit): bulk work over many nodes is
+a few statements, not one per node, and the rows come out as they went in."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
+
+import pytest
+
+from tsumugi_dev.do_sql import SqlStorage
+from tsumugi_scheduler.run import store as run_store
+from tsumugi_scheduler.run.store import RunStore
+
+T = TypeVar("T")
+
+
+class CountingSql:
+    """The object's SQL with every statement recorded."""
+
+    def __init__(self, sql: SqlStorage) -> None:
+        self.sql = sql
+        self.statements: list[str] = []
+
+    def exec(self, query: str, *params: Any) -> Any:
+        self.statements.append(query)
+        return self.sql.exec(query, *params)
+
+    def transaction_sync(self, fn: Callable[[], T]) -> T:
+        return self.sql.transaction_sync(fn)
+
+
+@pytest.fixture
+def sql() -> Iterator[CountingSql]:
+    storage = SqlStorage()
+    yield CountingSql(storage)
+    storage.close()
+
+
+def children(count: int) -> list[dict[str, Any]]:
+    return [{"id": f"each:{i}", "payload": f'{{"n":{i}}}', "options": "{}", "seq": 1 + i} for i in range(count)]
+
+
+SHARED = {"binding": "Hello", "state": "PENDING", "container": 0, "parent": "each", "origin": "fanOut",
+          "after": "[]", "gen": 0, "sent": 0, "created_at": 5, "updated_at": 5}  # fmt: skip
+
+
+def test_a_thousand_children_are_inserted_started_and_finished_in_a_handful_of_statements(sql: CountingSql) -> None:
+    store = RunStore(sql)
+    ids = [f"each:{i}" for i in range(1_000)]
+    sql.statements.clear()
+    store.atomically(lambda: store.insert_nodes(children(1_000), SHARED))
+    store.atomically(lambda: store.patch_nodes(
+        {node_id: {"state": "SCHEDULED", "job_id": f"Hello#0:j{i}", "sent": 0, "updated_at": 6}
+         for i, node_id in enumerate(ids)}))  # fmt: skip
+    store.atomically(lambda: store.update_nodes(ids, sent=1))
+    changed = store.atomically(
+        lambda: store.finish_nodes([(node_id, f"Hello#0:j{i}", "COMPLETED", '"ok"', None) for i, node_id in
+                                    enumerate(ids)], 7))  # fmt: skip
+    store.atomically(lambda: store.outbox_nodes(ids))
+
+    assert len(sql.statements) <= 15  # one per node would be 4,000
+    assert sorted(changed) == sorted(ids)
+    rows = store.nodes()
+    assert len(rows) == 1_000
+    assert rows[3] == {**SHARED, "id": "each:3", "payload": '{"n":3}', "options": "{}", "seq": 4, "state": "COMPLETED",
+                       "job_id": "Hello#0:j3", "sent": 1, "result": '"ok"', "error": None, "updated_at": 7,
+                       "subflow": None, "child_run_id": None}  # fmt: skip
+    assert len(store.outbox(5_000)) == 1_000
+
+
+def test_an_inserted_node_keeps_an_existing_id(sql: CountingSql) -> None:
+    store = RunStore(sql)
+    store.insert_nodes(children(2), SHARED)
+    store.insert_nodes([{"id": "each:1", "payload": '"other"', "options": "{}", "seq": 9}], SHARED)
+    assert [(n["id"], n["payload"]) for n in store.nodes()] == [("each:0", '{"n":0}'), ("each:1", '{"n":1}')]
+
+
+def test_patches_take_each_nodes_own_values_and_values_they_share(sql: CountingSql) -> None:
+    store = RunStore(sql)
+    store.insert_nodes(children(3), SHARED)
+    store.patch_nodes({
+        "each:0": {"state": "FAILED", "error": "boom", "updated_at": 9},
+        "each:1": {"state": "FAILED", "error": "bang", "updated_at": 9},
+        "each:2": {"state": "SKIPPED", "updated_at": 8},
+    })  # fmt: skip
+    got = {n["id"]: (n["state"], n["error"], n["updated_at"]) for n in store.nodes()}
+    assert got == {"each:0": ("FAILED", "boom", 9), "each:1": ("FAILED", "bang", 9), "each:2": ("SKIPPED", None, 8)}
+    assert [v.state for v in store.views()] == ["FAILED", "FAILED", "SKIPPED"]
+
+
+def test_patches_over_the_byte_bound_are_split_and_none_is_lost(sql: CountingSql,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    monkeypatch.setattr(run_store, "PATCH_BYTES", 200)
+    store = RunStore(sql)
+    store.insert_nodes(children(40), SHARED)
+    sql.statements.clear()
+    store.patch_nodes({f"each:{i}": {"error": f"e{i}" * 10} for i in range(40)})
+    assert len(sql.statements) > 1
+    assert [n["error"] for n in store.nodes()] == [f"e{i}" * 10 for i in range(40)]
+
+
+def test_an_outcome_applies_only_to_a_node_waiting_on_that_job(sql: CountingSql) -> None:
+    store = RunStore(sql)
+    store.insert_nodes(children(3), SHARED)
+    store.patch_nodes({"each:0": {"state": "SCHEDULED", "job_id": "j0"}, "each:1": {"state": "SCHEDULED", "job_id": "j1"},
+                       "each:2": {"state": "COMPLETED", "job_id": "j2"}})  # fmt: skip
+    changed = store.finish_nodes([
+        ("each:0", "j0", "FAILED", None, "no"),  # its job: applies
+        ("each:1", "old", "COMPLETED", '"x"', None),  # a job from before a resume: stale
+        ("each:2", "j2", "FAILED", None, "late"),  # already ended: a duplicate
+        ("ghost", "j9", "COMPLETED", None, None),  # no such node
+    ], 11)  # fmt: skip
+    assert changed == ["each:0"]
+    assert {n["id"]: (n["state"], n["error"]) for n in store.nodes()} == {
+        "each:0": ("FAILED", "no"), "each:1": ("SCHEDULED", None), "each:2": ("COMPLETED", None)}  # fmt: skip
+
+
+def test_nodes_by_id_reads_only_the_columns_asked_for(sql: CountingSql) -> None:
+    store = RunStore(sql)
+    store.insert_nodes(children(2), SHARED)
+    assert store.nodes_by_id(["each:1", "nope"], ("state",)) == {"each:1": {"id": "each:1", "state": "PENDING"}}
+    with pytest.raises(ValueError, match="not node columns: \\['colour'\\]"):
+        store.nodes_by_id(["each:1"], ("colour",))
+
+
+def test_the_fan_out_summary_counts_children_by_state(sql: CountingSql) -> None:
+    store = RunStore(sql)
+    store.insert_nodes(children(4), SHARED)
+    store.patch_nodes({"each:0": {"state": "COMPLETED"}, "each:1": {"state": "COMPLETED"}, "each:2": {"state": "FAILED"},
+                       "each:3": {"state": "STALLED"}})  # fmt: skip
+    assert dict(store.children_states("each")) == {"COMPLETED": 2, "FAILED": 1, "STALLED": 1}
+    assert store.failed(1) == [{"id": "each:2", "error": None}]
+
+
+def test_an_object_from_before_the_outbox_lost_its_snapshots_is_upgraded_keeping_its_rows() -> None:
+    storage = SqlStorage()
+    try:
+        storage.exec("CREATE TABLE run_outbox (seq INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL,"
+                     " target TEXT NOT NULL, snapshot TEXT NOT NULL)")  # fmt: skip
+        storage.exec("INSERT INTO run_outbox (kind, target, snapshot) VALUES ('node', 'a', '{}')")
+        store = RunStore(storage)
+        store.outbox_nodes(["b"])
+        assert [(r["kind"], r["target"]) for r in store.outbox(10)] == [("node", "a"), ("node", "b")]
+    finally:
+        storage.close()
