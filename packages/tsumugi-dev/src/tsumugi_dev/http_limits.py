@@ -46,7 +46,7 @@ class HttpLimits(msgspec.Struct, frozen=True, kw_only=True):
     def allows_host(self, host: str) -> bool:
         """True when ``host`` (a Host header, with or without a port) names this machine."""
         name = host.strip().lower()
-        name = name[:name.find("]") + 1] if name.startswith("[") else name.partition(":")[0]
+        name = name[: name.find("]") + 1] if name.startswith("[") else name.partition(":")[0]
         return name in self.hosts
 
 

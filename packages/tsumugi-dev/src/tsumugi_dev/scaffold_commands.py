@@ -51,7 +51,9 @@ def _init(args: argparse.Namespace) -> int:
     print(f"  cd {target} && uv run tsumugi dev    # the scheduler on http://127.0.0.1:8787")
     print("  uv run pytest                        # the tests")
     print("  uv run tsumugi add-performer Resize  # another performer")
-    print("  npm install                          # wrangler (pinned in package.json), for uv run tsumugi deploy")
+    print(
+        "  npm install                          # wrangler (pinned in package.json), for uv run tsumugi deploy"
+    )
     return 0
 
 

@@ -93,7 +93,9 @@ class Observed:
     finished: dict[tuple[str, int], int] = field(default_factory=dict[tuple[str, int], int])
     """When the shard finished each (job, attempt), from its attempt log."""
     runs: dict[str, tuple[str | None, list[tuple[str, str, str | None, str, bool, tuple[str, ...]]]]] = field(
-        default_factory=dict[str, tuple[str | None, list[tuple[str, str, str | None, str, bool, tuple[str, ...]]]]]
+        default_factory=dict[
+            str, tuple[str | None, list[tuple[str, str, str | None, str, bool, tuple[str, ...]]]]
+        ]
     )
     """Each started run: its read-model state (None when missing) and its nodes ``(id, state, parent, origin,
     container, after)``."""
