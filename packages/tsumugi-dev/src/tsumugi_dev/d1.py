@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
@@ -180,7 +180,7 @@ class D1Database:
         return self._conn
 
     @contextmanager
-    def checked(self) -> Iterator[None]:
+    def checked(self) -> Generator[None]:
         """Check statements run on ``connection`` in the block as D1 checks an application's."""
         self._guard.enforcing = True
         try:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 import sqlite3
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Generator, Mapping
 from contextlib import contextmanager
 from typing import Final
 
@@ -65,29 +65,26 @@ TRANSACTION_REFUSED: Final = (
 )
 """What workerd throws for BEGIN/COMMIT/ROLLBACK/SAVEPOINT/RELEASE in ``exec`` (``allowTransactions``)."""
 
-_FUNCTIONS: Final = frozenset(
+_FUNCTION_GROUPS: Final = (
     # core (sqlite_version, sqlite_source_id, sqlite_offset and sqlite_compileoption_* are left out on purpose)
     "abs changes char coalesce concat concat_ws format glob hex ifnull iif instr last_insert_rowid length like "
     "likelihood likely load_extension lower ltrim max_scalar min_scalar nullif octet_length printf quote random "
     "randomblob replace round rtrim sign soundex substr substring total_changes trim typeof unhex unicode "
-    "unlikely upper zeroblob "
-    # date and time
-    "date time datetime julianday unixepoch strftime timediff current_date current_time current_timestamp "
-    # aggregate and window
+    "unlikely upper zeroblob",
+    "date time datetime julianday unixepoch strftime timediff current_date current_time current_timestamp",
     "avg count group_concat max min string_agg sum total row_number rank dense_rank percent_rank cume_dist "
-    "ntile lag lead first_value last_value nth_value "
-    # math
+    "ntile lag lead first_value last_value nth_value",
     "acos acosh asin asinh atan atan2 atanh ceil cos cosh degrees exp floor ln log log2 mod pi pow radians sin "
-    "sinh sqrt tan tanh trunc "
-    # JSON
+    "sinh sqrt tan tanh trunc",
     "json jsonb json_array jsonb_array json_array_length json_extract jsonb_extract -> ->> json_insert "
     "jsonb_insert json_object jsonb_object json_patch jsonb_patch json_remove jsonb_remove json_replace "
     "jsonb_replace json_set jsonb_set json_type json_valid json_quote json_group_array jsonb_group_array "
-    "json_group_object jsonb_group_object json_each json_tree "
-    # FTS5, R*Tree, ALTER TABLE's internal helpers
+    "json_group_object jsonb_group_object json_each json_tree",
+    # FTS5, R*Tree, and the helpers ALTER TABLE calls
     "match highlight bm25 snippet rtreecheck sqlite_rename_column sqlite_rename_table sqlite_rename_test "
-    "sqlite_drop_column sqlite_rename_quotefix".split()
+    "sqlite_drop_column sqlite_rename_quotefix",
 )
+_FUNCTIONS: Final = frozenset(name for group in _FUNCTION_GROUPS for name in group.split())
 """``ALLOWED_SQLITE_FUNCTIONS`` in src/workerd/util/sqlite.c++."""
 
 _NO_ARG, _BOOLEAN, _NAME, _OPTIONAL_NAME, _NUMBER, _NUMBER_OR_NAME = range(6)
@@ -171,7 +168,7 @@ def _pragma_allowed(pragma: str, value: str | None) -> bool:
     if rule == _NUMBER:
         return _int32(value)
     if rule == _NUMBER_OR_NAME:
-        return value.isascii() and value.isdigit() or _allowed_name(value)
+        return (value.isascii() and value.isdigit()) or _allowed_name(value)
     return _allowed_name(value)  # _NAME, _OPTIONAL_NAME
 
 
@@ -184,7 +181,7 @@ class SqliteGuard:
     ``TRANSACTION_REFUSED``; D1 answers a plain ``not authorized``).
     """
 
-    __slots__ = ("enforcing", "_refusal", "_transaction_message")
+    __slots__ = ("_refusal", "_transaction_message", "enforcing")
 
     def __init__(
         self,
@@ -206,7 +203,7 @@ class SqliteGuard:
         conn.set_authorizer(self._authorize)
 
     @contextmanager
-    def trusted(self) -> Iterator[None]:
+    def trusted(self) -> Generator[None]:
         """Run the runtime's own statements in the block unchecked (workerd's ``TRUSTED`` regulator)."""
         before = self.enforcing
         self.enforcing = False
