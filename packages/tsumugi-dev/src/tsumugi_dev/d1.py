@@ -203,7 +203,7 @@ class D1Database:
         try:
             cursor = self._conn.execute(statement.sql, statement.params)
             rows = cursor.fetchall()
-        except (sqlite3.Error, ValueError, OverflowError) as exc:
+        except (sqlite3.Error, ValueError, OverflowError, MemoryError) as exc:  # MemoryError: SQLITE_NOMEM
             raise D1Error(f"D1_ERROR: {describe(exc)}") from exc
         finally:
             guard.enforcing = False

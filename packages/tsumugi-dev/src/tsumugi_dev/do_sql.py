@@ -215,10 +215,8 @@ class SqlStorage:
         try:
             cur = self._conn.execute(statement, params)
             rows = cur.fetchall()
-        except (
-            sqlite3.Error,
-            OverflowError,
-        ) as exc:  # OverflowError: an int beyond a 64-bit INTEGER, at bind
+        # OverflowError: an int beyond a 64-bit INTEGER, at bind; MemoryError: a program over SQLITE_LIMIT_VDBE_OP.
+        except (sqlite3.Error, OverflowError, MemoryError) as exc:
             error = SqlError(self._guard.refusal(exc))
             error.add_note(f"statement: {statement.strip()[:200]}")
             raise error from exc

@@ -260,4 +260,8 @@ def describe(exc: BaseException) -> str:
     """
     if isinstance(exc, sqlite3.DataError) and str(exc) == "query string is too large":
         return "statement too long: SQLITE_TOOBIG"  # the driver checks the SQL length itself, before SQLite
+    if isinstance(
+        exc, MemoryError
+    ):  # the driver's SQLITE_NOMEM, which SQLITE_LIMIT_VDBE_OP raises when prepared
+        return "out of memory: SQLITE_NOMEM"
     return f"{exc}: {getattr(exc, 'sqlite_errorname', None) or 'SQLITE_ERROR'}"

@@ -44,7 +44,9 @@ def request_to_scope(request: Request | JsRequest, env: Any) -> dict[str, Any]:
     }  # fmt: skip
 
 
-async def fetch(app: Any, req: Request | JsRequest, env: Any, ctx: Any = None, *, options: Any = None) -> Response:
+async def fetch(
+    app: Any, req: Request | JsRequest, env: Any, ctx: Any = None, *, options: Any = None
+) -> Response:
     """Run ``app`` for ``req``; answers the app's response. The SDK's ``options`` are not emulated."""
     if options is not None:
         raise NotImplementedError("options: the ASGI adapter's options are not emulated by the local runtime")

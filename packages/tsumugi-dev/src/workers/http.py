@@ -16,13 +16,42 @@ import httpx
 
 from tsumugi_dev.invocation import charge_subrequest
 
-__all__ = ["WORKERD_METHODS", "FetchResponse", "Headers", "HeadersMessage", "JsRequest", "Request", "Response", "fetch"]
+__all__ = [
+    "WORKERD_METHODS",
+    "FetchResponse",
+    "Headers",
+    "HeadersMessage",
+    "JsRequest",
+    "Request",
+    "Response",
+    "fetch",
+]
 
-WORKERD_METHODS: frozenset[str] = frozenset({
-    *HTTPMethod.__members__, "PURGE", "COPY", "LOCK", "MKCOL", "MOVE", "PROPFIND", "PROPPATCH", "SEARCH",
-    "UNLOCK", "ACL", "REPORT", "MKACTIVITY", "CHECKOUT", "MERGE", "MSEARCH", "NOTIFY", "SUBSCRIBE",
-    "UNSUBSCRIBE", "QUERY", "BAN",
-})
+WORKERD_METHODS: frozenset[str] = frozenset(
+    {
+        *HTTPMethod.__members__,
+        "PURGE",
+        "COPY",
+        "LOCK",
+        "MKCOL",
+        "MOVE",
+        "PROPFIND",
+        "PROPPATCH",
+        "SEARCH",
+        "UNLOCK",
+        "ACL",
+        "REPORT",
+        "MKACTIVITY",
+        "CHECKOUT",
+        "MERGE",
+        "MSEARCH",
+        "NOTIFY",
+        "SUBSCRIBE",
+        "UNSUBSCRIBE",
+        "QUERY",
+        "BAN",
+    }
+)
 """Methods workerd's HTTP server parses (capnproto ``KJ_HTTP_FOR_EACH_METHOD`` in c++/src/kj/compat/http.h,
 plus CONNECT); Python's ``HTTPMethod`` knows only nine of them. Any other answers 501 before the Worker runs."""
 
