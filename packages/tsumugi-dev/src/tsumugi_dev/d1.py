@@ -8,10 +8,10 @@ choice under the real clock) each call runs on a thread of its own database, as 
 Cloudflare: the event loop goes on with other work meanwhile, and SQLite releases the GIL while it works.
 Under the virtual clock calls stay on the loop's thread, so a test's ``settle()`` sees every call finish.
 
-Every statement an application (or a migration) sends is checked as Cloudflare checks it: workerd's limits and
-authorizer (``tsumugi_dev.sqlite_limits``) with D1's own lower figures (2,000,000-byte strings and rows, 32
-function arguments), and errors read ``D1_ERROR: <message>: <SQLITE_CODE>``. The runtime's own statements (the
-batch transaction, the size pragmas) and direct use of ``connection`` by tools and tests are not checked.
+Every statement an application (or a migration) sends is checked as Cloudflare checks it, with workerd's
+limits and authorizer (``tsumugi_dev.sqlite_limits``; D1 documents the same limits as Durable Object SQL), and
+errors read ``D1_ERROR: <message>: <SQLITE_CODE>``. The runtime's own statements (the batch transaction, the
+size pragmas) and direct use of ``connection`` by tools and tests are not checked.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from typing import Any, Self, TypeVar
 from tsumugi_dev.faults import D1_OUTAGE, D1_OUTAGE_MESSAGE, FaultInjector
 from tsumugi_dev.invocation import current_invocation
 from tsumugi_dev.jsdict import JsDict
-from tsumugi_dev.sqlite_limits import D1_LIMITS, SqliteGuard, describe
+from tsumugi_dev.sqlite_limits import LIMITS, SqliteGuard, describe
 from tsumugi_dev.state_db import open_state_db
 
 __all__ = ["D1Database", "D1Error", "D1PreparedStatement", "apply_d1_migrations"]
@@ -154,9 +154,7 @@ class D1Database:
         # The read model's job table carries a dozen indexes; with SQLite's default 2 MiB page cache every
         # projected upsert re-reads index pages from the OS. 32 MiB at most, filled only as the file grows.
         self._conn.execute("PRAGMA cache_size=-32768")
-        self._guard = SqliteGuard(
-            self._conn, D1_LIMITS, enforcing=False
-        )  # enforced per application statement
+        self._guard = SqliteGuard(self._conn, LIMITS, enforcing=False)  # enforced per application statement
         self._page_size: int | None = None
         self._thread = ThreadPoolExecutor(1, thread_name_prefix=f"d1-{name}") if offload else None
 

@@ -6,7 +6,7 @@ objects (``JsDict`` in Python), with ``one()``, ``toArray()``, ``raw()``, iterat
 atomically and rolls back when it raises. ``BEGIN``/``COMMIT``/``SAVEPOINT`` are refused inside ``exec``.
 
 As strict as workerd where stdlib sqlite3 is laxer: the connection carries workerd's limits and authorizer
-(``tsumugi_dev.sqlite_limits``: 100 bound parameters, 100,000-byte SQL, 4 MiB strings, 5 compound SELECT terms,
+(``tsumugi_dev.sqlite_limits``: 100 bound parameters, 100,000-byte SQL, 2 MB strings, 5 compound SELECT terms,
 only listed functions and pragmas, no ATTACH, temporary tables or ``_cf_`` names), errors read as workerd's
 ``<message>: <SQLITE_CODE>``, and an integer SQLite cannot store is a ``SqlError``, not ``OverflowError``.
 
@@ -30,7 +30,7 @@ from typing import Any, Final, Self, TypeVar
 from tsumugi_dev.ffi import MAX_SAFE_INTEGER, JsException
 from tsumugi_dev.jsdict import JsDict
 from tsumugi_dev.private_files import private_file
-from tsumugi_dev.sqlite_limits import DURABLE_OBJECT_LIMITS, MAX_SQL_BYTES, TRANSACTION_REFUSED, SqliteGuard
+from tsumugi_dev.sqlite_limits import LIMITS, MAX_SQL_BYTES, TRANSACTION_REFUSED, SqliteGuard
 
 __all__ = ["MAX_BOUND_PARAMETERS", "SqlCursor", "SqlError", "SqlStorage"]
 
@@ -177,7 +177,7 @@ class SqlStorage:
         self._conn.execute(f"PRAGMA journal_size_limit={_WAL_KEEP_BYTES}")
         # From here on every statement is the application's, checked as workerd checks it ("?101" or a 101st "?"
         # fails when the statement is prepared); the runtime's own run inside self._guard.trusted().
-        self._guard = SqliteGuard(self._conn, DURABLE_OBJECT_LIMITS, transaction_message=TRANSACTION_REFUSED)
+        self._guard = SqliteGuard(self._conn, LIMITS, transaction_message=TRANSACTION_REFUSED)
         self._depth = 0
         self.write_statements = 0
         """Write statements executed so far (INSERT/UPDATE/DELETE/REPLACE/DDL); a measuring aid, not SDK API."""

@@ -2,7 +2,7 @@
 
 Every SQLite database in workerd (a Durable Object's ``ctx.storage.sql``, and so D1, which Cloudflare runs on
 the same code) is opened with ``SqliteDatabase::setupSecurity`` (src/workerd/util/sqlite.c++): lowered
-``sqlite3_limit`` values, defensive mode, and an authorizer that allows only listed functions and pragmas,
+``sqlite3_limit`` values (``LIMITS``, where Cloudflare documents lower ones, those), defensive mode, and an authorizer that allows only listed functions and pragmas,
 refuses ATTACH/DETACH, temporary objects, virtual tables other than FTS5 and R*Tree, transaction statements,
 and any name starting ``_cf_`` (``SqlStorageRegulator::isAllowedName``, src/workerd/api/sql.c++). ``guard``
 applies the same to a connection so the local runtime refuses what the platform refuses, with SQLite's own
@@ -22,9 +22,9 @@ from contextlib import contextmanager
 from typing import Final
 
 __all__ = [
-    "D1_LIMITS",
-    "DURABLE_OBJECT_LIMITS",
+    "LIMITS",
     "MAX_SQL_BYTES",
+    "MAX_STRING_BYTES",
     "TRANSACTION_REFUSED",
     "SqliteGuard",
     "describe",
@@ -33,29 +33,29 @@ __all__ = [
 MAX_SQL_BYTES: Final = 100_000
 """Longest SQL text (UTF-8 bytes) one call may pass (``SQLITE_LIMIT_SQL_LENGTH``)."""
 
-DURABLE_OBJECT_LIMITS: Final[Mapping[int, int]] = {
-    sqlite3.SQLITE_LIMIT_LENGTH: 4 * 1024 * 1024,
+MAX_STRING_BYTES: Final = 2_000_000
+"""Largest string, BLOB or row (``SQLITE_LIMIT_LENGTH``): the documented 2 MB, below workerd's own 4 MiB."""
+
+LIMITS: Final[Mapping[int, int]] = {
+    sqlite3.SQLITE_LIMIT_LENGTH: MAX_STRING_BYTES,
     sqlite3.SQLITE_LIMIT_SQL_LENGTH: MAX_SQL_BYTES,
     sqlite3.SQLITE_LIMIT_COLUMN: 100,
     sqlite3.SQLITE_LIMIT_EXPR_DEPTH: 100,
     sqlite3.SQLITE_LIMIT_COMPOUND_SELECT: 5,
     sqlite3.SQLITE_LIMIT_VDBE_OP: 25_000,
-    sqlite3.SQLITE_LIMIT_FUNCTION_ARG: 127,
+    sqlite3.SQLITE_LIMIT_FUNCTION_ARG: 32,
     sqlite3.SQLITE_LIMIT_ATTACHED: 0,
     sqlite3.SQLITE_LIMIT_LIKE_PATTERN_LENGTH: 50,
     sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER: 100,
     sqlite3.SQLITE_LIMIT_TRIGGER_DEPTH: 10,
     sqlite3.SQLITE_LIMIT_WORKER_THREADS: 0,
 }
-"""``SqliteDatabase::setupSecurity``'s ``sqlite3_limit`` calls, as workerd opens every database."""
+"""The lower of workerd's ``SqliteDatabase::setupSecurity`` limits and Cloudflare's documented ones.
 
-D1_LIMITS: Final[Mapping[int, int]] = {
-    **DURABLE_OBJECT_LIMITS,
-    sqlite3.SQLITE_LIMIT_LENGTH: 2_000_000,
-    sqlite3.SQLITE_LIMIT_FUNCTION_ARG: 32,
-}
-"""D1's documented limits (developers.cloudflare.com/d1/platform/limits/) where they are lower than workerd's:
-strings, BLOBs and rows of 2,000,000 bytes, 32 arguments per SQL function."""
+workerd sets 4 MiB strings and 127 function arguments; the Durable Object and D1 limits pages promise only
+2 MB and 32 (developers.cloudflare.com/durable-objects/platform/limits/, /d1/platform/limits/), so those hold
+here. Every other figure is workerd's, the same for Durable Object SQL and D1 (D1 runs on that code).
+"""
 
 TRANSACTION_REFUSED: Final = (
     "To execute a transaction, please use the state.storage.transaction() or state.storage.transactionSync() "
