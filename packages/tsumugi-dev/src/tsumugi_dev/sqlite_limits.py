@@ -2,11 +2,12 @@
 
 Every SQLite database in workerd (a Durable Object's ``ctx.storage.sql``, and so D1, which Cloudflare runs on
 the same code) is opened with ``SqliteDatabase::setupSecurity`` (src/workerd/util/sqlite.c++): lowered
-``sqlite3_limit`` values (``LIMITS``, where Cloudflare documents lower ones, those), defensive mode, and an authorizer that allows only listed functions and pragmas,
+``sqlite3_limit`` values, defensive mode, and an authorizer that allows only listed functions and pragmas,
 refuses ATTACH/DETACH, temporary objects, virtual tables other than FTS5 and R*Tree, transaction statements,
-and any name starting ``_cf_`` (``SqlStorageRegulator::isAllowedName``, src/workerd/api/sql.c++). ``guard``
-applies the same to a connection so the local runtime refuses what the platform refuses, with SQLite's own
-messages; ``describe`` turns a driver error into workerd's ``<message>: <SQLITE_CODE>`` text.
+and any name starting ``_cf_`` (``SqlStorageRegulator::isAllowedName``, src/workerd/api/sql.c++).
+``SqliteGuard`` applies the same to a connection (``LIMITS``: workerd's, or Cloudflare's documented figure
+where that is lower), so the local runtime refuses what the platform refuses, with SQLite's own messages;
+``describe`` turns a driver error into workerd's ``<message>: <SQLITE_CODE>`` text.
 
 The runtime's own statements (savepoints of ``transactionSync``, the size pragmas, D1's batch transaction)
 are what workerd runs as its ``TRUSTED`` regulator: run them inside ``SqliteGuard.trusted()``.
@@ -260,8 +261,6 @@ def describe(exc: BaseException) -> str:
     """
     if isinstance(exc, sqlite3.DataError) and str(exc) == "query string is too large":
         return "statement too long: SQLITE_TOOBIG"  # the driver checks the SQL length itself, before SQLite
-    if isinstance(
-        exc, MemoryError
-    ):  # the driver's SQLITE_NOMEM, which SQLITE_LIMIT_VDBE_OP raises when prepared
+    if isinstance(exc, MemoryError):  # the driver's SQLITE_NOMEM: SQLITE_LIMIT_VDBE_OP, when prepared
         return "out of memory: SQLITE_NOMEM"
     return f"{exc}: {getattr(exc, 'sqlite_errorname', None) or 'SQLITE_ERROR'}"
