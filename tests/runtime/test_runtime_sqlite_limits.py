@@ -1,4 +1,4 @@
-"""The local SQLite refuses what workerd's refuses (ADR-0200), and still runs what the platform runs.
+"""The local SQLite refuses what workerd's refuses (ADR-0091), and still runs what the platform runs.
 
 workerd opens every database with ``SqliteDatabase::setupSecurity``: lowered ``sqlite3_limit`` values and an
 authorizer (function and pragma allowlists, no ATTACH, no temporary objects, no ``_cf_`` names, no transaction
@@ -196,7 +196,7 @@ def test_defensive_mode_is_on_where_the_driver_can_set_it(sql: SqlStorage) -> No
     connection: sqlite3.Connection = sql._conn  # pyright: ignore[reportPrivateUsage]
     if sys.version_info >= (3, 12):
         assert connection.getconfig(sqlite3.SQLITE_DBCONFIG_DEFENSIVE) is True
-    else:  # 3.11's sqlite3 has no setconfig: the gap ADR-0200 records
+    else:  # 3.11's sqlite3 has no setconfig: the gap ADR-0091 records
         assert not hasattr(connection, "setconfig")
 
 

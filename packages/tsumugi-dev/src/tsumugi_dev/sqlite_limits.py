@@ -194,7 +194,7 @@ class SqliteGuard:
     ) -> None:
         for category, value in limits.items():
             conn.setlimit(category, value)
-        if sys.version_info >= (3, 12):  # 3.11's sqlite3 cannot set it; see ADR 0200
+        if sys.version_info >= (3, 12):  # 3.11's sqlite3 cannot set it; see ADR 0091
             conn.setconfig(sqlite3.SQLITE_DBCONFIG_DEFENSIVE, True)
         self.enforcing = enforcing
         self._refusal: str | None = None
