@@ -7,6 +7,11 @@ caller: it yields to the event loop before touching the database, and with ``off
 choice under the real clock) each call runs on a thread of its own database, as D1 runs beside a Worker on
 Cloudflare: the event loop goes on with other work meanwhile, and SQLite releases the GIL while it works.
 Under the virtual clock calls stay on the loop's thread, so a test's ``settle()`` sees every call finish.
+
+Every statement an application (or a migration) sends is checked as Cloudflare checks it, with workerd's
+limits and authorizer (``tsumugi_dev.sqlite_limits``; D1 documents the same limits as Durable Object SQL), and
+errors read ``D1_ERROR: <message>: <SQLITE_CODE>``. The runtime's own statements (the batch transaction, the
+size pragmas) and direct use of ``connection`` by tools and tests are not checked.
 """
 
 from __future__ import annotations
@@ -14,14 +19,16 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Self, TypeVar
 
 from tsumugi_dev.faults import D1_OUTAGE, D1_OUTAGE_MESSAGE, FaultInjector
 from tsumugi_dev.invocation import current_invocation
 from tsumugi_dev.jsdict import JsDict
+from tsumugi_dev.sqlite_limits import LIMITS, SqliteGuard, describe
 from tsumugi_dev.state_db import open_state_db
 
 __all__ = ["D1Database", "D1Error", "D1PreparedStatement", "apply_d1_migrations"]
@@ -147,6 +154,7 @@ class D1Database:
         # The read model's job table carries a dozen indexes; with SQLite's default 2 MiB page cache every
         # projected upsert re-reads index pages from the OS. 32 MiB at most, filled only as the file grows.
         self._conn.execute("PRAGMA cache_size=-32768")
+        self._guard = SqliteGuard(self._conn, LIMITS, enforcing=False)  # enforced per application statement
         self._page_size: int | None = None
         self._thread = ThreadPoolExecutor(1, thread_name_prefix=f"d1-{name}") if offload else None
 
@@ -169,6 +177,15 @@ class D1Database:
         """The underlying connection (for migrations and tests)."""
         return self._conn
 
+    @contextmanager
+    def checked(self) -> Generator[None]:
+        """Check statements run on ``connection`` in the block as D1 checks an application's."""
+        self._guard.enforcing = True
+        try:
+            yield
+        finally:
+            self._guard.enforcing = False
+
     def prepare(self, sql: str) -> D1PreparedStatement:
         """A statement for ``sql``."""
         if not isinstance(sql, str) or not sql.strip():  # pyright: ignore[reportUnnecessaryIsInstance]
@@ -179,11 +196,15 @@ class D1Database:
         """Run one statement now (used by the statement methods)."""
         started = time.perf_counter()
         before = self._conn.total_changes
+        guard = self._guard
+        guard.enforcing = True
         try:
             cursor = self._conn.execute(statement.sql, statement.params)
             rows = cursor.fetchall()
-        except (sqlite3.Error, ValueError) as exc:
-            raise D1Error(f"D1_ERROR: {exc}: SQLITE_ERROR") from exc
+        except (sqlite3.Error, ValueError, OverflowError, MemoryError) as exc:  # MemoryError: SQLITE_NOMEM
+            raise D1Error(f"D1_ERROR: {describe(exc)}") from exc
+        finally:
+            guard.enforcing = False
         names = [d[0] for d in cursor.description] if cursor.description else []
         changes = self._conn.total_changes - before
         return _Outcome(names, rows, changes, cursor.lastrowid or 0, (time.perf_counter() - started) * 1000)
@@ -205,8 +226,9 @@ class D1Database:
 
     def _size(self) -> int:
         if self._page_size is None:  # fixed once the file exists; the page count is what changes
-            self._page_size = int(self._conn.execute("PRAGMA page_size").fetchone()[0])
-        return int(self._conn.execute("PRAGMA page_count").fetchone()[0]) * self._page_size
+            self._page_size = int(self._conn.execute("PRAGMA page_size -- runtime").fetchone()[0])
+        # Text no application sends: a statement cached here unchecked is never reused for one (D1 refuses it).
+        return int(self._conn.execute("PRAGMA page_count -- runtime").fetchone()[0]) * self._page_size
 
     async def batch(self, statements: Sequence[D1PreparedStatement]) -> list[JsDict]:
         """Run ``statements`` in one transaction: all of them apply, or (when one fails) none does.
@@ -297,12 +319,13 @@ def apply_d1_migrations(db: D1Database, migrations_dir: Path) -> list[str]:
             continue
         conn.execute("BEGIN IMMEDIATE")
         try:
-            for statement in split_statements(path.read_text()):
-                conn.execute(statement)
+            with db.checked():  # a migration runs through D1's query API on Cloudflare: the same rules apply
+                for statement in split_statements(path.read_text()):
+                    conn.execute(statement)
             conn.execute("INSERT INTO d1_migrations (name) VALUES (?)", (path.name,))
         except sqlite3.Error as exc:
             conn.execute("ROLLBACK")
-            raise D1Error(f"D1_ERROR: migration {path.name} failed: {exc}") from exc
+            raise D1Error(f"D1_ERROR: migration {path.name} failed: {describe(exc)}") from exc
         conn.execute("COMMIT")
         applied.append(path.name)
     return applied

@@ -5,8 +5,10 @@ objects (``JsDict`` in Python), with ``one()``, ``toArray()``, ``raw()``, iterat
 ``rowsRead`` and ``rowsWritten``; ``databaseSize`` gives the file size; ``transactionSync(fn)`` runs ``fn``
 atomically and rolls back when it raises. ``BEGIN``/``COMMIT``/``SAVEPOINT`` are refused inside ``exec``.
 
-As strict as workerd where stdlib sqlite3 is laxer: a statement takes at most ``MAX_BOUND_PARAMETERS`` (100)
-bound parameters, and an integer SQLite cannot store is a ``SqlError``, not the driver's ``OverflowError``.
+As strict as workerd where stdlib sqlite3 is laxer: the connection carries workerd's limits and authorizer
+(``tsumugi_dev.sqlite_limits``: 100 bound parameters, 100,000-byte SQL, 2 MB strings, 5 compound SELECT terms,
+only listed functions and pragmas, no ATTACH, temporary tables or ``_cf_`` names), errors read as workerd's
+``<message>: <SQLITE_CODE>``, and an integer SQLite cannot store is a ``SqlError``, not ``OverflowError``.
 
 Bindings are what workerd's ``exec`` accepts, ``bytes | string | double`` (src/workerd/api/sql.h
 ``BindingValue``), so every number binds as a REAL (``sqlite3_bind_double``): an ``int`` binds as a float, one
@@ -28,6 +30,7 @@ from typing import Any, Final, Self, TypeVar
 from tsumugi_dev.ffi import MAX_SAFE_INTEGER, JsException
 from tsumugi_dev.jsdict import JsDict
 from tsumugi_dev.private_files import private_file
+from tsumugi_dev.sqlite_limits import LIMITS, MAX_SQL_BYTES, TRANSACTION_REFUSED, SqliteGuard
 
 __all__ = ["MAX_BOUND_PARAMETERS", "SqlCursor", "SqlError", "SqlStorage"]
 
@@ -166,22 +169,24 @@ class SqlStorage:
             "PRAGMA journal_mode=WAL" if self._path != ":memory:" else "PRAGMA journal_mode=MEMORY"
         )
         self._conn.execute("PRAGMA synchronous=NORMAL")
-        # workerd caps host parameters at 100, so "?101" (or a 101st "?") fails when the statement is prepared.
-        self._conn.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, MAX_BOUND_PARAMETERS)
         # A checkpoint costs two fsyncs (~10 ms on a VM disk); at SQLite's default of one per 1,000 WAL pages a
         # busy shard spent a third of its time in them. Every 10,000 pages (~40 MiB) keeps the same guarantee
         # under synchronous=NORMAL (a killed process loses nothing; a power loss may roll back recent commits,
         # never corrupt) with a tenth of the fsyncs; the WAL is cut back to 8 MiB after each checkpoint.
         self._conn.execute(f"PRAGMA wal_autocheckpoint={_WAL_CHECKPOINT_PAGES}")
         self._conn.execute(f"PRAGMA journal_size_limit={_WAL_KEEP_BYTES}")
+        # From here on every statement is the application's, checked as workerd checks it ("?101" or a 101st "?"
+        # fails when the statement is prepared); the runtime's own run inside self._guard.trusted().
+        self._guard = SqliteGuard(self._conn, LIMITS, transaction_message=TRANSACTION_REFUSED)
         self._depth = 0
         self.write_statements = 0
         """Write statements executed so far (INSERT/UPDATE/DELETE/REPLACE/DDL); a measuring aid, not SDK API."""
 
     @property
     def databaseSize(self) -> int:
-        page_count = self._conn.execute("PRAGMA page_count").fetchone()[0]
-        page_size = self._conn.execute("PRAGMA page_size").fetchone()[0]
+        with self._guard.trusted():  # text an application cannot send (workerd refuses PRAGMA page_count)
+            page_count = self._conn.execute("PRAGMA page_count -- runtime").fetchone()[0]
+            page_size = self._conn.execute("PRAGMA page_size -- runtime").fetchone()[0]
         return int(page_count) * int(page_size)
 
     def exec(self, query: str, *bindings: Any) -> SqlCursor:
@@ -189,6 +194,9 @@ class SqlStorage:
             raise SqlError(
                 f"too many SQL variables: {len(bindings)} bound parameters, at most {MAX_BOUND_PARAMETERS}"
             )
+        if len(query) > MAX_SQL_BYTES // 4 and len(query.encode()) > MAX_SQL_BYTES:
+            # workerd prepares the whole text at once, so the limit holds for all its statements together.
+            raise SqlError("statement too long: SQLITE_TOOBIG")
         if bindings:  # a statement with bindings is run as one statement, as before
             return self._exec_one(query, _check_bindings(bindings))
         statements = _split_cached(query)
@@ -202,15 +210,16 @@ class SqlStorage:
     def _exec_one(self, statement: str, params: Sequence[Any]) -> SqlCursor:
         is_transaction, is_write = _analyse(statement)
         if is_transaction:
-            raise SqlError("To execute a transaction, please use the state.storage.transactionSync() API")
+            raise SqlError(TRANSACTION_REFUSED)
         before = self._conn.total_changes
         try:
             cur = self._conn.execute(statement, params)
             rows = cur.fetchall()
-        except sqlite3.Error as exc:
-            raise SqlError(f"{exc}: {statement.strip()[:200]}") from exc
-        except OverflowError as exc:  # an int beyond SQLite's 64-bit INTEGER, refused at bind time
-            raise SqlError(f"{exc}: {statement.strip()[:200]}") from exc
+        # OverflowError: an int beyond a 64-bit INTEGER, at bind; MemoryError: a program over SQLITE_LIMIT_VDBE_OP.
+        except (sqlite3.Error, OverflowError, MemoryError) as exc:
+            error = SqlError(self._guard.refusal(exc))
+            error.add_note(f"statement: {statement.strip()[:200]}")
+            raise error from exc
         names = [d[0] for d in cur.description] if cur.description else []
         if is_write:
             self.write_statements += 1
@@ -219,17 +228,20 @@ class SqlStorage:
     def transaction_sync(self, fn: Callable[[], T]) -> T:
         """Run ``fn`` atomically: every write it makes is kept, or none is (``transactionSync`` in the SDK)."""
         name = f"tx{self._depth}"
-        self._conn.execute(f"SAVEPOINT {name}")
+        with self._guard.trusted():
+            self._conn.execute(f"SAVEPOINT {name}")
         self._depth += 1
         try:
             result = fn()
         except BaseException:
             self._depth -= 1
-            self._conn.execute(f"ROLLBACK TO {name}")
-            self._conn.execute(f"RELEASE {name}")
+            with self._guard.trusted():
+                self._conn.execute(f"ROLLBACK TO {name}")
+                self._conn.execute(f"RELEASE {name}")
             raise
         self._depth -= 1
-        self._conn.execute(f"RELEASE {name}")
+        with self._guard.trusted():
+            self._conn.execute(f"RELEASE {name}")
         return result
 
     transactionSync = transaction_sync
