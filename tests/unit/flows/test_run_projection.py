@@ -1,5 +1,6 @@
-"""The run projection: the newest outbox row of each run and node, node rows built by SQLite reaching the
-D1 read model in bounded chunks, the seq guard, and errors cut as for jobs."""
+"""The run projection: each node the outbox names reaches the D1 read model once per batch, as it is then,
+with the seq of its newest outbox row; rows are built by SQLite in bounded chunks; the seq guard keeps an
+older row from winning; errors are cut as a job's are."""
 
 from __future__ import annotations
 
@@ -8,19 +9,8 @@ from pathlib import Path
 from tsumugi_core.options import MAX_ERROR_CHARS
 from tsumugi_dev.d1 import D1Database, apply_d1_migrations
 from tsumugi_dev.do_sql import SqlStorage
-from tsumugi_scheduler.run.projection import NODES_PER_TEXT, latest, node_rows, project_runs
-from tsumugi_scheduler.run.store import RunStore
-
-
-def test_only_the_newest_snapshot_of_each_target_is_sent() -> None:
-    rows = [
-        {"seq": 1, "kind": "node", "target": "a", "snapshot": "a1"},
-        {"seq": 2, "kind": "run", "target": "r", "snapshot": "r1"},
-        {"seq": 3, "kind": "node", "target": "b", "snapshot": "b1"},
-        {"seq": 4, "kind": "node", "target": "a", "snapshot": "a2"},
-        {"seq": 5, "kind": "run", "target": "r", "snapshot": "r2"},
-    ]
-    assert [r["snapshot"] for r in latest(rows)] == ["b1", "a2", "r2"]
+from tsumugi_scheduler.run.projection import NODES_PER_TEXT, node_rows, project_runs
+from tsumugi_scheduler.run.store import OutboxBatch, RunStore
 
 
 def migrated_d1(folder: Path) -> D1Database:
@@ -29,7 +19,7 @@ def migrated_d1(folder: Path) -> D1Database:
     return db
 
 
-def _run_store(storage: SqlStorage, count: int, error: str | None = None) -> RunStore:
+def run_store(storage: SqlStorage, count: int, error: str | None = None) -> RunStore:
     store = RunStore(storage)
     rows = [{"id": f"each:{i}", "payload": "null", "options": "{}", "seq": 1 + i} for i in range(count)]
     store.insert_nodes(rows, {"binding": "Hello", "state": "FAILED", "container": 0, "parent": "each",
@@ -38,35 +28,65 @@ def _run_store(storage: SqlStorage, count: int, error: str | None = None) -> Run
     return store
 
 
-async def _project(storage: SqlStorage, d1: D1Database, seqs: dict[str, int]) -> None:
-    await project_runs(d1, node_rows(storage, "fan:r", seqs), None)
+async def project(store: RunStore, d1: D1Database) -> OutboxBatch | None:
+    batch = store.outbox_batch(10_000)
+    if batch is not None:
+        await project_runs(d1, node_rows(store.sql, "fan:r", batch.up_to_seq, batch.nodes), None)
+        store.ack(batch.up_to_seq)
+    return batch
 
 
-async def test_node_rows_reach_the_read_model_in_chunks_and_an_older_snapshot_never_wins(tmp_path: Path) -> None:
+async def read(d1: D1Database, node_id: str) -> dict[str, object]:
+    row = await d1.prepare("SELECT * FROM run_node WHERE run_id = 'fan:r' AND node_id = ?").bind(node_id).first()
+    return dict(row or {})
+
+
+def test_a_batch_names_each_node_once_with_its_newest_seq_and_the_run_when_named() -> None:
+    with SqlStorage() as storage:
+        store = run_store(storage, 3)
+        store.outbox_nodes(["each:0", "each:1"])
+        store.outbox_run("fan:r")
+        store.outbox_nodes(["each:1"])
+        assert store.outbox_batch(100) == OutboxBatch(rows=4, up_to_seq=4, nodes=2, run_seq=3)
+        assert store.outbox_batch(2) == OutboxBatch(rows=2, up_to_seq=2, nodes=2, run_seq=None)
+        [text] = node_rows(storage, "fan:r", 4, 2)
+        assert text.count('"each:') == 2 and '"each:1",4,' in text  # the newest of each:1's rows
+        store.ack(4)
+        assert store.outbox_batch(100) is None
+
+
+async def test_node_rows_reach_the_read_model_in_chunks_and_an_older_row_never_wins(tmp_path: Path) -> None:
     d1 = migrated_d1(tmp_path)
     with SqlStorage() as storage:
         count = NODES_PER_TEXT * 2 + 1
-        _run_store(storage, count)
-        assert len(node_rows(storage, "fan:r", {f"each:{i}": 10 for i in range(count)})) == 3
-        await _project(storage, d1, {f"each:{i}": 10 for i in range(count)})
-        storage.exec("UPDATE node SET state = 'COMPLETED' WHERE id = 'each:0'")
-        await _project(storage, d1, {"each:0": 9})  # an older outbox row replayed: changes nothing
+        store = run_store(storage, count)
+        store.outbox_nodes(f"each:{i}" for i in range(count))
+        assert len(node_rows(storage, "fan:r", count, count)) == 3
+        await project(store, d1)
         rows = (await d1.prepare("SELECT * FROM run_node WHERE run_id = 'fan:r' ORDER BY position").all()).results
         assert len(rows) == count
-        assert {k: rows[0][k] for k in ("node_id", "seq", "state", "binding", "parent", "origin", "position")} == {
-            "node_id": "each:0", "seq": 10, "state": "FAILED", "binding": "Hello", "parent": "each",
-            "origin": "fanOut", "position": 1}  # fmt: skip
-        await _project(storage, d1, {"each:0": 11})
-        row = await d1.prepare("SELECT state, seq FROM run_node WHERE node_id = 'each:0'").first()
-        assert dict(row or {}) == {"state": "COMPLETED", "seq": 11}
+        first = await read(d1, "each:0")
+        assert {k: first[k] for k in ("seq", "state", "binding", "parent", "origin", "position", "after")} == {
+            "seq": 1, "state": "FAILED", "binding": "Hello", "parent": "each", "origin": "fanOut", "position": 1,
+            "after": "[]"}  # fmt: skip
+
+        storage.exec("UPDATE node SET state = 'COMPLETED' WHERE id = 'each:0'")
+        await project_runs(d1, node_rows(storage, "fan:r", 0, 1), None)  # nothing named up to seq 0
+        store.outbox_nodes(["each:0"])
+        await project(store, d1)
+        assert (await read(d1, "each:0"))["state"] == "COMPLETED"
+        storage.exec("UPDATE node SET state = 'FAILED' WHERE id = 'each:0'")
+        storage.exec("INSERT INTO run_outbox (seq, kind, target) VALUES (2, 'node', 'each:0')")  # a replayed row
+        await project(store, d1)
+        assert (await read(d1, "each:0"))["state"] == "COMPLETED"
     d1.close()
 
 
 async def test_a_long_node_error_is_cut_for_the_read_model(tmp_path: Path) -> None:
     d1 = migrated_d1(tmp_path)
     with SqlStorage() as storage:
-        _run_store(storage, 1, error="x" * (MAX_ERROR_CHARS * 3))
-        await _project(storage, d1, {"each:0": 1})
-        row = await d1.prepare("SELECT error FROM run_node WHERE node_id = 'each:0'").first()
-        assert row is not None and row["error"] == "x" * MAX_ERROR_CHARS
+        store = run_store(storage, 1, error="x" * (MAX_ERROR_CHARS * 3))
+        store.outbox_nodes(["each:0"])
+        await project(store, d1)
+        assert (await read(d1, "each:0"))["error"] == "x" * MAX_ERROR_CHARS
     d1.close()

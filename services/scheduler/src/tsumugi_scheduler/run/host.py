@@ -11,6 +11,7 @@ the same job ids, unprojected snapshots are projected by the next tick.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any, Final
 
 import msgspec
@@ -24,14 +25,14 @@ from tsumugi_scheduler.payload_schemas import PayloadSchemas
 from tsumugi_scheduler.producer_rpc import MAX_BATCH_ITEMS, SchedulerService
 from tsumugi_scheduler.remote_errors import error_text
 from tsumugi_scheduler.run.notices import MAX_FAILED_NODES, notice_bindings, notice_items
-from tsumugi_scheduler.run.projection import latest, node_rows, project_runs
+from tsumugi_scheduler.run.projection import node_rows, project_runs
 from tsumugi_scheduler.run.settings import RunSettings
 from tsumugi_scheduler.run.steps import Steps, spawn_rows
 from tsumugi_scheduler.run.store import RunStore
 from tsumugi_scheduler.shard import SqlLike
 from tsumugi_scheduler.timing import time_source
 
-__all__ = ["ADVANCE_ROUNDS", "DECISIONS_PER_TICK", "PROJECTION_BATCH", "RUN_LOGGER", "RunError", "RunHost"]
+__all__ = ["ADVANCE_ROUNDS", "DECISIONS_PER_TICK", "PROJECTION_BATCH", "PROJECTION_DELAY_MS", "RUN_LOGGER", "RunError", "RunHost"]
 
 DECISIONS_PER_TICK: Final = 1_000
 """Decisions one tick applies; more wait for the next tick (armed at once). The original's 200 bounded a
@@ -39,6 +40,10 @@ tick inside one alarm of its runtime; here 1,000 starts are two ``enqueue_many``
 Python, so a 1,000-child fan-out starts in one tick instead of five (ADR-0087, bench/flows.py)."""
 ADVANCE_ROUNDS: Final = 32
 """Advance rounds per tick."""
+PROJECTION_DELAY_MS: Final = 200
+"""How long job endings that cannot start anything (a fan-out or spawned child ending while a sibling still
+runs) wait for their tick, so the endings of many children are applied and projected in one tick, not one
+tick per report batch; an ending that may start something ticks at once."""
 PROJECTION_BATCH: Final = 500
 """Outbox rows per D1 batch (a few statements: node rows go as JSON arrays, run/projection.py)."""
 _PROJECTION_ROUNDS: Final = 4
@@ -88,6 +93,12 @@ class RunHost:
 
     async def _arm_now(self) -> None:
         await self._storage.setAlarm(time_source().now_ms())
+
+    async def _arm_by(self, at: int) -> None:
+        """Arm for ``at`` unless an alarm is due sooner (never later than one already set)."""
+        current = await self._storage.getAlarm()
+        if current is None or int(current) > at:
+            await self._storage.setAlarm(at)
 
     # -- calls ----------------------------------------------------------------------------------------------
 
@@ -177,13 +188,18 @@ class RunHost:
                     else:
                         store.insert_nodes(children)
                         touched.extend(c["id"] for c in children)
-            touched.extend(store.finish_nodes(outcomes.values(), now))
+            changed = store.finish_nodes(outcomes.values(), now)
+            decisive.append(len(touched) > 0 or store.decisive(changed))  # a spawn adds nodes to start
+            touched.extend(changed)
             if touched:
                 store.outbox_nodes(touched)
 
+        decisive: list[bool] = []
         store.atomically(write)
-        if touched:
+        if touched and decisive[0]:
             await self._arm_now()
+        elif touched:  # nothing can start: the tick only projects, later, with the endings that follow
+            await self._arm_by(now + PROJECTION_DELAY_MS)
 
     async def notify_child(self, node_id: str, child_run_id: str, state: str) -> None:
         """A child run ended in ``state``: its subflow node takes that state."""
@@ -341,11 +357,15 @@ class RunHost:
             deferred = True
 
         store.atomically(lambda: (decide(), store.outbox_nodes(steps.touched)))
-        changed = await self._send(store, run)
-        changed |= await self._cancel(store, run, steps, deadline_error)
-        store.atomically(lambda: self._settle_run(store, now, cancelling, expired, bool(
-            steps.touched or changed)))  # fmt: skip
-        return deferred or changed
+        record_sent = await self._send(store, run)
+        record_cancelled = await self._cancel(run, steps, deadline_error)
+
+        def settle() -> bool:  # what the calls did, and the run state it implies, in one transaction
+            changed = record_sent() | record_cancelled()
+            self._settle_run(store, now, cancelling, expired, bool(steps.touched or changed))
+            return changed
+
+        return store.atomically(settle) or deferred
 
     def _settle_run(self, store: RunStore, now: int, cancelling: bool, expired: bool, touched: bool) -> None:
         run = store.run()
@@ -364,8 +384,9 @@ class RunHost:
         node = store.node(spec.output)
         return None if node is None else node["result"]
 
-    async def _send(self, store: RunStore, run: dict[str, Any]) -> bool:
-        """Enqueue unsent jobs and start unsent child runs; True when a node failed doing so.
+    async def _send(self, store: RunStore, run: dict[str, Any]) -> Callable[[], bool]:
+        """Enqueue unsent jobs and start unsent child runs; returns the write that records it (True when a
+        node failed doing so), for the caller's transaction.
 
         Each job is checked once, by the scheduler's own enqueue path; an invalid one fails its node alone.
         """
@@ -400,17 +421,19 @@ class RunHost:
             except Exception as exc:
                 failed[node["id"]] = f"failed to start child run: {_message(exc)}"
 
-        def write() -> None:
+        def write() -> bool:
             now = time_source().now_ms()
             store.update_nodes(sent, sent=1)
             store.patch_nodes({node_id: {"state": "FAILED", "error": error, "updated_at": now}
                                for node_id, error in failed.items()})  # fmt: skip
             store.outbox_nodes(failed)
+            return bool(failed)
 
-        store.atomically(write)
-        return bool(failed)
+        return write
 
-    async def _cancel(self, store: RunStore, run: dict[str, Any], steps: Steps, error: str | None) -> bool:
+    async def _cancel(self, run: dict[str, Any], steps: Steps, error: str | None) -> Callable[[], bool]:
+        """Send the tick's cancels; returns the write that records the jobs cancelled before they started
+        (True when there were any), for the caller's transaction."""
         final = "FAILED" if error is not None else "CANCELLED"
         done: list[str] = []
         for node_id, job_id in steps.cancel_jobs:
@@ -421,33 +444,30 @@ class RunHost:
         for _, child in steps.cancel_runs:
             await self._env.RUN.getByName(child).cancel()  # its end arrives through notify_child
 
-        def write() -> None:
+        store = self.store()
+
+        def write() -> bool:
             now = time_source().now_ms()
             for node_id in done:
                 node = store.node(node_id)
                 if node is not None and node["state"] == "SCHEDULED":
                     store.update_node(node_id, state=final, error=error, updated_at=now)
             store.outbox_nodes(done)
+            return bool(done)
 
-        store.atomically(write)
-        return bool(done)
+        return write
 
     async def _project(self, store: RunStore) -> None:
         for _ in range(_PROJECTION_ROUNDS):
-            rows = store.outbox(PROJECTION_BATCH)
-            if not rows:
-                return
-            newest = latest(rows)
+            batch = store.outbox_batch(PROJECTION_BATCH)
             run = store.run()
-            if run is None:
+            if batch is None or run is None:
                 return
-            nodes = node_rows(store.sql, str(run["id"]),
-                              {str(r["target"]): int(r["seq"]) for r in newest if r["kind"] == "node"})  # fmt: skip
-            run_seq = next((int(r["seq"]) for r in newest if r["kind"] == "run"), None)
-            snapshot = None if run_seq is None else (run_seq, self._run_snapshot(store, run))
+            nodes = node_rows(store.sql, str(run["id"]), batch.up_to_seq, batch.nodes)
+            snapshot = None if batch.run_seq is None else (batch.run_seq, self._run_snapshot(store, run))
             await project_runs(self._env.TSUMUGI_DB, nodes, snapshot)
-            store.ack(int(rows[-1]["seq"]))
-            if len(rows) < PROJECTION_BATCH:
+            store.ack(batch.up_to_seq)
+            if batch.rows < PROJECTION_BATCH:
                 return
 
     def _run_snapshot(self, store: RunStore, run: dict[str, Any]) -> dict[str, Any]:

@@ -13,9 +13,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from tsumugi_core.options import MAX_ERROR_CHARS
-from tsumugi_scheduler.json_batches import json_arrays
 
-__all__ = ["NODES_PER_TEXT", "latest", "node_rows", "project_runs"]
+__all__ = ["NODES_PER_TEXT", "node_rows", "project_runs"]
 
 _RUN: Final = (
     "INSERT INTO run (id, seq, flow, state, input, node_total, node_done, node_failed, created_at, updated_at,"
@@ -46,36 +45,26 @@ NODES_PER_TEXT: Final = 100
 """Nodes per JSON text: each is at most ~13 KB (an error is cut to `MAX_ERROR_CHARS`, a container's result
 is its fan-out summary), so a text stays under ~1.3 MB."""
 _NODE_ROWS: Final = (
-    "SELECT json_group_array(json_array(?, n.id, json_extract(p.value, '$[1]'), n.binding, n.state, n.container,"
-    " n.parent, n.origin, n.after, n.job_id, CASE WHEN n.container = 1 THEN n.result END,"
+    "SELECT json_group_array(json_array(?, n.id, o.seq, n.binding, n.state, n.container, n.parent, n.origin,"
+    " n.after, n.job_id, CASE WHEN n.container = 1 THEN n.result END,"
     f" substr(n.error, 1, {MAX_ERROR_CHARS}), n.seq, n.created_at, n.updated_at, n.child_run_id)) AS rows"
-    " FROM json_each(?) AS p JOIN node AS n ON n.id = json_extract(p.value, '$[0]')"
+    " FROM (SELECT target, MAX(seq) AS seq FROM run_outbox WHERE kind = 'node' AND seq <= ? GROUP BY target"
+    " ORDER BY target LIMIT ? OFFSET ?) AS o JOIN node AS n ON n.id = o.target"
 )
-"""The Run object's side: `_NODE_COLUMNS` of the nodes named in a JSON array of ``[node id, seq]``."""
+"""The Run object's side: `_NODE_COLUMNS` of one page of the nodes its outbox names up to a seq."""
 
 
-def node_rows(sql: Any, run_id: str, seqs: Mapping[str, int]) -> list[str]:
-    """The read-model rows of the nodes in ``seqs`` (node id -> outbox seq) as they are now, read from the
-    Run object's ``sql`` as JSON texts of value arrays in `_NODE_COLUMNS` order, built by SQLite (no Python
-    per node). `NODES_PER_TEXT` nodes a text, so one stays well under D1's 2 MB per value."""
+def node_rows(sql: Any, run_id: str, up_to_seq: int, nodes: int) -> list[str]:
+    """The read-model rows of the nodes named in the Run object's outbox up to ``up_to_seq`` (``nodes`` of
+    them), each with the seq of its newest outbox row and its values as they are now: JSON texts of value
+    arrays in `_NODE_COLUMNS` order, built by SQLite (no Python per node), `NODES_PER_TEXT` nodes a text so one
+    stays well under D1's 2 MB per value."""
     texts: list[str] = []
-    pairs = list(seqs.items())
-    for start in range(0, len(pairs), NODES_PER_TEXT):
-        text = sql.exec(_NODE_ROWS, run_id, json_arrays(pairs[start : start + NODES_PER_TEXT])[0]).one()[
-            "rows"
-        ]
+    for offset in range(0, nodes, NODES_PER_TEXT):
+        text = str(sql.exec(_NODE_ROWS, run_id, up_to_seq, NODES_PER_TEXT, offset).one()["rows"])
         if text != "[]":
-            texts.append(str(text))
+            texts.append(text)
     return texts
-
-
-def latest(rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    """The newest outbox row of each run and node among ``rows`` (in feed order): each is projected once,
-    as it is now, with the newest ``seq``."""
-    newest: dict[tuple[str, str], Mapping[str, Any]] = {}
-    for row in rows:
-        newest[(str(row["kind"]), str(row["target"]))] = row
-    return sorted(newest.values(), key=lambda r: int(r["seq"]))
 
 
 async def project_runs(d1: Any, node_texts: Sequence[str], run: tuple[int, Mapping[str, Any]] | None) -> None:

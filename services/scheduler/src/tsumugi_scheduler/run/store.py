@@ -22,7 +22,7 @@ from tsumugi_scheduler.json_batches import BATCH_BYTES, json_arrays, json_object
 from tsumugi_scheduler.run.schema import DDL, NODE_COLUMNS, upgrade
 from tsumugi_scheduler.shard import SqlLike
 
-__all__ = ["MAX_BINDS", "PATCH_BYTES", "RunStore", "node_view"]
+__all__ = ["MAX_BINDS", "PATCH_BYTES", "OutboxBatch", "RunStore", "node_view"]
 
 MAX_BINDS: Final = 100
 """Bind variables per statement on Cloudflare's Durable Object SQL."""
@@ -30,6 +30,10 @@ PATCH_BYTES: Final = BATCH_BYTES
 """Most bytes of one `patch_nodes` JSON text (workerd caps a string or row at 4 MiB)."""
 _COLUMNS: Final = frozenset(NODE_COLUMNS)
 _PATCHABLE: Final = _COLUMNS - {"id"}
+_SETTLED_PARENTS: Final = (
+    "SELECT p.value AS parent FROM json_each(?) AS p WHERE NOT EXISTS (SELECT 1 FROM node WHERE node.parent = p.value"
+    f" AND node.state NOT IN ({', '.join(repr(s) for s in sorted(NODE_TERMINAL_STATES))})) LIMIT 1"
+)
 _FINISH: Final = (
     "UPDATE node SET state = json_extract(p.value, '$[2]'), result = json_extract(p.value, '$[3]'),"
     " error = json_extract(p.value, '$[4]'), updated_at = ? FROM json_each(?) AS p"
@@ -40,6 +44,18 @@ _FINISH: Final = (
 
 _encode = msgspec.json.encode
 T = TypeVar("T")
+
+
+class OutboxBatch(msgspec.Struct, frozen=True, kw_only=True):
+    """The oldest rows of the outbox, as the projection takes them."""
+
+    rows: int
+    up_to_seq: int
+    """The newest seq among them (acknowledged once projected)."""
+    nodes: int
+    """How many distinct nodes they name."""
+    run_seq: int | None
+    """The newest seq naming the run, or None."""
 
 
 def node_view(row: Mapping[str, Any]) -> NodeView:
@@ -126,6 +142,22 @@ class RunStore:
         rows = self.sql.exec("SELECT state, COUNT(*) AS n FROM node WHERE parent = ? GROUP BY state", parent)
         return Counter({str(r["state"]): int(r["n"]) for r in rows})
 
+    def decisive(self, node_ids: Iterable[str]) -> bool:
+        """True when the endings of ``node_ids`` may let a decision fall due: one is not a child, or it was
+        among its parent's last unfinished children. False when each is a child whose parent still waits on
+        a sibling (then `advance` can decide nothing new: a parent acts only once all its children ended)."""
+        views = self._views if self._views is not None else {v.id: v for v in self.views()}
+        parents: set[str] = set()
+        for node_id in node_ids:
+            view = views.get(node_id)
+            if view is None or view.parent is None:
+                return True
+            parents.add(view.parent)
+        for text in json_arrays(sorted(parents), PATCH_BYTES):
+            if self.sql.exec(_SETTLED_PARENTS, text).toArray():
+                return True
+        return False
+
     def count(self) -> int:
         """How many nodes the run holds."""
         return int(self.sql.exec("SELECT COUNT(*) AS n FROM node").one()["n"])
@@ -196,14 +228,12 @@ class RunStore:
         self._track(node_id, values)
 
     def update_nodes(self, node_ids: Iterable[str], **values: Any) -> None:
-        """Set the same ``values`` on every node of ``node_ids``."""
+        """Set the same ``values`` on every node of ``node_ids`` (ids bound as JSON, `PATCH_BYTES` a statement)."""
         ids = list(dict.fromkeys(node_ids))
         assignments = ", ".join(f"{k} = ?" for k in values)
-        per = MAX_BINDS - len(values)
-        for start in range(0, len(ids), per):
-            chunk = ids[start : start + per]
-            self.sql.exec(f"UPDATE node SET {assignments} WHERE id IN ({', '.join('?' * len(chunk))})",
-                          *values.values(), *chunk)  # fmt: skip
+        for text in json_arrays(ids, PATCH_BYTES):
+            self.sql.exec(f"UPDATE node SET {assignments} WHERE id IN (SELECT value FROM json_each(?))",
+                          *values.values(), text)  # fmt: skip
         for node_id in ids:
             self._track(node_id, values)
 
@@ -257,6 +287,17 @@ class RunStore:
         """The oldest ``limit`` outbox rows (``seq``, ``kind``, ``target``)."""
         rows = self.sql.exec("SELECT seq, kind, target FROM run_outbox ORDER BY seq LIMIT ?", limit).toArray()
         return [dict(r) for r in rows]
+
+    def outbox_batch(self, limit: int) -> OutboxBatch | None:
+        """The oldest ``limit`` outbox rows in one figure each (None when the outbox is empty)."""
+        row = self.sql.exec(
+            "SELECT COUNT(*) AS n, MAX(seq) AS up_to, MAX(CASE WHEN kind = 'run' THEN seq END) AS run_seq,"
+            " COUNT(DISTINCT CASE WHEN kind = 'node' THEN target END) AS nodes"
+            " FROM (SELECT seq, kind, target FROM run_outbox ORDER BY seq LIMIT ?)", limit).one()  # fmt: skip
+        if not row["n"]:
+            return None
+        return OutboxBatch(rows=int(row["n"]), up_to_seq=int(row["up_to"]), nodes=int(row["nodes"]),
+                           run_seq=None if row["run_seq"] is None else int(row["run_seq"]))  # fmt: skip
 
     def ack(self, up_to_seq: int) -> None:
         """Forget outbox rows up to ``up_to_seq`` (projected)."""
