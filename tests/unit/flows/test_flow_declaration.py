@@ -52,7 +52,8 @@ def test_a_fan_out_maps_every_item_with_one_conversion_of_the_run_input() -> Non
                   input=lambda item, run, index: seen.append(run) or item)  # fmt: skip
 
     fan = each.spec.node("greet")
-    assert fan is not None and fan.item_input is not None
+    assert fan is not None
+    assert fan.item_input is not None
     raw = {"names": [f"n{i}" for i in range(1_000)]}
     assert [fan.item_input(name, raw, i) for i, name in enumerate(raw["names"])] == raw["names"]
     assert all(run is seen[0] for run in seen)  # converted once, not once per item

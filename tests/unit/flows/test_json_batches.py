@@ -10,7 +10,8 @@ from tsumugi_scheduler.json_batches import json_arrays, json_objects
 def test_what_fits_is_one_text_and_nothing_is_an_empty_list() -> None:
     assert json_arrays([[1, "a"], [2, None]]) == ['[[1,"a"],[2,null]]']
     assert json_objects({"a": [1], "b": None}) == ['{"a":[1],"b":null}']
-    assert json_arrays([]) == [] and json_objects({}) == []
+    assert json_arrays([]) == []
+    assert json_objects({}) == []
 
 
 def test_over_the_bound_items_are_cut_into_texts_that_each_fit_and_keep_order() -> None:

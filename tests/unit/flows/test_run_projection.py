@@ -50,7 +50,8 @@ def test_a_batch_names_each_node_once_with_its_newest_seq_and_the_run_when_named
         assert store.outbox_batch(100) == OutboxBatch(rows=4, up_to_seq=4, nodes=2, run_seq=3)
         assert store.outbox_batch(2) == OutboxBatch(rows=2, up_to_seq=2, nodes=2, run_seq=None)
         [text] = node_rows(storage, "fan:r", 4, 2)
-        assert text.count('"each:') == 2 and '"each:1",4,' in text  # the newest of each:1's rows
+        assert text.count('"each:') == 2
+        assert '"each:1",4,' in text  # the newest of each:1's rows
         store.ack(4)
         assert store.outbox_batch(100) is None
 

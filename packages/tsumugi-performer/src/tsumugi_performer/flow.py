@@ -118,8 +118,9 @@ class FlowBuilder(Generic[_I]):
         self._last: tuple[Any, Any] | None = None
 
     def _run_input(self, raw: Any) -> _I:
-        """``raw`` (the run input as stored) as the flow's input type, converted once per input object:
-        a fan-out maps each of its items with the same input (mapping functions must not change it).
+        """``raw`` (the run input as stored) as the flow's input type, converted once per input object.
+
+        A fan-out maps each of its items with the same converted input (mapping functions must not change it).
         """
         if self._input_type is Any:
             return raw
