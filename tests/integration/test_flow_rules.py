@@ -98,6 +98,25 @@ async def test_a_failure_skips_downstream_while_an_independent_branch_finishes_t
     assert detail["b"]["error"] is None
 
 
+async def test_nodes_carry_when_they_were_scheduled_and_when_they_finished(runs: Runs, clock: VirtualClock) -> None:
+    started = clock.now_ms()
+    await runs.start("chain:t", {"key": "t", "wait": 3})
+    await clock.advance(5_000)
+    _, nodes = await runs.read("chain:t")
+    times = {k: (v["scheduled_at"], v["finished_at"]) for k, v in nodes.items()}
+    a, b, d = times["a"], times["b"], times["d"]
+    assert started <= a[0] <= a[1] <= b[0] <= b[1]  # b was scheduled once a had finished
+    assert d[1] - d[0] >= 3_000  # Patient slept 3 s
+    assert times["c"][0] is None  # skipped: never scheduled
+    assert times["c"][1] == nodes["c"]["updated_at"]
+
+    assert await runs.stub("chain:t").retry() == {"ok": True}
+    await clock.advance(1)
+    _, nodes = await runs.read("chain:t")
+    assert nodes["a"]["scheduled_at"] == a[0]  # a completed node keeps its times
+    assert nodes["b"]["scheduled_at"] > b[0]  # a re-run node is scheduled anew
+
+
 async def test_start_is_idempotent_by_run_id_and_the_shape_is_frozen(runs: Runs, clock: VirtualClock) -> None:
     assert await runs.start("fan:one", {"items": [1, 2]}) == {"id": "fan:one", "created": True}
     assert await runs.start("fan:one", {"items": [9]}) == {"id": "fan:one", "created": False}

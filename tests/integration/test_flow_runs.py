@@ -69,6 +69,7 @@ async def test_rest_starts_lists_reads_and_controls_runs(clock: VirtualClock, dr
     assert json.loads(detail["run"]["output"]) == "greeted 1 of 1 (0 failed)"
     assert all(n["waiting_on"] == [] for n in detail["nodes"])
     assert [n["id"] for n in detail["nodes"]] == ["names", "hello", "report", "hello:0"]
+    assert all(n["scheduled_at"] <= n["finished_at"] for n in detail["nodes"])  # each node's waterfall bar
     assert detail["nodes"][3]["origin"] == "fanOut"
     assert detail["nodes"][3]["parent"] == "hello"
     assert await driver.rest("POST", "/api/runs/greetings:r1/cancel") == (

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import msgspec
+
 from tsumugi_core.options import MAX_ERROR_CHARS
 from tsumugi_dev.d1 import D1Database, apply_d1_migrations
 from tsumugi_dev.do_sql import SqlStorage
+from tsumugi_scheduler.api.runs import _node  # pyright: ignore[reportPrivateUsage]
 from tsumugi_scheduler.run.projection import NODES_PER_TEXT, node_rows, project_runs
 from tsumugi_scheduler.run.store import OutboxBatch, RunStore
 
@@ -90,4 +93,20 @@ async def test_a_long_node_error_is_cut_for_the_read_model(tmp_path: Path) -> No
         store.outbox_nodes(["each:0"])
         await project(store, d1)
         assert (await read(d1, "each:0"))["error"] == "x" * MAX_ERROR_CHARS
+    d1.close()
+
+
+async def test_the_api_gives_a_nodes_times_once_known_and_leaves_them_out_before(tmp_path: Path) -> None:
+    d1 = migrated_d1(tmp_path)
+    with SqlStorage() as storage:
+        store = run_store(storage, 2)
+        store.update_node("each:0", state="SCHEDULED", updated_at=7)
+        store.update_node("each:1", state="PENDING", updated_at=7)
+        store.outbox_nodes(["each:0", "each:1"])
+        await project(store, d1)
+        rows = (await d1.prepare("SELECT * FROM run_node ORDER BY position").all()).results
+        encoded = [msgspec.json.decode(msgspec.json.encode(_node(row))) for row in rows]
+        assert (encoded[0]["scheduled_at"], encoded[0]["finished_at"]) == (7, None)
+        assert "scheduled_at" not in encoded[1]  # neither known: the waterfall infers (ADR-0070)
+        assert "finished_at" not in encoded[1]
     d1.close()

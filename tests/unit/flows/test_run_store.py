@@ -65,7 +65,7 @@ def test_a_thousand_children_are_inserted_started_and_finished_in_a_handful_of_s
     assert len(rows) == 1_000
     assert rows[3] == {**SHARED, "id": "each:3", "payload": '{"n":3}', "options": "{}", "seq": 4, "state": "COMPLETED",
                        "job_id": "Hello#0:j3", "sent": 1, "result": '"ok"', "error": None, "updated_at": 7,
-                       "subflow": None, "child_run_id": None}  # fmt: skip
+                       "subflow": None, "child_run_id": None, "scheduled_at": 6, "finished_at": 7}  # fmt: skip
     assert len(store.outbox(5_000)) == 1_000
 
 
@@ -116,6 +116,18 @@ def test_an_outcome_applies_only_to_a_node_waiting_on_that_job(sql: CountingSql)
         "each:0": ("FAILED", "no"), "each:1": ("SCHEDULED", None), "each:2": ("COMPLETED", None)}  # fmt: skip
 
 
+def test_a_node_is_stamped_when_scheduled_and_when_it_ends_unless_told_otherwise(sql: CountingSql) -> None:
+    store = RunStore(sql)
+    store.insert_nodes(children(4), SHARED)
+    store.patch_nodes({"each:0": {"state": "SCHEDULED", "updated_at": 10}, "each:1": {"state": "SKIPPED", "updated_at": 11},
+                       "each:2": {"state": "RUNNING", "updated_at": 12}})  # fmt: skip
+    store.update_node("each:0", state="FAILED", updated_at=20)
+    store.update_nodes(["each:3"], state="SCHEDULED", updated_at=30)
+    store.update_node("each:3", state="PENDING", updated_at=31, scheduled_at=None)  # a resume clears it
+    times = {n["id"]: (n["scheduled_at"], n["finished_at"]) for n in store.nodes()}
+    assert times == {"each:0": (10, 20), "each:1": (None, 11), "each:2": (None, None), "each:3": (None, None)}
+
+
 def test_nodes_by_id_reads_only_the_columns_asked_for(sql: CountingSql) -> None:
     store = RunStore(sql)
     store.insert_nodes(children(2), SHARED)
@@ -133,14 +145,25 @@ def test_the_fan_out_summary_counts_children_by_state(sql: CountingSql) -> None:
     assert store.failed(1) == [{"id": "each:2", "error": None}]
 
 
-def test_an_object_from_before_the_outbox_lost_its_snapshots_is_upgraded_keeping_its_rows() -> None:
+def test_an_object_of_an_older_version_is_upgraded_keeping_its_rows() -> None:
     storage = SqlStorage()
     try:
         storage.exec("CREATE TABLE run_outbox (seq INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL,"
                      " target TEXT NOT NULL, snapshot TEXT NOT NULL)")  # fmt: skip
         storage.exec("INSERT INTO run_outbox (kind, target, snapshot) VALUES ('node', 'a', '{}')")
+        storage.exec("CREATE TABLE node (id TEXT PRIMARY KEY NOT NULL, binding TEXT NOT NULL, state TEXT NOT NULL,"
+                     " container INTEGER NOT NULL, parent TEXT, origin TEXT NOT NULL, after TEXT NOT NULL, payload TEXT,"
+                     " options TEXT, job_id TEXT, subflow TEXT, child_run_id TEXT, result TEXT, error TEXT,"
+                     " seq INTEGER NOT NULL, gen INTEGER NOT NULL DEFAULT 0, sent INTEGER NOT NULL DEFAULT 0,"
+                     " created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL)")  # fmt: skip
+        storage.exec("INSERT INTO node (id, binding, state, container, origin, after, seq, created_at, updated_at)"
+                     " VALUES ('a', 'Hello', 'SCHEDULED', 0, 'static', '[]', 0, 1, 1)")  # fmt: skip
         store = RunStore(storage)
         store.outbox_nodes(["b"])
         assert [(r["kind"], r["target"]) for r in store.outbox(10)] == [("node", "a"), ("node", "b")]
+        store.update_node("a", state="COMPLETED", updated_at=5)
+        assert {k: store.nodes()[0][k] for k in ("state", "scheduled_at", "finished_at")} == {
+            "state": "COMPLETED", "scheduled_at": None, "finished_at": 5}  # fmt: skip
+        RunStore(storage)  # opening again changes nothing
     finally:
         storage.close()

@@ -50,6 +50,7 @@ def test_run_tables_match_the_reference(d1: D1Database) -> None:
     assert _columns(d1, "run_node") == [
         "run_id", "node_id", "seq", "binding", "state", "container", "parent", "origin", "after", "job_id",
         "result", "error", "position", "created_at", "updated_at", "child_run_id",
+        "scheduled_at", "finished_at",  # beyond the original: migration 0013 (ADR-0094)
     ]  # fmt: skip
 
 

@@ -87,6 +87,10 @@ class RunNodeView(msgspec.Struct, frozen=True, kw_only=True):
     created_at: int
     updated_at: int
     waiting_on: list[str] = []
+    scheduled_at: int | None = None
+    """When the node was last scheduled; None before (and from a scheduler older than these times)."""
+    finished_at: int | None = None
+    """When the node ended; None until then."""
 
 
 class RunDetail(msgspec.Struct, frozen=True, kw_only=True):

@@ -24,7 +24,7 @@ __all__ = ["FlowList", "RunDetail", "RunDetailBody", "RunList", "RunNode", "RunS
 
 _SUMMARY: Final = "id, flow, state, node_total, node_done, node_failed, created_at, updated_at"
 _NODE: Final = ("node_id, binding, state, container, parent, origin, after, job_id, child_run_id, result, error, "
-                "position, created_at, updated_at")  # fmt: skip
+                "position, created_at, updated_at, scheduled_at, finished_at")  # fmt: skip
 
 
 class FlowList(msgspec.Struct, frozen=True, kw_only=True):
@@ -83,6 +83,12 @@ class RunNode(msgspec.Struct, frozen=True, kw_only=True):
     updated_at: int
     waiting_on: list[str] = []
     """Beyond the original: a PENDING node's dependencies that have not settled yet."""
+    scheduled_at: int | None | msgspec.UnsetType = msgspec.UNSET
+    """Beyond the original: when the node was last scheduled (its job enqueued, its fan-out expanded, its
+    child run started); null before. Both times are left out while neither is known (a node not yet scheduled,
+    or projected before migration 0013): the waterfall then infers them (ADR-0070)."""
+    finished_at: int | None | msgspec.UnsetType = msgspec.UNSET
+    """Beyond the original: when the node reached its terminal state; null until then."""
 
 
 class RunDetailBody(msgspec.Struct, frozen=True, kw_only=True):
@@ -111,13 +117,21 @@ def _text(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
+def _times(row: Any) -> dict[str, int | None]:
+    scheduled, finished = row["scheduled_at"], row["finished_at"]
+    if scheduled is None and finished is None:
+        return {}
+    return {"scheduled_at": None if scheduled is None else int(scheduled),
+            "finished_at": None if finished is None else int(finished)}  # fmt: skip
+
+
 def _node(row: Any) -> RunNode:
     return RunNode(id=str(row["node_id"]), binding=str(row["binding"]), state=str(row["state"]),
                    container=bool(row["container"]), origin=str(row["origin"]), after=_after(row["after"]),
                    position=int(row["position"]), created_at=int(row["created_at"]),
                    updated_at=int(row["updated_at"]), parent=_text(row["parent"]), job_id=_text(row["job_id"]),
                    child_run_id=_text(row["child_run_id"]), result=_text(row["result"]),
-                   error=_text(row["error"]))  # fmt: skip
+                   error=_text(row["error"]), **_times(row))  # fmt: skip
 
 
 async def list_flows(request: Request) -> Response:

@@ -30,6 +30,7 @@ EXPECTED_MIGRATIONS: Final[tuple[str, ...]] = (
     "0010_add_list_indexes.sql",
     "0011_partial_key_indexes.sql",
     "0012_add_run_output.sql",
+    "0013_add_run_node_times.sql",
 )
 """Every migration file the code relies on, in the order they apply."""
 

@@ -251,8 +251,9 @@ class RunHost:
                 container = bool(node["container"]) and node["id"] in has_children
                 store.update_node(node["id"], state="RUNNING" if container else "PENDING",
                                   job_id=node["job_id"] if node["container"] else None, child_run_id=None, error=None,
-                                  gen=int(node["gen"]) + (0 if node["container"] else 1), sent=0,
-                                  updated_at=now)  # fmt: skip
+                                  gen=int(node["gen"]) + (0 if node["container"] else 1), sent=0, updated_at=now,
+                                  scheduled_at=node["scheduled_at"] if container else None,
+                                  finished_at=None)  # fmt: skip
                 reset.append(node["id"])
             deadline_ms = _int_or_none(run["deadline_ms"])
             store.update_run(state="RUNNING", parent_notified=0, expired=0, cancelling=0, updated_at=now, noticed=0,

@@ -27,7 +27,7 @@ _RUN: Final = (
 )
 _NODE_COLUMNS: Final = (
     "run_id", "node_id", "seq", "binding", "state", "container", "parent", "origin", "after", "job_id", "result",
-    "error", "position", "created_at", "updated_at", "child_run_id",
+    "error", "position", "created_at", "updated_at", "child_run_id", "scheduled_at", "finished_at",
 )  # fmt: skip
 _NODES: Final = (
     f"INSERT INTO run_node ({', '.join(_NODE_COLUMNS)}) SELECT "
@@ -47,7 +47,8 @@ is its fan-out summary), so a text stays under ~1.3 MB."""
 _NODE_ROWS: Final = (
     "SELECT json_group_array(json_array(?, n.id, o.seq, n.binding, n.state, n.container, n.parent, n.origin,"
     " n.after, n.job_id, CASE WHEN n.container = 1 THEN n.result END,"
-    f" substr(n.error, 1, {MAX_ERROR_CHARS}), n.seq, n.created_at, n.updated_at, n.child_run_id)) AS rows"
+    f" substr(n.error, 1, {MAX_ERROR_CHARS}), n.seq, n.created_at, n.updated_at, n.child_run_id, n.scheduled_at,"
+    " n.finished_at)) AS rows"
     " FROM (SELECT target, MAX(seq) AS seq FROM run_outbox WHERE kind = 'node' AND seq <= ? GROUP BY target"
     " ORDER BY target LIMIT ? OFFSET ?) AS o JOIN node AS n ON n.id = o.target"
 )

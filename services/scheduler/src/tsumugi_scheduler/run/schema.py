@@ -13,10 +13,12 @@ RUN_COLUMNS: Final = (
 )  # fmt: skip
 NODE_COLUMNS: Final = (
     "id", "binding", "state", "container", "parent", "origin", "after", "payload", "options", "job_id",
-    "subflow", "child_run_id", "result", "error", "seq", "gen", "sent", "created_at", "updated_at",
+    "subflow", "child_run_id", "result", "error", "seq", "gen", "sent", "created_at", "updated_at", "scheduled_at",
+    "finished_at",
 )  # fmt: skip
 """``gen`` counts the node's resumes (its job id is derived from run, node and gen); ``sent`` is 1 once its
-job was enqueued or its child run started, so a start interrupted by a crash is sent again."""
+job was enqueued or its child run started, so a start interrupted by a crash is sent again; ``scheduled_at`` /
+``finished_at`` are when it was last scheduled and when it ended (the run waterfall's bars, ADR-0094)."""
 
 DDL: Final = (
     """CREATE TABLE IF NOT EXISTS run (
@@ -31,7 +33,7 @@ DDL: Final = (
         parent TEXT, origin TEXT NOT NULL, after TEXT NOT NULL, payload TEXT, options TEXT, job_id TEXT,
         subflow TEXT, child_run_id TEXT, result TEXT, error TEXT, seq INTEGER NOT NULL,
         gen INTEGER NOT NULL DEFAULT 0, sent INTEGER NOT NULL DEFAULT 0, created_at INTEGER NOT NULL,
-        updated_at INTEGER NOT NULL)""",
+        updated_at INTEGER NOT NULL, scheduled_at INTEGER, finished_at INTEGER)""",
     "CREATE INDEX IF NOT EXISTS node_parent ON node(parent)",
     "CREATE INDEX IF NOT EXISTS node_state ON node(state)",
     "CREATE INDEX IF NOT EXISTS node_seq ON node(seq, id)",
@@ -44,10 +46,19 @@ def upgrade(sql: Any) -> None:
     """Bring an object made by an older version to `DDL`'s shape (after `DDL` ran).
 
     Outbox rows once carried each change's snapshot (``run_outbox.snapshot``); the projection now reads the
-    rows it names as they are, so the column goes and its rows stay (they still name what to project).
+    rows it names as they are, so the column goes and its rows stay (they still name what to project). Nodes
+    gained ``scheduled_at`` / ``finished_at`` (NULL for what happened before).
     """
+    if _has(sql, "run_outbox", "snapshot"):
+        sql.exec("ALTER TABLE run_outbox DROP COLUMN snapshot")
+    if not _has(sql, "node", "finished_at"):
+        sql.exec("ALTER TABLE node ADD COLUMN scheduled_at INTEGER")
+        sql.exec("ALTER TABLE node ADD COLUMN finished_at INTEGER")
+
+
+def _has(sql: Any, table: str, column: str) -> bool:
     try:
-        sql.exec("SELECT snapshot FROM run_outbox LIMIT 0")
-    except Exception:  # no such column: the current shape (each runtime raises its own error type)
-        return
-    sql.exec("ALTER TABLE run_outbox DROP COLUMN snapshot")
+        sql.exec(f"SELECT {column} FROM {table} LIMIT 0")
+    except Exception:  # no such column (each runtime raises its own error type)
+        return False
+    return True

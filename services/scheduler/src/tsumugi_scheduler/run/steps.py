@@ -191,7 +191,8 @@ class Steps:
         except Exception as exc:
             self._fail(node_id, f"input failed: {type(exc).__name__}: {exc}")
             return
-        self._set(node_id, state="RUNNING", child_run_id=child, payload=_json(child_input), sent=0)
+        self._set(node_id, state="RUNNING", child_run_id=child, payload=_json(child_input), sent=0,
+                  scheduled_at=self.now)  # fmt: skip
 
     def _expand(self, row: Mapping[str, Any]) -> None:
         node_id = str(row["id"])
@@ -213,7 +214,7 @@ class Steps:
             "after": "[]", "gen": 0, "sent": 0, "created_at": self.now, "updated_at": self.now,
         })  # fmt: skip
         self.touched.update(c["id"] for c in children)
-        self._set(node_id, state="RUNNING")
+        self._set(node_id, state="RUNNING", scheduled_at=self.now)
 
     def _children(
         self, row: Mapping[str, Any], definition: NodeSpec, items: list[Any]

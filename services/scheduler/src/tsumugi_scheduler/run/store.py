@@ -22,7 +22,7 @@ from tsumugi_scheduler.json_batches import BATCH_BYTES, json_arrays, json_object
 from tsumugi_scheduler.run.schema import DDL, NODE_COLUMNS, upgrade
 from tsumugi_scheduler.shard import SqlLike
 
-__all__ = ["MAX_BINDS", "PATCH_BYTES", "OutboxBatch", "RunStore", "node_view"]
+__all__ = ["MAX_BINDS", "PATCH_BYTES", "OutboxBatch", "RunStore", "node_view", "stamped"]
 
 MAX_BINDS: Final = 100
 """Bind variables per statement on Cloudflare's Durable Object SQL."""
@@ -36,7 +36,7 @@ _SETTLED_PARENTS: Final = (
 )
 _FINISH: Final = (
     "UPDATE node SET state = json_extract(p.value, '$[2]'), result = json_extract(p.value, '$[3]'),"
-    " error = json_extract(p.value, '$[4]'), updated_at = ? FROM json_each(?) AS p"
+    " error = json_extract(p.value, '$[4]'), updated_at = ?1, finished_at = ?1 FROM json_each(?2) AS p"
     " WHERE node.id = json_extract(p.value, '$[0]') AND node.job_id IS json_extract(p.value, '$[1]')"
     f" AND node.state NOT IN ({', '.join(repr(s) for s in sorted(NODE_TERMINAL_STATES))})"
     " RETURNING node.id AS id, node.state AS state"
@@ -56,6 +56,18 @@ class OutboxBatch(msgspec.Struct, frozen=True, kw_only=True):
     """How many distinct nodes they name."""
     run_seq: int | None
     """The newest seq naming the run, or None."""
+
+
+def stamped(values: Mapping[str, Any]) -> dict[str, Any]:
+    """``values`` with the times a state change implies, unless given: entering SCHEDULED (a job node's
+    start) sets ``scheduled_at``, entering a terminal state ``finished_at``, both to ``updated_at``."""
+    out = dict(values)
+    state, at = out.get("state"), out.get("updated_at")
+    if at is not None and state == "SCHEDULED":
+        out.setdefault("scheduled_at", at)
+    elif at is not None and state in NODE_TERMINAL_STATES:
+        out.setdefault("finished_at", at)
+    return out
 
 
 def node_view(row: Mapping[str, Any]) -> NodeView:
@@ -222,13 +234,16 @@ class RunStore:
         return changed
 
     def update_node(self, node_id: str, **values: Any) -> None:
-        """Change node columns."""
+        """Change node columns (`stamped`)."""
+        values = stamped(values)
         assignments = ", ".join(f"{k} = ?" for k in values)
         self.sql.exec(f"UPDATE node SET {assignments} WHERE id = ?", *values.values(), node_id)
         self._track(node_id, values)
 
     def update_nodes(self, node_ids: Iterable[str], **values: Any) -> None:
-        """Set the same ``values`` on every node of ``node_ids`` (ids bound as JSON, `PATCH_BYTES` a statement)."""
+        """Set the same ``values`` (`stamped`) on every node of ``node_ids`` (ids bound as JSON, `PATCH_BYTES` a
+        statement)."""
+        values = stamped(values)
         ids = list(dict.fromkeys(node_ids))
         assignments = ", ".join(f"{k} = ?" for k in values)
         for text in json_arrays(ids, PATCH_BYTES):
@@ -238,7 +253,7 @@ class RunStore:
             self._track(node_id, values)
 
     def patch_nodes(self, patches: Mapping[str, Mapping[str, Any]]) -> None:
-        """Change each node of ``patches`` (id -> column values). Nodes changing the same columns share
+        """Change each node of ``patches`` (id -> column values, `stamped`). Nodes changing the same columns share
         statements: a value they all take is bound once, the rest go as one JSON object of at most
         `PATCH_BYTES` (node id -> values), so a 1,000-child start is a statement, not 1,000.
 
@@ -247,6 +262,7 @@ class RunStore:
         """
         groups: dict[tuple[str, ...], dict[str, Mapping[str, Any]]] = {}
         for node_id, values in patches.items():
+            values = stamped(values)
             groups.setdefault(tuple(sorted(values)), {})[node_id] = values
         for columns, group in groups.items():
             if not _PATCHABLE.issuperset(columns):
