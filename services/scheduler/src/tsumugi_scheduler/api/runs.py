@@ -83,11 +83,11 @@ class RunNode(msgspec.Struct, frozen=True, kw_only=True):
     updated_at: int
     waiting_on: list[str] = []
     """Beyond the original: a PENDING node's dependencies that have not settled yet."""
-    scheduled_at: int | None | msgspec.UnsetType = msgspec.UNSET
+    scheduled_at: int | msgspec.UnsetType | None = msgspec.UNSET
     """Beyond the original: when the node was last scheduled (its job enqueued, its fan-out expanded, its
     child run started); null before. Both times are left out while neither is known (a node not yet scheduled,
     or projected before migration 0013): the waterfall then infers them (ADR-0070)."""
-    finished_at: int | None | msgspec.UnsetType = msgspec.UNSET
+    finished_at: int | msgspec.UnsetType | None = msgspec.UNSET
     """Beyond the original: when the node reached its terminal state; null until then."""
 
 
@@ -117,12 +117,10 @@ def _text(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
-def _times(row: Any) -> dict[str, int | None]:
-    scheduled, finished = row["scheduled_at"], row["finished_at"]
-    if scheduled is None and finished is None:
-        return {}
-    return {"scheduled_at": None if scheduled is None else int(scheduled),
-            "finished_at": None if finished is None else int(finished)}  # fmt: skip
+def _time(row: Any, column: str) -> int | msgspec.UnsetType | None:
+    if row["scheduled_at"] is None and row["finished_at"] is None:
+        return msgspec.UNSET  # neither known: both left out
+    return None if row[column] is None else int(row[column])
 
 
 def _node(row: Any) -> RunNode:
@@ -131,7 +129,8 @@ def _node(row: Any) -> RunNode:
                    position=int(row["position"]), created_at=int(row["created_at"]),
                    updated_at=int(row["updated_at"]), parent=_text(row["parent"]), job_id=_text(row["job_id"]),
                    child_run_id=_text(row["child_run_id"]), result=_text(row["result"]),
-                   error=_text(row["error"]), **_times(row))  # fmt: skip
+                   error=_text(row["error"]), scheduled_at=_time(row, "scheduled_at"),
+                   finished_at=_time(row, "finished_at"))  # fmt: skip
 
 
 async def list_flows(request: Request) -> Response:
