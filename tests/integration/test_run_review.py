@@ -111,3 +111,15 @@ async def test_a_retry_that_lands_while_the_tick_sends_the_notices_gets_its_own_
     assert run["state"] == "COMPLETED"
     assert sorted((n["kind"], n["state"]) for n in fixture_module.NOTICES) == [
         ("failure", "FAILED"), ("settled", "COMPLETED"), ("settled", "FAILED")]  # fmt: skip
+
+
+async def test_a_cancel_that_lands_while_the_tick_sends_stops_unstarted_nodes_at_once(
+    flows: LocalRuntime, fixture_module: Any, clock: VirtualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    slow_first_send(monkeypatch, 500)
+    await start(flows, "slow:cx", {"seconds": 30}, deadline_ms=600_000)
+    await clock.advance(100)  # the first tick awaits the enqueue of "wait"
+    assert await flows.env(WORKER).RUN.getByName("slow:cx").cancel() == {"ok": True}
+    await clock.advance(2_000)
+    _, nodes = await read(flows, "slow:cx")
+    assert (nodes["then"], nodes["later"]) == ("CANCELLED", "CANCELLED")
