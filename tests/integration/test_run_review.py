@@ -123,3 +123,17 @@ async def test_a_cancel_that_lands_while_the_tick_sends_stops_unstarted_nodes_at
     await clock.advance(2_000)
     _, nodes = await read(flows, "slow:cx")
     assert (nodes["then"], nodes["later"]) == ("CANCELLED", "CANCELLED")
+
+
+async def test_a_run_id_started_again_after_its_object_was_swept_shows_the_new_run(
+    flows: LocalRuntime, fixture_module: Any, clock: VirtualClock
+) -> None:
+    await start(flows, "fan:again", {"items": [1, 2, 3]})
+    await clock.advance(1_000)
+    await clock.advance(300_000)  # COMPLETED, then wiped after its retention (the read model keeps it)
+    assert await flows.env(WORKER).RUN.getByName("fan:again").state() is None
+    await start(flows, "fan:again", {"items": [7]})  # a new object: its outbox seq starts at 1 again
+    await clock.advance(1_000)
+    run, nodes = await read(flows, "fan:again")
+    assert json.loads(run["input"]) == {"items": [7]}
+    assert "each:k7" in nodes
