@@ -151,6 +151,37 @@ async def test_a_child_whose_job_the_scheduler_refuses_fails_alone_with_the_refu
     assert json.loads(nodes["each"]["result"]) == {"total": 3, "succeeded": 2, "failed": 1}
 
 
+@pytest.mark.parametrize(
+    ("items", "error"),
+    [
+        (["a b"], "fan-out failed: key of item 0 must be 1 to 128 of A-Z a-z 0-9 _ -, got 'ka b'"),
+        (["x" * 128], "fan-out failed: key of item 0 must be at most 128 characters, got 129"),
+        ([1, 2, 1], "fan-out failed: items 0 and 2 have the same key: 'k1'"),
+    ],
+)
+async def test_a_fan_out_whose_keys_cannot_name_children_fails_its_node_not_the_tick(
+    runs: Runs, clock: VirtualClock, items: list[Any], error: str
+) -> None:
+    await runs.start("fan:keys", {"items": items})
+    await clock.advance(1_000)
+    run, nodes = await runs.read("fan:keys")
+    assert (run["state"], nodes["each"]["state"], nodes["each"]["error"]) == ("FAILED", "FAILED", error)
+    assert nodes["after"]["state"] == "SKIPPED"
+    assert set(nodes) == {"each", "after"}  # no child was made
+
+
+async def test_a_child_payload_too_large_for_a_job_fails_that_child_before_it_is_stored(runs: Runs,
+                                                                                        clock: VirtualClock) -> None:  # fmt: skip
+    await runs.start("plainfan:big", {"items": [1, "y" * 150_000, 3]})
+    await clock.advance(1_000)
+    run, nodes = await runs.read("plainfan:big")
+    assert (run["state"], nodes["after"]["state"]) == ("COMPLETED", "COMPLETED")
+    assert [nodes[f"each:{i}"]["state"] for i in range(3)] == ["COMPLETED", "FAILED", "COMPLETED"]
+    assert nodes["each:1"]["error"] == "invalid job: payload must be at most 102400 bytes as JSON, got 150002"
+    assert nodes["each:1"]["job_id"] is None  # never sent
+    assert json.loads(nodes["each"]["result"]) == {"total": 3, "succeeded": 2, "failed": 1}
+
+
 async def test_an_expansion_past_the_node_limit_fails_its_node(runs: Runs, clock: VirtualClock) -> None:
     await runs.start("fan:big", {"items": list(range(10))})
     await clock.advance(1_000)

@@ -66,6 +66,8 @@ def test_a_fan_out_maps_every_item_with_one_conversion_of_the_run_input() -> Non
     ("declare", "message"),
     [
         (lambda f: f.node("bad id", Split, input=lambda r, d: r), "flow bad: invalid node id: 'bad id'"),
+        (lambda f: f.node("n" * 129, Split, input=lambda r, d: r),
+         "flow bad: invalid node id: 'nnnnnnnnnnnnnnnnnnnn'... is longer than 128 characters"),
         (
             lambda f: (f.node("a", Split, input=lambda r, d: r), f.node("a", Split, input=lambda r, d: r)),
             "flow bad: duplicate node id: a",

@@ -12,7 +12,7 @@ from tsumugi_core.options import MAX_ERROR_CHARS
 from tsumugi_dev.d1 import D1Database, apply_d1_migrations
 from tsumugi_dev.do_sql import SqlStorage
 from tsumugi_scheduler.api.runs import _node  # pyright: ignore[reportPrivateUsage]
-from tsumugi_scheduler.run.projection import NODES_PER_TEXT, node_rows, project_runs
+from tsumugi_scheduler.run.projection import node_rows, project_runs
 from tsumugi_scheduler.run.store import OutboxBatch, RunStore
 
 
@@ -34,7 +34,7 @@ def run_store(storage: SqlStorage, count: int, error: str | None = None) -> RunS
 async def project(store: RunStore, d1: D1Database) -> OutboxBatch | None:
     batch = store.outbox_batch(10_000)
     if batch is not None:
-        await project_runs(d1, node_rows(store.sql, "fan:r", batch.up_to_seq, batch.nodes), None)
+        await project_runs(d1, node_rows(store.sql, "fan:r", batch.up_to_seq), None)
         store.ack(batch.up_to_seq)
     return batch
 
@@ -50,9 +50,9 @@ def test_a_batch_names_each_node_once_with_its_newest_seq_and_the_run_when_named
         store.outbox_nodes(["each:0", "each:1"])
         store.outbox_run("fan:r")
         store.outbox_nodes(["each:1"])
-        assert store.outbox_batch(100) == OutboxBatch(rows=4, up_to_seq=4, nodes=2, run_seq=3)
-        assert store.outbox_batch(2) == OutboxBatch(rows=2, up_to_seq=2, nodes=2, run_seq=None)
-        [text] = node_rows(storage, "fan:r", 4, 2)
+        assert store.outbox_batch(100) == OutboxBatch(rows=4, first_seq=1, up_to_seq=4, run_seq=3)
+        assert store.outbox_batch(2) == OutboxBatch(rows=2, first_seq=1, up_to_seq=2, run_seq=None)
+        [text] = node_rows(storage, "fan:r", 4)
         assert text.count('"each:') == 2
         assert '"each:1",4,' in text  # the newest of each:1's rows
         store.ack(4)
@@ -62,10 +62,13 @@ def test_a_batch_names_each_node_once_with_its_newest_seq_and_the_run_when_named
 async def test_node_rows_reach_the_read_model_in_chunks_and_an_older_row_never_wins(tmp_path: Path) -> None:
     d1 = migrated_d1(tmp_path)
     with SqlStorage() as storage:
-        count = NODES_PER_TEXT * 2 + 1
+        count = 301
         store = run_store(storage, count)
         store.outbox_nodes(f"each:{i}" for i in range(count))
-        assert len(node_rows(storage, "fan:r", count, count)) == 3
+        pages = node_rows(storage, "fan:r", count, page_bytes=20_000)
+        assert len(pages) > 1
+        assert all(len(p.encode()) < 20_000 + 1_000 for p in pages)  # a page passes the bound by one row at most
+        assert sorted(row[1] for p in pages for row in msgspec.json.decode(p)) == sorted(f"each:{i}" for i in range(count))
         await project(store, d1)
         rows = (await d1.prepare("SELECT * FROM run_node WHERE run_id = 'fan:r' ORDER BY position").all()).results
         assert len(rows) == count
@@ -75,7 +78,7 @@ async def test_node_rows_reach_the_read_model_in_chunks_and_an_older_row_never_w
             "after": "[]"}  # fmt: skip
 
         storage.exec("UPDATE node SET state = 'COMPLETED' WHERE id = 'each:0'")
-        await project_runs(d1, node_rows(storage, "fan:r", 0, 1), None)  # nothing named up to seq 0
+        assert node_rows(storage, "fan:r", 0) == []  # nothing named up to seq 0
         store.outbox_nodes(["each:0"])
         await project(store, d1)
         assert (await read(d1, "each:0"))["state"] == "COMPLETED"

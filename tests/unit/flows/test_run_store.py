@@ -10,6 +10,7 @@ import pytest
 
 from tsumugi_dev.do_sql import SqlStorage
 from tsumugi_scheduler.run import store as run_store
+from tsumugi_scheduler.run.steps import ChildError, spawn_rows
 from tsumugi_scheduler.run.store import RunStore
 
 T = TypeVar("T")
@@ -167,3 +168,19 @@ def test_an_object_of_an_older_version_is_upgraded_keeping_its_rows() -> None:
         RunStore(storage)  # opening again changes nothing
     finally:
         storage.close()
+
+
+def test_spawn_rows_make_one_child_per_id_fail_a_too_large_payload_and_refuse_a_bad_id() -> None:
+    parent = {"id": "p"}
+    rows, refused = spawn_rows(parent, [
+        {"id": "a", "binding": "Echo", "payload": 1},
+        {"id": "a", "binding": "Echo", "payload": 2},  # the same id again: one child
+        {"id": "b", "binding": "Echo", "payload": "z" * 200_000},
+    ], seq=10, now=5)  # fmt: skip
+    assert [(r["id"], r["payload"], r["seq"]) for r in rows] == [("p:a", "1", 10), ("p:b", "null", 11)]
+    assert refused == {"p:b": "invalid job: payload must be at most 102400 bytes as JSON, got 200002"}
+    with pytest.raises(ChildError, match="spawn id must be 1 to 128 of A-Z a-z 0-9 _ -, got 'a:b'"):
+        spawn_rows(parent, [{"id": "a:b", "binding": "Echo"}], seq=0, now=0)
+    deep = {"id": "x" * 511}  # children of children: the whole id is bounded too
+    with pytest.raises(ChildError, match="spawn id makes a node id of 513 characters, over 512"):
+        spawn_rows(deep, [{"id": "y", "binding": "Echo"}], seq=0, now=0)

@@ -26,7 +26,8 @@ def test_spawn_records_children_with_a_binding_name_or_class_and_job_options() -
 @pytest.mark.parametrize(
     ("args", "options", "message"),
     [
-        (("bad id", "Echo"), {}, "spawn id must match"),
+        (("bad id", "Echo"), {}, "spawn id must be 1 to 128 of A-Z a-z 0-9 _ -, got .bad id."),
+        (("x" * 129, "Echo"), {}, "spawn id must be at most 128 characters, got 129"),
         (("a", "not a binding"), {}, "spawn binding must be a binding name"),
         (("a", "Echo"), {"unique_key": "u"}, "unique_key is not allowed on a spawned child"),
         (("a", "Echo"), {"partition_key": "p"}, "partition_key is not a spawn option"),

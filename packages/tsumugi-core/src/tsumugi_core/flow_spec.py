@@ -33,6 +33,8 @@ __all__ = [
     "DEFAULT_MAX_DEPTH",
     "DEFAULT_MAX_NODES",
     "JOB_OPTION_NAMES",
+    "MAX_NODE_ID_CHARS",
+    "MAX_NODE_KEY_CHARS",
     "FlowSpec",
     "InputFn",
     "InvalidFlowError",
@@ -40,6 +42,7 @@ __all__ = [
     "NodeSpec",
     "check_deadline_ms",
     "check_node_options",
+    "node_key_problem",
 ]
 
 DEFAULT_MAX_NODES: Final = 10_000
@@ -57,7 +60,20 @@ JOB_OPTION_NAMES: Final = (
 )
 """The job options a node may set (the original's list; ``concurrency_key`` has its own slot)."""
 
-_NODE_ID: Final = re.compile(r"^[A-Za-z0-9_-]+$")
+_NODE_KEY: Final = re.compile(r"[A-Za-z0-9_-]+")
+MAX_NODE_KEY_CHARS: Final = 128
+"""Longest static node id, fan-out key and spawn id (a child's id is ``<parent id>:<key>``)."""
+MAX_NODE_ID_CHARS: Final = 512
+"""Longest id of any node, children of children included: a run's read-model rows stay small."""
+
+
+def node_key_problem(key: object) -> str | None:
+    """Why ``key`` cannot name a node (a static id, a fan-out key or a spawn id), or None when it can."""
+    if not isinstance(key, str) or not _NODE_KEY.fullmatch(key):
+        return f"must be 1 to {MAX_NODE_KEY_CHARS} of A-Z a-z 0-9 _ -, got {key!r}"
+    if len(key) > MAX_NODE_KEY_CHARS:
+        return f"must be at most {MAX_NODE_KEY_CHARS} characters, got {len(key)}"
+    return None
 
 
 class InvalidFlowError(ValueError):
@@ -161,10 +177,12 @@ class FlowSpec:
 
     def _check(self, node: NodeSpec) -> None:
         prefix = f"flow {self.name}:"
-        if not _NODE_ID.fullmatch(node.id):
+        if not _NODE_KEY.fullmatch(node.id):
             raise InvalidFlowError(
                 f"{prefix} invalid node id: {node.id!r} (alphanumeric, hyphen and underscore)"
             )
+        if len(node.id) > MAX_NODE_KEY_CHARS:
+            raise InvalidFlowError(f"{prefix} invalid node id: {node.id[:20]!r}... is longer than {MAX_NODE_KEY_CHARS} characters")
         if node.id in self._by_id:
             raise InvalidFlowError(f"{prefix} duplicate node id: {node.id}")
         for dep in node.after:

@@ -10,6 +10,7 @@ from typing import Any, Final, TypeAlias
 import msgspec
 
 from tsumugi_core.clock import Clock
+from tsumugi_core.flow_spec import node_key_problem
 from tsumugi_core.ids import parse_job_id
 
 __all__ = ["DEFAULT_HEARTBEAT_INTERVAL_MS", "SPAWN_OPTIONS", "HeartbeatAnswer", "HeartbeatError", "HeartbeatFn",
@@ -39,7 +40,6 @@ HeartbeatFn: TypeAlias = Callable[[float | None], Awaitable[HeartbeatAnswer]]
 """Sends one heartbeat (with optional progress in [0, 1]) for the running attempt and returns the answer."""
 
 _NOT_SENT: Final = HeartbeatAnswer(accepted=False, cancel_requested=False)
-_SPAWN_ID: Final = re.compile(r"^[A-Za-z0-9_-]+$")
 SPAWN_OPTIONS: Final = frozenset({"max_attempts", "backoff", "delay_ms", "run_at", "timeout_ms", "priority", "guarantee",
                                   "concurrency_key"})  # fmt: skip
 """Options a spawned child may take: a node's job options and ``concurrency_key`` (no ``unique_key``)."""
@@ -204,8 +204,9 @@ class JobContext:
         Raises:
             ValueError: a bad id, binding or option (no ``unique_key``), naming it.
         """
-        if not isinstance(spawn_id, str) or not _SPAWN_ID.fullmatch(spawn_id):  # pyright: ignore[reportUnnecessaryIsInstance]
-            raise ValueError(f"spawn id must match [A-Za-z0-9_-]+, got {spawn_id!r}")
+        problem = node_key_problem(spawn_id)
+        if problem is not None:
+            raise ValueError(f"spawn id {problem}")
         name = binding if isinstance(binding, str) else getattr(binding, "__name__", "")
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
             raise ValueError(f"spawn binding must be a binding name or a Performer class, got {binding!r}")

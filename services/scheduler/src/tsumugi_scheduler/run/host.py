@@ -27,7 +27,7 @@ from tsumugi_scheduler.remote_errors import error_text
 from tsumugi_scheduler.run.notices import MAX_FAILED_NODES, notice_bindings, notice_items
 from tsumugi_scheduler.run.projection import node_rows, project_runs
 from tsumugi_scheduler.run.settings import RunSettings
-from tsumugi_scheduler.run.steps import Steps, spawn_rows
+from tsumugi_scheduler.run.steps import ChildError, Steps, spawn_rows
 from tsumugi_scheduler.run.store import RunStore
 from tsumugi_scheduler.shard import SqlLike
 from tsumugi_scheduler.timing import time_source
@@ -179,7 +179,11 @@ class RunHost:
                     node = nodes.get(outcome[0])
                     if node is None or node["job_id"] != outcome[1] or node["state"] in NODE_TERMINAL_STATES:
                         continue
-                    children = spawn_rows(node, outcome[5], store.next_seq(), now)
+                    try:
+                        children, refused = spawn_rows(node, outcome[5], store.next_seq(), now)
+                    except ChildError as exc:
+                        outcome[2], outcome[4] = "FAILED", f"invalid spawn: {exc}"
+                        continue
                     if store.count() + len(children) > self.settings.max_nodes:
                         outcome[2], outcome[4] = (
                             "FAILED",
@@ -187,6 +191,8 @@ class RunHost:
                         )
                     else:
                         store.insert_nodes(children)
+                        store.patch_nodes({child: {"state": "FAILED", "error": error, "updated_at": now}
+                                           for child, error in refused.items()})  # fmt: skip
                         touched.extend(c["id"] for c in children)
             changed = store.finish_nodes(outcomes.values(), now)
             decisive.append(len(touched) > 0 or store.decisive(changed))  # a spawn adds nodes to start
@@ -283,7 +289,7 @@ class RunHost:
             await self._tick()
         except Exception:
             _log.exception("tick of run failed; retrying in %d ms", _RETRY_MS)
-            await self._storage.setAlarm(time_source().now_ms() + _RETRY_MS)
+            await self._arm_by(time_source().now_ms() + _RETRY_MS)  # a call during the tick may want it sooner
         finally:
             self._ticking = False
 
@@ -464,9 +470,9 @@ class RunHost:
             run = store.run()
             if batch is None or run is None:
                 return
-            nodes = node_rows(store.sql, str(run["id"]), batch.up_to_seq, batch.nodes)
+            nodes = node_rows(store.sql, str(run["id"]), batch.up_to_seq)
             snapshot = None if batch.run_seq is None else (batch.run_seq, self._run_snapshot(store, run))
-            await project_runs(self._env.TSUMUGI_DB, nodes, snapshot)
+            await project_runs(self._env.TSUMUGI_DB, nodes, snapshot, first=batch.first_seq == 1)
             store.ack(batch.up_to_seq)
             if batch.rows < PROJECTION_BATCH:
                 return
@@ -485,7 +491,7 @@ class RunHost:
         except Exception:
             _log.warning("telling parent run %s failed; retrying", run["parent_run_id"], exc_info=True)
             return False
-        store.update_run(parent_notified=1)
+        store.mark_run_done("parent_notified", int(run["resumes"]))
         return True
 
     async def _send_notices(self, store: RunStore, run: dict[str, Any]) -> bool:
@@ -509,7 +515,7 @@ class RunHost:
         except Exception:
             _log.warning("run notices of %s failed; retrying", run["id"], exc_info=True)
             return False
-        store.update_run(noticed=1)
+        store.mark_run_done("noticed", int(run["resumes"]))
         return True
 
     def _keep_ms(self, run: dict[str, Any]) -> int:
@@ -528,9 +534,9 @@ class RunHost:
             await self._storage.setAlarm(now)
         elif run["state"] == "RUNNING":
             if run["deadline_at"] is not None and not run["expired"]:
-                await self._storage.setAlarm(max(int(run["deadline_at"]), now))
+                await self._arm_by(max(int(run["deadline_at"]), now))
         else:
-            await self._storage.setAlarm(max(int(run["updated_at"]) + self._keep_ms(run), now + 1000))
+            await self._arm_by(max(int(run["updated_at"]) + self._keep_ms(run), now + 1000))
 
 
 def _message(error: BaseException) -> str:

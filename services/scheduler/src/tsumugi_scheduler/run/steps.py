@@ -18,12 +18,13 @@ from typing import Any
 import msgspec
 
 from tsumugi_core.flow_advance import Decision, fan_out_summary
-from tsumugi_core.flow_spec import FlowSpec, NodeSpec
+from tsumugi_core.flow_spec import MAX_NODE_ID_CHARS, FlowSpec, NodeSpec, node_key_problem
 from tsumugi_core.ids import InvalidRunIdError, format_job_id, format_run_id, parse_run_id
+from tsumugi_core.options import MAX_PAYLOAD_BYTES
 from tsumugi_core.sharding import resolve_shard
 from tsumugi_scheduler.run.store import RunStore
 
-__all__ = ["Steps", "child_run_id", "node_job_id", "spawn_rows"]
+__all__ = ["ChildError", "Steps", "child_id", "child_run_id", "node_job_id", "payload_problem", "spawn_rows"]
 
 _encode = msgspec.json.encode
 _DECISION_COLUMNS = (
@@ -56,20 +57,59 @@ def child_run_id(flow: str, run_id: str, node_id: str) -> str:
     return format_run_id(flow, f"{parse_run_id(run_id).local_id}-{node_id}")
 
 
-def spawn_rows(parent: Mapping[str, Any], spawns: list[Any], seq: int, now: int) -> list[dict[str, Any]]:
-    """The child rows of a node's spawns (``{"id", "binding", "payload", "options"}``), one per id."""
+class ChildError(ValueError):
+    """A child a fan-out or a spawn would make cannot be made (its key or id); the message says why."""
+
+
+def child_id(parent_id: str, key: str, what: str) -> str:
+    """``<parent id>:<key>``.
+
+    Raises:
+        ChildError: ``key`` is not a node key, or the id would be longer than `MAX_NODE_ID_CHARS`.
+    """
+    problem = node_key_problem(key)
+    if problem is not None:
+        raise ChildError(f"{what} {problem}")
+    made = f"{parent_id}:{key}"
+    if len(made) > MAX_NODE_ID_CHARS:
+        raise ChildError(f"{what} makes a node id of {len(made)} characters, over {MAX_NODE_ID_CHARS}")
+    return made
+
+
+def payload_problem(payload_json: str) -> str | None:
+    """The refusal of a payload too large for a job (the enqueue rule, checked before it is stored)."""
+    size = len(payload_json.encode())
+    if size > MAX_PAYLOAD_BYTES:
+        return f"invalid job: payload must be at most {MAX_PAYLOAD_BYTES} bytes as JSON, got {size}"
+    return None
+
+
+def spawn_rows(
+    parent: Mapping[str, Any], spawns: list[Any], seq: int, now: int
+) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """The child rows of a node's spawns (``{"id", "binding", "payload", "options"}``), one per id, and the
+    children that must fail at once (a payload too large for a job: stored as null) with their errors.
+
+    Raises:
+        ChildError: a spawn id is not a node key (the spawning node fails).
+    """
     rows: dict[str, dict[str, Any]] = {}
+    failed: dict[str, str] = {}
     for spawn in spawns:
-        child_id = f"{parent['id']}:{spawn['id']}"
-        if child_id in rows:
+        made = child_id(str(parent["id"]), spawn.get("id"), "spawn id")
+        if made in rows:
             continue  # the same spawn id twice makes one child
-        rows[child_id] = {
-            "id": child_id, "binding": str(spawn["binding"]), "state": "PENDING", "container": 0,
-            "parent": parent["id"], "origin": "spawn", "after": "[]", "payload": _json(spawn.get("payload")),
+        payload = _json(spawn.get("payload"))
+        problem = payload_problem(payload)
+        if problem is not None:
+            failed[made], payload = problem, "null"
+        rows[made] = {
+            "id": made, "binding": str(spawn.get("binding")), "state": "PENDING", "container": 0,
+            "parent": parent["id"], "origin": "spawn", "after": "[]", "payload": payload,
             "options": _json(spawn.get("options") or {}), "seq": seq + len(rows), "gen": 0, "sent": 0,
             "created_at": now, "updated_at": now,
         }  # fmt: skip
-    return list(rows.values())
+    return list(rows.values()), failed
 
 
 def _json(value: Any) -> str:
@@ -169,6 +209,10 @@ class Steps:
                 "payload": _json(payload),
                 "options": _json({k: v for k, v in options.items() if v is not None}),
             }
+            problem = payload_problem(job["payload"])
+            if problem is not None:
+                self._fail(node_id, problem)  # not stored: refused as the enqueue would refuse it
+                return
         else:
             job = {}  # a fan-out or spawned child carries its payload and options since it was made
         binding = str(row["binding"])
@@ -202,7 +246,10 @@ class Steps:
             return
         try:
             items = list(definition.over(self._input, self._deps(row)))
-            children = self._children(row, definition, items)
+            children, failed = self._children(row, definition, items)
+        except ChildError as exc:
+            self._fail(node_id, f"fan-out failed: {exc}")
+            return
         except Exception as exc:
             self._fail(node_id, f"fan-out failed: {type(exc).__name__}: {exc}")
             return
@@ -214,22 +261,38 @@ class Steps:
             "after": "[]", "gen": 0, "sent": 0, "created_at": self.now, "updated_at": self.now,
         })  # fmt: skip
         self.touched.update(c["id"] for c in children)
+        for child, error in failed.items():
+            self._fail(child, error)
         self._set(node_id, state="RUNNING", scheduled_at=self.now)
 
     def _children(
         self, row: Mapping[str, Any], definition: NodeSpec, items: list[Any]
-    ) -> list[dict[str, Any]]:
-        """What differs between the children of a fan-out (id, payload, options, position)."""
+    ) -> tuple[list[dict[str, Any]], dict[str, str]]:
+        """What differs between the children of a fan-out (id, payload, options, position), and the children
+        that must fail at once (a payload too large for a job, stored as null) with their errors.
+
+        Raises:
+            ChildError: a key is not a node key or repeats another item's.
+        """
         seq = self.store.next_seq()
         children: list[dict[str, Any]] = []
+        failed: dict[str, str] = {}
+        seen: dict[str, int] = {}
         for index, item in enumerate(items):
             key = str(index) if definition.key is None else str(definition.key(item, index))
-            payload = (
+            made = child_id(str(row["id"]), key, f"key of item {index}")
+            if made in seen:
+                raise ChildError(f"items {seen[made]} and {index} have the same key: {key!r}")
+            seen[made] = index
+            payload = _json(
                 None if definition.item_input is None else definition.item_input(item, self._input, index)
             )
+            problem = payload_problem(payload)
+            if problem is not None:
+                failed[made], payload = problem, "null"
             options = {**definition.options, "concurrency_key": _concurrency_key(definition, item, index)}
             children.append({
-                "id": f"{row['id']}:{key}", "payload": _json(payload),
+                "id": made, "payload": payload,
                 "options": _json({k: v for k, v in options.items() if v is not None}), "seq": seq + index,
             })  # fmt: skip
-        return children
+        return children, failed

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Final, TypeVar
+from typing import Any, Final, Literal, TypeVar
 
 import msgspec
 
@@ -50,10 +50,10 @@ class OutboxBatch(msgspec.Struct, frozen=True, kw_only=True):
     """The oldest rows of the outbox, as the projection takes them."""
 
     rows: int
+    first_seq: int
+    """The oldest seq among them (1: the object's first rows, its start)."""
     up_to_seq: int
     """The newest seq among them (acknowledged once projected)."""
-    nodes: int
-    """How many distinct nodes they name."""
     run_seq: int | None
     """The newest seq naming the run, or None."""
 
@@ -193,6 +193,11 @@ class RunStore:
         self.sql.exec(f"INSERT INTO run ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
                       *row.values())  # fmt: skip
 
+    def mark_run_done(self, flag: Literal["noticed", "parent_notified"], resumes: int) -> None:
+        """Set ``flag`` unless the run was resumed since ``resumes`` (a resume resets it, and its ending owes
+        its own notices and parent call)."""
+        self.sql.exec(f"UPDATE run SET {flag} = 1 WHERE resumes = ?", resumes)
+
     def update_run(self, **values: Any) -> None:
         """Change run columns."""
         assignments = ", ".join(f"{k} = ?" for k in values)
@@ -307,12 +312,11 @@ class RunStore:
     def outbox_batch(self, limit: int) -> OutboxBatch | None:
         """The oldest ``limit`` outbox rows in one figure each (None when the outbox is empty)."""
         row = self.sql.exec(
-            "SELECT COUNT(*) AS n, MAX(seq) AS up_to, MAX(CASE WHEN kind = 'run' THEN seq END) AS run_seq,"
-            " COUNT(DISTINCT CASE WHEN kind = 'node' THEN target END) AS nodes"
-            " FROM (SELECT seq, kind, target FROM run_outbox ORDER BY seq LIMIT ?)", limit).one()  # fmt: skip
+            "SELECT COUNT(*) AS n, MIN(seq) AS first, MAX(seq) AS up_to, MAX(CASE WHEN kind = 'run' THEN seq END)"
+            " AS run_seq FROM (SELECT seq, kind, target FROM run_outbox ORDER BY seq LIMIT ?)", limit).one()  # fmt: skip
         if not row["n"]:
             return None
-        return OutboxBatch(rows=int(row["n"]), up_to_seq=int(row["up_to"]), nodes=int(row["nodes"]),
+        return OutboxBatch(rows=int(row["n"]), first_seq=int(row["first"]), up_to_seq=int(row["up_to"]),
                            run_seq=None if row["run_seq"] is None else int(row["run_seq"]))  # fmt: skip
 
     def ack(self, up_to_seq: int) -> None:
