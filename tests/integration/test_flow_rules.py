@@ -182,6 +182,17 @@ async def test_a_child_payload_too_large_for_a_job_fails_that_child_before_it_is
     assert json.loads(nodes["each"]["result"]) == {"total": 3, "succeeded": 2, "failed": 1}
 
 
+async def test_a_runs_counters_follow_its_children_while_it_runs(runs: Runs, clock: VirtualClock) -> None:
+    await runs.start("waits:c", {"seconds": [1, 6]})
+    await clock.advance(3_000)  # the first child ended; its ending could start nothing, so it ticked later
+    run, nodes = await runs.read("waits:c")
+    assert (run["state"], nodes["each:0"]["state"], nodes["each:1"]["state"]) == ("RUNNING", "COMPLETED", "SCHEDULED")
+    assert (run["node_total"], run["node_done"]) == (3, 1)
+    await clock.advance(5_000)
+    run, _ = await runs.read("waits:c")
+    assert (run["state"], run["node_done"]) == ("COMPLETED", 3)
+
+
 async def test_an_expansion_past_the_node_limit_fails_its_node(runs: Runs, clock: VirtualClock) -> None:
     await runs.start("fan:big", {"items": list(range(10))})
     await clock.advance(1_000)

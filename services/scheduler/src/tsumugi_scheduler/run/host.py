@@ -199,6 +199,7 @@ class RunHost:
             touched.extend(changed)
             if touched:
                 store.outbox_nodes(touched)
+                store.outbox_run(run["id"])  # its counters moved, even when no tick follows at once
 
         decisive: list[bool] = []
         store.atomically(write)
@@ -415,7 +416,7 @@ class RunHost:
             for (node_id, _), answer in zip(chunk, answers, strict=True):
                 if isinstance(answer, EnqueueValidationError):
                     failed[node_id] = f"invalid job: {answer}"
-                else:
+                else:  # its own id: nodes cannot carry a unique_key, nor can on_enqueue default one
                     sent.append(node_id)
         for node in unsent:
             if node["child_run_id"] is None:
