@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from system_driver import PRODUCER_TOKEN, TOKEN, Driver
@@ -53,3 +54,32 @@ async def system(tmp_path: Path, clock: VirtualClock) -> AsyncIterator[LocalRunt
 @pytest.fixture
 def driver(system: LocalRuntime) -> Driver:
     return Driver(system, TOKEN)
+
+
+FLOW_CONFIG = Path(__file__).parent / "fixtures" / "flow_scheduler" / "wrangler.jsonc"
+FLOW_WORKER = "tsumugi-flows"
+"""The flow rule tests' scheduler Worker (fixtures/flow_scheduler: its flows in flow_fixture.py)."""
+
+
+@pytest.fixture
+async def flows(tmp_path: Path, clock: VirtualClock) -> AsyncIterator[LocalRuntime]:
+    """The flow fixture scheduler on the local runtime."""
+    runtime = LocalRuntime([load_config(FLOW_CONFIG)], data_dir=tmp_path / "data", clock=clock)
+    await runtime.start()
+    yield runtime
+    await runtime.stop()
+    assert clock.crashes == []
+
+
+@pytest.fixture
+def fixture_module(flows: LocalRuntime) -> Iterator[Any]:
+    """flow_fixture (importable once the Worker is loaded), its flows restored and its records cleared after."""
+    import flow_fixture  # pyright: ignore[reportMissingImports]
+
+    saved = dict(flow_fixture.TSUMUGI.flows)
+    flow_fixture.SEEN.clear()
+    flow_fixture.NOTICES.clear()
+    yield flow_fixture
+    flow_fixture.TSUMUGI.flows.clear()
+    flow_fixture.TSUMUGI.flows.update(saved)
+

@@ -9,40 +9,16 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tsumugi_dev.clock import VirtualClock
-from tsumugi_dev.config import load_config
 from tsumugi_dev.runtime import LocalRuntime
 from tsumugi_scheduler.api.runs import read_run
 
-CONFIG = Path(__file__).parent / "fixtures" / "flow_scheduler" / "wrangler.jsonc"
 WORKER = "tsumugi-flows"
-
-
-@pytest.fixture
-async def flows(tmp_path: Path, clock: VirtualClock) -> AsyncIterator[LocalRuntime]:
-    runtime = LocalRuntime([load_config(CONFIG)], data_dir=tmp_path / "data", clock=clock)
-    await runtime.start()
-    yield runtime
-    await runtime.stop()
-    assert clock.crashes == []
-
-
-@pytest.fixture
-def fixture_module(flows: LocalRuntime) -> Iterator[Any]:
-    import flow_fixture  # on sys.path once the Worker is loaded
-
-    saved = dict(flow_fixture.TSUMUGI.flows)
-    flow_fixture.SEEN.clear()
-    flow_fixture.NOTICES.clear()
-    yield flow_fixture
-    flow_fixture.TSUMUGI.flows.clear()
-    flow_fixture.TSUMUGI.flows.update(saved)
+"""The Worker of the ``flows`` fixture (tests/integration/conftest.py)."""
 
 
 class Runs:

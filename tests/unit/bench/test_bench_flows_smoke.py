@@ -2,25 +2,13 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
-
-BENCH = Path(__file__).resolve().parents[3] / "bench" / "flows.py"
+from quick_bench import run_quick
 
 
 @pytest.mark.timeout(120)
 def test_quick_bench_completes_both_sides_and_the_big_run() -> None:
-    done = subprocess.run(
-        [sys.executable, str(BENCH), "--quick"], capture_output=True, text=True, timeout=110, check=False
-    )
-    assert done.returncode == 0, done.stderr
-    lines = done.stdout.strip().splitlines()
-    assert lines[-1].startswith("RESULT ")
-    result = json.loads(lines[-1].removeprefix("RESULT "))
+    result = run_quick("flows.py")
     assert (result["mode"], result["children"], result["run_nodes"], result["big_run_nodes"]) == ("quick", 100, 103, 502)
     assert result["plain_seconds"] > 0
     assert result["fan_out_seconds"] > 0
