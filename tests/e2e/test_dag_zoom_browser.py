@@ -256,6 +256,30 @@ def test_the_wheel_and_a_trackpad_pinch_zoom_around_the_pointer_without_scrollin
     _quiet(log)
 
 
+def test_a_safari_trackpad_pinch_zooms_around_the_pointer(page: Opened, api: FakeApi) -> None:
+    # Chromium has no gesture events: these are built as Safari sends them (scale since the gesture began).
+    opened, log = page
+    _open_run(opened, api, WIDE_RUN)
+    port = _port(opened)
+    at = (round(port["left"] + port["width"] * 0.5 + 20), round(port["top"] + 60))
+    start, raw = _view(opened), _raw(opened)
+    point = _picture_point(start, port, *at)
+    cancelled = opened.eval_on_selector(
+        PORT,
+        """(p, [x, y]) => ['gesturestart', 'gesturechange', 'gesturechange'].map((type, i) => {
+             const event = Object.assign(new Event(type, { cancelable: true }), { scale: 1 + i, clientX: x, clientY: y });
+             p.dispatchEvent(event);
+             return event.defaultPrevented;
+           })""",
+        list(at),
+    )
+    assert cancelled == [True, True, True]  # the page itself does not zoom
+    zoomed = _changed(opened, raw)
+    assert zoomed[0] == pytest.approx(start[0] * 3, abs=1e-4)  # the last scale, 3, from where it began
+    assert _picture_point(zoomed, port, *at) == pytest.approx(point, abs=0.05)
+    _quiet(log)
+
+
 # -- dragging and clicking ------------------------------------------------------------------------------------
 
 

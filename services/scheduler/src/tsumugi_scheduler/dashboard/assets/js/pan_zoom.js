@@ -61,7 +61,6 @@ function attachPanZoom(pic, parts, state) {
   const show = () => {
     layer.setAttribute('transform', `translate(${round2(state.x)} ${round2(state.y)}) scale(${+state.k.toPrecision(6)})`);
     level.textContent = `${Math.round(state.k * 100)}%`;
-    port.dataset.zoom = state.k.toFixed(4);
     port.dataset.fitted = String(Boolean(state.fitted));
   };
   const set = (view, fitted = false) => {
@@ -113,6 +112,14 @@ function attachPanZoom(pic, parts, state) {
     const at = ctl.local(event);
     ctl.zoomAt(state.k * pzWheelFactor(event, size.height), at.x, at.y);
   }, { passive: false });
+  // Safari reports a trackpad pinch as gesture events (scale since the gesture began), not as ctrl+wheel.
+  let gestureK = 1;
+  port.addEventListener('gesturestart', (event) => { event.preventDefault(); gestureK = state.k; });
+  port.addEventListener('gesturechange', (event) => {
+    event.preventDefault();
+    const at = ctl.local(event);
+    ctl.zoomAt(gestureK * event.scale, at.x, at.y);
+  });
   port.addEventListener('keydown', (event) => {
     if (event.ctrlKey || event.metaKey || event.altKey) return; // the browser's own zoom and shortcuts
     const step = PZ.pan * (event.shiftKey ? 4 : 1);
@@ -159,13 +166,18 @@ function pzReveal(view, box, port) {
 // PZ.drag px; two (touch) pinch around their midpoint.
 function pzPointerDown(state, event) {
   if (event.pointerType === 'mouse' && event.button !== 0) return;
-  if (!state.pointers || !state.pointers.size) {
+  // A primary pointer starts a gesture: no other pointer of its kind is down, whatever was missed before.
+  if (event.isPrimary || !state.pointers) {
     state.pointers = new Map();
     state.dragged = false;
+  }
+  if (!state.following) {
+    state.following = true;
     const move = (e) => pzPointerMove(state, e);
     const up = (e) => {
       state.pointers.delete(e.pointerId);
       if (state.pointers.size) return;
+      state.following = false;
       window.removeEventListener('pointermove', move);
       window.removeEventListener('pointerup', up);
       window.removeEventListener('pointercancel', up);
