@@ -1,4 +1,4 @@
-"""Zooming and panning a run's DAG picture (pan_zoom.js, ADR-0220) in headless Chromium.
+"""Zooming and panning a run's DAG picture (pan_zoom.js, ADR-0096) in headless Chromium.
 
 The wide run (fake_runs.WIDE_RUN: 4 columns, 37 rows, 856 x 2590 px at 1x) cannot fit its panel at its natural
 size; the failed run (632 x 140) can. The view is the layer's transform, ``translate(x y) scale(k)``: a picture

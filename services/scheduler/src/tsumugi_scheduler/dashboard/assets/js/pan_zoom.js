@@ -1,7 +1,7 @@
 // Zoom and pan for a drawn picture (the run's DAG): a clipped viewport shows one <g> layer under a
 // translate + scale transform, screen = picture * k + (x, y). The pzFit / pzZoomAt / pzClamp functions are
 // pure (numbers in, numbers out) so the tests can check them; attachPanZoom wires them to the wheel, pointer
-// (mouse, pen, touch: drag to pan, two fingers to pinch), keyboard and the +, −, Fit buttons. ADR-0220.
+// (mouse, pen, touch: drag to pan, two fingers to pinch), keyboard and the +, −, Fit buttons. ADR-0096.
 
 const PZ = { min: 0.2, max: 4, step: 1.25, pan: 48, margin: 48, drag: 4, minHeight: 140, maxHeight: 480 };
 
