@@ -21,7 +21,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "e2e"))
 
 from fake_api import CANCELLED_ID, DELAYED_ID, FAILED_ID, SCHEDULED_ID, FakeApi, serve  # noqa: E402
-from fake_runs import FAILED_RUN, FANOUT_RUN  # noqa: E402
+from fake_runs import FAILED_RUN, FANOUT_RUN, WIDE_RUN  # noqa: E402
 from fake_schedules import FakeSchedules  # noqa: E402
 from playwright.sync_api import Page  # noqa: E402
 from playwright_chromium import launch_chromium  # noqa: E402
@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         jobs = {"failed": FAILED_ID, "waiting": SCHEDULED_ID, "delayed": DELAYED_ID, "cancelled": CANCELLED_ID}
         with _fake() as url:
-            written = capture(url, args.out, jobs, {"fan-out": FANOUT_RUN, "failed": FAILED_RUN}, None)
+            written = capture(url, args.out, jobs, {"fan-out": FANOUT_RUN, "failed": FAILED_RUN, "wide": WIDE_RUN}, None)
     for path in written:
         print(path)
     return 0

@@ -264,6 +264,54 @@ SUBFLOW = _run(
 
 DETAILS = {r["run"]["id"]: r for r in (FANOUT, FAILED, RUNNING, SUBFLOW)}
 
+WIDE_RUN = "etl:wide1"
+W0 = NOW - 90_000
+
+
+def _wide() -> dict[str, Any]:
+    """A graph far larger than its panel (the DAG's zoom and pan): source -> 36 parts and a 300-child fan-out
+    -> 6 merges (each after 6 parts) -> report; 4 columns, 37 rows."""
+    states = ("COMPLETED", "COMPLETED", "RUNNING", "QUEUED")
+    nodes = [_node("source", "COMPLETED", W0, W0 + 1_000, 0, binding="Extract", job_id="Extract#0:wsrc")]
+    nodes += [
+        _node(f"part-{i:02d}", states[i % 4], W0, W0 + 5_000, 1 + i, binding="Transform", after=["source"])
+        for i in range(36)
+    ]
+    nodes.append(_node("shards", "RUNNING", W0, W0 + 2_000, 37, after=["source"], container=True))
+    nodes += [
+        _node(
+            f"merge-{m}",
+            "PENDING",
+            W0,
+            W0,
+            38 + m,
+            binding="Merge",
+            after=[f"part-{m * 6 + i:02d}" for i in range(6)],
+        )
+        for m in range(6)
+    ]
+    nodes.append(
+        _node(
+            "report",
+            "PENDING",
+            W0,
+            W0,
+            44,
+            binding="Report",
+            after=[f"merge-{m}" for m in range(6)] + ["shards"],
+        )
+    )
+    nodes += [
+        _node(f"shards:{i}", "COMPLETED" if i < 120 else "SCHEDULED", W0 + 2_000, W0 + 2_000 + 100 * i, 45 + i,
+              parent="shards", origin="fanOut", job_id=f"Hello#0:wshard{i}")
+        for i in range(300)
+    ]  # fmt: skip
+    return _run(WIDE_RUN, "RUNNING", nodes, W0, W0 + 32_000, {"day": "2026-01-01"})
+
+
+# Answered by id, but not listed: the list's figures (26 runs, two pages) stay as the tests know them.
+UNLISTED = {WIDE_RUN: _wide()}
+
 FILLER = [
     {
         "id": f"greetings:bulk{i:02d}",
@@ -326,7 +374,7 @@ def answer(method: str, path: str, query: str, body: Any) -> tuple[int, Any] | N
         return 200, {"flows": FLOWS}
     if path == "/api/runs":
         return 200, list_runs(query)
-    for run_id, detail in DETAILS.items():
+    for run_id, detail in (DETAILS | UNLISTED).items():
         if path == f"/api/runs/{urllib.parse.quote(run_id, safe='')}":
             return 200, detail
     return None

@@ -501,7 +501,7 @@ def test_dag_picture_draws_cards_and_edges_and_selecting_a_card_opens_its_node(
         "#run-dag path.dag-edge", "p => p.map(x => [x.dataset.from, x.dataset.to])"
     )
     assert edges == [["extract", "transform"], ["extract", "audit"], ["transform", "load"], ["audit", "load"]]
-    assert opened.get_attribute("#run-dag", "width") == "632"
+    assert opened.get_attribute("#dag-viewport", "data-width") == "632"
     assert "FAILED" in (opened.text_content('.dag-node[data-node="transform"] .dag-sub') or "")
 
     opened.click('.dag-node[data-node="transform"]')
@@ -590,7 +590,9 @@ def test_why_a_node_is_not_running(page: Opened, api: FakeApi) -> None:
     # A scheduled child: its job's explanation.
     opened.click('.wf-row[data-node="hello"] .wf-toggle')
     opened.click('.wf-row[data-node="hello:1"] .wf-name')
-    opened.wait_for_function("(document.querySelector('#node-why') || {}).textContent?.includes('Waits for job')")
+    opened.wait_for_function(
+        "(document.querySelector('#node-why') || {}).textContent?.includes('Waits for job')"
+    )
     assert "Waits for job Hello#0:runningjob1 of key user-1" in (opened.text_content("#node-why") or "")
     assert "/api/jobs/Hello%230%3Awaitingjob1/explain" in api.api_paths()
 
@@ -740,7 +742,7 @@ def test_runs_tab_and_detail_fit_420_px(narrow: Opened, api: FakeApi) -> None:
     wf = _box(opened, "#run-waterfall")
     last = _box(opened, "#run-waterfall .wf-tick.last")
     assert last["x"] + last["width"] <= wf["x"] + wf["width"]
-    # The DAG scrolls inside its own box rather than widening the page.
-    dag = _box(opened, ".dag-scroll")
+    # The DAG is fitted inside its own box rather than widening the page (test_dag_zoom_browser.py).
+    dag = _box(opened, ".dag-viewport")
     assert dag["x"] + dag["width"] <= 420
     _quiet(log)

@@ -39,6 +39,7 @@ SCRIPT_ORDER: Final = (
     "schedules.js",
     "runs.js",
     "waterfall.js",
+    "pan_zoom.js",
     "dag.js",
     "run_detail.js",
     "app.js",

@@ -1,6 +1,7 @@
 // A run's DAG as a hand-drawn SVG: the declared (root) nodes in layered columns left to right, a column per
 // longest dependency chain, an edge per distinct dependency. dagLayout() is pure so the tests can check its
-// numbers; renderDag() draws it. Runtime children (fan-out, spawn) are summarised on their parent's card.
+// numbers; renderDag() draws it, zoomable and pannable (pan_zoom.js). Runtime children (fan-out, spawn) are
+// summarised on their parent's card.
 
 const DAG = { width: 168, height: 54, colGap: 56, rowGap: 16, pad: 8 };
 
@@ -92,6 +93,29 @@ function renderDag(nodes, ui) {
     svg('text', { x: 14, y: 21, class: 'dag-id' }, clip(node.id, 19)),
     svg('text', { x: 14, y: 41, class: 'dag-sub' }, clip(`${node.state} \u00B7 ${dagCaption(node, children.get(node.id) || [])}`, 26)));
   });
-  return h('div', { class: 'dag-scroll' }, svg('svg', { id: 'run-dag', width: layout.width, height: layout.height,
-    viewBox: `0 0 ${layout.width} ${layout.height}`, role: 'group', 'aria-label': 'Run graph' }, marker, edges, cards));
+  return dagViewport(layout, marker, edges, cards, ui.view || {});
+}
+
+// The picture in a clipped, focusable viewport under a bar of zoom controls (pan_zoom.js). view: the zoom and
+// pan the caller keeps across redraws, so the auto-refresh does not lose them.
+function dagViewport(layout, marker, edges, cards, view) {
+  const layer = svg('g', { class: 'dag-layer' }, edges, cards);
+  const button = (id, label, text) => h('button', { type: 'button', id, class: 'dag-zoom', 'aria-label': label, title: label }, text);
+  const buttons = { zoomOut: button('dag-zoom-out', 'Zoom out (\u2212)', '\u2212'),
+    zoomIn: button('dag-zoom-in', 'Zoom in (+)', '+'), fit: button('dag-fit', 'Fit the whole graph (0)', 'Fit') };
+  const level = h('span', { id: 'dag-zoom-level', class: 'dag-level', title: 'Zoom level' }, '100%');
+  const port = h('div', { class: 'dag-viewport', id: 'dag-viewport', tabindex: 0, role: 'group',
+    'aria-label': 'Run graph: drag to move, wheel or pinch to zoom; keys + \u2212 0 and arrows',
+    'data-width': layout.width, 'data-height': layout.height },
+  svg('svg', { id: 'run-dag', class: 'dag-svg' }, marker, layer));
+  const at = new Map(layout.boxes.map((b) => [b.id, b]));
+  const boxOf = (el) => {
+    const card = el.closest && el.closest('.dag-node[data-node]');
+    return card ? at.get(card.dataset.node) || null : null;
+  };
+  attachPanZoom({ width: layout.width, height: layout.height }, { port, layer, level, buttons, boxOf }, view);
+  return h('div', { class: 'dag' },
+    h('div', { class: 'dag-tools' }, buttons.zoomOut, level, buttons.zoomIn, buttons.fit,
+      h('span', { class: 'dag-hint muted' }, 'Drag to move \u00B7 wheel or pinch to zoom')),
+    port);
 }

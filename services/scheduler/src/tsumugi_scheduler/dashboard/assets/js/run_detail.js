@@ -2,7 +2,7 @@
 // the waterfall, the DAG picture and the selected node's detail (its job, its child run, why it is not running).
 // What the user opened, selected or is confirming lives in runView, so the auto-refresh keeps it.
 
-const runView = { id: null, data: null, expanded: new Set(), selected: null, confirm: null };
+const runView = { id: null, data: null, expanded: new Set(), selected: null, confirm: null, dag: {} };
 
 const RUN_ACTIONS = {
   retry: { label: 'Retry', confirm: 'Resume run', keep: 'Keep as is', path: (id) => API.runRetry(id), done: 'Run resumed',
@@ -16,7 +16,7 @@ function runRoute(id) {
 }
 
 function openRun(id) {
-  if (runView.id !== id) Object.assign(runView, { id, data: null, expanded: new Set(), selected: null, confirm: null });
+  if (runView.id !== id) Object.assign(runView, { id, data: null, expanded: new Set(), selected: null, confirm: null, dag: {} });
   return openModal(runRoute(id), () => loadRunDetail(id));
 }
 
@@ -41,7 +41,7 @@ function renderRunDetail() {
   const { run, nodes = [] } = runView.data;
   const redraw = () => renderRunDetail();
   const ui = {
-    expanded: runView.expanded, selected: runView.selected,
+    expanded: runView.expanded, selected: runView.selected, view: runView.dag,
     onToggle: (nodeId) => { if (!runView.expanded.delete(nodeId)) runView.expanded.add(nodeId); redraw(); },
     onSelect: (nodeId) => { runView.selected = runView.selected === nodeId ? null : nodeId; redraw(); scrollToNode(); },
   };
