@@ -68,6 +68,7 @@ def test_a_flow_schedules_last_run_links_to_its_run(page: tuple[Page, ConsoleLog
         assert flow_row.locator(".schedule-job").count() == 0
         flow_row.locator(".schedule-run").click()
         opened.wait_for_function(f"location.hash === '#/runs/{urllib.parse.quote(LAST_RUN, safe='')}'")
+        opened.wait_for_selector(f'#run-detail[data-id="{LAST_RUN}"]')  # drawn from the answer, so it was asked
         assert f"/api/runs/{urllib.parse.quote(LAST_RUN, safe='')}" in " ".join(api.api_paths())
     assert log.errors == []
 
