@@ -65,15 +65,16 @@ EOF
   rm -rf "$work"
   mkdir -p "$work/src"
   cp -r "$src_root/$package" "$work/src/"
-  # Tests are copied whole (helpers import each other as tests.*), with the docs some of them read.
-  (cd "$root" && tar --exclude=__pycache__ -cf - tests docs) | (cd "$work" && tar -xf -)
+  # Tests are copied whole (helpers import each other as tests.*), with the docs and D1 migrations some of
+  # them read (found from the test file's folder, so they go beside the tests in mutmut's copy too).
+  (cd "$root" && tar --exclude=__pycache__ -cf - tests docs migrations) | (cd "$work" && tar -xf -)
   {
     # The project's own pytest settings (warnings are errors), then mutmut's.
     sed -n '/^\[tool.pytest.ini_options\]/,/^\[/{/^\[tool.pytest.ini_options\]/p;/^\[/!p}' "$root/pyproject.toml"
     echo "[tool.mutmut]"
     echo "source_paths = [\"src\"]"
     echo "only_mutate = [\"src/$rel_file\"]"
-    echo 'also_copy = ["docs"]'
+    echo 'also_copy = ["docs", "migrations"]'
     printf 'pytest_add_cli_args_test_selection = ['; printf '"%s", ' "${tests[@]}"; echo ']'
     echo 'pytest_add_cli_args = ["-p", "no:cacheprovider", "--hypothesis-seed=0", "-q"]'
   } >"$work/pyproject.toml"
