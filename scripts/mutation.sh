@@ -11,6 +11,8 @@
 # property tests for tsumugi_core, tests/unit otherwise). MUTATION_JOBS parallel test processes (default 2).
 # Each module runs in its own scratch folder under .mutation/ (kept for `mutmut show`/`mutmut browse` there).
 # CPU heavy (minutes per module): not run by CI.
+# mutmut imports the tests once and forks a process per mutant: whatever a test module computes from the code
+# under test at import (e.g. a schema compiled into a module constant) never sees a mutant. Compute it in the test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$PWD"
