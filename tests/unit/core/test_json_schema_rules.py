@@ -281,3 +281,44 @@ def test_a_union_reports_the_branch_the_value_got_furthest_into() -> None:
     assert _refusal(schema, {"a": {"b": "x"}}) == ("payload.a.b", "must be an integer, got a string")
     assert _refusal(schema, "ab") == ("payload", "must be at least 3 characters long, got 2")
     assert _refusal(schema, 1) == ("payload", "must be an object or an object or a string, got an integer")
+
+
+def test_a_union_of_bare_types_names_each_type_once() -> None:
+    schema = {"anyOf": [{"type": ["integer", "null"]}, {"type": "null"}, {"type": "integer"}]}
+    _passes(schema, 1, None)
+    assert _refusal(schema, "1") == ("payload", "must be an integer or null, got a string")
+
+
+def test_a_tag_that_is_not_a_string_is_refused_even_when_unhashable() -> None:
+    schema = {
+        "anyOf": [{"$ref": "#/$defs/A"}],
+        "discriminator": {"propertyName": "kind", "mapping": {"a": "#/$defs/A"}},
+        "$defs": {"A": {"type": "object"}},
+    }
+    assert _refusal(schema, {"kind": ["a"]}) == ("payload.kind", 'must be one of "a", got ["a"]')
+    assert _refusal(schema, {"kind": {"a": 1}}) == ("payload.kind", 'must be one of "a", got {"a": 1}')
+
+
+def test_every_object_keyword_at_once_still_applies() -> None:
+    schema = {
+        "properties": {"a": {"type": "integer"}},
+        "required": ["a"],
+        "additionalProperties": False,
+        "minProperties": 1,
+        "maxProperties": 1,
+    }
+    _passes(schema, {"a": 1})
+    assert _refusal(schema, {}) == ("payload.a", "is required")
+    assert _refusal(schema, {"a": "x"}) == ("payload.a", "must be an integer, got a string")
+
+
+def test_prefix_items_alone_check_the_leading_items() -> None:
+    schema = {"prefixItems": [{"type": "integer"}]}
+    _passes(schema, [], [1], [1, "anything"])
+    assert _refusal(schema, ["x"]) == ("payload[0]", "must be an integer, got a string")
+
+
+def test_a_shown_value_is_cut_past_80_characters() -> None:
+    # A 78-letter string is 80 characters quoted: shown whole. 79 letters quote to 81: cut to 77 and "...".
+    assert _refusal({"enum": [1]}, "a" * 78)[1] == 'must be 1, got "' + "a" * 78 + '"'
+    assert _refusal({"enum": [1]}, "a" * 79)[1] == 'must be 1, got "' + "a" * 76 + "..."
