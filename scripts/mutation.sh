@@ -11,6 +11,8 @@
 # property tests for tsumugi_core, tests/unit otherwise). MUTATION_JOBS parallel test processes (default 2).
 # Each module runs in its own scratch folder under .mutation/ (kept for `mutmut show`/`mutmut browse` there).
 # CPU heavy (minutes per module): not run by CI.
+# mutmut imports the tests once and forks a process per mutant: whatever a test module computes from the code
+# under test at import (e.g. a schema compiled into a module constant) never sees a mutant. Compute it in the test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$PWD"
@@ -65,15 +67,16 @@ EOF
   rm -rf "$work"
   mkdir -p "$work/src"
   cp -r "$src_root/$package" "$work/src/"
-  # Tests are copied whole (helpers import each other as tests.*), with the docs some of them read.
-  (cd "$root" && tar --exclude=__pycache__ -cf - tests docs) | (cd "$work" && tar -xf -)
+  # Tests are copied whole (helpers import each other as tests.*), with the docs and D1 migrations some of
+  # them read (found from the test file's folder, so they go beside the tests in mutmut's copy too).
+  (cd "$root" && tar --exclude=__pycache__ -cf - tests docs migrations) | (cd "$work" && tar -xf -)
   {
     # The project's own pytest settings (warnings are errors), then mutmut's.
     sed -n '/^\[tool.pytest.ini_options\]/,/^\[/{/^\[tool.pytest.ini_options\]/p;/^\[/!p}' "$root/pyproject.toml"
     echo "[tool.mutmut]"
     echo "source_paths = [\"src\"]"
     echo "only_mutate = [\"src/$rel_file\"]"
-    echo 'also_copy = ["docs"]'
+    echo 'also_copy = ["docs", "migrations"]'
     printf 'pytest_add_cli_args_test_selection = ['; printf '"%s", ' "${tests[@]}"; echo ']'
     echo 'pytest_add_cli_args = ["-p", "no:cacheprovider", "--hypothesis-seed=0", "-q"]'
   } >"$work/pyproject.toml"
