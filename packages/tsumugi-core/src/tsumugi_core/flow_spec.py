@@ -21,7 +21,7 @@ Example:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Final
@@ -42,6 +42,7 @@ __all__ = [
     "NodeSpec",
     "check_deadline_ms",
     "check_node_options",
+    "check_option_names",
     "node_key_problem",
 ]
 
@@ -115,18 +116,27 @@ class NodeSpec:
     subflow: str | None = None
 
 
+def check_option_names(flow: str, node_id: str, names: Iterable[str]) -> None:
+    """Refuse option names a node may not take (``unique_key`` with its reason).
+
+    Raises:
+        InvalidFlowError: ``flow F: node N: <option> <rule>``.
+    """
+    for name in names:
+        if name not in JOB_OPTION_NAMES:
+            rule = (
+                "is not allowed on a flow node (ADR-0033)" if name == "unique_key" else "is not a node option"
+            )
+            raise InvalidFlowError(f"flow {flow}: node {node_id}: {name} {rule}")
+
+
 def check_node_options(flow: str, node_id: str, options: Mapping[str, Any]) -> None:
     """Refuse options a node may not take and values an enqueue would refuse.
 
     Raises:
         InvalidFlowError: ``flow F: node N: <option> <rule>``.
     """
-    for name in options:
-        if name not in JOB_OPTION_NAMES:
-            rule = (
-                "is not allowed on a flow node (ADR-0033)" if name == "unique_key" else "is not a node option"
-            )
-            raise InvalidFlowError(f"flow {flow}: node {node_id}: {name} {rule}")
+    check_option_names(flow, node_id, options)
     try:
         validate_enqueue(EnqueueItem(binding="Node", payload=None, **options))
     except EnqueueValidationError as exc:

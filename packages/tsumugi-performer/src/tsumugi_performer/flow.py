@@ -31,7 +31,7 @@ from typing import Any, Generic, Never, TypedDict, TypeVar, cast
 
 import msgspec
 
-from tsumugi_core.flow_spec import FlowSpec, InvalidFlowError, NodeKind, NodeSpec
+from tsumugi_core.flow_spec import FlowSpec, InvalidFlowError, NodeKind, NodeSpec, check_option_names
 from tsumugi_core.options import Backoff, Guarantee
 from tsumugi_performer._performer import Performer, result_type_of
 
@@ -151,11 +151,7 @@ class FlowBuilder(Generic[_I]):
 
     @staticmethod
     def _forbidden(node_id: str, forbidden: Mapping[str, Any], flow: str) -> None:
-        for name in forbidden:
-            rule = (
-                "is not allowed on a flow node (ADR-0033)" if name == "unique_key" else "is not a node option"
-            )
-            raise InvalidFlowError(f"flow {flow}: node {node_id}: {name} {rule}")
+        check_option_names(flow, node_id, forbidden)  # what is left in **forbidden is never a node option
 
     def node(
         self,
