@@ -1,6 +1,6 @@
 """The Run Durable Object's SQL: its one run row, its nodes and its outbox to the read model.
 
-No statement binds more than `MAX_BINDS` variables (workerd refuses a 101st), and work over many nodes is a
+No statement binds more than 100 variables (workerd refuses a 101st), and work over many nodes is a
 few statements, not one per node: rows, ids and per-node changes are bound as one JSON text read with
 ``json_each`` (`insert_nodes`, `nodes_by_id`, `patch_nodes`, `outbox_nodes`; at most `PATCH_BYTES` each),
 the same values for many nodes go by id lists (`update_nodes`).
@@ -22,10 +22,8 @@ from tsumugi_scheduler.json_batches import BATCH_BYTES, json_arrays, json_object
 from tsumugi_scheduler.run.schema import DDL, NODE_COLUMNS, upgrade
 from tsumugi_scheduler.shard import SqlLike
 
-__all__ = ["MAX_BINDS", "PATCH_BYTES", "OutboxBatch", "RunStore", "node_view", "stamped"]
+__all__ = ["PATCH_BYTES", "OutboxBatch", "RunStore", "node_view", "stamped"]
 
-MAX_BINDS: Final = 100
-"""Bind variables per statement on Cloudflare's Durable Object SQL."""
 PATCH_BYTES: Final = BATCH_BYTES
 """Most bytes of one `patch_nodes` JSON text (workerd caps a string or row at 4 MiB)."""
 _COLUMNS: Final = frozenset(NODE_COLUMNS)
