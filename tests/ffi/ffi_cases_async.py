@@ -173,14 +173,6 @@ async def python_coroutine_error_rejects() -> Any:
 
 
 @case
-async def promise_from_js_array_is_jspromise() -> Any:
-    promises = js.Array.from_(js.Array.of(7), js.Promise.resolve, js.Promise)
-    pending = promises[0]
-    description = [type(pending).__name__, pending.constructor.name]
-    return [description, await pending]
-
-
-@case
 async def await_non_promise_proxy_raises() -> Any:
     async def wait() -> Any:
         return await js.Object.new()

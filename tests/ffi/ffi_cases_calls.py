@@ -43,11 +43,6 @@ def call_function_properties() -> Any:
 
 
 @case
-def call_function_call_method() -> Any:
-    return js.Array.prototype.slice.call(js.Array.of(1, 2, 3), 1)
-
-
-@case
 def call_new_map_from_python_pairs() -> Any:
     table = js.Map.new([["a", 1], ["b", None], ["c", jsnull]])
     return [table.size, table.get("a"), table.get("b"), table.get("c"), table.has("b")]
@@ -158,11 +153,6 @@ def callback_raises_same_exception_object() -> Any:
     except KeyError as error:
         return error is failure
     return "not raised"
-
-
-@case
-def callback_in_sort_comparator() -> Any:
-    return js.Array.of(3, 1, 2).sort(lambda a, b: a - b)
 
 
 @case
