@@ -41,9 +41,8 @@ uv sync --frozen --quiet
 UV_PROJECT_ENVIRONMENT=.venv-3.13 uv sync --frozen --quiet --python "$python_313"
 echo "== reference SDK wheel (read by the SDK conformance tests, never installed; ADR-0041)"
 bash scripts/fetch-sdk-wheel.sh
-# wrangler and pyodide, pinned by package-lock.json: `tsumugi deploy --dry-run` runs wrangler in the tests
-# (ADR-0040), the FFI differential suite runs Pyodide under Node (ADR-0105); both offline after this.
-echo "== npm ci (wrangler, pyodide)"
+# wrangler, pinned by package-lock.json (ADR-0040): `tsumugi deploy --dry-run` runs it in the tests, offline.
+echo "== npm ci (wrangler)"
 npm ci --no-audit --no-fund --loglevel=error
 echo "== ruff"
 uv run --frozen ruff check .
