@@ -7,6 +7,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from pyodide.ffi import JsException
 from workers import Request, Response
 
 from tsumugi_dev import cli
@@ -107,7 +108,7 @@ async def test_sdk_request_and_response_shapes() -> None:
     assert Response.redirect("http://y").headers["location"] == "http://y"
     with pytest.raises(TypeError, match="Unsupported type in Response: dict"):
         Response({"a": 1})  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="method: unknown HTTP method"):
+    with pytest.raises(JsException, match="TypeError: Invalid HTTP method string: FETCH"):
         Request("http://x", method="FETCH")
 
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from pyodide.ffi import JsException, JsProxy
 from workers import python_from_rpc, python_to_rpc
-from workers.rpc import JsException
 
 from tsumugi_dev.do_sql import SqlStorage
-from tsumugi_dev.ffi import PROXY_REFUSED, JsProxy
+from tsumugi_dev.js_values import PROXY_REFUSED
 from tsumugi_dev.jsdict import JsDict
 from tsumugi_dev.runtime import LocalRuntime
 

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import pytest
 
 from tsumugi_dev.do_sql import MAX_BOUND_PARAMETERS, SqlError, SqlStorage
-from tsumugi_dev.ffi import JsException
+from pyodide.ffi import JsException
 from tsumugi_dev.jsdict import JsDict
 
 

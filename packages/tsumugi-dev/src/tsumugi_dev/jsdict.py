@@ -1,8 +1,8 @@
 """The dict that Python Workers hand back for plain JS objects (``JsDict``), for the runtime's modules.
 
 On Cloudflare, ``python_from_rpc`` turns a plain JS object into a ``JsDict``: a ``dict`` that also allows
-attribute access (``res.results``, ``row.id``). The class lives in the imitated SDK (``workers.rpc``, where the
-real SDK defines it); the runtime's modules import it from here.
+attribute access (``res.results``, ``row.id``). The class is the SDK's own (``workers.rpc``); the runtime's
+modules import it from here.
 """
 
 from __future__ import annotations

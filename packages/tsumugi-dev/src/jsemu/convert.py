@@ -1,0 +1,183 @@
+"""Explicit deep conversions: Pyodide's ``to_js`` and ``JsProxy.to_py``.
+
+``to_js``: ``list``/``tuple`` -> Array, ``dict`` -> Map (or ``dict_converter`` applied to ``[key, value]``
+pairs; ``Object.fromEntries`` gives a plain object), ``set`` -> Set, buffers -> Uint8Array, JsProxy -> its
+object; anything else goes to ``default_converter`` when given, else becomes a PyProxy.
+``to_py``: Array -> ``list``, plain object and Map -> ``dict``, Set -> ``set``, typed arrays and ArrayBuffer
+-> ``memoryview``; any other object goes to ``default_converter`` when given, else stays a proxy.
+Sources: pyodide.org "Type translations" and the ``to_js`` / ``JsProxy.to_py`` API reference (0.28).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from jsemu.core import (
+    MAX_SAFE_INTEGER,
+    UNDEFINED,
+    JsBigIntValue,
+    JsProxy,
+    PyProxy,
+    jsnull,
+    to_python,
+)
+from jsemu.objects import ArrayBuffer, JsArray, JsMap, JsObject, JsSet, Uint8Array, property_key
+
+__all__ = ["ConversionError", "from_entries", "to_js", "to_py"]
+
+
+class ConversionError(Exception):
+    """A value ``to_js``/``to_py`` cannot convert (Pyodide's ``pyodide.ffi.ConversionError``)."""
+
+
+def from_entries(entries: Any) -> JsObject:
+    """``Object.fromEntries(entries)`` over JS values: keys become property keys, last one wins."""
+    props: dict[str, Any] = {}
+    items = entries._items if isinstance(entries, JsArray) else list(entries)
+    for entry in items:
+        pair = entry._items if isinstance(entry, JsArray) else list(entry)
+        props[property_key(pair[0] if pair else UNDEFINED)] = pair[1] if len(pair) > 1 else UNDEFINED
+    return JsObject(props)
+
+
+def to_js(
+    obj: Any,
+    *,
+    depth: int = -1,
+    pyproxies: Any = None,
+    create_pyproxies: bool = True,
+    dict_converter: Callable[..., Any] | None = None,
+    default_converter: Callable[..., Any] | None = None,
+    eager_converter: Callable[..., Any] | None = None,
+) -> Any:
+    """Convert ``obj`` deeply to JS; answers what Python then sees of the result (a proxy or a primitive)."""
+    from jsemu.builtins import OBJECT_FROM_ENTRIES
+
+    fast_objects = dict_converter is OBJECT_FROM_ENTRIES
+    cache: dict[int, Any] = {}
+
+    def convert(value: Any, level: int = depth) -> Any:
+        kind = type(value)
+        if kind is str or kind is bool or kind is float:
+            return value
+        if kind is int:
+            return value if -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER else JsBigIntValue(value)
+        if value is None:
+            return UNDEFINED
+        if value is jsnull or isinstance(value, JsProxy):
+            return value
+        if eager_converter is not None:
+            return _to_js_result(eager_converter(value, lambda v: convert(v, level), cache))
+        if level == 0:
+            return _leaf(value)
+        key = id(value)
+        if key in cache:
+            return cache[key]
+        if kind is list or kind is tuple or isinstance(value, list | tuple):
+            array = JsArray([])
+            cache[key] = array
+            array._items.extend(convert(item, level - 1) for item in value)
+            return array
+        if kind is dict or isinstance(value, dict):
+            if fast_objects:
+                obj = JsObject({})
+                cache[key] = obj
+                props = obj._props
+                for k, v in value.items():
+                    props[property_key(convert(k, level - 1))] = convert(v, level - 1)
+                return obj
+            if dict_converter is not None:
+                pairs = JsArray([JsArray([convert(k, level - 1), convert(v, level - 1)]) for k, v in value.items()])
+                result = _to_js_result(dict_converter(pairs))
+                cache[key] = result
+                return result
+            mapping = JsMap({})
+            cache[key] = mapping
+            for k, v in value.items():
+                mapping._entries[convert(k, level - 1)] = convert(v, level - 1)
+            return mapping
+        if isinstance(value, set | frozenset):
+            return JsSet(convert(item, level - 1) for item in value)
+        if isinstance(value, bytes | bytearray | memoryview):
+            return Uint8Array.copy_of(bytes(value))
+        if isinstance(value, bool):
+            return bool(value)
+        if isinstance(value, int):
+            return convert(int(value), level)
+        if isinstance(value, float):
+            return float(value)
+        if isinstance(value, str):
+            return str(value)
+        if default_converter is not None:
+            result = _to_js_result(default_converter(value, lambda v: convert(v, level - 1), cache))
+            cache[key] = result
+            return result
+        return _leaf(value)
+
+    def _leaf(value: Any) -> Any:
+        if not create_pyproxies:
+            raise ConversionError(f"No conversion known for {type(value).__name__} and create_pyproxies=False")
+        proxy = PyProxy(value)
+        if pyproxies is not None:
+            pyproxies.append(proxy)
+        return proxy
+
+    return to_python(convert(obj))
+
+
+def _to_js_result(value: Any) -> Any:
+    """A converter's answer as a JS value (Python objects it answers cross implicitly)."""
+    if isinstance(value, JsProxy) or value is jsnull or value is UNDEFINED:
+        return value
+    if value is None:
+        return UNDEFINED
+    if isinstance(value, bool | int | float | str):
+        return value if not (type(value) is int and abs(value) > MAX_SAFE_INTEGER) else JsBigIntValue(value)
+    return PyProxy(value)
+
+
+def to_py(
+    proxy: JsProxy,
+    *,
+    depth: int = -1,
+    default_converter: Callable[..., Any] | None = None,
+) -> Any:
+    """Convert ``proxy`` deeply to Python objects."""
+    cache: dict[int, Any] = {}
+
+    def convert(value: Any, level: int) -> Any:
+        if not isinstance(value, JsProxy) or isinstance(value, PyProxy):
+            return to_python(value)
+        if level == 0:
+            return value
+        key = id(value)
+        if key in cache:
+            return cache[key]
+        kind = type(value)
+        if kind is JsObject:
+            result: dict[Any, Any] = {}
+            cache[key] = result
+            for name, item in value._props.items():
+                result[name] = convert(item, level - 1)
+            return result
+        if kind is JsArray:
+            items: list[Any] = []
+            cache[key] = items
+            items.extend(convert(item, level - 1) for item in value._items)
+            return items
+        if kind is JsMap:
+            mapping: dict[Any, Any] = {}
+            cache[key] = mapping
+            for k, v in value._entries.items():
+                mapping[convert(k, level - 1)] = convert(v, level - 1)
+            return mapping
+        if kind is JsSet:
+            return {convert(item, level - 1) for item in value._values}
+        if kind is Uint8Array or kind is ArrayBuffer:
+            return value.to_memoryview()
+        if default_converter is not None:
+            return default_converter(value, lambda v: convert(v, level - 1), cache)
+        return value
+
+    return convert(proxy, depth)
