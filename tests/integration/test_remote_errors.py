@@ -7,7 +7,6 @@ from jsemu.core import js_error
 from pyodide.ffi import JsException
 
 from tsumugi_dev.js_values import remote_js_error as remote_error
-
 from tsumugi_scheduler.remote_errors import error_text, is_missing_method
 
 

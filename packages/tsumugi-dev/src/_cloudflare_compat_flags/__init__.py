@@ -1,3 +1,5 @@
+# pyright: basic
+# (A model of JavaScript's dynamic values: checked in basic mode, not strict; ADR-0097.)
 """workerd's compatibility flags as Python sees them (``import _cloudflare_compat_flags``).
 
 The local runtime's Workers use compatibility date 2026-07-01 with ``python_workers``; the flags the Workers SDK

@@ -1,3 +1,5 @@
+# pyright: basic
+# (A model of JavaScript's dynamic values: checked in basic mode, not strict; ADR-0097.)
 """workerd's ``_pyodide_entrypoint_helper`` module (registered by python-entrypoint-helper.ts), emulated.
 
 ``cloudflareWorkersModule`` is ``cloudflare:workers`` (its ``env`` and ``waitUntil`` are the running

@@ -1,3 +1,5 @@
+# pyright: basic
+# (A model of JavaScript's dynamic values: checked in basic mode, not strict; ADR-0097.)
 """The ``js`` module as Pyodide gives it to a Python Worker: JavaScript's globals (``from js import Object``).
 
 Emulated for the local runtime (see `jsemu`): the names the Workers SDK and the runtime use. A name with

@@ -1,3 +1,5 @@
+# pyright: basic
+# (A model of JavaScript's dynamic values: checked in basic mode, not strict; ADR-0097.)
 """The JS globals the emulation offers (``from js import Object``): what the SDK and the runtime use.
 
 ``GLOBALS`` maps a name to its JS value; the runtime adds its own (``fetch``) with `define_global`. A name

@@ -1,3 +1,5 @@
+# pyright: basic
+# (A model of JavaScript's dynamic values: checked in basic mode, not strict; ADR-0097.)
 """Explicit deep conversions: Pyodide's ``to_js`` and ``JsProxy.to_py``.
 
 ``to_js``: ``list``/``tuple`` -> Array, ``dict`` -> Map (or ``dict_converter`` applied to ``[key, value]``
@@ -41,6 +43,94 @@ def from_entries(entries: Any) -> JsObject:
     return JsObject(props)
 
 
+class _ToJs:
+    """One ``to_js`` call: its options and the cache of containers already converted."""
+
+    def __init__(
+        self,
+        *,
+        pyproxies: Any,
+        create_pyproxies: bool,
+        dict_converter: Callable[..., Any] | None,
+        default_converter: Callable[..., Any] | None,
+        eager_converter: Callable[..., Any] | None,
+    ) -> None:
+        from jsemu.builtins import OBJECT_FROM_ENTRIES
+
+        self.pyproxies = pyproxies
+        self.create_pyproxies = create_pyproxies
+        self.dict_converter = dict_converter
+        self.plain_objects = dict_converter is OBJECT_FROM_ENTRIES
+        self.default_converter = default_converter
+        self.eager_converter = eager_converter
+        self.cache: dict[int, Any] = {}
+
+    def convert(self, value: Any, level: int) -> Any:
+        kind = type(value)
+        if kind is str or kind is bool or kind is float:
+            return value
+        if kind is int:
+            return value if -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER else JsBigIntValue(value)
+        if value is None:
+            return UNDEFINED
+        if value is jsnull or isinstance(value, JsProxy):
+            return value
+        if self.eager_converter is not None:
+            return _to_js_result(self.eager_converter(value, lambda v: self.convert(v, level), self.cache))
+        if level == 0:
+            return self.leaf(value)
+        found = self.cache.get(id(value))
+        if found is not None:
+            return found
+        return self.container(value, level - 1)
+
+    def container(self, value: Any, inner: int) -> Any:
+        if isinstance(value, list | tuple):
+            array = JsArray([])
+            self.cache[id(value)] = array
+            array._items.extend(self.convert(item, inner) for item in value)  # pyright: ignore[reportUnknownVariableType, reportPrivateUsage]
+            return array
+        if isinstance(value, dict):
+            return self.mapping(value, inner)  # pyright: ignore[reportUnknownArgumentType]
+        if isinstance(value, set | frozenset):
+            return JsSet(self.convert(item, inner) for item in value)  # pyright: ignore[reportUnknownVariableType]
+        if isinstance(value, bytes | bytearray | memoryview):
+            return Uint8Array.copy_of(bytes(value))
+        if isinstance(value, bool | int | float | str):  # subclasses (an enum member): the plain value
+            return self.convert(plain_value(value), inner + 1)
+        if self.default_converter is not None:
+            result = _to_js_result(self.default_converter(value, lambda v: self.convert(v, inner), self.cache))
+            self.cache[id(value)] = result
+            return result
+        return self.leaf(value)
+
+    def mapping(self, value: dict[Any, Any], inner: int) -> Any:
+        if self.plain_objects:
+            obj = JsObject({})
+            self.cache[id(value)] = obj
+            for k, v in value.items():
+                obj._props[property_key(self.convert(k, inner))] = self.convert(v, inner)  # pyright: ignore[reportPrivateUsage]
+            return obj
+        if self.dict_converter is not None:
+            pairs = JsArray([JsArray([self.convert(k, inner), self.convert(v, inner)]) for k, v in value.items()])
+            result = _to_js_result(self.dict_converter(pairs))
+            self.cache[id(value)] = result
+            return result
+        js_map = JsMap({})
+        self.cache[id(value)] = js_map
+        for k, v in value.items():
+            js_map._entries[self.convert(k, inner)] = self.convert(v, inner)  # pyright: ignore[reportPrivateUsage]
+        return js_map
+
+    def leaf(self, value: Any) -> Any:
+        if not self.create_pyproxies:
+            raise ConversionError(f"No conversion known for {type(value).__name__} and create_pyproxies=False")
+        proxy = PyProxy(value)
+        if self.pyproxies is not None:
+            self.pyproxies.append(proxy)
+        return proxy
+
+
 def to_js(
     obj: Any,
     *,
@@ -52,78 +142,25 @@ def to_js(
     eager_converter: Callable[..., Any] | None = None,
 ) -> Any:
     """Convert ``obj`` deeply to JS; answers what Python then sees of the result (a proxy or a primitive)."""
-    from jsemu.builtins import OBJECT_FROM_ENTRIES
+    run = _ToJs(
+        pyproxies=pyproxies,
+        create_pyproxies=create_pyproxies,
+        dict_converter=dict_converter,
+        default_converter=default_converter,
+        eager_converter=eager_converter,
+    )
+    return to_python(run.convert(obj, depth))
 
-    fast_objects = dict_converter is OBJECT_FROM_ENTRIES
-    cache: dict[int, Any] = {}
 
-    def convert(value: Any, level: int = depth) -> Any:
-        kind = type(value)
-        if kind is str or kind is bool or kind is float:
-            return value
-        if kind is int:
-            return value if -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER else JsBigIntValue(value)
-        if value is None:
-            return UNDEFINED
-        if value is jsnull or isinstance(value, JsProxy):
-            return value
-        if eager_converter is not None:
-            return _to_js_result(eager_converter(value, lambda v: convert(v, level), cache))
-        if level == 0:
-            return _leaf(value)
-        key = id(value)
-        if key in cache:
-            return cache[key]
-        if kind is list or kind is tuple or isinstance(value, list | tuple):
-            array = JsArray([])
-            cache[key] = array
-            array._items.extend(convert(item, level - 1) for item in value)
-            return array
-        if kind is dict or isinstance(value, dict):
-            if fast_objects:
-                obj = JsObject({})
-                cache[key] = obj
-                props = obj._props
-                for k, v in value.items():
-                    props[property_key(convert(k, level - 1))] = convert(v, level - 1)
-                return obj
-            if dict_converter is not None:
-                pairs = JsArray([JsArray([convert(k, level - 1), convert(v, level - 1)]) for k, v in value.items()])
-                result = _to_js_result(dict_converter(pairs))
-                cache[key] = result
-                return result
-            mapping = JsMap({})
-            cache[key] = mapping
-            for k, v in value.items():
-                mapping._entries[convert(k, level - 1)] = convert(v, level - 1)
-            return mapping
-        if isinstance(value, set | frozenset):
-            return JsSet(convert(item, level - 1) for item in value)
-        if isinstance(value, bytes | bytearray | memoryview):
-            return Uint8Array.copy_of(bytes(value))
-        if isinstance(value, bool):
-            return bool(value)
-        if isinstance(value, int):
-            return convert(int(value), level)
-        if isinstance(value, float):
-            return float(value)
-        if isinstance(value, str):
-            return str(value)
-        if default_converter is not None:
-            result = _to_js_result(default_converter(value, lambda v: convert(v, level - 1), cache))
-            cache[key] = result
-            return result
-        return _leaf(value)
-
-    def _leaf(value: Any) -> Any:
-        if not create_pyproxies:
-            raise ConversionError(f"No conversion known for {type(value).__name__} and create_pyproxies=False")
-        proxy = PyProxy(value)
-        if pyproxies is not None:
-            pyproxies.append(proxy)
-        return proxy
-
-    return to_python(convert(obj))
+def plain_value(value: bool | int | float | str) -> bool | int | float | str:
+    """The plain primitive a subclass instance (an enum member, a ``str`` subclass) stands for in JS."""
+    if isinstance(value, bool):
+        return bool(value)
+    if isinstance(value, int):
+        return int.__int__(value)
+    if isinstance(value, float):
+        return float.__float__(value)
+    return str.__str__(value)
 
 
 def _to_js_result(value: Any) -> Any:

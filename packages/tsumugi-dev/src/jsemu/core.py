@@ -1,3 +1,5 @@
+# pyright: basic
+# (A model of JavaScript's dynamic values: checked in basic mode, not strict; ADR-0097.)
 """The JavaScript side as CPython holds it, and Pyodide's implicit crossing rules.
 
 A JS value is held as a Python object: ``undefined`` is `UNDEFINED`, ``null`` is `jsnull`, booleans, strings
@@ -305,6 +307,10 @@ class JsCallable(JsProxy):
     """
 
     __slots__ = ("_construct", "_fn", "_static", "js_name")
+    _fn: Callable[..., Any]
+    _construct: Callable[..., Any] | None
+    _static: dict[str, Any]
+    js_name: str
     js_class: ClassVar[str] = "Function"
     js_typeof: ClassVar[str] = "function"
 
@@ -425,6 +431,10 @@ class PyProxy(JsProxy):
     """
 
     __slots__ = ("_borrowed", "_destroyed", "_obj", "_once")
+    _obj: Any
+    _borrowed: bool
+    _destroyed: str | None
+    _once: bool
     js_class: ClassVar[str] = "PyProxy"
 
     def __init__(self, obj: Any, *, borrowed: bool = False, once: bool = False) -> None:

@@ -1,3 +1,5 @@
+# pyright: basic
+# (A model of JavaScript's dynamic values: checked in basic mode, not strict; ADR-0097.)
 """What workerd's entrypoint helper gives Python, and the invocation it describes (set by the runtime)."""
 
 from __future__ import annotations

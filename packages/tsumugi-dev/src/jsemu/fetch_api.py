@@ -1,3 +1,5 @@
+# pyright: basic
+# (A model of JavaScript's dynamic values: checked in basic mode, not strict; ADR-0097.)
 """The Fetch API objects workerd gives a Worker: Headers, Request, Response, URL and streams.
 
 What the Workers SDK's ``Request``/``Response``/``asgi`` touch, with workerd's rules where they differ from
@@ -87,6 +89,8 @@ class Headers(HostObject):
     """Case-insensitive headers; iteration yields ``[name, value]`` sorted by name, duplicates combined."""
 
     __slots__ = ("_guard", "_pairs")
+    _guard: Any
+    _pairs: Any
     js_class: ClassVar[str] = "Headers"
 
     def __init__(self, pairs: list[tuple[str, str]] | None = None, *, immutable: bool = False) -> None:
@@ -184,6 +188,11 @@ class ReadableStream(HostObject):
     """A byte stream of Uint8Array chunks; ``async for`` from Python, ``getReader()`` from JS."""
 
     __slots__ = ("_chunks", "_closed", "_error", "_locked", "_waiter")
+    _chunks: Any
+    _closed: Any
+    _error: Any
+    _locked: Any
+    _waiter: Any
     js_class: ClassVar[str] = "ReadableStream"
 
     def __init__(self, chunks: list[bytes] | None = None, *, closed: bool = True) -> None:
@@ -265,6 +274,7 @@ class ReadableStream(HostObject):
 
 class _Writer(HostObject):
     __slots__ = ("_stream",)
+    _stream: Any
     js_class: ClassVar[str] = "WritableStreamDefaultWriter"
 
     def __init__(self, stream: ReadableStream) -> None:
@@ -288,6 +298,7 @@ class TransformStream(HostObject):
     """An identity TransformStream: bytes written to ``writable`` come out of ``readable``."""
 
     __slots__ = ("_readable",)
+    _readable: Any
     js_class: ClassVar[str] = "TransformStream"
 
     def __init__(self) -> None:
@@ -336,6 +347,9 @@ class _Body(HostObject):
     """What Request and Response share: a body read once."""
 
     __slots__ = ("_body", "_headers", "_used")
+    _body: Any
+    _headers: Any
+    _used: Any
 
     def _stream(self) -> Any:
         body = self._body
@@ -419,6 +433,9 @@ class Request(_Body):
     """A Request: ``url``, ``method``, ``headers``, ``body``, ``cf``, body readers, ``clone()``."""
 
     __slots__ = ("_cf", "_method", "_url")
+    _cf: Any
+    _method: Any
+    _url: Any
     js_class: ClassVar[str] = "Request"
 
     def __init__(self, url: str, method: str, headers: Headers, body: bytes | ReadableStream | None, cf: Any = UNDEFINED) -> None:
@@ -502,6 +519,10 @@ class Response(_Body):
     """A Response: ``status``, ``statusText``, ``ok``, ``headers``, ``body``, body readers, ``clone()``."""
 
     __slots__ = ("_status", "_status_text", "_url", "_web_socket")
+    _status: Any
+    _status_text: Any
+    _url: Any
+    _web_socket: Any
     js_class: ClassVar[str] = "Response"
 
     def __init__(self, body: bytes | ReadableStream | None, status: int, status_text: str, headers: Headers, url: str = "", web_socket: Any = jsnull) -> None:
@@ -617,6 +638,8 @@ class URL(HostObject):
     """A parsed URL (``href``, ``protocol``, ``host``, ``hostname``, ``port``, ``pathname``, ``search``, ``hash``)."""
 
     __slots__ = ("_href", "_parts")
+    _href: Any
+    _parts: Any
     js_class: ClassVar[str] = "URL"
 
     def __init__(self, href: str) -> None:

@@ -1,3 +1,5 @@
+# pyright: basic
+# (A model of JavaScript's dynamic values: checked in basic mode, not strict; ADR-0097.)
 """``JSON.stringify`` / ``JSON.parse`` over JS values, with JavaScript's number text.
 
 Used by the emulated ``JSON`` global and by the runtime where the platform serialises with JSON (queue
@@ -59,17 +61,18 @@ def _write(value: Any, out: list[str], seen: set[int]) -> bool:  # noqa: C901 - 
         return True
     if value is UNDEFINED or isinstance(value, JsCallable) or (isinstance(value, PyProxy) and callable(value._obj)):
         return False
-    kind = type(value)
+    kind: Any = type(value)
     if kind is bool:
         out.append("true" if value else "false")
         return True
     if kind is JsBigIntValue:
         raise js_error("TypeError", "Do not know how to serialize a BigInt")
     if kind is int or kind is float:
-        out.append(number_text(value) if math.isfinite(value) else "null")
+        number: Any = value
+        out.append(number_text(number) if math.isfinite(number) else "null")
         return True
     if kind is str:
-        out.append(_quote(value))
+        out.append(_quote(str(value)))
         return True
     if not isinstance(value, JsProxy):
         out.append("{}")

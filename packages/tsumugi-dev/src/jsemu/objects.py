@@ -1,3 +1,5 @@
+# pyright: basic
+# (A model of JavaScript's dynamic values: checked in basic mode, not strict; ADR-0097.)
 """JS's ordinary objects: plain objects, arrays, Maps, Sets, typed arrays, Dates and errors.
 
 Each is a `JsProxy` subclass holding its JS-side state; what Python code may do with one (index an array,
@@ -66,6 +68,8 @@ class JsObject(JsProxy):
     """A plain object (``{}``): properties in insertion order. Not subscriptable from Python (Pyodide 0.28)."""
 
     __slots__ = ("_null_proto", "_props")
+    _props: dict[str, Any]
+    _null_proto: bool
 
     def __init__(self, props: dict[str, Any] | None = None, *, null_proto: bool = False) -> None:
         object.__setattr__(self, "_props", props if props is not None else {})
@@ -98,6 +102,7 @@ class JsIterator(JsProxy):
     """A JS iterator (``next()`` answers ``{value, done}``); iterable from Python."""
 
     __slots__ = ("_items",)
+    _items: Iterator[Any]
     js_class: ClassVar[str] = "Object"
 
     def __init__(self, items: Iterator[Any]) -> None:
@@ -125,6 +130,7 @@ class JsArray(JsProxy):
     """An Array: indexable, ``len`` and iteration from Python, items converted implicitly."""
 
     __slots__ = ("_items",)
+    _items: list[Any]
     js_class: ClassVar[str] = "Array"
 
     def __init__(self, items: list[Any] | None = None) -> None:
@@ -212,6 +218,10 @@ class JsArray(JsProxy):
         return sum(1 for item in self._items if to_python(item) == value)
 
 
+def _index(value: Any) -> int:
+    return int(value)
+
+
 def _string_of(value: Any) -> str:
     if isinstance(value, str):
         return value
@@ -237,7 +247,7 @@ _ARRAY_METHODS: dict[str, Any] = {
     "pop": lambda self: self._items.pop() if self._items else UNDEFINED,
     "at": lambda self, i: self._items[int(i)] if -len(self._items) <= int(i) < len(self._items) else UNDEFINED,
     "slice": lambda self, start=0, end=UNDEFINED: JsArray(
-        self._items[int(start) : None if end is UNDEFINED else int(end)]
+        self._items[_index(start) : None if end is UNDEFINED else _index(end)]
     ),
     "join": lambda self, sep=",": (sep if sep is not UNDEFINED else ",").join(
         "" if v is UNDEFINED or v is jsnull else _string_of(v) for v in self._items
@@ -254,6 +264,7 @@ class JsMap(JsProxy):
     """A Map: ``m[key]``, ``len``, ``in`` and iteration over keys from Python (Pyodide's ``JsMap``)."""
 
     __slots__ = ("_entries",)
+    _entries: dict[Any, Any]
     js_class: ClassVar[str] = "Map"
 
     def __init__(self, entries: dict[Any, Any] | None = None) -> None:
@@ -324,6 +335,7 @@ class JsSet(JsProxy):
     """A Set: ``len``, ``in`` and iteration from Python."""
 
     __slots__ = ("_values",)
+    _values: dict[Any, None]
     js_class: ClassVar[str] = "Set"
 
     def __init__(self, values: Iterable[Any] = ()) -> None:
@@ -367,6 +379,7 @@ class ArrayBuffer(JsBuffer):
     """An ArrayBuffer (``JsBuffer``): bytes with ``byteLength``."""
 
     __slots__ = ("_data",)
+    _data: bytearray
     js_class: ClassVar[str] = "ArrayBuffer"
 
     def __init__(self, data: bytearray) -> None:
@@ -378,7 +391,7 @@ class ArrayBuffer(JsBuffer):
         if name == "slice":
             return JsCallable(
                 lambda start=0, end=UNDEFINED: ArrayBuffer(
-                    bytearray(self._data[int(start) : None if end is UNDEFINED else int(end)])
+                    bytearray(self._data[_index(start) : None if end is UNDEFINED else _index(end)])
                 ),
                 name="slice",
             )
@@ -401,6 +414,9 @@ class Uint8Array(JsTypedArray):
     """A Uint8Array (``JsTypedArray``) over an ArrayBuffer."""
 
     __slots__ = ("_buffer", "_length", "_start")
+    _buffer: ArrayBuffer
+    _start: int
+    _length: int
     js_class: ClassVar[str] = "Uint8Array"
 
     def __init__(self, buffer: ArrayBuffer, start: int = 0, length: int | None = None) -> None:
@@ -485,6 +501,7 @@ class JsDate(JsProxy):
     """A Date: milliseconds since the epoch (``getTime``), or NaN when invalid."""
 
     __slots__ = ("_ms",)
+    _ms: float
     js_class: ClassVar[str] = "Date"
 
     def __init__(self, ms: float) -> None:
@@ -513,6 +530,7 @@ class JsError(JsProxy):
     """An Error object (``name``, ``message``, ``stack``, optional ``cause``); thrown, it is a JsException."""
 
     __slots__ = ("_props",)
+    _props: dict[str, Any]
 
     def __init__(self, name: str, message: str, extra: dict[str, Any] | None = None) -> None:
         props: dict[str, Any] = {"name": name, "message": message, "stack": f"{name}: {message}\n    at <local>"}

@@ -1,3 +1,5 @@
+# pyright: basic
+# (A model of JavaScript's dynamic values: checked in basic mode, not strict; ADR-0097.)
 """JS Promises (Pyodide's ``JsPromise``): awaitable from Python, settled by the platform's async work.
 
 A promise made from a coroutine starts it at once (as JS starts the work when the function is called) when
@@ -8,6 +10,7 @@ raises: a JS value rejected with reaches Python as ``JsException``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable, Generator
 from typing import Any, ClassVar
 
@@ -30,6 +33,10 @@ class JsPromise(JsProxy):
     """A Promise. ``await`` it from Python, or ``then``/``catch``/``finally_``."""
 
     __slots__ = ("_callbacks", "_pending_work", "_state", "_value")
+    _state: int
+    _value: Any
+    _callbacks: list[Any]
+    _pending_work: Any
     js_class: ClassVar[str] = "Promise"
 
     def __init__(self) -> None:
@@ -61,10 +68,8 @@ class JsPromise(JsProxy):
         """
         promise = cls()
         object.__setattr__(promise, "_pending_work", work)
-        try:
+        with contextlib.suppress(RuntimeError):  # no loop yet: the work starts at the first await
             asyncio.get_running_loop().call_soon(promise._start_pending)
-        except RuntimeError:
-            pass
         return promise
 
     def _start_pending(self) -> None:

@@ -1,3 +1,5 @@
+# pyright: basic
+# (A model of JavaScript's dynamic values: checked in basic mode, not strict; ADR-0097.)
 """``pyodide.code.relaxed_call``: call a function with only the positional arguments it accepts."""
 
 import inspect

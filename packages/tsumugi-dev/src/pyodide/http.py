@@ -1,3 +1,5 @@
+# pyright: basic
+# (A model of JavaScript's dynamic values: checked in basic mode, not strict; ADR-0097.)
 """``pyodide.http``: ``pyfetch`` and its ``FetchResponse``, over the emulated ``fetch`` global.
 
 The Workers SDK's ``Response`` derives from ``FetchResponse`` and inherits its body readers; ``pyfetch``
@@ -31,7 +33,7 @@ class FetchResponse:
     @property
     def headers(self) -> dict[str, str]:
         """The headers as a dict."""
-        return {name: value for name, value in self.js_response.headers}
+        return dict(self.js_response.headers)
 
     @property
     def ok(self) -> bool:

@@ -1,3 +1,5 @@
+# pyright: reportPrivateUsage=false
+# (The runtime's half of the JS emulation reads jsemu's object internals; ADR-0097.)
 """Durable Objects: namespaces, ids, stubs (RPC and ``fetch``), one live instance per id, alarms, eviction.
 
 Each object has its own SQLite file under ``<data-dir>/do/<script>/<class>/<id>.sqlite``. Calls through a stub
@@ -345,7 +347,8 @@ class JsDurableObjectStub(RpcStub):
     """A Durable Object stub: any property is an RPC method, ``fetch`` sends an HTTP request; ``id``, ``name``."""
 
     __slots__ = ("_host",)
-    js_class = "DurableObject"  # type: ignore[assignment]
+    _host: Any
+    js_class = "DurableObject"
 
     def __init__(self, host: ObjectHost) -> None:
         namespace = host.namespace
@@ -370,7 +373,8 @@ class JsDurableObjectNamespace(HostObject):
     """The ``env.NS`` binding: ``idFromName``, ``idFromString``, ``newUniqueId``, ``get``, ``getByName``."""
 
     __slots__ = ("_host",)
-    js_class = "DurableObjectNamespace"  # type: ignore[assignment]
+    _host: Any
+    js_class = "DurableObjectNamespace"
 
     def __init__(self, host: NamespaceHost) -> None:
         object.__setattr__(self, "_host", host)

@@ -1,3 +1,5 @@
+# pyright: reportPrivateUsage=false
+# (The runtime's half of the JS emulation reads jsemu's object internals; ADR-0097.)
 """The JS objects behind ``env`` for D1, Queues and Analytics Engine, over the runtime's implementations.
 
 Each facade takes JS values, calls the Python implementation with Python values (`platform_py`) and answers
@@ -10,7 +12,7 @@ APIs, Workers Analytics Engine), workerd ``src/workerd/api/queue.c++`` (``queues
 from __future__ import annotations
 
 from collections.abc import Awaitable
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from jsemu.core import UNDEFINED, HostObject, JsBigIntValue, PyProxy, js_error, jsnull
 from jsemu.objects import ArrayBuffer, JsArray, JsDate, JsObject, Uint8Array
@@ -38,7 +40,7 @@ def _promise(work: Awaitable[Any], *, d1: bool = False) -> JsPromise:
 
 
 def _d1_param(value: Any, index: int) -> Any:
-    kind = type(value)
+    kind = cast(Any, type(value))
     if kind is str or kind is int or kind is float:
         return value
     if value is jsnull:
@@ -52,7 +54,7 @@ def _d1_param(value: Any, index: int) -> Any:
     if value is UNDEFINED:
         raise js_error("Error", "D1_TYPE_ERROR: Type 'undefined' not supported for value 'undefined'")
     if isinstance(value, PyProxy):
-        raise js_error("Error", f"D1_TYPE_ERROR: Type 'object' not supported for value '{value._obj}'")  # pyright: ignore[reportPrivateUsage]
+        raise js_error("Error", f"D1_TYPE_ERROR: Type 'object' not supported for value '{value._obj}'")
     raise js_error("Error", f"D1_TYPE_ERROR: Type 'object' not supported for value '{value}'")
 
 
@@ -60,6 +62,7 @@ class JsD1Statement(HostObject):
     """``D1PreparedStatement``: ``bind``, ``all``, ``first``, ``raw``, ``run``."""
 
     __slots__ = ("_statement",)
+    _statement: Any
     js_class: ClassVar[str] = "D1PreparedStatement"
 
     def __init__(self, statement: D1PreparedStatement) -> None:
@@ -86,7 +89,7 @@ class JsD1Statement(HostObject):
         return _promise(self._statement.first(None if column is UNDEFINED else str(column)))
 
     def js_raw(self, options: Any = UNDEFINED) -> Any:
-        names = isinstance(options, JsObject) and options._props.get("columnNames") is True  # pyright: ignore[reportPrivateUsage]
+        names = isinstance(options, JsObject) and options._props.get("columnNames") is True
         return _promise(self._statement.raw(columnNames=True) if names else self._statement.raw())
 
 
@@ -94,6 +97,7 @@ class JsD1Database(HostObject):
     """``D1Database``: ``prepare``, ``batch``, ``exec``."""
 
     __slots__ = ("_db",)
+    _db: Any
     js_class: ClassVar[str] = "D1Database"
 
     def __init__(self, db: D1Database) -> None:
@@ -111,7 +115,7 @@ class JsD1Database(HostObject):
             raise js_error("Error", str(error)) from None
 
     def js_batch(self, statements: Any) -> Any:
-        items = statements._items if isinstance(statements, JsArray) else []  # pyright: ignore[reportPrivateUsage]
+        items = statements._items if isinstance(statements, JsArray) else []
         if not all(isinstance(item, JsD1Statement) for item in items):
             raise js_error("TypeError", "Failed to execute 'batch' on 'D1Database': statements must be prepared statements")
         return _promise(self._db.batch([item.statement for item in items]))
@@ -124,6 +128,7 @@ class JsQueue(HostObject):
     """A queue producer binding (``WorkerQueue``): ``send`` and ``sendBatch``."""
 
     __slots__ = ("_queue",)
+    _queue: Any
     js_class: ClassVar[str] = "WorkerQueue"
 
     def __init__(self, queue: QueueBinding) -> None:
@@ -140,6 +145,7 @@ class JsAnalyticsDataset(HostObject):
     """An Analytics Engine dataset binding: ``writeDataPoint`` (and ``query``, local only, for tests)."""
 
     __slots__ = ("_dataset",)
+    _dataset: Any
     js_class: ClassVar[str] = "AnalyticsEngineDataset"
 
     def __init__(self, dataset: AnalyticsEngineDataset) -> None:
@@ -158,6 +164,8 @@ class JsAnalyticsDataset(HostObject):
 
 class _JsMessage(HostObject):
     __slots__ = ("_body", "_message")
+    _body: Any
+    _message: Any
     js_class: ClassVar[str] = "Message"
 
     def __init__(self, message: Message) -> None:
@@ -196,6 +204,8 @@ class JsMessageBatch(HostObject):
     """The ``MessageBatch`` a ``queue`` handler receives: ``queue``, ``messages``, ``ackAll``, ``retryAll``."""
 
     __slots__ = ("_batch", "_messages")
+    _batch: Any
+    _messages: Any
     js_class: ClassVar[str] = "MessageBatch"
 
     def __init__(self, batch: MessageBatch) -> None:

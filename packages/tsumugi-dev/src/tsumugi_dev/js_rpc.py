@@ -1,3 +1,5 @@
+# pyright: reportPrivateUsage=false
+# (The runtime's half of the JS emulation reads jsemu's object internals; ADR-0097.)
 """How workerd calls into a Python Worker, and the JS stubs that call across: Service Bindings, DO stubs.
 
 workerd serves each Python entrypoint or Durable Object class through a JS Proxy (src/pyodide/
@@ -13,10 +15,13 @@ result back (`structured_clone`), and rejects with the callee's error (`remote_j
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 from collections.abc import Awaitable, Callable
-from typing import Any, ClassVar
+from functools import partial
+from typing import Any, ClassVar, cast
 
+import workers as _sdk
 from jsemu.core import (
     MISSING,
     UNDEFINED,
@@ -29,13 +34,15 @@ from jsemu.core import (
 )
 from jsemu.fetch_api import Request as JsRequest
 from jsemu.fetch_api import Response as JsResponse
-from jsemu.fetch_api import _request_new  # pyright: ignore[reportPrivateUsage]
+from jsemu.fetch_api import _request_new
 from jsemu.objects import JsObject
 from jsemu.promise import JsPromise
 from pyodide.code import relaxed_call
-from workers import python_from_rpc, python_to_rpc
 
 from tsumugi_dev.js_values import RpcReference, remote_js_error, structured_clone
+
+python_from_rpc: Callable[[Any], Any] = cast(Any, _sdk).python_from_rpc  # the SDK's own conversions (unannotated)
+python_to_rpc: Callable[[Any], Any] = cast(Any, _sdk).python_to_rpc
 
 __all__ = ["RESERVED_NAMES", "JsExecutionContext", "JsFetcher", "invoke", "invoke_fetch", "rpc_function"]
 
@@ -57,11 +64,12 @@ def _method(instance: Any, name: str) -> Callable[..., Any]:
 async def invoke(instance: Any, name: str, js_args: list[Any], *, relaxed: bool = False) -> Any:
     """Run ``instance.name`` as workerd's ``wrapper_func`` does; answers the result as a JS value."""
     method = _method(instance, name)
-    py_args = [python_from_rpc(to_python(arg)) for arg in js_args]
+    py_args: list[Any] = [python_from_rpc(to_python(arg)) for arg in js_args]
     result = relaxed_call(method, *py_args) if relaxed else method(*py_args)
     if inspect.isawaitable(result):
         result = await result
-    return to_js_implicit(python_to_rpc(result))
+    converted: Any = python_to_rpc(result)
+    return to_js_implicit(converted)
 
 
 async def invoke_raw(instance: Any, name: str, js_args: list[Any]) -> Any:
@@ -81,6 +89,10 @@ async def invoke_fetch(instance: Any, request: JsRequest) -> JsResponse:
     if not isinstance(answer, JsResponse):
         raise js_error("TypeError", "Incorrect type for Promise: the Promise did not resolve to 'Response'.")
     return answer
+
+
+async def _fetch_on(instance: Any, request: JsRequest) -> JsResponse:
+    return await invoke_fetch(instance, request)
 
 
 def check_rpc_name(name: str) -> None:
@@ -124,6 +136,10 @@ class RpcStub(RpcReference):
     """A stub: any property is an RPC method; ``fetch`` sends an HTTP request."""
 
     __slots__ = ("_deliver", "_methods", "_wrap", "_wrap_fetch")
+    _deliver: Any
+    _methods: Any
+    _wrap: Any
+    _wrap_fetch: Any
 
     def __init__(self, deliver: Deliver, wrap: WrapRpc, wrap_fetch: WrapFetch) -> None:
         object.__setattr__(self, "_deliver", deliver)
@@ -150,7 +166,7 @@ class RpcStub(RpcReference):
         async def send(request: JsRequest) -> Any:
             await asyncio.sleep(0)
             try:
-                response = await deliver(lambda instance: invoke_fetch(instance, request))
+                response = await deliver(partial(_fetch_on, request=request))
             except Exception as exc:
                 raise remote_js_error(exc) from None
             return response
@@ -169,6 +185,9 @@ class JsExecutionContext(RpcReference):
     """``ctx`` of an entrypoint: ``waitUntil``, ``passThroughOnException``, ``props``, ``exports``."""
 
     __slots__ = ("_exports", "_props", "_spawn")
+    _exports: Any
+    _props: Any
+    _spawn: Any
     js_class: ClassVar[str] = "ExecutionContext"
 
     def __init__(self, spawn: Callable[[Awaitable[Any]], Any], exports: JsObject) -> None:
@@ -180,10 +199,8 @@ class JsExecutionContext(RpcReference):
         from tsumugi_dev.js_values import await_js
 
         async def wait() -> None:
-            try:
+            with contextlib.suppress(JsException):  # a rejected waitUntil promise is logged, not thrown
                 await await_js(promise)
-            except JsException:
-                pass  # a rejected waitUntil promise is logged by workerd, not thrown
 
         self._spawn(wait())
         return UNDEFINED

@@ -1,3 +1,5 @@
+# pyright: reportPrivateUsage=false
+# (The runtime's half of the JS emulation reads jsemu's object internals; ADR-0097.)
 """A Durable Object's ``state`` as workerd hands it to the constructor: JS objects over the runtime's storage.
 
 ``DurableObjectState`` (``id``, ``storage``, ``blockConcurrencyWhile``, ``waitUntil``, ``abort``),
@@ -14,7 +16,7 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Iterator
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from jsemu.core import (
     MAX_SAFE_INTEGER,
@@ -38,7 +40,7 @@ __all__ = ["JsDurableObjectId", "JsDurableObjectState", "JsSqlCursor", "sql_bind
 
 def sql_binding(value: Any, index: int) -> Any:
     """A JS value bound to a statement, as ``SqlStorage.exec`` takes it (``bytes | string | double``)."""
-    kind = type(value)
+    kind = cast(Any, type(value))
     if kind is str or kind is float:
         return value
     if kind is int:
@@ -52,7 +54,7 @@ def sql_binding(value: Any, index: int) -> Any:
     if isinstance(value, Uint8Array | ArrayBuffer):
         return value.to_bytes()
     if isinstance(value, PyProxy):
-        return str(value._obj)  # pyright: ignore[reportPrivateUsage] - a PyProxy's ToString
+        return str(value._obj)  # a PyProxy's ToString
     if value is UNDEFINED:
         raise js_error(
             "TypeError",
@@ -63,7 +65,7 @@ def sql_binding(value: Any, index: int) -> Any:
 
 
 def _cell(value: Any) -> Any:
-    kind = type(value)
+    kind = cast(Any, type(value))
     if kind is str or kind is float:
         return value
     if kind is int:
@@ -71,7 +73,7 @@ def _cell(value: Any) -> Any:
     if value is None:
         return jsnull
     if kind is bytes or isinstance(value, memoryview):
-        return ArrayBuffer(bytearray(value))
+        return ArrayBuffer(bytearray(cast(bytes, value)))
     return value
 
 
@@ -83,6 +85,7 @@ class JsSqlCursor(HostObject):
     """``SqlStorageCursor``: ``one()``, ``toArray()``, ``next()``, ``raw()``, iteration, counts."""
 
     __slots__ = ("_cursor",)
+    _cursor: Any
     js_class: ClassVar[str] = "SqlStorageCursor"
 
     def __init__(self, cursor: SqlCursor) -> None:
@@ -90,16 +93,16 @@ class JsSqlCursor(HostObject):
 
     def _remaining(self) -> list[tuple[Any, ...]]:
         cursor = self._cursor
-        rows = cursor._rows[cursor._next :]  # pyright: ignore[reportPrivateUsage]
-        cursor._next = len(cursor._rows)  # pyright: ignore[reportPrivateUsage]
+        rows = cursor._rows[cursor._next :]
+        cursor._next = len(cursor._rows)
         return rows
 
     def js_one(self) -> Any:
         cursor = self._cursor
         rows = self._remaining()
         if len(rows) != 1:
-            what = "No results" if not rows else "Expected exactly one result"
-            raise js_error("Error", f"{what} from sql query")
+            got = "no results" if not rows else "more than one row"
+            raise js_error("Error", f"Expected exactly one result from SQL query, but got {got}.")
         return _row(cursor.columnNames, rows[0])
 
     def js_toArray(self) -> Any:
@@ -108,10 +111,10 @@ class JsSqlCursor(HostObject):
 
     def js_next(self) -> Any:
         cursor = self._cursor
-        if cursor._next >= len(cursor._rows):  # pyright: ignore[reportPrivateUsage]
+        if cursor._next >= len(cursor._rows):
             return JsObject({"done": True})
-        row = cursor._rows[cursor._next]  # pyright: ignore[reportPrivateUsage]
-        cursor._next += 1  # pyright: ignore[reportPrivateUsage]
+        row = cursor._rows[cursor._next]
+        cursor._next += 1
         return JsObject({"done": False, "value": _row(cursor.columnNames, row)})
 
     def js_raw(self) -> Any:
@@ -136,6 +139,7 @@ class JsSqlCursor(HostObject):
 
 class _JsSqlStorage(HostObject):
     __slots__ = ("_storage",)
+    _storage: Any
     js_class: ClassVar[str] = "SqlStorage"
 
     def __init__(self, storage: DurableObjectStorage) -> None:
@@ -157,6 +161,8 @@ class _JsSqlStorage(HostObject):
 
 class _JsStorage(HostObject):
     __slots__ = ("_sql", "_storage")
+    _sql: Any
+    _storage: Any
     js_class: ClassVar[str] = "DurableObjectStorage"
 
     def __init__(self, storage: DurableObjectStorage) -> None:
@@ -174,7 +180,7 @@ class _JsStorage(HostObject):
 
     def js_setAlarm(self, scheduled_time: Any, options: Any = UNDEFINED) -> Any:
         if isinstance(scheduled_time, JsDate):
-            scheduled: Any = scheduled_time._ms  # pyright: ignore[reportPrivateUsage]
+            scheduled: Any = scheduled_time._ms
         elif isinstance(scheduled_time, int | float) and not isinstance(scheduled_time, bool):
             scheduled = scheduled_time
         else:
@@ -202,6 +208,7 @@ class JsDurableObjectId(HostObject):
     """``DurableObjectId``: ``toString()``, ``equals(other)``, ``name``."""
 
     __slots__ = ("_id",)
+    _id: Any
     js_class: ClassVar[str] = "DurableObjectId"
 
     def __init__(self, object_id: Any) -> None:
@@ -231,6 +238,9 @@ class JsDurableObjectState(HostObject):
     """``DurableObjectState``: what workerd passes a Durable Object's constructor as ``ctx``."""
 
     __slots__ = ("_id", "_state", "_storage")
+    _id: Any
+    _state: Any
+    _storage: Any
     js_class: ClassVar[str] = "DurableObjectState"
 
     def __init__(self, state: DurableObjectState, object_id: JsDurableObjectId) -> None:

@@ -1,3 +1,5 @@
+# pyright: reportPrivateUsage=false
+# (The runtime's half of the JS emulation reads jsemu's object internals; ADR-0097.)
 """Values between the runtime's Python implementations and the JS side the Workers SDK sees.
 
 The runtime implements each platform object in Python and hands the SDK a JS-shaped facade (`jsemu`): what a
@@ -16,7 +18,7 @@ import inspect
 import math
 import traceback
 from collections.abc import Callable
-from typing import Any, Final
+from typing import Any, ClassVar, Final, cast
 
 from jsemu.core import (
     MAX_SAFE_INTEGER,
@@ -32,6 +34,7 @@ from jsemu.core import (
     to_js_implicit,
     to_python,
 )
+from jsemu.convert import plain_value
 from jsemu.objects import (
     ArrayBuffer,
     JsArray,
@@ -72,7 +75,7 @@ class RpcReference(HostObject):
 
 def platform_js(value: Any) -> Any:
     """A Python value of the runtime's as the JS value a platform API returns."""
-    kind = type(value)
+    kind = cast(Any, type(value))
     if kind is str or kind is bool:
         return value
     if kind is int:
@@ -88,17 +91,17 @@ def platform_js(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return JsArray([platform_js(v) for v in value])  # pyright: ignore[reportUnknownVariableType]
     if isinstance(value, bytes | bytearray | memoryview):
-        return ArrayBuffer(bytearray(value))
+        return ArrayBuffer(bytearray(cast(bytes, value)))
     if isinstance(value, datetime.datetime):
         return JsDate(value.timestamp() * 1000)
     if isinstance(value, bool | int | float | str):
-        return platform_js(kind.__mro__[-2](value) if kind is not bool else bool(value))
+        return platform_js(plain_value(value))
     raise TypeError(f"the runtime has no JS value for {type(value).__name__}")
 
 
 def platform_py(value: Any) -> Any:
     """A JS value a platform API received, as the runtime's Python implementation takes it."""
-    kind = type(value)
+    kind = cast(Any, type(value))
     if kind in _SCALARS:
         return value
     if value is jsnull or value is UNDEFINED or value is None:
@@ -106,53 +109,53 @@ def platform_py(value: Any) -> Any:
     if kind is JsBigIntValue:
         return int(value)
     if kind is JsObject:
-        return {k: platform_py(v) for k, v in value._props.items()}  # pyright: ignore[reportPrivateUsage]
+        return {k: platform_py(v) for k, v in value._props.items()}
     if kind is JsArray:
-        return [platform_py(v) for v in value._items]  # pyright: ignore[reportPrivateUsage]
+        return [platform_py(v) for v in value._items]
     if kind is Uint8Array or kind is ArrayBuffer:
         return value.to_bytes()
     if kind is JsDate:
-        return datetime.datetime.fromtimestamp(value._ms / 1000)  # pyright: ignore[reportPrivateUsage]
+        return datetime.datetime.fromtimestamp(value._ms / 1000)
     if kind is PyProxy:
-        return value._obj  # pyright: ignore[reportPrivateUsage]
+        return value._obj
     return value
 
 
 def structured_clone(value: Any, where: str) -> Any:
     """Copy a JS value across an RPC boundary (raises the ``DataCloneError`` workerd would)."""
-    kind = type(value)
+    kind = cast(Any, type(value))
     if kind in _SCALARS or value is jsnull or value is UNDEFINED or kind is JsBigIntValue:
         return value
     if kind is JsObject:
-        return JsObject({k: structured_clone(v, where) for k, v in value._props.items()})  # pyright: ignore[reportPrivateUsage]
+        return JsObject({k: structured_clone(v, where) for k, v in value._props.items()})
     if kind is JsArray:
-        return JsArray([structured_clone(v, where) for v in value._items])  # pyright: ignore[reportPrivateUsage]
+        return JsArray([structured_clone(v, where) for v in value._items])
     return _clone_object(value, where)
 
 
 def _clone_object(value: Any, where: str) -> Any:
     if isinstance(value, JsMap):
-        return JsMap({structured_clone(k, where): structured_clone(v, where) for k, v in value._entries.items()})  # pyright: ignore[reportPrivateUsage]
+        return JsMap({structured_clone(k, where): structured_clone(v, where) for k, v in value._entries.items()})
     if isinstance(value, JsSet):
-        return JsSet(structured_clone(v, where) for v in value._values)  # pyright: ignore[reportPrivateUsage]
+        return JsSet(structured_clone(v, where) for v in value._values)
     if isinstance(value, Uint8Array):
         return Uint8Array.copy_of(value.to_bytes())
     if isinstance(value, ArrayBuffer):
         return ArrayBuffer(bytearray(value.to_bytes()))
     if isinstance(value, JsDate):
-        return JsDate(value._ms)  # pyright: ignore[reportPrivateUsage]
+        return JsDate(value._ms)
     if isinstance(value, JsError):
         return make_error(str(to_python(value._js_get("name"))), str(to_python(value._js_get("message"))))
     if isinstance(value, RpcReference):
         return value
     if isinstance(value, PyProxy):
-        if callable(value._obj):  # pyright: ignore[reportPrivateUsage]
+        if callable(value._obj):
             return function_stub(value)
-        raise js_error("DataCloneError", f"{PROXY_REFUSED} ({where}: a PyProxy of {type(value._obj).__name__})")  # pyright: ignore[reportPrivateUsage]
+        raise js_error("DataCloneError", f"{PROXY_REFUSED} ({where}: a PyProxy of {type(value._obj).__name__})")
     if isinstance(value, JsCallable):
         return function_stub(value)
     if isinstance(value, JsProxy) and value.js_class in ("Request", "Response"):
-        return value.js_clone()  # type: ignore[attr-defined]
+        return cast(Any, value).js_clone()
     raise js_error("DataCloneError", f"{where}: {value.js_class if isinstance(value, JsProxy) else type(value).__name__} could not be cloned.")
 
 
@@ -160,14 +163,13 @@ class _FunctionStub(RpcReference):
     """A function received over RPC: calling it calls the original across the boundary."""
 
     __slots__ = ("_target",)
-    js_typeof = "function"  # type: ignore[assignment]
+    _target: Any
+    js_typeof = "function"
 
     def __init__(self, target: Any) -> None:
         object.__setattr__(self, "_target", target)
 
-    @property
-    def js_class(self) -> str:  # type: ignore[override]
-        return "Function"
+    js_class: ClassVar[str] = "Function"
 
     def js_call(self, *args: Any) -> Any:
         """Call the original with copies of ``args``; a promise of a copy of its result."""
@@ -208,9 +210,9 @@ async def await_js(value: Any) -> Any:
             await value
         except JsException:
             raise
-        return value._value  # pyright: ignore[reportPrivateUsage]
-    if isinstance(value, PyProxy) and inspect.isawaitable(value._obj):  # pyright: ignore[reportPrivateUsage]
-        return to_js_implicit(await value._obj)  # pyright: ignore[reportPrivateUsage]
+        return value._value
+    if isinstance(value, PyProxy) and inspect.isawaitable(value._obj):
+        return to_js_implicit(await value._obj)
     return value
 
 
@@ -223,8 +225,8 @@ def remote_js_error(exc: BaseException) -> JsException:
     if isinstance(exc, JsException):
         error = exc.js_error
         if isinstance(error, JsError):
-            name = to_python(error._js_get("name"))  # pyright: ignore[reportPrivateUsage]
-            message = to_python(error._js_get("message"))  # pyright: ignore[reportPrivateUsage]
+            name = to_python(error._js_get("name"))
+            message = to_python(error._js_get("message"))
             return JsException(make_error(str(name), str(message)))
         return JsException(structured_clone(error, "error") if not isinstance(error, PyProxy) else make_error("Error", str(error)))
     return JsException(make_error("PythonError", "".join(traceback.format_exception(exc))))

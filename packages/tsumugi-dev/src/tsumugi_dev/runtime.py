@@ -324,7 +324,7 @@ class LocalRuntime:
     async def fetch_js(self, worker: str, request: Any) -> Any:
         """``fetch`` with a JS Request; answers the JS Response (what the HTTP server writes)."""
         host = self._worker_for(worker, "fetch")
-        url = urllib.parse.urlsplit(request.url)
+        url = urllib.parse.urlsplit(str(request.url))
         if url.path == SCHEDULED_PATH:
             if not host.has_handler("scheduled"):
                 # Not a 500 with a traceback: this Worker simply has no cron handler to run.

@@ -1,3 +1,5 @@
+# pyright: reportPrivateUsage=false
+# (The runtime's half of the JS emulation reads jsemu's object internals; ADR-0097.)
 """One hosted Worker: its entry module, its env, its entrypoints, and Service Bindings that reach it.
 
 Cloudflare makes a fresh entrypoint instance for every event (request, RPC call, batch, cron) with the raw JS
@@ -22,7 +24,7 @@ from jsemu.fetch_api import Request as JsRequest
 from jsemu.fetch_api import Response as JsResponse
 from jsemu.objects import JsObject
 from workers import DurableObject, WorkerEntrypoint
-from workers.rpc import _EnvWrapper  # pyright: ignore[reportPrivateUsage] - what Worker code sees of env
+from workers.rpc import _EnvWrapper  # what Worker code sees of env
 
 from tsumugi_dev.clock import RuntimeClock
 from tsumugi_dev.config import WorkerConfig
@@ -41,12 +43,15 @@ from tsumugi_dev.queue_consumer import MessageBatch
 __all__ = ["JsScheduledController", "WorkerHost", "load_module", "service_binding", "service_stub"]
 
 _MODULE_NAME = re.compile(r"[^A-Za-z0-9_]")
+_wrap_env: Any = _EnvWrapper  # the SDK's classes are unannotated
 
 
 class JsScheduledController(HostObject):
     """The ``controller`` a ``scheduled`` handler receives: ``cron``, ``scheduledTime``, ``noRetry()``."""
 
     __slots__ = ("_cron", "_time")
+    _cron: Any
+    _time: Any
     js_class: ClassVar[str] = "ScheduledController"
 
     def __init__(self, cron: str, scheduled_time: int) -> None:
@@ -120,7 +125,7 @@ class WorkerHost:
     @property
     def env(self) -> Any:
         """The env as Worker code sees it through the SDK (``self.env``): to drive bindings from a test."""
-        return _EnvWrapper(self.js_env)
+        return _wrap_env(self.js_env)
 
     def entrypoint_names(self) -> list[str]:
         """Names of the module's ``WorkerEntrypoint`` classes."""
@@ -155,7 +160,8 @@ class WorkerHost:
         if not (inspect.isclass(cls) and issubclass(cls, WorkerEntrypoint)):
             what = f"entrypoint {name}" if name else "a Default(WorkerEntrypoint) class"
             raise TypeError(f"Worker {self.name!r} has no {what}")
-        return cls(JsExecutionContext(self._spawn, self.exports), self.js_env)
+        make: Any = cls  # the SDK's classes are unannotated
+        return make(JsExecutionContext(self._spawn, self.exports), self.js_env)
 
     async def run(self, entrypoint: str | None, handler: Callable[[Any], Awaitable[Any]]) -> Any:
         """Run ``handler`` against a fresh entrypoint instance as one invocation of this Worker."""
@@ -191,4 +197,4 @@ class WorkerHost:
 
 def service_stub(target: WorkerHost, entrypoint: str | None = None) -> Any:
     """A Service Binding to ``target`` as Worker code holds one through the SDK (for tests to call)."""
-    return _EnvWrapper(JsObject({"SERVICE": service_binding(target, entrypoint)})).SERVICE
+    return _wrap_env(JsObject({"SERVICE": service_binding(target, entrypoint)})).SERVICE

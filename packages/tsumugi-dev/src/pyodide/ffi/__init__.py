@@ -1,3 +1,5 @@
+# pyright: basic
+# (A model of JavaScript's dynamic values: checked in basic mode, not strict; ADR-0097.)
 """``pyodide.ffi`` as Pyodide 0.28 offers it, emulated on CPython (see `jsemu` for the model and sources)."""
 
 from typing import Any
