@@ -142,6 +142,9 @@ def to_js(
     eager_converter: Callable[..., Any] | None = None,
 ) -> Any:
     """Convert ``obj`` deeply to JS; answers what Python then sees of the result (a proxy or a primitive)."""
+    kind = type(obj)
+    if kind is str or kind is float or kind is bool or (kind is int and -MAX_SAFE_INTEGER <= obj <= MAX_SAFE_INTEGER):
+        return obj  # a primitive crosses as itself and reads back the same
     run = _ToJs(
         pyproxies=pyproxies,
         create_pyproxies=create_pyproxies,

@@ -327,6 +327,11 @@ class JsCallable(JsProxy):
         object.__setattr__(self, "_static", static or {})
         object.__setattr__(self, "js_name", name if name is not None else getattr(fn, "__name__", ""))
 
+    @property
+    def name(self) -> str:
+        """The function's ``name`` (a plain attribute: the SDK reads ``constructor.name`` on every value)."""
+        return self.js_name
+
     def _js_get(self, name: str) -> Any:
         if name == "name":
             return self.js_name

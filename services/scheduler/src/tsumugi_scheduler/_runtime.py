@@ -79,20 +79,60 @@ async def current_alarm(storage: Any) -> int | None:
     return None
 
 
-class DurableObjectSql:
-    """The engine's SQL port over the SDK's ``self.ctx.storage``: ``exec`` and ``transaction_sync``.
+_PLAIN_PARAMS = frozenset({str, int, float, bool})
 
-    Read through the SDK's wrapper, rows come back as ``JsDict`` and SQL NULL as ``None``. ``transactionSync``
-    runs a Python callable from JS. Handed a plain function, the wrapper would make a new PyProxy at every
-    call and never destroy it (a leak per transaction); so one long-lived proxy of `_run_pending` is made
-    here, once per object, and passed instead (a JsProxy crosses unconverted). Its result would cross back
-    through JS and be converted, so the result is kept on the Python side (ADR-0099).
+
+def _sdk_row(values: Any) -> Any:
+    """A row dict from ``to_py()`` as the SDK's wrapper hands it: a ``JsDict``, JS null read as ``None``."""
+    from pyodide.ffi import jsnull  # present in a Worker, and under the local runtime
+    from workers.rpc import JsDict
+
+    return JsDict({k: None if v is jsnull else v for k, v in values.items()})
+
+
+class _SqlCursor:
+    """A cursor of the raw ``SqlStorage``, read the way the SDK's storage wrapper reads one (ADR-0101)."""
+
+    __slots__ = ("_cursor",)
+
+    def __init__(self, cursor: Any) -> None:
+        self._cursor = cursor
+
+    def one(self) -> Any:
+        return _sdk_row(self._cursor.one().to_py())
+
+    def toArray(self) -> list[Any]:  # noqa: N802 - the platform's name
+        return [_sdk_row(row) for row in self._cursor.toArray().to_py()]
+
+    def __iter__(self) -> Any:
+        return iter(self.toArray())
+
+    @property
+    def rowsRead(self) -> int:  # noqa: N802
+        return int(self._cursor.rowsRead)
+
+    @property
+    def rowsWritten(self) -> int:  # noqa: N802
+        return int(self._cursor.rowsWritten)
+
+
+class DurableObjectSql:
+    """The engine's SQL port over a Durable Object's storage: ``exec`` and ``transaction_sync``.
+
+    ``storage`` is the SDK's wrapped ``self.ctx.storage``. Statements go to ``raw_sql``, the constructor's
+    ``ctx.storage.sql``, with the wrapper's conversions done here once per statement instead of once per
+    argument in generic code (``None`` binds as JS null, rows come back as ``JsDict`` with null read as
+    ``None``): measured, the wrapper's generic path cost more than the rest of a job (ADR-0101).
+    ``transactionSync`` runs a Python callable from JS. Handed a plain function, the wrapper would make a new
+    PyProxy at every call and never destroy it (a leak per transaction); so one long-lived proxy of
+    `_run_pending` is made here, once per object, and passed instead (ADR-0099).
     """
 
-    def __init__(self, storage: Any) -> None:
-        """Wrap ``self.ctx.storage`` of a SQLite-backed Durable Object."""
+    def __init__(self, storage: Any, raw_sql: Any = None) -> None:
+        """Wrap ``self.ctx.storage``; ``raw_sql`` is the raw ``ctx.storage.sql`` (None: through the wrapper)."""
         self._storage = storage
-        self._sql = storage.sql
+        self._sql = storage.sql if raw_sql is None else None
+        self._raw = raw_sql
         self._pending: list[Callable[[], Any]] = []
         self._results: list[Any] = []
         run_in_transaction = getattr(storage, "transactionSync", None)
@@ -110,7 +150,12 @@ class DurableObjectSql:
 
     def exec(self, query: str, *params: Any) -> Any:
         """Run one statement (``ctx.storage.sql.exec``)."""
-        return self._sql.exec(query, *params)
+        raw = self._raw
+        if raw is None:
+            return self._sql.exec(query, *params)
+        if any(type(p) not in _PLAIN_PARAMS for p in params):
+            params = tuple(_param(p) for p in params)
+        return _SqlCursor(raw.exec(query, *params))
 
     def transaction_sync(self, fn: Callable[[], T]) -> T:
         """Run ``fn`` atomically (``ctx.storage.transactionSync``); nested calls nest."""
@@ -122,3 +167,12 @@ class DurableObjectSql:
         finally:
             self._pending.pop()
             del self._results[depth:]
+
+
+def _param(value: Any) -> Any:
+    """One binding as the SDK's ``python_to_rpc`` sends it (``None`` -> JS null, bytes -> Uint8Array)."""
+    if type(value) in _PLAIN_PARAMS:
+        return value
+    from workers import python_to_rpc
+
+    return python_to_rpc(value)

@@ -87,7 +87,7 @@ class JobShardMethods(_Mixin):
         """Open the shard's host over the storage of the SDK's context (``self.ctx``, not the raw ``ctx``)."""
         super().__init__(ctx, env)
         storage = self.ctx.storage
-        sql = _runtime.DurableObjectSql(storage)
+        sql = _runtime.DurableObjectSql(storage, ctx.storage.sql)  # statements on the raw SQL API (ADR-0101)
         self.host = JobShardHost(storage, sql, self.env, self.tsumugi)
         self.admin = ShardAdmin(self.host, storage, sql)
 
@@ -179,7 +179,7 @@ class RunMethods(_Mixin):
         """Open the run's host over the storage of the SDK's context (``self.ctx``, not the raw ``ctx``)."""
         super().__init__(ctx, env)
         storage = self.ctx.storage
-        self.run = RunHost(storage, _runtime.DurableObjectSql(storage), self.env, self.tsumugi,
+        self.run = RunHost(storage, _runtime.DurableObjectSql(storage, ctx.storage.sql), self.env, self.tsumugi,
                            self._schemas, getattr(self.ctx, "exports", None))  # fmt: skip
 
     async def start(self, run_id: str, flow: str, input_json: str, deadline_ms: Any = None, parent: Any = None,

@@ -30,7 +30,8 @@ class SchedulerMethods(_Mixin):
         """Open the host over the storage of the SDK's context (``self.ctx``, not the raw ``ctx``)."""
         super().__init__(ctx, env)
         storage = self.ctx.storage
-        self.host = SchedulerHost(storage, _runtime.DurableObjectSql(storage), self.env, self.tsumugi)
+        sql = _runtime.DurableObjectSql(storage, ctx.storage.sql)  # statements on the raw SQL API (ADR-0101)
+        self.host = SchedulerHost(storage, sql, self.env, self.tsumugi)
 
     async def sync(self, shard: int) -> int:
         """Reconcile with the code and arm the alarm."""
