@@ -1,3 +1,5 @@
+# pyright: reportArgumentType=false, reportGeneralTypeIssues=false, reportAttributeAccessIssue=false, reportCallIssue=false
+# (The SDK's annotations are narrower than its behaviour: str methods, awaitable wrapper results.)
 """REST answers inside the contract (issue 10 item 9): methods, runs / flows / schedules, ids, integers."""
 
 from __future__ import annotations

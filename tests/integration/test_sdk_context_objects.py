@@ -63,3 +63,29 @@ async def test_a_raw_alarm_of_null_is_no_alarm_for_the_hosts() -> None:
             return jsnull
 
     assert await current_alarm(RawStorage()) is None
+
+
+async def test_the_sql_port_reads_rows_exactly_as_the_sdks_storage_wrapper_does(
+    system: LocalRuntime, driver: Driver, clock: VirtualClock
+) -> None:
+    """ADR-0101: statements go to the raw SQL API; what comes back must equal the SDK wrapper's answer."""
+    from tsumugi_scheduler._runtime import DurableObjectSql
+
+    await driver.rest("POST", "/api/jobs", {"binding": "Hello", "payload": {"name": "Port"}})
+    await clock.advance(1_000)
+    shard = _instance(system, "TsumugiJobShard")
+    wrapped = shard.ctx.storage  # type: ignore[attr-defined]
+    port = DurableObjectSql(wrapped, shard.ctx._ctx.storage.sql)  # type: ignore[attr-defined]
+    port.exec("CREATE TABLE IF NOT EXISTS port_check (i INTEGER, r REAL, t TEXT, b BLOB, n)")
+    values = [(1, 1.5, "x", b"\x00\x01", None), (2**53 - 1, -0.25, "ü𝄞", None, None), (0, 3.0, "", b"", "s")]
+    for row in values:
+        port.exec("INSERT INTO port_check VALUES (?, ?, ?, ?, ?)", *row)
+    query = "SELECT i, r, t, b, n FROM port_check ORDER BY rowid"
+    through_sdk = [dict(row) for row in wrapped.sql.exec(query).toArray()]
+    through_port = [dict(row) for row in port.exec(query).toArray()]
+    assert through_port == through_sdk
+    assert [type(row).__name__ for row in port.exec(query).toArray()] == ["JsDict"] * 3
+    assert through_port[0]["n"] is None
+    assert through_port[1]["b"] is None
+    one = "SELECT count(*) AS c, NULL AS z FROM port_check"
+    assert dict(port.exec(one).one()) == dict(wrapped.sql.exec(one).one()) == {"c": 3, "z": None}

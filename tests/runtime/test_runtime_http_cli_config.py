@@ -1,3 +1,5 @@
+# pyright: reportArgumentType=false, reportGeneralTypeIssues=false, reportAttributeAccessIssue=false, reportCallIssue=false
+# (The SDK's annotations are narrower than its behaviour: str methods, awaitable wrapper results.)
 """The HTTP front (ASGI), the ``tsumugi dev`` command's refusals and config loading."""
 
 from __future__ import annotations

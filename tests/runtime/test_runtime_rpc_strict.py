@@ -1,3 +1,5 @@
+# pyright: reportArgumentType=false, reportGeneralTypeIssues=false, reportAttributeAccessIssue=false, reportCallIssue=false
+# (The SDK's annotations are narrower than its behaviour: str methods, awaitable wrapper results.)
 """Values the SDK does not convert cross RPC as workerd lets them, or fail as they fail there (ADR-0042).
 
 Issue 9 items 4, 5 and 10: a callback's result and arguments, ``ctx.exports`` stubs, errors, bytes, DO SQL

@@ -20,6 +20,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any, ClassVar, Final, cast
 
+from jsemu.convert import plain_value
 from jsemu.core import (
     MAX_SAFE_INTEGER,
     UNDEFINED,
@@ -34,7 +35,6 @@ from jsemu.core import (
     to_js_implicit,
     to_python,
 )
-from jsemu.convert import plain_value
 from jsemu.objects import (
     ArrayBuffer,
     JsArray,

@@ -38,6 +38,7 @@ from tsumugi_dev.durable_objects import (
 from tsumugi_dev.faults import FaultInjector
 from tsumugi_dev.invocation import LimitCounters
 from tsumugi_dev.js_bindings import JsAnalyticsDataset, JsD1Database, JsQueue
+from tsumugi_dev.js_fetch import install_fetch
 from tsumugi_dev.js_values import platform_js
 from tsumugi_dev.private_files import private_dir
 from tsumugi_dev.queue_consumer import QueueConsumer
@@ -46,6 +47,8 @@ from tsumugi_dev.state_db import open_state_db
 from tsumugi_dev.worker import WorkerHost, service_binding
 
 __all__ = ["SCHEDULED_PATH", "LocalRuntime"]
+
+install_fetch()  # Workers' global fetch (idempotent)
 
 SCHEDULED_PATH = "/cdn-cgi/handler/scheduled"
 """The URL path that runs a Worker's ``scheduled`` handler, as under ``wrangler dev``."""

@@ -101,18 +101,18 @@ class _SqlCursor:
     def one(self) -> Any:
         return _sdk_row(self._cursor.one().to_py())
 
-    def toArray(self) -> list[Any]:  # noqa: N802 - the platform's name
+    def toArray(self) -> list[Any]:
         return [_sdk_row(row) for row in self._cursor.toArray().to_py()]
 
     def __iter__(self) -> Any:
         return iter(self.toArray())
 
     @property
-    def rowsRead(self) -> int:  # noqa: N802
+    def rowsRead(self) -> int:
         return int(self._cursor.rowsRead)
 
     @property
-    def rowsWritten(self) -> int:  # noqa: N802
+    def rowsWritten(self) -> int:
         return int(self._cursor.rowsWritten)
 
 
@@ -131,7 +131,6 @@ class DurableObjectSql:
     def __init__(self, storage: Any, raw_sql: Any = None) -> None:
         """Wrap ``self.ctx.storage``; ``raw_sql`` is the raw ``ctx.storage.sql`` (None: through the wrapper)."""
         self._storage = storage
-        self._sql = storage.sql if raw_sql is None else None
         self._raw = raw_sql
         self._pending: list[Callable[[], Any]] = []
         self._results: list[Any] = []
@@ -152,7 +151,7 @@ class DurableObjectSql:
         """Run one statement (``ctx.storage.sql.exec``)."""
         raw = self._raw
         if raw is None:
-            return self._sql.exec(query, *params)
+            return self._storage.sql.exec(query, *params)
         if any(type(p) not in _PLAIN_PARAMS for p in params):
             params = tuple(_param(p) for p in params)
         return _SqlCursor(raw.exec(query, *params))
@@ -173,6 +172,8 @@ def _param(value: Any) -> Any:
     """One binding as the SDK's ``python_to_rpc`` sends it (``None`` -> JS null, bytes -> Uint8Array)."""
     if type(value) in _PLAIN_PARAMS:
         return value
-    from workers import python_to_rpc
+    import workers
 
-    return python_to_rpc(value)
+    sdk: Any = workers  # the SDK's own conversion (unannotated)
+    convert: Callable[[Any], Any] = sdk.python_to_rpc
+    return convert(value)
