@@ -39,8 +39,6 @@ if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = "0" ] && command -v apt-get >/de
 fi
 uv sync --frozen --quiet
 UV_PROJECT_ENVIRONMENT=.venv-3.13 uv sync --frozen --quiet --python "$python_313"
-echo "== reference SDK wheel (read by the SDK conformance tests, never installed; ADR-0041)"
-bash scripts/fetch-sdk-wheel.sh
 # wrangler, pinned by package-lock.json (ADR-0040): `tsumugi deploy --dry-run` runs it in the tests, offline.
 echo "== npm ci (wrangler)"
 npm ci --no-audit --no-fund --loglevel=error

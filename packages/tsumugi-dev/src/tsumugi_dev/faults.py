@@ -22,7 +22,7 @@ import logging
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from typing import Any, Final, Protocol
 
-from tsumugi_dev.ffi import JsException
+from jsemu.core import js_error
 
 __all__ = [
     "ALARM",
@@ -425,6 +425,6 @@ def guard_rpc(
             await call(*args, **kwargs)
         else:
             await asyncio.sleep(0)
-        raise JsException("Error", RPC_FAILURE_MESSAGE)
+        raise js_error("Error", RPC_FAILURE_MESSAGE)
 
     return guarded

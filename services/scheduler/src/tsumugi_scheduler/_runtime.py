@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 from tsumugi_scheduler.request_limits import MAX_BODY_BYTES
 
-__all__ = ["DurableObjectSql", "plain", "serve_asgi"]
+__all__ = ["DurableObjectSql", "LentCallable", "current_alarm", "plain", "serve_asgi"]
 
 T = TypeVar("T")
 
@@ -41,29 +41,139 @@ async def serve_asgi(app: Any, request: Any, env: Any) -> Any:
     return await asgi.fetch(app, getattr(request, "js_object", request), env)
 
 
-class DurableObjectSql:
-    """The engine's SQL port over ``ctx.storage``: ``exec`` and ``transaction_sync``.
+class LentCallable:
+    """A Python callable lent to JS for as long as a call runs (``value``), then released.
 
-    ``transactionSync`` runs a Python callable from JS; its return value would cross back through JS and be
-    converted, so the result is kept on the Python side instead.
+    Handed to a raw stub (``ctx.exports``), a Python function becomes a borrowed PyProxy that Pyodide
+    destroys when the JS call returns, which is before the remote side calls it back; through the SDK's
+    wrapper it becomes a proxy nobody destroys. A proxy made here lives until `release` (ADR-0099).
+    Without Pyodide (plain CPython, no JS in between) ``value`` is the callable itself.
     """
 
-    def __init__(self, storage: Any) -> None:
-        """Wrap ``ctx.storage`` of a SQLite-backed Durable Object."""
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        """Lend ``fn``."""
+        try:
+            from pyodide.ffi import create_proxy  # present in a Worker, and under the local runtime
+        except ImportError:
+            self.value: Any = fn
+            self._proxy: Any = None
+            return
+        self._proxy = self.value = create_proxy(fn)
+
+    def release(self) -> None:
+        """End the loan (idempotent)."""
+        proxy, self._proxy = self._proxy, None
+        if proxy is not None:
+            proxy.destroy()
+
+
+async def current_alarm(storage: Any) -> int | None:
+    """The Durable Object's armed alarm in epoch ms, or None.
+
+    ``getAlarm()`` resolves to a number or to JS ``null``: the SDK's storage wrapper turns ``null`` into
+    ``None``, a raw storage object hands Pyodide's ``jsnull`` (falsy, not ``None``). Both read as no alarm.
+    """
+    current = await storage.getAlarm()
+    if isinstance(current, int | float) and not isinstance(current, bool):
+        return int(current)
+    return None
+
+
+_PLAIN_PARAMS = frozenset({str, int, float, bool})
+
+
+def _sdk_row(values: Any) -> Any:
+    """A row dict from ``to_py()`` as the SDK's wrapper hands it: a ``JsDict``, JS null read as ``None``."""
+    from pyodide.ffi import jsnull  # present in a Worker, and under the local runtime
+    from workers.rpc import JsDict
+
+    return JsDict({k: None if v is jsnull else v for k, v in values.items()})
+
+
+class _SqlCursor:
+    """A cursor of the raw ``SqlStorage``, read the way the SDK's storage wrapper reads one (ADR-0101)."""
+
+    __slots__ = ("_cursor",)
+
+    def __init__(self, cursor: Any) -> None:
+        self._cursor = cursor
+
+    def one(self) -> Any:
+        return _sdk_row(self._cursor.one().to_py())
+
+    def toArray(self) -> list[Any]:
+        return [_sdk_row(row) for row in self._cursor.toArray().to_py()]
+
+    def __iter__(self) -> Any:
+        return iter(self.toArray())
+
+    @property
+    def rowsRead(self) -> int:
+        return int(self._cursor.rowsRead)
+
+    @property
+    def rowsWritten(self) -> int:
+        return int(self._cursor.rowsWritten)
+
+
+class DurableObjectSql:
+    """The engine's SQL port over a Durable Object's storage: ``exec`` and ``transaction_sync``.
+
+    ``storage`` is the SDK's wrapped ``self.ctx.storage``. Statements go to ``raw_sql``, the constructor's
+    ``ctx.storage.sql``, with the wrapper's conversions done here once per statement instead of once per
+    argument in generic code (``None`` binds as JS null, rows come back as ``JsDict`` with null read as
+    ``None``): measured, the wrapper's generic path cost more than the rest of a job (ADR-0101).
+    ``transactionSync`` runs a Python callable from JS. Handed a plain function, the wrapper would make a new
+    PyProxy at every call and never destroy it (a leak per transaction); so one long-lived proxy of
+    `_run_pending` is made here, once per object, and passed instead (ADR-0099).
+    """
+
+    def __init__(self, storage: Any, raw_sql: Any = None) -> None:
+        """Wrap ``self.ctx.storage``; ``raw_sql`` is the raw ``ctx.storage.sql`` (None: through the wrapper)."""
         self._storage = storage
-        self._sql = storage.sql
+        self._raw = raw_sql
+        self._pending: list[Callable[[], Any]] = []
+        self._results: list[Any] = []
+        run_in_transaction = getattr(storage, "transactionSync", None)
+        if run_in_transaction is None:  # a plain sqlite3 shim (tests): no JS in between
+            self._transaction: Callable[[Any], Any] = storage.transaction_sync
+            self._callback: Any = self._run_pending
+        else:
+            from pyodide.ffi import create_proxy  # present in a Worker, and under the local runtime
+
+            self._transaction = run_in_transaction
+            self._callback = create_proxy(self._run_pending)
+
+    def _run_pending(self) -> None:
+        self._results.append(self._pending[-1]())
 
     def exec(self, query: str, *params: Any) -> Any:
         """Run one statement (``ctx.storage.sql.exec``)."""
-        return self._sql.exec(query, *params)
+        raw = self._raw
+        if raw is None:
+            return self._storage.sql.exec(query, *params)
+        if any(type(p) not in _PLAIN_PARAMS for p in params):
+            params = tuple(_param(p) for p in params)
+        return _SqlCursor(raw.exec(query, *params))
 
     def transaction_sync(self, fn: Callable[[], T]) -> T:
-        """Run ``fn`` atomically (``ctx.storage.transactionSync``)."""
-        box: list[T] = []
+        """Run ``fn`` atomically (``ctx.storage.transactionSync``); nested calls nest."""
+        self._pending.append(fn)
+        depth = len(self._results)
+        try:
+            self._transaction(self._callback)
+            return self._results[depth]
+        finally:
+            self._pending.pop()
+            del self._results[depth:]
 
-        def run() -> None:
-            box.append(fn())
 
-        run_in_transaction = getattr(self._storage, "transactionSync", None) or self._storage.transaction_sync
-        run_in_transaction(run)
-        return box[0]
+def _param(value: Any) -> Any:
+    """One binding as the SDK's ``python_to_rpc`` sends it (``None`` -> JS null, bytes -> Uint8Array)."""
+    if type(value) in _PLAIN_PARAMS:
+        return value
+    import workers
+
+    sdk: Any = workers  # the SDK's own conversion (unannotated)
+    convert: Callable[[Any], Any] = sdk.python_to_rpc
+    return convert(value)

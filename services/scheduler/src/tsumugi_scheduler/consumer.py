@@ -29,6 +29,7 @@ import msgspec
 
 from tsumugi_core.errors import timeout_error
 from tsumugi_core.options import MAX_TIMEOUT_MS
+from tsumugi_scheduler import _runtime
 from tsumugi_scheduler.deadlines import deadline_watch
 from tsumugi_scheduler.performer_lookup import find_performer
 from tsumugi_scheduler.remote_errors import error_text, is_missing_method
@@ -109,9 +110,11 @@ class _Attempt:
 
     async def call(self, performer: Any) -> dict[str, Any]:
         """Run the performer, waiting at most until the (heartbeat-extended) deadline."""
+        heartbeat = _runtime.LentCallable(self.heartbeat)  # the performer calls it back while it runs
         call: asyncio.Future[Any] = asyncio.ensure_future(
-            getattr(performer, DISPATCH_METHOD)(self.request(), self.heartbeat)
+            getattr(performer, DISPATCH_METHOD)(self.request(), heartbeat.value)
         )
+        call.add_done_callback(lambda _: heartbeat.release())
         if not call.done():
             woken: asyncio.Future[None] = call.get_loop().create_future()
             call.add_done_callback(lambda _: woken.done() or woken.set_result(None))

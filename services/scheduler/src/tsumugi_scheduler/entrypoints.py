@@ -84,11 +84,12 @@ class JobShardMethods(_Mixin):
     """The JobShard Durable Object: one per (binding, shard); every call names its shard first."""
 
     def __init__(self, ctx: Any, env: Any) -> None:
-        """Open the shard's host over ``ctx.storage``."""
+        """Open the shard's host over the storage of the SDK's context (``self.ctx``, not the raw ``ctx``)."""
         super().__init__(ctx, env)
-        sql = _runtime.DurableObjectSql(ctx.storage)
-        self.host = JobShardHost(ctx.storage, sql, self.env, self.tsumugi)
-        self.admin = ShardAdmin(self.host, ctx.storage, sql)
+        storage = self.ctx.storage
+        sql = _runtime.DurableObjectSql(storage, ctx.storage.sql)  # statements on the raw SQL API (ADR-0101)
+        self.host = JobShardHost(storage, sql, self.env, self.tsumugi)
+        self.admin = ShardAdmin(self.host, storage, sql)
 
     async def enqueue_many(self, name: str, items: Any, settings: Any = None) -> list[str]:
         """Store new jobs."""
@@ -175,10 +176,11 @@ class RunMethods(_Mixin):
         cls._schemas = PayloadSchemas()  # once per class, i.e. per isolate (ADR-0075)
 
     def __init__(self, ctx: Any, env: Any) -> None:
-        """Open the run's host over ``ctx.storage``."""
+        """Open the run's host over the storage of the SDK's context (``self.ctx``, not the raw ``ctx``)."""
         super().__init__(ctx, env)
-        self.run = RunHost(ctx.storage, _runtime.DurableObjectSql(ctx.storage), self.env, self.tsumugi,
-                           self._schemas, getattr(ctx, "exports", None))  # fmt: skip
+        storage = self.ctx.storage
+        self.run = RunHost(storage, _runtime.DurableObjectSql(storage, ctx.storage.sql), self.env, self.tsumugi,
+                           self._schemas, getattr(self.ctx, "exports", None))  # fmt: skip
 
     async def start(self, run_id: str, flow: str, input_json: str, deadline_ms: Any = None, parent: Any = None,
                     depth: int = 0) -> dict[str, Any]:  # fmt: skip

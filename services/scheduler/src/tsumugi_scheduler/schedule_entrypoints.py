@@ -27,9 +27,11 @@ class SchedulerMethods(_Mixin):
     """The Scheduler Durable Object: one per Scheduler shard; every call names its shard first."""
 
     def __init__(self, ctx: Any, env: Any) -> None:
-        """Open the host over ``ctx.storage``."""
+        """Open the host over the storage of the SDK's context (``self.ctx``, not the raw ``ctx``)."""
         super().__init__(ctx, env)
-        self.host = SchedulerHost(ctx.storage, _runtime.DurableObjectSql(ctx.storage), self.env, self.tsumugi)
+        storage = self.ctx.storage
+        sql = _runtime.DurableObjectSql(storage, ctx.storage.sql)  # statements on the raw SQL API (ADR-0101)
+        self.host = SchedulerHost(storage, sql, self.env, self.tsumugi)
 
     async def sync(self, shard: int) -> int:
         """Reconcile with the code and arm the alarm."""

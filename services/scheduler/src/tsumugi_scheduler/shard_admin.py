@@ -14,6 +14,7 @@ import msgspec
 
 from tsumugi_core.options import EnqueueValidationError
 from tsumugi_core.policy import PolicyPatch, PolicyValidationError, ShardSettings
+from tsumugi_scheduler import _runtime
 from tsumugi_scheduler.explain import explain_job
 from tsumugi_scheduler.shard import JobShardEngine, SqlLike
 from tsumugi_scheduler.shard_host import JobShardHost
@@ -60,8 +61,8 @@ class ShardAdmin:
         at = engine.next_wake_at()
         if at is None:
             return
-        current = await self._storage.getAlarm()
-        if current is None or int(current) > at:
+        current = await _runtime.current_alarm(self._storage)
+        if current is None or current > at:
             await self._storage.setAlarm(at)
 
     def _answer(self, engine: JobShardEngine, settings: ShardSettings) -> dict[str, Any]:

@@ -32,6 +32,7 @@ from tsumugi_core.policy import ShardSettings
 from tsumugi_core.queue_size import MAX_BATCH_BYTES, MAX_BATCH_MESSAGES, json_bound
 from tsumugi_core.sharding import resolve_shard
 from tsumugi_core.states import TERMINAL_STATES, JobState
+from tsumugi_scheduler import _runtime
 from tsumugi_scheduler.definition import TsumugiDefinition
 from tsumugi_scheduler.dispatch_send import send_dispatches
 from tsumugi_scheduler.job_view import detail_from_shard
@@ -233,8 +234,8 @@ class JobShardHost:
         engine = self._engine
         if engine is None:
             return
-        current = await self._storage.getAlarm()
-        if current is not None and int(current) <= time_source().now_ms():
+        current = await _runtime.current_alarm(self._storage)
+        if current is not None and current <= time_source().now_ms():
             # An alarm is already due: it ticks soon and arms exactly after it, so a burst of reports
             # coalesces into one tick without computing the wake instant once per report.
             return
@@ -243,7 +244,7 @@ class JobShardHost:
             return  # an alarm already armed only costs one idle tick, which then arms exactly
         # Earlier-only: an armed alarm may be for a delayed job that is due now but not dispatched yet,
         # which next_wake_at does not count after the due instant; pushing it back would strand the job.
-        if current is None or int(current) > at:
+        if current is None or current > at:
             await self._storage.setAlarm(at)
 
     async def _command(self, name: str, run: Callable[[JobShardEngine], Any]) -> Any:

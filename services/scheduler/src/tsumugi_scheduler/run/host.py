@@ -20,6 +20,7 @@ from tsumugi_core.flow_advance import NODE_TERMINAL_STATES, advance, progress, r
 from tsumugi_core.flow_spec import FlowSpec, InvalidFlowError, check_deadline_ms
 from tsumugi_core.ids import shard_name_of
 from tsumugi_core.options import EnqueueValidationError
+from tsumugi_scheduler import _runtime
 from tsumugi_scheduler.definition import TsumugiDefinition
 from tsumugi_scheduler.payload_schemas import PayloadSchemas
 from tsumugi_scheduler.producer_rpc import MAX_BATCH_ITEMS, SchedulerService
@@ -96,8 +97,8 @@ class RunHost:
 
     async def _arm_by(self, at: int) -> None:
         """Arm for ``at`` unless an alarm is due sooner (never later than one already set)."""
-        current = await self._storage.getAlarm()
-        if current is None or int(current) > at:
+        current = await _runtime.current_alarm(self._storage)
+        if current is None or current > at:
             await self._storage.setAlarm(at)
 
     # -- calls ----------------------------------------------------------------------------------------------
