@@ -138,7 +138,7 @@ def test_the_schedulers_rules_upload_each_dashboard_file_once_as_the_repositorys
     # index.html is Text by wrangler's default rule already; a rule matching it too makes a duplicate module.
     rules = rules_from_config(loads_jsonc((project.root / "scheduler" / "wrangler.jsonc").read_text()))
     assert rules == rules_from_config(loads_jsonc((REPO / "services/scheduler/wrangler.jsonc").read_text()))
-    assets = REPO / "services/scheduler/src/tsumugi_scheduler/dashboard/assets"
+    assets = REPO / "packages/tsumugi-scheduler/src/tsumugi_scheduler/dashboard/assets"
     files = [f"tsumugi_scheduler/dashboard/{p.relative_to(assets.parent).as_posix()}" for p in assets.rglob("*.*")]
     matched = match_modules(files, effective_rules(rules))
     assert (matched.duplicates, matched.unmatched) == ((), ())
