@@ -1,5 +1,6 @@
 """The ``tsumugi`` command: ``tsumugi dev [CONFIG ...] [--data-dir .tsumugi] [--port 8787] [--test-scheduled]``,
-``tsumugi init [DIR] [--name NAME]``, ``tsumugi add-performer NAME [--worker DIR]`` and
+``tsumugi init [DIR] [--name NAME]``, ``tsumugi add-performer NAME [--worker DIR]``, ``tsumugi add-flow NAME
+[--performer BINDING ...]`` and
 ``tsumugi deploy [CONFIG ...] [--dry-run] [--out .tsumugi/build]`` (``tsumugi_dev.deploy``)."""
 
 from __future__ import annotations
