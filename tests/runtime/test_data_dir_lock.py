@@ -97,3 +97,15 @@ def test_removing_the_directory_under_a_running_dev_is_reported(first: DevProces
     shutil.rmtree(tmp_path / "data")
     first.wait_for(r"was removed while tsumugi dev was running; stopping", deadline)
     assert first.proc.wait(timeout=first.timeout_s) == 3
+
+
+def test_a_dev_that_stops_early_releases_the_directory(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A config that does not load ends the dev before it serves; the next one on the directory must not be
+    # told it is in use (the lock is released on every way out).
+    from tsumugi_dev.cli import run_dev
+
+    for _ in range(2):
+        assert run_dev([tmp_path / "missing.jsonc"], data_dir=tmp_path / "data", port=0) == 2
+        assert "in use" not in capsys.readouterr().err

@@ -148,6 +148,15 @@ def run_dev(paths: Sequence[Path], *, data_dir: Path, port: int, test_scheduled:
     except DataDirInUseError as exc:
         print(f"tsumugi dev: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    try:
+        return _run_locked(paths, data_dir, port, test_scheduled, lock)
+    finally:
+        lock.release()
+
+
+def _run_locked(
+    paths: Sequence[Path], data_dir: Path, port: int, test_scheduled: bool, lock: DataDirLock
+) -> int:
     configs = _load(paths, data_dir)
     if configs is None:
         return EXIT_USAGE
@@ -163,8 +172,6 @@ def run_dev(paths: Sequence[Path], *, data_dir: Path, port: int, test_scheduled:
             file=sys.stderr,
         )
         return EXIT_USAGE
-    finally:
-        lock.release()
 
 
 def _free_port() -> int:
