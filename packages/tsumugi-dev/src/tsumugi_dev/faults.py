@@ -5,7 +5,7 @@ behave: a message accepted by ``send`` is lost, an acked message comes back, a m
 ones, a consumer dies before it acks, an ``alarm()`` fails or its object restarts in the middle of it (it is
 retried on Cloudflare's schedule), an RPC between Workers fails (before or after the callee ran), D1 is out,
 every Durable Object restarts. Users test
-their performers' idempotency with them; our integration tests and ``tsumugi_dev.simulation`` test the
+their performers' idempotency with them; our integration tests and ``tsumugi_simulation`` test the
 scheduler's guarantees.
 
 Example::

@@ -15,12 +15,12 @@ Example::
 Your own Workers: pass a `SystemUnderTest` with your configs and bindings (ADR-0060, packages/tsumugi-dev/README.md).
 """
 
-from tsumugi_dev.simulation._chaos import FAULT_KINDS
-from tsumugi_dev.simulation._invariants import FAIRNESS_WAIT_MS, INVARIANTS
-from tsumugi_dev.simulation._ledger import Execution, Ledger, PerformerFaults
-from tsumugi_dev.simulation._observed import START_MS, Violation
-from tsumugi_dev.simulation._run import SimulationConfig, SimulationReport, simulate
-from tsumugi_dev.simulation._system import BindingSpec, Scenario, SystemUnderTest
+from tsumugi_simulation._chaos import FAULT_KINDS
+from tsumugi_simulation._invariants import FAIRNESS_WAIT_MS, INVARIANTS
+from tsumugi_simulation._ledger import Execution, Ledger, PerformerFaults
+from tsumugi_simulation._observed import START_MS, Violation
+from tsumugi_simulation._run import SimulationConfig, SimulationReport, simulate
+from tsumugi_simulation._system import BindingSpec, Scenario, SystemUnderTest
 
 __all__ = [
     "FAIRNESS_WAIT_MS",

@@ -10,8 +10,8 @@ from typing import Any
 
 import msgspec
 
-from tsumugi_dev.simulation._performers import SimWork, WorkPayload
 from tsumugi_performer.flow import FlowBuilder, flow
+from tsumugi_simulation._performers import SimWork, WorkPayload
 
 __all__ = ["SIM_FLOW", "SimFlowInput"]
 

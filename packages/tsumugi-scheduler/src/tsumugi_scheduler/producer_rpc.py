@@ -15,7 +15,7 @@ from typing import Any, Final
 
 import msgspec
 
-from tsumugi_client import apply_defaults
+from tsumugi_core.enqueue_defaults import apply_defaults
 from tsumugi_core.ids import InvalidJobIdError, parse_job_id, shard_name
 from tsumugi_core.json_path import InvalidValueError
 from tsumugi_core.options import (

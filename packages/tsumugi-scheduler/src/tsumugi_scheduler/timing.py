@@ -4,17 +4,18 @@ The engine takes a `Clock`, an `IdSource` and a `RandomSource` (tsumugi_core.clo
 (attempt timeouts). A Worker has no injection point for these, so the process holds one `TimeSource`, the
 wall clock unless a host (the local runtime's tests) installs another with `use_time_source`, and one source
 of ids and of jitter, the system's unless a host installs others with `use_entropy` (a seeded simulation
-replays the same job ids and backoff jitter, tsumugi_dev.simulation).
+replays the same job ids and backoff jitter, tsumugi_simulation).
 """
 
 from __future__ import annotations
 
+import asyncio
 import random
 import secrets
+import time
 
-from tsumugi_core.clock import IdSource, RandomSource
+from tsumugi_core.clock import IdSource, RandomSource, TimeSource
 from tsumugi_core.ids import LOCAL_ID_ENTROPY_BYTES, new_local_id
-from tsumugi_performer.entrypoint import SystemTime, TimeSource
 
 __all__ = [
     "SystemIds",
@@ -26,6 +27,18 @@ __all__ = [
     "use_entropy",
     "use_time_source",
 ]
+
+
+class SystemTime:
+    """The wall clock and `asyncio.sleep`."""
+
+    def now_ms(self) -> int:
+        """Milliseconds since the epoch."""
+        return time.time_ns() // 1_000_000
+
+    async def sleep_ms(self, ms: int) -> None:
+        """Sleep on the event loop."""
+        await asyncio.sleep(max(0, ms) / 1000)
 
 
 class SystemIds:

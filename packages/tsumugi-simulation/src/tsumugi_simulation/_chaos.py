@@ -12,7 +12,7 @@ from typing import Final
 
 from tsumugi_dev.faults import Fault
 from tsumugi_dev.runtime import LocalRuntime
-from tsumugi_dev.simulation._system import SystemUnderTest
+from tsumugi_simulation._system import SystemUnderTest
 
 __all__ = ["FAULT_KINDS", "Chaos"]
 

@@ -2,8 +2,8 @@
 
 from workers import Request, Response, WorkerEntrypoint
 
-from tsumugi_dev.simulation._performers import SimNotice, SimWork
 from tsumugi_performer.entrypoint import performer_entrypoint
+from tsumugi_simulation._performers import SimNotice, SimWork
 
 SimA = performer_entrypoint(WorkerEntrypoint, type("SimA", (SimWork,), {}))
 SimB = performer_entrypoint(WorkerEntrypoint, type("SimB", (SimWork,), {}))

@@ -111,7 +111,7 @@ _current: list[Scenario] = []
 def current_definition() -> TsumugiDefinition:
     """The definition the built-in scheduler Worker loads: the scenario of the simulation being started."""
     if not _current:
-        raise RuntimeError("the simulation scheduler Worker is only loaded by tsumugi_dev.simulation")
+        raise RuntimeError("the simulation scheduler Worker is only loaded by tsumugi_simulation")
     return definition_of(_current[-1])
 
 
@@ -139,7 +139,7 @@ def definition_of(scenario: Scenario) -> TsumugiDefinition:
         if scenario.on_settled is None
         else {"binding": scenario.on_settled, "states": list(scenario.settled_states)}
     )
-    from tsumugi_dev.simulation._flows import SIM_FLOW
+    from tsumugi_simulation._flows import SIM_FLOW
 
     names = {spec.name for spec in scenario.bindings}
     return define_tsumugi(

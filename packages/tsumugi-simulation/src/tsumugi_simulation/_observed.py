@@ -7,8 +7,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from tsumugi_dev.simulation._ledger import Execution
-from tsumugi_dev.simulation._system import Scenario
+from tsumugi_simulation._ledger import Execution
+from tsumugi_simulation._system import Scenario
 
 __all__ = ["START_MS", "JobTruth", "Observed", "PolicyView", "Submitted", "Violation"]
 

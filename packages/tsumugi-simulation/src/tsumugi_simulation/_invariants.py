@@ -14,8 +14,8 @@ from typing import Any, Final, cast
 
 from tsumugi_core.flow_advance import NodeOrigin, NodeView, run_state
 from tsumugi_core.liveness import MAX_INVOCATION_MS
-from tsumugi_dev.simulation._ledger import Execution
-from tsumugi_dev.simulation._observed import START_MS, JobTruth, Observed, Submitted, Violation
+from tsumugi_simulation._ledger import Execution
+from tsumugi_simulation._observed import START_MS, JobTruth, Observed, Submitted, Violation
 
 __all__ = ["INVARIANTS", "check"]
 
