@@ -12,7 +12,7 @@ import pytest
 
 from tsumugi_core.errors import truncate_error
 from tsumugi_core.options import EnqueueItem, EnqueueValidationError, ExponentialBackoff, validate_enqueue
-from tsumugi_core.queue_size import v8_bytes
+from tsumugi_core.queue_size import json_bytes
 
 
 def item(**options: Any) -> EnqueueItem:
@@ -37,12 +37,21 @@ def test_a_payload_of_102_400_json_bytes_is_taken_and_102_401_refused() -> None:
     assert refusal(payload="x" * 102_399) == "payload must be at most 102400 bytes as JSON, got 102401"
 
 
-def test_a_payload_of_120_000_queue_bytes_is_taken_and_120_002_refused() -> None:
-    # One character beyond Latin-1 makes V8 store the whole text at two bytes a character.
-    exact, over = ["x" * 59_992 + "€", 1], ["x" * 59_993 + "€", 1]
-    assert (v8_bytes(exact), v8_bytes(over)) == (120_000, 120_002)
+def test_a_payload_of_120_000_queue_bytes_is_taken_and_120_001_refused() -> None:
+    # JavaScript writes 1e20 as 100000000000000000000: 21 bytes of the queue message's JSON, 4 of msgspec's.
+    exact, over = [1e20] * 5_454 + ["x" * 8], [1e20] * 5_454 + ["x" * 9]
+    assert (json_bytes(exact), json_bytes(over)) == (120_000, 120_001)
     validate_enqueue(item(payload=exact))
-    assert refusal(payload=over).startswith("payload must be at most 120000 bytes as a queue message carries it")
+    assert refusal(payload=over) == (
+        "payload must be at most 120000 bytes as a queue message carries it (UTF-8 JSON as JavaScript writes "
+        "it, where a number such as 1e20 takes 21 digits), got 120001"
+    )
+
+
+def test_a_payload_of_14_000_halves_is_taken() -> None:
+    # 56,001 bytes of JSON; 126,002 as V8 would serialise it, which the V8 rule refused (issue 22, item 3).
+    validate_enqueue(item(payload=[0.5] * 14_000))
+    assert json_bytes([0.5] * 14_000) == 56_001
 
 
 def test_a_timeout_of_840_000_ms_is_taken_and_840_001_refused() -> None:
