@@ -58,9 +58,18 @@ def test_edge_values_measure_as_the_runtime_counts_them(value: Any) -> None:
     assert json_bytes(value) == runtime.json_size(value)
 
 
-@pytest.mark.parametrize("value", [{1, 2}, b"ab", {"k": {1}}, [object()]])
-def test_only_json_values_are_measured(value: Any) -> None:
-    with pytest.raises(TypeError, match="not a JSON value"):
+@pytest.mark.parametrize(
+    ("value", "kind"), [({1, 2}, "set"), (b"ab", "bytes"), ({"k": {1}}, "set"), ([object()], "object")]
+)
+def test_only_json_values_are_measured(value: Any, kind: str) -> None:
+    with pytest.raises(TypeError, match=f"^not a JSON value: {kind}$"):
+        json_bytes(value)
+
+
+@pytest.mark.parametrize("value", [{(1, 2): 1}, "\ud800"])
+def test_what_msgspec_cannot_write_is_not_measured_either(value: Any) -> None:
+    # A tuple key, a lone surrogate: the message carries msgspec's reason.
+    with pytest.raises(TypeError, match=r"^not a JSON value: .+"):
         json_bytes(value)
 
 
