@@ -48,6 +48,26 @@ def test_a_payload_of_120_000_queue_bytes_is_taken_and_120_001_refused() -> None
     )
 
 
+def test_a_payload_json_cannot_write_is_refused_naming_the_field_and_msgspecs_reason() -> None:
+    with pytest.raises(EnqueueValidationError) as caught:
+        validate_enqueue(item(payload="\ud800"))  # a lone surrogate: portable, but not UTF-8
+    assert (caught.value.field, caught.value.rule) == (
+        "payload",
+        "must be JSON-serialisable: 'utf-8' codec can't encode character '\\ud800' in position 0: "
+        "surrogates not allowed",
+    )
+
+
+def test_a_payload_portable_refuses_names_the_path_and_the_rule() -> None:
+    with pytest.raises(EnqueueValidationError) as caught:
+        validate_enqueue(item(payload={"n": 2**64}))
+    assert (caught.value.field, caught.value.rule) == (
+        "payload.n",
+        "must be an integer between -9007199254740991 and 9007199254740991 (JavaScript's safe integers), "
+        "got 18446744073709551616",
+    )
+
+
 def test_a_payload_of_14_000_halves_is_taken() -> None:
     # 56,001 bytes of JSON; 126,002 as V8 would serialise it, which the V8 rule refused (issue 22, item 3).
     validate_enqueue(item(payload=[0.5] * 14_000))
