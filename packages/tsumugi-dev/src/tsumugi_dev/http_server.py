@@ -13,6 +13,7 @@ import contextlib
 import errno
 import logging
 import socket
+import urllib.parse
 from collections.abc import Awaitable, Callable, Generator, MutableMapping
 from typing import Any
 
@@ -97,7 +98,9 @@ def asgi_app(runtime: LocalRuntime, worker: str, limits: HttpLimits = DEFAULT_LI
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         try:
             _check_head(scope, headers, limits)
-            if scope["path"] == SCHEDULED_PATH and not test_scheduled:
+            # The gate reads the path from the URL the runtime will parse, not from another parse of the
+            # request line: a raw "#" after the path, or a Host carrying a path, once got past it (issue 25).
+            if not test_scheduled and urllib.parse.urlsplit(_url(scope)).path == SCHEDULED_PATH:
                 await _send_plain(send, 404, b"not found (run tsumugi dev --test-scheduled to trigger crons)")
                 return
             async with asyncio.timeout(limits.body_timeout_s):
