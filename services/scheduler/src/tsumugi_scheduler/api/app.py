@@ -101,7 +101,7 @@ class ApiGate:
     async def _refusal(self, scope: Scope, headers: dict[str, str]) -> Response | None:
         assert self.auth is not None
         env = scope.get("env")
-        credential = self.auth.identify(env, headers, now_ms=time_source().now_ms())
+        credential = await self.auth.admit(env, headers, now_ms=time_source().now_ms())
         if credential is None:
             return json_response(401, {"error": "unauthorized"})
         if credential == "session":
