@@ -184,7 +184,8 @@ async def test_sign_out_closes_the_session_on_the_server(world: World) -> None:
 async def test_a_malformed_session_cookie_is_a_401_not_a_fault(world: World, cookie: str) -> None:
     headers = {**NO_BEARER, "cookie": f"tsumugi_token={cookie}", PAGE_KEY_HEADER: "k"}
     # Sent as Latin-1 bytes, as the server reads header bytes: the cookie arrives with a superscript digit.
-    response = await world.client.get("/api/jobs", headers={k: v.encode("latin-1") for k, v in headers.items()})
+    raw = [(k.encode(), v.encode("latin-1")) for k, v in headers.items()]
+    response = await world.client.get("/api/jobs", headers=raw)
     assert (response.status_code, response.json()) == (401, {"error": "unauthorized"})
 
 

@@ -13,6 +13,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
+from tsumugi_core.json_path import InvalidValueError
 from tsumugi_core.schedule_spec import SCHEDULE_NAME_RE
 from tsumugi_scheduler.api.answers import ApiError, json_response
 from tsumugi_scheduler.api.bodies import parse_object
@@ -46,12 +47,24 @@ def _name(request: Request) -> str:
     return name
 
 
-def _body(text: str) -> dict[str, Any]:
-    body = parse_object(text)
+def _body(raw: bytes) -> dict[str, Any]:
+    body = parse_object(raw)  # strict UTF-8, as every other body (it used to become U+FFFD)
     if body.get("backoff") is not None:
         # The enqueue body's backoff rules (each sent field obeys its range whatever the kind, ADR-0059).
         compatible_item({"binding": "_", "payload": None, "backoff": body["backoff"]})
     return body
+
+
+async def _check_payload(request: Request, binding: Any, body: dict[str, Any]) -> None:
+    """Refuse a job schedule's payload its performer's published type refuses, now rather than at each
+    occurrence (a schedule whose every job fails; its trigger answered 502): the same check as an enqueue."""
+    if not isinstance(binding, str) or "payload" not in body or "flow" in body:
+        return
+    try:
+        await api_of(request).schemas.check(binding, body["payload"], env_of(request))
+    except InvalidValueError as exc:
+        field = exc.path("payload")
+        raise ApiError(400, {"error": f"{field} {exc.rule}", "field": field, "rule": exc.rule}) from None
 
 
 def _answer(answer: dict[str, Any], status: int = 200) -> Response:
@@ -69,7 +82,8 @@ async def list_schedules(request: Request) -> Response:
 async def create_schedule(request: Request) -> Response:
     """``POST /api/schedules``: 201 with the new schedule."""
     directory = _directory(request)
-    body = _body((await request.body()).decode(errors="replace"))
+    body = _body(await request.body())
+    await _check_payload(request, body.get("binding"), body)
     return _answer(await directory.create(body), 201)
 
 
@@ -86,7 +100,11 @@ async def update_schedule(request: Request) -> Response:
     """``PATCH /api/schedules/{name}``: a run-time schedule's fields."""
     name = _name(request)
     directory = _directory(request)
-    body = _body((await request.body()).decode(errors="replace"))
+    body = _body(await request.body())
+    if "payload" in body:
+        stored = await directory.get(name)
+        binding = body.get("binding", None if stored is None else stored.get("binding"))
+        await _check_payload(request, binding, body)
     return _answer(await directory.call("update", name, body))
 
 

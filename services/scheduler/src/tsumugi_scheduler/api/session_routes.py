@@ -103,7 +103,7 @@ async def answer_session(scope: Scope, receive: Receive, send: Send, auth: Beare
     elif method == "POST":
         answer = await _sign_in(request, auth, headers)
     elif method == "DELETE":
-        env = scope.get("env")
+        env: Any = scope.get("env")
         for session_id in auth.signed_session_ids(env, headers, now_ms=time_source().now_ms()):
             await close_session(env.TSUMUGI_DB, session_id)
         answer = json_response(200, {"signedIn": False})
