@@ -248,7 +248,7 @@ def _converts(value: Any, kind: Any) -> bool:
 
 
 @pytest.mark.timeout(900)
-@settings(max_examples=TYPES, deadline=None, suppress_health_check=list(HealthCheck.all()),
+@settings(max_examples=TYPES, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large],
           phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink])  # fmt: skip
 @given(kind=TYPE_STRATEGY, data=st.data())
 def test_the_checker_accepts_exactly_what_msgspec_converts(kind: Any, data: st.DataObject) -> None:

@@ -20,6 +20,7 @@ from tsumugi_scheduler.api.bodies import parse_object
 from tsumugi_scheduler.api.context import api_of, env_of
 from tsumugi_scheduler.api.enqueue_body import compatible_item
 from tsumugi_scheduler.schedules.directory import ScheduleDirectory, SchedulesNotConfiguredError
+from tsumugi_scheduler.wire import integral
 
 __all__ = [
     "create_schedule",
@@ -55,16 +56,34 @@ def _body(raw: bytes) -> dict[str, Any]:
     return body
 
 
-async def _check_payload(request: Request, binding: Any, body: dict[str, Any]) -> None:
+async def _check_payload(request: Request, binding: Any, body: dict[str, Any], status: int = 400) -> None:
     """Refuse a job schedule's payload its performer's published type refuses, now rather than at each
     occurrence (a schedule whose every job fails; its trigger answered 502): the same check as an enqueue."""
     if not isinstance(binding, str) or "payload" not in body or "flow" in body:
         return
     try:
-        await api_of(request).schemas.check(binding, body["payload"], env_of(request))
+        # Integral floats read as ints, as the enqueue reads them: the payload crosses JavaScript on its way.
+        await api_of(request).schemas.check(binding, integral(body["payload"]), env_of(request))
     except InvalidValueError as exc:
         field = exc.path("payload")
-        raise ApiError(400, {"error": f"{field} {exc.rule}", "field": field, "rule": exc.rule}) from None
+        raise ApiError(status, {"error": f"{field} {exc.rule}", "field": field, "rule": exc.rule}) from None
+
+
+async def _check_change(request: Request, directory: ScheduleDirectory, name: str, body: dict[str, Any]) -> None:
+    """A change's payload against the schedule it changes. When the body names no binding, what it conflicts
+    with is the stored schedule (a flow takes no payload; a binding's type), not the request alone: 409."""
+    if "payload" not in body:
+        return
+    if "binding" in body:
+        await _check_payload(request, body["binding"], body)
+        return
+    stored = await directory.get(name)
+    if stored is None:
+        return  # the change itself answers 404
+    if stored.get("binding") is None:
+        rule = "is not allowed with a flow: send the run's input as input"
+        raise ApiError(409, {"error": f"payload {rule}", "field": "payload", "rule": rule})
+    await _check_payload(request, stored["binding"], body, status=409)
 
 
 def _answer(answer: dict[str, Any], status: int = 200) -> Response:
@@ -101,10 +120,7 @@ async def update_schedule(request: Request) -> Response:
     name = _name(request)
     directory = _directory(request)
     body = _body(await request.body())
-    if "payload" in body:
-        stored = await directory.get(name)
-        binding = body.get("binding", None if stored is None else stored.get("binding"))
-        await _check_payload(request, binding, body)
+    await _check_change(request, directory, name, body)
     return _answer(await directory.call("update", name, body))
 
 
