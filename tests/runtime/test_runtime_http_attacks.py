@@ -22,11 +22,13 @@ import pytest
 from test_runtime_http_limits import GUARD_S, exchange, head, served, status_of
 
 from tsumugi_dev import cli
-from tsumugi_dev.http_limits import HttpLimits, connection_cap, open_connections
+from tsumugi_dev.http_limits import HttpLimits, connection_cap, open_connections, raise_open_files_limit
 from tsumugi_dev.log_lines import one_line
 from tsumugi_dev.runtime import LocalRuntime
 
-FLOOD = HttpLimits(max_connections=4, header_timeout_s=60, idle_timeout_s=60, body_timeout_s=60)
+FLOOD = HttpLimits(
+    max_connections=4, header_timeout_s=60, idle_timeout_s=60, body_timeout_s=60, connection_grace_s=0
+)
 """A small cap, and deadlines far beyond the guard: only the cap can close the flood's connections."""
 
 
@@ -69,7 +71,9 @@ async def test_a_flood_of_idle_connections_closes_the_oldest_and_the_next_client
 
 
 async def test_a_connection_with_a_request_in_progress_is_never_the_one_closed(runtime: LocalRuntime) -> None:
-    limits = HttpLimits(max_connections=2, header_timeout_s=60, idle_timeout_s=60, body_timeout_s=60)
+    limits = HttpLimits(
+        max_connections=2, header_timeout_s=60, idle_timeout_s=60, body_timeout_s=60, connection_grace_s=0
+    )
     async with served(runtime, limits=limits) as port:
         busy_reader, busy = await _idle(port)
         busy.write(head("POST", "/echo", port, "Content-Length: 6", "Connection: close") + b'"ab')
@@ -85,13 +89,42 @@ async def test_a_connection_with_a_request_in_progress_is_never_the_one_closed(r
         await _close(busy, idle, newcomer)
 
 
+async def test_at_the_cap_a_burst_closes_the_newcomers_not_a_connection_just_opened(
+    runtime: LocalRuntime,
+) -> None:
+    # A flood accepted in one batch must not close a client's connection before its first request is read.
+    limits = HttpLimits(max_connections=2, header_timeout_s=60, idle_timeout_s=60, connection_grace_s=60)
+    async with served(runtime, limits=limits) as port:
+        first_reader, first = await _idle(port)
+        _, second = await _idle(port)
+        while open_connections() < 2:
+            await asyncio.sleep(0.01)
+        late_reader, late = await _idle(port)
+        assert await _closed_by_server(late_reader)  # the newcomer, not the two within their grace
+        first.write(head("GET", "/hello", port, "Connection: close"))
+        async with asyncio.timeout(GUARD_S):
+            assert status_of(await first_reader.read()) == 200
+        await _close(first, second, late)
+
+
 def test_the_cap_leaves_three_quarters_of_the_file_descriptors_to_the_rest_of_the_process() -> None:
     resource = pytest.importorskip("resource")
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (400, hard))
     try:
-        assert connection_cap(HttpLimits(max_connections=256)) == 100
+        assert connection_cap(HttpLimits()) == 100
         assert connection_cap(HttpLimits(max_connections=50)) == 50
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def test_the_server_raises_a_low_soft_file_limit_towards_the_hard_one() -> None:
+    resource = pytest.importorskip("resource")
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (1024, hard))
+    try:
+        expected = 65_536 if hard == resource.RLIM_INFINITY else min(65_536, hard)
+        assert raise_open_files_limit() == expected
     finally:
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 

@@ -15,7 +15,8 @@ and a smaller memory, so it is stricter (ADR-0065):
   of digits): a page that a DNS-rebinding attack points at 127.0.0.1 sends its own host name and is refused
   (403), and so is anything else after the name (a path, a ``[``), which would change the URL the Worker reads;
 * at most `HttpLimits.max_connections` connections are open at once in the process (and never more than a
-  quarter of its file-descriptor limit): at the cap a new connection closes the least recently active idle one
+  quarter of its file-descriptor limit, whose soft value the server first raises towards the hard one,
+  `raise_open_files_limit`): at the cap a new connection closes the least recently active idle one
   (waiting for a request), or is itself closed when none is idle, so a flood of idle connections never
   exhausts the process's file descriptors and never locks out the next client (ADR-0126);
 * a response must drain within ``write_timeout_s``: a client that stops reading has its connection reset, and
@@ -58,6 +59,7 @@ __all__ = [
     "connection_cap",
     "deadline_protocol",
     "open_connections",
+    "raise_open_files_limit",
 ]
 
 LOCAL_HOSTS: Final = frozenset({"127.0.0.1", "localhost", "[::1]"})
@@ -72,7 +74,11 @@ class HttpLimits(msgspec.Struct, frozen=True, kw_only=True):
     body_timeout_s: float = 30.0
     idle_timeout_s: float = 5.0
     write_timeout_s: float = 10.0
-    max_connections: int = 256
+    max_connections: int = 2048
+    connection_grace_s: float = 0.25
+    """A connection this young is not closed to make room: asyncio accepts a flood's connections in batches of
+    up to the listen backlog, so without it a client's connection could be closed by those accepted right after
+    it, before its first request was read. When every idle connection is this young, the newcomer is closed."""
     hosts: frozenset[str] = LOCAL_HOSTS
 
     def allows_host(self, host: str) -> bool:
@@ -102,6 +108,19 @@ def connection_cap(limits: HttpLimits) -> int:
     )
 
 
+def raise_open_files_limit(target: int = 65_536) -> int:
+    """Raise this process's soft limit of open files towards ``target`` (never above the hard limit); the
+    soft limit now. Many systems start processes at 1,024, which a thousand idle connections exhaust."""
+    if resource is None:  # pragma: no cover - Windows
+        return target
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = target if hard == resource.RLIM_INFINITY else min(target, hard)
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+
+
 def open_connections() -> int:
     """How many connections the dev servers of this process hold open now."""
     return len(_DeadlineProtocol.open)
@@ -120,6 +139,7 @@ class _DeadlineProtocol(H11Protocol):
     idle_timeout_s: ClassVar[float]
     write_timeout_s: ClassVar[float]
     max_connections: ClassVar[int]
+    connection_grace_s: ClassVar[float]
     open: ClassVar[dict[_DeadlineProtocol, None]] = {}
     """Every open connection of the process, least recently active first."""
 
@@ -128,9 +148,15 @@ class _DeadlineProtocol(H11Protocol):
         self.timeout_keep_alive = self.idle_timeout_s  # a float: sub-second in tests
         self._deadline: asyncio.TimerHandle | None = None
         self._write_deadline: asyncio.TimerHandle | None = None
+        self._opened_at = 0.0
 
     def _is_idle(self) -> bool:
-        return self._waiting_for_headers() and self.transport.get_write_buffer_size() == 0
+        """Waiting for a request, with nothing left to write, and open longer than the grace."""
+        return (
+            self._waiting_for_headers()
+            and self.transport.get_write_buffer_size() == 0
+            and self.loop.time() - self._opened_at >= self.connection_grace_s
+        )
 
     def _reset(self) -> None:
         """Close at once with a reset: nothing is flushed, the kernel frees the socket's buffers now."""
@@ -184,6 +210,7 @@ class _DeadlineProtocol(H11Protocol):
 
     def connection_made(self, transport: asyncio.Transport) -> None:
         super().connection_made(transport)
+        self._opened_at = self.loop.time()
         connections = _DeadlineProtocol.open
         if len(connections) >= self.max_connections:
             idle = next((connection for connection in connections if connection._is_idle()), None)
@@ -240,5 +267,6 @@ def deadline_protocol(limits: HttpLimits) -> type[H11Protocol]:
             "idle_timeout_s": limits.idle_timeout_s,
             "write_timeout_s": limits.write_timeout_s,
             "max_connections": connection_cap(limits),
+            "connection_grace_s": limits.connection_grace_s,
         },
     )

@@ -20,7 +20,7 @@ from typing import Any
 import uvicorn
 from workers.http import WORKERD_METHODS, Request, Response
 
-from tsumugi_dev.http_limits import DEFAULT_LIMITS, HttpLimits, deadline_protocol
+from tsumugi_dev.http_limits import DEFAULT_LIMITS, HttpLimits, deadline_protocol, raise_open_files_limit
 from tsumugi_dev.runtime import SCHEDULED_PATH, LocalRuntime
 
 __all__ = ["PortInUseError", "WorkerServer", "asgi_app"]
@@ -171,6 +171,7 @@ class WorkerServer:
 
     def __init__(self, runtime: LocalRuntime, worker: str, port: int, host: str = "127.0.0.1", *,
                  limits: HttpLimits = DEFAULT_LIMITS, test_scheduled: bool = False) -> None:  # fmt: skip
+        raise_open_files_limit()  # before the cap is derived from it (deadline_protocol)
         config = uvicorn.Config(
             asgi_app(runtime, worker, limits, test_scheduled=test_scheduled), host=host, port=port,
             log_level="warning", lifespan="off", http=deadline_protocol(limits),
