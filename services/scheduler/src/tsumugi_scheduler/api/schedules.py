@@ -8,7 +8,7 @@ or a code-defined schedule changed at run time.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -17,7 +17,7 @@ from tsumugi_core.json_path import InvalidValueError
 from tsumugi_core.schedule_spec import SCHEDULE_NAME_RE
 from tsumugi_scheduler.api.answers import ApiError, json_response
 from tsumugi_scheduler.api.bodies import parse_object
-from tsumugi_scheduler.api.context import api_of, env_of
+from tsumugi_scheduler.api.context import api_of, env_of, first_values
 from tsumugi_scheduler.api.enqueue_body import compatible_item
 from tsumugi_scheduler.schedules.directory import ScheduleDirectory, SchedulesNotConfiguredError
 from tsumugi_scheduler.wire import integral
@@ -93,9 +93,31 @@ def _answer(answer: dict[str, Any], status: int = 200) -> Response:
     return json_response(status, answer)
 
 
+MAX_PAGE: Final = 500
+"""The most schedules one page holds."""
+
+
+def _page_params(request: Request) -> tuple[str, int] | None:
+    """``(after, limit)`` when the request asks for a page; None for every schedule (the original's list)."""
+    params = first_values(request)
+    if "limit" not in params and "after" not in params:
+        return None
+    text = params.get("limit", "100")
+    if not text.isascii() or not text.isdigit() or not 1 <= int(text) <= MAX_PAGE:
+        rule = f"must be an integer from 1 to {MAX_PAGE}"
+        raise ApiError(400, {"error": f"limit {rule}", "field": "limit", "rule": rule})
+    return params.get("after", ""), int(text)
+
+
 async def list_schedules(request: Request) -> Response:
-    """``GET /api/schedules``: ``{"schedules": [...]}`` by name, with each one's next occurrences."""
-    return json_response(200, {"schedules": await _directory(request).list()})
+    """``GET /api/schedules``: ``{"schedules": [...]}`` by name, with each one's next occurrences; with
+    ``limit`` (1..500) and ``after`` (a name), one page and ``next``, the name to continue after (or null)."""
+    directory = _directory(request)
+    asked = _page_params(request)
+    if asked is None:
+        return json_response(200, {"schedules": await directory.list()})
+    rows, after = await directory.page(*asked)
+    return json_response(200, {"schedules": rows, "next": after})
 
 
 async def create_schedule(request: Request) -> Response:
