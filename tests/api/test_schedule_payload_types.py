@@ -53,6 +53,17 @@ async def test_a_change_to_a_payload_the_type_refuses_is_refused_and_the_schedul
     assert status == 200, triggered
 
 
+async def test_a_new_binding_whose_type_refuses_the_stored_payload_is_a_conflict(
+    typed: World,  # noqa: F811 - the imported fixture
+) -> None:
+    created = await typed.request("POST", "/api/schedules", {**SCHEDULE, "binding": "Any", "payload": "text"})
+    assert created[0] == 201, created
+    moved = await typed.request("PATCH", "/api/schedules/orders", {"binding": "Order"})
+    assert moved == (409, _refusal("payload", "must be an object, got a string")[1])
+    status, kept = await typed.request("GET", "/api/schedules/orders")
+    assert (status, kept["binding"], kept["payload"]) == (200, "Any", "text")
+
+
 async def test_a_schedule_body_with_invalid_utf8_is_refused(world: World) -> None:
     body = b'{"name": "caf\xe9", "binding": "MAIL", "payload": null, "cron": "0 3 * * *"}'
     assert await world.request("POST", "/api/schedules", body) == _refusal(

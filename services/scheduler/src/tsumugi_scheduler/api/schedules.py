@@ -73,6 +73,10 @@ async def _check_change(request: Request, directory: ScheduleDirectory, name: st
     """A change's payload against the schedule it changes. When the body names no binding, what it conflicts
     with is the stored schedule (a flow takes no payload; a binding's type), not the request alone: 409."""
     if "payload" not in body:
+        if isinstance(body.get("binding"), str):  # a new binding for the stored payload
+            stored = await directory.get(name)
+            if stored is not None and stored.get("binding") is not None:
+                await _check_payload(request, body["binding"], {"payload": stored.get("payload")}, status=409)
         return
     if "binding" in body:
         await _check_payload(request, body["binding"], body)
