@@ -70,3 +70,4 @@ async def test_a_schedule_body_with_invalid_utf8_is_refused(world: World) -> Non
         "body", "must be UTF-8 text (invalid byte at offset 13)"
     )
     assert await world.request("GET", "/api/schedules") == (200, {"schedules": []})
+

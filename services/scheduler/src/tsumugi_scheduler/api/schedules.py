@@ -72,6 +72,11 @@ async def _check_payload(request: Request, binding: Any, body: dict[str, Any], s
 async def _check_change(request: Request, directory: ScheduleDirectory, name: str, body: dict[str, Any]) -> None:
     """A change's payload against the schedule it changes. When the body names no binding, what it conflicts
     with is the stored schedule (a flow takes no payload; a binding's type), not the request alone: 409."""
+    if "binding" in body and "flow" not in body:
+        stored = await directory.get(name)
+        if stored is not None and stored.get("binding") is None:
+            rule = "cannot be set on a flow schedule: a schedule targets exactly one of them"
+            raise ApiError(409, {"error": f"binding {rule}", "field": "binding", "rule": rule})
     if "payload" not in body:
         if isinstance(body.get("binding"), str):  # a new binding for the stored payload
             stored = await directory.get(name)
