@@ -3,7 +3,7 @@
 """The global ``fetch`` of the local runtime's Workers: an outbound request over the network (httpx).
 
 One subrequest of the calling invocation, as on Cloudflare. A network failure rejects with a JS ``TypeError``
-(``fetch failed``); the SDK's ``workers.fetch`` and ``pyodide.http.pyfetch`` turn that into ``OSError``.
+(its message the cause's); the SDK's ``workers.fetch`` and ``pyodide.http.pyfetch`` turn that into ``OSError``.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ async def _send(resource: Any, init: Any) -> Response:
                 request._method, request._url, headers=request._headers.sorted_pairs(), content=body or None
             )
     except httpx.HTTPError as error:
-        raise js_error("TypeError", f"fetch failed: {error}") from None
+        raise js_error("TypeError", str(error) or type(error).__name__) from None
     return Response(answer.content, answer.status_code, answer.reason_phrase, Headers(list(answer.headers.items())), request._url)
 
 
