@@ -48,34 +48,37 @@ export async function recordServiceBinding(peer) {
   ];
   out.calls = {};
   for (const name of results) out.calls[name] = await outcome(() => peer[name]());
-  out.calls.fn = await outcome(async () => {
-    const f = await peer.fn();
-    return { received: describe(f), called: await f(41) };
-  });
-  out.calls.objectWithFunction = await outcome(async () => {
-    const value = await peer.objectWithFunction();
-    return { received: describe(value), called: await value.call() };
-  });
-  out.calls.rpcTarget = await outcome(async () => {
+  out.calls.fn = await outcome(() => peer.fn());
+  out.calls.fn_called = await outcome(async () => (await peer.fn())(41));
+  out.calls.objectWithFunction = await outcome(() => peer.objectWithFunction());
+  out.calls.objectWithFunction_called = await outcome(async () => (await peer.objectWithFunction()).call());
+  out.calls.rpcTarget = await outcome(() => peer.rpcTarget());
+  out.calls.rpcTarget_called_twice = await outcome(async () => {
     const counter = await peer.rpcTarget();
-    return { received: { typeof: typeof counter }, first: await counter.increment(), second: await counter.increment() };
+    return [await counter.increment(), await counter.increment()];
   });
   out.missing_method = await outcome(() => peer.noSuchMethod());
   out.getter_property = await outcome(async () => await peer.property);
   out.missing_property = await outcome(async () => await peer.noSuchProperty);
   out.fetch_on_entrypoint_without_fetch = await outcome(async () => (await peer.fetch("http://peer/")).status);
+  // echo answers how the peer saw its arguments (its own describe()), recorded as it arrives.
+  const echo = async (...args) => {
+    try {
+      return { returns: await peer.echo(...args) };
+    } catch (error) {
+      return { throws: describe(error) };
+    }
+  };
   out.echo = {
-    primitives: await outcome(() => peer.echo(null, undefined, true, 1, 0.5, "s", 2n ** 64n)),
-    containers: await outcome(() =>
-      peer.echo({ a: undefined, b: [undefined] }, new Map([["k", 1]]), new Set([1]), new Date(0), new Uint8Array([7])),
-    ),
-    no_arguments: await outcome(() => peer.echo()),
-    trailing_undefined: await outcome(() => peer.echo(1, undefined)),
+    primitives: await echo(null, undefined, true, 1, 0.5, "s", 2n ** 64n),
+    containers: await echo({ a: undefined, b: [undefined] }, new Map([["k", 1]]), new Set([1]), new Date(0), new Uint8Array([7])),
+    no_arguments: await echo(),
+    trailing_undefined: await echo(1, undefined),
   };
   out.argument_not_cloneable = {
-    class_instance: await outcome(() => peer.echo(new Plain())),
-    symbol: await outcome(() => peer.echo(Symbol("s"))),
-    weakmap: await outcome(() => peer.echo(new WeakMap())),
+    class_instance: await echo(new Plain()),
+    symbol: await echo(Symbol("s")),
+    weakmap: await echo(new WeakMap()),
   };
   return out;
 }

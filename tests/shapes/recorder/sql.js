@@ -213,21 +213,22 @@ function transactionSection(storage) {
     }),
   );
   out.rows_after_sql_error = count();
+  let inner;
   out.nested = outcomeSync(() =>
     storage.transactionSync(() => {
       sql.exec("INSERT INTO tx VALUES (4)");
-      let inner;
       try {
         storage.transactionSync(() => {
           sql.exec("INSERT INTO tx VALUES (5)");
           throw new Error("inner fails");
         });
       } catch (error) {
-        inner = describe(error);
+        inner = error;
       }
-      return { inner, rows: count() };
+      return count();
     }),
   );
+  out.nested_inner_error = describe(inner);
   out.rows_after_nested = count();
   out.not_a_function = outcomeSync(() => storage.transactionSync(42));
   out.arguments_given_to_callback = outcomeSync(() => storage.transactionSync((...args) => args.length));
