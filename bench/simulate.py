@@ -1,7 +1,7 @@
 """Seeded whole-system simulation over many seeds: the real scheduler, consumer and performers under faults.
 
 Run: ``uv run python bench/simulate.py --seeds 10000 [--workers 2]`` (seeds 0..N-1), or ``--seed S`` to replay
-one seed (the command a failing seed prints). Each seed runs `tsumugi_dev.simulation.simulate`: a random
+one seed (the command a failing seed prints). Each seed runs `tsumugi_simulation.simulate`: a random
 workload (every enqueue option; cancel, retry, reschedule, policy changes and pauses through the client and
 the REST API) under random faults (lost, duplicated and reordered messages, consumer crashes, failing alarms,
 Durable Object restarts, failed RPC between Workers, D1 outages; performers that raise, run past their deadline
@@ -24,7 +24,7 @@ from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
-from tsumugi_dev.simulation import INVARIANTS, SimulationConfig, simulate
+from tsumugi_simulation import INVARIANTS, SimulationConfig, simulate
 
 
 def _config(args: argparse.Namespace) -> SimulationConfig:

@@ -7,5 +7,6 @@ cd "$(dirname "$0")/.."
 if ! python3 -m uv --version >/dev/null 2>&1; then
   python3 -m pip install --quiet --disable-pip-version-check "uv==0.13.8"
 fi
-python3 -m uv sync --frozen --quiet
-exec python3 -m uv run --frozen tsumugi dev "$@"
+# Only what running needs: no test or lint tools (the dev dependency group is left out).
+python3 -m uv sync --frozen --quiet --no-dev
+exec python3 -m uv run --frozen --no-dev tsumugi dev "$@"

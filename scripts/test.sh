@@ -38,9 +38,10 @@ if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = "0" ] && command -v apt-get >/de
   apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
 fi
 uv sync --frozen --quiet
+# Resolving the lock against the index fills uv's cache with the index pages, so the test that runs an `init`ed
+# project with its own `uv run` resolves offline (tests/scaffold/test_acceptance_user_project.py, ADR-0115).
+uv lock --check --quiet
 UV_PROJECT_ENVIRONMENT=.venv-3.13 uv sync --frozen --quiet --python "$python_313"
-echo "== reference SDK wheel (read by the SDK conformance tests, never installed; ADR-0041)"
-bash scripts/fetch-sdk-wheel.sh
 # wrangler, pinned by package-lock.json (ADR-0040): `tsumugi deploy --dry-run` runs it in the tests, offline.
 echo "== npm ci (wrangler)"
 npm ci --no-audit --no-fund --loglevel=error

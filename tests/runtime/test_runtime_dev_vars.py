@@ -1,3 +1,5 @@
+# pyright: reportArgumentType=false, reportGeneralTypeIssues=false, reportAttributeAccessIssue=false, reportCallIssue=false
+# (The SDK's annotations are narrower than its behaviour: str methods, awaitable wrapper results.)
 """Local secrets: ``.dev.vars`` next to a wrangler config, as ``wrangler dev`` reads it, and the dev token."""
 
 from __future__ import annotations

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from pyodide.ffi import JsException
 from test_runtime_faults import deliveries, n_is, send
 
 from tsumugi_dev.clock import VirtualClock
-from tsumugi_dev.d1 import D1Error
-from tsumugi_dev.ffi import JsException
 from tsumugi_dev.runtime import LocalRuntime
 
 
@@ -55,9 +54,9 @@ async def test_fail_next_rpc_strikes_service_binding_calls_by_entrypoint(runtime
 async def test_fail_next_d1_is_an_outage_of_n_calls(runtime: LocalRuntime) -> None:
     db = runtime.env("conformance").DB
     outage = runtime.faults.fail_next_d1("conformance-db", n=2)
-    with pytest.raises(D1Error, match=r"^D1_ERROR: Network connection lost\.$"):
+    with pytest.raises(JsException, match=r"^Error: D1_ERROR: Network connection lost\.$"):
         await db.prepare("SELECT 1 AS one").first("one")
-    with pytest.raises(D1Error, match="Network connection lost"):
+    with pytest.raises(JsException, match="Network connection lost"):
         await db.batch([db.prepare("SELECT 1")])
     assert await db.prepare("SELECT 1 AS one").first("one") == 1
     assert (outage.hits, outage.active) == (2, False)

@@ -1,3 +1,5 @@
+# pyright: reportArgumentType=false, reportGeneralTypeIssues=false, reportAttributeAccessIssue=false, reportCallIssue=false
+# (The SDK's annotations are narrower than its behaviour: str methods, awaitable wrapper results.)
 """The HTTP front (ASGI), the ``tsumugi dev`` command's refusals and config loading."""
 
 from __future__ import annotations
@@ -7,6 +9,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from pyodide.ffi import JsException
 from workers import Request, Response
 
 from tsumugi_dev import cli
@@ -107,7 +110,7 @@ async def test_sdk_request_and_response_shapes() -> None:
     assert Response.redirect("http://y").headers["location"] == "http://y"
     with pytest.raises(TypeError, match="Unsupported type in Response: dict"):
         Response({"a": 1})  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="method: unknown HTTP method"):
+    with pytest.raises(JsException, match="TypeError: Invalid HTTP method string: FETCH"):
         Request("http://x", method="FETCH")
 
 

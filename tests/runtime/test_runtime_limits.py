@@ -12,11 +12,12 @@ from typing import Any
 
 import msgspec
 import pytest
+from pyodide.ffi import JsException
 
 from tsumugi_dev.clock import VirtualClock
 from tsumugi_dev.config import ConfigError, load_config
 from tsumugi_dev.runtime import LocalRuntime
-from tsumugi_dev.worker import ServiceBinding
+from tsumugi_dev.worker import service_stub
 
 CONFIG = Path(__file__).parent / "fixtures" / "limits" / "wrangler.jsonc"
 # The numbers, spelled out here so that these tests also run against a runtime without them (the proof that
@@ -50,7 +51,7 @@ async def limits(tmp_path: Path, clock: VirtualClock) -> AsyncIterator[LocalRunt
 
 def _entry(runtime: LocalRuntime) -> Any:
     """The Worker's Default entrypoint, called as another Worker would: each call is one invocation."""
-    return ServiceBinding(runtime.workers["limits"], None)
+    return service_stub(runtime.workers["limits"], None)
 
 
 # -- subrequests ----------------------------------------------------------------------------------------------
@@ -131,7 +132,7 @@ async def test_points_beyond_250_per_invocation_are_dropped_silently_and_counted
 def test_a_points_blobs_may_hold_16000_bytes_together(limits: LocalRuntime) -> None:
     dataset = limits.env("limits").POINTS
     dataset.writeDataPoint({"blobs": ["a" * 8_000, "b" * 8_000]})
-    with pytest.raises(ValueError, match="Cumulative size of blobs exceeds 16000 bytes"):
+    with pytest.raises(JsException, match="Cumulative size of blobs exceeds 16000 bytes"):
         dataset.writeDataPoint({"blobs": ["a" * 8_000, "b" * 8_001]})
 
 

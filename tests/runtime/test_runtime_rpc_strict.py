@@ -1,3 +1,5 @@
+# pyright: reportArgumentType=false, reportGeneralTypeIssues=false, reportAttributeAccessIssue=false, reportCallIssue=false
+# (The SDK's annotations are narrower than its behaviour: str methods, awaitable wrapper results.)
 """Values the SDK does not convert cross RPC as workerd lets them, or fail as they fail there (ADR-0042).
 
 Issue 9 items 4, 5 and 10: a callback's result and arguments, ``ctx.exports`` stubs, errors, bytes, DO SQL
@@ -9,11 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from pyodide.ffi import JsException, JsProxy
 from workers import python_from_rpc, python_to_rpc
-from workers.rpc import JsException
 
 from tsumugi_dev.do_sql import SqlStorage
-from tsumugi_dev.ffi import PROXY_REFUSED, JsProxy
+from tsumugi_dev.js_values import PROXY_REFUSED
 from tsumugi_dev.jsdict import JsDict
 from tsumugi_dev.runtime import LocalRuntime
 

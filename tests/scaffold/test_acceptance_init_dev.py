@@ -41,8 +41,13 @@ def tsumugi(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def dev_server(root: Path) -> DevProcess:
-    """``tsumugi dev --port 0`` in ``root``, with the acceptance token."""
-    return DevProcess(root, env={**os.environ, "TSUMUGI_TOKEN": TOKEN}, timeout_s=DEADLINE_S)
+    """``tsumugi dev --port 0`` in ``root`` with this repository's environment and the acceptance token.
+
+    This environment does not install the project's performers package (the project's own environment does:
+    test_acceptance_user_project.py runs it with ``uv run``), so its ``src`` goes on ``PYTHONPATH`` here.
+    """
+    env = {**os.environ, "TSUMUGI_TOKEN": TOKEN, "PYTHONPATH": str(root / "performers" / "src")}
+    return DevProcess(root, env=env, timeout_s=DEADLINE_S)
 
 
 @pytest.fixture
@@ -94,6 +99,7 @@ def test_the_scaffolds_own_tests_pass(initialised: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
         cwd=initialised,
+        env={**os.environ, "PYTHONPATH": str(initialised / "performers" / "src")},
         capture_output=True,
         text=True,
         check=False,

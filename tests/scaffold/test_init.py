@@ -34,6 +34,8 @@ LAYOUT = {
     "performers/src/entry.py",
     "performers/src/my_app_performers/__init__.py",
     "performers/src/my_app_performers/hello.py",
+    "performers/src/my_app_performers/flows/__init__.py",
+    "performers/src/my_app_performers/flows/greetings.py",
     "producer/wrangler.jsonc",
     "producer/pyproject.toml",
     "producer/src/entry.py",
@@ -91,11 +93,15 @@ def test_each_worker_depends_on_published_packages_by_version(
     assert f"tsumugi-core=={metadata.version('tsumugi-core')}" in dependencies
     third_party = [r for r in metadata.requires(top) or [] if not r.startswith("tsumugi-")]
     assert set(third_party) <= set(dependencies)
+    own = f"{project.project}-performers"  # the project's own package: the scheduler's flows live there
     for requirement in dependencies:
-        assert "==" in requirement, requirement  # pinned, never a path, URL or workspace source
+        assert "==" in requirement or requirement == own, requirement  # pinned, never a path or URL source
         assert "/" not in requirement
         assert "@" not in requirement
-    assert "tool" not in tomllib.loads((project.root / worker / "pyproject.toml").read_text())
+    assert (own in dependencies) == (worker == "scheduler")
+    tool = tomllib.loads((project.root / worker / "pyproject.toml").read_text()).get("tool", {})
+    # Only the performers package is built (uv_build, for the root project's path source): no other tool table.
+    assert tool == ({"uv": {"build-backend": {"module-name": project.package}}} if worker == "performers" else {})
 
 
 def test_the_migrations_are_the_installed_schedulers(project: InitResult) -> None:
@@ -138,7 +144,7 @@ def test_the_schedulers_rules_upload_each_dashboard_file_once_as_the_repositorys
     # index.html is Text by wrangler's default rule already; a rule matching it too makes a duplicate module.
     rules = rules_from_config(loads_jsonc((project.root / "scheduler" / "wrangler.jsonc").read_text()))
     assert rules == rules_from_config(loads_jsonc((REPO / "services/scheduler/wrangler.jsonc").read_text()))
-    assets = REPO / "services/scheduler/src/tsumugi_scheduler/dashboard/assets"
+    assets = REPO / "packages/tsumugi-scheduler/src/tsumugi_scheduler/dashboard/assets"
     files = [f"tsumugi_scheduler/dashboard/{p.relative_to(assets.parent).as_posix()}" for p in assets.rglob("*.*")]
     matched = match_modules(files, effective_rules(rules))
     assert (matched.duplicates, matched.unmatched) == ((), ())

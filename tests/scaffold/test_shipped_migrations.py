@@ -1,7 +1,7 @@
 """The D1 migrations reach an init'ed project from the installed packages, never from this repository's paths.
 
 ``migrations/`` is the one source; ``tsumugi_scheduler/d1_migrations/`` is the copy the wheel ships
-(ADR-0049). After changing a migration: ``cp migrations/*.sql services/scheduler/src/tsumugi_scheduler/d1_migrations/``.
+(ADR-0049). After changing a migration: ``cp migrations/*.sql packages/tsumugi-scheduler/src/tsumugi_scheduler/d1_migrations/``.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from tsumugi_dev.scaffold.init_project import shipped_migrations
 from tsumugi_scheduler.readmodel import EXPECTED_MIGRATIONS
 
 ROOT = Path(__file__).resolve().parents[2]
-SHIPPED = ROOT / "services" / "scheduler" / "src" / "tsumugi_scheduler" / "d1_migrations"
+SHIPPED = ROOT / "packages" / "tsumugi-scheduler" / "src" / "tsumugi_scheduler" / "d1_migrations"
 
 
 def test_the_shipped_copy_equals_the_migrations_folder() -> None:
@@ -26,7 +26,7 @@ def test_the_shipped_copy_equals_the_migrations_folder() -> None:
     copy = {p.name: p.read_bytes() for p in SHIPPED.iterdir()}
     assert copy == source, (
         "tsumugi_scheduler/d1_migrations differs from migrations/: "
-        "cp migrations/*.sql services/scheduler/src/tsumugi_scheduler/d1_migrations/"
+        "cp migrations/*.sql packages/tsumugi-scheduler/src/tsumugi_scheduler/d1_migrations/"
     )
 
 

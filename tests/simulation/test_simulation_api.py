@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tsumugi_dev.config import load_config
-from tsumugi_dev.simulation import (
+from tsumugi_simulation import (
     INVARIANTS,
     BindingSpec,
     Scenario,

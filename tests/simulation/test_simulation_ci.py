@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tsumugi_dev.simulation import INVARIANTS, SimulationConfig, SimulationReport, simulate
+from tsumugi_simulation import INVARIANTS, SimulationConfig, SimulationReport, simulate
 
 CI_SEEDS = tuple(range(10))
 """Small workloads, every fault kind among them; about 0.5 s each on the local runtime."""

@@ -7,9 +7,9 @@ run the checks against the real system.
 from __future__ import annotations
 
 from tsumugi_core.liveness import MAX_INVOCATION_MS
-from tsumugi_dev.simulation import START_MS, BindingSpec, Execution, Scenario
-from tsumugi_dev.simulation._invariants import at_most_once, concurrency, fairness, notices, terminal_final
-from tsumugi_dev.simulation._observed import JobTruth, Observed, Submitted
+from tsumugi_simulation import START_MS, BindingSpec, Execution, Scenario
+from tsumugi_simulation._invariants import at_most_once, concurrency, fairness, notices, terminal_final
+from tsumugi_simulation._observed import JobTruth, Observed, Submitted
 
 SCENARIO = Scenario(
     bindings=(

@@ -19,7 +19,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 DEFAULT_TIMEOUT_S = 60.0
@@ -35,6 +35,7 @@ class DevProcess:
         env: Mapping[str, str],
         stop_signal: signal.Signals = signal.SIGTERM,
         timeout_s: float = DEFAULT_TIMEOUT_S,
+        command: Sequence[str] | None = None,
     ) -> None:
         self.lines: list[str] = []
         self.timeout_s = timeout_s
@@ -42,7 +43,8 @@ class DevProcess:
         self._queue: queue.Queue[str | None] = queue.Queue()
         self._ended = False
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "tsumugi_dev", "dev", "--port", "0", *args],
+            # ``command`` runs ``tsumugi`` another way (e.g. ``uv run tsumugi`` in a project of its own).
+            [*(command or (sys.executable, "-m", "tsumugi_dev")), "dev", "--port", "0", *args],
             cwd=cwd,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,

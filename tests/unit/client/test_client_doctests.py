@@ -9,7 +9,7 @@ import pytest
 
 MODULES = [
     "tsumugi_client",
-    "tsumugi_client._defaults",
+    "tsumugi_core.enqueue_defaults",
     "tsumugi_client._errors",
     "tsumugi_client._factory",
     "tsumugi_client._job",

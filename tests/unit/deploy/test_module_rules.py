@@ -19,6 +19,8 @@ from tsumugi_dev.module_rules import (
 
 ROOT = Path(__file__).resolve().parents[3]
 SCHEDULER_SRC = ROOT / "services" / "scheduler" / "src"
+# The scheduler Worker's upload holds its own src/ and the vendored library package beside it.
+LIBRARY_SRC = ROOT / "packages" / "tsumugi-scheduler" / "src"
 
 
 @pytest.mark.parametrize(
@@ -63,8 +65,9 @@ def test_duplicates_and_unmatched_files_are_reported() -> None:
 
 def _scheduler_files() -> list[str]:
     return sorted(
-        p.relative_to(SCHEDULER_SRC).as_posix()
-        for p in SCHEDULER_SRC.rglob("*")
+        p.relative_to(root).as_posix()
+        for root in (SCHEDULER_SRC, LIBRARY_SRC)
+        for p in root.rglob("*")
         if p.is_file() and "__pycache__" not in p.parts
     )
 

@@ -69,3 +69,31 @@ def test_lint_imports_keeps_every_contract() -> None:
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert f"{len(_contracts())} kept, 0 broken" in result.stdout
+
+
+def test_each_arrow_of_the_package_graph_has_a_contract() -> None:
+    # ADR-0114: client -> core, performer -> core, scheduler library -> core; the runtime imports no tsumugi_*.
+    ours = {"tsumugi_core", "tsumugi_client", "tsumugi_performer", "tsumugi_scheduler", "tsumugi_dev"}
+    above = {"tsumugi_dev", "tsumugi_simulation", "tsumugi_examples"}
+    assert above | (ours - {"tsumugi_core", "tsumugi_client"}) <= _forbidden_for("tsumugi_client")
+    assert above | (ours - {"tsumugi_core", "tsumugi_performer"}) <= _forbidden_for("tsumugi_performer")
+    assert above | {"tsumugi_client", "tsumugi_performer"} <= _forbidden_for("tsumugi_scheduler")
+    assert (ours - {"tsumugi_dev"}) | {"tsumugi_simulation", "tsumugi_examples"} <= _forbidden_for("tsumugi_dev")
+    assert "tsumugi_examples" in _forbidden_for("tsumugi_simulation")
+
+
+def test_the_simulation_may_reach_only_the_schedulers_public_modules() -> None:
+    (contract,) = [c for c in _contracts() if c.get("source_modules") == ["tsumugi_simulation"]]
+    assert contract["forbidden_modules"] == ["tsumugi_scheduler.*"]
+    allowed = {line.split("->")[1].strip() for line in contract["ignore_imports"]}
+    assert allowed == {
+        "tsumugi_scheduler.definition",
+        "tsumugi_scheduler.entrypoints",
+        "tsumugi_scheduler.schedule_entrypoints",
+        "tsumugi_scheduler.timing",
+    }
+
+
+def test_the_runtime_contract_excuses_only_the_clis_name_check() -> None:
+    (contract,) = [c for c in _contracts() if c.get("source_modules") == ["tsumugi_dev"]]
+    assert contract["ignore_imports"] == ["tsumugi_dev.scaffold.names -> tsumugi_core.ids"]

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from pyodide.ffi import JsException
 
 from tsumugi_dev.do_sql import MAX_BOUND_PARAMETERS, SqlError, SqlStorage
-from tsumugi_dev.ffi import JsException
 from tsumugi_dev.jsdict import JsDict
 
 

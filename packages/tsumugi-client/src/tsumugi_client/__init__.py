@@ -13,13 +13,6 @@ Example:
 
 from tsumugi_client._async_client import AsyncTsumugiClient
 from tsumugi_client._client import WorkerClient
-from tsumugi_client._defaults import (
-    DEFAULTABLE_OPTIONS,
-    NOT_DEFAULTABLE_OPTIONS,
-    EnqueueDefaultsLike,
-    OnEnqueue,
-    apply_defaults,
-)
 from tsumugi_client._enqueue_kwargs import EnqueueItemDict, EnqueueKwargs
 from tsumugi_client._errors import (
     AuthError,
@@ -39,6 +32,13 @@ from tsumugi_client._schedules import ScheduleClient, ScheduleError, create_sche
 from tsumugi_client._sync_client import TsumugiClient
 from tsumugi_client._targets import PerformerRef, Performs, performer_ref
 from tsumugi_client._views import AttemptLogEntry, CancelResult, JobDetail
+from tsumugi_core.enqueue_defaults import (
+    DEFAULTABLE_OPTIONS,
+    NOT_DEFAULTABLE_OPTIONS,
+    EnqueueDefaultsLike,
+    OnEnqueue,
+    apply_defaults,
+)
 from tsumugi_core.ids import InvalidJobIdError
 from tsumugi_core.options import (
     EnqueueItem,

@@ -16,7 +16,6 @@ import httpx
 
 from tsumugi_client import _calls as calls
 from tsumugi_client._calls import Call
-from tsumugi_client._defaults import OnEnqueue, apply_defaults
 from tsumugi_client._enqueue_kwargs import EnqueueItemDict, EnqueueKwargs
 from tsumugi_client._enqueue_plan import Send, item_of, relocate, unprefixed
 from tsumugi_client._http_setup import DEFAULT_TIMEOUT_S, HttpSetup
@@ -28,6 +27,7 @@ from tsumugi_client._targets import P, PerformerRef, Performs, R
 from tsumugi_client._views import CancelResult, JobDetail
 from tsumugi_client._wire import reschedule_body
 from tsumugi_core.clock import IdSource
+from tsumugi_core.enqueue_defaults import OnEnqueue, apply_defaults
 from tsumugi_core.options import EnqueueItem, EnqueueValidationError
 
 __all__ = ["AsyncTsumugiClient"]

@@ -12,7 +12,6 @@ from collections.abc import Awaitable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Self, Unpack, overload
 
-from tsumugi_client._defaults import OnEnqueue, apply_defaults
 from tsumugi_client._enqueue_kwargs import EnqueueItemDict, EnqueueKwargs, item_from_fields
 from tsumugi_client._enqueue_plan import item_of, relocate, unprefixed
 from tsumugi_client._routing import Batch, Destination, destination_of, plan_batches
@@ -20,6 +19,7 @@ from tsumugi_client._targets import P, PerformerRef, Performs, resolve_target
 from tsumugi_client._transport import Transport
 from tsumugi_client._views import CancelResult, JobDetail
 from tsumugi_client._wire import reschedule_body, wire_item
+from tsumugi_core.enqueue_defaults import OnEnqueue, apply_defaults
 from tsumugi_core.ids import InvalidJobIdError, parse_job_id
 from tsumugi_core.options import EnqueueItem, EnqueueValidationError, validate_enqueue
 

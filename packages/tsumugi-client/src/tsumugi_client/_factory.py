@@ -7,11 +7,11 @@ from collections.abc import Mapping
 import httpx
 
 from tsumugi_client._client import WorkerClient
-from tsumugi_client._defaults import OnEnqueue
 from tsumugi_client._http_transport import HttpTransport
 from tsumugi_client._routing import BindingConfig, normalize_bindings
 from tsumugi_client._rpc_transport import ServiceBindingTransport
 from tsumugi_client._transport import Transport
+from tsumugi_core.enqueue_defaults import OnEnqueue
 from tsumugi_core.ids import InvalidJobIdError, validate_binding_name
 
 __all__ = ["create_client"]

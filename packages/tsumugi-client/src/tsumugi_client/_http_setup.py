@@ -16,7 +16,6 @@ import httpx
 import msgspec
 
 from tsumugi_client._calls import Call
-from tsumugi_client._defaults import OnEnqueue
 from tsumugi_client._enqueue_kwargs import item_from_fields
 from tsumugi_client._enqueue_plan import EnqueuePlan
 from tsumugi_client._errors import UnavailableError
@@ -26,6 +25,7 @@ from tsumugi_client._retry import Failure, RetryPolicy
 from tsumugi_client._routing import BindingConfig, normalize_bindings
 from tsumugi_client._targets import resolve_target
 from tsumugi_core.clock import IdSource
+from tsumugi_core.enqueue_defaults import OnEnqueue
 from tsumugi_core.ids import LOCAL_ID_ENTROPY_BYTES, new_local_id
 from tsumugi_core.options import EnqueueItem
 

@@ -1,10 +1,14 @@
-"""Ports for time, ids and entropy: the core never reads them itself, the shell passes them in."""
+"""Ports for time, ids and entropy: the core never reads them itself, the shell passes them in.
+
+`TimeSource` is the clock protocol the scheduler and the performer package share (each has its own slot and
+its own wall-clock implementation, since the core reads no clock).
+"""
 
 from __future__ import annotations
 
 from typing import Protocol
 
-__all__ = ["Clock", "IdSource", "RandomSource"]
+__all__ = ["Clock", "IdSource", "RandomSource", "TimeSource"]
 
 
 class Clock(Protocol):
@@ -28,4 +32,16 @@ class RandomSource(Protocol):
 
     def random(self) -> float:
         """Return a number in ``[0, 1)``."""
+        ...
+
+
+class TimeSource(Protocol):
+    """Where a Worker reads time and sleeps: the wall clock on Cloudflare, a virtual clock in tests."""
+
+    def now_ms(self) -> int:
+        """The current instant in epoch milliseconds."""
+        ...
+
+    async def sleep_ms(self, ms: int) -> None:
+        """Wait ``ms`` milliseconds."""
         ...

@@ -3,7 +3,7 @@
 ``LocalRuntime`` hosts Workers from their wrangler configs with Durable Objects, Queues, D1, Analytics
 Engine, Service Bindings and cron on SQLite; ``VirtualClock`` drives it in tests, ``RealClock`` in
 ``tsumugi dev``; ``LocalRuntime.faults`` (a ``FaultInjector``) makes it lose, duplicate, reorder and fail on
-purpose; ``tsumugi_dev.simulation`` runs whole systems under random faults from a seed and checks invariants.
+purpose; ``tsumugi_simulation`` runs whole systems under random faults from a seed and checks invariants.
 
 The names below are loaded on first use (PEP 562): the imitated ``workers`` package imports small modules of
 this package (``tsumugi_dev.ffi``, ``tsumugi_dev.invocation``), and an eager import of the runtime here would

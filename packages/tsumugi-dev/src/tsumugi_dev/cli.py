@@ -1,5 +1,6 @@
 """The ``tsumugi`` command: ``tsumugi dev [CONFIG ...] [--data-dir .tsumugi] [--port 8787] [--test-scheduled]``,
-``tsumugi init [DIR] [--name NAME]``, ``tsumugi add-performer NAME [--worker DIR]`` and
+``tsumugi init [DIR] [--name NAME]``, ``tsumugi add-performer NAME [--worker DIR]``, ``tsumugi add-flow NAME
+[--performer BINDING ...]`` and
 ``tsumugi deploy [CONFIG ...] [--dry-run] [--out .tsumugi/build]`` (``tsumugi_dev.deploy``)."""
 
 from __future__ import annotations
@@ -14,9 +15,11 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
+from urllib.parse import urlsplit
 
 from tsumugi_dev.api_token import TOKEN_VAR, project_token, with_scheduler_token
 from tsumugi_dev.config import CONFIG_NAMES, ConfigError, WorkerConfig, find_configs, load_config
+from tsumugi_dev.data_dir_lock import DataDirInUseError, DataDirLock, lock_data_dir, watch_data_dir
 from tsumugi_dev.deploy import DEFAULT_OUT, run_deploy
 from tsumugi_dev.dev_ports import follow_ports, plan_ports
 from tsumugi_dev.gc_policy import tune_for_throughput
@@ -29,6 +32,8 @@ from tsumugi_dev.scaffold_commands import SCAFFOLD_COMMANDS, add_scaffold_comman
 __all__ = ["configure_logging", "main", "run_dev"]
 
 EXIT_USAGE = 2
+EXIT_DATA_DIR_LOST = 3
+"""The data directory was removed or replaced under the running dev (ADR-0117)."""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -138,12 +143,26 @@ def configure_logging(stream: TextIO) -> None:
 
 def run_dev(paths: Sequence[Path], *, data_dir: Path, port: int, test_scheduled: bool = False) -> int:
     """Run the Workers of ``paths`` until SIGINT/SIGTERM; returns the exit status."""
+    try:
+        lock = lock_data_dir(data_dir)  # one dev per data directory (ADR-0117)
+    except DataDirInUseError as exc:
+        print(f"tsumugi dev: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        return _run_locked(paths, data_dir, port, test_scheduled, lock)
+    finally:
+        lock.release()
+
+
+def _run_locked(
+    paths: Sequence[Path], data_dir: Path, port: int, test_scheduled: bool, lock: DataDirLock
+) -> int:
     configs = _load(paths, data_dir)
     if configs is None:
         return EXIT_USAGE
     configure_logging(sys.stdout)
     try:
-        return asyncio.run(_serve(configs, data_dir, port, test_scheduled))
+        return asyncio.run(_serve(configs, data_dir, port, test_scheduled, lock))
     except ConfigError as exc:
         print(f"tsumugi dev: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -161,7 +180,9 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-async def _serve(configs: list[WorkerConfig], data_dir: Path, port: int, test_scheduled: bool) -> int:
+async def _serve(
+    configs: list[WorkerConfig], data_dir: Path, port: int, test_scheduled: bool, lock: DataDirLock
+) -> int:
     planned = plan_ports([config.name for config in configs], port, _free_port)
     configs = [follow_ports(config, planned) for config in configs]  # ADR-0067
     runtime = LocalRuntime(configs, data_dir=data_dir)
@@ -181,8 +202,13 @@ async def _serve(configs: list[WorkerConfig], data_dir: Path, port: int, test_sc
                 await server.start()
                 servers.append(server)
                 print(f"{config.name}: {server.url}", flush=True)
+        lock.record(urlsplit(servers[0].url).port if servers else None)
         print(f"tsumugi dev: ready (data in {data_dir}); Ctrl-C stops", flush=True)
+        watch = asyncio.create_task(watch_data_dir(lock, stop))
         await stop.wait()
+        watch.cancel()
+        if lock.problem() is not None:
+            return EXIT_DATA_DIR_LOST
     finally:
         for server in servers:
             await server.stop()

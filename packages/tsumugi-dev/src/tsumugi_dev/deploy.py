@@ -32,6 +32,7 @@ from tsumugi_dev.project import project_worker_configs
 from tsumugi_dev.pyodide_pins import pin_problems
 from tsumugi_dev.raw_config import object_at, objects_at
 from tsumugi_dev.upload_build import UploadBuild, build_upload
+from tsumugi_dev.upload_check import refuse_incomplete_upload
 from tsumugi_dev.worker_source import DeployError, WorkerSource, read_worker_source
 
 __all__ = ["DEFAULT_OUT", "EXIT_FAILED", "EXIT_USAGE", "default_deploy_configs", "run_deploy"]
@@ -148,6 +149,7 @@ def _build_all(sources: Sequence[WorkerSource], out: Path) -> list[UploadBuild]:
         problems = pin_problems(build.resolution.third_party)
         if problems:
             raise DeployError(f"{source.pyproject}: " + "; ".join(problems))
+        refuse_incomplete_upload(build)
         builds.append(build)
     return builds
 

@@ -27,7 +27,8 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Final, Self, TypeVar
 
-from tsumugi_dev.ffi import MAX_SAFE_INTEGER, JsException
+from jsemu.core import MAX_SAFE_INTEGER, js_error
+
 from tsumugi_dev.jsdict import JsDict
 from tsumugi_dev.private_files import private_file
 from tsumugi_dev.sqlite_limits import LIMITS, MAX_SQL_BYTES, TRANSACTION_REFUSED, SqliteGuard
@@ -68,7 +69,7 @@ def _check_binding(value: Any) -> Any:
         return "true" if value else "false"  # a JS boolean: no numeric type to take it, so ToString
     if isinstance(value, int):
         if abs(value) > MAX_SAFE_INTEGER:  # a BigInt in JS: ToNumber refuses it
-            raise JsException("TypeError", "Cannot convert a BigInt value to a number")
+            raise js_error("TypeError", "Cannot convert a BigInt value to a number")
         return float(value)
     if isinstance(value, memoryview):
         return value.tobytes()

@@ -251,6 +251,10 @@ class DurableObjectState:
 
     wait_until = waitUntil
 
+    def reset(self, reason: str | None = None) -> None:
+        """Reset the object (``state.abort()`` as workerd runs it): the instance is dropped, storage kept."""
+        self._abort(reason)
+
     def abort(self, reason: str | None = None) -> None:
         """Reset the object: the instance is dropped, its storage kept."""
         self._abort(reason)

@@ -1,3 +1,5 @@
+# pyright: reportPrivateUsage=false
+# (The runtime's half of the JS emulation reads jsemu's object internals; ADR-0097.)
 """Durable Objects: namespaces, ids, stubs (RPC and ``fetch``), one live instance per id, alarms, eviction.
 
 Each object has its own SQLite file under ``<data-dir>/do/<script>/<class>/<id>.sqlite``. Calls through a stub
@@ -17,9 +19,10 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from workers.entrypoints import CURRENT_ENV
-from workers.http import FetchResponse, Request, Response
-from workers.rpc import remote_error
+from jsemu.core import UNDEFINED, HostObject, js_error
+from jsemu.entrypoint_helper import CURRENT_ENV, CURRENT_WAIT_UNTIL
+from jsemu.objects import JsObject
+from workers.entrypoints import DurableObjectAbort
 
 from tsumugi_dev.alarms import AlarmScheduler, alarm_retry_at
 from tsumugi_dev.clock import RuntimeClock
@@ -33,18 +36,17 @@ from tsumugi_dev.faults import ALARM, RESTART_MID_ALARM, FaultInjector, Injected
 from tsumugi_dev.invocation import (
     SUBREQUESTS_PER_INVOCATION,
     LimitCounters,
-    charge_subrequest,
     enter_invocation,
     leave_invocation,
     subrequest_call,
 )
-from tsumugi_dev.jsdict import JsDict
-from tsumugi_dev.rpc_calls import call_method, rpc_call
+from tsumugi_dev.js_rpc import Call, RpcStub, invoke_raw
+from tsumugi_dev.js_storage import JsDurableObjectId, JsDurableObjectState
 
 __all__ = [
     "DurableObjectId",
-    "DurableObjectNamespace",
-    "DurableObjectStub",
+    "JsDurableObjectNamespace",
+    "JsDurableObjectStub",
     "NamespaceHost",
     "ObjectHost",
     "object_id_for_name",
@@ -130,9 +132,10 @@ class ObjectHost:
                 lambda c, n: self.namespace.clock.spawn(c, name=n),
                 self._abort,
             )
+            js_state = JsDurableObjectState(state, JsDurableObjectId(self.id))
             token = CURRENT_ENV.set(self.namespace.env)
             try:
-                self._instance = self.namespace.cls(state, self.namespace.env)
+                self._instance = self.namespace.cls(js_state, self.namespace.env)
             finally:
                 CURRENT_ENV.reset(token)
         return self._instance
@@ -163,11 +166,13 @@ class ObjectHost:
             await self.gate.wait_open()
         namespace = self.namespace
         token = CURRENT_ENV.set(namespace.env)
+        wait_token = CURRENT_WAIT_UNTIL.set(namespace.wait_until)
         budget = enter_invocation(namespace.label, namespace.subrequest_limit, namespace.counters)
         try:
             return await run(instance)
         finally:
             leave_invocation(budget)
+            CURRENT_WAIT_UNTIL.reset(wait_token)
             CURRENT_ENV.reset(token)
 
     async def run_alarm(self) -> None:
@@ -227,12 +232,12 @@ class ObjectHost:
             raise InjectedFault("injected fault: alarm() failed")
 
     async def _invoke_alarm(self, retry_count: int) -> bool:
-        info = JsDict(retryCount=retry_count, isRetry=retry_count > 0)
+        info = JsObject({"retryCount": retry_count, "isRetry": retry_count > 0})
         restart = self._restart_mid_alarm()
         try:
             self._maybe_fail_alarm()
-            await self.event(lambda instance: call_method(instance.alarm, info))
-        except (Exception, DurableObjectAbortError) as exc:
+            await self.event(lambda instance: invoke_raw(instance, "alarm", [info]))
+        except (Exception, DurableObjectAbortError, DurableObjectAbort) as exc:
             _log.info(
                 "alarm of %s %s failed (retry %d): %r", self.namespace.key, self.key[:12], retry_count, exc
             )
@@ -287,14 +292,19 @@ class NamespaceHost:
         self.alarms = alarms
         self.cls: Any = None
         self.env: Any = None
+        """The hosting Worker's raw (JS) env."""
+        self.wait_until: Any = None
         self._objects: dict[str, ObjectHost] = {}
         self._hex_by_name: dict[str, str] = {}
 
-    def bind(self, cls: type, env: Any, subrequest_limit: int = SUBREQUESTS_PER_INVOCATION) -> None:
-        """Attach the class (once the Worker module is loaded), the env its instances get and their limit."""
+    def bind(
+        self, cls: type, env: Any, subrequest_limit: int = SUBREQUESTS_PER_INVOCATION, wait_until: Any = None
+    ) -> None:
+        """Attach the class (once the Worker module is loaded), the raw env its instances get and their limit."""
         self.cls = cls
         self.env = env
         self.subrequest_limit = subrequest_limit
+        self.wait_until = wait_until
 
     def host(self, object_id: DurableObjectId) -> ObjectHost:
         """The host of ``object_id`` (one per id, for the life of the runtime)."""
@@ -323,80 +333,72 @@ class NamespaceHost:
         return list(self._objects.values())
 
 
-class DurableObjectStub:
-    """A stub: ``await stub.method(*args)`` is RPC, ``await stub.fetch(url_or_request, ...)`` is HTTP."""
+def _fetch_charged(call: Call) -> Call:
+    from tsumugi_dev.invocation import charge_subrequest
+
+    def charged(*args: Any) -> Awaitable[Any]:
+        charge_subrequest()
+        return call(*args)
+
+    return charged
+
+
+class JsDurableObjectStub(RpcStub):
+    """A Durable Object stub: any property is an RPC method, ``fetch`` sends an HTTP request; ``id``, ``name``."""
+
+    __slots__ = ("_host",)
+    _host: Any
+    js_class = "DurableObject"
 
     def __init__(self, host: ObjectHost) -> None:
-        self._host = host
-        self.id = host.id
-        self.name = host.id.name
+        namespace = host.namespace
 
-    def __getattr__(self, name: str) -> Callable[..., Awaitable[Any]]:
-        if name.startswith("_"):
-            raise AttributeError(name)
-        namespace = self._host.namespace
-        call = guard_rpc(
-            namespace.faults, namespace.script, namespace.class_name, name, rpc_call(name, self._host.event)
-        )
-        return subrequest_call(call)
+        def wrap(name: str, call: Call) -> Call:
+            return subrequest_call(guard_rpc(namespace.faults, namespace.script, namespace.class_name, name, call))
 
-    async def fetch(self, resource: Request | str, **options: Any) -> Response:
-        """Send an HTTP request to the object's ``fetch`` handler (one subrequest)."""
-        charge_subrequest()
-        request = (
-            Request(resource, **options) if options or not isinstance(resource, Request) else resource.clone()
-        )
-        await asyncio.sleep(0)
+        super().__init__(host.event, wrap, _fetch_charged)
+        object.__setattr__(self, "_host", host)
 
-        async def run(instance: Any) -> Any:
-            handler = getattr(instance, "fetch", None)
-            if handler is None:
-                raise TypeError("Handler does not export a fetch() function.")
-            return await call_method(handler, request)
+    @property
+    def js_id(self) -> Any:
+        return JsDurableObjectId(self._host.id)
 
-        try:
-            response = await self._host.event(run)
-        except Exception as exc:
-            raise remote_error(exc) from None
-        if not isinstance(response, FetchResponse):
-            raise TypeError(
-                f"fetch() of a Durable Object must return a Response, got {type(response).__name__}"
-            )
-        return Response(response.body, response.status, response.status_text, response.headers)
+    @property
+    def js_name(self) -> Any:
+        name = self._host.id.name
+        return UNDEFINED if name is None else name
 
 
-class DurableObjectNamespace:
+class JsDurableObjectNamespace(HostObject):
     """The ``env.NS`` binding: ``idFromName``, ``idFromString``, ``newUniqueId``, ``get``, ``getByName``."""
 
+    __slots__ = ("_host",)
+    _host: Any
+    js_class = "DurableObjectNamespace"
+
     def __init__(self, host: NamespaceHost) -> None:
-        self._host = host
+        object.__setattr__(self, "_host", host)
 
-    def idFromName(self, name: str) -> DurableObjectId:
-        """The id for ``name`` (the same name always gives the same object)."""
-        if not isinstance(name, str):  # pyright: ignore[reportUnnecessaryIsInstance]
-            raise TypeError(f"idFromName: name must be a str, got {type(name).__name__}")
-        return self._host.id_from_name(name)
+    def js_idFromName(self, name: Any) -> Any:
+        if not isinstance(name, str):
+            raise js_error("TypeError", "Failed to execute 'idFromName' on 'DurableObjectNamespace': parameter 1 is not of type 'string'.")
+        return JsDurableObjectId(self._host.id_from_name(name))
 
-    def idFromString(self, hex_id: str) -> DurableObjectId:
-        """The id whose ``toString()`` is ``hex_id``."""
-        if not _HEX_ID.match(hex_id):
-            raise TypeError("Invalid Durable Object ID: must be 64 hex digits")
-        return DurableObjectId(hex_id)
+    def js_idFromString(self, hex_id: Any) -> Any:
+        if not isinstance(hex_id, str) or not _HEX_ID.match(hex_id):
+            raise js_error("TypeError", "Invalid Durable Object ID: must be 64 hex digits")
+        return JsDurableObjectId(DurableObjectId(hex_id))
 
-    def newUniqueId(self, options: Any = None) -> DurableObjectId:
-        """A fresh random id."""
-        return DurableObjectId(secrets.token_hex(32))
+    def js_newUniqueId(self, options: Any = UNDEFINED) -> Any:
+        return JsDurableObjectId(DurableObjectId(secrets.token_hex(32)))
 
-    def get(self, object_id: DurableObjectId, options: Any = None) -> DurableObjectStub:
-        """The stub of ``object_id``."""
-        if not isinstance(object_id, DurableObjectId):  # pyright: ignore[reportUnnecessaryIsInstance]
-            raise TypeError(f"get: expected a DurableObjectId, got {type(object_id).__name__}")
-        return DurableObjectStub(self._host.host(object_id))
+    def js_get(self, object_id: Any, options: Any = UNDEFINED) -> Any:
+        if not isinstance(object_id, JsDurableObjectId):
+            raise js_error("TypeError", "Failed to execute 'get' on 'DurableObjectNamespace': parameter 1 is not of type 'DurableObjectId'.")
+        return JsDurableObjectStub(self._host.host(object_id.local_id))
 
-    def getByName(self, name: str, options: Any = None) -> DurableObjectStub:
-        """The stub of the object named ``name``."""
-        return self.get(self.idFromName(name))
+    def js_getByName(self, name: Any, options: Any = UNDEFINED) -> Any:
+        return self.js_get(self.js_idFromName(name))
 
-    def jurisdiction(self, name: str) -> DurableObjectNamespace:
-        """Jurisdictions do not exist locally: the same namespace."""
+    def js_jurisdiction(self, name: Any) -> Any:
         return self

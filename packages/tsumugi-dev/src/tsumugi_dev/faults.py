@@ -5,7 +5,7 @@ behave: a message accepted by ``send`` is lost, an acked message comes back, a m
 ones, a consumer dies before it acks, an ``alarm()`` fails or its object restarts in the middle of it (it is
 retried on Cloudflare's schedule), an RPC between Workers fails (before or after the callee ran), D1 is out,
 every Durable Object restarts. Users test
-their performers' idempotency with them; our integration tests and ``tsumugi_dev.simulation`` test the
+their performers' idempotency with them; our integration tests and ``tsumugi_simulation`` test the
 scheduler's guarantees.
 
 Example::
@@ -22,7 +22,7 @@ import logging
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from typing import Any, Final, Protocol
 
-from tsumugi_dev.ffi import JsException
+from jsemu.core import js_error
 
 __all__ = [
     "ALARM",
@@ -425,6 +425,6 @@ def guard_rpc(
             await call(*args, **kwargs)
         else:
             await asyncio.sleep(0)
-        raise JsException("Error", RPC_FAILURE_MESSAGE)
+        raise js_error("Error", RPC_FAILURE_MESSAGE)
 
     return guarded

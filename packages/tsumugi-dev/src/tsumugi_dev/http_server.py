@@ -1,8 +1,9 @@
 """HTTP for each Worker with a ``fetch`` handler: a small ASGI app per Worker, served by uvicorn on 127.0.0.1.
 
-The app turns the ASGI request into a ``workers.Request``, runs the Worker through ``LocalRuntime.fetch``
+The app turns the ASGI request into a JS Request (as workerd hands one to a Worker), runs the Worker through
+``LocalRuntime.fetch_js``
 (which also answers ``/cdn-cgi/handler/scheduled`` when ``test_scheduled`` is on, as ``wrangler dev
---test-scheduled`` does), and sends the ``Response`` back. An exception in the Worker becomes a 500, as on
+--test-scheduled`` does), and sends the JS Response back. An exception in the Worker becomes a 500, as on
 Cloudflare. Before the Worker runs, the request must pass `HttpLimits` (Host, body size, time; ADR-0065).
 """
 
@@ -17,10 +18,12 @@ from collections.abc import Awaitable, Callable, Generator, MutableMapping
 from typing import Any
 
 import uvicorn
-from workers.http import WORKERD_METHODS, Request, Response
+from jsemu.fetch_api import Response as JsResponse
+from jsemu.fetch_api import make_request
 
 from tsumugi_dev.http_limits import DEFAULT_LIMITS, HttpLimits, deadline_protocol
 from tsumugi_dev.runtime import SCHEDULED_PATH, LocalRuntime
+from tsumugi_dev.workerd_methods import WORKERD_METHODS
 
 __all__ = ["PortInUseError", "WorkerServer", "asgi_app"]
 
@@ -87,6 +90,12 @@ async def _send_plain(send: Send, status: int, text: bytes, *, close: bool = Fal
     await send({"type": "http.response.body", "body": text})
 
 
+def _internal_error() -> JsResponse:
+    from jsemu.fetch_api import Headers
+
+    return JsResponse(b"Internal Server Error", 500, "", Headers([("content-type", "text/plain")]))
+
+
 def asgi_app(runtime: LocalRuntime, worker: str, limits: HttpLimits = DEFAULT_LIMITS, *,
              test_scheduled: bool = False) -> ASGIApp:  # fmt: skip
     """The ASGI app that serves ``worker`` within ``limits``; ``test_scheduled`` exposes the cron trigger URL."""
@@ -109,23 +118,22 @@ def asgi_app(runtime: LocalRuntime, worker: str, limits: HttpLimits = DEFAULT_LI
             await _send_plain(send, 408, b"request body not received in time", close=True)
             return
         pairs = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in scope.get("headers", [])]
-        request = Request(_url(scope), method=scope["method"], headers=pairs, body=body or None)
+        url, method = _url(scope), scope["method"]
         try:
-            response = await runtime.fetch(worker, request)
+            response: JsResponse = await runtime.fetch_js(worker, make_request(url, method, pairs, body))
+            content = await response.read_bytes()
         except Exception:
-            _log.exception("%s %s %s failed", worker, request.js_object.method, request.url)
-            response = Response("Internal Server Error", status=500)
-        _log.info("%s %s %s -> %d", worker, request.js_object.method, request.url, response.status)
+            _log.exception("%s %s %s failed", worker, method, url)
+            response, content = _internal_error(), b"Internal Server Error"
+        _log.info("%s %s %s -> %d", worker, method, url, response.status)
         await send(
             {
                 "type": "http.response.start",
                 "status": response.status,
-                "headers": [
-                    (k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in response.headers.items()
-                ],
+                "headers": [(k.encode("latin-1"), v.encode("latin-1")) for k, v in response.headers_sorted()],
             }
         )
-        await send({"type": "http.response.body", "body": response.body})
+        await send({"type": "http.response.body", "body": content})
 
     return app
 

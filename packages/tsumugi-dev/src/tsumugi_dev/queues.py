@@ -1,8 +1,8 @@
 """Queues: durable message storage and the producer binding (``send`` / ``sendBatch``).
 
 Messages live in the runtime's state database and are committed before ``send`` returns, so a killed process
-loses nothing that a producer saw accepted. Bodies are copied as RPC values are (structured clone), then
-stored as msgpack.
+loses nothing that a producer saw accepted. Bodies arrive as Python values read from the producer's JS value
+(`tsumugi_dev.js_bindings.JsQueue`), fresh objects already, and are stored as msgpack.
 """
 
 from __future__ import annotations
@@ -15,12 +15,11 @@ from collections.abc import Callable, Generator, Sequence
 from typing import Any
 
 import msgspec
-from workers.rpc import from_js
 
 from tsumugi_dev.clock import RuntimeClock
 from tsumugi_dev.faults import DROP, REORDER, FaultInjector
 from tsumugi_dev.invocation import charge_subrequest
-from tsumugi_dev.rpc_calls import rpc_copy, rpc_receive
+from tsumugi_dev.jsdict import JsDict
 from tsumugi_dev.v8_size import V8_HEADER_BYTES, V8_TO_MSGPACK_MAX_RATIO, v8_size
 
 __all__ = [
@@ -58,13 +57,22 @@ class StoredMessage(msgspec.Struct, frozen=True, kw_only=True):
     created_at: int
 
     def decoded_body(self) -> Any:
-        """The body as the consumer receives it (dicts as ``JsDict``)."""
-        return rpc_receive(msgspec.msgpack.decode(self.body))
+        """The body as stored (Python values)."""
+        return msgspec.msgpack.decode(self.body)
+
+
+def _as_received(value: Any) -> Any:
+    """A body as the consumer's SDK shows it: objects as ``JsDict``."""
+    if isinstance(value, dict):
+        return JsDict({str(k): _as_received(v) for k, v in value.items()})  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+    if isinstance(value, list):
+        return [_as_received(v) for v in value]  # pyright: ignore[reportUnknownVariableType]
+    return value
 
 
 def _subjects(body: bytes) -> Callable[[], list[Any]]:
     """The body as a fault's matcher sees it (as the consumer would), decoded only when asked."""
-    return lambda: [from_js(msgspec.msgpack.decode(body))]
+    return lambda: [_as_received(msgspec.msgpack.decode(body))]
 
 
 @contextlib.contextmanager
@@ -102,7 +110,7 @@ def encode_body(body: Any, where: str, method: str = "send") -> tuple[bytes, Any
     Answers the stored bytes, the copied value and its size as the limits count it: exact (V8's) when the
     cheap bound could be over the message limit, else the bound.
     """
-    copied = rpc_copy(body, lambda: where)
+    copied = body
     try:
         data = msgspec.msgpack.encode(copied)
     except TypeError as exc:

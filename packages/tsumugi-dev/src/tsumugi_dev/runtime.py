@@ -21,7 +21,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from workers.http import Request, Response
+from workers import Request, Response
 
 from tsumugi_dev.alarms import AlarmScheduler
 from tsumugi_dev.analytics import AnalyticsEngineDataset, AnalyticsStore
@@ -31,19 +31,24 @@ from tsumugi_dev.cron_triggers import CronTrigger
 from tsumugi_dev.d1 import D1Database, apply_d1_migrations
 from tsumugi_dev.durable_objects import (
     DurableObjectId,
-    DurableObjectNamespace,
+    JsDurableObjectNamespace,
     NamespaceHost,
     object_id_for_name,
 )
 from tsumugi_dev.faults import FaultInjector
 from tsumugi_dev.invocation import LimitCounters
+from tsumugi_dev.js_bindings import JsAnalyticsDataset, JsD1Database, JsQueue
+from tsumugi_dev.js_fetch import install_fetch
+from tsumugi_dev.js_values import platform_js
 from tsumugi_dev.private_files import private_dir
 from tsumugi_dev.queue_consumer import QueueConsumer
 from tsumugi_dev.queues import QueueBinding, QueueStore
 from tsumugi_dev.state_db import open_state_db
-from tsumugi_dev.worker import ServiceBinding, WorkerHost
+from tsumugi_dev.worker import WorkerHost, service_binding
 
 __all__ = ["SCHEDULED_PATH", "LocalRuntime"]
+
+install_fetch()  # Workers' global fetch (idempotent)
 
 SCHEDULED_PATH = "/cdn-cgi/handler/scheduled"
 """The URL path that runs a Worker's ``scheduled`` handler, as under ``wrangler dev``."""
@@ -122,7 +127,7 @@ class LocalRuntime:
         for namespace in self._namespaces.values():
             host = self._worker_for(namespace.script, f"durable_objects class {namespace.class_name}")
             cls = host.durable_object_class(namespace.class_name)
-            namespace.bind(cls, host.env, host.config.subrequest_limit)
+            namespace.bind(cls, host.js_env, host.config.subrequest_limit, host.wait_until_function)
         for config in self.configs:
             self._start_consumers(config)
         self._restore_alarms()
@@ -193,22 +198,21 @@ class LocalRuntime:
         return self._d1[name]
 
     def _env_values(self, config: WorkerConfig) -> dict[str, Any]:
-        values: dict[str, Any] = dict(config.vars)
+        """The Worker's env as JS values: vars (JSON values), secrets (strings) and binding objects."""
+        values: dict[str, Any] = {name: platform_js(value) for name, value in config.vars.items()}
         for do in config.durable_objects:
-            values[do.name] = DurableObjectNamespace(
-                self._namespace(do.script_name or config.name, do.class_name)
-            )
+            values[do.name] = JsDurableObjectNamespace(self._namespace(do.script_name or config.name, do.class_name))
         for producer in config.queue_producers:
-            values[producer.binding] = QueueBinding(self.queues, producer.queue, producer.delivery_delay)
+            values[producer.binding] = JsQueue(QueueBinding(self.queues, producer.queue, producer.delivery_delay))
         for d1 in config.d1_databases:
-            values[d1.binding] = self._database(d1.database_name, config.directory / d1.migrations_dir)
+            values[d1.binding] = JsD1Database(self._database(d1.database_name, config.directory / d1.migrations_dir))
         for dataset in config.analytics_datasets:
-            values[dataset.binding] = AnalyticsEngineDataset(
-                self.analytics, dataset.dataset or dataset.binding
+            values[dataset.binding] = JsAnalyticsDataset(
+                AnalyticsEngineDataset(self.analytics, dataset.dataset or dataset.binding)
             )
         for service in config.services:
             target = self._worker_for(service.service, f"services binding {service.binding}")
-            values[service.binding] = ServiceBinding(target, service.entrypoint, faults=self.faults)
+            values[service.binding] = service_binding(target, service.entrypoint, self.faults)
         return values
 
     def _start_consumers(self, config: WorkerConfig) -> None:
@@ -313,19 +317,26 @@ class LocalRuntime:
         return object_id_for_name(namespace_key, name)
 
     async def fetch(self, worker: str, resource: Request | str, **options: Any) -> Response:
-        """Send a request to ``worker`` as its HTTP server would (``/cdn-cgi/handler/scheduled`` included)."""
-        host = self._worker_for(worker, "fetch")
+        """Send a request to ``worker`` as its HTTP server would (``/cdn-cgi/handler/scheduled`` included).
+
+        ``resource`` and ``options`` are those of the SDK's ``Request``; the answer is the SDK's ``Response``.
+        """
         request = resource if isinstance(resource, Request) and not options else Request(resource, **options)
-        url = urllib.parse.urlsplit(request.url)
+        return Response(await self.fetch_js(worker, request.js_object))
+
+    async def fetch_js(self, worker: str, request: Any) -> Any:
+        """``fetch`` with a JS Request; answers the JS Response (what the HTTP server writes)."""
+        host = self._worker_for(worker, "fetch")
+        url = urllib.parse.urlsplit(str(request.url))
         if url.path == SCHEDULED_PATH:
             if not host.has_handler("scheduled"):
                 # Not a 500 with a traceback: this Worker simply has no cron handler to run.
-                return Response(f"{worker} has no scheduled handler", status=404)
+                return Response(f"{host.name} has no scheduled handler", status=404).js_object
             query = urllib.parse.parse_qs(url.query)
             cron = query.get("cron", [""])[0]
             at = int(query.get("time", [str(self.clock.now_ms())])[0])
             await host.scheduled(cron, at)
-            return Response("ok")
+            return Response("ok").js_object
         return await host.fetch(request)
 
     async def trigger_scheduled(self, worker: str, cron: str = "") -> None:

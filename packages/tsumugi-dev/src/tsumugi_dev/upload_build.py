@@ -67,7 +67,7 @@ def _vendor(resolution: Resolution, src: Path) -> None:
     for package in resolution.vendored:
         target = src / (package.import_name if package.source.is_dir() else package.source.name)
         if target.exists():
-            # The Worker's own code provides this name (as services/scheduler/src does tsumugi_scheduler).
+            # The Worker's own code provides this name (its module root holds a package of that name).
             continue
         if package.source.is_dir():
             _copy_tree(package.source, target)

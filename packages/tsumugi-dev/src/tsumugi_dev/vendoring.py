@@ -20,6 +20,8 @@ from pathlib import Path
 
 import msgspec
 
+from tsumugi_dev.local_packages import find_local_package
+
 __all__ = [
     "DependencyError",
     "Requirement",
@@ -154,6 +156,12 @@ def resolve_dependencies(dependencies: Sequence[str], *, owner: str) -> Resoluti
         if not _applies(requirement) or requirement.name in vendored:
             continue
         dist = _distribution(requirement.name)
+        local = find_local_package(requirement.name, Path(owner)) if dist is None else None
+        if local is not None:  # the project's own package, by its path source (ADR-0115)
+            vendored[requirement.name] = [VendoredPackage(distribution=local.name, version=local.version,
+                                                          import_name=local.import_name, source=local.source)]  # fmt: skip
+            pending.extend((parse_requirement(text), local.name) for text in local.requires)
+            continue
         if not _is_vendored(requirement.name, dist):
             _add_third_party(third_party, requirement, wanted_by)
             continue

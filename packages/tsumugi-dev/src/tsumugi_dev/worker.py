@@ -1,23 +1,30 @@
+# pyright: reportPrivateUsage=false
+# (The runtime's half of the JS emulation reads jsemu's object internals; ADR-0097.)
 """One hosted Worker: its entry module, its env, its entrypoints, and Service Bindings that reach it.
 
-Cloudflare makes a fresh entrypoint instance for every event (request, RPC call, batch, cron) with
-``(ctx, env)``; so does this host. Calls through a Service Binding copy their arguments and results.
+Cloudflare makes a fresh entrypoint instance for every event (request, RPC call, batch, cron) with the raw JS
+``(ctx, env)``; the Workers SDK's base classes wrap ``env`` (and, for a Durable Object, ``ctx``) themselves.
+So does this host: it builds JS-shaped ``ctx``/``env`` objects (`tsumugi_dev.js_rpc`, `js_bindings`) and calls
+handlers as workerd does (`tsumugi_dev.js_rpc.invoke`).
 """
 
 from __future__ import annotations
 
-import asyncio
 import importlib.util
 import inspect
 import re
 import sys
 from collections.abc import Awaitable, Callable
 from types import ModuleType
-from typing import Any
+from typing import Any, ClassVar
 
-from workers.entrypoints import CURRENT_ENV, DurableObject, WorkerEntrypoint
-from workers.http import FetchResponse, Request, Response
-from workers.rpc import remote_error
+from jsemu.core import UNDEFINED, HostObject, JsCallable
+from jsemu.entrypoint_helper import CURRENT_ENV, CURRENT_WAIT_UNTIL
+from jsemu.fetch_api import Request as JsRequest
+from jsemu.fetch_api import Response as JsResponse
+from jsemu.objects import JsObject
+from workers import DurableObject, WorkerEntrypoint
+from workers.rpc import _EnvWrapper  # what Worker code sees of env
 
 from tsumugi_dev.clock import RuntimeClock
 from tsumugi_dev.config import WorkerConfig
@@ -29,86 +36,38 @@ from tsumugi_dev.invocation import (
     leave_invocation,
     subrequest_call,
 )
-from tsumugi_dev.jsdict import JsDict
-from tsumugi_dev.rpc_calls import call_method, rpc_call
+from tsumugi_dev.js_bindings import JsMessageBatch
+from tsumugi_dev.js_rpc import Call, JsExecutionContext, JsFetcher, invoke, invoke_fetch
+from tsumugi_dev.queue_consumer import MessageBatch
 
-__all__ = [
-    "Env",
-    "ExecutionContext",
-    "Exports",
-    "ScheduledController",
-    "ServiceBinding",
-    "WorkerHost",
-    "load_module",
-]
+__all__ = ["JsScheduledController", "WorkerHost", "load_module", "service_binding", "service_stub"]
 
 _MODULE_NAME = re.compile(r"[^A-Za-z0-9_]")
+_wrap_env: Any = _EnvWrapper  # the SDK's classes are unannotated
 
 
-class Env:
-    """A Worker's ``env``: its bindings and vars as attributes."""
+class JsScheduledController(HostObject):
+    """The ``controller`` a ``scheduled`` handler receives: ``cron``, ``scheduledTime``, ``noRetry()``."""
 
-    def __init__(self, worker: str, values: dict[str, Any]) -> None:
-        self.__dict__["_worker"] = worker
-        self.__dict__.update(values)
-
-    def __getattr__(self, name: str) -> Any:
-        raise AttributeError(
-            f"env of Worker {self.__dict__['_worker']!r} has no binding or var named {name!r}"
-        )
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError("env is read-only")
-
-
-class ExecutionContext:
-    """``ctx`` of an entrypoint: ``waitUntil``, ``passThroughOnException``, ``props`` and ``exports``."""
-
-    def __init__(self, clock: RuntimeClock, exports: Any) -> None:
-        self._clock = clock
-        self.props = JsDict()
-        self.exports = exports
-
-    def waitUntil(self, awaitable: Awaitable[Any]) -> None:
-        """Let ``awaitable`` finish after the response."""
-
-        async def wait() -> None:
-            await awaitable
-
-        self._clock.spawn(wait(), name="waitUntil")
-
-    wait_until = waitUntil
-
-    def passThroughOnException(self) -> None:
-        """No origin exists locally; nothing to do."""
-
-
-class Exports:
-    """``ctx.exports``: a raw JS object, since the SDK wraps ``env`` but not ``ctx`` (ADR-0042).
-
-    Each entrypoint of the Worker is an attribute holding an unwrapped stub: its RPC arguments and results are
-    not converted. It is not a mapping (a JsProxy of a plain object is not subscriptable).
-    """
-
-    def __init__(self, stubs: dict[str, ServiceBinding]) -> None:
-        self.__dict__["_stubs"] = stubs
-
-    def __getattr__(self, name: str) -> ServiceBinding:
-        try:
-            return self.__dict__["_stubs"][name]
-        except KeyError:
-            raise AttributeError(name) from None
-
-
-class ScheduledController:
-    """The ``controller`` a ``scheduled`` handler receives."""
+    __slots__ = ("_cron", "_time")
+    _cron: Any
+    _time: Any
+    js_class: ClassVar[str] = "ScheduledController"
 
     def __init__(self, cron: str, scheduled_time: int) -> None:
-        self.cron = cron
-        self.scheduledTime = scheduled_time
+        object.__setattr__(self, "_cron", cron)
+        object.__setattr__(self, "_time", scheduled_time)
 
-    def noRetry(self) -> None:
-        """Cron events are not retried locally."""
+    @property
+    def js_cron(self) -> Any:
+        return self._cron
+
+    @property
+    def js_scheduledTime(self) -> Any:
+        return self._time
+
+    def js_noRetry(self) -> Any:
+        return UNDEFINED
 
 
 def load_module(config: WorkerConfig) -> ModuleType:
@@ -126,135 +85,116 @@ def load_module(config: WorkerConfig) -> ModuleType:
     return module
 
 
+def _fetch_charged(call: Call) -> Call:
+    def charged(*args: Any) -> Awaitable[Any]:
+        charge_subrequest()
+        return call(*args)
+
+    return charged
+
+
+def service_binding(target: WorkerHost, entrypoint: str | None, faults: FaultInjector | None = None) -> JsFetcher:
+    """A Service Binding to ``target``'s ``entrypoint`` (``Default`` when None): a ``Fetcher``."""
+
+    def wrap(name: str, call: Call) -> Call:
+        return subrequest_call(guard_rpc(faults, target.name, entrypoint or "Default", name, call))
+
+    return JsFetcher(lambda run: target.run(entrypoint, run), wrap, _fetch_charged)
+
+
 class WorkerHost:
     """A loaded Worker: makes entrypoint instances and runs their handlers."""
 
-    def __init__(
-        self, config: WorkerConfig, clock: RuntimeClock, counters: LimitCounters | None = None
-    ) -> None:
+    def __init__(self, config: WorkerConfig, clock: RuntimeClock, counters: LimitCounters | None = None) -> None:
         self.config = config
         self.name = config.name
         self._clock = clock
         self._counters = counters
         self._label = f"Worker {config.name}"
         self.module = load_module(config)
-        self.env: Env = Env(config.name, {})
-        self.exports = Exports({})
+        self.js_env = JsObject({})
+        self.exports = JsObject({})
+        self.wait_until_function = JsCallable(self._wait_until_js, name="waitUntil")
+        """The JS ``waitUntil`` of this Worker's invocations (what ``cloudflare:workers`` exports)."""
 
     def bind_env(self, values: dict[str, Any]) -> None:
-        """Set the env (bindings and vars) once every binding exists."""
-        self.env = Env(self.name, values)
-        self.exports = Exports(
-            {name: ServiceBinding(self, name, raw=True) for name in self.entrypoint_names()}
-        )
+        """Set the env (bindings and vars, as JS values) once every binding exists."""
+        self.js_env = JsObject(dict(values))
+        self.exports = JsObject({name: service_binding(self, name) for name in self.entrypoint_names()})
+
+    @property
+    def env(self) -> Any:
+        """The env as Worker code sees it through the SDK (``self.env``): to drive bindings from a test."""
+        return _wrap_env(self.js_env)
 
     def entrypoint_names(self) -> list[str]:
         """Names of the module's ``WorkerEntrypoint`` classes."""
         return [
             name
             for name, value in vars(self.module).items()
-            if inspect.isclass(value)
-            and issubclass(value, WorkerEntrypoint)
-            and value is not WorkerEntrypoint
+            if inspect.isclass(value) and issubclass(value, WorkerEntrypoint) and value is not WorkerEntrypoint
         ]
 
     def durable_object_class(self, class_name: str) -> type:
         """The Durable Object class ``class_name`` of this Worker."""
         cls = getattr(self.module, class_name, None)
         if not (inspect.isclass(cls) and issubclass(cls, DurableObject)):
-            raise ImportError(
-                f"{self.config.path}: {self.config.main.name} has no DurableObject class {class_name}"
-            )
+            raise ImportError(f"{self.config.path}: {self.config.main.name} has no DurableObject class {class_name}")
         return cls
 
+    def _spawn(self, work: Awaitable[Any]) -> None:
+        async def wait() -> None:
+            await work
+
+        self._clock.spawn(wait(), name="waitUntil")
+
+    def _wait_until_js(self, promise: Any) -> Any:
+        from tsumugi_dev.js_values import await_js
+
+        self._spawn(await_js(promise))
+        return UNDEFINED
+
     def entrypoint(self, name: str | None) -> Any:
-        """A fresh instance of the entrypoint class ``name`` (``Default`` when None)."""
+        """A fresh instance of the entrypoint class ``name`` (``Default`` when None), made as workerd does."""
         cls = getattr(self.module, name or "Default", None)
         if not (inspect.isclass(cls) and issubclass(cls, WorkerEntrypoint)):
             what = f"entrypoint {name}" if name else "a Default(WorkerEntrypoint) class"
             raise TypeError(f"Worker {self.name!r} has no {what}")
-        return cls(ExecutionContext(self._clock, self.exports), self.env)
+        make: Any = cls  # the SDK's classes are unannotated
+        return make(JsExecutionContext(self._spawn, self.exports), self.js_env)
 
     async def run(self, entrypoint: str | None, handler: Callable[[Any], Awaitable[Any]]) -> Any:
-        """Run ``handler`` against a fresh entrypoint instance as one invocation, this Worker's env current."""
-        token = CURRENT_ENV.set(self.env)
+        """Run ``handler`` against a fresh entrypoint instance as one invocation of this Worker."""
+        env_token = CURRENT_ENV.set(self.js_env)
+        wait_token = CURRENT_WAIT_UNTIL.set(self.wait_until_function)
         budget = enter_invocation(self._label, self.config.subrequest_limit, self._counters)
         try:
             return await handler(self.entrypoint(entrypoint))
         finally:
             leave_invocation(budget)
-            CURRENT_ENV.reset(token)
+            CURRENT_WAIT_UNTIL.reset(wait_token)
+            CURRENT_ENV.reset(env_token)
 
     def has_handler(self, name: str, entrypoint: str | None = None) -> bool:
         """True when the entrypoint class defines ``name``."""
         cls = getattr(self.module, entrypoint or "Default", None)
         return inspect.isclass(cls) and callable(getattr(cls, name, None))
 
-    async def fetch(self, request: Request, entrypoint: str | None = None) -> Response:
-        """Run the ``fetch`` handler."""
+    async def fetch(self, request: JsRequest, entrypoint: str | None = None) -> JsResponse:
+        """Run the ``fetch`` handler with a JS Request; answers the JS Response."""
+        return await self.run(entrypoint, lambda instance: invoke_fetch(instance, request))
 
-        async def run(instance: Any) -> Any:
-            handler = getattr(instance, "fetch", None)
-            if handler is None:
-                raise TypeError(f"Worker {self.name!r} does not export a fetch() handler")
-            return await call_method(handler, request)
-
-        response = await self.run(entrypoint, run)
-        if not isinstance(response, FetchResponse):
-            raise TypeError(
-                f"fetch() of Worker {self.name!r} must return a Response, got {type(response).__name__}"
-            )
-        return response if isinstance(response, Response) else response.clone()
-
-    async def queue(self, batch: Any) -> None:
-        """Run ``queue(batch, env, ctx)`` (three arguments, as Cloudflare passes them)."""
-        await self.run(None, lambda instance: call_method(instance.queue, batch, instance.env, instance.ctx))
+    async def queue(self, batch: MessageBatch) -> None:
+        """Run ``queue``: workerd passes the batch and two undefined arguments to a class handler."""
+        js_batch = JsMessageBatch(batch)
+        await self.run(None, lambda instance: invoke(instance, "queue", [js_batch, UNDEFINED, UNDEFINED]))
 
     async def scheduled(self, cron: str, scheduled_time: int) -> None:
-        """Run ``scheduled(controller, env, ctx)``."""
-        controller = ScheduledController(cron, scheduled_time)
-        await self.run(
-            None, lambda instance: call_method(instance.scheduled, controller, instance.env, instance.ctx)
-        )
+        """Run ``scheduled``: the controller and two undefined arguments, as workerd passes them."""
+        controller = JsScheduledController(cron, scheduled_time)
+        await self.run(None, lambda instance: invoke(instance, "scheduled", [controller, UNDEFINED, UNDEFINED]))
 
 
-class ServiceBinding:
-    """A Service Binding (``Fetcher``): ``await binding.method(*args)`` is RPC, ``fetch`` is HTTP.
-
-    ``raw``: the stub as ``ctx.exports`` holds it, with no conversion of RPC arguments and results.
-    ``faults``: the runtime's fault injector, whose ``rpc`` faults make calls through this binding fail.
-    """
-
-    def __init__(
-        self,
-        target: WorkerHost,
-        entrypoint: str | None,
-        *,
-        raw: bool = False,
-        faults: FaultInjector | None = None,
-    ) -> None:
-        self._target = target
-        self._entrypoint = entrypoint
-        self._raw = raw
-        self._faults = faults
-
-    def __getattr__(self, name: str) -> Callable[..., Awaitable[Any]]:
-        if name.startswith("_"):
-            raise AttributeError(name)
-        target, entrypoint = self._target, self._entrypoint
-        call = rpc_call(name, lambda run: target.run(entrypoint, run), raw=self._raw)
-        call = guard_rpc(self._faults, target.name, entrypoint or "Default", name, call)
-        return subrequest_call(call)
-
-    async def fetch(self, resource: Request | str, **options: Any) -> Response:
-        """Send an HTTP request to the target entrypoint's ``fetch`` (one subrequest)."""
-        charge_subrequest()
-        request = (
-            Request(resource, **options) if options or not isinstance(resource, Request) else resource.clone()
-        )
-        await asyncio.sleep(0)
-        try:
-            response = await self._target.fetch(request, self._entrypoint)
-        except Exception as exc:
-            raise remote_error(exc) from None
-        return Response(response.body, response.status, response.status_text, response.headers)
+def service_stub(target: WorkerHost, entrypoint: str | None = None) -> Any:
+    """A Service Binding to ``target`` as Worker code holds one through the SDK (for tests to call)."""
+    return _wrap_env(JsObject({"SERVICE": service_binding(target, entrypoint)})).SERVICE

@@ -36,10 +36,11 @@ import functools
 import time
 import traceback
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Final, Protocol, TypeVar, cast
+from typing import Any, Final, TypeVar, cast
 
 import msgspec
 
+from tsumugi_core.clock import TimeSource
 from tsumugi_core.liveness import heartbeat_interval_ms
 from tsumugi_performer._context import HeartbeatAnswer, HeartbeatError, JobContext
 from tsumugi_performer._errors import NonRetryableError, RetryAfterError
@@ -68,18 +69,6 @@ _B = TypeVar("_B", bound=type)
 
 PerformerFactory = Callable[[Any], Performer[Any, Any]]
 """Builds the performer for one attempt from the Worker's ``env`` (e.g. to pass a URL from its vars)."""
-
-
-class TimeSource(Protocol):
-    """Where performers read time and sleep: the wall clock on Cloudflare, a virtual clock in tests."""
-
-    def now_ms(self) -> int:
-        """The current instant in epoch milliseconds."""
-        ...
-
-    async def sleep_ms(self, ms: int) -> None:
-        """Wait ``ms`` milliseconds."""
-        ...
 
 
 class SystemTime:

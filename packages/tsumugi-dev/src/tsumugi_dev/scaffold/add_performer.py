@@ -322,3 +322,37 @@ def add_performer(root: Path, name: str, *, worker: Path | None = None) -> Added
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
     return AddedPerformer(name=name, changed=tuple(plan.writes), notes=tuple(plan.notes))
+
+
+def project_workers(root: Path, worker: Path | None = None) -> tuple[WorkerConfig, WorkerConfig]:
+    """The project's scheduler Worker and its performers Worker (``worker``, else the one its bindings name).
+
+    Raises:
+        ScaffoldError: No ``[tool.tsumugi]`` workers, not exactly one scheduler, or no unique performers Worker.
+    """
+    configs = _workers(root)
+    scheduler = _scheduler(configs)
+    return scheduler, _performers_worker(configs, scheduler, worker)
+
+
+def performers_package(performers: WorkerConfig) -> Path:
+    """The performers Worker's one package folder (``src/<package>``).
+
+    Raises:
+        ScaffoldError: Not exactly one package folder there.
+    """
+    return _package_dir(performers)
+
+
+def define_call(tree: ast.Module, path: Path) -> ast.Call:
+    """The one ``define_tsumugi(...)`` call of a scheduler entry module.
+
+    Raises:
+        ScaffoldError: None or several.
+    """
+    return _define_call(tree, path)
+
+
+def listed_name(node: ast.expr) -> str | None:
+    """The name a list element of ``define_tsumugi`` spells (a string, a name or an attribute), else None."""
+    return _listed(node)

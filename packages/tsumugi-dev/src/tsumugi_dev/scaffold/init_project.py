@@ -2,11 +2,13 @@
 
 Layout (``tsumugi deploy`` and ``tsumugi dev`` rely on it; ADR-0049)::
 
-    pyproject.toml     root uv project: dev dependency on tsumugi-dev, [tool.tsumugi] workers
+    pyproject.toml     root uv project: dev dependencies on tsumugi-* and the performers package (path
+                       source), where Tsumugi comes from (package_source), [tool.tsumugi] workers
     package.json       wrangler pinned for ``tsumugi deploy`` (``npm install`` puts it in node_modules/)
     README.md, .gitignore, tests/test_hello.py
     scheduler/         wrangler.jsonc, pyproject.toml, src/entry.py, .dev.vars.example, migrations/*.sql
-    performers/        wrangler.jsonc, pyproject.toml, src/entry.py, src/<project>_performers/hello.py
+    performers/        wrangler.jsonc, pyproject.toml (a package), src/entry.py,
+                       src/<project>_performers/hello.py and flows/greetings.py
     producer/          wrangler.jsonc, pyproject.toml, src/entry.py
 
 Worker names are ``<project>-scheduler`` etc., the project name coming from the folder's (or ``--name``).
@@ -25,9 +27,11 @@ from typing import Final
 import msgspec
 
 from tsumugi_dev.deploy_tools import WRANGLER_VERSION
+from tsumugi_dev.scaffold.dependencies import worker_dependencies
 from tsumugi_dev.scaffold.errors import ScaffoldError
 from tsumugi_dev.scaffold.names import package_name, project_name
-from tsumugi_dev.scaffold.templates import destination, render, template_files
+from tsumugi_dev.scaffold.package_source import checkout_folder, tsumugi_source_lines
+from tsumugi_dev.scaffold.templates import destination, render, template_files, toml_list
 
 __all__ = ["COMPATIBILITY_DATE", "MIGRATIONS_FOLDER", "InitResult", "init_project", "shipped_migrations"]
 
@@ -74,6 +78,9 @@ def _files(project: str, package: str) -> dict[PurePosixPath, str]:
         "dataset": project.replace("-", "_") + "_metrics",
         "compatibility_date": COMPATIBILITY_DATE,
         "wrangler_version": WRANGLER_VERSION,
+        "tsumugi_source": tsumugi_source_lines(checkout_folder()),
+        # The flows live in the performers package: the scheduler Worker depends on it (ADR-0115).
+        "scheduler_dependencies": toml_list([*worker_dependencies("tsumugi-scheduler"), f"{project}-performers"]),
     }
     files = {destination(path, package): render(text, values) for path, text in template_files("project")}
     for name, sql in shipped_migrations():

@@ -17,7 +17,7 @@ from typing import Final
 
 from tsumugi_dev.scaffold.dependencies import installed_version, worker_dependencies
 
-__all__ = ["TEMPLATE_SUFFIX", "destination", "render", "template_files"]
+__all__ = ["TEMPLATE_SUFFIX", "destination", "render", "template_files", "toml_list"]
 
 TEMPLATE_SUFFIX: Final = ".tmpl"
 _PLACEHOLDER: Final = re.compile(r"\{\{([a-z_]+)(?::([a-z0-9-]+))?\}\}")
@@ -38,7 +38,8 @@ def template_files(kind: str) -> list[tuple[PurePosixPath, str]]:
     return [(path, item.read_text(encoding="utf-8")) for path, item in _walk(folder, PurePosixPath())]
 
 
-def _toml_list(items: list[str]) -> str:
+def toml_list(items: list[str]) -> str:
+    """``items`` as a TOML array of strings, one a line."""
     return "[\n" + "".join(f'    "{item}",\n' for item in items) + "]"
 
 
@@ -57,7 +58,7 @@ def render(text: str, values: Mapping[str, str]) -> str:
         if key == "version":
             return installed_version(argument)
         if key == "dependencies":
-            return _toml_list(worker_dependencies(argument))
+            return toml_list(worker_dependencies(argument))
         raise KeyError(match.group(0))
 
     return _PLACEHOLDER.sub(fill, text)

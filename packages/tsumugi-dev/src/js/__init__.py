@@ -1,0 +1,20 @@
+# pyright: basic
+# (A model of JavaScript's dynamic values: checked in basic mode, not strict; ADR-0097.)
+"""The ``js`` module as Pyodide gives it to a Python Worker: JavaScript's globals (``from js import Object``).
+
+Emulated for the local runtime (see `jsemu`): the names the Workers SDK and the runtime use. A name with
+no emulation raises ``AttributeError`` (``ImportError`` for ``from js import X``).
+"""
+
+from typing import Any
+
+import jsemu.fetch_api  # noqa: F401 - registers Headers, Request, Response, URL and streams
+from jsemu.builtins import GLOBALS
+from jsemu.core import MISSING, to_python
+
+
+def __getattr__(name: str) -> Any:
+    value = GLOBALS.get(name, MISSING)
+    if value is MISSING:
+        raise AttributeError(f"module 'js' has no attribute {name!r} (not a global of the local runtime)")
+    return to_python(value)

@@ -1,0 +1,179 @@
+"""The only place that knows how the Workers runtime hands values to Python (JsProxy, wrapped bindings).
+
+Everything else in tsumugi_scheduler takes plain Python values and duck-typed bindings, so it imports and
+runs on plain CPython; this module adapts what the runtime gives (``ctx.storage``, JS objects) and serves
+the REST API's ASGI app with the SDK's ``workers.asgi.fetch`` (imported when first called, so this module
+imports on plain CPython too). Only the Worker classes (``entrypoints.py``, ``entry.py``) call it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from tsumugi_scheduler.request_limits import MAX_BODY_BYTES
+
+__all__ = ["DurableObjectSql", "LentCallable", "current_alarm", "plain", "serve_asgi"]
+
+T = TypeVar("T")
+
+
+def plain(value: Any) -> Any:
+    """A JS value as Python (``to_py``); Python values (the local runtime's) pass through."""
+    to_py = getattr(value, "to_py", None)
+    return to_py() if callable(to_py) else value
+
+
+async def serve_asgi(app: Any, request: Any, env: Any) -> Any:
+    """Answer ``request`` with the ASGI ``app`` (``workers.asgi.fetch``).
+
+    The adapter gets the JS Request (``js_object``), which it accepts as well: the SDK's wrapper reads its
+    method as ``HTTPMethod[name]``, a ``KeyError`` (a 500) for a method workerd passes on but Python's enum
+    lacks, such as QUERY or PURGE. With the string the app answers 405 with ``Allow`` (ADR-0059).
+    """
+    from workers import Response, asgi  # the SDK: present in a Worker, and under the local runtime
+
+    declared = request.headers.get("content-length")
+    if declared is not None and (not str(declared).isdigit() or int(declared) > MAX_BODY_BYTES):
+        # Before the adapter reads the body into memory (ADR-0065): the app's own check would come too late.
+        error = f'{{"error": "body must be at most {MAX_BODY_BYTES} bytes"}}'
+        return Response(error, status=413, headers={"content-type": "application/json"})
+    return await asgi.fetch(app, getattr(request, "js_object", request), env)
+
+
+class LentCallable:
+    """A Python callable lent to JS for as long as a call runs (``value``), then released.
+
+    Handed to a raw stub (``ctx.exports``), a Python function becomes a borrowed PyProxy that Pyodide
+    destroys when the JS call returns, which is before the remote side calls it back; through the SDK's
+    wrapper it becomes a proxy nobody destroys. A proxy made here lives until `release` (ADR-0099).
+    Without Pyodide (plain CPython, no JS in between) ``value`` is the callable itself.
+    """
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        """Lend ``fn``."""
+        try:
+            from pyodide.ffi import create_proxy  # present in a Worker, and under the local runtime
+        except ImportError:
+            self.value: Any = fn
+            self._proxy: Any = None
+            return
+        self._proxy = self.value = create_proxy(fn)
+
+    def release(self) -> None:
+        """End the loan (idempotent)."""
+        proxy, self._proxy = self._proxy, None
+        if proxy is not None:
+            proxy.destroy()
+
+
+async def current_alarm(storage: Any) -> int | None:
+    """The Durable Object's armed alarm in epoch ms, or None.
+
+    ``getAlarm()`` resolves to a number or to JS ``null``: the SDK's storage wrapper turns ``null`` into
+    ``None``, a raw storage object hands Pyodide's ``jsnull`` (falsy, not ``None``). Both read as no alarm.
+    """
+    current = await storage.getAlarm()
+    if isinstance(current, int | float) and not isinstance(current, bool):
+        return int(current)
+    return None
+
+
+_PLAIN_PARAMS = frozenset({str, int, float, bool})
+
+
+def _sdk_row(values: Any) -> Any:
+    """A row dict from ``to_py()`` as the SDK's wrapper hands it: a ``JsDict``, JS null read as ``None``."""
+    from pyodide.ffi import jsnull  # present in a Worker, and under the local runtime
+    from workers.rpc import JsDict
+
+    return JsDict({k: None if v is jsnull else v for k, v in values.items()})
+
+
+class _SqlCursor:
+    """A cursor of the raw ``SqlStorage``, read the way the SDK's storage wrapper reads one (ADR-0101)."""
+
+    __slots__ = ("_cursor",)
+
+    def __init__(self, cursor: Any) -> None:
+        self._cursor = cursor
+
+    def one(self) -> Any:
+        return _sdk_row(self._cursor.one().to_py())
+
+    def toArray(self) -> list[Any]:
+        return [_sdk_row(row) for row in self._cursor.toArray().to_py()]
+
+    def __iter__(self) -> Any:
+        return iter(self.toArray())
+
+    @property
+    def rowsRead(self) -> int:
+        return int(self._cursor.rowsRead)
+
+    @property
+    def rowsWritten(self) -> int:
+        return int(self._cursor.rowsWritten)
+
+
+class DurableObjectSql:
+    """The engine's SQL port over a Durable Object's storage: ``exec`` and ``transaction_sync``.
+
+    ``storage`` is the SDK's wrapped ``self.ctx.storage``. Statements go to ``raw_sql``, the constructor's
+    ``ctx.storage.sql``, with the wrapper's conversions done here once per statement instead of once per
+    argument in generic code (``None`` binds as JS null, rows come back as ``JsDict`` with null read as
+    ``None``): measured, the wrapper's generic path cost more than the rest of a job (ADR-0101).
+    ``transactionSync`` runs a Python callable from JS. Handed a plain function, the wrapper would make a new
+    PyProxy at every call and never destroy it (a leak per transaction); so one long-lived proxy of
+    `_run_pending` is made here, once per object, and passed instead (ADR-0099).
+    """
+
+    def __init__(self, storage: Any, raw_sql: Any = None) -> None:
+        """Wrap ``self.ctx.storage``; ``raw_sql`` is the raw ``ctx.storage.sql`` (None: through the wrapper)."""
+        self._storage = storage
+        self._raw = raw_sql
+        self._pending: list[Callable[[], Any]] = []
+        self._results: list[Any] = []
+        run_in_transaction = getattr(storage, "transactionSync", None)
+        if run_in_transaction is None:  # a plain sqlite3 shim (tests): no JS in between
+            self._transaction: Callable[[Any], Any] = storage.transaction_sync
+            self._callback: Any = self._run_pending
+        else:
+            from pyodide.ffi import create_proxy  # present in a Worker, and under the local runtime
+
+            self._transaction = run_in_transaction
+            self._callback = create_proxy(self._run_pending)
+
+    def _run_pending(self) -> None:
+        self._results.append(self._pending[-1]())
+
+    def exec(self, query: str, *params: Any) -> Any:
+        """Run one statement (``ctx.storage.sql.exec``)."""
+        raw = self._raw
+        if raw is None:
+            return self._storage.sql.exec(query, *params)
+        if any(type(p) not in _PLAIN_PARAMS for p in params):
+            params = tuple(_param(p) for p in params)
+        return _SqlCursor(raw.exec(query, *params))
+
+    def transaction_sync(self, fn: Callable[[], T]) -> T:
+        """Run ``fn`` atomically (``ctx.storage.transactionSync``); nested calls nest."""
+        self._pending.append(fn)
+        depth = len(self._results)
+        try:
+            self._transaction(self._callback)
+            return self._results[depth]
+        finally:
+            self._pending.pop()
+            del self._results[depth:]
+
+
+def _param(value: Any) -> Any:
+    """One binding as the SDK's ``python_to_rpc`` sends it (``None`` -> JS null, bytes -> Uint8Array)."""
+    if type(value) in _PLAIN_PARAMS:
+        return value
+    import workers
+
+    sdk: Any = workers  # the SDK's own conversion (unannotated)
+    convert: Callable[[Any], Any] = sdk.python_to_rpc
+    return convert(value)

@@ -1,0 +1,261 @@
+"""The scheduler's producer and performer surface (scheduler-rpc.md §2), shared by RPC and REST.
+
+`SchedulerService` validates every item of a call before any shard sees one, applies the scheduler's
+on_enqueue defaults (the caller's values win), routes each item to its shard (checking a caller-given
+``shard``), and sends one ``enqueue_many`` per shard, different shards in parallel. Mutations and reads go to
+the job's shard. Refusals are answers; invalid input raises `EnqueueValidationError` ``<field> <rule>``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+import msgspec
+
+from tsumugi_core.enqueue_defaults import apply_defaults
+from tsumugi_core.ids import InvalidJobIdError, parse_job_id, shard_name
+from tsumugi_core.json_path import InvalidValueError
+from tsumugi_core.options import (
+    MAX_RESCHEDULE_DELAY_MS,
+    EnqueueItem,
+    EnqueueValidationError,
+    check_instant,
+    check_priority,
+    validate_enqueue,
+)
+from tsumugi_core.policy import Policy, Retention, ShardSettings
+from tsumugi_core.sharding import resolve_shard
+from tsumugi_scheduler.definition import TsumugiDefinition
+from tsumugi_scheduler.payload_schemas import PayloadSchemas
+from tsumugi_scheduler.wire import convert_integral, convert_plain, integral, integral_shared, shard_of_job
+
+__all__ = ["MAX_BATCH_ITEMS", "SchedulerService", "ShardConflictError", "bare_field", "decode_item"]
+
+
+class ShardConflictError(EnqueueValidationError):
+    """A well-formed ``shard`` that is not this scheduler's shard for the item: the caller routes with
+    another bindings config (the REST API answers it with 409, ADR-0059)."""
+
+
+MAX_BATCH_ITEMS: Final = 500
+"""Most items in one enqueue call."""
+
+_ITEM_KEYS: Final = frozenset(f.encode_name for f in msgspec.structs.fields(EnqueueItem))
+
+
+def _prefixed(where: str, error: EnqueueValidationError) -> EnqueueValidationError:
+    return EnqueueValidationError(f"{where}.{error.field}", error.rule)
+
+
+def bare_field(error: EnqueueValidationError, where: str) -> EnqueueValidationError:
+    """``error`` with the item's ``where`` prefix dropped from its field (``items[0].priority`` -> ``priority``)."""
+    return EnqueueValidationError(error.field.removeprefix(where).lstrip(".") or "item", error.rule)
+
+
+def decode_item(raw: object, where: str) -> tuple[EnqueueItem, int | None]:
+    """One camelCase enqueue item and its caller-given ``shard``.
+
+    Raises:
+        EnqueueValidationError: the item is not an object, has an unknown key or a value of the wrong type.
+    """
+    if not isinstance(raw, Mapping):
+        raise EnqueueValidationError(where, f"must be an object, got {type(raw).__name__}")
+    # A copy of the top level, so the pops below never touch the caller's; floats are read once, here.
+    fields: dict[str, Any] = integral_shared(dict(raw))  # pyright: ignore[reportUnknownArgumentType]
+    shard = fields.pop("shard", None)
+    if shard is not None and (isinstance(shard, bool) or not isinstance(shard, int) or shard < 0):
+        raise EnqueueValidationError(f"{where}.shard", f"must be a non-negative integer, got {shard!r}")
+    for key in fields:
+        if key not in _ITEM_KEYS:
+            raise EnqueueValidationError(f"{where}.{key}", "is not an enqueue option")
+    for key in ("binding", "payload"):
+        if key not in fields:
+            raise EnqueueValidationError(f"{where}.{key}", "is required")
+    return convert_integral(fields, EnqueueItem, where), shard
+
+
+def _settings_from_original(settings: object) -> ShardSettings | None:
+    # The original piggy-backs {"policy": {...}, "sweepAfterMs": n, "failedRetentionMs": n}.
+    if settings is None:
+        return None
+    if not isinstance(settings, Mapping):
+        raise EnqueueValidationError("settings", "must be an object")
+    raw: Mapping[str, Any] = settings  # pyright: ignore[reportUnknownVariableType]
+    policy = convert_plain(raw.get("policy") or {}, Policy, "settings.policy")
+    defaults = Retention()
+    retention = Retention(
+        sweep_after_ms=int(raw.get("sweepAfterMs") or defaults.sweep_after_ms),
+        failed_retention_ms=int(raw.get("failedRetentionMs") or defaults.failed_retention_ms),
+    )
+    return ShardSettings(policy=policy, retention=retention)
+
+
+class SchedulerService:
+    """Producer and performer calls, over the JobShard namespace of ``env``."""
+
+    def __init__(self, env: Any, definition: TsumugiDefinition, schemas: PayloadSchemas | None = None,
+                 exports: Any = None) -> None:  # fmt: skip
+        """Serve with the bindings of ``env`` and the scheduler's ``definition``.
+
+        ``schemas`` caches the performers' payload schemas; give the isolate's own (a fresh cache asks each
+        performer again). ``exports`` (``ctx.exports``) finds performers the scheduler Worker exports itself.
+        """
+        self._env = env
+        self._definition = definition
+        self._schemas = schemas if schemas is not None else PayloadSchemas()
+        self._exports = exports
+
+    def _stub(self, name: str) -> Any:
+        return self._env.JOB_SHARD.getByName(name)
+
+    async def _prepare(self, raw: object, where: str) -> tuple[EnqueueItem, str]:
+        item, given = decode_item(raw, where)
+        hook = self._definition.on_enqueue
+        try:
+            if hook is not None:
+                defaults = hook(item)
+                if inspect.isawaitable(defaults):
+                    defaults = await defaults
+                item = apply_defaults(item, defaults)
+            validate_enqueue(item)
+        except EnqueueValidationError as exc:
+            raise _prefixed(where, exc) from None
+        if not self._definition.is_registered(item.binding):
+            raise EnqueueValidationError(f"{where}.binding", f"is not a registered performer: {item.binding}")
+        try:
+            await self._schemas.check(item.binding, item.payload, self._env, self._exports)
+        except InvalidValueError as exc:  # the performer's published payload type refuses it (ADR-0075)
+            raise EnqueueValidationError(f"{where}.{exc.path('payload')}", exc.rule) from None
+        return item, shard_name(item.binding, self._shard_of(item, given, where))
+
+    def _shard_of(self, item: EnqueueItem, given: int | None, where: str) -> int:
+        if item.id is not None:
+            shard = parse_job_id(item.id).shard
+            shards = self._definition.shards_of(item.binding)
+            if shard >= shards:
+                # Its shard would be an object no route serves: the job could never be read or steered.
+                raise EnqueueValidationError(f"{where}.id", f"is invalid: shard {shard} is beyond {item.binding}'s "
+                                                            f"{shards} shard(s)")  # fmt: skip
+        else:
+            try:
+                shard = resolve_shard(
+                    item.binding, self._definition.shards_of(item.binding), item.partition_key
+                )
+            except InvalidJobIdError as exc:
+                raise EnqueueValidationError(f"{where}.partition_key", f"is required: {exc}") from None
+        if given is not None and given != shard:
+            raise ShardConflictError(
+                f"{where}.shard",
+                f"must be {shard}, the scheduler's shard for this item: the caller's bindings config differs",
+            )
+        return shard
+
+    async def enqueue_many(self, items: object, settings: object = None) -> list[str]:
+        """Enqueue 1..500 items; ids in input order (existing ids for dedup hits).
+
+        Raises:
+            EnqueueValidationError: any item is invalid (nothing is stored).
+        """
+        if not isinstance(items, Sequence) or isinstance(items, str | bytes):
+            raise EnqueueValidationError("items", "must be a list of enqueue items")
+        batch: Sequence[object] = items  # pyright: ignore[reportUnknownVariableType]
+        if not 1 <= len(batch) <= MAX_BATCH_ITEMS:
+            raise EnqueueValidationError("items", f"must hold 1 to {MAX_BATCH_ITEMS} items, got {len(batch)}")
+        given_settings = _settings_from_original(settings)
+        prepared = [await self._prepare(raw, f"items[{i}]") for i, raw in enumerate(batch)]
+        return await self._send(prepared, given_settings)
+
+    async def enqueue_valid(self, items: Sequence[Mapping[str, Any]]) -> list[str | EnqueueValidationError]:
+        """Enqueue the valid ones of 1..500 items; an invalid item's place holds its error instead, its field
+        named bare (``max_attempts must be at least 1``). The Run object's starts: one node's invalid job
+        fails that node alone, and each item is checked once."""
+        if not 1 <= len(items) <= MAX_BATCH_ITEMS:
+            raise EnqueueValidationError("items", f"must hold 1 to {MAX_BATCH_ITEMS} items, got {len(items)}")
+        errors: list[EnqueueValidationError | None] = []
+        prepared: list[tuple[EnqueueItem, str]] = []
+        for raw in items:
+            try:
+                prepared.append(await self._prepare(raw, "item"))
+                errors.append(None)
+            except EnqueueValidationError as exc:
+                errors.append(bare_field(exc, "item"))
+        ids = iter(await self._send(prepared, None) if prepared else [])
+        return [next(ids) if error is None else error for error in errors]
+
+    async def _send(
+        self, prepared: list[tuple[EnqueueItem, str]], given_settings: ShardSettings | None
+    ) -> list[str]:
+        groups: dict[str, list[int]] = {}
+        for position, (_, name) in enumerate(prepared):
+            groups.setdefault(name, []).append(position)
+        ids: list[str] = [""] * len(prepared)
+
+        async def send(name: str, positions: list[int]) -> None:
+            binding = prepared[positions[0]][0].binding
+            code = self._definition.settings_of(binding) or given_settings
+            wire = msgspec.to_builtins([prepared[p][0] for p in positions])
+            answer = await self._stub(name).enqueue_many(
+                name, wire, None if code is None else msgspec.to_builtins(code)
+            )
+            for position, job_id in zip(positions, answer, strict=True):
+                ids[position] = str(job_id)
+
+        await asyncio.gather(*(send(name, positions) for name, positions in groups.items()))
+        return ids
+
+    async def get(self, job_id: object) -> dict[str, Any] | None:
+        """The job's detail from its shard, or None."""
+        name = shard_of_job(job_id)
+        answer = await self._stub(name).get(name, job_id)
+        return None if answer is None else dict(answer)
+
+    async def cancel(self, job_id: object) -> dict[str, Any]:
+        """Cancel (or ask to stop); ``{"ok": true, "requested": bool}`` or a refusal."""
+        name = shard_of_job(job_id)
+        return dict(await self._stub(name).cancel(name, job_id))
+
+    async def retry(self, job_id: object) -> dict[str, Any]:
+        """Retry a FAILED / STALLED job now; ``{"ok": true}`` or a refusal."""
+        name = shard_of_job(job_id)
+        return dict(await self._stub(name).retry(name, job_id))
+
+    async def reschedule(self, job_id: object, body: object) -> dict[str, Any]:
+        """Move a SCHEDULED job: body ``{"runAt": n}`` or ``{"delayMs": n}``, optional ``"priority"``.
+
+        Raises:
+            EnqueueValidationError: the body breaks a rule (fields ``run_at``, ``delay_ms``, ``priority``).
+        """
+        name = shard_of_job(job_id)
+        if not isinstance(body, Mapping):
+            raise EnqueueValidationError("body", "must be an object")
+        fields: dict[str, Any] = integral(dict(body))  # pyright: ignore[reportUnknownArgumentType]
+        run_at, delay_ms, priority = fields.get("runAt"), fields.get("delayMs"), fields.get("priority")
+        for field, value in (("run_at", run_at), ("delay_ms", delay_ms), ("priority", priority)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+                raise EnqueueValidationError(field, f"must be an integer, got {value!r}")
+        if (run_at is None) == (delay_ms is None):
+            raise EnqueueValidationError("run_at", "and delay_ms: exactly one is required")
+        if delay_ms is not None and delay_ms < 0:
+            raise EnqueueValidationError("delay_ms", "must not be negative")
+        if delay_ms is not None and delay_ms > MAX_RESCHEDULE_DELAY_MS:
+            raise EnqueueValidationError(
+                "delay_ms", f"must be at most {MAX_RESCHEDULE_DELAY_MS}, got {delay_ms}"
+            )
+        if run_at is not None:
+            check_instant("run_at", run_at)
+        if priority is not None:
+            check_priority(priority)
+        stub = self._stub(name)
+        at = run_at if run_at is not None else int(await stub.now(name)) + int(delay_ms or 0)
+        return dict(await stub.reschedule(name, job_id, at, priority))
+
+    async def heartbeat(self, job_id: object, attempt: object, progress: object = None) -> dict[str, Any]:
+        """Forward a performer's heartbeat; ``{"accepted": bool, "cancel_requested": bool}``."""
+        name = shard_of_job(job_id)
+        number = integral(attempt)
+        if isinstance(number, bool) or not isinstance(number, int) or number < 1:
+            raise EnqueueValidationError("attempt", f"must be an integer of at least 1, got {attempt!r}")
+        return dict(await self._stub(name).heartbeat(name, job_id, number, progress))

@@ -1,0 +1,515 @@
+"""The JobShard Durable Object's application shell: decode -> engine command -> encode, then one alarm.
+
+`JobShardHost` wraps a `JobShardEngine` over the object's SQL storage. After every command it arms exactly
+one alarm at the engine's ``next_wake_at`` (or none). ``alarm()`` reads the change feed, ticks, sends the
+dispatch messages (``sendBatch`` chunks within Cloudflare's 100 messages and 256,000 bytes, ADR-0044),
+projects the changes read before the tick into D1 and acks them (at most `D1_QUERIES_PER_ALARM` statements,
+ADR-0046), writes Analytics Engine points for terminal snapshots after the ack (metrics are at-most-once; at
+most `POINTS_PER_ALARM`: the projection stops before a change whose point would not fit and the next alarm,
+armed at once, goes on, ADR-0045), and
+enqueues notice jobs with ids derived from the notice's feed position so a repeat after a crash is absorbed
+as a re-enqueue of the same id. A tick that raises re-arms in 5 s (workerd retries a failing alarm only a few
+times). Each dispatch and each projected change is also logged as one line (``job <id> <STATE> attempt <n>``
+with progress and the error's first line when present; a QUEUED change without progress only at dispatch)
+on the ``tsumugi.jobs`` logger: ``tsumugi dev`` shows them, and on Cloudflare they land in the Worker's logs.
+
+The object learns its name (``<binding>#<shard>``) from the first call, which always carries it, and keeps
+it in its storage for alarms.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any, Final, cast
+
+import msgspec
+
+from tsumugi_core.ids import format_job_id, shard_name
+from tsumugi_core.options import EnqueueItem
+from tsumugi_core.policy import ShardSettings
+from tsumugi_core.queue_size import MAX_BATCH_BYTES, MAX_BATCH_MESSAGES, json_bound
+from tsumugi_core.sharding import resolve_shard
+from tsumugi_core.states import TERMINAL_STATES, JobState
+from tsumugi_scheduler import _runtime
+from tsumugi_scheduler.definition import TsumugiDefinition
+from tsumugi_scheduler.dispatch_send import send_dispatches
+from tsumugi_scheduler.job_view import detail_from_shard
+from tsumugi_scheduler.readmodel import project
+from tsumugi_scheduler.shard import (
+    DispatchMessage,
+    Failed,
+    JobShardEngine,
+    JobSnapshot,
+    NoticeRecord,
+    Outcome,
+    ReportAnswer,
+    SqlLike,
+    Succeeded,
+)
+from tsumugi_scheduler.timing import entropy, time_source
+from tsumugi_scheduler.wire import convert_plain
+
+__all__ = [
+    "ALARM_RETRY_MS",
+    "D1_QUERIES_PER_ALARM",
+    "FEED_BATCH",
+    "FEED_ROUNDS",
+    "JOB_LOGGER",
+    "POINTS_PER_ALARM",
+    "SEND_BATCH",
+    "SEND_BATCH_BYTES",
+    "JobShardHost",
+    "job_event_line",
+    "metrics_point",
+]
+
+ALARM_RETRY_MS: Final = 5_000
+"""A tick that raised runs again this much later."""
+SEND_BATCH: Final = MAX_BATCH_MESSAGES
+"""Queues accept at most 100 messages per ``sendBatch``."""
+SEND_BATCH_BYTES: Final = MAX_BATCH_BYTES - MAX_BATCH_MESSAGES * 100
+"""Serialised bytes per ``sendBatch``: Cloudflare's 256,000 less the ~100 bytes of metadata per message the
+Queues docs say count towards the limits (ADR-0044)."""
+FEED_BATCH: Final = 200
+"""Snapshots per D1 projection batch, notices per round."""
+D1_QUERIES_PER_ALARM: Final = 800
+"""D1 statements one alarm may run: Cloudflare allows 1,000 per invocation (each statement of a batch
+counts); 200 stay free for what else the invocation may query (ADR-0046)."""
+FEED_ROUNDS: Final = D1_QUERIES_PER_ALARM // FEED_BATCH
+"""Feed batches drained per alarm; more wait for the next alarm (armed at once while the feed is pending)."""
+POINTS_PER_ALARM: Final = 200
+"""Analytics Engine points one alarm writes: Cloudflare keeps 250 per invocation and drops the rest silently
+(ADR-0045)."""
+
+_IDENTITY_DDL: Final = (
+    "CREATE TABLE IF NOT EXISTS shard_identity (id INTEGER PRIMARY KEY CHECK (id = 1), name TEXT NOT NULL)"
+)
+JOB_LOGGER: Final = "tsumugi.jobs"
+"""The logger of the one-line job events (under ``tsumugi``)."""
+
+_log = logging.getLogger("tsumugi_scheduler")
+_PendingReport = tuple[str, int, Outcome, "asyncio.Future[ReportAnswer]"]
+_job_log = logging.getLogger(JOB_LOGGER)
+_LIVE_ATTEMPT_STATES: Final = frozenset({JobState.QUEUED, JobState.RUNNING})
+
+
+def job_event_line(snapshot: JobSnapshot) -> str:
+    """One log line for a projected change: ``job <id> <STATE> attempt <n>`` [``progress <p>``] [``error: ...``].
+
+    The attempt is the live one while the job is QUEUED or RUNNING, else the number made so far.
+    """
+    job = snapshot.job
+    attempt = job.attempts + 1 if job.state in _LIVE_ATTEMPT_STATES else job.attempts
+    line = f"job {job.id} {job.state.value} attempt {attempt}"
+    if job.progress is not None:
+        line += f" progress {job.progress:.3g}"
+    if job.error:
+        # Errors carry a traceback after their first line; one event is one line.
+        line += f" error: {job.error.splitlines()[0]}"
+    return line
+
+
+def metrics_point(snapshot: JobSnapshot) -> dict[str, Any]:
+    """The Analytics Engine data point of a terminal snapshot (reference §5.4)."""
+    job = snapshot.job
+    duration = 0 if job.dispatched_at is None else max(0, job.updated_at - job.dispatched_at)
+    return {
+        "indexes": [job.binding],
+        "blobs": [job.state.value, job.binding, job.guarantee],
+        "doubles": [float(job.attempts), float(duration)],
+    }
+
+
+def _log_changes(snapshots: list[JobSnapshot]) -> None:
+    if not _job_log.isEnabledFor(logging.INFO):  # one line per change: build them only when shown
+        return
+    for snapshot in snapshots:
+        if snapshot.job.state is not JobState.QUEUED or snapshot.job.progress is not None:
+            _job_log.info("%s", job_event_line(snapshot))  # a bare QUEUED was logged at dispatch
+
+
+def _answer(answer: ReportAnswer) -> dict[str, Any]:
+    return {"accepted": answer.accepted, "state": None if answer.state is None else answer.state.value}
+
+
+def _outcome(value: Mapping[str, Any]) -> Outcome:
+    if value.get("ok") is True:
+        spawns: Any = value.get("spawns")
+        listed: list[Any] | None = list(cast("list[Any]", spawns)) if isinstance(spawns, list) and spawns else None
+        return Succeeded(result=value.get("result"), spawns=listed)
+    retry_at = value.get("retryAt")
+    return Failed(
+        error=str(value.get("error") or "the attempt failed"),
+        retryable=value.get("retryable") is not False,
+        retry_at=int(retry_at) if isinstance(retry_at, int | float) else None,
+        unknown=value.get("outcomeUnknown") is True,
+    )
+
+
+def send_chunks(bodies: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """``sendBatch`` chunks of ``bodies`` in order: at most `SEND_BATCH` messages and `SEND_BATCH_BYTES` each.
+
+    Sizes are upper bounds from the JSON length (`tsumugi_core.queue_size.json_bound`): one encoding of all
+    bodies when they fit together (every tick with ordinary payloads), one per body otherwise. A body alone
+    always goes out alone, whatever its bound: enqueue validation keeps every payload under the message limit.
+    """
+    if json_bound(len(msgspec.json.encode(bodies))) <= SEND_BATCH_BYTES:
+        return [bodies[start : start + SEND_BATCH] for start in range(0, len(bodies), SEND_BATCH)]
+    chunks: list[list[dict[str, Any]]] = []
+    chunk: list[dict[str, Any]] = []
+    used = 0
+    for body in bodies:
+        size = json_bound(len(msgspec.json.encode(body["body"])))
+        if chunk and (len(chunk) == SEND_BATCH or used + size > SEND_BATCH_BYTES):
+            chunks.append(chunk)
+            chunk, used = [], 0
+        chunk.append(body)
+        used += size
+    if chunk:
+        chunks.append(chunk)
+    return chunks
+
+
+def within_points(snapshots: list[JobSnapshot], points: int) -> tuple[list[JobSnapshot], list[JobSnapshot]]:
+    """The longest prefix of ``snapshots`` (in feed order) holding at most ``points`` terminal ones, and those."""
+    terminal: list[JobSnapshot] = []
+    for i, snapshot in enumerate(snapshots):
+        if snapshot.job.state in TERMINAL_STATES:
+            if len(terminal) == points:
+                return snapshots[:i], terminal
+            terminal.append(snapshot)
+    return snapshots, terminal
+
+
+class JobShardHost:
+    """One JobShard object: its engine (opened on first use), its bindings and its alarm."""
+
+    def __init__(self, storage: Any, sql: SqlLike, env: Any, definition: TsumugiDefinition) -> None:
+        """Serve the object whose ``ctx.storage`` is ``storage`` (``sql`` is the engine's view of it)."""
+        self._storage = storage
+        self._sql = sql
+        self._env = env
+        self._definition = definition
+        self._engine: JobShardEngine | None = None
+        self._name: str | None = None
+        self._reports: list[_PendingReport] = []
+
+    # -- opening --------------------------------------------------------------------------------------------
+
+    def _stored_name(self) -> str | None:
+        self._sql.exec(_IDENTITY_DDL)
+        rows = self._sql.exec("SELECT name FROM shard_identity WHERE id = 1").toArray()
+        return str(rows[0]["name"]) if rows else None
+
+    def engine(self, name: str | None = None) -> JobShardEngine | None:
+        """The engine of this object; ``name`` is required the first time the object is ever used."""
+        if self._engine is not None:
+            return self._engine
+        stored = self._stored_name()
+        if stored is None and name is None:
+            return None
+        if stored is None and name is not None:
+            self._sql.exec("INSERT INTO shard_identity (id, name) VALUES (1, ?)", name)
+        resolved = stored or name or ""
+        binding, _, shard = resolved.rpartition("#")
+        self._name = resolved
+        self._engine = JobShardEngine(
+            self._sql, binding=binding, shard=int(shard) if shard.isdigit() else 0, clock=time_source(),
+            ids=entropy()[0], rand=entropy()[1], notices=self._definition.notices,
+        )  # fmt: skip
+        return self._engine
+
+    def code_settings(self, binding: str) -> ShardSettings | None:
+        """The scheduler definition's settings for ``binding``; None when it configures none."""
+        return self._definition.settings_of(binding)
+
+    def _open(self, name: str) -> JobShardEngine:
+        engine = self.engine(name)
+        assert engine is not None  # a name was given
+        return engine
+
+    async def _arm(self) -> None:
+        engine = self._engine
+        if engine is None:
+            return
+        current = await _runtime.current_alarm(self._storage)
+        if current is not None and current <= time_source().now_ms():
+            # An alarm is already due: it ticks soon and arms exactly after it, so a burst of reports
+            # coalesces into one tick without computing the wake instant once per report.
+            return
+        at = engine.next_wake_at()
+        if at is None:
+            return  # an alarm already armed only costs one idle tick, which then arms exactly
+        # Earlier-only: an armed alarm may be for a delayed job that is due now but not dispatched yet,
+        # which next_wake_at does not count after the due instant; pushing it back would strand the job.
+        if current is None or current > at:
+            await self._storage.setAlarm(at)
+
+    async def _command(self, name: str, run: Callable[[JobShardEngine], Any]) -> Any:
+        answer = run(self._open(name))
+        await self._arm()
+        return answer
+
+    # -- commands -------------------------------------------------------------------------------------------
+
+    async def enqueue_many(self, name: str, items: Any, settings: Any = None) -> list[str]:
+        """Store items (camelCase enqueue items) with the code's settings; answers ids in input order."""
+        decoded = convert_plain(items, list[EnqueueItem], "items")
+        code = None if settings is None else convert_plain(settings, ShardSettings, "settings")
+        results = await self._command(name, lambda e: e.enqueue_many(decoded, code))
+        return [r.id for r in results]
+
+    async def claim(self, name: str, job_id: str, attempt: int) -> bool:
+        """At-most-once start of the live attempt."""
+        return bool(await self._command(name, lambda e: e.claim(job_id, int(attempt))))
+
+    async def start_many(self, name: str, attempts: Any) -> list[bool]:
+        """Mark started attempts (``{"jobId", "attempt"}`` each) RUNNING in one statement; one answer each."""
+        items = [(str(a["jobId"]), int(a["attempt"])) for a in attempts]
+        return await self._command(name, lambda e: e.start_many(items))
+
+    async def report(
+        self, name: str, job_id: str, attempt: int, outcome: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        """Record an attempt's outcome envelope; answers ``accepted`` and the state after it.
+
+        Reports that arrive together are applied as a group: one transaction (each report still its own
+        nested one, so a refused or failing report affects no other) and one alarm check, and every call
+        returns only once the group is committed and the alarm armed.
+        """
+        (waiter,) = await self._submit(name, [(job_id, attempt, outcome)])
+        return _answer(await waiter)
+
+    async def report_many(self, name: str, reports: Any) -> list[dict[str, Any]]:
+        """Record several outcomes (``{"jobId", "attempt", "outcome"}`` each) as one group, in order.
+
+        Answers one entry per report: ``accepted`` and ``state`` as `report` does, or ``error`` (the
+        exception's type and message) for a report that failed on its own; the others still apply.
+        """
+        items = [(str(r["jobId"]), int(r["attempt"]), r["outcome"]) for r in reports]
+        answers: list[dict[str, Any]] = []
+        for waiter in await self._submit(name, items):
+            try:
+                answers.append(_answer(await waiter))
+            except Exception as exc:
+                answers.append({"error": f"{type(exc).__name__}: {exc}"})
+        return answers
+
+    async def _submit(
+        self, name: str, items: list[tuple[str, int, Mapping[str, Any]]]
+    ) -> list[asyncio.Future[ReportAnswer]]:
+        engine = self._open(name)
+        loop = asyncio.get_running_loop()
+        waiters: list[asyncio.Future[ReportAnswer]] = [loop.create_future() for _ in items]
+        lead = not self._reports  # the first report of a group applies it
+        for (job_id, attempt, outcome), waiter in zip(items, waiters, strict=True):
+            self._reports.append((job_id, int(attempt), _outcome(outcome), waiter))
+        if lead:
+            try:
+                await asyncio.sleep(0)  # reports already on their way join the group
+            finally:  # even when this call is cancelled, the group is applied: the others wait for it
+                group, self._reports = self._reports, []
+                self._apply_reports(engine, group)
+            try:
+                await self._arm()
+            finally:
+                for waiter in waiters:
+                    if waiter.done() and not waiter.cancelled():
+                        waiter.exception()  # retrieved: if arming fails, that is what this call raises
+        return waiters
+
+    def _apply_reports(self, engine: JobShardEngine, group: list[_PendingReport]) -> None:
+        results: list[ReportAnswer | BaseException] = []
+
+        def apply_all() -> None:
+            for job_id, attempt, outcome, _ in group:
+                try:
+                    results.append(engine.report(job_id, attempt, outcome))
+                except Exception as exc:  # that report's own transaction rolled back; the others stand
+                    results.append(exc)
+
+        try:
+            self._sql.transaction_sync(apply_all)
+        except Exception as exc:  # the group did not commit: every report fails as it would alone
+            results = [exc] * len(group)
+        for (*_, waiter), result in zip(group, results, strict=True):
+            if isinstance(result, BaseException):
+                waiter.set_exception(result)
+            else:
+                waiter.set_result(result)
+
+    async def heartbeat(self, name: str, job_id: str, attempt: int, progress: Any) -> dict[str, Any]:
+        """Extend the live attempt; answers ``accepted`` and ``cancel_requested``."""
+        value = progress if isinstance(progress, int | float) and not isinstance(progress, bool) else None
+        answer = await self._command(name, lambda e: e.heartbeat(job_id, int(attempt), value))
+        return {"accepted": answer.accepted, "cancel_requested": answer.cancel_requested}
+
+    async def cancel(self, name: str, job_id: str) -> dict[str, Any]:
+        """Cancel, or ask a dispatched job to stop (A6)."""
+        answer = await self._command(name, lambda e: e.cancel(job_id))
+        if answer.ok:
+            return {"ok": True, "requested": answer.requested}
+        return {"ok": False, "reason": answer.reason}
+
+    async def retry(self, name: str, job_id: str) -> dict[str, Any]:
+        """FAILED / STALLED -> SCHEDULED now."""
+        answer = await self._command(name, lambda e: e.retry(job_id))
+        return {"ok": True} if answer.ok else {"ok": False, "reason": answer.reason}
+
+    async def reschedule(self, name: str, job_id: str, run_at: int, priority: int | None) -> dict[str, Any]:
+        """Move a SCHEDULED job's run_after (and priority)."""
+        answer = await self._command(name, lambda e: e.reschedule(job_id, run_at, priority))
+        return {"ok": True} if answer.ok else {"ok": False, "reason": answer.reason}
+
+    async def now(self, name: str) -> int:
+        """The shard's current instant (for relative reschedules)."""
+        self._open(name)
+        return time_source().now_ms()
+
+    async def get(self, name: str, job_id: str) -> dict[str, Any] | None:
+        """The job's detail (scheduler-rpc.md §4.2), or None when the shard does not hold it."""
+        engine = self._open(name)
+        job = engine.get(job_id)
+        if job is None:
+            return None
+        return detail_from_shard(job, engine.attempts_of(job_id), now=time_source().now_ms(),
+                                 failed_retention_ms=engine.settings.retention.failed_retention_ms)  # fmt: skip
+
+    async def states_of(self, name: str, job_ids: list[str]) -> list[str | None]:
+        """Each job's state, None for a job the shard does not hold (the Scheduler's overlap check)."""
+        engine = self._open(name)
+        return [None if (job := engine.get(job_id)) is None else job.state.value for job_id in job_ids]
+
+    # -- the alarm ------------------------------------------------------------------------------------------
+
+    async def alarm(self) -> None:
+        """Tick, send, project, notify; then arm the next alarm (or retry in 5 s after a failure)."""
+        engine = self.engine()
+        if engine is None:
+            await self._storage.deleteAlarm()
+            return
+        try:
+            # The feed is read before the tick and projected after it: the tick's own changes (dispatches)
+            # wait for the next alarm, by which time most short jobs have finished and are projected once
+            # (engine.PROJECTION_HOLD_MS), and the dispatches go out before D1 is awaited, so the consumer
+            # works while D1 does.
+            head = engine.feed_head()
+            first = engine.changes(FEED_BATCH)
+            _log_changes(first)  # before the dispatch lines, in the order the changes happened
+            result = engine.tick()
+            if _job_log.isEnabledFor(logging.INFO):  # dispatches are logged now, not when projected
+                for message in result.dispatches:
+                    _job_log.info("job %s QUEUED attempt %d", message.job_id, message.attempt)
+            await self._send(result.dispatches)
+            await self._project(engine, first, head)
+            await self._notify(engine)
+            await self._notify_runs(engine)
+        except Exception:
+            _log.exception("tick of shard %s failed; retrying in %d ms", self._name, ALARM_RETRY_MS)
+            await self._storage.setAlarm(time_source().now_ms() + ALARM_RETRY_MS)
+            return
+        await self._arm()  # getAlarm answers None during alarm() unless an interleaved call armed one
+
+    async def _send(self, dispatches: list[DispatchMessage]) -> None:
+        # Each DispatchMessage already carries what the consumer decodes (QueuedDispatch), max_attempts
+        # included (read by the dispatch statement itself); one C call turns the batch into plain bodies.
+        bodies = [{"body": body} for body in msgspec.to_builtins(dispatches)]
+        # A failed send leaves the jobs QUEUED (the reaper requeues or stalls them), except a message that can
+        # never be sent: its job alone fails (ADR-0077).
+        await send_dispatches(self._env.TSUMUGI_QUEUE, send_chunks(bodies), self._fail_unsendable)
+
+    async def _fail_unsendable(self, job_id: str, attempt: int, error: str) -> None:
+        assert self._name is not None  # set before any tick
+        await self.report(self._name, job_id, attempt, {"ok": False, "error": error, "retryable": False})
+
+    async def _project(self, engine: JobShardEngine, snapshots: list[JobSnapshot], up_to_seq: int) -> None:
+        points_left = POINTS_PER_ALARM
+        for _ in range(FEED_ROUNDS):
+            if not snapshots:
+                return
+            taken, terminal = within_points(snapshots, points_left)
+            if not taken:
+                return  # the next change needs a point this alarm has no room for: the next alarm goes on
+            await project(self._env.TSUMUGI_DB, taken)
+            engine.ack_changes(max(s.job.seq for s in taken))
+            self._write_metrics(terminal)
+            points_left -= len(terminal)
+            if len(taken) < len(snapshots):
+                return  # the rest is still in the feed: the next alarm (armed at once) projects it
+            if len(snapshots) < FEED_BATCH:
+                return
+            snapshots = engine.changes(FEED_BATCH, up_to_seq)
+            _log_changes(snapshots)
+
+    def _write_metrics(self, snapshots: list[JobSnapshot]) -> None:
+        dataset = getattr(self._env, "TSUMUGI_METRICS", None)
+        if dataset is None:
+            return
+        for snapshot in snapshots:
+            try:
+                dataset.writeDataPoint(metrics_point(snapshot))
+            except Exception:
+                # Metrics must never hold coordination back.
+                _log.warning("metrics point for %s failed", snapshot.job.id, exc_info=True)
+
+    async def _notify(self, engine: JobShardEngine) -> None:
+        for _ in range(FEED_ROUNDS):
+            records = engine.notices(FEED_BATCH)
+            if not records:
+                return
+            by_target: dict[str, list[dict[str, Any]]] = {}
+            for record in records:
+                target_shard, item = self._notice_item(engine, record)
+                by_target.setdefault(target_shard, []).append(item)
+            for target_shard, items in by_target.items():
+                await self._enqueue_on(target_shard, items)
+            engine.ack_notices(max(r.seq for r in records))
+            if len(records) < FEED_BATCH:
+                return
+
+    async def _notify_runs(self, engine: JobShardEngine) -> None:
+        """Deliver job -> run events (reference §1.9), grouped by run, acked only once all are delivered.
+
+        Without a ``RUN`` binding they stay in the outbox, to flow once it is configured.
+        """
+        runs = getattr(self._env, "RUN", None)
+        if runs is None:
+            return
+        for _ in range(FEED_ROUNDS):
+            records = engine.run_events(FEED_BATCH)
+            if not records:
+                return
+            by_run: dict[str, list[dict[str, Any]]] = {}
+            for r in records:
+                event: dict[str, Any] = {"nodeId": r.node_id, "jobId": r.job_id, "state": r.state.value, "result": r.result,
+                         "error": r.error}  # fmt: skip
+                if r.spawns:
+                    event["spawns"] = r.spawns
+                by_run.setdefault(r.run_id, []).append(event)
+            await asyncio.gather(
+                *(runs.getByName(run_id).notify(events) for run_id, events in by_run.items())
+            )
+            engine.ack_run_events(max(r.seq for r in records))
+            if len(records) < FEED_BATCH:
+                return
+
+    def _notice_item(self, engine: JobShardEngine, record: NoticeRecord) -> tuple[str, dict[str, Any]]:
+        target = record.target
+        shards = self._definition.shards_of(target)
+        shard = resolve_shard(target, shards, record.notice.job_id) if shards > 1 else 0
+        kind = "failure" if type(record.notice).__name__ == "FailureNotice" else "settled"
+        # Derived from the notice's feed position: a re-send after a crash re-enqueues the same id.
+        local_id = f"{kind}-{engine.binding}-{engine.shard}-{record.seq}"
+        # asdict drops the union's tag ("type"): the payload is exactly A2's / A3's fields.
+        payload = msgspec.to_builtins(msgspec.structs.asdict(record.notice))
+        item = {"binding": target, "payload": payload, "id": format_job_id(target, shard, local_id)}
+        return shard_name(target, shard), item
+
+    async def _enqueue_on(self, target_shard: str, items: list[dict[str, Any]]) -> None:
+        binding = target_shard.rpartition("#")[0]
+        settings = self._definition.settings_of(binding)
+        wire_settings = None if settings is None else msgspec.to_builtins(settings)
+        stub = self._env.JOB_SHARD.getByName(target_shard)
+        await stub.enqueue_many(target_shard, items, wire_settings)
