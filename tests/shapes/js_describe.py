@@ -163,8 +163,19 @@ def _describe_object(value: JsProxy, patterns: list[str], path: str) -> dict[str
     return out
 
 
+ITERATOR_HELPERS = frozenset(
+    {"toArray", "map", "filter", "take", "drop", "flatMap", "reduce", "forEach", "some", "every", "find"}
+)
+"""Iterator.prototype's helpers: an iterator object of workerd inherits them rather than defining them."""
+
+
+def _is_iterator(value: JsProxy) -> bool:
+    """A JS iterator: the emulation's JsIterator, or a platform object whose class says it inherits Iterator."""
+    return isinstance(value, JsIterator) or getattr(type(value), "js_inherits", None) == "Iterator"
+
+
 def _inherits(value: JsProxy) -> str:
-    if isinstance(value, JsIterator):
+    if _is_iterator(value):
         return "Iterator"
     if isinstance(value, JsPromise):
         return "Promise"
@@ -180,11 +191,18 @@ def prototype_members(value: JsProxy) -> list[list[str]]:
             if cls in (HostObject, JsProxy, object):
                 continue  # the emulation's own machinery (`js_id`, ...), not the object's JS members
             for attr, member in vars(cls).items():
-                if not attr.startswith("js_") or attr in ("js_class", "js_typeof") or attr in seen:
+                if (
+                    not attr.startswith("js_")
+                    or attr in ("js_class", "js_typeof", "js_inherits")
+                    or attr in seen
+                ):
                     continue
                 seen.add(attr)
+                name = attr.removeprefix("js_")
+                if name in ITERATOR_HELPERS and _is_iterator(value):
+                    continue  # inherited from Iterator.prototype on workerd
                 kind = "getter" if isinstance(member, property) else "method"
-                members.append([attr.removeprefix("js_"), kind])
+                members.append([name, kind])
     elif isinstance(value, JsIterator):
         members.append(["next", "method"])
     if any("__iter__" in vars(cls) for cls in type(value).__mro__ if cls not in (object, JsProxy)):
