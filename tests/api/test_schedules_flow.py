@@ -235,3 +235,15 @@ class TestClient:
                 await schedules.create(None, "bad", flow="greetings", input=1, every_ms=MIN, priority=3)
         assert (caught.value.status, caught.value.field) == (400, "priority")
         assert list(runs(world)) == [f"greetings:hourly-now-{T0}"]
+
+
+async def test_a_job_field_for_a_flow_schedule_is_a_conflict_with_it(world: World) -> None:
+    # The body alone is valid for PATCH; it conflicts with the stored flow schedule: 409 (issue 25).
+    body = {"name": "nightly", "flow": "greetings", "input": {"names": ["a"]}, "everyMs": 60_000}
+    assert (await world.request("POST", "/api/schedules", body))[0] == 201
+    rule = "cannot be set on a flow schedule: a schedule targets exactly one of them"
+    moved = await world.request("PATCH", "/api/schedules/nightly", {"binding": "MAIL"})
+    assert moved == (409, {"error": f"binding {rule}", "field": "binding", "rule": rule})
+    rule = "is not allowed with a flow: send the run's input as input"
+    given = await world.request("PATCH", "/api/schedules/nightly", {"payload": {}})
+    assert given == (409, {"error": f"payload {rule}", "field": "payload", "rule": rule})

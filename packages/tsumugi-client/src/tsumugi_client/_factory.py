@@ -3,21 +3,26 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-
-import httpx
+from typing import TYPE_CHECKING
 
 from tsumugi_client._client import WorkerClient
-from tsumugi_client._http_transport import HttpTransport
 from tsumugi_client._routing import BindingConfig, normalize_bindings
 from tsumugi_client._rpc_transport import ServiceBindingTransport
 from tsumugi_client._transport import Transport
 from tsumugi_core.enqueue_defaults import OnEnqueue
 from tsumugi_core.ids import InvalidJobIdError, validate_binding_name
 
+if TYPE_CHECKING:
+    import httpx
+
 __all__ = ["create_client"]
 
 
 def _http_transport(base_url: object, token: str | None, http_client: httpx.AsyncClient | None) -> Transport:
+    import httpx  # only for HTTP: inside a Worker the client goes through the Service Binding (ADR-0110)
+
+    from tsumugi_client._http_transport import HttpTransport
+
     if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
         raise ValueError(f"base_url must be an absolute http:// or https:// URL, got {base_url!r}")
     if token is not None and (not isinstance(token, str) or not token.strip()):  # pyright: ignore[reportUnnecessaryIsInstance]

@@ -16,13 +16,15 @@ Example (inside a Worker)::
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 from urllib.parse import quote
 
-import httpx
 import msgspec
 
 from tsumugi_client._errors import INVALID_STATE_MESSAGE, TsumugiClientError
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["RUN_GONE_MESSAGE", "FlowLike", "RunDetail", "RunNodeView", "RunStartError", "RunView", "RunsClient"]
 # Exported from tsumugi_client; kept apart from the job client so it can join whichever client class hosts it.
@@ -140,6 +142,8 @@ class RunsClient:
         self._binding = binding
         self._http = http
         if base_url is not None and http is None:
+            import httpx  # only for HTTP: a Worker's upload has no httpx (ADR-0110)
+
             headers = {} if token is None else {"authorization": f"Bearer {token}"}
             self._http = httpx.AsyncClient(base_url=base_url, headers=headers)
 
@@ -166,6 +170,8 @@ class RunsClient:
             raise TsumugiClientError(None, f"scheduler RPC {method} failed: {type(exc).__name__}: {exc}") from exc
 
     async def _request(self, method: str, path: str, body: Any = None) -> httpx.Response:
+        import httpx
+
         assert self._http is not None
         try:
             return await self._http.request(method, path, json=body)

@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import urllib.parse
 from collections.abc import Mapping
-from typing import Any, Final, cast
+from typing import TYPE_CHECKING, Any, Final, cast
 
-import httpx
 import msgspec
 
 from tsumugi_client._errors import TsumugiClientError
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["ScheduleClient", "ScheduleError", "create_schedule_client", "schedule_body"]
 
@@ -113,10 +115,14 @@ class ScheduleClient:
         if self._http_client is not None:
             return self._http_client
         if self._owned is None:
+            import httpx  # only for HTTP: a Worker's upload has no httpx (ADR-0110)
+
             self._owned = httpx.AsyncClient()
         return self._owned
 
     async def _send(self, method: str, path: str, body: Any = None) -> Any:
+        import httpx
+
         headers = {} if self._token is None else {"authorization": f"Bearer {self._token}"}
         try:
             response = await self._http().request(

@@ -21,6 +21,7 @@ from pathlib import Path
 import msgspec
 
 from tsumugi_dev.local_packages import find_local_package
+from tsumugi_dev.pyodide_markers import excluded_on_pyodide
 
 __all__ = [
     "DependencyError",
@@ -139,8 +140,10 @@ def _packages(name: str, dist: metadata.Distribution) -> list[VendoredPackage]:
 
 
 def _applies(requirement: Requirement) -> bool:
-    # Extras are never requested here; other markers (python_version, sys_platform) are left to pywrangler.
-    return requirement.marker is None or "extra" not in requirement.marker
+    # Extras are never requested here, nor is what a platform marker keeps off Pyodide (ADR-0110); other
+    # markers (python_version, ...) are left to pywrangler.
+    marker = requirement.marker
+    return marker is None or ("extra" not in marker and not excluded_on_pyodide(marker))
 
 
 def resolve_dependencies(dependencies: Sequence[str], *, owner: str) -> Resolution:

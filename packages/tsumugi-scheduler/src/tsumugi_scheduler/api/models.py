@@ -75,23 +75,23 @@ class BackoffBody(_Body):
     jitter: bool | SkipJsonSchema[None] = _pin()
 
 
-def _null_or_absent(*fields: str) -> dict[str, Any]:
-    return {"properties": {f: {"type": "null"} for f in fields}}
+def _not_both(first: str, second: str) -> dict[str, Any]:
+    """Refuse a value (an integer: the fields' only non-null type) on both sides of a pair."""
+    return {"not": {"required": [first, second],
+                    "properties": {first: {"type": "integer"}, second: {"type": "integer"}}}}  # fmt: skip
 
 
 _ENQUEUE_RULES: Final[dict[str, Any]] = {
     "allOf": [
-        {"anyOf": [_null_or_absent("runAt"), _null_or_absent("delayMs")]},  # mutually exclusive
-        {"anyOf": [_null_or_absent("expiresAt"), _null_or_absent("expiresInMs")]},  # mutually exclusive
-        {
-            "anyOf": [
-                _null_or_absent("nodeId"),
-                {"required": ["runId"], "properties": {"runId": {"type": "string"}}},
-            ]
-        },
+        _not_both("runAt", "delayMs"),
+        _not_both("expiresAt", "expiresInMs"),
+        {"not": {"required": ["nodeId"], "properties": {"nodeId": {"type": "string"}, "runId": {"type": "null"}}}},
     ],
 }
-"""Rules across fields (tsumugi_core.options): a value on both sides of a pair is refused; nodeId needs runId."""
+"""Rules across fields (tsumugi_core.options): a value on both sides of a pair is refused; nodeId needs runId.
+
+Each is a ``not`` rather than an ``anyOf`` of the allowed cases: alternatives multiply, and with one more per
+binding (its payload type) the body became a schema no generator could expand (issue 25 item 11)."""
 _Key = Annotated[str, Field(min_length=1, max_length=MAX_KEY_CHARS)]
 _DroppedKey = Annotated[
     str, Field(max_length=MAX_KEY_CHARS, description="An empty string is dropped (the original's rule).")
