@@ -22,6 +22,7 @@ from urllib.parse import quote
 import msgspec
 
 from tsumugi_client._errors import INVALID_STATE_MESSAGE, TsumugiClientError
+from tsumugi_client._httpx import load_httpx
 
 if TYPE_CHECKING:
     import httpx
@@ -142,10 +143,8 @@ class RunsClient:
         self._binding = binding
         self._http = http
         if base_url is not None and http is None:
-            import httpx  # only for HTTP: a Worker's upload has no httpx (ADR-0110)
-
             headers = {} if token is None else {"authorization": f"Bearer {token}"}
-            self._http = httpx.AsyncClient(base_url=base_url, headers=headers)
+            self._http = load_httpx().AsyncClient(base_url=base_url, headers=headers)
 
     async def aclose(self) -> None:
         """Close the HTTP client this object created."""
@@ -170,12 +169,11 @@ class RunsClient:
             raise TsumugiClientError(None, f"scheduler RPC {method} failed: {type(exc).__name__}: {exc}") from exc
 
     async def _request(self, method: str, path: str, body: Any = None) -> httpx.Response:
-        import httpx
-
+        http_errors: Any = load_httpx().HTTPError
         assert self._http is not None
         try:
             return await self._http.request(method, path, json=body)
-        except httpx.HTTPError as exc:
+        except http_errors as exc:
             raise TsumugiClientError(None, f"{method} {path} failed: {exc}") from exc
 
     async def start(

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Final, cast
 import msgspec
 
 from tsumugi_client._errors import TsumugiClientError
+from tsumugi_client._httpx import load_httpx
 
 if TYPE_CHECKING:
     import httpx
@@ -115,20 +116,19 @@ class ScheduleClient:
         if self._http_client is not None:
             return self._http_client
         if self._owned is None:
-            import httpx  # only for HTTP: a Worker's upload has no httpx (ADR-0110)
-
-            self._owned = httpx.AsyncClient()
+            owned: httpx.AsyncClient = load_httpx().AsyncClient()
+            self._owned = owned
+            return owned
         return self._owned
 
     async def _send(self, method: str, path: str, body: Any = None) -> Any:
-        import httpx
-
+        http_errors: Any = load_httpx().HTTPError
         headers = {} if self._token is None else {"authorization": f"Bearer {self._token}"}
         try:
             response = await self._http().request(
                 method, f"{self._base_url}{path}", json=body, headers=headers
             )
-        except httpx.HTTPError as exc:
+        except http_errors as exc:
             raise ScheduleError(None, f"the scheduler could not be reached: {exc}") from exc
         try:
             answer: Any = response.json()
