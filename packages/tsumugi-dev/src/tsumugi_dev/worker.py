@@ -47,24 +47,21 @@ _wrap_env: Any = _EnvWrapper  # the SDK's classes are unannotated
 
 
 class JsScheduledController(HostObject):
-    """The ``controller`` a ``scheduled`` handler receives: ``cron``, ``scheduledTime``, ``noRetry()``."""
+    """The ``controller`` a ``scheduled`` handler receives: own ``cron`` and ``scheduledTime``, ``noRetry()``."""
 
-    __slots__ = ("_cron", "_time")
-    _cron: Any
-    _time: Any
+    __slots__ = ("_own",)
+    _own: Any
     js_class: ClassVar[str] = "ScheduledController"
 
     def __init__(self, cron: str, scheduled_time: int) -> None:
-        object.__setattr__(self, "_cron", cron)
-        object.__setattr__(self, "_time", scheduled_time)
+        object.__setattr__(self, "_own", {"cron": cron, "scheduledTime": scheduled_time})
 
-    @property
-    def js_cron(self) -> Any:
-        return self._cron
+    def _js_get(self, name: str) -> Any:
+        own = self._own
+        return own[name] if name in own else super()._js_get(name)
 
-    @property
-    def js_scheduledTime(self) -> Any:
-        return self._time
+    def _js_keys(self) -> list[str]:
+        return list(self._own)
 
     def js_noRetry(self) -> Any:
         return UNDEFINED
