@@ -19,7 +19,7 @@ import msgspec
 
 from tsumugi_dev.clock import RuntimeClock
 from tsumugi_dev.faults import DROP, REORDER, FaultInjector
-from tsumugi_dev.invocation import charge_subrequest
+from tsumugi_dev.invocation import charge_subrequest, current_connections
 from tsumugi_dev.jsdict import JsDict
 from tsumugi_dev.json_size import JSON_TO_MSGPACK_MAX_RATIO, json_size
 
@@ -310,8 +310,7 @@ class QueueBinding:
         delay = _delay_seconds(opts.get("delaySeconds", self._default_delay), "send")
         data, _, _ = encode_body(body, "send body")
         charge_subrequest()
-        await asyncio.sleep(0)  # outside I/O: the sender's input gate opens
-        self._store.add(self._queue, [(data, delay)])
+        await self._stored([(data, delay)])
 
     async def sendBatch(self, messages: Sequence[Any], options: Any = None, **kwargs: Any) -> None:
         """Store up to 100 messages (256 KB together) atomically; items are ``{"body": ..., "delaySeconds": ...}``."""
@@ -333,5 +332,18 @@ class QueueBinding:
             measured.append((copied, size))
         _check_batch_bytes(measured)
         charge_subrequest()
-        await asyncio.sleep(0)
-        self._store.add(self._queue, items)
+        await self._stored(items)
+
+    async def _stored(self, items: list[tuple[bytes, int]]) -> None:
+        # One of the invocation's six simultaneous connections until the queue has answered (ADR-0102).
+        connections = current_connections()
+        if connections is None:
+            await asyncio.sleep(0)  # outside I/O: the sender's input gate opens
+            self._store.add(self._queue, items)
+            return
+        await connections.acquire()
+        try:
+            await asyncio.sleep(0)
+            self._store.add(self._queue, items)
+        finally:
+            connections.release()

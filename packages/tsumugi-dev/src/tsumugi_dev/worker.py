@@ -96,7 +96,8 @@ def service_binding(target: WorkerHost, entrypoint: str | None, faults: FaultInj
     def wrap(name: str, call: Call) -> Call:
         return subrequest_call(guard_rpc(faults, target.name, entrypoint or "Default", name, call))
 
-    return JsFetcher(lambda run: target.run(entrypoint, run), wrap, _fetch_charged)
+    # The callee shares its caller's simultaneous connections (measured from the top-level request, ADR-0102).
+    return JsFetcher(lambda run: target.run(entrypoint, run, share_connections=True), wrap, _fetch_charged)
 
 
 class WorkerHost:
@@ -160,11 +161,19 @@ class WorkerHost:
         make: Any = cls  # the SDK's classes are unannotated
         return make(JsExecutionContext(self._spawn, self.exports), self.js_env)
 
-    async def run(self, entrypoint: str | None, handler: Callable[[Any], Awaitable[Any]]) -> Any:
-        """Run ``handler`` against a fresh entrypoint instance as one invocation of this Worker."""
+    async def run(
+        self, entrypoint: str | None, handler: Callable[[Any], Awaitable[Any]], *, share_connections: bool = False
+    ) -> Any:
+        """Run ``handler`` against a fresh entrypoint instance as one invocation of this Worker.
+
+        ``share_connections``: the event is a Service Binding call, whose callee draws on the calling
+        invocation's six simultaneous connections (ADR-0102).
+        """
         env_token = CURRENT_ENV.set(self.js_env)
         wait_token = CURRENT_WAIT_UNTIL.set(self.wait_until_function)
-        budget = enter_invocation(self._label, self.config.subrequest_limit, self._counters)
+        budget = enter_invocation(
+            self._label, self.config.subrequest_limit, self._counters, share_connections=share_connections
+        )
         try:
             return await handler(self.entrypoint(entrypoint))
         finally:
