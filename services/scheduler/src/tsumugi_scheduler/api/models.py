@@ -83,15 +83,10 @@ _ENQUEUE_RULES: Final[dict[str, Any]] = {
     "allOf": [
         {"anyOf": [_null_or_absent("runAt"), _null_or_absent("delayMs")]},  # mutually exclusive
         {"anyOf": [_null_or_absent("expiresAt"), _null_or_absent("expiresInMs")]},  # mutually exclusive
-        {
-            "anyOf": [
-                _null_or_absent("nodeId"),
-                {"required": ["runId"], "properties": {"runId": {"type": "string"}}},
-            ]
-        },
     ],
 }
-"""Rules across fields (tsumugi_core.options): a value on both sides of a pair is refused; nodeId needs runId."""
+"""Rules across fields (tsumugi_core.options): a value on both sides of a pair is refused. ``runId`` and
+``nodeId`` are not a caller's to set: only a run ties a job to itself (ADR-0120)."""
 _Key = Annotated[str, Field(min_length=1, max_length=MAX_KEY_CHARS)]
 _DroppedKey = Annotated[
     str, Field(max_length=MAX_KEY_CHARS, description="An empty string is dropped (the original's rule).")
@@ -121,8 +116,6 @@ class EnqueueBody(_Body):
     expiresInMs: int | None = Field(default=None, ge=1, le=_SAFE)
     traceparent: str | None = Field(default=None, pattern=f"^{_TRACEPARENT}$")
     id: _Key | None = Field(default=None, description="A pinned job id <binding>#<shard>:<local>.")
-    runId: _Key | None = None
-    nodeId: _Key | None = None
     shard: int | None = Field(
         default=None, ge=0, le=_SAFE, description="The caller's routing, checked by the scheduler."
     )
