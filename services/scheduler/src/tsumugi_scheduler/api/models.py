@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, RootModel, WithJsonSchema
 from pydantic.config import JsonDict
 from pydantic.json_schema import SkipJsonSchema
 
+from tsumugi_core.flow_spec import MAX_DEADLINE_MS
 from tsumugi_core.options import MAX_KEY_CHARS, MAX_RESCHEDULE_DELAY_MS, MAX_TIMEOUT_MS
 
 __all__ = [
@@ -205,4 +206,4 @@ class StartRunBody(_Body):
     flow: Annotated[str, Field(min_length=1, pattern="^[A-Za-z0-9_-]+$")]
     input: Any
     id: Annotated[str, Field(pattern="^[A-Za-z0-9_-]+$", max_length=200)] | SkipJsonSchema[None] = _pin()
-    deadlineMs: Annotated[int, Field(ge=1, le=_SAFE)] | SkipJsonSchema[None] = _pin()
+    deadlineMs: Annotated[int, Field(ge=1, le=MAX_DEADLINE_MS)] | SkipJsonSchema[None] = _pin()
