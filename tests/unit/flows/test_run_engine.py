@@ -48,6 +48,13 @@ def shape(f: FlowBuilder[dict[str, Any]]) -> None:
     f.subflow("sub", leafy, input=lambda run, deps: {"from": "shape"})
 
 
+@flow("badfan", dict)
+def badfan(f: FlowBuilder[dict[str, Any]]) -> None:
+    f.fan_out("each", Echo, over=lambda run, deps: run["items"], input=lambda item, run, index: item,
+              concurrency_key=lambda item, index: complex(item, index))  # type: ignore[arg-type, return-value]  # fmt: skip
+    f.node("other", Echo, input=lambda run, deps: {"no": complex(1, 2)})  # no JSON form
+
+
 class Ids:
     def __init__(self) -> None:
         self.made = 0
@@ -64,7 +71,7 @@ def sql() -> Iterator[SqlStorage]:
 
 
 def engine_on(sql: SqlStorage, clock: FixedClock, ids: Ids | None = None) -> RunEngine:
-    return RunEngine(sql, flows={"shape": shape.spec, "leafy": leafy.spec}, settings=RunSettings(),
+    return RunEngine(sql, flows={"shape": shape.spec, "leafy": leafy.spec, "badfan": badfan.spec}, settings=RunSettings(),
                      shards_of=lambda binding: 1, clock=clock, ids=ids or Ids())  # fmt: skip
 
 
@@ -205,6 +212,16 @@ def test_a_start_the_child_refuses_fails_its_node_and_the_run_settles(sql: SqlSt
     node = engine.store.node("sub")
     assert node is not None
     assert (node.state, node.error) == ("FAILED", "failed to start child run: nesting")
+
+
+def test_mapping_answers_that_cannot_make_a_job_fail_their_node_with_the_reason(sql: SqlStorage) -> None:
+    engine = engine_on(sql, FixedClock(0))
+    engine.start(StartRun(run_id="badfan:r", flow="badfan", input_json='{"items": [1]}'))
+    assert tick(engine) == {}
+    failed = {n.id: (n.state, n.error) for n in engine.store.nodes()}
+    assert failed["each"] == ("FAILED", "fan-out failed: concurrency_key must be a string, got complex")
+    assert failed["other"][0] == "FAILED"
+    assert failed["other"][1] == "input failed: TypeError: Encoding objects of type complex is unsupported"
 
 
 def test_the_host_holds_no_sql_of_its_own() -> None:

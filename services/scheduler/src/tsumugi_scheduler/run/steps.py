@@ -253,7 +253,7 @@ class Steps:
         try:
             items = list(definition.over(self._input, self._deps(row)))
             children, failed = self._children(row, definition, items)
-        except ChildError as exc:
+        except (ChildError, _InputError) as exc:
             self._fail(node_id, f"fan-out failed: {exc}")
             return
         except Exception as exc:
