@@ -129,16 +129,23 @@ async def test_item4_parents_of_different_flows_with_one_local_id_get_their_own_
         assert json.loads(job["result"]) == {"from": parent}
 
 
-async def test_item5_resume_holds_a_stalled_at_most_once_node_as_a_manual_retry_would(
-    runs: Runs, clock: VirtualClock, fixture_module: Any
-) -> None:
-    await runs.start("stall:s", {})
-    for _ in range(60):  # the consumer gives up at the 2 s timeout: the outcome is unknown, the job STALLED
+@pytest.mark.parametrize(("deadline_ms", "ended", "final"), [
+    (None, "STALLED", ("COMPLETED", "COMPLETED", 2)),
+    (1_000, "CANCELLED", ("FAILED", "FAILED", 1)),  # the resumed run's deadline (1 s) passes while its job waits
+])  # fmt: skip
+async def test_item5_resume_holds_an_at_most_once_node_whose_attempt_may_still_run(
+    runs: Runs, clock: VirtualClock, fixture_module: Any, deadline_ms: int | None, ended: str,
+    final: tuple[str, str, int],
+) -> None:  # fmt: skip
+    # STALLED: the consumer gave up at the 2 s timeout, the outcome unknown. CANCELLED: the deadline drained the
+    # run, asking the running attempt to stop, and the consumer then gave up on it. Either way it still runs.
+    await runs.start("stall:s", {}, deadline_ms=deadline_ms)
+    for _ in range(60):
         await clock.advance(500)
         if (await runs.read("stall:s"))[0]["state"] == "FAILED":
             break
     run, nodes = await runs.read("stall:s")
-    assert (run["state"], nodes["once"]["state"]) == ("FAILED", "STALLED")
+    assert (run["state"], nodes["once"]["state"]) == ("FAILED", ended)
     assert len(fixture_module.RUNS) == 1
     assert fixture_module.RUNS[0][2] is None  # the execution still runs
     assert await runs.stub("stall:s").retry() == {"ok": True}
@@ -147,10 +154,10 @@ async def test_item5_resume_holds_a_stalled_at_most_once_node_as_a_manual_retry_
     for earlier, later in itertools.pairwise(executions):
         assert earlier[2] is not None, executions
         assert later[1] >= earlier[2], executions  # never two at once
-    await clock.advance(16 * 60_000)  # past the stalled attempt's hard end (ADR-0051)
+    await clock.advance(16 * 60_000)  # past the attempt's hard end (ADR-0051)
     await clock.advance(60_000)
     state, nodes = await runs.states("stall:s")
-    assert (state, nodes["once"]) == ("COMPLETED", "COMPLETED")
+    assert (state, nodes["once"], len(fixture_module.RUNS)) == final
 
 
 async def test_item6_a_nodes_job_is_not_retried_behind_its_runs_back(runs: Runs, clock: VirtualClock,

@@ -160,7 +160,8 @@ class Observed:
     def slot_end(self, execution: Execution) -> int:
         """When the execution stops holding a slot, as the rules say (ADR-0060): its real end, its deadline when
         it ran on past it (abandoned), the reaper's grace after a cancel request (a performer that ignores the
-        request is given up then; expiry requests one), or the reaper's deadline of its attempt. An execution
+        request is given up then; expiry requests one, so does a node's run: then the shard's end of the attempt),
+        or the reaper's deadline of its attempt. An execution
         that starts after the shard finished its attempt (a late or duplicate delivery, which at-least-once
         permits) holds none."""
         over = self.finished.get((execution.job_id, execution.attempt))
@@ -174,6 +175,10 @@ class Observed:
         job = self.jobs.get(execution.job_id)
         if job is not None and job.expires_at is not None:  # expiry requests the cancel itself
             end = min(end, job.expires_at + grace)
+        if job is not None and job.run_id is not None and job.state == "CANCELLED" and over is not None:
+            # Its run asked the cancel (a run cancel or deadline, ADR-0123): the shard gave the slot up when it
+            # ended the attempt, the reaper's grace after that request.
+            end = min(end, over)
         dispatched = self.dispatched.get((execution.job_id, execution.attempt))
         if dispatched is not None and job is not None:
             # The reaper gives an attempt up timeout_ms + grace after its dispatch or last heartbeat (a

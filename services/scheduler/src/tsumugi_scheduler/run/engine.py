@@ -211,7 +211,7 @@ class RunEngine:
                 done = e.state == "COMPLETED"
                 outcomes.setdefault((e.node_id, e.job_id), [
                     e.node_id, e.job_id, e.state, e.result if done else None, e.error,
-                    e.hold_until if e.state == "STALLED" else None, e.spawns if done else None,
+                    e.hold_until, e.spawns if done else None,
                 ])  # fmt: skip
             touched.extend(self._spawn(store, [o for o in outcomes.values() if o[6]], now))
             changed = store.finish_nodes(outcomes.values(), now)
