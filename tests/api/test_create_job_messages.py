@@ -75,7 +75,8 @@ OURS = [
     ),
     ({**B, "concurrencyKey": "k" * 513}, _rule("concurrencyKey", "must be at most 512 characters")),
     ({**B, "partitionKey": ""}, _rule("partitionKey", "must not be empty")),
-    ({**B, "nodeId": "n"}, _rule("nodeId", "requires runId")),
+    ({**B, "nodeId": "n"}, _rule("nodeId", "is set only by the run a job belongs to")),
+    ({**B, "runId": "f:r"}, _rule("runId", "is set only by the run a job belongs to")),
     ({**B, "shard": -1}, _rule("shard", "must be a non-negative integer, got -1")),
     ({**B, "color": "red"}, _rule("color", "is not an enqueue option")),
 ]

@@ -70,9 +70,9 @@ class TestFiring:
         await fire_at(world, T0 + MIN)
         first = f"greetings:greet-{T0 + MIN}"
         assert list(runs(world)) == [first]
-        run = runs(world)[first].host.store().run()
+        run = runs(world)[first].host.engine.run()
         assert run is not None
-        assert (run["flow"], run["state"], run["input"]) == (
+        assert (run.flow, run.state, run.input) == (
             "greetings",
             "RUNNING",
             f'{{"names":["at-{T0 + MIN}"]}}',
@@ -97,7 +97,7 @@ class TestFiring:
         assert list(runs(world)) == [fired]
         assert runs(world)[fired].starts == 2
         assert (
-            runs(world)[fired].host.store().sql.exec("SELECT count(*) AS n FROM run").toArray()[0]["n"] == 1
+            runs(world)[fired].host.engine.store.sql.exec("SELECT count(*) AS n FROM run").toArray()[0]["n"] == 1
         )
 
     async def test_overlap_skip_skips_while_the_previous_run_is_running(self, world: World) -> None:
@@ -177,9 +177,9 @@ class TestRest:
             "flow", "greetings", {"names": ["a"]}, 5_000,
         )  # fmt: skip
         await fire_at(world, T0 + MIN)
-        run = runs(world)[f"greetings:nightly-{T0 + MIN}"].host.store().run()
+        run = runs(world)[f"greetings:nightly-{T0 + MIN}"].host.engine.run()
         assert run is not None
-        assert (run["input"], run["deadline_ms"]) == ('{"names":["a"]}', 5_000)
+        assert (run.input, run.deadline_ms) == ('{"names":["a"]}', 5_000)
 
     @pytest.mark.parametrize(
         ("body", "field"),

@@ -127,7 +127,7 @@ def _control(answer: Mapping[str, Any], run_id: str) -> None:
 def _start_error(text: str) -> RunStartError | None:
     for line in reversed(text.splitlines()):
         kind, sep, message = line.partition(": ")
-        if sep and kind.endswith(("RunStartError", "RunError")):
+        if sep and kind.endswith(("RunStartError", "RunInputError", "RunError")):
             return RunStartError(message)
     return None
 

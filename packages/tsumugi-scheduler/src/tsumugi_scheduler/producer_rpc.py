@@ -134,8 +134,14 @@ class SchedulerService:
     def _stub(self, name: str) -> Any:
         return self._env.JOB_SHARD.getByName(name)
 
-    async def _prepare(self, raw: object, where: str) -> tuple[EnqueueItem, str]:
+    async def _prepare(self, raw: object, where: str, *, internal: bool = False) -> tuple[EnqueueItem, str]:
         item, given = decode_item(raw, where)
+        if not internal:
+            # Only the Run object ties a job to a run: a caller's job adopted by a node would stand in for the
+            # node's own (ADR-0120).
+            for field, value in (("run_id", item.run_id), ("node_id", item.node_id)):
+                if value is not None:
+                    raise EnqueueValidationError(f"{where}.{field}", "is set only by the run a job belongs to")
         hook = self._definition.on_enqueue
         try:
             if hook is not None:
@@ -202,7 +208,7 @@ class SchedulerService:
         prepared: list[tuple[EnqueueItem, str]] = []
         for raw in items:
             try:
-                prepared.append(await self._prepare(raw, "item"))
+                prepared.append(await self._prepare(raw, "item", internal=True))
                 errors.append(None)
             except EnqueueValidationError as exc:
                 errors.append(bare_field(exc, "item"))

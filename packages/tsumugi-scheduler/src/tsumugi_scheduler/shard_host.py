@@ -357,7 +357,12 @@ class JobShardHost:
     async def retry(self, name: str, job_id: str) -> dict[str, Any]:
         """FAILED / STALLED -> SCHEDULED now."""
         answer = await self._command(name, lambda e: e.retry(job_id))
-        return {"ok": True} if answer.ok else {"ok": False, "reason": answer.reason}
+        if answer.ok:
+            return {"ok": True}
+        refused: dict[str, Any] = {"ok": False, "reason": answer.reason}
+        if answer.error is not None:
+            refused["error"] = answer.error
+        return refused
 
     async def reschedule(self, name: str, job_id: str, run_at: int, priority: int | None) -> dict[str, Any]:
         """Move a SCHEDULED job's run_after (and priority)."""
@@ -488,6 +493,8 @@ class JobShardHost:
                          "error": r.error}  # fmt: skip
                 if r.spawns:
                     event["spawns"] = r.spawns
+                if r.hold_until is not None:
+                    event["holdUntil"] = r.hold_until
                 by_run.setdefault(r.run_id, []).append(event)
             await asyncio.gather(
                 *(runs.getByName(run_id).notify(events) for run_id, events in by_run.items())

@@ -75,4 +75,4 @@ def refusal(answer: Mapping[str, Any]) -> Response:
         return json_response(200, dict(answer))
     if answer.get("reason") == "gone":
         raise ApiError(410, {"ok": False, "reason": "gone", "error": GONE_JOB})
-    raise ApiError(409, {"ok": False, "reason": "invalid-state", "error": INVALID_STATE})
+    raise ApiError(409, {"ok": False, "reason": "invalid-state", "error": str(answer.get("error") or INVALID_STATE)})

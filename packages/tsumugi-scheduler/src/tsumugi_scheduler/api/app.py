@@ -189,7 +189,8 @@ def create_app(definition: TsumugiDefinition, *, auth: BearerAuth | None = DEFAU
         An ASGI app; serve it with ``workers.asgi.fetch(app, request, env)``.
     """
     document = build_document(OPERATIONS, bindings={b: definition.shards_of(b) for b in definition.performers},
-                              flows=tuple(definition.flows))  # fmt: skip
+                              flows=tuple(definition.flows),
+                              flow_inputs={n: s.input_schema for n, s in definition.flows.items()})  # fmt: skip
 
     async def openapi(request: Request) -> Response:
         # Each performer's payload type, as the enqueue check reads it (cached per isolate, ADR-0130).
