@@ -16,7 +16,7 @@ time linear in its matches (115 ms p50 newest first before the cap); the count n
 (``tsumugi_scheduler.api.job_list``), so every query's cost is bounded. ``--quick`` uses 20,000 rows for a
 smoke test; its figures say nothing about scale, and its targets are not judged.
 
-Then authentication per request (issue 25 item 1, ADR-0127), in the same run and on the same read model:
+Then authentication per request (issue 25 item 1, ADR-0121), in the same run and on the same read model:
 ``BearerAuth.admit`` for a bearer header and for a dashboard session (cookie + page key + its row in
 ``dashboard_session``), and, as the session check before that change, the signed cookie alone (one HMAC, no
 read: what ``v1`` sessions cost). Printed as µs per request and the session's ratio after/before; the

@@ -95,7 +95,7 @@ async def test_create_refuses_with_the_message_naming_the_key_and_the_rule(
 
 async def test_a_pinned_id_of_another_binding_is_a_409_conflict(world: World) -> None:
     # Well-formed, and matching the document's id pattern (any served binding and shard): in conflict with the
-    # item's binding, as a shard of another config is (issue 25 item 11; ADR-0131).
+    # item's binding, as a shard of another config is (issue 25 item 11; ADR-0125).
     body = {**B, "id": "SMS#0:x"}
     assert await world.request("POST", "/api/jobs", body) == (409, _rule("id", "must belong to binding MAIL: SMS#0:x"))
     status, bulk = await world.request("POST", "/api/jobs/bulk-enqueue", {"items": [B, body]})

@@ -109,7 +109,7 @@ def _assert_complete(upload: Path) -> None:
     assert missing == set()
     third_party = _third_party(upload)
     # What a vendored package requires only off Pyodide (tsumugi-client's httpx) may be imported inside a
-    # function (its HTTP clients), never as the Worker starts (ADR-0110).
+    # function (its HTTP clients), never as the Worker starts (ADR-0107).
     off_pyodide = off_pyodide_modules(dist)
     assert import_time_imports(dist, "entry.py") & off_pyodide == set()
     unexplained = {

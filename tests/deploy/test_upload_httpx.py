@@ -1,4 +1,4 @@
-"""No Worker upload carries or needs httpx: Worker code uses the platform's fetch (issue 22, item 5; ADR-0110).
+"""No Worker upload carries or needs httpx: Worker code uses the platform's fetch (issue 22, item 5; ADR-0107).
 
 PyPI's httpx 0.28.1 needs httpcore, anyio and sockets, which Pyodide 0.28 lacks (Pyodide's own build of the
 same version is a fork with no dependencies, and which of the two pywrangler would install cannot be checked

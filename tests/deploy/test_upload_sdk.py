@@ -1,7 +1,7 @@
 """Every upload pins the Workers SDK the local runtime runs, and the dry run says which (issue 31, item 1).
 
 pywrangler adds ``workers-runtime-sdk`` to each Worker's requirements unpinned; the generated pyproject it reads
-pins it, so the deploy resolves the version the tests ran (ADR-0112).
+pins it, so the deploy resolves the version the tests ran (ADR-0109).
 """
 
 from __future__ import annotations

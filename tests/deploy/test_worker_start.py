@@ -29,7 +29,7 @@ def test_each_entry_loads_no_more_modules_than_its_budget_and_only_from_its_uplo
 ) -> None:
     cost = measure_start(ROOT / config, tmp_path, cold=False)
     assert len(cost.outside_stdlib()) <= MODULE_BUDGETS[config], cost.by_root()
-    assert "httpx" not in cost.by_root()  # the platform's fetch serves Worker code (ADR-0110)
+    assert "httpx" not in cost.by_root()  # the platform's fetch serves Worker code (ADR-0107)
     # Only optional imports may be missing from the upload: the entry imported, so each was caught.
     assert set(cost.refused) <= {"multipart", "python_multipart", "sniffio", "typing_extensions"}
 

@@ -31,7 +31,7 @@ async def test_three_jobs_with_100_kib_payloads_dispatched_in_one_tick_all_compl
 
 HALVES = [0.5] * 14_000
 """56,001 bytes of JSON (a 56,148-byte dispatch message): Cloudflare takes it. As V8 would serialise it, 9 bytes a
-number, it is over 126,000: the size rule of ADR-0044 refused it (issue 22, item 3; ADR-0109)."""
+number, it is over 126,000: the size rule of ADR-0044 refused it (issue 22, item 3; ADR-0106)."""
 
 
 async def test_a_payload_of_14000_halves_is_taken_through_rest_and_the_client_and_dispatched(

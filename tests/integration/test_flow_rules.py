@@ -222,7 +222,7 @@ async def test_a_subflow_runs_a_child_run_whose_end_is_its_nodes_state(
     await clock.advance(1_000)
     run, nodes = await runs.read("parent:p")
     assert (run["state"], nodes["sub"]["state"], nodes["sub"]["binding"]) == ("COMPLETED", "COMPLETED", "")
-    assert nodes["sub"]["child_run_id"].startswith("leaf:p-sub-")  # the parent's own child (ADR-0120)
+    assert nodes["sub"]["child_run_id"].startswith("leaf:p-sub-")  # the parent's own child (ADR-0115)
     child, child_nodes = await runs.read(nodes["sub"]["child_run_id"])
     assert (child["state"], child["parent_run_id"], child["parent_node_id"]) == (
         "COMPLETED",

@@ -1,4 +1,4 @@
-"""`tsumugi_dev.json_size`: message bodies measured as ``JSON.stringify`` writes them, in UTF-8 (ADR-0109).
+"""`tsumugi_dev.json_size`: message bodies measured as ``JSON.stringify`` writes them, in UTF-8 (ADR-0106).
 
 Each expected size is ``Buffer.byteLength(JSON.stringify(v))`` of the JavaScript value the body becomes, as
 Node.js 20 (V8, the engine workerd embeds) wrote it.

@@ -3,7 +3,7 @@
 The runtime holds a JS value as Python (``jsemu``): ``UNDEFINED``, ``jsnull``, ``bool``/``str``/``int``/``float``,
 ``JsBigIntValue`` and `JsProxy` objects whose ``js_class`` names the constructor. This module reads a value
 from the JS side (``_js_keys``/``_js_get``, never Python's implicit conversions) and describes it by the rules
-of ``recorder/describe.js`` (ADR-0107), so a description of the runtime's object and the record of workerd's
+of ``recorder/describe.js`` (ADR-0104), so a description of the runtime's object and the record of workerd's
 compare as JSON. A platform object implemented in Python (`HostObject`) stands for a class instance: its
 ``js_<name>`` methods and properties are its prototype's methods and getters; ``__iter__`` stands for
 ``Symbol.iterator``.

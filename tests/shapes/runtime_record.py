@@ -3,7 +3,7 @@
 `make_runtime_record` starts a `LocalRuntime` with the fixture Workers (``fixtures/shapes``, ``fixtures/peer``)
 on a virtual clock and builds a dict with the record's sections and keys, each value described by
 `js_describe.describe` from the JS objects the runtime hands Worker code (raw ``ctx``, raw ``env`` bindings,
-handler arguments), so it compares with ``workerd-shapes.json`` key for key (ADR-0108).
+handler arguments), so it compares with ``workerd-shapes.json`` key for key (ADR-0105).
 """
 
 from __future__ import annotations
@@ -157,7 +157,7 @@ def _queue_hook(reports: dict[str, Any]) -> Hook:
 
 def _without_class_parts(seen: dict[str, Any]) -> dict[str, Any]:
     """The bodies queue's consumer is a class here (Python Workers have no default-export object): its batch
-    and the calls on it are compared with the record's object consumer; its arguments are not (ADR-0108)."""
+    and the calls on it are compared with the record's object consumer; its arguments are not (ADR-0105)."""
     return {
         k: v
         for k, v in seen.items()
@@ -223,7 +223,7 @@ def _analytics(runtime: LocalRuntime, dataset: Any) -> dict[str, Any]:
             "writeDataPoint()"
         ):
             # workerd's local server refuses a bad point after the call returned (its log says why); the
-            # runtime refuses it at the call, with the same TypeError (stricter, ADR-0108): compared as such.
+            # runtime refuses it at the call, with the same TypeError (stricter, ADR-0105): compared as such.
             case = {
                 "caller": {"returns": {"typeof": "undefined"}},
                 "refused": {"name": "TypeError", "message": thrown["message"]},

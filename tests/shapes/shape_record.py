@@ -1,4 +1,4 @@
-"""The workerd shape record: where it lives, how it is made, and how two records are compared (ADR-0107).
+"""The workerd shape record: where it lives, how it is made, and how two records are compared (ADR-0104).
 
 ``tests/shapes/recorder/record.mjs`` runs JavaScript Workers on the workerd binary the pinned wrangler
 installs (through miniflare, wrangler's own dependency), offline, and prints what each platform object

@@ -1,4 +1,4 @@
-"""The local runtime's JS-side objects against the workerd record, case by case (ADR-0108).
+"""The local runtime's JS-side objects against the workerd record, case by case (ADR-0105).
 
 `runtime_record.make_runtime_record` runs the recorder's operations on the runtime's raw JS objects (once per
 module) and describes the results as ``recorder/describe.js`` does; each case of ``workerd-shapes.json`` must

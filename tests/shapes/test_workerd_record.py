@@ -1,4 +1,4 @@
-"""The committed workerd shape record is what the pinned workerd returns today (ADR-0107).
+"""The committed workerd shape record is what the pinned workerd returns today (ADR-0104).
 
 The recorder runs once per session on the binary `npm ci` installed; any difference from the committed
 record fails with the paths that differ, so a wrangler bump (or an edit to the recorder) that changes what

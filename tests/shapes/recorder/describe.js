@@ -1,4 +1,4 @@
-// describe(value): what a caller can observe of a JavaScript value, as JSON (ADR-0107).
+// describe(value): what a caller can observe of a JavaScript value, as JSON (ADR-0104).
 //
 // Every value becomes an object with its `typeof`; then, by kind:
 //   null                    {"typeof": "object", "value": null}

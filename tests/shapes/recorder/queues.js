@@ -56,7 +56,7 @@ export async function recordProducer(env) {
   out.send_text_not_string = await outcome(() => env.PARKED.send(1, { contentType: "text" }), SEND_VARIES);
   // Not recorded: size and count limits (128 KB a message, 100 messages and 256 KB a batch) and delaySeconds
   // bounds. workerd leaves them to the queue service, and the local one (miniflare's broker) does not
-  // check them, so a run here cannot say what Cloudflare answers (ADR-0107).
+  // check them, so a run here cannot say what Cloudflare answers (ADR-0104).
   return out;
 }
 

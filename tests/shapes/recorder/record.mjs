@@ -1,5 +1,5 @@
 // Runs the recorder Workers on the workerd binary that the pinned wrangler installs, through miniflare's
-// Node API (wrangler's own dependency), offline, and prints the record as JSON (ADR-0107).
+// Node API (wrangler's own dependency), offline, and prints the record as JSON (ADR-0104).
 //
 //   node tests/shapes/recorder/record.mjs > tests/shapes/workerd-shapes.json
 //
@@ -155,7 +155,7 @@ async function main() {
   const common = { modules: true, compatibilityDate: COMPATIBILITY_DATE, outboundService: refuseOutbound };
   const mf = new Miniflare({
     cf: false,
-    verbose: true, // workerd logs an Analytics Engine refusal only at this level (ADR-0107)
+    verbose: true, // workerd logs an Analytics Engine refusal only at this level (ADR-0104)
     log: new StderrLog(LogLevel.WARN),
     handleRuntimeStdio(stdout, stderr) {
       for (const stream of [stdout, stderr]) {

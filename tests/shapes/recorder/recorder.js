@@ -1,4 +1,4 @@
-// The recorder Worker: each route exercises one platform object and answers with what it saw (ADR-0107).
+// The recorder Worker: each route exercises one platform object and answers with what it saw (ADR-0104).
 import { DurableObject } from "cloudflare:workers";
 import { armDueAlarm, onAlarm, recordAlarmCalls } from "./alarms.js";
 import { recordAnalytics } from "./analytics.js";

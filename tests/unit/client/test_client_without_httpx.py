@@ -1,4 +1,4 @@
-"""Inside a Worker, tsumugi_client works without httpx, which a Worker's upload does not carry (ADR-0110).
+"""Inside a Worker, tsumugi_client works without httpx, which a Worker's upload does not carry (ADR-0107).
 
 Run in a fresh interpreter where importing httpx fails, as it would on Pyodide with no httpx in the upload.
 """

@@ -1,4 +1,4 @@
-"""The core's JSON size of a queue body agrees with JavaScript and with the local runtime (ADR-0109).
+"""The core's JSON size of a queue body agrees with JavaScript and with the local runtime (ADR-0106).
 
 Cloudflare Queues carry a body as ``JSON.stringify`` writes it, in UTF-8 (``queues_json_messages``).
 ``tsumugi_core.queue_size.json_bytes`` is what the scheduler uses to keep inside the limits;

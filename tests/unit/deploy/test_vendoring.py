@@ -30,7 +30,7 @@ def test_tsumugi_packages_are_vendored_from_where_they_are_installed_and_followe
     assert by_name["tsumugi_core"].source == Path(tsumugi_core.__file__).parent
     assert by_name["tsumugi_core"].version == metadata.version("tsumugi-core")
     # tzdata: the zone data schedules read (ADR-0078), a package Pyodide ships. The client's httpx is required
-    # only off Pyodide (sys_platform != 'emscripten'), so no upload fetches it (ADR-0110).
+    # only off Pyodide (sys_platform != 'emscripten'), so no upload fetches it (ADR-0107).
     assert [r.text for r in resolution.third_party] == ["msgspec==0.19.0", "tzdata==2025.2"]
 
 

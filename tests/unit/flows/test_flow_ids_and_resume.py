@@ -1,4 +1,4 @@
-"""The pure parts of issue 24's fixes: node job ids and child run ids (ADR-0120) and the resume plan (ADR-0121)."""
+"""The pure parts of issue 24's fixes: node job ids and child run ids (ADR-0115) and the resume plan (ADR-0116)."""
 
 from __future__ import annotations
 

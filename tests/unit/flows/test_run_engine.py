@@ -1,4 +1,4 @@
-"""The Run engine without a Durable Object (ADR-0122): its commands over stdlib sqlite3 with a fixed clock.
+"""The Run engine without a Durable Object (ADR-0117): its commands over stdlib sqlite3 with a fixed clock.
 
 The host (run/host.py) only carries commands in and does the I/O a tick hands out; these tests play the
 host's part by hand: they send nothing, they report what the host would have done.

@@ -1,4 +1,4 @@
-"""``SendMail`` maps the mail API's answers to outcomes, and posts through the platform's fetch (ADR-0110).
+"""``SendMail`` maps the mail API's answers to outcomes, and posts through the platform's fetch (ADR-0107).
 
 The answers come from a `Post` the test gives; the default (``platform_post``) is the Worker's
 ``workers.fetch``, which ``tests/integration/test_mail_sink.py`` runs end to end under the local runtime.

@@ -1,4 +1,4 @@
-"""``sendBatch`` chunks inside Cloudflare's limits (ADR-0044, sizes as JSON: ADR-0109) and the points budget of one
+"""``sendBatch`` chunks inside Cloudflare's limits (ADR-0044, sizes as JSON: ADR-0106) and the points budget of one
 alarm (ADR-0045)."""
 
 from __future__ import annotations

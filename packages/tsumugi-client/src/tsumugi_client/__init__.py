@@ -6,7 +6,7 @@
   ``enqueue(env, ...)`` shape).
 
 The two HTTP clients are loaded on first use (PEP 562), and with them httpx: a Worker's code enqueues through
-its Service Binding, and a Worker's upload carries no httpx (ADR-0110).
+its Service Binding, and a Worker's upload carries no httpx (ADR-0107).
 
 Example:
     >>> client = create_client()                       # inside a Worker: env.TSUMUGI

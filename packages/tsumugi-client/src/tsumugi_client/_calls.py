@@ -18,7 +18,7 @@ from tsumugi_client._http_errors import decode_body, error_of, item_error
 from tsumugi_client._views import CancelResult, JobDetail, decode_job_detail
 
 if TYPE_CHECKING:
-    import httpx  # annotations only: the HTTP clients import it (ADR-0110)
+    import httpx  # annotations only: the HTTP clients import it (ADR-0107)
 
 __all__ = [
     "Call",

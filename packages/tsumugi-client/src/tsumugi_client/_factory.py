@@ -23,7 +23,7 @@ def _http_transport(base_url: object, token: str | None, http_client: httpx.Asyn
     httpx = load_httpx()  # only for HTTP: inside a Worker the client goes through the Service Binding
     try:
         from tsumugi_client._http_transport import HttpTransport
-    except ImportError as error:  # needs httpx: a Worker's upload has none (ADR-0110)
+    except ImportError as error:  # needs httpx: a Worker's upload has none (ADR-0107)
         raise RuntimeError("the HTTP transport needs httpx, which this environment lacks") from error
 
     if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):

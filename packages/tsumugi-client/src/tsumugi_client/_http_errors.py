@@ -30,7 +30,7 @@ from tsumugi_client._errors import (
 from tsumugi_core.options import EnqueueValidationError
 
 if TYPE_CHECKING:
-    import httpx  # annotations only: the HTTP clients import it (ADR-0110)
+    import httpx  # annotations only: the HTTP clients import it (ADR-0107)
 
 __all__ = ["RETRYABLE_STATUSES", "decode_body", "error_of", "item_error"]
 

@@ -1,8 +1,8 @@
-"""httpx for the HTTP transports, loaded on first use: a Worker's upload carries none (ADR-0110).
+"""httpx for the HTTP transports, loaded on first use: a Worker's upload carries none (ADR-0107).
 
 Inside a Worker the clients go through the Service Binding; a program that asks for HTTP there gets an error
 that says so instead of ``ModuleNotFoundError``. The import sits under ``except ImportError``, which is what
-the deploy's upload check reads as optional (ADR-0116).
+the deploy's upload check reads as optional (ADR-0113).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The ids a run gives its nodes' jobs and its subflows' child runs (ADR-0120).
+"""The ids a run gives its nodes' jobs and its subflows' child runs (ADR-0115).
 
 Each is derived, so a start the Run object repeats after a crash names the same job or child run and the
 receiver absorbs it. Each is unique to one incarnation of the run (its ``nonce``, drawn when the run is

@@ -1,4 +1,4 @@
-"""What resuming a FAILED run does to each of its nodes (ADR-0121): the pure plan the Run object applies.
+"""What resuming a FAILED run does to each of its nodes (ADR-0116): the pure plan the Run object applies.
 
 A node that did not succeed (FAILED, STALLED, SKIPPED, CANCELLED) runs again: a job or subflow node with a new
 job or child run (its resume count goes up), a fan-out that expanded is reopened to sum its children again, a

@@ -59,7 +59,7 @@ MAX_PAYLOAD_BYTES: Final = 100 * 1024
 """Largest payload as UTF-8 JSON. It rides in every queue message, and a Queues message is at most 128 KB."""
 MAX_PAYLOAD_QUEUE_BYTES: Final = 120_000
 """Largest payload as a queue message carries it: UTF-8 JSON as JavaScript writes it (`tsumugi_core.queue_size`,
-ADR-0109). With the dispatch's other fields (ids up to 512 characters each, a traceparent) and the ~100 bytes of
+ADR-0106). With the dispatch's other fields (ids up to 512 characters each, a traceparent) and the ~100 bytes of
 metadata Queues adds, it stays under the 128,000-byte message limit."""
 MAX_TIMEOUT_MS: Final = 840_000
 """Longest ``timeout_ms``: an attempt runs inside one queue consumer invocation, which Cloudflare stops after 15

@@ -1,4 +1,4 @@
-"""Sizes of queue messages as Cloudflare Queues counts them, for staying inside its limits (ADR-0109).
+"""Sizes of queue messages as Cloudflare Queues counts them, for staying inside its limits (ADR-0106).
 
 workerd serialises a message body as JSON: with the compatibility flag ``queues_json_messages`` (on by default
 from the compatibility date 2024-03-18) ``send`` and ``sendBatch`` write ``JSON.stringify(body)`` of the body as

@@ -18,10 +18,10 @@ and a smaller memory, so it is stricter (ADR-0065):
   quarter of its file-descriptor limit, whose soft value the server first raises towards the hard one,
   `raise_open_files_limit`): at the cap a new connection closes the least recently active idle one
   (waiting for a request), or is itself closed when none is idle, so a flood of idle connections never
-  exhausts the process's file descriptors and never locks out the next client (ADR-0126);
+  exhausts the process's file descriptors and never locks out the next client (ADR-0120);
 * a response must drain within ``write_timeout_s``: a client that stops reading has its connection reset, and
   an idle connection whose last answer is still unread in the kernel is reset rather than closed, so its
-  buffers are freed at once (ADR-0126).
+  buffers are freed at once (ADR-0120).
 
 Example:
     >>> limits = HttpLimits()

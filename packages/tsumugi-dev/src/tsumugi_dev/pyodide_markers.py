@@ -1,4 +1,4 @@
-"""Whether a requirement's environment marker leaves it out of a Worker's upload (ADR-0110).
+"""Whether a requirement's environment marker leaves it out of a Worker's upload (ADR-0107).
 
 Python Workers run on Pyodide, where ``sys_platform`` is ``"emscripten"`` and ``platform_system`` is
 ``"Emscripten"`` (PEP 508 values as Pyodide sets them; pywrangler resolves a Worker's requirements for that

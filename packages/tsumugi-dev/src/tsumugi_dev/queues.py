@@ -3,7 +3,7 @@
 Messages live in the runtime's state database and are committed before ``send`` returns, so a killed process
 loses nothing that a producer saw accepted. Bodies arrive as Python values read from the producer's JS value
 (`tsumugi_dev.js_bindings.JsQueue`), fresh objects already, and are stored as msgpack; their size is counted as
-Cloudflare counts it, as UTF-8 JSON (`tsumugi_dev.json_size`, ADR-0109).
+Cloudflare counts it, as UTF-8 JSON (`tsumugi_dev.json_size`, ADR-0106).
 """
 
 from __future__ import annotations

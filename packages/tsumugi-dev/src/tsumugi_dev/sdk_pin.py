@@ -1,4 +1,4 @@
-"""The Workers SDK an upload carries is the one the local runtime runs (issue 31, item 1; ADR-0112).
+"""The Workers SDK an upload carries is the one the local runtime runs (issue 31, item 1; ADR-0109).
 
 pywrangler adds ``workers-runtime-sdk`` to every Worker's requirements unpinned (workers-py 1.17.9,
 ``resolve.MANAGED_SDK_PACKAGE``), so without a pin an upload would carry whichever SDK is newest on the day of

@@ -27,7 +27,7 @@ async def post_text(url: str, body: str, headers: Mapping[str, str], timeout_s: 
     """POST through the Worker's ``fetch`` (``workers.fetch``), the platform's HTTP client.
 
     Worker code uses no httpx: PyPI's build needs httpcore, anyio and sockets, which Pyodide lacks, and the
-    upload carries none (ADR-0110). Raises what ``fetch`` raises (``OSError`` on Cloudflare) and
+    upload carries none (ADR-0107). Raises what ``fetch`` raises (``OSError`` on Cloudflare) and
     ``TimeoutError`` after ``timeout_s``.
     """
     from workers import fetch  # the SDK: present in a Worker, and under the local runtime

@@ -55,7 +55,7 @@ _ITEM_KEYS: Final = frozenset(f.encode_name for f in msgspec.structs.fields(Enqu
 
 class PinnedIdConflictError(EnqueueValidationError):
     """A pinned ``id`` of another binding than the item's: well-formed, but in conflict with the item (the REST
-    API answers it with 409, as a shard conflict; ADR-0131)."""
+    API answers it with 409, as a shard conflict; ADR-0125)."""
 
 
 def _prefixed(where: str, error: EnqueueValidationError) -> EnqueueValidationError:
@@ -138,7 +138,7 @@ class SchedulerService:
         item, given = decode_item(raw, where)
         if not internal:
             # Only the Run object ties a job to a run: a caller's job adopted by a node would stand in for the
-            # node's own (ADR-0120).
+            # node's own (ADR-0115).
             for field, value in (("run_id", item.run_id), ("node_id", item.node_id)):
                 if value is not None:
                     raise EnqueueValidationError(f"{where}.{field}", "is set only by the run a job belongs to")

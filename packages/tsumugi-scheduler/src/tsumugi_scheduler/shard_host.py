@@ -3,7 +3,7 @@
 `JobShardHost` wraps a `JobShardEngine` over the object's SQL storage. After every command it arms exactly
 one alarm at the engine's ``next_wake_at`` (or none). ``alarm()`` reads the change feed, ticks, sends the
 dispatch messages (``sendBatch`` chunks within Cloudflare's 100 messages and 256,000 bytes of JSON, ADR-0044
-and ADR-0109),
+and ADR-0106),
 projects the changes read before the tick into D1 and acks them (at most `D1_QUERIES_PER_ALARM` statements,
 ADR-0046), writes Analytics Engine points for terminal snapshots after the ack (metrics are at-most-once; at
 most `POINTS_PER_ALARM`: the projection stops before a change whose point would not fit and the next alarm,
@@ -72,7 +72,7 @@ SEND_BATCH: Final = MAX_BATCH_MESSAGES
 """Queues accept at most 100 messages per ``sendBatch``."""
 SEND_BATCH_BYTES: Final = MAX_BATCH_BYTES - MAX_BATCH_MESSAGES * 100
 """Bytes of JSON per ``sendBatch``: Cloudflare's 256,000 less the ~100 bytes of metadata per message the
-Queues docs say count towards the limits (ADR-0044, ADR-0109)."""
+Queues docs say count towards the limits (ADR-0044, ADR-0106)."""
 FEED_BATCH: Final = 200
 """Snapshots per D1 projection batch, notices per round."""
 D1_QUERIES_PER_ALARM: Final = 800
@@ -152,7 +152,7 @@ def _outcome(value: Mapping[str, Any]) -> Outcome:
 def send_chunks(bodies: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
     """``sendBatch`` chunks of ``bodies`` in order: at most `SEND_BATCH` messages and `SEND_BATCH_BYTES` each.
 
-    Sizes are JSON as the queue carries it (ADR-0109): an upper bound from one encoding of all bodies when they
+    Sizes are JSON as the queue carries it (ADR-0106): an upper bound from one encoding of all bodies when they
     fit together by it (every tick with ordinary payloads), else each body measured (`json_bytes`). A body alone
     always goes out alone, whatever its size: enqueue validation keeps every payload under the message limit.
     """

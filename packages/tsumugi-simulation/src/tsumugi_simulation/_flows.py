@@ -1,4 +1,4 @@
-"""The built-in system's flows, covering what flows can do (ADR-0123).
+"""The built-in system's flows, covering what flows can do (ADR-0118).
 
 - ``simflow``: ``first`` (SimA) -> ``spread`` (a fan-out of SimC) -> ``last`` (SimB, at-most-once, a 3 s
   timeout: long work stalls it, and a resume must then wait for the stalled attempt's hold);

@@ -176,7 +176,7 @@ class Observed:
         if job is not None and job.expires_at is not None:  # expiry requests the cancel itself
             end = min(end, job.expires_at + grace)
         if job is not None and job.run_id is not None and job.state == "CANCELLED" and over is not None:
-            # Its run asked the cancel (a run cancel or deadline, ADR-0123): the shard gave the slot up when it
+            # Its run asked the cancel (a run cancel or deadline, ADR-0118): the shard gave the slot up when it
             # ended the attempt, the reaper's grace after that request.
             end = min(end, over)
         dispatched = self.dispatched.get((execution.job_id, execution.attempt))

@@ -315,7 +315,7 @@ class _Driver:
 
     async def run_operation(self) -> None:
         """Cancel a run, resume one, or retry one of a run's node jobs through the job API (refused: a node's job
-        runs again only through its run, ADR-0121)."""
+        runs again only through its run, ADR-0116)."""
         rng = self.run_rng
         kind = rng.choice(("cancel_run", "retry_run", "retry_node_job"))
         known = list(dict.fromkeys(self.run_ids))

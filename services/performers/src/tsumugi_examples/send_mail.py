@@ -6,7 +6,7 @@ job id is sent as the idempotency key, so an at-least-once repeat does not send 
 
 Inside a Worker the request goes through ``workers.fetch`` (the SDK's, over workerd's ``fetch``), not httpx:
 PyPI's httpx needs httpcore, anyio and sockets, which Pyodide lacks, and a Worker's upload carries no httpx
-(ADR-0110). Tests and other hosts may pass their own `Post`.
+(ADR-0107). Tests and other hosts may pass their own `Post`.
 """
 
 from __future__ import annotations

@@ -44,7 +44,7 @@ def _requirements(distribution: str) -> list[str]:
         spec, _, marker = requirement.partition(";")
         if "extra" in marker:
             continue  # an optional extra's requirement is not needed to run
-        # Another marker stays: tsumugi-client's httpx is for programs outside Workers (ADR-0110).
+        # Another marker stays: tsumugi-client's httpx is for programs outside Workers (ADR-0107).
         found.append(spec.replace(" ", "") + (f"; {marker.strip()}" if marker.strip() else ""))
     return found
 

@@ -193,7 +193,7 @@ def create_app(definition: TsumugiDefinition, *, auth: BearerAuth | None = DEFAU
                               flow_inputs={n: s.input_schema for n, s in definition.flows.items()})  # fmt: skip
 
     async def openapi(request: Request) -> Response:
-        # Each performer's payload type, as the enqueue check reads it (cached per isolate, ADR-0130).
+        # Each performer's payload type, as the enqueue check reads it (cached per isolate, ADR-0124).
         schemas, env = request.app.state.api.schemas, request.scope.get("env")
         published = {b: await schemas.published(b, env) for b in sorted(definition.performers)}
         typed = {binding: schema for binding, schema in published.items() if schema is not None}

@@ -4,7 +4,7 @@ The token is a Worker secret (``TSUMUGI_TOKEN`` by default). A caller presents i
 ``Authorization: Bearer <token>`` (scheme case-insensitive). The dashboard instead signs in once
 (``POST /api/session``) and then presents the HttpOnly session cookie the server set, whose value is signed
 with the token but is not the token (`tsumugi_scheduler.api.session`, ADR-0064), together with the page key
-of that session in a header, and the session must still be open in D1 (ADR-0127); a raw token in the cookie is
+of that session in a header, and the session must still be open in D1 (ADR-0121); a raw token in the cookie is
 refused. A missing secret refuses every request.
 
 Example:

@@ -3,7 +3,7 @@
 Two readers, one answer shape:
 
 - `AccountSqlReader` (Cloudflare): the account's Analytics Engine SQL API through the Worker's ``fetch``
-  (`tsumugi_scheduler._runtime.post_text`; no httpx in a Worker, ADR-0110), configured by the secrets
+  (`tsumugi_scheduler._runtime.post_text`; no httpx in a Worker, ADR-0107), configured by the secrets
   ``CF_ACCOUNT_ID`` and ``CF_API_TOKEN`` and the dataset name in ``TSUMUGI_METRICS_DATASET``; the aggregation
   runs upstream, weighted by ``_sample_interval``.
 - `BindingReader` (local runtime): a ``TSUMUGI_METRICS`` binding that can answer SQL itself (``query``);

@@ -89,7 +89,7 @@ _ENQUEUE_RULES: Final[dict[str, Any]] = {
     ],
 }
 """Rules across fields (tsumugi_core.options): a value on both sides of a pair is refused. ``runId`` and
-``nodeId`` are not a caller's to set: only a run ties a job to itself (ADR-0120).
+``nodeId`` are not a caller's to set: only a run ties a job to itself (ADR-0115).
 
 Each is a ``not`` rather than an ``anyOf`` of the allowed cases: alternatives multiply, and with one more per
 binding (its payload type) the body became a schema no generator could expand (issue 25 item 11)."""

@@ -1,4 +1,4 @@
-"""The served OpenAPI document with each performer's payload type (issue 25 item 11, ADR-0130).
+"""The served OpenAPI document with each performer's payload type (issue 25 item 11, ADR-0124).
 
 The scheduler checks every payload against the JSON Schema its performer publishes (ADR-0075), so the document
 says the same: an enqueue item's or a schedule's ``payload`` must fit the type of the item's ``binding``.

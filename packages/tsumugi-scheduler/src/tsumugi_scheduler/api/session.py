@@ -5,7 +5,7 @@ The cookie never holds the token itself (ADR-0064). Its value is ``v2.<issued_at
 base64url without padding. Rotating the token invalidates every session at once; a session expires ``ttl_ms``
 after sign-in.
 
-A cookie alone is not enough (ADR-0127). Browsers send a host's cookies to every port of it, so a page served
+A cookie alone is not enough (ADR-0121). Browsers send a host's cookies to every port of it, so a page served
 on another port of 127.0.0.1 receives the HttpOnly cookie and can replay it from a script. The sign-in answer
 therefore also carries a page key, ``HMAC(token, "tsumugi-page" + id)``, which only the page that signed in
 reads (it is in a response body, and the page keeps it in its origin's storage, which other ports cannot read);

@@ -4,7 +4,7 @@
   anything that would answer 401 (no console errors before sign-in);
 * ``POST {"token": "..."}`` checks the token, opens a session in D1, sets the HttpOnly session cookie
   (`session_cookie`) and answers the session's page key (``{"signedIn": true, "pageKey": ...}``), which the
-  page sends with every call (ADR-0127); it also deletes a cookie of the same name at path ``/`` (where
+  page sends with every call (ADR-0121); it also deletes a cookie of the same name at path ``/`` (where
   earlier dashboards kept the raw token); ``401`` says whether the token was wrong or the deployment has none;
   a body that is not a JSON object with a non-empty ``token`` is a 400 naming the rule, however it is broken;
 * ``DELETE`` closes the sessions the request's cookies name, on the server (a copied cookie stops working),

@@ -1,4 +1,4 @@
-"""Which dashboard sessions are open: the read model's ``dashboard_session`` table (ADR-0127).
+"""Which dashboard sessions are open: the read model's ``dashboard_session`` table (ADR-0121).
 
 Sign-in adds a row (and deletes expired ones), sign-out deletes it, and a cookie-authenticated request counts
 only while its row exists: one primary-key read in D1 per such request. Requests with the bearer token never

@@ -1,4 +1,4 @@
-"""``RunEngine``: the commands of one Run object, each one transaction over its SQL store (ADR-0122).
+"""``RunEngine``: the commands of one Run object, each one transaction over its SQL store (ADR-0117).
 
 The engine is synchronous and owns every rule of a run; the Durable Object (`run.host`) only carries its
 commands in and does what a tick hands out (enqueue jobs, start and cancel child runs, cancel jobs, project to
@@ -127,7 +127,7 @@ class RunEngine:
     def run(self) -> RunRow | None:
         """The run, or None when the object holds none (never started, or swept)."""
         run = self._store.run()
-        if run is not None and run.nonce is None:  # stored before ADR-0120: its ids from now on are its own
+        if run is not None and run.nonce is None:  # stored before ADR-0115: its ids from now on are its own
             nonce = self._ids.new_local_id()
             self._store.atomically(lambda: self._store.update_run(nonce=nonce))
             run = msgspec.structs.replace(run, nonce=nonce)
@@ -286,7 +286,7 @@ class RunEngine:
         return ControlAnswer(ok=True)
 
     def retry(self) -> ControlAnswer:
-        """Resume a FAILED run (ADR-0121): nodes that did not succeed run again, each job node and subflow with a
+        """Resume a FAILED run (ADR-0116): nodes that did not succeed run again, each job node and subflow with a
         new job or child run, fan-outs whose children run again are reopened to sum them again; a child
         refused for its payload stays FAILED; completed nodes keep their results; the deadline restarts."""
         store = self._store

@@ -1,6 +1,6 @@
 """The Run Durable Object's shell: decode -> `RunEngine` command -> the I/O the engine hands out -> one alarm.
 
-The host holds no rule and no SQL of its own (ADR-0122). Calls (`start`, `notify`, `notify_child`, `cancel`,
+The host holds no rule and no SQL of its own (ADR-0117). Calls (`start`, `notify`, `notify_child`, `cancel`,
 `retry`, `state`) go to the engine and arm the alarm it asks for; a start is projected at once, so the run is
 readable as soon as its start answers. The alarm's tick asks the engine for a plan, enqueues its jobs (one
 ``enqueue_valid`` per 500: an invalid job fails its node alone), starts its child runs (a refusal fails the
@@ -142,7 +142,7 @@ class RunHost:
         return msgspec.to_builtins(answer)
 
     async def retry(self) -> dict[str, Any]:
-        """Resume a FAILED run (ADR-0121)."""
+        """Resume a FAILED run (ADR-0116)."""
         answer = self.engine.retry()
         if answer.ok:
             await self._storage.setAlarm(time_source().now_ms())

@@ -1,4 +1,4 @@
-"""The Run object's typed rows and the commands its engine takes (ADR-0122).
+"""The Run object's typed rows and the commands its engine takes (ADR-0117).
 
 `RunRow` and `NodeRow` mirror the tables of run/schema.py column for column (a test checks it); the store
 hands them out and the engine reads nothing else. The commands and answers are what crosses between the

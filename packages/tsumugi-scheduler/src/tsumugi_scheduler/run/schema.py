@@ -12,7 +12,7 @@ RUN_COLUMNS: Final = (
     "noticed", "resumes", "nonce",
 )  # fmt: skip
 """``nonce`` is drawn when the run is stored and never leaves the object: its nodes' job ids and child run ids
-derive from it, so they are this incarnation's own and no caller can compute them first (ADR-0120)."""
+derive from it, so they are this incarnation's own and no caller can compute them first (ADR-0115)."""
 NODE_COLUMNS: Final = (
     "id", "binding", "state", "container", "parent", "origin", "after", "payload", "options", "job_id",
     "subflow", "child_run_id", "result", "error", "seq", "gen", "sent", "created_at", "updated_at", "scheduled_at",
@@ -22,7 +22,7 @@ NODE_COLUMNS: Final = (
 job was enqueued or its child run started, so a start interrupted by a crash is sent again; ``scheduled_at`` /
 ``finished_at`` are when it was last scheduled and when it ended (the run waterfall's bars, ADR-0094);
 ``hold_until`` is when a STALLED at-most-once job's last attempt can no longer run (its shard's hold, ADR-0051):
-a resume starts the node's new job no earlier (ADR-0121). A child whose payload was refused when it was made
+a resume starts the node's new job no earlier (ADR-0116). A child whose payload was refused when it was made
 holds a NULL ``payload`` (every other child holds JSON text)."""
 
 DDL: Final = (
@@ -53,7 +53,7 @@ def upgrade(sql: Any) -> None:
     Outbox rows once carried each change's snapshot (``run_outbox.snapshot``); the projection now reads the
     rows it names as they are, so the column goes and its rows stay (they still name what to project). Nodes
     gained ``scheduled_at`` / ``finished_at`` (NULL for what happened before), then ``hold_until``; the run
-    gained ``nonce`` (the engine draws one for a run stored without it, ADR-0120).
+    gained ``nonce`` (the engine draws one for a run stored without it, ADR-0115).
     """
     if _has(sql, "run_outbox", "snapshot"):
         sql.exec("ALTER TABLE run_outbox DROP COLUMN snapshot")

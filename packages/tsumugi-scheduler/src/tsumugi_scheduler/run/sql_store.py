@@ -1,7 +1,7 @@
 """The Run engine's SQL store: the object's one run row, its nodes and its outbox to the read model.
 
 The tables are made by `create` (a run's start) and by nothing else: an object asked about a run it does not
-hold (a swept one, or one never started) answers from `exists` without bringing storage back (ADR-0122).
+hold (a swept one, or one never started) answers from `exists` without bringing storage back (ADR-0117).
 Rows come out typed (`RunRow`, `NodeRow`).
 
 No statement binds more than 100 variables (workerd refuses a 101st), and work over many nodes is a

@@ -1,7 +1,7 @@
 """Applying `advance`'s decisions to a run's rows (synchronous, inside one transaction of the engine's tick).
 
 A start reserves the node's job id (derived from the run, its incarnation's nonce, the node and the node's
-resume count, ADR-0120, so resending it is absorbed by the shard as a re-enqueue of the same id) and marks the
+resume count, ADR-0115, so resending it is absorbed by the shard as a re-enqueue of the same id) and marks the
 node SCHEDULED but not ``sent``; the engine hands every unsent node to the host, which sends it and reports
 back. Mapping functions come from the flow's current code.
 One round's decisions are applied together: their rows are read in one query per 100 ids and their changes
@@ -74,7 +74,7 @@ def spawn_rows(
 ) -> tuple[list[dict[str, Any]], dict[str, str]]:
     """The child rows of a node's spawns (``{"id", "binding", "payload", "options"}``), one per id, and the
     children that must fail at once (a payload too large for a job: stored as NULL, so a resume keeps them
-    failed, ADR-0121) with their errors.
+    failed, ADR-0116) with their errors.
 
     Raises:
         ChildError: a spawn id is not a node key (the spawning node fails).
@@ -216,7 +216,7 @@ class Steps:
                 self._fail(node_id, problem)  # not stored: refused as the enqueue would refuse it
                 return
         else:  # a fan-out or spawned child carries its payload and options since it was made (one refused then
-            job = {}  # stays FAILED: a resume never reruns it, ADR-0121)
+            job = {}  # stays FAILED: a resume never reruns it, ADR-0116)
         binding = row.binding
         job_id = node_job_id(binding, self.shards(binding), self.run.id, self._nonce, node_id, row.gen)
         self._set(node_id, state="SCHEDULED", job_id=job_id, sent=0, **job)

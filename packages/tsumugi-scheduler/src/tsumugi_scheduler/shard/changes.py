@@ -23,7 +23,7 @@ _encode = msgspec.json.encode
 _FAILED = frozenset({JobState.FAILED, JobState.STALLED})
 _MAY_STILL_RUN = frozenset({JobState.STALLED, JobState.CANCELLED})
 """Terminal states an at-most-once job may reach while its claimed attempt still runs (its outcome unknown, or a
-cancel request it has not heeded): the run's next job for its node waits for the hold (ADR-0121)."""
+cancel request it has not heeded): the run's next job for its node waits for the hold (ADR-0116)."""
 
 
 class JobFacts(Protocol):
@@ -115,7 +115,7 @@ def run_event(job: JobFacts, to: JobState, result: str | None, error: str | None
 
     A COMPLETED event carries the children the attempt spawned (a failed attempt's spawns never get here); a
     STALLED or CANCELLED at-most-once one that was dispatched carries ``holdUntil``, when its last attempt can no
-    longer run: the run starts the node's next job no earlier, as a manual retry would (ADR-0121).
+    longer run: the run starts the node's next job no earlier, as a manual retry would (ADR-0116).
     """
     if job.run_id is None or job.node_id is None:
         return None

@@ -187,7 +187,7 @@ class ShardOperations:
             return MutationAnswer(ok=False, reason="invalid-state")
         if job.run_id is not None and job.node_id is not None:
             # A node's job belongs to its run: running it again behind the run's back would finish a node the run
-            # has already ended; the run's resume runs the node again (ADR-0121).
+            # has already ended; the run's resume runs the node again (ADR-0116).
             return MutationAnswer(ok=False, reason="invalid-state", error=(
                 f"the job of node {job.node_id} of run {job.run_id}: resume the run to run it again"))  # fmt: skip
         # A STALLED at-most-once job's last attempt may still run until its invocation's hard end, kept in

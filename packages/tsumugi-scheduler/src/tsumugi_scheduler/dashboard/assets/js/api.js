@@ -55,7 +55,7 @@ function withQuery(path, params) {
 // until the user has signed in every call waits here.
 let sessionGate = null;
 
-// The session's page key (ADR-0127): the sign-in answer carries it, and every call sends it with the cookie.
+// The session's page key (ADR-0121): the sign-in answer carries it, and every call sends it with the cookie.
 // Browsers send the cookie to every port of this host; the key stays in this origin's storage, which a page on
 // another port cannot read, so the cookie alone is worth nothing to such a page.
 const PAGE_KEY_HEADER = 'x-tsumugi-session';
