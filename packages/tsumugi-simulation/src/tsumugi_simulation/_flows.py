@@ -18,7 +18,6 @@ from typing import Any, Final
 import msgspec
 
 from tsumugi_core.options import Guarantee
-from tsumugi_simulation._performers import SimWork, WorkPayload
 from tsumugi_performer.flow import FlowBuilder, flow
 from tsumugi_simulation._performers import SimWork, WorkPayload
 

@@ -21,6 +21,8 @@ from tsumugi_core.ids import LOCAL_ID_ENTROPY_BYTES, new_local_id
 from tsumugi_core.options import DEFAULTS, EnqueueItem
 from tsumugi_dev.clock import VirtualClock
 from tsumugi_dev.runtime import LocalRuntime
+from tsumugi_performer import entrypoint as performer_time
+from tsumugi_scheduler import timing as scheduler_time
 from tsumugi_simulation._chaos import Chaos
 from tsumugi_simulation._flows import flow_input
 from tsumugi_simulation._invariants import INVARIANTS, check
@@ -44,15 +46,6 @@ from tsumugi_simulation._system import (
     builtin_system,
     random_scenario,
 )
-from tsumugi_simulation._workload import enqueue_options, policy_patch
-from tsumugi_performer import entrypoint as performer_time
-from tsumugi_scheduler import timing as scheduler_time
-from tsumugi_simulation._chaos import Chaos
-from tsumugi_simulation._invariants import INVARIANTS, check
-from tsumugi_simulation._ledger import Ledger, PerformerFaults, record_executions
-from tsumugi_simulation._observed import START_MS, JobTruth, Observed, PolicyView, Submitted, Violation
-from tsumugi_simulation._shards import attempt_log, shard_rows
-from tsumugi_simulation._system import SystemUnderTest, builtin_system, random_scenario
 from tsumugi_simulation._workload import enqueue_options, policy_patch
 
 __all__ = ["SimulationConfig", "SimulationReport", "simulate"]

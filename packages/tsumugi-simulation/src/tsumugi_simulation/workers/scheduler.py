@@ -3,8 +3,8 @@
 from workers import DurableObject, WorkerEntrypoint
 
 from tsumugi_scheduler.entrypoints import DefaultMethods, JobShardMethods, RpcMethods, RunMethods
-from tsumugi_simulation._system import current_definition
 from tsumugi_scheduler.schedule_entrypoints import SchedulerMethods
+from tsumugi_simulation._system import current_definition
 
 TSUMUGI = current_definition()
 
