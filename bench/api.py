@@ -16,6 +16,12 @@ time linear in its matches (115 ms p50 newest first before the cap); the count n
 (``tsumugi_scheduler.api.job_list``), so every query's cost is bounded. ``--quick`` uses 20,000 rows for a
 smoke test; its figures say nothing about scale, and its targets are not judged.
 
+Then authentication per request (issue 25 item 1, ADR-0121), in the same run and on the same read model:
+``BearerAuth.admit`` for a bearer header and for a dashboard session (cookie + page key + its row in
+``dashboard_session``), and, as the session check before that change, the signed cookie alone (one HMAC, no
+read: what ``v1`` sessions cost). Printed as µs per request and the session's ratio after/before; the
+session's extra cost is one primary-key read in D1 per cookie-authenticated request.
+
 Then the cost of the payload checks per enqueue (ADR-0075, ADR-0077), in the same run: the scheduler's
 enqueue path (`SchedulerService.enqueue_many` of one item: decoding, option validation, the portability walk
 and the payload schema check, up to the shard call, which a stub answers) for a performer that publishes a
@@ -43,7 +49,10 @@ from tsumugi_core.json_schema import compile_schema
 from tsumugi_core.portable import check_portable
 from tsumugi_dev.d1 import D1Database, apply_d1_migrations
 from tsumugi_scheduler.api import SchemaGate, create_app
+from tsumugi_scheduler.api.auth import BearerAuth
 from tsumugi_scheduler.api.job_list import list_page
+from tsumugi_scheduler.api.session import PAGE_KEY_HEADER, issue_session, page_key, signed_session_id
+from tsumugi_scheduler.api.session_store import open_session
 from tsumugi_scheduler.definition import define_tsumugi
 from tsumugi_scheduler.payload_schemas import PayloadSchemas
 from tsumugi_scheduler.producer_rpc import SchedulerService
@@ -297,6 +306,41 @@ def report_enqueue_checks(rounds: int) -> dict[str, Any]:
             "schema_check_us": round(alone["schema"], 3)}  # fmt: skip
 
 
+async def time_auth(db: D1Database, rounds: int) -> dict[str, float]:
+    """µs per authentication: bearer, session (signature + page key + D1), and the signature alone."""
+    auth, env, now = BearerAuth(), Env(db), T0
+    session_id = "S" * 22
+    await open_session(db, session_id, now_ms=now, expires_at=now + auth.session_ttl_ms)
+    cookie = issue_session(TOKEN, now, session_id)
+    bearer = {"authorization": f"Bearer {TOKEN}"}
+    session = {"cookie": f"tsumugi_token={cookie}", PAGE_KEY_HEADER: page_key(TOKEN, session_id)}
+    assert await auth.admit(env, bearer, now_ms=now) == "bearer"
+    assert await auth.admit(env, session, now_ms=now) == "session"
+    best = {"bearer": float("inf"), "session": float("inf"), "signature_only": float("inf")}
+    for _ in range(rounds // BLOCK):
+        for name, headers in (("bearer", bearer), ("session", session)):
+            start = time.perf_counter()
+            for _ in range(BLOCK):
+                await auth.admit(env, headers, now_ms=now)
+            best[name] = min(best[name], (time.perf_counter() - start) / BLOCK * 1e6)
+        start = time.perf_counter()
+        for _ in range(BLOCK):
+            signed_session_id(cookie, TOKEN, now_ms=now, ttl_ms=auth.session_ttl_ms)
+        best["signature_only"] = min(best["signature_only"], (time.perf_counter() - start) / BLOCK * 1e6)
+    return best
+
+
+def report_auth(db: D1Database, rounds: int) -> dict[str, Any]:
+    """Authentication's cost per request, printed; the ``RESULT`` keys for it."""
+    per = asyncio.run(time_auth(db, rounds))
+    ratio = per["session"] / per["signature_only"]
+    print(f"auth per request: bearer {per['bearer']:.1f} µs; session {per['session']:.1f} µs (signature, page "
+          f"key and one D1 read) against {per['signature_only']:.1f} µs before (the signature alone): ratio "
+          f"{ratio:.1f}", flush=True)  # fmt: skip
+    return {"auth_bearer_us": round(per["bearer"], 2), "auth_session_us": round(per["session"], 2),
+            "auth_session_before_us": round(per["signature_only"], 2), "auth_session_ratio": round(ratio, 2)}  # fmt: skip
+
+
 def main() -> None:
     """Build, time, print; the last line is ``RESULT {json}``."""
     parser = argparse.ArgumentParser(description="REST list latency over a large read model.")
@@ -313,6 +357,7 @@ def main() -> None:
             timings = asyncio.run(time_queries(db, rounds))
             for name, query in QUERIES.items():
                 result.update(report(db, name, query, timings[name], judged=not args.quick))
+            result.update(report_auth(db, 2_000 if args.quick else 20_000))
     result.update(report_enqueue_checks(2_000 if args.quick else 20_000))
     print("RESULT " + json.dumps(result, sort_keys=True), flush=True)
 

@@ -18,7 +18,7 @@ Run: ``uv run python bench/flows.py [--quick]``. Prints one line per figure, the
 
 The original bounds a tick to 200 decisions and 32 advance rounds and a run to 10,000 nodes; this
 implementation applies up to 1,000 decisions a tick over nodes kept in memory and keeps the node bound
-(tsumugi_scheduler.run.host, ADR-0087), so a 1,000-child fan-out starts within a tick or two; endings that
+(tsumugi_scheduler.run.engine, ADR-0087), so a 1,000-child fan-out starts within a tick or two; endings that
 cannot start anything are applied together (``PROJECTION_DELAY_MS``).
 ``--quick`` shrinks every size; its figures are not comparable with the targets.
 """
@@ -39,7 +39,7 @@ from typing import Any
 from e2e import start_runtime
 from tsumugi_client import create_client
 from tsumugi_core.flow_advance import NodeView, advance
-from tsumugi_scheduler.run import store as run_store
+from tsumugi_scheduler.run import sql_store as run_store
 
 PRODUCER = "tsumugi-producer"
 SCHEDULER = "tsumugi-scheduler"
@@ -63,14 +63,14 @@ class _CountingSql:
         return self._sql.transaction_sync(fn)
 
 
-_original_init = run_store.RunStore.__init__
+_original_init = run_store.SqlRunStore.__init__
 
 
-def _counting_init(self: run_store.RunStore, sql: Any) -> None:
+def _counting_init(self: run_store.SqlRunStore, sql: Any) -> None:
     _original_init(self, _CountingSql(sql))  # pyright: ignore[reportArgumentType]
 
 
-run_store.RunStore.__init__ = _counting_init  # pyright: ignore[reportAttributeAccessIssue]
+run_store.SqlRunStore.__init__ = _counting_init  # pyright: ignore[reportAttributeAccessIssue]
 
 
 async def _wait(what: str, probe: Any, deadline_s: float) -> None:

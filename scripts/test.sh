@@ -39,7 +39,7 @@ if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = "0" ] && command -v apt-get >/de
 fi
 uv sync --frozen --quiet
 # Resolving the lock against the index fills uv's cache with the index pages, so the test that runs an `init`ed
-# project with its own `uv run` resolves offline (tests/scaffold/test_acceptance_user_project.py, ADR-0115).
+# project with its own `uv run` resolves offline (tests/scaffold/test_acceptance_user_project.py, ADR-0112).
 uv lock --check --quiet
 UV_PROJECT_ENVIRONMENT=.venv-3.13 uv sync --frozen --quiet --python "$python_313"
 # wrangler, pinned by package-lock.json (ADR-0040): `tsumugi deploy --dry-run` runs it in the tests, offline.

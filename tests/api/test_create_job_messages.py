@@ -75,8 +75,8 @@ OURS = [
     ),
     ({**B, "concurrencyKey": "k" * 513}, _rule("concurrencyKey", "must be at most 512 characters")),
     ({**B, "partitionKey": ""}, _rule("partitionKey", "must not be empty")),
-    ({**B, "nodeId": "n"}, _rule("nodeId", "requires runId")),
-    ({**B, "id": "SMS#0:x"}, _rule("id", "must belong to binding MAIL: SMS#0:x")),
+    ({**B, "nodeId": "n"}, _rule("nodeId", "is set only by the run a job belongs to")),
+    ({**B, "runId": "f:r"}, _rule("runId", "is set only by the run a job belongs to")),
     ({**B, "shard": -1}, _rule("shard", "must be a non-negative integer, got -1")),
     ({**B, "color": "red"}, _rule("color", "is not an enqueue option")),
 ]
@@ -91,6 +91,15 @@ async def test_create_refuses_with_the_message_naming_the_key_and_the_rule(
     world: World, body: Any, expected: dict[str, str]
 ) -> None:
     assert await world.request("POST", "/api/jobs", body) == (400, expected)
+
+
+async def test_a_pinned_id_of_another_binding_is_a_409_conflict(world: World) -> None:
+    # Well-formed, and matching the document's id pattern (any served binding and shard): in conflict with the
+    # item's binding, as a shard of another config is (issue 25 item 11; ADR-0125).
+    body = {**B, "id": "SMS#0:x"}
+    assert await world.request("POST", "/api/jobs", body) == (409, _rule("id", "must belong to binding MAIL: SMS#0:x"))
+    status, bulk = await world.request("POST", "/api/jobs/bulk-enqueue", {"items": [B, body]})
+    assert (status, bulk["field"]) == (409, "items[1].id")
 
 
 @pytest.mark.parametrize("key", ["concurrencyKey", "uniqueKey"])

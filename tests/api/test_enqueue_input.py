@@ -35,7 +35,8 @@ async def test_an_error_names_the_option_as_the_request_spelled_it(
 @pytest.mark.parametrize(("options", "field", "rule"), [
     ({"run_at": 1, "delay_ms": 1}, "run_at", "and delay_ms are mutually exclusive"),
     ({"expires_at": 1, "expires_in_ms": 1}, "expires_at", "and expires_in_ms are mutually exclusive"),
-    ({"node_id": "n"}, "node_id", "requires run_id"),
+    ({"node_id": "n"}, "node_id", "is set only by the run a job belongs to"),
+    ({"run_id": "f:r"}, "run_id", "is set only by the run a job belongs to"),
     ({"timeout_ms": "1s"}, "timeout_ms", "must be a number"),
     ({"backoff": {"kind": "fixed", "delay_ms": -1}}, "backoff.delay_ms", f"must be between 0 and {SAFE}"),
     ({"backoff": {"kind": "fixed", "delayMs": -1}}, "backoff.delayMs", f"must be between 0 and {SAFE}"),

@@ -70,9 +70,9 @@ class TestFiring:
         await fire_at(world, T0 + MIN)
         first = f"greetings:greet-{T0 + MIN}"
         assert list(runs(world)) == [first]
-        run = runs(world)[first].host.store().run()
+        run = runs(world)[first].host.engine.run()
         assert run is not None
-        assert (run["flow"], run["state"], run["input"]) == (
+        assert (run.flow, run.state, run.input) == (
             "greetings",
             "RUNNING",
             f'{{"names":["at-{T0 + MIN}"]}}',
@@ -97,7 +97,7 @@ class TestFiring:
         assert list(runs(world)) == [fired]
         assert runs(world)[fired].starts == 2
         assert (
-            runs(world)[fired].host.store().sql.exec("SELECT count(*) AS n FROM run").toArray()[0]["n"] == 1
+            runs(world)[fired].host.engine.store.sql.exec("SELECT count(*) AS n FROM run").toArray()[0]["n"] == 1
         )
 
     async def test_overlap_skip_skips_while_the_previous_run_is_running(self, world: World) -> None:
@@ -177,9 +177,9 @@ class TestRest:
             "flow", "greetings", {"names": ["a"]}, 5_000,
         )  # fmt: skip
         await fire_at(world, T0 + MIN)
-        run = runs(world)[f"greetings:nightly-{T0 + MIN}"].host.store().run()
+        run = runs(world)[f"greetings:nightly-{T0 + MIN}"].host.engine.run()
         assert run is not None
-        assert (run["input"], run["deadline_ms"]) == ('{"names":["a"]}', 5_000)
+        assert (run.input, run.deadline_ms) == ('{"names":["a"]}', 5_000)
 
     @pytest.mark.parametrize(
         ("body", "field"),
@@ -235,3 +235,15 @@ class TestClient:
                 await schedules.create(None, "bad", flow="greetings", input=1, every_ms=MIN, priority=3)
         assert (caught.value.status, caught.value.field) == (400, "priority")
         assert list(runs(world)) == [f"greetings:hourly-now-{T0}"]
+
+
+async def test_a_job_field_for_a_flow_schedule_is_a_conflict_with_it(world: World) -> None:
+    # The body alone is valid for PATCH; it conflicts with the stored flow schedule: 409 (issue 25).
+    body = {"name": "nightly", "flow": "greetings", "input": {"names": ["a"]}, "everyMs": 60_000}
+    assert (await world.request("POST", "/api/schedules", body))[0] == 201
+    rule = "cannot be set on a flow schedule: a schedule targets exactly one of them"
+    moved = await world.request("PATCH", "/api/schedules/nightly", {"binding": "MAIL"})
+    assert moved == (409, {"error": f"binding {rule}", "field": "binding", "rule": rule})
+    rule = "is not allowed with a flow: send the run's input as input"
+    given = await world.request("PATCH", "/api/schedules/nightly", {"payload": {}})
+    assert given == (409, {"error": f"payload {rule}", "field": "payload", "rule": rule})

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import NamedTuple
 
 import httpx
 import pytest
@@ -13,7 +14,7 @@ from workers import Request
 
 from tsumugi_scheduler import _runtime
 from tsumugi_scheduler.api.app import MAX_BODY_BYTES
-from tsumugi_scheduler.api.session import SESSION_PATH, SESSION_TTL_MS
+from tsumugi_scheduler.api.session import PAGE_KEY_HEADER, SESSION_PATH, SESSION_TTL_MS
 from tsumugi_scheduler.api.session_routes import NO_TOKEN_CONFIGURED, WRONG_TOKEN
 
 ORIGIN = "http://scheduler.test"  # the World client's base URL: its Host is scheduler.test
@@ -31,15 +32,28 @@ async def sign_in(world: World, token: str = TOKEN) -> httpx.Response:
     return response
 
 
-def session_value(response: httpx.Response) -> str:
+class Signed(NamedTuple):
+    """What the signed-in page holds: the cookie (the browser keeps it) and the page key (the page keeps it)."""
+
+    cookie: str
+    key: str
+
+
+def session_value(response: httpx.Response) -> Signed:
     for header in response.headers.get_list("set-cookie"):
         if "Path=/api;" in header:
-            return header.split(";", 1)[0].split("=", 1)[1]
+            return Signed(header.split(";", 1)[0].split("=", 1)[1], response.json()["pageKey"])
     raise AssertionError(response.headers)
 
 
-def browser(cookie: str, **more: str) -> dict[str, str]:
-    return {**NO_BEARER, "cookie": f"tsumugi_token={cookie}", **more}
+def browser(signed: Signed, **more: str) -> dict[str, str]:
+    """The page's request headers: the cookie and its page key."""
+    return {**NO_BEARER, "cookie": f"tsumugi_token={signed.cookie}", PAGE_KEY_HEADER: signed.key, **more}
+
+
+def replayed(cookie: str, **more: str) -> dict[str, str]:
+    """A script's request with a copied cookie: no page key, no Origin, no Sec-Fetch-Site."""
+    return {**NO_BEARER, "cookie": f"tsumugi_token={cookie}", "content-type": "application/json", **more}
 
 
 async def jobs_total(world: World) -> int:
@@ -51,13 +65,14 @@ async def jobs_total(world: World) -> int:
 async def test_sign_in_sets_an_httponly_strict_api_scoped_cookie_that_is_not_the_token(world: World) -> None:
     response = await sign_in(world)
 
-    assert (response.status_code, response.json()) == (200, {"signedIn": True})
+    assert response.status_code == 200
+    assert response.json() == {"signedIn": True, "pageKey": session_value(response).key}
     session, legacy = response.headers.get_list("set-cookie")
     value = session_value(response)
     assert TOKEN not in session
-    assert value.startswith("v1.")
+    assert TOKEN not in value.key
     assert re.fullmatch(
-        r"tsumugi_token=v1\.\d+\.[\w-]+; Path=/api; Max-Age=43200; HttpOnly; SameSite=Strict", session
+        r"tsumugi_token=v2\.\d+\.[\w-]{22}\.[\w-]+; Path=/api; Max-Age=43200; HttpOnly; SameSite=Strict", session
     ), session
     # A raw token an earlier dashboard stored at path "/" (readable by any page of the host) is deleted.
     assert legacy == "tsumugi_token=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict"
@@ -124,6 +139,62 @@ async def test_sign_out_deletes_the_cookie(world: World) -> None:
         response.headers.get_list("set-cookie")[0]
         == "tsumugi_token=; Path=/api; Max-Age=0; HttpOnly; SameSite=Strict"
     )
+
+
+# -- issue 25 item 1: the cookie alone is not a credential, and sign-out holds on the server --------------------
+
+
+async def test_a_copied_cookie_without_the_page_key_reads_and_changes_nothing(world: World) -> None:
+    # A page on another port of this host receives the cookie; a script replays it as JSON with no Origin.
+    value = session_value(await sign_in(world))
+    before = await jobs_total(world)
+    headers = replayed(value.cookie)
+    assert await world.request("GET", "/api/jobs", headers=headers) == (401, {"error": "unauthorized"})
+    status, _ = await world.request("POST", "/api/jobs", {"binding": "MAIL", "payload": {}}, headers=headers)
+    assert status == 401
+    policy = await world.request("POST", "/api/bindings/MAIL/policy", {"concurrency": 7}, headers=headers)
+    assert policy[0] == 401
+    assert await world.request("GET", SESSION_PATH, headers=headers) == (200, {"signedIn": False})
+    assert await jobs_total(world) == before
+    assert (await world.request("GET", "/api/jobs", headers=browser(value)))[0] == 200  # the page itself
+
+
+async def test_a_page_key_opens_only_its_own_session(world: World) -> None:
+    first = session_value(await sign_in(world))
+    second = session_value(await sign_in(world))
+    crossed = browser(Signed(first.cookie, second.key))
+    assert await world.request("GET", "/api/jobs", headers=crossed) == (401, {"error": "unauthorized"})
+
+
+async def test_sign_out_closes_the_session_on_the_server(world: World) -> None:
+    value = session_value(await sign_in(world))
+    other_tab = session_value(await sign_in(world))
+    assert (await world.request("GET", "/api/jobs", headers=browser(value)))[0] == 200
+    response = await world.client.delete(SESSION_PATH, headers=browser(value, origin=ORIGIN))
+    assert response.status_code == 200
+    # The copy a script kept, with the page key as well, no longer works: the server forgot the session.
+    assert await world.request("GET", "/api/jobs", headers=browser(value)) == (401, {"error": "unauthorized"})
+    assert await world.request("GET", SESSION_PATH, headers=browser(value)) == (200, {"signedIn": False})
+    assert (await world.request("GET", "/api/jobs", headers=browser(other_tab)))[0] == 200
+
+
+@pytest.mark.parametrize(
+    "cookie", ["v1.\u00b2.x", "v2.\u00b2.AAAAAAAAAAAAAAAAAAAAAA.x", "v2.\u00b9\u00b2.AAAAAAAAAAAAAAAAAAAAAA.x", "v2..."]
+)
+async def test_a_malformed_session_cookie_is_a_401_not_a_fault(world: World, cookie: str) -> None:
+    headers = {**NO_BEARER, "cookie": f"tsumugi_token={cookie}", PAGE_KEY_HEADER: "k"}
+    # Sent as Latin-1 bytes, as the server reads header bytes: the cookie arrives with a superscript digit.
+    raw = [(k.encode(), v.encode("latin-1")) for k, v in headers.items()]
+    response = await world.client.get("/api/jobs", headers=raw)
+    assert (response.status_code, response.json()) == (401, {"error": "unauthorized"})
+
+
+async def test_a_deeply_nested_sign_in_body_is_a_400(world: World) -> None:
+    body = '{"token":' * 5000 + '"x"' + "}" * 5000
+    response = await world.client.post(
+        SESSION_PATH, content=body, headers={**NO_BEARER, "content-type": "application/json"}
+    )
+    assert (response.status_code, response.json()) == (400, {"error": "token must be a non-empty string"})
 
 
 @pytest.mark.parametrize(

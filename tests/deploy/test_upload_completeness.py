@@ -1,5 +1,5 @@
 """Issue 23, acceptance 2: ``tsumugi deploy`` refuses an upload whose code imports a module nothing provides,
-naming the module and the module importing it (ADR-0116); what is optional or never runs is not counted."""
+naming the module and the module importing it (ADR-0113); what is optional or never runs is not counted."""
 
 from __future__ import annotations
 

@@ -262,6 +262,8 @@ SUBFLOW = _run(
     {},
 )
 
+FAILED["run"]["failure"] = "node transform failed: SmtpError: mailbox full (third)"  # as GET /api/runs/{id} says it
+
 DETAILS = {r["run"]["id"]: r for r in (FANOUT, FAILED, RUNNING, SUBFLOW)}
 
 WIDE_RUN = "etl:wide1"

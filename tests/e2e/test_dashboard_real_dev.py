@@ -53,9 +53,14 @@ def test_the_dashboard_over_the_real_api_is_quiet_and_consistent(
         assert http.post("/api/bindings/SendMail/policy", json={"paused": True}).status_code == 200
         mail = http.post("/api/jobs", json={"binding": "SendMail", "payload": {
             "to": "a@example.com", "subject": "hi", "body": "hello"}}).json()["id"]  # fmt: skip
-    # Sign in as the page does (ADR-0069): the session cookie lands in the context's cookie jar.
-    assert opened.context.request.post(f"{dev_url}/api/session", data={"token": TOKEN}).ok
-    opened.add_init_script("localStorage.setItem('tsumugi:refresh', '0')")
+    # Sign in as the page does (ADR-0069, ADR-0121): the session cookie lands in the context's cookie jar and
+    # the page keeps the session's page key, which every API call sends with the cookie.
+    signed_in = opened.context.request.post(f"{dev_url}/api/session", data={"token": TOKEN})
+    assert signed_in.ok
+    page_key = signed_in.json()["pageKey"]
+    opened.add_init_script(
+        f"localStorage.setItem('tsumugi:refresh', '0'); localStorage.setItem('tsumugi.pageKey', '{page_key}')"
+    )
     opened.goto(dev_url + "/#/jobs")
     expect(opened.locator(f'.job-row[data-id="{mail}"]')).to_be_visible()
     tabs = (

@@ -521,6 +521,31 @@ def test_fan_out_card_shows_children_progress(page: Opened, api: FakeApi) -> Non
     _quiet(log)
 
 
+def test_a_fan_out_whose_children_failed_is_never_drawn_completed(page: Opened, api: FakeApi) -> None:
+    opened, log = page
+    _open_run(opened, api, FAILED_RUN)
+    container = {"id": "each", "state": "COMPLETED", "container": True, "binding": "Hello"}
+    kids = [{"id": f"each:{i}", "state": state, "parent": "each"} for i, state in enumerate(("FAILED", "STALLED"))]
+    shown = "([node, kids]) => [shownState(node, kids), dagCaption(node, kids)]"
+    assert opened.evaluate(shown, [container, kids]) == ["FAILED", "Hello \u00b7 0/2 ok"]
+    kids[0]["state"] = "COMPLETED"
+    assert opened.evaluate(shown, [container, kids]) == ["PARTIAL", "Hello \u00b7 1/2 ok"]
+    kids[1]["state"] = "COMPLETED"
+    assert opened.evaluate(shown, [container, kids]) == ["COMPLETED", "Hello \u00b7 2/2 ok"]
+    _quiet(log)
+
+
+def test_a_failed_run_says_why_at_the_top(page: Opened, api: FakeApi) -> None:
+    opened, log = page
+    _open_run(opened, api, FAILED_RUN)
+    assert opened.text_content("#run-failure") == (
+        "Why it failed: node transform failed: SmtpError: mailbox full (third)"
+    )
+    _open_run(opened, api, FANOUT_RUN)
+    assert opened.query_selector("#run-failure") is None
+    _quiet(log)
+
+
 # -- node detail, links, output ------------------------------------------------------------------------------
 
 

@@ -1,4 +1,4 @@
-"""The registry of FFI cases (ADR-0105): each case is a function of no arguments, sync or async, whose result
+"""The registry of FFI cases (ADR-0103): each case is a function of no arguments, sync or async, whose result
 (or what it raises) `ffi_describe.describe` turns into the record compared between real Pyodide and the
 emulation. A case's name is its function's name; the case modules register theirs when imported."""
 

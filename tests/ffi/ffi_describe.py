@@ -1,6 +1,6 @@
 """One JSON-able description of whatever an FFI case produced, the same in real Pyodide and over the emulation.
 
-Runs unchanged in both worlds (ADR-0105). It reads a value only through what it describes: Python types,
+Runs unchanged in both worlds (ADR-0103). It reads a value only through what it describes: Python types,
 ``isinstance`` against ``pyodide.ffi``'s classes, ``JsProxy.typeof``, ``constructor.name``, ``str()`` and
 ``JSON.stringify``. Each of those probes that could itself raise is recorded as what it raised, so one failing
 probe shows up in place instead of hiding the rest of the description.

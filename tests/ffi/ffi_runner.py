@@ -1,4 +1,4 @@
-"""Runs FFI cases and records each outcome (ADR-0105): the same code in real Pyodide (`run_pyodide.mjs`) and
+"""Runs FFI cases and records each outcome (ADR-0103): the same code in real Pyodide (`run_pyodide.mjs`) and
 over the emulation (`test_ffi_differential.py`)."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 // Runs the FFI cases in real Pyodide (the npm package pinned in package-lock.json) and prints each case's
-// outcome as JSON on stdout (ADR-0105). Offline: Pyodide loads from node_modules/pyodide, the cases need no
+// outcome as JSON on stdout (ADR-0103). Offline: Pyodide loads from node_modules/pyodide, the cases need no
 // Python packages, and fetch is replaced by a function that throws so a download attempt fails loudly.
 //
 //   node tests/ffi/run_pyodide.mjs            # outcomes on stdout

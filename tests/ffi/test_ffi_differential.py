@@ -1,4 +1,4 @@
-"""The emulated ``js`` / ``pyodide.ffi`` checked against real Pyodide, case by case (ADR-0105).
+"""The emulated ``js`` / ``pyodide.ffi`` checked against real Pyodide, case by case (ADR-0103).
 
 Once per session, `run_pyodide.mjs` runs every case in Pyodide 0.28.2 under Node (the npm package pinned in
 package-lock.json, offline). Each case then runs here, over the emulation installed in this environment, and

@@ -79,6 +79,8 @@ def fixture_module(flows: LocalRuntime) -> Iterator[Any]:
     saved = dict(flow_fixture.TSUMUGI.flows)
     flow_fixture.SEEN.clear()
     flow_fixture.NOTICES.clear()
+    flow_fixture.RUNS.clear()
+    flow_fixture.GATE["closed"] = False
     yield flow_fixture
     flow_fixture.TSUMUGI.flows.clear()
     flow_fixture.TSUMUGI.flows.update(saved)

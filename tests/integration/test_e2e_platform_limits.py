@@ -8,9 +8,10 @@ and redelivered instead of timing out.
 
 from __future__ import annotations
 
+import pytest
 from system_driver import Driver
 
-from tsumugi_client import EnqueueItemDict
+from tsumugi_client import EnqueueItemDict, EnqueueValidationError
 from tsumugi_dev.clock import VirtualClock
 from tsumugi_dev.runtime import LocalRuntime
 
@@ -26,6 +27,41 @@ async def test_three_jobs_with_100_kib_payloads_dispatched_in_one_tick_all_compl
     await clock.advance(1_000)
     states = [(await driver.job(job_id)).state for job_id in ids]
     assert states == ["COMPLETED"] * 3
+
+
+HALVES = [0.5] * 14_000
+"""56,001 bytes of JSON (a 56,148-byte dispatch message): Cloudflare takes it. As V8 would serialise it, 9 bytes a
+number, it is over 126,000: the size rule of ADR-0044 refused it (issue 22, item 3; ADR-0106)."""
+
+
+async def test_a_payload_of_14000_halves_is_taken_through_rest_and_the_client_and_dispatched(
+    system: LocalRuntime, clock: VirtualClock, driver: Driver
+) -> None:
+    status, created = await driver.rest("POST", "/api/jobs", {"binding": "Boom", "payload": HALVES, "maxAttempts": 1})
+    assert status == 201, created
+    by_client = await driver.enqueue("Boom", HALVES, max_attempts=1)
+    await clock.advance(1_000)
+    for job_id in (created["id"], by_client):
+        job = await driver.job(job_id)
+        # Dispatched through the local queue (which measures JSON as Cloudflare does) and run: Boom fails.
+        assert (job.state, job.attempts) == ("FAILED", 1)
+
+
+async def test_a_payload_over_the_queue_limit_as_json_is_refused_naming_the_field_and_the_rule(
+    clock: VirtualClock, driver: Driver
+) -> None:
+    # 30,001 bytes as msgspec writes it (1e20), 132,001 as JavaScript does (100000000000000000000).
+    payload = [1e20] * 6_000
+    rule = "must be at most 120000 bytes as a queue message carries it (UTF-8 JSON as JavaScript writes it"
+    status, body = await driver.rest("POST", "/api/jobs", {"binding": "Boom", "payload": payload})
+    assert (status, body["field"]) == (400, "payload")
+    assert body["rule"].startswith(rule)
+    assert body["rule"].endswith("got 132001")
+    with pytest.raises(EnqueueValidationError) as caught:
+        await driver.enqueue("Boom", payload)
+    assert (caught.value.field, caught.value.rule) == ("payload", body["rule"])
+    await clock.advance(100)
+    assert await driver.jobs_of("Boom") == []
 
 
 async def test_a_thousand_terminal_changes_lose_no_metrics_points(

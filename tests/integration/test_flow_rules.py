@@ -222,8 +222,8 @@ async def test_a_subflow_runs_a_child_run_whose_end_is_its_nodes_state(
     await clock.advance(1_000)
     run, nodes = await runs.read("parent:p")
     assert (run["state"], nodes["sub"]["state"], nodes["sub"]["binding"]) == ("COMPLETED", "COMPLETED", "")
-    assert nodes["sub"]["child_run_id"] == "leaf:p-sub"
-    child, child_nodes = await runs.read("leaf:p-sub")
+    assert nodes["sub"]["child_run_id"].startswith("leaf:p-sub-")  # the parent's own child (ADR-0115)
+    child, child_nodes = await runs.read(nodes["sub"]["child_run_id"])
     assert (child["state"], child["parent_run_id"], child["parent_node_id"]) == (
         "COMPLETED",
         "parent:p",
@@ -236,10 +236,14 @@ async def test_a_subflow_runs_a_child_run_whose_end_is_its_nodes_state(
 async def test_subflow_nesting_past_the_limit_fails_up_the_chain(runs: Runs, clock: VirtualClock) -> None:
     await runs.start("l0:n", {})
     await clock.advance(2_000)
-    _, deepest = await runs.read("l3:n-down-down-down")
+    chain = ["l0:n"]
+    for _ in range(3):
+        chain.append((await runs.read(chain[-1]))[1]["down"]["child_run_id"])
+    assert [c.partition(":")[0] for c in chain] == ["l0", "l1", "l2", "l3"]
+    _, deepest = await runs.read(chain[-1])
     assert deepest["down"]["error"] == "failed to start child run: subflow nesting exceeded the limit: 3"
     run, nodes = await runs.read("l0:n")
-    assert (run["state"], nodes["down"]["error"]) == ("FAILED", "child run failed: l1:n-down")
+    assert (run["state"], nodes["down"]["error"]) == ("FAILED", f"child run failed: {chain[1]}")
 
 
 async def test_a_removed_flow_fails_the_run(runs: Runs, clock: VirtualClock, fixture_module: Any) -> None:

@@ -56,7 +56,7 @@ async def test_rest_starts_lists_reads_and_controls_runs(clock: VirtualClock, dr
     status, created = await driver.rest("POST", "/api/runs", {"flow": "greetings", "input": {"names": ["x"]},
                                                               "id": "r1"})  # fmt: skip
     assert (status, created) == (201, {"id": "greetings:r1"})
-    assert await driver.rest("POST", "/api/runs", {"flow": "greetings", "input": {}, "id": "r1"}) == (201, created)
+    assert await driver.rest("POST", "/api/runs", {"flow": "greetings", "input": {"names": []}, "id": "r1"}) == (201, created)
     await clock.advance(1_000)
     status, listing = await driver.rest("GET", "/api/runs?flow=greetings&state=COMPLETED")
     assert status == 200

@@ -1,4 +1,4 @@
-"""Issue 23, acceptance 4: one ``tsumugi dev`` per data directory; a removed or replaced one is noticed (ADR-0117)."""
+"""Issue 23, acceptance 4: one ``tsumugi dev`` per data directory; a removed or replaced one is noticed (ADR-0114)."""
 
 from __future__ import annotations
 

@@ -139,39 +139,41 @@ def test_a_points_blobs_may_hold_16000_bytes_together(limits: LocalRuntime) -> N
 # -- queue message and batch sizes --------------------------------------------------------------------------------
 
 
-def _text_of_v8_size(size: int) -> str:
-    """An ASCII text whose body ``{"text": ...}`` V8 serialises to exactly ``size`` bytes (over 16 KiB).
-
-    Header 2, object begin 1, key 6 (tag, length, "text"), string tag 1 and a 3-byte length varint, the
-    characters, object end 1 and property count 1: 15 bytes besides the characters.
-    """
-    assert 16_384 + 15 <= size < 2_097_152 + 15
-    return "x" * (size - 15)
+def _text_of_json_size(size: int) -> str:
+    """An ASCII text whose body ``{"text": ...}`` takes exactly ``size`` bytes as JSON (``{"text":""}``: 11)."""
+    return "x" * (size - 11)
 
 
-async def test_a_message_may_take_128000_bytes_as_v8_serialises_it(limits: LocalRuntime) -> None:
+async def test_a_message_may_take_128000_bytes_as_utf8_json(limits: LocalRuntime) -> None:
     entry = _entry(limits)
-    await entry.send(_text_of_v8_size(MAX_MESSAGE_BYTES))
+    await entry.send(_text_of_json_size(MAX_MESSAGE_BYTES))
     with pytest.raises(Exception, match="Queue send failed: Payload Too Large"):
-        await entry.send(_text_of_v8_size(MAX_MESSAGE_BYTES + 1))
+        await entry.send(_text_of_json_size(MAX_MESSAGE_BYTES + 1))
     # 128 KiB was the old limit: a body of 130,000 bytes is refused now.
-    with pytest.raises(Exception, match="exceeds limit of 128000"):
+    with pytest.raises(Exception, match=r"130011 bytes as UTF-8 JSON exceeds limit of 128000"):
         await limits.env("limits").OUT.send({"text": "x" * 130_000})
 
 
-async def test_a_non_ascii_text_is_measured_in_utf16_as_v8_stores_it(limits: LocalRuntime) -> None:
-    # 64,100 characters, one of them outside Latin-1: V8 stores two bytes each (128,200 + headers) although
-    # the UTF-8 / msgpack form is only about 64 KB.
-    text = "é" * 100 + "x" * 63_999 + "€"
-    with pytest.raises(Exception, match="Queue send failed: Payload Too Large"):
-        await limits.env("limits").OUT.send({"text": text})
+async def test_numbers_are_measured_as_json_not_as_v8_doubles(limits: LocalRuntime) -> None:
+    # 80,001 bytes of JSON; V8's structured clone would take 9 bytes a number (180,000+), which the queue
+    # refused before it measured JSON (issue 22, item 3).
+    await limits.env("limits").OUT.send([0.5] * 20_000)
+    assert len(limits.queues.pending("limits-q")) == 1
+
+
+async def test_a_non_ascii_text_is_measured_in_utf8(limits: LocalRuntime) -> None:
+    # 43,000 euro signs: 3 bytes each in UTF-8 (129,000 + quotes), although V8 would store 2 bytes each.
+    with pytest.raises(Exception, match=r"Payload Too Large \(send body: message length of 129002 bytes as UTF-8 JSON"):
+        await limits.env("limits").OUT.send("€" * 43_000)
+    await limits.env("limits").OUT.send("€" * 42_600)  # 127,802 bytes
+    assert len(limits.queues.pending("limits-q")) == 1
 
 
 async def test_a_send_batch_may_take_256000_bytes_together(limits: LocalRuntime) -> None:
     entry = _entry(limits)
-    third = _text_of_v8_size(MAX_BATCH_BYTES // 3)
+    third = _text_of_json_size(MAX_BATCH_BYTES // 3)
     await entry.send_batch([third, third, third])  # 255,999 bytes
-    big = _text_of_v8_size(100_000)
+    big = _text_of_json_size(100_000)
     with pytest.raises(Exception, match="Queue sendBatch failed: Payload Too Large"):
         await entry.send_batch([big, big, big])  # three 100 KB messages: each fits, together they do not
     assert len(limits.queues.pending("limits-q")) <= 3  # the refused batch stored nothing

@@ -44,6 +44,8 @@ def test_quick_api_bench_ends_with_one_result_line_with_every_figure() -> None:
         line = next(line for line in lines if line.strip().startswith(f"{name}:"))
         assert "(target < 50)" in line
         assert "(target < 200)" in line
+    for key in ("auth_bearer_us", "auth_session_us", "auth_session_before_us", "auth_session_ratio"):
+        assert result[key] > 0, key  # each figure is measured and printed; the bench compares them
 
 
 def test_each_common_query_and_its_count_is_served_by_an_index(tmp_path: Path) -> None:

@@ -146,7 +146,7 @@ FORMAT_RULES: list[tuple[dict[str, Any], list[Any], Any, str]] = [
     ({"format": "date-time"}, ["2024-02-28T10:00:00Z", 5], "2024-02-30T10:00:00Z",
      'must be an RFC 3339 date-time, got "2024-02-30T10:00:00Z"'),
     ({"format": "date"}, ["2024-02-28", None], "2024-13-01", 'must be an ISO 8601 date, got "2024-13-01"'),
-    ({"format": "time"}, ["10:00:00", 1.5], "25:00:00", 'must be an ISO 8601 time, got "25:00:00"'),
+    ({"format": "time"}, ["10:00:00+09:00", 1.5], "10:00:00", 'must be an ISO 8601 time with an offset, got "10:00:00"'),
     ({"format": "duration"}, ["P1DT2H", []], "two days", 'must be an ISO 8601 duration, got "two days"'),
     ({"format": "decimal"}, ["1.25", {}], "one", 'must be a decimal number, got "one"'),
     ({"format": "uuid"}, ["0000000000000000000000000000000A", "00000000-0000-0000-0000-00000000000a", 7], "nope",

@@ -12,7 +12,7 @@ import pytest
 
 from tsumugi_core.errors import truncate_error
 from tsumugi_core.options import EnqueueItem, EnqueueValidationError, ExponentialBackoff, validate_enqueue
-from tsumugi_core.queue_size import v8_bytes
+from tsumugi_core.queue_size import json_bytes
 
 
 def item(**options: Any) -> EnqueueItem:
@@ -37,12 +37,41 @@ def test_a_payload_of_102_400_json_bytes_is_taken_and_102_401_refused() -> None:
     assert refusal(payload="x" * 102_399) == "payload must be at most 102400 bytes as JSON, got 102401"
 
 
-def test_a_payload_of_120_000_queue_bytes_is_taken_and_120_002_refused() -> None:
-    # One character beyond Latin-1 makes V8 store the whole text at two bytes a character.
-    exact, over = ["x" * 59_992 + "€", 1], ["x" * 59_993 + "€", 1]
-    assert (v8_bytes(exact), v8_bytes(over)) == (120_000, 120_002)
+def test_a_payload_of_120_000_queue_bytes_is_taken_and_120_001_refused() -> None:
+    # JavaScript writes 1e20 as 100000000000000000000: 21 bytes of the queue message's JSON, 4 of msgspec's.
+    exact, over = [1e20] * 5_454 + ["x" * 8], [1e20] * 5_454 + ["x" * 9]
+    assert (json_bytes(exact), json_bytes(over)) == (120_000, 120_001)
     validate_enqueue(item(payload=exact))
-    assert refusal(payload=over).startswith("payload must be at most 120000 bytes as a queue message carries it")
+    assert refusal(payload=over) == (
+        "payload must be at most 120000 bytes as a queue message carries it (UTF-8 JSON as JavaScript writes "
+        "it, where a number such as 1e20 takes 21 digits), got 120001"
+    )
+
+
+def test_a_payload_json_cannot_write_is_refused_naming_the_field_and_msgspecs_reason() -> None:
+    with pytest.raises(EnqueueValidationError) as caught:
+        validate_enqueue(item(payload="\ud800"))  # a lone surrogate: portable, but not UTF-8
+    assert (caught.value.field, caught.value.rule) == (
+        "payload",
+        "must be JSON-serialisable: 'utf-8' codec can't encode character '\\ud800' in position 0: "
+        "surrogates not allowed",
+    )
+
+
+def test_a_payload_portable_refuses_names_the_path_and_the_rule() -> None:
+    with pytest.raises(EnqueueValidationError) as caught:
+        validate_enqueue(item(payload={"n": 2**64}))
+    assert (caught.value.field, caught.value.rule) == (
+        "payload.n",
+        "must be an integer between -9007199254740991 and 9007199254740991 (JavaScript's safe integers), "
+        "got 18446744073709551616",
+    )
+
+
+def test_a_payload_of_14_000_halves_is_taken() -> None:
+    # 56,001 bytes of JSON; 126,002 as V8 would serialise it, which the V8 rule refused (issue 22, item 3).
+    validate_enqueue(item(payload=[0.5] * 14_000))
+    assert json_bytes([0.5] * 14_000) == 56_001
 
 
 def test_a_timeout_of_840_000_ms_is_taken_and_840_001_refused() -> None:

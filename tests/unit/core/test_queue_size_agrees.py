@@ -1,54 +1,86 @@
-"""The core's V8 size of a queue body agrees with the local runtime's serialiser size (issue 17).
+"""The core's JSON size of a queue body agrees with JavaScript and with the local runtime (ADR-0106).
 
-``tsumugi_core.queue_size.v8_bytes`` is what the scheduler uses to keep inside Cloudflare Queues' limits;
-``tsumugi_dev.v8_size.v8_size`` is what the local runtime charges. Mutation testing showed the core's walk
-untested by the core's own tests: each varint length boundary, zigzag integers, Latin-1 and two-byte text,
-objects and arrays are pinned here against the runtime's count.
+Cloudflare Queues carry a body as ``JSON.stringify`` writes it, in UTF-8 (``queues_json_messages``).
+``tsumugi_core.queue_size.json_bytes`` is what the scheduler uses to keep inside the limits;
+``tsumugi_dev.json_size.json_size`` is what the local runtime charges. The texts below were written by
+``JSON.stringify`` in Node.js 20 (V8), the engine workerd embeds.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tsumugi_core.queue_size import json_bound, v8_bytes
-from tsumugi_dev.v8_size import v8_size
+from tsumugi_core.queue_size import JS_PER_JSON_BYTE, js_number, json_bound, json_bytes
+from tsumugi_dev import json_size as runtime
+
+JAVASCRIPT: list[tuple[float, str]] = [
+    (1e20, "100000000000000000000"), (1e21, "1e+21"), (-1e20, "-100000000000000000000"),
+    (1e-6, "0.000001"), (1e-7, "1e-7"), (1.5e-7, "1.5e-7"), (123.456, "123.456"), (1.0, "1"), (-0.0, "0"),
+    (0.1, "0.1"), (5e-324, "5e-324"), (1.7976931348623157e308, "1.7976931348623157e+308"),
+    (9.999999999999999e20, "999999999999999900000"), (123456789012345680000.0, "123456789012345680000"),
+    (2.5e-8, "2.5e-8"), (100.0, "100"), (float("nan"), "null"), (float("inf"), "null"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("value", "text"), JAVASCRIPT)
+def test_numbers_are_written_as_javascript_writes_them(value: float, text: str) -> None:
+    assert js_number(value) == runtime.js_number(value) == text
+
+
+def test_text_measures_in_utf8_with_javascripts_escapes() -> None:
+    # JSON.stringify("\0\1\b\t\n\f\r\x1f\x7f\u2028\"\\/é😀") is 45 bytes of UTF-8.
+    text = '\x00\x01\b\t\n\f\r\x1f\x7f\u2028"\\/é😀'
+    assert json_bytes(text) == runtime.json_size(text) == 45
+
+
+def test_a_dispatch_of_14000_halves_measures_56148_bytes() -> None:
+    # The message of issue 22 item 3, measured by Node.js: Buffer.byteLength(JSON.stringify(message)).
+    message = {"jobId": "Hello#0:abc", "binding": "Hello", "attempt": 1, "maxAttempts": 3, "payload": [0.5] * 14_000,
+               "timeoutMs": 60_000, "claimRequired": False, "deadlineAt": 1_700_000_000_000}  # fmt: skip
+    assert json_bytes(message) == runtime.json_size(message) == 56_148
+    assert json_bytes({"name": "Ada", "score": 1e20}) == 44
+
 
 EDGES: list[Any] = [
-    None, True, False, 0, 1, -1, 63, 64, -64, -65, 8_191, 8_192, -8_192, -8_193,
-    1_048_575, 1_048_576, -1_048_576, 134_217_727, 134_217_728, -134_217_728, -134_217_729,
-    2**30 - 1, 2**30, -(2**30), -(2**30) - 1, 0.5, -2.25, 1e300,
-    "", "a", "a" * 127, "a" * 128, "a" * 16_383, "a" * 16_384, "é" * 127, "é" * 128, "€", "€" * 64,
-    "€" * 8_192, "ÿ", "Ā", [], [1], [None] * 127, [0] * 128, {}, {"k": 1}, {"€": "€"},
-    {str(i): i for i in range(128)}, {"a": [1, {"b": "c"}]},
+    None, True, False, 0, -1, 2**53 - 1, -(2**53) + 1, 0.5, -2.25, 1e300, 1e20, 1e-7, 1.0, -0.0,
+    "", "a", "é", "€", "😀", "\x00", '"', [], [1], [None] * 127, {}, {"k": 1}, {"€": "€"}, {"a": [1, {"b": "c"}]},
+    (1, 2.0),
 ]  # fmt: skip
 
 
 @pytest.mark.parametrize("value", EDGES)
-def test_edge_values_measure_as_the_runtime_serialises_them(value: Any) -> None:
-    assert v8_bytes(value) == v8_size(value)
+def test_edge_values_measure_as_the_runtime_counts_them(value: Any) -> None:
+    assert json_bytes(value) == runtime.json_size(value)
 
 
-def test_a_text_of_2_097_152_characters_needs_a_four_byte_length() -> None:
-    assert v8_bytes("a" * 2_097_151) == v8_size("a" * 2_097_151) == 1 + 3 + 2_097_151 + 2
-    assert v8_bytes("a" * 2_097_152) == v8_size("a" * 2_097_152) == 1 + 4 + 2_097_152 + 2
+@pytest.mark.parametrize(
+    ("value", "kind"), [({1, 2}, "set"), (b"ab", "bytes"), ({"k": {1}}, "set"), ([object()], "object")]
+)
+def test_only_json_values_are_measured(value: Any, kind: str) -> None:
+    with pytest.raises(TypeError, match=f"^not a JSON value: {kind}$"):
+        json_bytes(value)
 
 
-def test_only_json_values_are_measured() -> None:
-    with pytest.raises(TypeError, match="not a JSON value: set"):
-        v8_bytes({1})
+@pytest.mark.parametrize("value", [{(1, 2): 1}, "\ud800"])
+def test_what_msgspec_cannot_write_is_not_measured_either(value: Any) -> None:
+    # A tuple key, a lone surrogate: the message carries msgspec's reason.
+    with pytest.raises(TypeError, match=r"^not a JSON value: .+"):
+        json_bytes(value)
 
 
-def test_the_json_bound_is_three_bytes_a_json_byte_plus_the_header() -> None:
-    assert json_bound(0) == 2
-    assert json_bound(10) == 32
+def test_the_bound_is_six_bytes_a_json_byte() -> None:
+    assert JS_PER_JSON_BYTE == 6
+    assert (json_bound(0), json_bound(10)) == (0, 60)
+    assert json_bytes(1e20) == 21 <= json_bound(len(msgspec.json.encode(1e20)))  # the worst case: 4 -> 21
 
 
 JSON = st.recursive(
-    st.none() | st.booleans() | st.integers(-(2**40), 2**40) | st.floats(allow_nan=False) | st.text(),
+    st.none() | st.booleans() | st.integers(-(2**53) + 1, 2**53 - 1) | st.floats(allow_nan=False) | st.text(),
     lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=5), inner, max_size=5),
     max_leaves=20,
 )
@@ -56,5 +88,6 @@ JSON = st.recursive(
 
 @settings(max_examples=200, deadline=None)
 @given(JSON)
-def test_any_json_value_measures_as_the_runtime_serialises_it(value: Any) -> None:
-    assert v8_bytes(value) == v8_size(value)
+def test_any_json_value_measures_as_the_runtime_counts_it_and_within_the_bound(value: Any) -> None:
+    assert json_bytes(value) == runtime.json_size(value)
+    assert json_bytes(value) <= json_bound(len(msgspec.json.encode(value)))

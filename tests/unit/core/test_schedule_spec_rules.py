@@ -121,6 +121,14 @@ class TestFlowSchedules:
             f"must be a positive integer, got {deadline!r}",
         )
 
+    def test_a_deadline_beyond_javascripts_exact_integers_is_refused(self) -> None:
+        # It was stored, and every trigger of the schedule answered 502 (issue 25, found by schemathesis).
+        assert refusal(msgspec.structs.replace(FLOW, deadline_ms=2**53))[:2] == (
+            "deadline_ms",
+            f"must be at most {2**53 - 1}, got {2**53}",
+        )
+        validate_schedule(msgspec.structs.replace(FLOW, deadline_ms=2**53 - 1), registered=(), shards={})
+
     def test_occurrence_and_trigger_ids_are_run_ids(self) -> None:
         assert occurrence_job_id(FLOW, 1, 1_767_204_000_000) == "Report:nightly-1767204000000"
         assert trigger_job_id(FLOW, 1, 5) == "Report:nightly-now-5"

@@ -9,6 +9,7 @@ import pytest
 
 import tsumugi_client
 import tsumugi_core
+from tsumugi_dev.pyodide_markers import excluded_on_pyodide
 from tsumugi_dev.vendoring import DependencyError, parse_requirement, resolve_dependencies
 
 
@@ -28,8 +29,29 @@ def test_tsumugi_packages_are_vendored_from_where_they_are_installed_and_followe
     assert by_name["tsumugi_client"].source == Path(tsumugi_client.__file__).parent
     assert by_name["tsumugi_core"].source == Path(tsumugi_core.__file__).parent
     assert by_name["tsumugi_core"].version == metadata.version("tsumugi-core")
-    # tzdata: the zone data schedules read (ADR-0078), a package Pyodide ships.
-    assert [r.text for r in resolution.third_party] == ["httpx==0.28.1", "msgspec==0.19.0", "tzdata==2025.2"]
+    # tzdata: the zone data schedules read (ADR-0078), a package Pyodide ships. The client's httpx is required
+    # only off Pyodide (sys_platform != 'emscripten'), so no upload fetches it (ADR-0107).
+    assert [r.text for r in resolution.third_party] == ["msgspec==0.19.0", "tzdata==2025.2"]
+
+
+@pytest.mark.parametrize(
+    ("marker", "fetched"),
+    [
+        ("sys_platform != 'emscripten'", False),
+        ('sys_platform == "emscripten"', True),
+        ("platform_system != 'Emscripten'", False),
+        ("platform_system == 'Linux'", False),
+        ("sys_platform == 'linux'", False),
+        ('python_version < "3.14"', True),  # other markers are pywrangler's to read
+        ("extra == 'cli'", False),  # extras are never requested
+    ],
+)
+def test_a_requirement_a_platform_marker_keeps_off_pyodide_is_left_to_nobody(
+    marker: str, fetched: bool
+) -> None:
+    assert excluded_on_pyodide(marker) is (not fetched and "extra" not in marker)
+    resolution = resolve_dependencies([f"msgspec==0.19.0; {marker}"], owner="pyproject.toml")
+    assert [r.name for r in resolution.third_party] == (["msgspec"] if fetched else [])
 
 
 def test_a_local_install_is_vendored_and_a_registry_package_is_not() -> None:

@@ -13,7 +13,7 @@ from tsumugi_dev.d1 import D1Database, apply_d1_migrations
 from tsumugi_dev.do_sql import SqlStorage
 from tsumugi_scheduler.api.runs import _node  # pyright: ignore[reportPrivateUsage]
 from tsumugi_scheduler.run.projection import node_rows, project_runs
-from tsumugi_scheduler.run.store import OutboxBatch, RunStore
+from tsumugi_scheduler.run.sql_store import OutboxBatch, SqlRunStore
 
 
 def migrated_d1(folder: Path) -> D1Database:
@@ -22,8 +22,14 @@ def migrated_d1(folder: Path) -> D1Database:
     return db
 
 
-def run_store(storage: SqlStorage, count: int, error: str | None = None) -> RunStore:
-    store = RunStore(storage)
+def opened(storage: SqlStorage) -> SqlRunStore:
+    store = SqlRunStore(storage)
+    store.create()
+    return store
+
+
+def run_store(storage: SqlStorage, count: int, error: str | None = None) -> SqlRunStore:
+    store = opened(storage)
     rows = [{"id": f"each:{i}", "payload": "null", "options": "{}", "seq": 1 + i} for i in range(count)]
     store.insert_nodes(rows, {"binding": "Hello", "state": "FAILED", "container": 0, "parent": "each",
                               "origin": "fanOut", "after": "[]", "error": error, "created_at": 5,
@@ -31,7 +37,7 @@ def run_store(storage: SqlStorage, count: int, error: str | None = None) -> RunS
     return store
 
 
-async def project(store: RunStore, d1: D1Database) -> OutboxBatch | None:
+async def project(store: SqlRunStore, d1: D1Database) -> OutboxBatch | None:
     batch = store.outbox_batch(10_000)
     if batch is not None:
         await project_runs(d1, node_rows(store.sql, "fan:r", batch.up_to_seq), None)

@@ -6,12 +6,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
+import msgspec
 import pytest
 
 from tsumugi_dev.do_sql import SqlStorage
-from tsumugi_scheduler.run import store as run_store
+from tsumugi_scheduler.run import sql_store as run_store
+from tsumugi_scheduler.run.rows import NodeRow
+from tsumugi_scheduler.run.sql_store import SqlRunStore
 from tsumugi_scheduler.run.steps import ChildError, spawn_rows
-from tsumugi_scheduler.run.store import RunStore
 
 T = TypeVar("T")
 
@@ -31,6 +33,13 @@ class CountingSql:
         return self.sql.transaction_sync(fn)
 
 
+def opened(sql: Any) -> SqlRunStore:
+    """A store with its tables made (as a run's start makes them)."""
+    store = SqlRunStore(sql)
+    store.create()
+    return store
+
+
 @pytest.fixture
 def sql() -> Iterator[CountingSql]:
     storage = SqlStorage()
@@ -47,7 +56,7 @@ SHARED = {"binding": "Hello", "state": "PENDING", "container": 0, "parent": "eac
 
 
 def test_a_thousand_children_are_inserted_started_and_finished_in_a_handful_of_statements(sql: CountingSql) -> None:
-    store = RunStore(sql)
+    store = opened(sql)
     ids = [f"each:{i}" for i in range(1_000)]
     sql.statements.clear()
     store.atomically(lambda: store.insert_nodes(children(1_000), SHARED))
@@ -64,28 +73,29 @@ def test_a_thousand_children_are_inserted_started_and_finished_in_a_handful_of_s
     assert sorted(changed) == sorted(ids)
     rows = store.nodes()
     assert len(rows) == 1_000
-    assert rows[3] == {**SHARED, "id": "each:3", "payload": '{"n":3}', "options": "{}", "seq": 4, "state": "COMPLETED",
-                       "job_id": "Hello#0:j3", "sent": 1, "result": '"ok"', "error": None, "updated_at": 7,
-                       "subflow": None, "child_run_id": None, "scheduled_at": 6, "finished_at": 7}  # fmt: skip
+    assert msgspec.structs.asdict(rows[3]) == {
+        **SHARED, "id": "each:3", "payload": '{"n":3}', "options": "{}", "seq": 4, "state": "COMPLETED",
+        "job_id": "Hello#0:j3", "sent": 1, "result": '"ok"', "error": None, "updated_at": 7, "subflow": None,
+        "child_run_id": None, "scheduled_at": 6, "finished_at": 7, "hold_until": None}  # fmt: skip
     assert len(store.outbox(5_000)) == 1_000
 
 
 def test_an_inserted_node_keeps_an_existing_id(sql: CountingSql) -> None:
-    store = RunStore(sql)
+    store = opened(sql)
     store.insert_nodes(children(2), SHARED)
     store.insert_nodes([{"id": "each:1", "payload": '"other"', "options": "{}", "seq": 9}], SHARED)
-    assert [(n["id"], n["payload"]) for n in store.nodes()] == [("each:0", '{"n":0}'), ("each:1", '{"n":1}')]
+    assert [(n.id, n.payload) for n in store.nodes()] == [("each:0", '{"n":0}'), ("each:1", '{"n":1}')]
 
 
 def test_patches_take_each_nodes_own_values_and_values_they_share(sql: CountingSql) -> None:
-    store = RunStore(sql)
+    store = opened(sql)
     store.insert_nodes(children(3), SHARED)
     store.patch_nodes({
         "each:0": {"state": "FAILED", "error": "boom", "updated_at": 9},
         "each:1": {"state": "FAILED", "error": "bang", "updated_at": 9},
         "each:2": {"state": "SKIPPED", "updated_at": 8},
     })  # fmt: skip
-    got = {n["id"]: (n["state"], n["error"], n["updated_at"]) for n in store.nodes()}
+    got = {n.id: (n.state, n.error, n.updated_at) for n in store.nodes()}
     assert got == {"each:0": ("FAILED", "boom", 9), "each:1": ("FAILED", "bang", 9), "each:2": ("SKIPPED", None, 8)}
     assert [v.state for v in store.views()] == ["FAILED", "FAILED", "SKIPPED"]
 
@@ -93,16 +103,16 @@ def test_patches_take_each_nodes_own_values_and_values_they_share(sql: CountingS
 def test_patches_over_the_byte_bound_are_split_and_none_is_lost(sql: CountingSql,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
     monkeypatch.setattr(run_store, "PATCH_BYTES", 200)
-    store = RunStore(sql)
+    store = opened(sql)
     store.insert_nodes(children(40), SHARED)
     sql.statements.clear()
     store.patch_nodes({f"each:{i}": {"error": f"e{i}" * 10} for i in range(40)})
     assert len(sql.statements) > 1
-    assert [n["error"] for n in store.nodes()] == [f"e{i}" * 10 for i in range(40)]
+    assert [n.error for n in store.nodes()] == [f"e{i}" * 10 for i in range(40)]
 
 
 def test_an_outcome_applies_only_to_a_node_waiting_on_that_job(sql: CountingSql) -> None:
-    store = RunStore(sql)
+    store = opened(sql)
     store.insert_nodes(children(3), SHARED)
     store.patch_nodes({"each:0": {"state": "SCHEDULED", "job_id": "j0"}, "each:1": {"state": "SCHEDULED", "job_id": "j1"},
                        "each:2": {"state": "COMPLETED", "job_id": "j2"}})  # fmt: skip
@@ -113,37 +123,38 @@ def test_an_outcome_applies_only_to_a_node_waiting_on_that_job(sql: CountingSql)
         ("ghost", "j9", "COMPLETED", None, None),  # no such node
     ], 11)  # fmt: skip
     assert changed == ["each:0"]
-    assert {n["id"]: (n["state"], n["error"]) for n in store.nodes()} == {
+    assert {n.id: (n.state, n.error) for n in store.nodes()} == {
         "each:0": ("FAILED", "no"), "each:1": ("SCHEDULED", None), "each:2": ("COMPLETED", None)}  # fmt: skip
 
 
 def test_a_node_is_stamped_when_scheduled_and_when_it_ends_unless_told_otherwise(sql: CountingSql) -> None:
-    store = RunStore(sql)
+    store = opened(sql)
     store.insert_nodes(children(4), SHARED)
     store.patch_nodes({"each:0": {"state": "SCHEDULED", "updated_at": 10}, "each:1": {"state": "SKIPPED", "updated_at": 11},
                        "each:2": {"state": "RUNNING", "updated_at": 12}})  # fmt: skip
     store.update_node("each:0", state="FAILED", updated_at=20)
     store.update_nodes(["each:3"], state="SCHEDULED", updated_at=30)
     store.update_node("each:3", state="PENDING", updated_at=31, scheduled_at=None)  # a resume clears it
-    times = {n["id"]: (n["scheduled_at"], n["finished_at"]) for n in store.nodes()}
+    times = {n.id: (n.scheduled_at, n.finished_at) for n in store.nodes()}
     assert times == {"each:0": (10, 20), "each:1": (None, 11), "each:2": (None, None), "each:3": (None, None)}
 
 
 def test_nodes_by_id_reads_only_the_columns_asked_for(sql: CountingSql) -> None:
-    store = RunStore(sql)
+    store = opened(sql)
     store.insert_nodes(children(2), SHARED)
-    assert store.nodes_by_id(["each:1", "nope"], ("state",)) == {"each:1": {"id": "each:1", "state": "PENDING"}}
+    assert store.nodes_by_id(["each:1", "nope"], ("state",)) == {"each:1": NodeRow(id="each:1", state="PENDING")}
+    assert store.nodes_by_id(["each:1"])["each:1"].binding == "Hello"  # all columns when none are named
     with pytest.raises(ValueError, match="not node columns: \\['colour'\\]"):
         store.nodes_by_id(["each:1"], ("colour",))
 
 
 def test_the_fan_out_summary_counts_children_by_state(sql: CountingSql) -> None:
-    store = RunStore(sql)
+    store = opened(sql)
     store.insert_nodes(children(4), SHARED)
     store.patch_nodes({"each:0": {"state": "COMPLETED"}, "each:1": {"state": "COMPLETED"}, "each:2": {"state": "FAILED"},
                        "each:3": {"state": "STALLED"}})  # fmt: skip
     assert dict(store.children_states("each")) == {"COMPLETED": 2, "FAILED": 1, "STALLED": 1}
-    assert store.failed(1) == [{"id": "each:2", "error": None}]
+    assert store.failed(1) == [NodeRow(id="each:2", error=None)]
 
 
 def test_an_object_of_an_older_version_is_upgraded_keeping_its_rows() -> None:
@@ -159,28 +170,28 @@ def test_an_object_of_an_older_version_is_upgraded_keeping_its_rows() -> None:
                      " created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL)")  # fmt: skip
         storage.exec("INSERT INTO node (id, binding, state, container, origin, after, seq, created_at, updated_at)"
                      " VALUES ('a', 'Hello', 'SCHEDULED', 0, 'static', '[]', 0, 1, 1)")  # fmt: skip
-        store = RunStore(storage)
+        store = opened(storage)
         store.outbox_nodes(["b"])
         assert [(r["kind"], r["target"]) for r in store.outbox(10)] == [("node", "a"), ("node", "b")]
         store.update_node("a", state="COMPLETED", updated_at=5)
-        assert {k: store.nodes()[0][k] for k in ("state", "scheduled_at", "finished_at")} == {
+        assert {k: getattr(store.nodes()[0], k) for k in ("state", "scheduled_at", "finished_at")} == {
             "state": "COMPLETED", "scheduled_at": None, "finished_at": 5}  # fmt: skip
-        RunStore(storage)  # opening again changes nothing
+        opened(storage)  # opening again changes nothing
     finally:
         storage.close()
 
 
 def test_spawn_rows_make_one_child_per_id_fail_a_too_large_payload_and_refuse_a_bad_id() -> None:
-    parent = {"id": "p"}
+    parent = "p"
     rows, refused = spawn_rows(parent, [
         {"id": "a", "binding": "Echo", "payload": 1},
         {"id": "a", "binding": "Echo", "payload": 2},  # the same id again: one child
         {"id": "b", "binding": "Echo", "payload": "z" * 200_000},
     ], seq=10, now=5)  # fmt: skip
-    assert [(r["id"], r["payload"], r["seq"]) for r in rows] == [("p:a", "1", 10), ("p:b", "null", 11)]
+    assert [(r["id"], r["payload"], r["seq"]) for r in rows] == [("p:a", "1", 10), ("p:b", None, 11)]
     assert refused == {"p:b": "invalid job: payload must be at most 102400 bytes as JSON, got 200002"}
     with pytest.raises(ChildError, match="spawn id must be 1 to 128 of A-Z a-z 0-9 _ -, got 'a:b'"):
         spawn_rows(parent, [{"id": "a:b", "binding": "Echo"}], seq=0, now=0)
-    deep = {"id": "x" * 511}  # children of children: the whole id is bounded too
+    deep = "x" * 511  # children of children: the whole id is bounded too
     with pytest.raises(ChildError, match="spawn id makes a node id of 513 characters, over 512"):
         spawn_rows(deep, [{"id": "y", "binding": "Echo"}], seq=0, now=0)

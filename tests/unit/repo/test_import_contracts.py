@@ -72,7 +72,7 @@ def test_lint_imports_keeps_every_contract() -> None:
 
 
 def test_each_arrow_of_the_package_graph_has_a_contract() -> None:
-    # ADR-0114: client -> core, performer -> core, scheduler library -> core; the runtime imports no tsumugi_*.
+    # ADR-0111: client -> core, performer -> core, scheduler library -> core; the runtime imports no tsumugi_*.
     ours = {"tsumugi_core", "tsumugi_client", "tsumugi_performer", "tsumugi_scheduler", "tsumugi_dev"}
     above = {"tsumugi_dev", "tsumugi_simulation", "tsumugi_examples"}
     assert above | (ours - {"tsumugi_core", "tsumugi_client"}) <= _forbidden_for("tsumugi_client")

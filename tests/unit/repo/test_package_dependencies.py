@@ -1,4 +1,4 @@
-"""Each package declares only the Tsumugi packages below it (ADR-0114), in its pyproject and installed metadata.
+"""Each package declares only the Tsumugi packages below it (ADR-0111), in its pyproject and installed metadata.
 
 The import contracts (test_import_contracts.py) check what the code imports; this checks what installing a
 package pulls in, which is what a Worker's upload and a user's environment get.

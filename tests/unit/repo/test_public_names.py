@@ -35,6 +35,14 @@ def _top_level_names(tree: ast.Module) -> tuple[set[str], set[str]]:
             defined.add(node.target.id)
         elif isinstance(node, ast.Import | ast.ImportFrom):
             imported.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            # Names a module's __getattr__ loads on first use are imported here for type checkers (PEP 562).
+            imported.update(
+                (a.asname or a.name).split(".")[0]
+                for child in node.body
+                if isinstance(child, ast.Import | ast.ImportFrom)
+                for a in child.names
+            )
     return defined, imported
 
 

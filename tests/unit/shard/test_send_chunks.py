@@ -1,4 +1,5 @@
-"""``sendBatch`` chunks inside Cloudflare's limits (ADR-0044) and the points budget of one alarm (ADR-0045)."""
+"""``sendBatch`` chunks inside Cloudflare's limits (ADR-0044, sizes as JSON: ADR-0106) and the points budget of one
+alarm (ADR-0045)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from typing import Any
 
 import msgspec
 
-from tsumugi_core.queue_size import MAX_BATCH_BYTES, MAX_BATCH_MESSAGES, MAX_MESSAGE_BYTES, v8_bytes
+from tsumugi_core.queue_size import MAX_BATCH_BYTES, MAX_BATCH_MESSAGES, MAX_MESSAGE_BYTES, json_bytes
 from tsumugi_scheduler.shard_host import SEND_BATCH_BYTES, send_chunks
 
 
@@ -16,7 +17,7 @@ def _body(name: str, payload: Any) -> dict[str, Any]:
 
 
 def _real_sizes(chunk: list[dict[str, Any]]) -> int:
-    return sum(v8_bytes(b["body"]) for b in chunk)
+    return sum(json_bytes(b["body"]) for b in chunk)
 
 
 def test_small_bodies_go_in_chunks_of_100() -> None:
@@ -34,11 +35,11 @@ def test_big_bodies_are_split_by_bytes_and_every_chunk_fits() -> None:
     for chunk in chunks:
         assert len(chunk) <= MAX_BATCH_MESSAGES
         assert len(chunk) == 1 or _real_sizes(chunk) <= SEND_BATCH_BYTES < MAX_BATCH_BYTES
-    assert all(v8_bytes(b["body"]) <= MAX_MESSAGE_BYTES for b in bodies)
+    assert all(json_bytes(b["body"]) <= MAX_MESSAGE_BYTES for b in bodies)
 
 
 def test_medium_bodies_fill_chunks_by_bytes_before_count() -> None:
-    bodies = [_body(str(i), {"text": "y" * 2_000}) for i in range(100)]  # ~200 KB real, ~600 KB bound
+    bodies = [_body(str(i), {"text": "y" * 2_600}) for i in range(100)]  # ~270 KB real
     chunks = send_chunks(bodies)
     assert len(chunks) > 1
     assert all(_real_sizes(c) <= SEND_BATCH_BYTES for c in chunks)
@@ -48,5 +49,5 @@ def test_medium_bodies_fill_chunks_by_bytes_before_count() -> None:
 def test_the_bound_is_never_below_the_real_size() -> None:
     from tsumugi_core.queue_size import json_bound
 
-    for value in [[], {}, [[]] * 30, [0.5] * 30, "é€" * 100, {"a": [None, True, 2**40, -3]}]:
-        assert v8_bytes(value) <= json_bound(len(msgspec.json.encode(value)))
+    for value in [[], {}, [[]] * 30, [0.5] * 30, [1e20] * 30, "é€" * 100, {"a": [None, True, 2**40, -3]}]:
+        assert json_bytes(value) <= json_bound(len(msgspec.json.encode(value)))

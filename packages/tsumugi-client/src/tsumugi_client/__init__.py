@@ -5,13 +5,18 @@
 - `create_client` -> `WorkerClient`: inside a Worker, through the Service Binding in ``env`` (the original's
   ``enqueue(env, ...)`` shape).
 
+The two HTTP clients are loaded on first use (PEP 562), and with them httpx: a Worker's code enqueues through
+its Service Binding, and a Worker's upload carries no httpx (ADR-0107).
+
 Example:
     >>> client = create_client()                       # inside a Worker: env.TSUMUGI
     >>> remote = TsumugiClient("https://tsumugi.example.com", token="secret")
     >>> remote.close()
 """
 
-from tsumugi_client._async_client import AsyncTsumugiClient
+import importlib as _importlib
+import typing as _typing
+
 from tsumugi_client._client import WorkerClient
 from tsumugi_client._enqueue_kwargs import EnqueueItemDict, EnqueueKwargs
 from tsumugi_client._errors import (
@@ -29,7 +34,6 @@ from tsumugi_client._retry import RetryPolicy
 from tsumugi_client._routing import MAX_BATCH_ITEMS, BindingConfig
 from tsumugi_client._runs import RunDetail, RunNodeView, RunsClient, RunStartError, RunView
 from tsumugi_client._schedules import ScheduleClient, ScheduleError, create_schedule_client
-from tsumugi_client._sync_client import TsumugiClient
 from tsumugi_client._targets import PerformerRef, Performs, performer_ref
 from tsumugi_client._views import AttemptLogEntry, CancelResult, JobDetail
 from tsumugi_core.enqueue_defaults import (
@@ -48,6 +52,10 @@ from tsumugi_core.options import (
     Guarantee,
 )
 from tsumugi_core.states import JobState
+
+if _typing.TYPE_CHECKING:
+    from tsumugi_client._async_client import AsyncTsumugiClient
+    from tsumugi_client._sync_client import TsumugiClient
 
 __all__ = [
     "DEFAULTABLE_OPTIONS",
@@ -96,3 +104,14 @@ __all__ = [
     "create_schedule_client",
     "performer_ref",
 ]
+
+_HTTP_CLIENTS = {"AsyncTsumugiClient": "_async_client", "TsumugiClient": "_sync_client"}
+
+
+def __getattr__(name: str) -> _typing.Any:
+    home = _HTTP_CLIENTS.get(name)
+    if home is None:
+        raise AttributeError(f"module 'tsumugi_client' has no attribute {name!r}")
+    value = getattr(_importlib.import_module(f"tsumugi_client.{home}"), name)
+    globals()[name] = value
+    return value

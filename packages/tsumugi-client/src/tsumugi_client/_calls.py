@@ -8,15 +8,17 @@ Adding a REST method to both clients is one function here and a one-line method 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from urllib.parse import quote
 
-import httpx
 import msgspec
 
 from tsumugi_client._errors import TsumugiClientError, refusal_error
 from tsumugi_client._http_errors import decode_body, error_of, item_error
 from tsumugi_client._views import CancelResult, JobDetail, decode_job_detail
+
+if TYPE_CHECKING:
+    import httpx  # annotations only: the HTTP clients import it (ADR-0107)
 
 __all__ = [
     "Call",

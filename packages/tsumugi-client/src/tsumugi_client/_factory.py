@@ -3,26 +3,34 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-
-import httpx
+from typing import TYPE_CHECKING
 
 from tsumugi_client._client import WorkerClient
-from tsumugi_client._http_transport import HttpTransport
+from tsumugi_client._httpx import load_httpx
 from tsumugi_client._routing import BindingConfig, normalize_bindings
 from tsumugi_client._rpc_transport import ServiceBindingTransport
 from tsumugi_client._transport import Transport
 from tsumugi_core.enqueue_defaults import OnEnqueue
 from tsumugi_core.ids import InvalidJobIdError, validate_binding_name
 
+if TYPE_CHECKING:
+    import httpx
+
 __all__ = ["create_client"]
 
 
 def _http_transport(base_url: object, token: str | None, http_client: httpx.AsyncClient | None) -> Transport:
+    httpx = load_httpx()  # only for HTTP: inside a Worker the client goes through the Service Binding
+    try:
+        from tsumugi_client._http_transport import HttpTransport
+    except ImportError as error:  # needs httpx: a Worker's upload has none (ADR-0107)
+        raise RuntimeError("the HTTP transport needs httpx, which this environment lacks") from error
+
     if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
         raise ValueError(f"base_url must be an absolute http:// or https:// URL, got {base_url!r}")
     if token is not None and (not isinstance(token, str) or not token.strip()):  # pyright: ignore[reportUnnecessaryIsInstance]
         raise ValueError("token must be a non-empty string (or None when the scheduler needs no token)")
-    if http_client is not None and not isinstance(http_client, httpx.AsyncClient):  # pyright: ignore[reportUnnecessaryIsInstance]
+    if http_client is not None and not isinstance(http_client, httpx.AsyncClient):
         raise ValueError(f"http_client must be an httpx.AsyncClient, got {type(http_client).__name__}")
     return HttpTransport(base_url, token, http_client)
 

@@ -15,9 +15,8 @@ status maps to the same error everywhere (scheduler-rpc.md §4.3):
 
 from __future__ import annotations
 
-from typing import Any, Final, cast
+from typing import TYPE_CHECKING, Any, Final, cast
 
-import httpx
 import msgspec
 
 from tsumugi_client._errors import (
@@ -29,6 +28,9 @@ from tsumugi_client._errors import (
     UnavailableError,
 )
 from tsumugi_core.options import EnqueueValidationError
+
+if TYPE_CHECKING:
+    import httpx  # annotations only: the HTTP clients import it (ADR-0107)
 
 __all__ = ["RETRYABLE_STATUSES", "decode_body", "error_of", "item_error"]
 

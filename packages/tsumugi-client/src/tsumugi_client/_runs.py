@@ -16,13 +16,16 @@ Example (inside a Worker)::
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 from urllib.parse import quote
 
-import httpx
 import msgspec
 
 from tsumugi_client._errors import INVALID_STATE_MESSAGE, TsumugiClientError
+from tsumugi_client._httpx import load_httpx
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["RUN_GONE_MESSAGE", "FlowLike", "RunDetail", "RunNodeView", "RunStartError", "RunView", "RunsClient"]
 # Exported from tsumugi_client; kept apart from the job client so it can join whichever client class hosts it.
@@ -124,7 +127,7 @@ def _control(answer: Mapping[str, Any], run_id: str) -> None:
 def _start_error(text: str) -> RunStartError | None:
     for line in reversed(text.splitlines()):
         kind, sep, message = line.partition(": ")
-        if sep and kind.endswith(("RunStartError", "RunError")):
+        if sep and kind.endswith(("RunStartError", "RunInputError", "RunError")):
             return RunStartError(message)
     return None
 
@@ -141,7 +144,7 @@ class RunsClient:
         self._http = http
         if base_url is not None and http is None:
             headers = {} if token is None else {"authorization": f"Bearer {token}"}
-            self._http = httpx.AsyncClient(base_url=base_url, headers=headers)
+            self._http = load_httpx().AsyncClient(base_url=base_url, headers=headers)
 
     async def aclose(self) -> None:
         """Close the HTTP client this object created."""
@@ -166,10 +169,11 @@ class RunsClient:
             raise TsumugiClientError(None, f"scheduler RPC {method} failed: {type(exc).__name__}: {exc}") from exc
 
     async def _request(self, method: str, path: str, body: Any = None) -> httpx.Response:
+        http_errors: Any = load_httpx().HTTPError
         assert self._http is not None
         try:
             return await self._http.request(method, path, json=body)
-        except httpx.HTTPError as exc:
+        except http_errors as exc:
             raise TsumugiClientError(None, f"{method} {path} failed: {exc}") from exc
 
     async def start(

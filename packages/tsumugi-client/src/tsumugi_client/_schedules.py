@@ -16,12 +16,15 @@ from __future__ import annotations
 
 import urllib.parse
 from collections.abc import Mapping
-from typing import Any, Final, cast
+from typing import TYPE_CHECKING, Any, Final, cast
 
-import httpx
 import msgspec
 
 from tsumugi_client._errors import TsumugiClientError
+from tsumugi_client._httpx import load_httpx
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["ScheduleClient", "ScheduleError", "create_schedule_client", "schedule_body"]
 
@@ -113,16 +116,19 @@ class ScheduleClient:
         if self._http_client is not None:
             return self._http_client
         if self._owned is None:
-            self._owned = httpx.AsyncClient()
+            owned: httpx.AsyncClient = load_httpx().AsyncClient()
+            self._owned = owned
+            return owned
         return self._owned
 
     async def _send(self, method: str, path: str, body: Any = None) -> Any:
+        http_errors: Any = load_httpx().HTTPError
         headers = {} if self._token is None else {"authorization": f"Bearer {self._token}"}
         try:
             response = await self._http().request(
                 method, f"{self._base_url}{path}", json=body, headers=headers
             )
-        except httpx.HTTPError as exc:
+        except http_errors as exc:
             raise ScheduleError(None, f"the scheduler could not be reached: {exc}") from exc
         try:
             answer: Any = response.json()

@@ -33,6 +33,7 @@ __all__ = [
     "DEFAULT_MAX_DEPTH",
     "DEFAULT_MAX_NODES",
     "JOB_OPTION_NAMES",
+    "MAX_DEADLINE_MS",
     "MAX_NODE_ID_CHARS",
     "MAX_NODE_KEY_CHARS",
     "FlowSpec",
@@ -50,6 +51,8 @@ DEFAULT_MAX_NODES: Final = 10_000
 """Nodes one run may hold (``runs.maxNodes``); an expansion past it fails its node."""
 DEFAULT_MAX_DEPTH: Final = 3
 """Subflow nesting limit (``runs.maxDepth``)."""
+MAX_DEADLINE_MS: Final = 10 * 365 * 86_400_000
+"""The longest run deadline (ten years): its instant stays an integer JavaScript and the SQL API hold exactly."""
 JOB_OPTION_NAMES: Final = (
     "max_attempts",
     "backoff",
@@ -147,12 +150,14 @@ def check_deadline_ms(value: object) -> int | None:
     """A run deadline: None, or a positive integer.
 
     Raises:
-        InvalidFlowError: ``deadlineMs must be a positive integer: <v>``.
+        InvalidFlowError: ``deadlineMs must be a positive integer: <v>`` (or at most `MAX_DEADLINE_MS`).
     """
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
         raise InvalidFlowError(f"deadlineMs must be a positive integer: {value}")
+    if value > MAX_DEADLINE_MS:
+        raise InvalidFlowError(f"deadlineMs must be at most {MAX_DEADLINE_MS}: {value}")
     return value
 
 
@@ -169,6 +174,9 @@ class FlowSpec:
     """The binding that gets a run notice when a run of this flow ends FAILED (beyond the original)."""
     on_settled: str | None = None
     """The binding that gets a run notice when a run of this flow ends, whatever its state."""
+    input_schema: Mapping[str, Any] | None = None
+    """The JSON Schema of the run input (from the declared input type), checked when a run starts as a job's
+    payload is at enqueue; None accepts any input."""
     _by_id: dict[str, NodeSpec] = field(default_factory=dict[str, NodeSpec], repr=False, compare=False)
 
     def __post_init__(self) -> None:

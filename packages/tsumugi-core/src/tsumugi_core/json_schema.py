@@ -9,7 +9,8 @@ Supported, as msgspec emits them: ``$ref`` into ``$defs`` (recursion included), 
 ``maxProperties``, ``items`` / ``prefixItems`` / ``minItems`` / ``maxItems``, ``anyOf`` / ``oneOf`` (both
 as "any of") with a ``discriminator`` (tagged unions), ``allOf``, ``minimum`` / ``maximum`` / the exclusive
 pair / ``multipleOf``, ``minLength`` / ``maxLength`` / ``pattern``, ``format`` (date-time, date, time, uuid,
-duration, decimal) and ``contentEncoding: base64``. Other keywords (``title``, ``default``, ...) are ignored.
+duration, decimal: a number or a string, as msgspec converts both) and ``contentEncoding: base64``. A tagged
+union's tags are read from each branch's tag field, so int tags stay ints. Other keywords (``title``, ``default``, ...) are ignored.
 An ``integer`` is an int, never a float, as msgspec's strict conversion has it at the performer.
 
 Errors are `InvalidValueError` at the first offending value, with its path and a rule in words.
@@ -32,7 +33,7 @@ import decimal
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Final, cast
+from typing import Annotated, Any, Final, cast
 
 import msgspec
 
@@ -48,9 +49,11 @@ _TYPE_NAMES: Final = {
     "null": "null", "object": "an object", "array": "an array",
 }  # fmt: skip
 _FORMATS: Final[dict[str, tuple[Any, str]]] = {
-    "date-time": (datetime.datetime, "an RFC 3339 date-time"),
+    # msgspec writes these two formats only for a type that requires a UTC offset (``Meta(tz=True)``); a
+    # datetime or time that may be naive is published as a plain string, so only such strings are checked here.
+    "date-time": (Annotated[datetime.datetime, msgspec.Meta(tz=True)], "an RFC 3339 date-time"),
     "date": (datetime.date, "an ISO 8601 date"),
-    "time": (datetime.time, "an ISO 8601 time"),
+    "time": (Annotated[datetime.time, msgspec.Meta(tz=True)], "an ISO 8601 time with an offset"),
     "duration": (datetime.timedelta, "an ISO 8601 duration"),
     "decimal": (decimal.Decimal, "a decimal number"),
 }
@@ -172,7 +175,9 @@ class _Compiler:
         if "anyOf" in s or "oneOf" in s:
             checks.append(self._any_of(s))
         checks.extend(self.compile(part) for part in s.get("allOf", ()))
-        if "type" in s:
+        if s.get("format") == "decimal" and s.get("type") == "string":
+            checks.append(_decimal)  # msgspec writes "string" but converts JSON numbers to Decimal as well
+        elif "type" in s:
             checks.append(self._type(s["type"]))
         if "enum" in s or "const" in s:
             checks.append(self._enum(list(s["enum"]) if "enum" in s else [s["const"]]))
@@ -228,11 +233,36 @@ class _Compiler:
 
         return check
 
+    def _tag_values(self, ref: str, field: str, key: Any) -> list[Any]:
+        """The tag values of the branch ``ref``: its tag field's ``enum`` / ``const``.
+
+        They keep the type the performer declared; the ``mapping`` key alone cannot say, since a JSON object's
+        keys are strings (an int tag ``1`` arrives as the key ``"1"``).
+        """
+        target: Any = self.defs.get(ref.removeprefix("#/$defs/"), {})
+        properties: Any = (
+            cast(Mapping[str, Any], target).get("properties", {}) if isinstance(target, Mapping) else {}
+        )
+        tag_schema: Any = (
+            cast(Mapping[str, Any], properties).get(field, {}) if isinstance(properties, Mapping) else {}
+        )
+        if isinstance(tag_schema, Mapping):
+            described = cast(Mapping[str, Any], tag_schema)
+            if isinstance(described.get("enum"), list):
+                return list(cast(list[Any], described["enum"]))
+            if "const" in described:
+                return [described["const"]]
+        return [key]
+
     def _tagged(self, discriminator: Mapping[str, Any]) -> Check:
         field = str(discriminator["propertyName"])
         mapping: Mapping[str, Any] = discriminator["mapping"]
-        by_tag = {tag: self.ref(str(ref)) for tag, ref in mapping.items()}
-        tags = ", ".join(_literal(t) for t in by_tag)
+        by_tag: dict[tuple[type, Any], Check] = {}
+        for key, ref in mapping.items():
+            branch = self.ref(str(ref))
+            for tag in self._tag_values(str(ref), field, key):
+                by_tag[type(cast(object, tag)), tag] = branch
+        tags = ", ".join(_literal(t) for _, t in by_tag)
 
         def check(value: Any) -> None:
             if type(value) is not dict:
@@ -241,7 +271,8 @@ class _Compiler:
             if field not in fields:
                 raise InvalidValueError(f"is required (one of {tags})").inside(field)
             tag: Any = fields[field]
-            branch = by_tag.get(tag) if type(tag) is str else None
+            kind: type = type(cast(object, tag))
+            branch = by_tag.get((kind, tag)) if kind is str or kind is int else None
             if branch is None:
                 raise InvalidValueError(f"must be one of {tags}, got {_shown(tag)}").inside(field)
             branch(value)
@@ -396,6 +427,13 @@ def _strings(s: Mapping[str, Any]) -> list[Check]:
 
 _UUID: Final = re.compile(r"[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}")
 """A UUID as msgspec decodes one (hyphens optional); the core does not import ``uuid`` (import-linter)."""
+
+
+def _decimal(value: Any) -> None:
+    """The type of a ``Decimal``: a number, or a string (whose text ``format: decimal`` then checks)."""
+    kind: type = type(cast(object, value))
+    if kind is not int and kind is not float and kind is not str:
+        raise _WrongTypeError(f"must be a decimal number (a number or a string), got {json_type_name(value)}")
 
 
 def _uuid(value: Any) -> None:

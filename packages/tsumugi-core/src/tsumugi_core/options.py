@@ -25,7 +25,7 @@ import msgspec
 from tsumugi_core.ids import InvalidJobIdError, parse_job_id, validate_binding_name
 from tsumugi_core.json_path import InvalidValueError
 from tsumugi_core.portable import MAX_SAFE_INTEGER, check_portable
-from tsumugi_core.queue_size import json_bound, v8_bytes
+from tsumugi_core.queue_size import json_bound, json_bytes
 
 __all__ = [
     "DEFAULTS",
@@ -58,8 +58,9 @@ __all__ = [
 MAX_PAYLOAD_BYTES: Final = 100 * 1024
 """Largest payload as UTF-8 JSON. It rides in every queue message, and a Queues message is at most 128 KB."""
 MAX_PAYLOAD_QUEUE_BYTES: Final = 120_000
-"""Largest payload as a queue message serialises it (V8, `tsumugi_core.queue_size`): with the dispatch's other
-fields (ids up to 512 characters each, a traceparent) it stays under the 128,000-byte message limit."""
+"""Largest payload as a queue message carries it: UTF-8 JSON as JavaScript writes it (`tsumugi_core.queue_size`,
+ADR-0106). With the dispatch's other fields (ids up to 512 characters each, a traceparent) and the ~100 bytes of
+metadata Queues adds, it stays under the 128,000-byte message limit."""
 MAX_TIMEOUT_MS: Final = 840_000
 """Longest ``timeout_ms``: an attempt runs inside one queue consumer invocation, which Cloudflare stops after 15
 minutes of wall time (developers.cloudflare.com/queues/platform/limits/); 14 leave a minute to claim, report
@@ -341,12 +342,12 @@ def _encode_payload(payload: Any) -> str:
             "payload", f"must be at most {MAX_PAYLOAD_BYTES} bytes as JSON, got {len(encoded)}"
         )
     if json_bound(len(encoded)) > MAX_PAYLOAD_QUEUE_BYTES:  # only a big payload is measured
-        size = v8_bytes(msgspec.json.decode(encoded))
+        size = json_bytes(msgspec.json.decode(encoded))
         if size > MAX_PAYLOAD_QUEUE_BYTES:
             raise EnqueueValidationError(
                 "payload",
-                f"must be at most {MAX_PAYLOAD_QUEUE_BYTES} bytes as a queue message carries it (V8 "
-                f"serialisation: a text with a character beyond Latin-1 takes 2 bytes a character), got {size}",
+                f"must be at most {MAX_PAYLOAD_QUEUE_BYTES} bytes as a queue message carries it (UTF-8 JSON as "
+                f"JavaScript writes it, where a number such as 1e20 takes 21 digits), got {size}",
             )
     return encoded.decode()
 

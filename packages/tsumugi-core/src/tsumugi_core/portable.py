@@ -1,6 +1,6 @@
 """Which JSON values can cross every hop a payload makes: queue message, RPC, JSON text, JavaScript readers.
 
-A payload is stored as JSON text, sent in a queue message (V8 serialisation), handed to the performer over
+A payload is stored as JSON text, sent in a queue message (as JSON, ADR-0106), handed to the performer over
 RPC and read back by the dashboard (JavaScript's ``JSON.parse``). What survives all of them (ADR-0077):
 
 - integers within ``±(2**53 - 1)``: Pyodide turns a larger Python ``int`` into a JS ``BigInt``, which

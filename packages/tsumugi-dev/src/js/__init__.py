@@ -8,7 +8,8 @@ no emulation raises ``AttributeError`` (``ImportError`` for ``from js import X``
 
 from typing import Any
 
-import jsemu.fetch_api  # noqa: F401 - registers Headers, Request, Response, URL and streams
+import jsemu.fetch_api
+import jsemu.network  # noqa: F401 - registers fetch
 from jsemu.builtins import GLOBALS
 from jsemu.core import MISSING, to_python
 

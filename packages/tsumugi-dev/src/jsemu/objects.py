@@ -634,13 +634,13 @@ class JsDate(JsProxy):
         return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{int(self._ms) % 1000:03d}Z"
 
     def _js_to_string(self) -> str:
-        """``Date.prototype.toString`` in UTC, the time zone Workers run in."""
+        """``String(date)``: Date.prototype.toString in UTC, the zone workerd runs in (tests/shapes: bind.date)."""
         import datetime
 
         if math.isnan(self._ms):
             return "Invalid Date"
         moment = datetime.datetime.fromtimestamp(self._ms / 1000, tz=datetime.UTC)
-        return moment.strftime("%a %b %d %Y %H:%M:%S GMT+0000 (Coordinated Universal Time)")
+        return moment.strftime("%a %b %d %Y %H:%M:%S") + " GMT+0000 (Coordinated Universal Time)"
 
 
 class JsError(JsProxy):
@@ -678,7 +678,8 @@ class JsError(JsProxy):
         self._props[name] = value
 
     def _js_keys(self) -> list[str]:
-        return [key for key in self._props if key not in ("name", "message", "stack")]
+        # ``cause`` is an own property but not enumerable (ECMAScript InstallErrorCause), like the other three.
+        return [key for key in self._props if key not in ("name", "message", "stack", "cause")]
 
     def _js_to_string(self) -> str:
         name, message = self._props.get("name", "Error"), self._props.get("message", "")

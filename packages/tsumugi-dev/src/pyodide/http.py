@@ -9,6 +9,7 @@ sends through ``js.fetch`` (the runtime's), or through a binding's ``fetch`` giv
 import json
 from typing import Any
 
+import jsemu.network  # noqa: F401 - registers fetch
 from jsemu.builtins import GLOBALS, OBJECT_FROM_ENTRIES
 from jsemu.convert import to_js
 from jsemu.core import JsException, JsProxy

@@ -5,9 +5,8 @@ Engine, Service Bindings and cron on SQLite; ``VirtualClock`` drives it in tests
 ``tsumugi dev``; ``LocalRuntime.faults`` (a ``FaultInjector``) makes it lose, duplicate, reorder and fail on
 purpose; ``tsumugi_simulation`` runs whole systems under random faults from a seed and checks invariants.
 
-The names below are loaded on first use (PEP 562): the imitated ``workers`` package imports small modules of
-this package (``tsumugi_dev.ffi``, ``tsumugi_dev.invocation``), and an eager import of the runtime here would
-make ``import workers`` circular.
+The names below are loaded on first use (PEP 562), so that importing a small module of this package (a
+Worker's test importing ``tsumugi_dev.clock``) does not load the whole runtime and Cloudflare's SDK with it.
 """
 
 from __future__ import annotations

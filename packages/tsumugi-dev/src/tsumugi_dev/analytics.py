@@ -176,9 +176,8 @@ def _blobs(values: list[Any]) -> list[str | None]:
         if blob is not None:
             total += len(blob) if blob.isascii() else len(blob.encode())
     if total > MAX_BLOB_BYTES:
-        raise ValueError(
-            f"writeDataPoint: Cumulative size of blobs exceeds {MAX_BLOB_BYTES} bytes (got {total})"
-        )
+        # workerd's text (analytics-engine-impl.h), its stray ")" included.
+        raise ValueError(f"writeDataPoint(): Cumulative size of blobs exceeds {MAX_BLOB_BYTES} bytes).")
     return blobs
 
 
@@ -190,12 +189,14 @@ def _double(value: Any, i: int) -> float:
 
 def _index(indexes: list[Any]) -> str:
     if len(indexes) > 1:
-        raise ValueError(f"writeDataPoint: indexes may hold at most 1 value (got {len(indexes)})")
+        raise ValueError("writeDataPoint(): Maximum of 1 indexes supported.")
     if not indexes or indexes[0] is None:
         return ""
     value = indexes[0].decode() if isinstance(indexes[0], bytes) else indexes[0]
-    if not isinstance(value, str) or len(value.encode()) > MAX_INDEX_BYTES:
-        raise ValueError(f"writeDataPoint: indexes[0] must be a string of at most {MAX_INDEX_BYTES} bytes")
+    if not isinstance(value, str):
+        raise ValueError(f"writeDataPoint: indexes[0] must be a string or bytes, got {type(value).__name__}")
+    if len(value.encode()) > MAX_INDEX_BYTES:
+        raise ValueError(f"writeDataPoint(): Size of indexes[0] exceeds {MAX_INDEX_BYTES} bytes).")
     return value
 
 
@@ -229,12 +230,10 @@ class AnalyticsEngineDataset:
             )
         blobs = list(point.get("blobs") or [])
         doubles = list(point.get("doubles") or [])
-        if len(blobs) > MAX_BLOBS:
-            raise ValueError(f"writeDataPoint: blobs may hold at most {MAX_BLOBS} values (got {len(blobs)})")
+        if len(blobs) > MAX_BLOBS:  # workerd's texts (analytics-engine-impl.h)
+            raise ValueError(f"writeDataPoint(): Maximum of {MAX_BLOBS} blobs supported.")
         if len(doubles) > MAX_DOUBLES:
-            raise ValueError(
-                f"writeDataPoint: doubles may hold at most {MAX_DOUBLES} values (got {len(doubles)})"
-            )
+            raise ValueError(f"writeDataPoint(): Maximum of {MAX_DOUBLES} doubles supported.")
         checked_blobs = _blobs(blobs)
         checked_doubles = [_double(d, i) for i, d in enumerate(doubles)]
         index = _index(list(point.get("indexes") or []))

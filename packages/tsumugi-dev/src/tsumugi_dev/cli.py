@@ -33,7 +33,7 @@ __all__ = ["configure_logging", "main", "run_dev"]
 
 EXIT_USAGE = 2
 EXIT_DATA_DIR_LOST = 3
-"""The data directory was removed or replaced under the running dev (ADR-0117)."""
+"""The data directory was removed or replaced under the running dev (ADR-0114)."""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -144,7 +144,7 @@ def configure_logging(stream: TextIO) -> None:
 def run_dev(paths: Sequence[Path], *, data_dir: Path, port: int, test_scheduled: bool = False) -> int:
     """Run the Workers of ``paths`` until SIGINT/SIGTERM; returns the exit status."""
     try:
-        lock = lock_data_dir(data_dir)  # one dev per data directory (ADR-0117)
+        lock = lock_data_dir(data_dir)  # one dev per data directory (ADR-0114)
     except DataDirInUseError as exc:
         print(f"tsumugi dev: {exc}", file=sys.stderr)
         return EXIT_USAGE

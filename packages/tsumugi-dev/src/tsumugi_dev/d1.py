@@ -53,6 +53,8 @@ def _charge(statements: int) -> None:
 def _js_value(value: Any) -> Any:
     if isinstance(value, float) and value.is_integer() and abs(value) <= _MAX_SAFE_INT:
         return int(value)
+    if isinstance(value, bytes):
+        return list(value)  # D1 answers a BLOB as an array of byte values (JSON), as workerd's D1 API does
     return value
 
 
@@ -212,17 +214,18 @@ class D1Database:
     def result(self, outcome: _Outcome, size_after: int | None = None) -> JsDict:
         """The SDK's result object for one executed statement (``size_after`` defaults to the size now)."""
         rows = [JsDict(zip(outcome.names, (_js_value(v) for v in row), strict=True)) for row in outcome.rows]
+        # Keys in the order workerd's D1 API answers them (tests/shapes records it).
         meta = JsDict(
-            changed_db=outcome.changes > 0,
-            changes=outcome.changes,
+            served_by="tsumugi-dev",
             duration=outcome.ms,
+            changes=outcome.changes,
             last_row_id=outcome.last_row_id,
+            changed_db=outcome.changes > 0,
+            size_after=self._size() if size_after is None else size_after,
             rows_read=len(outcome.rows),
             rows_written=outcome.changes,
-            served_by="tsumugi-dev",
-            size_after=self._size() if size_after is None else size_after,
         )
-        return JsDict(results=rows, success=True, meta=meta)
+        return JsDict(success=True, meta=meta, results=rows)
 
     def _size(self) -> int:
         if self._page_size is None:  # fixed once the file exists; the page count is what changes
@@ -239,6 +242,8 @@ class D1Database:
         return await self.call(lambda: self._batch(statements))
 
     def _batch(self, statements: Sequence[D1PreparedStatement]) -> list[JsDict]:
+        if not statements:
+            raise D1Error("D1_ERROR: No SQL statements detected.")
         outcomes: list[_Outcome] = []
         self._conn.execute("BEGIN IMMEDIATE")
         try:
@@ -253,16 +258,25 @@ class D1Database:
         return [self.result(outcome, size) for outcome in outcomes]
 
     async def exec(self, query: str) -> JsDict:
-        """Run one or more statements without bindings; answers ``count`` and ``duration``."""
+        """Run the statements of each line without bindings; answers ``count`` (lines) and ``duration``.
+
+        As workerd's D1 API does (``d1-api.ts`` ``exec``): the text is split into lines, each line is one query
+        (which may hold several statements); the first failing line stops it with ``D1_EXEC_ERROR``.
+        """
         _charge(len(split_statements(query)))
         return await self.call(lambda: self._exec(query))
 
     def _exec(self, query: str) -> JsDict:
         started = time.perf_counter()
-        statements = split_statements(query)
-        for statement in statements:
-            self.execute(D1PreparedStatement(self, statement))
-        return JsDict(count=len(statements), duration=(time.perf_counter() - started) * 1000)
+        lines = query.strip().split("\n")
+        for number, line in enumerate(lines, start=1):
+            try:
+                for statement in split_statements(line):
+                    self.execute(D1PreparedStatement(self, statement))
+            except D1Error as error:
+                reason = str(error).removeprefix("D1_ERROR: ")
+                raise D1Error(f"D1_EXEC_ERROR: Error in line {number}: {line}: {reason}") from error
+        return JsDict(count=len(lines), duration=(time.perf_counter() - started) * 1000)
 
     def dump(self) -> bytes:
         """The whole database as SQL text (``withSession``/``dump`` stand-in for tools)."""

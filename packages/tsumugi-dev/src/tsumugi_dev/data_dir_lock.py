@@ -1,4 +1,4 @@
-"""One ``tsumugi dev`` per data directory, and a data directory removed or replaced under it noticed (ADR-0117).
+"""One ``tsumugi dev`` per data directory, and a data directory removed or replaced under it noticed (ADR-0114).
 
 Two processes on the same SQLite files race (``database is locked``) and leave the read model contradicting the
 shards for good; a data directory deleted under a running dev is silently recreated empty at the next start.

@@ -31,6 +31,7 @@ from tsumugi_dev.deploy_tools import (
 from tsumugi_dev.project import project_worker_configs
 from tsumugi_dev.pyodide_pins import pin_problems
 from tsumugi_dev.raw_config import object_at, objects_at
+from tsumugi_dev.sdk_pin import sdk_line
 from tsumugi_dev.upload_build import UploadBuild, build_upload
 from tsumugi_dev.upload_check import refuse_incomplete_upload
 from tsumugi_dev.worker_source import DeployError, WorkerSource, read_worker_source
@@ -83,6 +84,7 @@ class _Deploy:
         )
         self.say(f"  vendored: {', '.join(vendored) or 'nothing'}")
         self.say(f"  from pywrangler (Pyodide 0.28 / PyPI): {', '.join(fetched) or 'nothing'}")
+        self.say(sdk_line(build.folder / "pyproject.toml"))
         if build.data_rule is not None:
             self.say(f"  added a Text rule for package data: {', '.join(build.data_rule.globs)}")
 

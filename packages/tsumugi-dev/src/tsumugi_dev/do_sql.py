@@ -147,7 +147,7 @@ class SqlCursor:
     def one(self) -> JsDict:
         remaining = len(self._rows) - self._next
         if remaining != 1:
-            got = "no results" if remaining == 0 else "more than one row"
+            got = "no results" if remaining == 0 else "multiple results"
             raise SqlError(f"Expected exactly one result from SQL query, but got {got}.")
         return next(iter(self))
 
@@ -202,7 +202,7 @@ class SqlStorage:
             return self._exec_one(query, _check_bindings(bindings))
         statements = _split_cached(query)
         if not statements:
-            raise SqlError("SQL query is empty")
+            raise SqlError("SQL code did not contain a statement.")  # workerd's text
         cursor = SqlCursor([], [], 0)
         for statement in statements:
             cursor = self._exec_one(statement, _check_bindings(bindings))

@@ -21,7 +21,6 @@ from typing import Any
 
 from jsemu.core import UNDEFINED, HostObject, js_error
 from jsemu.entrypoint_helper import CURRENT_ENV, CURRENT_WAIT_UNTIL
-from jsemu.objects import JsObject
 from workers.entrypoints import DurableObjectAbort
 
 from tsumugi_dev.alarms import AlarmScheduler, alarm_retry_at
@@ -41,7 +40,7 @@ from tsumugi_dev.invocation import (
     subrequest_call,
 )
 from tsumugi_dev.js_rpc import Call, RpcStub, invoke_raw
-from tsumugi_dev.js_storage import JsDurableObjectId, JsDurableObjectState
+from tsumugi_dev.js_storage import JsAlarmInvocationInfo, JsDurableObjectId, JsDurableObjectState
 
 __all__ = [
     "DurableObjectId",
@@ -204,7 +203,7 @@ class ObjectHost:
         retry_count = stored[1]
         storage.alarm_running, storage.alarm_replaced = True, False
         restarts = self._restarts
-        ok = await self._invoke_alarm(retry_count)
+        ok = await self._invoke_alarm(retry_count, stored[0])
         storage.alarm_running = False
         if storage.alarm_replaced:
             return
@@ -231,8 +230,8 @@ class ObjectHost:
         if faults is not None and faults.strike(ALARM, self.namespace.key, lambda: [self.key]):
             raise InjectedFault("injected fault: alarm() failed")
 
-    async def _invoke_alarm(self, retry_count: int) -> bool:
-        info = JsObject({"retryCount": retry_count, "isRetry": retry_count > 0})
+    async def _invoke_alarm(self, retry_count: int, scheduled_at: int) -> bool:
+        info = JsAlarmInvocationInfo(scheduled_at, retry_count)
         restart = self._restart_mid_alarm()
         try:
             self._maybe_fail_alarm()

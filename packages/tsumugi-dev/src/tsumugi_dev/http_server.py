@@ -14,6 +14,7 @@ import contextlib
 import errno
 import logging
 import socket
+import urllib.parse
 from collections.abc import Awaitable, Callable, Generator, MutableMapping
 from typing import Any
 
@@ -21,7 +22,7 @@ import uvicorn
 from jsemu.fetch_api import Response as JsResponse
 from jsemu.fetch_api import make_request
 
-from tsumugi_dev.http_limits import DEFAULT_LIMITS, HttpLimits, deadline_protocol
+from tsumugi_dev.http_limits import DEFAULT_LIMITS, HttpLimits, deadline_protocol, raise_open_files_limit
 from tsumugi_dev.runtime import SCHEDULED_PATH, LocalRuntime
 from tsumugi_dev.workerd_methods import WORKERD_METHODS
 
@@ -106,7 +107,9 @@ def asgi_app(runtime: LocalRuntime, worker: str, limits: HttpLimits = DEFAULT_LI
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         try:
             _check_head(scope, headers, limits)
-            if scope["path"] == SCHEDULED_PATH and not test_scheduled:
+            # The gate reads the path from the URL the runtime will parse, not from another parse of the
+            # request line: a raw "#" after the path, or a Host carrying a path, once got past it (issue 25).
+            if not test_scheduled and urllib.parse.urlsplit(_url(scope)).path == SCHEDULED_PATH:
                 await _send_plain(send, 404, b"not found (run tsumugi dev --test-scheduled to trigger crons)")
                 return
             async with asyncio.timeout(limits.body_timeout_s):
@@ -176,6 +179,7 @@ class WorkerServer:
 
     def __init__(self, runtime: LocalRuntime, worker: str, port: int, host: str = "127.0.0.1", *,
                  limits: HttpLimits = DEFAULT_LIMITS, test_scheduled: bool = False) -> None:  # fmt: skip
+        raise_open_files_limit()  # before the cap is derived from it (deadline_protocol)
         config = uvicorn.Config(
             asgi_app(runtime, worker, limits, test_scheduled=test_scheduled), host=host, port=port,
             log_level="warning", lifespan="off", http=deadline_protocol(limits),

@@ -11,7 +11,11 @@ the same one); the bindings charge it:
 - D1 statements (each statement of a ``batch`` counts): `D1_QUERIES_PER_INVOCATION`; the call that would go
   over raises D1's error (``tsumugi_dev.d1``);
 - Analytics Engine points: `DATA_POINTS_PER_INVOCATION`; later points are dropped silently, as on
-  Cloudflare, and counted (`Invocation.dropped_points`, `LimitCounters.dropped_points`) with one warning.
+  Cloudflare, and counted (`Invocation.dropped_points`, `LimitCounters.dropped_points`) with one warning;
+- simultaneous open connections (``fetch``, queue sends): six waiting for their response headers at once,
+  the seventh waits its turn (`tsumugi_dev.connections`, ADR-0102). An invocation started by a Service Binding
+  call (``ctx.exports`` included) shares its caller's connections, as Cloudflare measures them from the
+  top-level request.
 
 Code that runs outside any handler (a test driving a binding directly) has no invocation and no budget.
 """
@@ -24,6 +28,8 @@ from collections.abc import Awaitable, Callable, Generator
 from contextlib import contextmanager
 from typing import Any, Final, TypeVar
 
+from tsumugi_dev.connections import ConnectionPool
+
 __all__ = [
     "CONSUMER_WALL_TIME_MS",
     "D1_QUERIES_PER_INVOCATION",
@@ -35,6 +41,7 @@ __all__ = [
     "SubrequestLimitError",
     "admit_data_point",
     "charge_subrequest",
+    "current_connections",
     "current_invocation",
     "enter_invocation",
     "invocation",
@@ -71,12 +78,15 @@ class LimitCounters:
         """Analytics Engine points dropped because their invocation had written its 250."""
         self.most_d1_queries = 0
         """The most D1 queries one invocation has run so far (how close code came to the 1,000)."""
+        self.connection_waits = 0
+        """Outbound calls that waited for one of their invocation's six connections (ADR-0102)."""
 
 
 class Invocation:
-    """One event's budget: subrequests and D1 statements used, Analytics Engine points written."""
+    """One event's budget: subrequests and D1 statements used, Analytics Engine points written, connections."""
 
     __slots__ = (
+        "_connections",
         "_counters",
         "d1_queries",
         "dropped_points",
@@ -86,7 +96,13 @@ class Invocation:
         "subrequests",
     )
 
-    def __init__(self, label: str, subrequest_limit: int, counters: LimitCounters | None) -> None:
+    def __init__(
+        self,
+        label: str,
+        subrequest_limit: int,
+        counters: LimitCounters | None,
+        connections: ConnectionPool | None = None,
+    ) -> None:
         self.label = label
         self.subrequest_limit = subrequest_limit
         self.subrequests = 0
@@ -94,6 +110,15 @@ class Invocation:
         self.points = 0
         self.dropped_points = 0
         self._counters = counters
+        self._connections = connections
+
+    @property
+    def connections(self) -> ConnectionPool:
+        """The simultaneous connections this invocation draws on (its own, or its top-level caller's)."""
+        pool = self._connections
+        if pool is None:  # made on first use: most invocations open no connection
+            pool = self._connections = ConnectionPool(self._counters)
+        return pool
 
     def charge_subrequest(self, n: int = 1) -> None:
         """Count ``n`` subrequests; over the limit, raise as Cloudflare does (nothing counted)."""
@@ -155,10 +180,20 @@ def current_invocation() -> Invocation | None:
 
 
 def enter_invocation(
-    label: str, subrequest_limit: int = SUBREQUESTS_PER_INVOCATION, counters: LimitCounters | None = None
+    label: str,
+    subrequest_limit: int = SUBREQUESTS_PER_INVOCATION,
+    counters: LimitCounters | None = None,
+    *,
+    share_connections: bool = False,
 ) -> contextvars.Token[Invocation | None]:
-    """Start a new invocation (a handler's event) in the running context; `leave_invocation` ends it."""
-    return _CURRENT.set(Invocation(label, subrequest_limit, counters))
+    """Start a new invocation (a handler's event) in the running context; `leave_invocation` ends it.
+
+    With ``share_connections`` (a Service Binding's callee) it draws on the calling invocation's connections,
+    if there is a caller; otherwise on six of its own.
+    """
+    caller = _CURRENT.get() if share_connections else None
+    connections = None if caller is None else caller.connections
+    return _CURRENT.set(Invocation(label, subrequest_limit, counters, connections))
 
 
 def leave_invocation(token: contextvars.Token[Invocation | None]) -> None:
@@ -185,6 +220,12 @@ def charge_subrequest() -> None:
     current = _CURRENT.get()
     if current is not None:
         current.charge_subrequest()
+
+
+def current_connections() -> ConnectionPool | None:
+    """The connections the running code's invocation draws on (None outside every handler: no limit)."""
+    current = _CURRENT.get()
+    return None if current is None else current.connections
 
 
 def admit_data_point() -> bool:

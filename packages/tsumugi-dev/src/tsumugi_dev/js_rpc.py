@@ -84,7 +84,7 @@ async def invoke_raw(instance: Any, name: str, js_args: list[Any]) -> Any:
 async def invoke_fetch(instance: Any, request: JsRequest) -> JsResponse:
     """Run ``instance.fetch(request)``; the answer must be a Response."""
     if getattr(instance, "fetch", None) is None:
-        raise js_error("TypeError", "Handler does not export a fetch() function.")
+        raise js_error("Error", "Handler does not export a fetch() function.")  # workerd: a plain Error
     answer = await invoke(instance, "fetch", [request], relaxed=True)
     if not isinstance(answer, JsResponse):
         raise js_error("TypeError", "Incorrect type for Promise: the Promise did not resolve to 'Response'.")
@@ -182,18 +182,25 @@ class JsFetcher(RpcStub):
 
 
 class JsExecutionContext(RpcReference):
-    """``ctx`` of an entrypoint: ``waitUntil``, ``passThroughOnException``, ``props``, ``exports``."""
+    """``ctx`` of an entrypoint: ``waitUntil``, ``passThroughOnException``; own ``tracing``, ``cache``,
+    ``props`` and ``exports`` (workerd sets them on the instance; tests/shapes records the shape)."""
 
-    __slots__ = ("_exports", "_props", "_spawn")
-    _exports: Any
-    _props: Any
+    __slots__ = ("_own", "_spawn")
+    _own: Any
     _spawn: Any
     js_class: ClassVar[str] = "ExecutionContext"
 
     def __init__(self, spawn: Callable[[Awaitable[Any]], Any], exports: JsObject) -> None:
         object.__setattr__(self, "_spawn", spawn)
-        object.__setattr__(self, "_props", JsObject({}))
-        object.__setattr__(self, "_exports", exports)
+        own = {"tracing": UNDEFINED, "cache": UNDEFINED, "props": JsObject({}), "exports": exports}
+        object.__setattr__(self, "_own", own)
+
+    def _js_get(self, name: str) -> Any:
+        own = self._own
+        return own[name] if name in own else super()._js_get(name)
+
+    def _js_keys(self) -> list[str]:
+        return list(self._own)
 
     def js_waitUntil(self, promise: Any) -> Any:
         from tsumugi_dev.js_values import await_js
@@ -207,14 +214,6 @@ class JsExecutionContext(RpcReference):
 
     def js_passThroughOnException(self) -> Any:
         return UNDEFINED
-
-    @property
-    def js_props(self) -> Any:
-        return self._props
-
-    @property
-    def js_exports(self) -> Any:
-        return self._exports
 
 
 _ = jsnull

@@ -15,6 +15,7 @@ Sources: developers.cloudflare.com/durable-objects/api/ (state, storage, SQL API
 from __future__ import annotations
 
 import datetime
+import math
 from collections.abc import Iterator
 from typing import Any, ClassVar, cast
 
@@ -28,14 +29,14 @@ from jsemu.core import (
     js_error,
     jsnull,
 )
-from jsemu.objects import ArrayBuffer, JsArray, JsDate, JsIterator, JsObject, Uint8Array
+from jsemu.objects import ArrayBuffer, JsArray, JsDate, JsObject, Uint8Array
 from jsemu.promise import JsPromise
 
 from tsumugi_dev.do_sql import SqlCursor, SqlError
 from tsumugi_dev.do_storage import DurableObjectState, DurableObjectStorage
 from tsumugi_dev.js_values import await_js, js_callback
 
-__all__ = ["JsDurableObjectId", "JsDurableObjectState", "JsSqlCursor", "sql_binding"]
+__all__ = ["JsAlarmInvocationInfo", "JsDurableObjectId", "JsDurableObjectState", "JsSqlCursor", "sql_binding"]
 
 
 def sql_binding(value: Any, index: int) -> Any:
@@ -45,8 +46,8 @@ def sql_binding(value: Any, index: int) -> Any:
         return value
     if kind is int:
         return float(value)
-    if value is jsnull:
-        return None
+    if value is jsnull or value is UNDEFINED:
+        return None  # workerd binds undefined as NULL, like null (tests/shapes: bind.undefined)
     if kind is bool:
         return "true" if value else "false"  # no numeric type takes a boolean: ToString
     if kind is JsBigIntValue:
@@ -55,12 +56,6 @@ def sql_binding(value: Any, index: int) -> Any:
         return value.to_bytes()
     if isinstance(value, PyProxy):
         return str(value._obj)  # a PyProxy's ToString
-    if value is UNDEFINED:
-        raise js_error(
-            "TypeError",
-            f"Failed to execute 'exec' on 'SqlStorage': parameter {index + 2} is not of type "
-            "'(ArrayBuffer or ArrayBufferView or string or double)'.",
-        )
     return str(value)
 
 
@@ -82,11 +77,11 @@ def _row(columns: list[str], row: tuple[Any, ...]) -> JsObject:
 
 
 class JsSqlCursor(HostObject):
-    """``SqlStorageCursor``: ``one()``, ``toArray()``, ``next()``, ``raw()``, iteration, counts."""
+    """workerd's ``Cursor``: ``one()``, ``toArray()``, ``next()``, ``raw()``, iteration, counts."""
 
     __slots__ = ("_cursor",)
     _cursor: Any
-    js_class: ClassVar[str] = "SqlStorageCursor"
+    js_class: ClassVar[str] = "Cursor"
 
     def __init__(self, cursor: SqlCursor) -> None:
         object.__setattr__(self, "_cursor", cursor)
@@ -101,7 +96,7 @@ class JsSqlCursor(HostObject):
         cursor = self._cursor
         rows = self._remaining()
         if len(rows) != 1:
-            got = "no results" if not rows else "more than one row"
+            got = "no results" if not rows else "multiple results"
             raise js_error("Error", f"Expected exactly one result from SQL query, but got {got}.")
         return _row(cursor.columnNames, rows[0])
 
@@ -112,13 +107,13 @@ class JsSqlCursor(HostObject):
     def js_next(self) -> Any:
         cursor = self._cursor
         if cursor._next >= len(cursor._rows):
-            return JsObject({"done": True})
+            return JsObject({"done": True, "value": UNDEFINED})
         row = cursor._rows[cursor._next]
         cursor._next += 1
         return JsObject({"done": False, "value": _row(cursor.columnNames, row)})
 
     def js_raw(self) -> Any:
-        return JsIterator(iter([JsArray([_cell(v) for v in row]) for row in self._remaining()]))
+        return JsRawIterator([JsArray([_cell(v) for v in row]) for row in self._remaining()])
 
     @property
     def js_columnNames(self) -> Any:
@@ -135,6 +130,32 @@ class JsSqlCursor(HostObject):
     def __iter__(self) -> Iterator[Any]:
         columns = self._cursor.columnNames
         return iter([_row(columns, row) for row in self._remaining()])
+
+
+class JsRawIterator(HostObject):
+    """``cursor.raw()``: workerd's ``RawIterator`` (an Iterator: ``next()``, ``toArray()``, iteration)."""
+
+    __slots__ = ("_rows",)
+    _rows: Any
+    js_class: ClassVar[str] = "RawIterator"
+    js_inherits: ClassVar[str] = "Iterator"
+    """Its prototype's prototype is Iterator.prototype, where ``toArray`` and the other helpers live."""
+
+    def __init__(self, rows: list[Any]) -> None:
+        object.__setattr__(self, "_rows", rows)
+
+    def js_next(self) -> Any:
+        if not self._rows:
+            return JsObject({"done": True, "value": UNDEFINED})
+        return JsObject({"done": False, "value": self._rows.pop(0)})
+
+    def js_toArray(self) -> Any:
+        rows, self._rows[:] = list(self._rows), []
+        return JsArray(rows)
+
+    def __iter__(self) -> Iterator[Any]:
+        rows, self._rows[:] = list(self._rows), []
+        return iter(rows)
 
 
 class _JsSqlStorage(HostObject):
@@ -169,22 +190,26 @@ class _JsStorage(HostObject):
         object.__setattr__(self, "_storage", storage)
         object.__setattr__(self, "_sql", _JsSqlStorage(storage))
 
-    @property
-    def js_sql(self) -> Any:
-        return self._sql
+    def _js_get(self, name: str) -> Any:
+        return self._sql if name == "sql" else super()._js_get(name)  # an own data property on workerd
+
+    def _js_keys(self) -> list[str]:
+        return ["sql"]
 
     def js_getAlarm(self, options: Any = UNDEFINED) -> Any:
         storage = self._storage
         stored = None if storage.alarm_running else storage.stored_alarm()  # none while alarm() runs
         return JsPromise.resolved(jsnull if stored is None else stored[0])
 
-    def js_setAlarm(self, scheduled_time: Any, options: Any = UNDEFINED) -> Any:
+    def js_setAlarm(self, scheduled_time: Any = UNDEFINED, options: Any = UNDEFINED) -> Any:
         if isinstance(scheduled_time, JsDate):
             scheduled: Any = scheduled_time._ms
         elif isinstance(scheduled_time, int | float) and not isinstance(scheduled_time, bool):
             scheduled = scheduled_time
         else:
-            raise js_error("TypeError", "Failed to execute 'setAlarm' on 'DurableObjectStorage': scheduledTime must be a number or a Date")
+            raise js_error("TypeError", "Failed to execute 'setAlarm' on 'DurableObjectStorage': parameter 1 is not of type 'date'.")
+        if not math.isfinite(scheduled):
+            raise js_error("TypeError", "The value cannot be converted because it is not a valid Date.")
         self._storage.setAlarm(int(scheduled))
         return JsPromise.resolved(UNDEFINED)
 
@@ -192,7 +217,12 @@ class _JsStorage(HostObject):
         self._storage.deleteAlarm()
         return JsPromise.resolved(UNDEFINED)
 
-    def js_transactionSync(self, callback: Any) -> Any:
+    def js_transactionSync(self, callback: Any = UNDEFINED) -> Any:
+        if not (isinstance(callback, JsCallable | PyProxy) or callable(getattr(callback, "js_call", None))):
+            raise js_error(
+                "TypeError",
+                "Failed to execute 'transactionSync' on 'DurableObjectStorage': parameter 1 is not of type 'function'.",
+            )
         call = js_callback(callback)
         return self._storage.transaction_sync(call)
 
@@ -202,6 +232,26 @@ class _JsStorage(HostObject):
     def js_deleteAll(self, options: Any = UNDEFINED) -> Any:
         self._storage.deleteAll()
         return JsPromise.resolved(UNDEFINED)
+
+
+class JsAlarmInvocationInfo(HostObject):
+    """The argument of ``alarm()``: workerd's ``AlarmInvocationInfo``, own ``scheduledTime``, ``retryCount``
+    and ``isRetry`` (``scheduledTime`` is the alarm's time, the same on each retry)."""
+
+    __slots__ = ("_own",)
+    _own: Any
+    js_class: ClassVar[str] = "AlarmInvocationInfo"
+
+    def __init__(self, scheduled_at: int, retry_count: int) -> None:
+        own = {"scheduledTime": scheduled_at, "retryCount": retry_count, "isRetry": retry_count > 0}
+        object.__setattr__(self, "_own", own)
+
+    def _js_get(self, name: str) -> Any:
+        own = self._own
+        return own[name] if name in own else super()._js_get(name)
+
+    def _js_keys(self) -> list[str]:
+        return list(self._own)
 
 
 class JsDurableObjectId(HostObject):
@@ -225,10 +275,16 @@ class JsDurableObjectId(HostObject):
     def js_equals(self, other: Any) -> Any:
         return isinstance(other, JsDurableObjectId) and other._id.toString() == self._id.toString()
 
-    @property
-    def js_name(self) -> Any:
-        name = self._id.name
-        return UNDEFINED if name is None else name
+    def _js_get(self, name: str) -> Any:
+        # Own data properties on workerd: ``jurisdiction`` (none here) and ``name`` (set by idFromName).
+        if name == "name":
+            return UNDEFINED if self._id.name is None else self._id.name
+        if name == "jurisdiction":
+            return UNDEFINED
+        return super()._js_get(name)
+
+    def _js_keys(self) -> list[str]:
+        return ["jurisdiction", "name"]
 
     def _js_to_string(self) -> str:
         return self._id.toString()
@@ -248,13 +304,18 @@ class JsDurableObjectState(HostObject):
         object.__setattr__(self, "_storage", _JsStorage(state.storage))
         object.__setattr__(self, "_id", object_id)
 
-    @property
-    def js_storage(self) -> Any:
-        return self._storage
+    def _js_get(self, name: str) -> Any:
+        # Own data properties on workerd (of its facets, container, storage, id, props, exports: these three).
+        if name == "storage":
+            return self._storage
+        if name == "id":
+            return self._id
+        if name == "props":
+            return JsObject({})
+        return super()._js_get(name)
 
-    @property
-    def js_id(self) -> Any:
-        return self._id
+    def _js_keys(self) -> list[str]:
+        return ["storage", "id", "props"]
 
     def js_blockConcurrencyWhile(self, callback: Any) -> Any:
         started = js_callback(callback)()  # workerd calls it at once (a borrowed proxy is still alive)

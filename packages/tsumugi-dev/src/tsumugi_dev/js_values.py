@@ -145,18 +145,50 @@ def _clone_object(value: Any, where: str) -> Any:
     if isinstance(value, JsDate):
         return JsDate(value._ms)
     if isinstance(value, JsError):
-        return make_error(str(to_python(value._js_get("name"))), str(to_python(value._js_get("message"))))
+        return _clone_error(value, where)
     if isinstance(value, RpcReference):
         return value
     if isinstance(value, PyProxy):
         if callable(value._obj):
             return function_stub(value)
-        raise js_error("DataCloneError", f"{PROXY_REFUSED} ({where}: a PyProxy of {type(value._obj).__name__})")
+        raise data_clone_error(f"{PROXY_REFUSED} ({where}: a PyProxy of {type(value._obj).__name__})")
     if isinstance(value, JsCallable):
         return function_stub(value)
     if isinstance(value, JsProxy) and value.js_class in ("Request", "Response"):
         return cast(Any, value).js_clone()
-    raise js_error("DataCloneError", f"{where}: {value.js_class if isinstance(value, JsProxy) else type(value).__name__} could not be cloned.")
+    kind_name = value.js_class if isinstance(value, JsProxy) else type(value).__name__
+    raise data_clone_error(f'Could not serialize object of type "{kind_name}". This type does not support serialization.')
+
+
+class _DomException(JsError):
+    """A ``DOMException`` (workerd's ``DataCloneError`` is one): ``code``, ``name`` and ``message`` are own keys."""
+
+    __slots__ = ()
+
+    @property
+    def js_class(self) -> str:
+        return "DOMException"
+
+    def _js_keys(self) -> list[str]:
+        return ["code", "name", "message", *super()._js_keys()[1:]]
+
+
+DATA_CLONE_ERR: Final = 25
+"""``DOMException.DATA_CLONE_ERR``, the ``code`` of a ``DataCloneError``."""
+
+
+def data_clone_error(message: str) -> JsException:
+    """workerd's refusal of a value that cannot cross RPC: a ``DOMException`` named ``DataCloneError``."""
+    return JsException(_DomException("DataCloneError", message, {"code": DATA_CLONE_ERR}))
+
+
+def _clone_error(error: JsError, where: str) -> JsError:
+    """An error copied across RPC: its name, message and own properties (the class of a DOMException too)."""
+    name, message = str(to_python(error._js_get("name"))), str(to_python(error._js_get("message")))
+    extra = {key: structured_clone(error._js_get(key), where) for key in error._js_keys()}
+    if isinstance(error, _DomException):
+        return _DomException(name, message, {k: v for k, v in extra.items() if k not in ("name", "message")})
+    return make_error(name, message, extra)
 
 
 class _FunctionStub(RpcReference):
@@ -225,11 +257,18 @@ def remote_js_error(exc: BaseException) -> JsException:
     if isinstance(exc, JsException):
         error = exc.js_error
         if isinstance(error, JsError):
-            name = to_python(error._js_get("name"))
-            message = to_python(error._js_get("message"))
-            return JsException(make_error(str(name), str(message)))
-        return JsException(structured_clone(error, "error") if not isinstance(error, PyProxy) else make_error("Error", str(error)))
-    return JsException(make_error("PythonError", "".join(traceback.format_exception(exc))))
+            return JsException(_remote(_clone_error(error, "error")))
+        if isinstance(error, JsObject):
+            return JsException(_remote(structured_clone(error, "error")))
+        # A thrown primitive arrives as an Error whose message is its text (tests/shapes: throwsString).
+        return JsException(_remote(make_error("Error", str(to_python(error)))))
+    return JsException(_remote(make_error("PythonError", "".join(traceback.format_exception(exc)))))
+
+
+def _remote(error: Any) -> Any:
+    """workerd marks what was thrown across RPC with an own ``remote: true`` (tests/shapes records it)."""
+    error._js_set("remote", True)
+    return error
 
 
 def js_callback(fn: Any) -> Callable[..., Any]:

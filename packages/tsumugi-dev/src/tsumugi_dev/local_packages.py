@@ -1,4 +1,4 @@
-"""A project's own packages that a Worker depends on by a uv path source, read from their folders (ADR-0115).
+"""A project's own packages that a Worker depends on by a uv path source, read from their folders (ADR-0112).
 
 An ``init``ed project's scheduler Worker depends on the project's performers package (its flows name the
 performer classes). ``uv sync`` installs that package into the project's environment, and the vendoring then

@@ -2,7 +2,8 @@
 
 Messages live in the runtime's state database and are committed before ``send`` returns, so a killed process
 loses nothing that a producer saw accepted. Bodies arrive as Python values read from the producer's JS value
-(`tsumugi_dev.js_bindings.JsQueue`), fresh objects already, and are stored as msgpack.
+(`tsumugi_dev.js_bindings.JsQueue`), fresh objects already, and are stored as msgpack; their size is counted as
+Cloudflare counts it, as UTF-8 JSON (`tsumugi_dev.json_size`, ADR-0106).
 """
 
 from __future__ import annotations
@@ -18,9 +19,9 @@ import msgspec
 
 from tsumugi_dev.clock import RuntimeClock
 from tsumugi_dev.faults import DROP, REORDER, FaultInjector
-from tsumugi_dev.invocation import charge_subrequest
+from tsumugi_dev.invocation import charge_subrequest, current_connections
 from tsumugi_dev.jsdict import JsDict
-from tsumugi_dev.v8_size import V8_HEADER_BYTES, V8_TO_MSGPACK_MAX_RATIO, v8_size
+from tsumugi_dev.json_size import JSON_TO_MSGPACK_MAX_RATIO, json_size
 
 __all__ = [
     "MAX_BATCH_BYTES",
@@ -33,12 +34,12 @@ __all__ = [
 ]
 
 MAX_MESSAGE_BYTES = 128_000
-"""Cloudflare's limit for one message body serialised by V8 ("128 KB", 1 KB = 1000 bytes:
+"""Cloudflare's limit for one message body as UTF-8 JSON ("128 KB", 1 KB = 1000 bytes:
 developers.cloudflare.com/queues/platform/limits/)."""
 MAX_BATCH_MESSAGES = 100
 """Cloudflare's limit for one ``sendBatch`` (the same page)."""
 MAX_BATCH_BYTES = 256_000
-"""Cloudflare's limit for the serialised bodies of one ``sendBatch`` together ("256KB in total")."""
+"""Cloudflare's limit for the JSON bodies of one ``sendBatch`` together ("256KB in total")."""
 MAX_DELAY_SECONDS = 43_200
 
 
@@ -100,15 +101,15 @@ def _delay_seconds(value: Any, where: str) -> int:
 
 
 def _upper_bound(data: bytes) -> int:
-    """At least the V8 size of a body whose msgpack encoding is ``data`` (see `tsumugi_dev.v8_size`)."""
-    return len(data) * V8_TO_MSGPACK_MAX_RATIO + V8_HEADER_BYTES
+    """At least the JSON size of a body whose msgpack encoding is ``data`` (see `tsumugi_dev.json_size`)."""
+    return len(data) * JSON_TO_MSGPACK_MAX_RATIO
 
 
 def encode_body(body: Any, where: str, method: str = "send") -> tuple[bytes, Any, int]:
     """Copy and serialise a message body, refusing what Cloudflare refuses.
 
-    Answers the stored bytes, the copied value and its size as the limits count it: exact (V8's) when the
-    cheap bound could be over the message limit, else the bound.
+    Answers the stored bytes, the copied value and its size as the limits count it: exact (UTF-8 JSON) when
+    the cheap bound could be over the message limit, else the bound.
     """
     copied = body
     try:
@@ -117,11 +118,11 @@ def encode_body(body: Any, where: str, method: str = "send") -> tuple[bytes, Any
         raise TypeError(f"{where}: cannot be serialised for a queue: {exc}") from exc
     size = _upper_bound(data)
     if size > MAX_MESSAGE_BYTES:
-        size = v8_size(copied)
+        size = json_size(copied)
         if size > MAX_MESSAGE_BYTES:
             raise QueueSendError(
-                f"Queue {method} failed: Payload Too Large ({where}: message length of {size} bytes exceeds "
-                f"limit of {MAX_MESSAGE_BYTES})"
+                f"Queue {method} failed: Payload Too Large ({where}: message length of {size} bytes as UTF-8 "
+                f"JSON exceeds limit of {MAX_MESSAGE_BYTES})"
             )
     return data, copied, size
 
@@ -284,14 +285,14 @@ def _options(options: Any, kwargs: dict[str, Any], where: str) -> dict[str, Any]
 
 
 def _check_batch_bytes(measured: list[tuple[Any, int]]) -> None:
-    """Refuse a batch whose bodies take more than 256 KB together (V8 sizes, computed only when needed)."""
+    """Refuse a batch whose bodies take more than 256 KB together (JSON sizes, computed only when needed)."""
     if sum(size for _, size in measured) <= MAX_BATCH_BYTES:
         return  # every size is exact or an upper bound: under the limit either way
-    total = sum(v8_size(copied) for copied, _ in measured)
+    total = sum(json_size(copied) for copied, _ in measured)
     if total > MAX_BATCH_BYTES:
         raise QueueSendError(
-            f"Queue sendBatch failed: Payload Too Large (batch size of {total} bytes exceeds limit of "
-            f"{MAX_BATCH_BYTES})"
+            f"Queue sendBatch failed: Payload Too Large (batch size of {total} bytes as UTF-8 JSON exceeds "
+            f"limit of {MAX_BATCH_BYTES})"
         )
 
 
@@ -309,8 +310,7 @@ class QueueBinding:
         delay = _delay_seconds(opts.get("delaySeconds", self._default_delay), "send")
         data, _, _ = encode_body(body, "send body")
         charge_subrequest()
-        await asyncio.sleep(0)  # outside I/O: the sender's input gate opens
-        self._store.add(self._queue, [(data, delay)])
+        await self._stored([(data, delay)])
 
     async def sendBatch(self, messages: Sequence[Any], options: Any = None, **kwargs: Any) -> None:
         """Store up to 100 messages (256 KB together) atomically; items are ``{"body": ..., "delaySeconds": ...}``."""
@@ -332,5 +332,18 @@ class QueueBinding:
             measured.append((copied, size))
         _check_batch_bytes(measured)
         charge_subrequest()
-        await asyncio.sleep(0)
-        self._store.add(self._queue, items)
+        await self._stored(items)
+
+    async def _stored(self, items: list[tuple[bytes, int]]) -> None:
+        # One of the invocation's six simultaneous connections until the queue has answered (ADR-0102).
+        connections = current_connections()
+        if connections is None:
+            await asyncio.sleep(0)  # outside I/O: the sender's input gate opens
+            self._store.add(self._queue, items)
+            return
+        await connections.acquire()
+        try:
+            await asyncio.sleep(0)
+            self._store.add(self._queue, items)
+        finally:
+            connections.release()

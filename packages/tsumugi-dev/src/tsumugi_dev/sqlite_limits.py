@@ -263,4 +263,21 @@ def describe(exc: BaseException) -> str:
         return "statement too long: SQLITE_TOOBIG"  # the driver checks the SQL length itself, before SQLite
     if isinstance(exc, MemoryError):  # the driver's SQLITE_NOMEM: SQLITE_LIMIT_VDBE_OP, when prepared
         return "out of memory: SQLITE_NOMEM"
-    return f"{exc}: {getattr(exc, 'sqlite_errorname', None) or 'SQLITE_ERROR'}"
+    if isinstance(exc, sqlite3.ProgrammingError) and str(exc).startswith("Incorrect number of bindings"):
+        return "Wrong number of parameter bindings for SQL query."  # workerd counts them itself, no code
+    name = getattr(exc, "sqlite_errorname", None)
+    code = getattr(exc, "sqlite_errorcode", None)
+    if not name or not isinstance(code, int):
+        return f"{exc}: SQLITE_ERROR"
+    primary = _PRIMARY_CODES.get(code & 0xFF, name)
+    # workerd names the primary code, then the extended one when it differs (sqlite.c++ dbErrorMessage).
+    return f"{exc}: {primary}" if primary == name else f"{exc}: {primary} (extended: {name})"
+
+
+_PRIMARY_WORDS: Final = (
+    "ERROR", "INTERNAL", "PERM", "ABORT", "BUSY", "LOCKED", "NOMEM", "READONLY", "INTERRUPT", "IOERR", "CORRUPT",
+    "NOTFOUND", "FULL", "CANTOPEN", "PROTOCOL", "EMPTY", "SCHEMA", "TOOBIG", "CONSTRAINT", "MISMATCH", "MISUSE",
+    "NOLFS", "AUTH", "FORMAT", "RANGE", "NOTADB",
+)  # fmt: skip
+_PRIMARY_CODES: Final = {code: f"SQLITE_{word}" for code, word in enumerate(_PRIMARY_WORDS, start=1)}
+"""SQLite's primary result codes by number (an extended code's low byte is its primary code)."""

@@ -11,7 +11,7 @@ __all__ = ["refuse_incomplete_upload"]
 
 def refuse_incomplete_upload(build: UploadBuild) -> None:
     """Raise DeployError naming each module ``build``'s entry imports (transitively) that would be missing on
-    Cloudflare, and the module importing it; return when there is none (ADR-0116)."""
+    Cloudflare, and the module importing it; return when there is none (ADR-0113)."""
     source = build.source
     entry = source.main.relative_to(source.module_root).as_posix()
     provided = provided_names(r.name for r in build.resolution.third_party)

@@ -1,4 +1,4 @@
-"""Can an upload start? Every module its entry imports, transitively, is in it or provided (ADR-0116).
+"""Can an upload start? Every module its entry imports, transitively, is in it or provided (ADR-0113).
 
 Cloudflare imports a Python Worker's entry module at start; a module missing from the upload is a
 ``ModuleNotFoundError`` there, after the deploy. So the build walks the imports of the upload's ``src/`` from the

@@ -21,6 +21,7 @@ from pathlib import Path
 import msgspec
 
 from tsumugi_dev.local_packages import find_local_package
+from tsumugi_dev.pyodide_markers import excluded_on_pyodide
 
 __all__ = [
     "DependencyError",
@@ -139,8 +140,10 @@ def _packages(name: str, dist: metadata.Distribution) -> list[VendoredPackage]:
 
 
 def _applies(requirement: Requirement) -> bool:
-    # Extras are never requested here; other markers (python_version, sys_platform) are left to pywrangler.
-    return requirement.marker is None or "extra" not in requirement.marker
+    # Extras are never requested here, nor is what a platform marker keeps off Pyodide (ADR-0107); other
+    # markers (python_version, ...) are left to pywrangler.
+    marker = requirement.marker
+    return marker is None or ("extra" not in marker and not excluded_on_pyodide(marker))
 
 
 def resolve_dependencies(dependencies: Sequence[str], *, owner: str) -> Resolution:
@@ -157,7 +160,7 @@ def resolve_dependencies(dependencies: Sequence[str], *, owner: str) -> Resoluti
             continue
         dist = _distribution(requirement.name)
         local = find_local_package(requirement.name, Path(owner)) if dist is None else None
-        if local is not None:  # the project's own package, by its path source (ADR-0115)
+        if local is not None:  # the project's own package, by its path source (ADR-0112)
             vendored[requirement.name] = [VendoredPackage(distribution=local.name, version=local.version,
                                                           import_name=local.import_name, source=local.source)]  # fmt: skip
             pending.extend((parse_requirement(text), local.name) for text in local.requires)

@@ -47,24 +47,21 @@ _wrap_env: Any = _EnvWrapper  # the SDK's classes are unannotated
 
 
 class JsScheduledController(HostObject):
-    """The ``controller`` a ``scheduled`` handler receives: ``cron``, ``scheduledTime``, ``noRetry()``."""
+    """The ``controller`` a ``scheduled`` handler receives: own ``cron`` and ``scheduledTime``, ``noRetry()``."""
 
-    __slots__ = ("_cron", "_time")
-    _cron: Any
-    _time: Any
+    __slots__ = ("_own",)
+    _own: Any
     js_class: ClassVar[str] = "ScheduledController"
 
     def __init__(self, cron: str, scheduled_time: int) -> None:
-        object.__setattr__(self, "_cron", cron)
-        object.__setattr__(self, "_time", scheduled_time)
+        object.__setattr__(self, "_own", {"cron": cron, "scheduledTime": scheduled_time})
 
-    @property
-    def js_cron(self) -> Any:
-        return self._cron
+    def _js_get(self, name: str) -> Any:
+        own = self._own
+        return own[name] if name in own else super()._js_get(name)
 
-    @property
-    def js_scheduledTime(self) -> Any:
-        return self._time
+    def _js_keys(self) -> list[str]:
+        return list(self._own)
 
     def js_noRetry(self) -> Any:
         return UNDEFINED
@@ -99,7 +96,8 @@ def service_binding(target: WorkerHost, entrypoint: str | None, faults: FaultInj
     def wrap(name: str, call: Call) -> Call:
         return subrequest_call(guard_rpc(faults, target.name, entrypoint or "Default", name, call))
 
-    return JsFetcher(lambda run: target.run(entrypoint, run), wrap, _fetch_charged)
+    # The callee shares its caller's simultaneous connections (measured from the top-level request, ADR-0102).
+    return JsFetcher(lambda run: target.run(entrypoint, run, share_connections=True), wrap, _fetch_charged)
 
 
 class WorkerHost:
@@ -163,11 +161,19 @@ class WorkerHost:
         make: Any = cls  # the SDK's classes are unannotated
         return make(JsExecutionContext(self._spawn, self.exports), self.js_env)
 
-    async def run(self, entrypoint: str | None, handler: Callable[[Any], Awaitable[Any]]) -> Any:
-        """Run ``handler`` against a fresh entrypoint instance as one invocation of this Worker."""
+    async def run(
+        self, entrypoint: str | None, handler: Callable[[Any], Awaitable[Any]], *, share_connections: bool = False
+    ) -> Any:
+        """Run ``handler`` against a fresh entrypoint instance as one invocation of this Worker.
+
+        ``share_connections``: the event is a Service Binding call, whose callee draws on the calling
+        invocation's six simultaneous connections (ADR-0102).
+        """
         env_token = CURRENT_ENV.set(self.js_env)
         wait_token = CURRENT_WAIT_UNTIL.set(self.wait_until_function)
-        budget = enter_invocation(self._label, self.config.subrequest_limit, self._counters)
+        budget = enter_invocation(
+            self._label, self.config.subrequest_limit, self._counters, share_connections=share_connections
+        )
         try:
             return await handler(self.entrypoint(entrypoint))
         finally:

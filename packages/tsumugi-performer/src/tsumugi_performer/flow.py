@@ -260,8 +260,18 @@ class FlowBuilder(Generic[_I]):
     ) -> Flow[_I]:
         """The declared flow (raises when no node was declared)."""
         spec = FlowSpec(name=self._name, nodes=tuple(self._nodes), deadline_ms=deadline_ms, output=self._output,
-                        on_failure=on_failure, on_settled=on_settled)  # fmt: skip
+                        on_failure=on_failure, on_settled=on_settled, input_schema=_input_schema(self._input_type))  # fmt: skip
         return Flow(spec, self._input_type, self._subflows)
+
+
+def _input_schema(input_type: Any) -> dict[str, Any] | None:
+    """The JSON Schema a run input must meet (None for ``Any``, or a type msgspec cannot describe)."""
+    if input_type is Any:
+        return None
+    try:
+        return msgspec.json.schema(input_type)
+    except (TypeError, ValueError):
+        return None
 
 
 def _options(**values: Any) -> dict[str, Any]:

@@ -8,14 +8,35 @@ imports on plain CPython too). Only the Worker classes (``entrypoints.py``, ``en
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping
+from http import HTTPMethod
 from typing import Any, TypeVar
 
 from tsumugi_scheduler.request_limits import MAX_BODY_BYTES
 
-__all__ = ["DurableObjectSql", "LentCallable", "current_alarm", "plain", "serve_asgi"]
+__all__ = ["DurableObjectSql", "LentCallable", "PostText", "current_alarm", "plain", "post_text", "serve_asgi"]
 
 T = TypeVar("T")
+
+PostText = Callable[[str, str, Mapping[str, str], float], Awaitable[tuple[int, str]]]
+"""POST ``body`` (text) with ``headers`` to ``url``, answering (status, body text) within ``timeout_s``."""
+
+
+async def post_text(url: str, body: str, headers: Mapping[str, str], timeout_s: float) -> tuple[int, str]:
+    """POST through the Worker's ``fetch`` (``workers.fetch``), the platform's HTTP client.
+
+    Worker code uses no httpx: PyPI's build needs httpcore, anyio and sockets, which Pyodide lacks, and the
+    upload carries none (ADR-0107). Raises what ``fetch`` raises (``OSError`` on Cloudflare) and
+    ``TimeoutError`` after ``timeout_s``.
+    """
+    from workers import fetch  # the SDK: present in a Worker, and under the local runtime
+
+    async def send() -> tuple[int, str]:
+        response = await fetch(url, method=HTTPMethod.POST, headers=dict(headers), body=body)
+        return int(response.status), str(await response.text())
+
+    return await asyncio.wait_for(send(), timeout_s)
 
 
 def plain(value: Any) -> Any:

@@ -8,7 +8,8 @@ find the performer (the Worker's own export, then a
 Service Binding named after the binding); call its ``run_attempt`` with the attempt's timeout, which each
 heartbeat the shard accepts restarts, but never past `MAX_TIMEOUT_MS` after the message was taken up (Cloudflare
 stops a consumer invocation after 15 minutes of wall time; the last minute is left to report and ack,
-ADR-0047); report the outcome with the attempt number (a timed-out or lost call is flagged
+ADR-0047; a performer's wait for one of the invocation's six simultaneous connections counts against it,
+while reports, marks and acks need none, ADR-0102); report the outcome with the attempt number (a timed-out or lost call is flagged
 ``outcomeUnknown``: the performer may still run, which an at-most-once job must never overlap, ADR-0051) (the reports of one step go to each shard in one
 ``report_many`` call); ack whatever happened.
 The queue's own retries are never used: retries are the shard's decision (reference §1.4).

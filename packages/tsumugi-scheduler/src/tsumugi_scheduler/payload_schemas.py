@@ -43,6 +43,8 @@ _log = logging.getLogger("tsumugi_scheduler")
 class _Entry(msgspec.Struct, kw_only=True):
     check: Check | None
     fetched_at: int
+    schema: Any = None
+    """The published JSON Schema as the performer sent it (None when it publishes none)."""
 
 
 def _plain(value: Any) -> Any:
@@ -79,6 +81,13 @@ class PayloadSchemas:
             if fresh.check is not None:
                 fresh.check(payload)
 
+    async def published(self, binding: str, env: Any, exports: Any = None) -> Any:
+        """``binding``'s published payload schema (a JSON Schema document); None when it publishes none."""
+        entry = self._entries.get(binding)
+        if entry is None or time_source().now_ms() - entry.fetched_at >= SCHEMA_TTL_MS:
+            entry = await self._fetch(binding, env, exports)
+        return entry.schema if entry.check is not None else None
+
     async def _fetch(self, binding: str, env: Any, exports: Any) -> _Entry:
         running = self._fetching.get(binding)
         if running is not None:
@@ -86,7 +95,8 @@ class PayloadSchemas:
         future: asyncio.Future[_Entry] = asyncio.get_running_loop().create_future()
         self._fetching[binding] = future
         try:
-            entry = _Entry(check=await _ask(binding, env, exports), fetched_at=time_source().now_ms())
+            check, schema = await _ask(binding, env, exports)
+            entry = _Entry(check=check, fetched_at=time_source().now_ms(), schema=schema)
             self._entries[binding] = entry
             future.set_result(entry)
             return entry
@@ -98,15 +108,15 @@ class PayloadSchemas:
             del self._fetching[binding]
 
 
-async def _ask(binding: str, env: Any, exports: Any) -> Check | None:
+async def _ask(binding: str, env: Any, exports: Any) -> tuple[Check | None, Any]:
     performer = find_performer(binding, env, exports)
     if performer is None:
-        return None
+        return None, None
     try:
         answer = _plain(await getattr(performer, DESCRIBE_METHOD)())
         description = msgspec.json.decode(answer) if isinstance(answer, str) else answer
         schema = description["payloadSchema"]
-        return compile_schema(schema)
+        return compile_schema(schema), schema
     except SchemaError as exc:
         _log.warning("performer %s published a schema this scheduler cannot read, so its payloads are not "
                      "checked at enqueue: %s", binding, exc)  # fmt: skip
@@ -114,4 +124,4 @@ async def _ask(binding: str, env: Any, exports: Any) -> Check | None:
         # No describe (an older performer), an unreachable Worker, a malformed answer: not checked.
         _log.info("performer %s publishes no payload schema (%s): payloads are not checked at enqueue",
                   binding, error_text(exc).splitlines()[0])  # fmt: skip
-    return None
+    return None, None

@@ -32,7 +32,14 @@ from tsumugi_scheduler.definition import TsumugiDefinition
 from tsumugi_scheduler.payload_schemas import PayloadSchemas
 from tsumugi_scheduler.wire import convert_integral, convert_plain, integral, integral_shared, shard_of_job
 
-__all__ = ["MAX_BATCH_ITEMS", "SchedulerService", "ShardConflictError", "bare_field", "decode_item"]
+__all__ = [
+    "MAX_BATCH_ITEMS",
+    "PinnedIdConflictError",
+    "SchedulerService",
+    "ShardConflictError",
+    "bare_field",
+    "decode_item",
+]
 
 
 class ShardConflictError(EnqueueValidationError):
@@ -46,13 +53,18 @@ MAX_BATCH_ITEMS: Final = 500
 _ITEM_KEYS: Final = frozenset(f.encode_name for f in msgspec.structs.fields(EnqueueItem))
 
 
+class PinnedIdConflictError(EnqueueValidationError):
+    """A pinned ``id`` of another binding than the item's: well-formed, but in conflict with the item (the REST
+    API answers it with 409, as a shard conflict; ADR-0125)."""
+
+
 def _prefixed(where: str, error: EnqueueValidationError) -> EnqueueValidationError:
-    return EnqueueValidationError(f"{where}.{error.field}", error.rule)
+    return type(error)(f"{where}.{error.field}", error.rule)
 
 
 def bare_field(error: EnqueueValidationError, where: str) -> EnqueueValidationError:
     """``error`` with the item's ``where`` prefix dropped from its field (``items[0].priority`` -> ``priority``)."""
-    return EnqueueValidationError(error.field.removeprefix(where).lstrip(".") or "item", error.rule)
+    return type(error)(error.field.removeprefix(where).lstrip(".") or "item", error.rule)
 
 
 def decode_item(raw: object, where: str) -> tuple[EnqueueItem, int | None]:
@@ -93,6 +105,17 @@ def _settings_from_original(settings: object) -> ShardSettings | None:
     return ShardSettings(policy=policy, retention=retention)
 
 
+def _check_pinned_binding(item: EnqueueItem) -> None:
+    if not isinstance(item.id, str) or not isinstance(item.binding, str):  # pyright: ignore[reportUnnecessaryIsInstance]
+        return
+    try:
+        pinned = parse_job_id(item.id).binding
+    except InvalidJobIdError:
+        return  # validate_enqueue names what is wrong with it
+    if pinned != item.binding:
+        raise PinnedIdConflictError("id", f"must belong to binding {item.binding}: {item.id}")
+
+
 class SchedulerService:
     """Producer and performer calls, over the JobShard namespace of ``env``."""
 
@@ -111,8 +134,14 @@ class SchedulerService:
     def _stub(self, name: str) -> Any:
         return self._env.JOB_SHARD.getByName(name)
 
-    async def _prepare(self, raw: object, where: str) -> tuple[EnqueueItem, str]:
+    async def _prepare(self, raw: object, where: str, *, internal: bool = False) -> tuple[EnqueueItem, str]:
         item, given = decode_item(raw, where)
+        if not internal:
+            # Only the Run object ties a job to a run: a caller's job adopted by a node would stand in for the
+            # node's own (ADR-0115).
+            for field, value in (("run_id", item.run_id), ("node_id", item.node_id)):
+                if value is not None:
+                    raise EnqueueValidationError(f"{where}.{field}", "is set only by the run a job belongs to")
         hook = self._definition.on_enqueue
         try:
             if hook is not None:
@@ -120,6 +149,7 @@ class SchedulerService:
                 if inspect.isawaitable(defaults):
                     defaults = await defaults
                 item = apply_defaults(item, defaults)
+            _check_pinned_binding(item)
             validate_enqueue(item)
         except EnqueueValidationError as exc:
             raise _prefixed(where, exc) from None
@@ -178,7 +208,7 @@ class SchedulerService:
         prepared: list[tuple[EnqueueItem, str]] = []
         for raw in items:
             try:
-                prepared.append(await self._prepare(raw, "item"))
+                prepared.append(await self._prepare(raw, "item", internal=True))
                 errors.append(None)
             except EnqueueValidationError as exc:
                 errors.append(bare_field(exc, "item"))

@@ -2,7 +2,8 @@
 
 `JobShardHost` wraps a `JobShardEngine` over the object's SQL storage. After every command it arms exactly
 one alarm at the engine's ``next_wake_at`` (or none). ``alarm()`` reads the change feed, ticks, sends the
-dispatch messages (``sendBatch`` chunks within Cloudflare's 100 messages and 256,000 bytes, ADR-0044),
+dispatch messages (``sendBatch`` chunks within Cloudflare's 100 messages and 256,000 bytes of JSON, ADR-0044
+and ADR-0106),
 projects the changes read before the tick into D1 and acks them (at most `D1_QUERIES_PER_ALARM` statements,
 ADR-0046), writes Analytics Engine points for terminal snapshots after the ack (metrics are at-most-once; at
 most `POINTS_PER_ALARM`: the projection stops before a change whose point would not fit and the next alarm,
@@ -29,7 +30,7 @@ import msgspec
 from tsumugi_core.ids import format_job_id, shard_name
 from tsumugi_core.options import EnqueueItem
 from tsumugi_core.policy import ShardSettings
-from tsumugi_core.queue_size import MAX_BATCH_BYTES, MAX_BATCH_MESSAGES, json_bound
+from tsumugi_core.queue_size import MAX_BATCH_BYTES, MAX_BATCH_MESSAGES, json_bound, json_bytes
 from tsumugi_core.sharding import resolve_shard
 from tsumugi_core.states import TERMINAL_STATES, JobState
 from tsumugi_scheduler import _runtime
@@ -70,8 +71,8 @@ ALARM_RETRY_MS: Final = 5_000
 SEND_BATCH: Final = MAX_BATCH_MESSAGES
 """Queues accept at most 100 messages per ``sendBatch``."""
 SEND_BATCH_BYTES: Final = MAX_BATCH_BYTES - MAX_BATCH_MESSAGES * 100
-"""Serialised bytes per ``sendBatch``: Cloudflare's 256,000 less the ~100 bytes of metadata per message the
-Queues docs say count towards the limits (ADR-0044)."""
+"""Bytes of JSON per ``sendBatch``: Cloudflare's 256,000 less the ~100 bytes of metadata per message the
+Queues docs say count towards the limits (ADR-0044, ADR-0106)."""
 FEED_BATCH: Final = 200
 """Snapshots per D1 projection batch, notices per round."""
 D1_QUERIES_PER_ALARM: Final = 800
@@ -151,9 +152,9 @@ def _outcome(value: Mapping[str, Any]) -> Outcome:
 def send_chunks(bodies: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
     """``sendBatch`` chunks of ``bodies`` in order: at most `SEND_BATCH` messages and `SEND_BATCH_BYTES` each.
 
-    Sizes are upper bounds from the JSON length (`tsumugi_core.queue_size.json_bound`): one encoding of all
-    bodies when they fit together (every tick with ordinary payloads), one per body otherwise. A body alone
-    always goes out alone, whatever its bound: enqueue validation keeps every payload under the message limit.
+    Sizes are JSON as the queue carries it (ADR-0106): an upper bound from one encoding of all bodies when they
+    fit together by it (every tick with ordinary payloads), else each body measured (`json_bytes`). A body alone
+    always goes out alone, whatever its size: enqueue validation keeps every payload under the message limit.
     """
     if json_bound(len(msgspec.json.encode(bodies))) <= SEND_BATCH_BYTES:
         return [bodies[start : start + SEND_BATCH] for start in range(0, len(bodies), SEND_BATCH)]
@@ -161,7 +162,7 @@ def send_chunks(bodies: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
     chunk: list[dict[str, Any]] = []
     used = 0
     for body in bodies:
-        size = json_bound(len(msgspec.json.encode(body["body"])))
+        size = json_bytes(body["body"])
         if chunk and (len(chunk) == SEND_BATCH or used + size > SEND_BATCH_BYTES):
             chunks.append(chunk)
             chunk, used = [], 0
@@ -356,7 +357,12 @@ class JobShardHost:
     async def retry(self, name: str, job_id: str) -> dict[str, Any]:
         """FAILED / STALLED -> SCHEDULED now."""
         answer = await self._command(name, lambda e: e.retry(job_id))
-        return {"ok": True} if answer.ok else {"ok": False, "reason": answer.reason}
+        if answer.ok:
+            return {"ok": True}
+        refused: dict[str, Any] = {"ok": False, "reason": answer.reason}
+        if answer.error is not None:
+            refused["error"] = answer.error
+        return refused
 
     async def reschedule(self, name: str, job_id: str, run_at: int, priority: int | None) -> dict[str, Any]:
         """Move a SCHEDULED job's run_after (and priority)."""
@@ -487,6 +493,8 @@ class JobShardHost:
                          "error": r.error}  # fmt: skip
                 if r.spawns:
                     event["spawns"] = r.spawns
+                if r.hold_until is not None:
+                    event["holdUntil"] = r.hold_until
                 by_run.setdefault(r.run_id, []).append(event)
             await asyncio.gather(
                 *(runs.getByName(run_id).notify(events) for run_id, events in by_run.items())

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import json
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from typing import Any, Final, cast
@@ -15,7 +16,7 @@ from typing import Any, Final, cast
 from tsumugi_core.flow_advance import NodeOrigin, NodeView, run_state
 from tsumugi_core.liveness import MAX_INVOCATION_MS
 from tsumugi_simulation._ledger import Execution
-from tsumugi_simulation._observed import START_MS, JobTruth, Observed, Submitted, Violation
+from tsumugi_simulation._observed import START_MS, JobTruth, NodeTruth, Observed, Submitted, Violation
 
 __all__ = ["INVARIANTS", "check"]
 
@@ -333,25 +334,89 @@ class _Occupancy:
 
 
 _NODE_TERMINAL: Final = frozenset({"COMPLETED", "FAILED", "CANCELLED", "STALLED", "SKIPPED"})
+_DEADLINE: Final = "run deadline exceeded:"
 
 
 def runs(seen: Observed) -> Iterable[Violation]:
-    """Every started flow run settled: no node lost or left unfinished, no run stuck RUNNING, and the run's
-    state is what its nodes imply (the production `run_state`)."""
-    for run_id, (state, nodes) in sorted(seen.runs.items()):
-        if state is None:
+    """Every run ends: each run the simulator started and each run of the read model (child runs and runs a
+    schedule started too) settled with every node terminal, in the state its nodes imply (the production
+    `run_state`), and no Run object still holds a RUNNING run."""
+    for run_id, run in sorted(seen.runs.items()):
+        if run.state is None:
             yield Violation("runs", f"run {run_id} never reached the read model")
             continue
-        open_nodes = [f"{n[0]} {n[1]}" for n in nodes if n[1] not in _NODE_TERMINAL]
+        open_nodes = [f"{n.id} {n.state}" for n in run.nodes if n.state not in _NODE_TERMINAL]
         if open_nodes:
-            yield Violation("runs", f"run {run_id} ({state}) has unfinished nodes: {open_nodes[:5]}")
-        if not any(n[0] == "first" for n in nodes) or not any(n[0] == "last" for n in nodes):
-            yield Violation("runs", f"run {run_id} lost a static node: {[n[0] for n in nodes]}")
-        views = [NodeView(id=i, state=s, parent=p, origin=cast(NodeOrigin, o), container=c, after=a)
-                 for i, s, p, o, c, a in nodes]  # fmt: skip
+            yield Violation("runs", f"run {run_id} ({run.state}) has unfinished nodes: {open_nodes[:5]}")
+        views = [NodeView(id=n.id, state=n.state, parent=n.parent, origin=cast(NodeOrigin, n.origin),
+                          container=n.container, after=n.after) for n in run.nodes]  # fmt: skip
         expected = run_state(views)
-        if state == "RUNNING" or (not open_nodes and state != expected):
-            yield Violation("runs", f"run {run_id} is {state}, its nodes say {expected}")
+        # A deadline fails a run whatever its nodes did; a cancel (of the run, or of its parent) cancels it.
+        excused = run.state == "CANCELLED" or (run.state == "FAILED" and run_id in seen.deadline_runs)
+        if run.state == "RUNNING" or (not open_nodes and run.state != expected and not excused):
+            yield Violation("runs", f"run {run_id} is {run.state}, its nodes say {expected}")
+    for obj in seen.run_objects:
+        if obj.state == "RUNNING":
+            yield Violation("runs", f"the Run object of {obj.name} still holds a RUNNING run")
+
+
+def run_nodes(seen: Observed) -> Iterable[Violation]:
+    """Results and summaries match the executions: a node with a job ended as its job did (COMPLETED with a
+    COMPLETED job, whose last attempt succeeded: `completed_ran`), a node a deadline stopped before its job ran
+    has that job CANCELLED, and a fan-out's summary counts its children as they ended."""
+    for run_id, run in sorted(seen.runs.items()):
+        by_parent: dict[str, list[NodeTruth]] = defaultdict(list)
+        for n in run.nodes:
+            if n.parent is not None:
+                by_parent[n.parent].append(n)
+        for n in run.nodes:
+            if n.job_id is not None and n.state in _NODE_TERMINAL:
+                job = seen.jobs.get(n.job_id)
+                job_state = None if job is None else job.state
+                stopped = n.state == "FAILED" and (n.error or "").startswith(_DEADLINE) and job_state == "CANCELLED"
+                if job_state != n.state and not stopped:
+                    yield Violation("run_nodes", f"run {run_id} node {n.id} is {n.state}, its job {n.job_id} is "
+                                    f"{job_state}", n.job_id)  # fmt: skip
+            if n.container and n.state == "COMPLETED":
+                kids = [k for k in by_parent.get(n.id, []) if k.origin == "fanOut"]
+                done = sum(1 for k in kids if k.state == "COMPLETED")
+                expected = {"total": len(kids), "succeeded": done, "failed": len(kids) - done}
+                got = None if n.result is None else json.loads(n.result)
+                if got != expected:
+                    yield Violation("run_nodes", f"run {run_id} fan-out {n.id} sums {got}, its children {expected}")
+
+
+def node_once(seen: Observed) -> Iterable[Violation]:
+    """No node runs twice unless the rules allow it: the executions of an at-most-once node never overlap, across
+    every job the node had (a resume gives it a new job, which waits for the hold of a stalled one)."""
+    by_node: dict[tuple[str, str], list[Execution]] = defaultdict(list)
+    for e in seen.executions:
+        job = seen.jobs.get(e.job_id)
+        if job is not None and job.guarantee == "at-most-once" and job.run_id is not None and job.node_id:
+            by_node[job.run_id, job.node_id].append(e)
+    for (run_id, node_id), runs_ in sorted(by_node.items()):
+        ordered = sorted(runs_, key=lambda e: e.started_at)
+        for earlier, later in itertools.pairwise(ordered):
+            if later.job_id != earlier.job_id and later.started_at < earlier.end_or(seen.end_ms):
+                yield Violation("node_once", f"run {run_id} node {node_id}: job {later.job_id} started at "
+                                f"{_ms(later.started_at)} while job {earlier.job_id} still executed (until "
+                                f"{_ms(earlier.end_or(seen.end_ms))})", later.job_id)  # fmt: skip
+
+
+def run_storage(seen: Observed) -> Iterable[Violation]:
+    """No storage left behind after a sweep: a Run object holds tables only while its run is kept (running, or
+    settled within its retention)."""
+    sweep_after, failed_keep = seen.run_keep_ms
+    for obj in seen.run_objects:
+        if not obj.tables:
+            continue
+        if obj.state is None:
+            yield Violation("run_storage", f"the Run object of {obj.name} holds {list(obj.tables)} but no run")
+        elif obj.state != "RUNNING" and obj.updated_at is not None:
+            keep = failed_keep if obj.state == "FAILED" else sweep_after
+            if obj.updated_at + keep + 5_000 < seen.end_ms:
+                yield Violation("run_storage", f"the Run object of {obj.name} ({obj.state} since "
+                                f"{_ms(obj.updated_at)}) was not swept")  # fmt: skip
 
 
 INVARIANTS: Final[dict[str, Callable[[Observed], Iterable[Violation]]]] = {
@@ -365,6 +430,9 @@ INVARIANTS: Final[dict[str, Callable[[Observed], Iterable[Violation]]]] = {
     "read_model": read_model,
     "fairness": fairness,
     "runs": runs,
+    "run_nodes": run_nodes,
+    "node_once": node_once,
+    "run_storage": run_storage,
 }
 """Every invariant by name, in the order they are checked."""
 

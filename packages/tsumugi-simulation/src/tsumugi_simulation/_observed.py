@@ -10,7 +10,8 @@ from typing import Any, Final
 from tsumugi_simulation._ledger import Execution
 from tsumugi_simulation._system import Scenario
 
-__all__ = ["START_MS", "JobTruth", "Observed", "PolicyView", "Submitted", "Violation"]
+__all__ = ["START_MS", "JobTruth", "NodeTruth", "Observed", "PolicyView", "RunObjectTruth", "RunTruth", "Submitted",
+           "Violation"]  # fmt: skip
 
 
 START_MS: Final = 1_767_225_600_000
@@ -42,6 +43,8 @@ class JobTruth:
     payload: str
     timeout_ms: int = 60_000
     expires_at: int | None = None
+    run_id: str | None = None
+    node_id: str | None = None
 
     @property
     def shard(self) -> str:
@@ -60,6 +63,41 @@ class Submitted:
     deduplicated: bool = False
     retried_at: list[int] = field(default_factory=list[int])
     cancel_requested_at: list[int] = field(default_factory=list[int])
+
+
+@dataclass(frozen=True)
+class NodeTruth:
+    """A run's node as the read model holds it at the end."""
+
+    id: str
+    state: str
+    parent: str | None
+    origin: str
+    container: bool
+    after: tuple[str, ...]
+    job_id: str | None
+    result: str | None
+    error: str | None
+
+
+@dataclass(frozen=True)
+class RunTruth:
+    """A run as the read model holds it at the end (``state`` None: never projected)."""
+
+    id: str
+    state: str | None
+    nodes: tuple[NodeTruth, ...] = ()
+
+
+@dataclass(frozen=True)
+class RunObjectTruth:
+    """A Run Durable Object's storage at the end: its tables, and its run's state and last change when it holds
+    one."""
+
+    name: str
+    tables: tuple[str, ...]
+    state: str | None
+    updated_at: int | None
 
 
 @dataclass(frozen=True)
@@ -92,11 +130,13 @@ class Observed:
     """When the shard dispatched each (job, attempt), from its attempt log."""
     finished: dict[tuple[str, int], int] = field(default_factory=dict[tuple[str, int], int])
     """When the shard finished each (job, attempt), from its attempt log."""
-    runs: dict[str, tuple[str | None, list[tuple[str, str, str | None, str, bool, tuple[str, ...]]]]] = field(
-        default_factory=dict[str, tuple[str | None, list[tuple[str, str, str | None, str, bool, tuple[str, ...]]]]]
-    )
-    """Each started run: its read-model state (None when missing) and its nodes ``(id, state, parent, origin,
-    container, after)``."""
+    runs: dict[str, RunTruth] = field(default_factory=dict[str, RunTruth])
+    """Every run of the read model, and every run the simulator started (its state None when missing)."""
+    run_objects: list[RunObjectTruth] = field(default_factory=list[RunObjectTruth])
+    deadline_runs: set[str] = field(default_factory=set[str])
+    """Runs started with a deadline (one that expires fails the run whatever its nodes did)."""
+    run_keep_ms: tuple[int, int] = (0, 0)
+    """How long a settled run's object is kept: ``(sweep_after_ms, failed_retention_ms)``."""
     shadow_ms: int = 70_000
     """How long after a fault the system may legitimately hold a slot the performers cannot see in use."""
 
@@ -120,7 +160,8 @@ class Observed:
     def slot_end(self, execution: Execution) -> int:
         """When the execution stops holding a slot, as the rules say (ADR-0060): its real end, its deadline when
         it ran on past it (abandoned), the reaper's grace after a cancel request (a performer that ignores the
-        request is given up then; expiry requests one), or the reaper's deadline of its attempt. An execution
+        request is given up then; expiry requests one, so does a node's run: then the shard's end of the attempt),
+        or the reaper's deadline of its attempt. An execution
         that starts after the shard finished its attempt (a late or duplicate delivery, which at-least-once
         permits) holds none."""
         over = self.finished.get((execution.job_id, execution.attempt))
@@ -134,6 +175,10 @@ class Observed:
         job = self.jobs.get(execution.job_id)
         if job is not None and job.expires_at is not None:  # expiry requests the cancel itself
             end = min(end, job.expires_at + grace)
+        if job is not None and job.run_id is not None and job.state == "CANCELLED" and over is not None:
+            # Its run asked the cancel (a run cancel or deadline, ADR-0118): the shard gave the slot up when it
+            # ended the attempt, the reaper's grace after that request.
+            end = min(end, over)
         dispatched = self.dispatched.get((execution.job_id, execution.attempt))
         if dispatched is not None and job is not None:
             # The reaper gives an attempt up timeout_ms + grace after its dispatch or last heartbeat (a

@@ -26,6 +26,8 @@ class WorkPayload(msgspec.Struct, frozen=True, kw_only=True):
     fail: str | None = None
     seq: int = 0
     """The workload's number for the job (makes payloads distinct)."""
+    spawn: list[int] = []
+    """Inside a flow: children to spawn on the same binding, one per entry (its ``work_ms``), on success."""
 
 
 class SimCancelledError(Exception):
@@ -52,6 +54,8 @@ class SimWork(Performer[WorkPayload, int]):
             raise NonRetryableError(f"simulated fatal failure of job {payload.seq}")
         if payload.fail == "retryable":
             raise RuntimeError(f"simulated retryable failure of job {payload.seq}")
+        for i, work_ms in enumerate(payload.spawn):
+            ctx.spawn(f"s{i}", type(self).__name__, {"work_ms": work_ms, "seq": payload.seq * 100 - i})
         return payload.seq
 
 

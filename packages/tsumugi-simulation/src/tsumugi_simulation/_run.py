@@ -24,11 +24,28 @@ from tsumugi_dev.runtime import LocalRuntime
 from tsumugi_performer import entrypoint as performer_time
 from tsumugi_scheduler import timing as scheduler_time
 from tsumugi_simulation._chaos import Chaos
+from tsumugi_simulation._flows import flow_input
 from tsumugi_simulation._invariants import INVARIANTS, check
 from tsumugi_simulation._ledger import Ledger, PerformerFaults, record_executions
-from tsumugi_simulation._observed import START_MS, JobTruth, Observed, PolicyView, Submitted, Violation
-from tsumugi_simulation._shards import attempt_log, shard_rows
-from tsumugi_simulation._system import SystemUnderTest, builtin_system, random_scenario
+from tsumugi_simulation._observed import (
+    START_MS,
+    JobTruth,
+    NodeTruth,
+    Observed,
+    PolicyView,
+    RunObjectTruth,
+    RunTruth,
+    Submitted,
+    Violation,
+)
+from tsumugi_simulation._shards import attempt_log, run_objects, shard_rows
+from tsumugi_simulation._system import (
+    RUN_FAILED_RETENTION_MS,
+    RUN_SWEEP_AFTER_MS,
+    SystemUnderTest,
+    builtin_system,
+    random_scenario,
+)
 from tsumugi_simulation._workload import enqueue_options, policy_patch
 
 __all__ = ["SimulationConfig", "SimulationReport", "simulate"]
@@ -61,7 +78,16 @@ class SimulationConfig:
     burst_chance: float = 0.0
     burst_size: int = 260
     runs: int = 3
-    """Flow runs (``first`` -> fan-out -> ``last``) started among the jobs (built-in system only)."""
+    """Flow runs started among the jobs (built-in system only): ``simflow``, ``simsub`` (a subflow and spawns)
+    or ``simnest`` (nested subflows), some with a deadline, some under a run id started before."""
+    run_operation_rate: float = 0.05
+    """Chance per step of a run operation: cancel a run, resume one, retry a node's job through the job API."""
+    resume_rate: float = 0.3
+    """Chance per step that each run seen FAILED is resumed (soon after it failed, while a stalled node's
+    execution may still run)."""
+    schedule_every_ms: int | None = 6_000
+    """A schedule starting ``simflow`` runs this often with ``overlap: "skip"`` during the active phase (None:
+    none)."""
     settle_ms: int = 40 * 60_000
     invariants: tuple[str, ...] = tuple(INVARIANTS)
 
@@ -137,6 +163,8 @@ class _Driver:
         self.seen.shadow_ms = _LONGEST_TIMEOUT_MS + grace + 10_000
         self.operations: Counter[str] = Counter()
         self.run_ids: list[str] = []
+        self.run_rng = random.Random(f"runs-{seed}")
+        self.failed_runs: list[str] = []
         self.seq = 0
 
     # -- acting -------------------------------------------------------------------------------------------
@@ -258,46 +286,130 @@ class _Driver:
     # -- phases -------------------------------------------------------------------------------------------
 
     async def start_run(self, rng: random.Random) -> None:
-        """Start a flow run whose nodes do the seed's kind of work (their own RNG: the jobs' stay as they were)."""
-        payload = self.system.payload
-        body = {"flow": "simflow", "input": {
-            "first": payload("SimA", rng, -10), "last": payload("SimB", rng, -11),
-            "items": [payload("SimC", rng, -12 - i) for i in range(rng.randrange(0, 6))],
-        }}  # fmt: skip
+        """Start a run whose nodes do the seed's kind of work (their own RNG: the jobs' stay as they were); now
+        and then under a run id started before (its object may have been swept since) or with a deadline."""
+        flow = rng.choice(("simflow", "simsub", "simnest"))
+        self.seq += 1
+        body: dict[str, Any] = {"flow": flow, "input": flow_input(flow, rng, self.system.payload, -1_000 * self.seq)}
+        earlier = [r for r in dict.fromkeys(self.run_ids) if r.startswith(f"{flow}:")]
+        if earlier and rng.random() < 0.3:
+            body["id"] = rng.choice(earlier).partition(":")[2]
+        if rng.random() < 0.2:
+            body["deadlineMs"] = rng.choice((1_500, 4_000, 9_000))
         try:
-            run_id = await self.runtime.env(self.system.producer).TSUMUGI.start_run(body)
+            run_id = str(await self.runtime.env(self.system.producer).TSUMUGI.start_run(body))
         except Exception:  # a fault on the way: the run may or may not exist, as for a lost enqueue
             self.operations["run_start_failed"] += 1
             return
-        self.run_ids.append(str(run_id))
+        self.operations[f"run_start_{flow}{'_again' if 'id' in body else ''}"] += 1
+        self.run_ids.append(run_id)
+        if "deadlineMs" in body:
+            self.seen.deadline_runs.add(run_id)
+
+    async def run_operation(self) -> None:
+        """Cancel a run, resume one, or retry one of a run's node jobs through the job API (refused: a node's job
+        runs again only through its run, ADR-0116)."""
+        rng = self.run_rng
+        kind = rng.choice(("cancel_run", "retry_run", "retry_node_job"))
+        known = list(dict.fromkeys(self.run_ids))
+        if not known:
+            return
+        run_id = rng.choice(known)
+        quoted = urllib.parse.quote(run_id, safe="")
+        try:
+            if kind == "retry_node_job":
+                db = self.runtime.d1(self.system.database)
+                rows = await db.prepare("SELECT job_id FROM run_node WHERE run_id = ? AND job_id IS NOT NULL AND state"
+                                        " IN ('FAILED', 'STALLED')").bind(run_id).all()  # fmt: skip
+                jobs = [str(r["job_id"]) for r in rows.results]
+                if not jobs:
+                    return
+                try:
+                    await self.client.retry(self.producer, rng.choice(jobs))
+                except Exception:  # refused (409), or lost on the way
+                    self.operations["retry_node_job_refused"] += 1
+                    return
+                self.operations["retry_node_job_ok"] += 1
+                return
+            if kind == "cancel_run":
+                self.seen.deadline_runs.add(run_id)  # a run cancelled while it drains a deadline may end FAILED
+            status = await self.rest("POST", f"/api/runs/{quoted}/{kind.removesuffix('_run')}")
+            self.operations[f"{kind}_{status}"] += 1
+        except Exception:
+            self.operations[f"{kind}_failed"] += 1
+
+    async def resume_failed_runs(self) -> None:
+        """Resume runs seen FAILED, each with `SimulationConfig.resume_rate` per step."""
+        db = self.runtime.d1(self.system.database)
+        try:
+            rows = await db.prepare("SELECT id FROM run WHERE state = 'FAILED' AND parent_run_id IS NULL").all()
+        except Exception:  # a D1 outage: next step
+            return
+        for row in rows.results:
+            if self.run_rng.random() < self.config.resume_rate:
+                status = await self.rest("POST", f"/api/runs/{urllib.parse.quote(str(row['id']), safe='')}/retry")
+                self.operations[f"resume_{status}"] += 1
+
+    async def schedule(self, create: bool) -> None:
+        """Create (or delete) the schedule that starts ``simflow`` runs with ``overlap: "skip"``."""
+        every = self.config.schedule_every_ms
+        if every is None or not self.system.builtin:
+            return
+        if create:
+            body = {"name": "simsched", "flow": "simflow", "everyMs": every, "overlap": "skip",
+                    "input": flow_input("simflow", random.Random(f"schedule-{self.seed}"), self.system.payload, -7)}  # fmt: skip
+            status = await self.rest("POST", "/api/schedules", body)
+        else:
+            status = await self.rest("DELETE", "/api/schedules/simsched")
+        self.operations[f"schedule_{'create' if create else 'delete'}_{status}"] += 1
 
     async def runs_settled(self) -> bool:
-        if not self.run_ids:
-            return True
         db = self.runtime.d1(self.system.database)
-        answer = await db.prepare("SELECT state FROM run WHERE state != 'RUNNING'").all()
-        return len(answer.results) >= len(set(self.run_ids))
+        answer = await db.prepare("SELECT id, state FROM run").all()
+        states = {str(r["id"]): str(r["state"]) for r in answer.results}
+        if any(state == "RUNNING" for state in states.values()):
+            return False
+        return all(run_id in states for run_id in self.run_ids)
 
     async def observe_runs(self) -> None:
         db = self.runtime.d1(self.system.database)
-        for run_id in dict.fromkeys(self.run_ids):
-            row = await db.prepare("SELECT state FROM run WHERE id = ?").bind(run_id).first()
-            nodes = await db.prepare("SELECT node_id, state, parent, origin, container, after FROM run_node "
-                                     "WHERE run_id = ? ORDER BY position").bind(run_id).all()  # fmt: skip
-            self.seen.runs[run_id] = (None if row is None else str(row["state"]), [
-                (str(n["node_id"]), str(n["state"]), n["parent"], str(n["origin"]), bool(n["container"]),
-                 tuple(json.loads(str(n["after"])))) for n in nodes.results])  # fmt: skip
+        answer = await db.prepare("SELECT id, state FROM run").all()
+        states: dict[str, str | None] = {str(r["id"]): str(r["state"]) for r in answer.results}
+        for run_id in self.run_ids:
+            states.setdefault(run_id, None)
+        for run_id, state in sorted(states.items()):
+            nodes = await db.prepare("SELECT node_id, state, parent, origin, container, after, job_id, result, error "
+                                     "FROM run_node WHERE run_id = ? ORDER BY position").bind(run_id).all()  # fmt: skip
+            self.seen.runs[run_id] = RunTruth(id=run_id, state=state, nodes=tuple(
+                NodeTruth(id=str(n["node_id"]), state=str(n["state"]), parent=n["parent"], origin=str(n["origin"]),
+                          container=bool(n["container"]), after=tuple(json.loads(str(n["after"]))),
+                          job_id=n["job_id"], result=n["result"], error=n["error"])
+                for n in nodes.results))  # fmt: skip
+        namespace = self.runtime.namespace(self.system.scheduler, "TsumugiRun")
+        self.seen.run_objects = [
+            RunObjectTruth(name=name, tables=tuple(tables), state=None if row is None else str(row["state"]),
+                           updated_at=None if row is None else int(row["updated_at"]))
+            for name, tables, row in run_objects(namespace)
+        ]  # fmt: skip
+        self.seen.run_keep_ms = (RUN_SWEEP_AFTER_MS, RUN_FAILED_RETENTION_MS)
 
     async def active_phase(self) -> None:
         config, rng = self.config, self.rng
         steps = max(1, config.active_ms // config.step_ms)
         arrivals = sorted(rng.randrange(steps) for _ in range(config.jobs))
-        run_rng = random.Random(f"runs-{self.seed}")
-        run_steps = sorted(run_rng.randrange(steps) for _ in range(config.runs if self.system.builtin else 0))
+        run_rng = self.run_rng
+        flows = self.system.builtin
+        run_steps = sorted(run_rng.randrange(steps) for _ in range(config.runs if flows else 0))
+        if flows:
+            await self.schedule(create=True)
         for step in range(steps):
             while run_steps and run_steps[0] == step:
                 run_steps.pop(0)
                 await self.start_run(run_rng)
+            if flows and run_rng.random() < config.run_operation_rate:
+                await self.run_operation()
+            if flows and step % 2 == 0:
+                await self.resume_failed_runs()
             while arrivals and arrivals[0] == step:
                 arrivals.pop(0)
                 binding = rng.choice(self.system.work_bindings)
@@ -315,6 +427,8 @@ class _Driver:
         self.ledger.enabled = False
         self.observe()
         await self.reset_policies()
+        if self.system.builtin:
+            await self.schedule(create=False)
         if random.Random(f"burst-{self.seed}").random() < self.config.burst_chance:
             for _ in range(self.seen.shadow_ms // 5_000):
                 await self.clock.advance(5_000)
@@ -363,6 +477,8 @@ class _Driver:
                 payload=str(r["payload"]),
                 timeout_ms=int(r["timeout_ms"]),
                 expires_at=r["expires_at"],
+                run_id=r["run_id"],
+                node_id=r["node_id"],
             )
             for r in rows
         }

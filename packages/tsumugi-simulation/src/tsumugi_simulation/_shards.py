@@ -6,9 +6,11 @@ from typing import Any
 
 from tsumugi_dev.durable_objects import NamespaceHost
 
-__all__ = ["attempt_log", "shard_rows"]
+__all__ = ["attempt_log", "run_objects", "shard_rows"]
 
-_JOB_COLUMNS = "id, binding, state, attempts, guarantee, concurrency_key, payload, timeout_ms, expires_at"
+_JOB_COLUMNS = (
+    "id, binding, state, attempts, guarantee, concurrency_key, payload, timeout_ms, expires_at, run_id, node_id"
+)
 
 
 def _tables(namespace: NamespaceHost, table: str) -> list[Any]:
@@ -22,8 +24,26 @@ def _tables(namespace: NamespaceHost, table: str) -> list[Any]:
     return found
 
 
+def run_objects(namespace: NamespaceHost) -> list[tuple[str, list[str], dict[str, Any] | None]]:
+    """Every Run object made so far: its name, its tables and its run row's ``state`` / ``updated_at`` (None
+    without one)."""
+    found: list[tuple[str, list[str], dict[str, Any] | None]] = []
+    for host in namespace.objects():
+        sql = host.storage().sql
+        tables = [str(r["name"]) for r in sql.runtime_exec(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name != '_cf_alarm'"
+        ).toArray()]  # fmt: skip
+        row = None
+        if "run" in tables:
+            rows = sql.runtime_exec("SELECT state, updated_at FROM run LIMIT 1").toArray()
+            row = dict(rows[0]) if rows else None
+        found.append((str(host.id.name), sorted(tables), row))
+    return found
+
+
 def shard_rows(namespace: NamespaceHost) -> list[dict[str, Any]]:
-    """Every job of every shard: id, binding, state, attempts, guarantee, key, payload, timeout, expiry."""
+    """Every job of every shard: id, binding, state, attempts, guarantee, key, payload, timeout, expiry, run and
+    node."""
     rows: list[dict[str, Any]] = []
     for sql in _tables(namespace, "job"):
         rows.extend(dict(r) for r in sql.runtime_exec(f"SELECT {_JOB_COLUMNS} FROM job").toArray())

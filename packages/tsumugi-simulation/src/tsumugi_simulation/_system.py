@@ -28,6 +28,8 @@ from tsumugi_scheduler.definition import TsumugiDefinition, define_tsumugi
 
 __all__ = [
     "BUILTIN_TOKEN",
+    "RUN_FAILED_RETENTION_MS",
+    "RUN_SWEEP_AFTER_MS",
     "BindingSpec",
     "Scenario",
     "SystemUnderTest",
@@ -40,6 +42,11 @@ _WORKERS: Final = Path(__file__).parent / "workers"
 _TERMINAL: Final = ("COMPLETED", "FAILED", "CANCELLED", "STALLED")
 _KEEP_MS: Final = 30 * 86_400_000
 """Finished jobs stay in the shards for the whole simulation (the checks read them at the end)."""
+RUN_SWEEP_AFTER_MS: Final = 3_000
+"""A settled run's object is deleted soon, so run ids are started again after their sweep while jobs of the
+earlier run stay in their shards (issue 24 item 3), and schedules ask about swept runs (item 10)."""
+RUN_FAILED_RETENTION_MS: Final = 30_000
+"""A FAILED run stays resumable this long."""
 
 
 @dataclass(frozen=True)
@@ -139,11 +146,12 @@ def definition_of(scenario: Scenario) -> TsumugiDefinition:
         if scenario.on_settled is None
         else {"binding": scenario.on_settled, "states": list(scenario.settled_states)}
     )
-    from tsumugi_simulation._flows import SIM_FLOW
+    from tsumugi_simulation._flows import SIM_FLOWS
 
     names = {spec.name for spec in scenario.bindings}
     return define_tsumugi(
-        flows=[SIM_FLOW] if {"SimA", "SimB", "SimC"} <= names else [],
+        flows=list(SIM_FLOWS) if {"SimA", "SimB", "SimC"} <= names else [],
+        runs={"sweep_after_ms": RUN_SWEEP_AFTER_MS, "failed_retention_ms": RUN_FAILED_RETENTION_MS},
         performers=[spec.name for spec in scenario.bindings],
         bindings=bindings,
         on_failure=scenario.on_failure,
@@ -199,8 +207,9 @@ def builtin_system(scenario: Scenario) -> SystemUnderTest:
         durable_objects=(
             DurableObjectBindingConfig(name="JOB_SHARD", class_name="TsumugiJobShard"),
             DurableObjectBindingConfig(name="RUN", class_name="TsumugiRun"),
+            DurableObjectBindingConfig(name="SCHEDULER", class_name="TsumugiScheduler"),
         ),
-        sqlite_classes=("TsumugiJobShard", "TsumugiRun"),
+        sqlite_classes=("TsumugiJobShard", "TsumugiRun", "TsumugiScheduler"),
         queue_producers=(QueueProducerConfig(binding="TSUMUGI_QUEUE", queue="tsumugi"),),
         queue_consumers=(
             QueueConsumerConfig(

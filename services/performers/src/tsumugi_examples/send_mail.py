@@ -1,20 +1,30 @@
-"""``SendMail``: posts a mail to an HTTP API (its URL comes from the Worker's vars) with httpx.
+"""``SendMail``: posts a mail to an HTTP API (its URL comes from the Worker's vars) with the platform's fetch.
 
 A 429 becomes `RetryAfterError` (honouring ``Retry-After``), another 4xx `NonRetryableError` (retrying cannot
-help), a 5xx or a network error an ordinary failure (retried with backoff). The job id is sent as the
-idempotency key, so an at-least-once repeat does not send twice at an API that honours it.
+help), a 5xx, a network error or no answer within `TIMEOUT_S` an ordinary failure (retried with backoff). The
+job id is sent as the idempotency key, so an at-least-once repeat does not send twice at an API that honours it.
+
+Inside a Worker the request goes through ``workers.fetch`` (the SDK's, over workerd's ``fetch``), not httpx:
+PyPI's httpx needs httpcore, anyio and sockets, which Pyodide lacks, and a Worker's upload carries no httpx
+(ADR-0107). Tests and other hosts may pass their own `Post`.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import asyncio
+import json
+from collections.abc import Awaitable, Callable, Mapping
+from http import HTTPMethod
+from typing import Any, Final, NamedTuple
 
-import httpx
 import msgspec
 
 from tsumugi_performer import JobContext, NonRetryableError, Performer, RetryAfterError
 
-__all__ = ["Mail", "SendMail"]
+__all__ = ["TIMEOUT_S", "Answer", "Mail", "Post", "SendMail", "platform_post"]
+
+TIMEOUT_S: Final = 10.0
+"""How long the mail API may take to answer."""
 
 
 class Mail(msgspec.Struct, frozen=True, kw_only=True):
@@ -25,39 +35,57 @@ class Mail(msgspec.Struct, frozen=True, kw_only=True):
     body: str = ""
 
 
+class Answer(NamedTuple):
+    """What an HTTP API answered: status, headers (names in lower case) and body text."""
+
+    status: int
+    headers: Mapping[str, str]
+    text: str
+
+
+Post = Callable[[str, str, Mapping[str, str]], Awaitable[Answer]]
+"""POST a body (text) with headers to a URL; raises ``OSError`` (or any exception) when nothing came back."""
+
+
+async def platform_post(url: str, body: str, headers: Mapping[str, str]) -> Answer:
+    """POST through the Worker's ``fetch`` (``workers.fetch``)."""
+    from workers import fetch  # the SDK: present in a Worker, and under the local runtime
+
+    async def send() -> Answer:
+        response = await fetch(url, method=HTTPMethod.POST, headers=dict(headers), body=body)
+        answered = {str(name).lower(): str(value) for name, value in response.headers.items()}
+        return Answer(int(response.status), answered, await response.text())
+
+    return await asyncio.wait_for(send(), TIMEOUT_S)
+
+
 class SendMail(Performer[Mail, dict[str, Any]]):
     """Sends one mail; returns the API's status code and answer."""
 
-    def __init__(self, api_url: str, client: httpx.AsyncClient | None = None) -> None:
-        """Post to ``api_url`` (through ``client`` when given, e.g. one with a mock transport)."""
+    def __init__(self, api_url: str, post: Post | None = None) -> None:
+        """Post to ``api_url`` (through ``post`` when given, else the platform's fetch)."""
         if not api_url.startswith(("http://", "https://")):
             raise ValueError(f"api_url must be an http(s) URL, got {api_url!r}")
         self.api_url = api_url
-        self._client = client
+        self._post: Post = post or platform_post
 
     @classmethod
     def from_env(cls, env: Any) -> SendMail:
         """Build from the Worker's vars (``MAIL_API_URL``)."""
         return cls(str(env.MAIL_API_URL))
 
-    async def _post(self, mail: Mail, key: str) -> httpx.Response:
-        body = {"to": mail.to, "subject": mail.subject, "body": mail.body}
-        headers = {"idempotency-key": key}
-        if self._client is not None:
-            return await self._client.post(self.api_url, json=body, headers=headers)
-        async with httpx.AsyncClient(timeout=10.0) as client:
-            return await client.post(self.api_url, json=body, headers=headers)
-
     async def perform(self, payload: Mail, ctx: JobContext) -> dict[str, Any]:
         """Send, mapping the API's answer to success or a retry decision."""
-        response = await self._post(payload, ctx.idempotency_key)
-        if response.status_code == 429:
-            raise RetryAfterError.from_retry_after(response.headers.get("retry-after", "60"), "mail API: 429")
-        if 400 <= response.status_code < 500:
-            raise NonRetryableError(
-                f"mail API refused the mail: {response.status_code} {response.text[:200]}"
-            )
-        if response.status_code >= 500:
-            raise RuntimeError(f"mail API failed: {response.status_code}")
-        answer: Any = response.json() if response.content else None
-        return {"status": response.status_code, "answer": answer}
+        body = json.dumps({"to": payload.to, "subject": payload.subject, "body": payload.body})
+        headers = {"content-type": "application/json", "idempotency-key": ctx.idempotency_key}
+        try:
+            answer = await self._post(self.api_url, body, headers)
+        except TimeoutError:
+            raise RuntimeError(f"mail API did not answer within {TIMEOUT_S:g} s") from None
+        if answer.status == 429:
+            raise RetryAfterError.from_retry_after(answer.headers.get("retry-after", "60"), "mail API: 429")
+        if 400 <= answer.status < 500:
+            raise NonRetryableError(f"mail API refused the mail: {answer.status} {answer.text[:200]}")
+        if answer.status >= 500:
+            raise RuntimeError(f"mail API failed: {answer.status}")
+        return {"status": answer.status, "answer": json.loads(answer.text) if answer.text else None}

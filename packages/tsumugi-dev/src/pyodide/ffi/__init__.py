@@ -4,7 +4,7 @@
 
 As in Pyodide, every JS object's proxy is of one type (``JsProxy``); ``JsArray``, ``JsMap``, ``JsCallable``
 and the other classes here answer ``isinstance`` by what the JS object can do, not by its Python class
-(Pyodide's ``_pyodide._core_docs``). Checked against real Pyodide by tests/ffi (ADR-0105).
+(Pyodide's ``_pyodide._core_docs``). Checked against real Pyodide by tests/ffi (ADR-0103).
 """
 
 import sys

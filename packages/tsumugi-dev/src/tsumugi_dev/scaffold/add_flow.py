@@ -10,7 +10,7 @@ Three places change, each only if it lacks the flow (a second run changes nothin
 
 The flows live in the performers package because their nodes name performer classes; the scheduler Worker
 depends on that package (its pyproject, as ``tsumugi init`` writes it), so ``tsumugi dev`` imports it and
-``tsumugi deploy`` vendors it (ADR-0115). Edits are planned first and re-parsed, as add-performer's are.
+``tsumugi deploy`` vendors it (ADR-0112). Edits are planned first and re-parsed, as add-performer's are.
 """
 
 from __future__ import annotations

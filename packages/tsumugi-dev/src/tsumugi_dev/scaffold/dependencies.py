@@ -44,7 +44,8 @@ def _requirements(distribution: str) -> list[str]:
         spec, _, marker = requirement.partition(";")
         if "extra" in marker:
             continue  # an optional extra's requirement is not needed to run
-        found.append(spec.strip())
+        # Another marker stays: tsumugi-client's httpx is for programs outside Workers (ADR-0107).
+        found.append(spec.replace(" ", "") + (f"; {marker.strip()}" if marker.strip() else ""))
     return found
 
 
@@ -71,5 +72,5 @@ def worker_dependencies(top: str) -> list[str]:
             if required.startswith(_TSUMUGI):
                 pending.append(required)
             else:
-                third_party.setdefault(required, spec.replace(" ", ""))
+                third_party.setdefault(required, spec)
     return [tsumugi[n] for n in sorted(tsumugi)] + [third_party[n] for n in sorted(third_party)]

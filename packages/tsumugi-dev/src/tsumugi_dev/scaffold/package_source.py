@@ -1,4 +1,4 @@
-"""Where an ``init``ed project gets Tsumugi's packages: the checkout ``tsumugi init`` ran from, or PyPI (ADR-0115).
+"""Where an ``init``ed project gets Tsumugi's packages: the checkout ``tsumugi init`` ran from, or PyPI (ADR-0112).
 
 Until the packages are published, a project made by a ``tsumugi`` installed from a checkout (a uv workspace
 member: PEP 610 ``direct_url.json`` with ``dir_info``) names that checkout's ``packages/tsumugi-dev`` as a uv
@@ -47,6 +47,6 @@ def tsumugi_source_lines(folder: Path | None) -> str:
     path = json.dumps(folder.resolve().as_posix())
     return (
         "# Tsumugi's packages come from the checkout `tsumugi init` ran from (they are not on PyPI yet); delete\n"
-        "# the next line to use the published versions pinned above instead (ADR-0115).\n"
+        "# the next line to use the published versions pinned above instead (ADR-0112).\n"
         f"{SOURCE_DISTRIBUTION} = {{ path = {path}, editable = true }}"
     )

@@ -13,7 +13,7 @@ import msgspec
 from starlette.responses import Response
 
 from tsumugi_core.options import EnqueueValidationError
-from tsumugi_scheduler.producer_rpc import ShardConflictError
+from tsumugi_scheduler.producer_rpc import PinnedIdConflictError, ShardConflictError
 
 __all__ = [
     "GONE_JOB",
@@ -65,7 +65,7 @@ def validation_error(error: EnqueueValidationError, strip: str = "") -> ApiError
     this scheduler's configuration: 409, with the same body (ADR-0059).
     """
     field = error.field.removeprefix(strip) if strip else error.field
-    status = 409 if isinstance(error, ShardConflictError) else 400
+    status = 409 if isinstance(error, ShardConflictError | PinnedIdConflictError) else 400
     return ApiError(status, {"error": f"{field} {error.rule}", "field": field, "rule": error.rule})
 
 
@@ -75,4 +75,4 @@ def refusal(answer: Mapping[str, Any]) -> Response:
         return json_response(200, dict(answer))
     if answer.get("reason") == "gone":
         raise ApiError(410, {"ok": False, "reason": "gone", "error": GONE_JOB})
-    raise ApiError(409, {"ok": False, "reason": "invalid-state", "error": INVALID_STATE})
+    raise ApiError(409, {"ok": False, "reason": "invalid-state", "error": str(answer.get("error") or INVALID_STATE)})

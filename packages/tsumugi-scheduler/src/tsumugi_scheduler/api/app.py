@@ -38,6 +38,7 @@ from tsumugi_scheduler.api.auth import DEFAULT_AUTH, BearerAuth
 from tsumugi_scheduler.api.context import ApiContext
 from tsumugi_scheduler.api.openapi import build_document
 from tsumugi_scheduler.api.operations import OPENAPI_PATH, OPERATIONS, Endpoint
+from tsumugi_scheduler.api.payload_types import with_payload_types
 from tsumugi_scheduler.api.request_origin import SAFE_METHODS, cross_origin_reason, declares_json
 from tsumugi_scheduler.api.schema_gate import SchemaGate
 from tsumugi_scheduler.api.session import SESSION_PATH
@@ -101,7 +102,7 @@ class ApiGate:
     async def _refusal(self, scope: Scope, headers: dict[str, str]) -> Response | None:
         assert self.auth is not None
         env = scope.get("env")
-        credential = self.auth.identify(env, headers, now_ms=time_source().now_ms())
+        credential = await self.auth.admit(env, headers, now_ms=time_source().now_ms())
         if credential is None:
             return json_response(401, {"error": "unauthorized"})
         if credential == "session":
@@ -188,10 +189,15 @@ def create_app(definition: TsumugiDefinition, *, auth: BearerAuth | None = DEFAU
         An ASGI app; serve it with ``workers.asgi.fetch(app, request, env)``.
     """
     document = build_document(OPERATIONS, bindings={b: definition.shards_of(b) for b in definition.performers},
-                              flows=tuple(definition.flows))  # fmt: skip
+                              flows=tuple(definition.flows),
+                              flow_inputs={n: s.input_schema for n, s in definition.flows.items()})  # fmt: skip
 
     async def openapi(request: Request) -> Response:
-        return json_response(200, document)
+        # Each performer's payload type, as the enqueue check reads it (cached per isolate, ADR-0124).
+        schemas, env = request.app.state.api.schemas, request.scope.get("env")
+        published = {b: await schemas.published(b, env) for b in sorted(definition.performers)}
+        typed = {binding: schema for binding, schema in published.items() if schema is not None}
+        return json_response(200, with_payload_types(document, typed) if typed else document)
 
     by_path: dict[str, dict[str, Endpoint]] = {}
     for op in OPERATIONS:

@@ -3,7 +3,8 @@
 The token is a Worker secret (``TSUMUGI_TOKEN`` by default). A caller presents it as
 ``Authorization: Bearer <token>`` (scheme case-insensitive). The dashboard instead signs in once
 (``POST /api/session``) and then presents the HttpOnly session cookie the server set, whose value is signed
-with the token but is not the token (`tsumugi_scheduler.api.session`, ADR-0064); a raw token in the cookie is
+with the token but is not the token (`tsumugi_scheduler.api.session`, ADR-0064), together with the page key
+of that session in a header, and the session must still be open in D1 (ADR-0121); a raw token in the cookie is
 refused. A missing secret refuses every request.
 
 Example:
@@ -25,7 +26,8 @@ from typing import Any, Literal
 
 import msgspec
 
-from tsumugi_scheduler.api.session import SESSION_TTL_MS, session_is_valid
+from tsumugi_scheduler.api.session import PAGE_KEY_HEADER, SESSION_TTL_MS, session_id_of, signed_session_id
+from tsumugi_scheduler.api.session_store import session_is_open
 
 __all__ = ["DEFAULT_AUTH", "BearerAuth", "Credential", "bearer_of", "cookie_values", "same_secret"]
 
@@ -77,9 +79,10 @@ class BearerAuth(msgspec.Struct, frozen=True, kw_only=True):
         return expected if isinstance(expected, str) and expected else None
 
     def identify(self, env: Any, headers: Mapping[str, str], *, now_ms: int) -> Credential | None:
-        """How the request authenticates; None when it presents no valid credential (fail-closed).
+        """How the request authenticates, from its headers alone; None when it presents no valid credential.
 
-        A bearer header, when present, decides alone: a wrong one is not rescued by a cookie.
+        A bearer header, when present, decides alone: a wrong one is not rescued by a cookie. A session also
+        needs its page key; whether it is still open is `admit`'s question.
         """
         expected = self.token(env)
         if expected is None:
@@ -87,12 +90,41 @@ class BearerAuth(msgspec.Struct, frozen=True, kw_only=True):
         given = bearer_of(headers)
         if given is not None:
             return "bearer" if same_secret(given, expected) else None
-        if self.cookie is None:
+        return "session" if self.session_id(env, headers, now_ms=now_ms) is not None else None
+
+    def session_id(self, env: Any, headers: Mapping[str, str], *, now_ms: int) -> str | None:
+        """The id of the session whose cookie and page key the request carries; None when there is none."""
+        expected = self.token(env)
+        if expected is None or self.cookie is None:
             return None
+        key = headers.get(PAGE_KEY_HEADER)
         for value in cookie_values(headers.get("cookie", ""), self.cookie):
-            if session_is_valid(value, expected, now_ms=now_ms, ttl_ms=self.session_ttl_ms):
-                return "session"
+            found = session_id_of(value, key, expected, now_ms=now_ms, ttl_ms=self.session_ttl_ms)
+            if found is not None:
+                return found
         return None
+
+    def signed_session_ids(self, env: Any, headers: Mapping[str, str], *, now_ms: int) -> list[str]:
+        """Every session id the request's cookies carry with a valid signature (sign-out closes them all)."""
+        expected = self.token(env)
+        if expected is None or self.cookie is None:
+            return []
+        values = cookie_values(headers.get("cookie", ""), self.cookie)
+        found = (signed_session_id(v, expected, now_ms=now_ms, ttl_ms=self.session_ttl_ms) for v in values)
+        return [session_id for session_id in found if session_id is not None]
+
+    async def admit(self, env: Any, headers: Mapping[str, str], *, now_ms: int) -> Credential | None:
+        """`identify`, and for a session, that it is still open in the read model (one D1 read)."""
+        expected = self.token(env)
+        if expected is None:
+            return None
+        given = bearer_of(headers)
+        if given is not None:
+            return "bearer" if same_secret(given, expected) else None
+        session_id = self.session_id(env, headers, now_ms=now_ms)
+        if session_id is None or not await session_is_open(env.TSUMUGI_DB, session_id, now_ms=now_ms):
+            return None
+        return "session"
 
 
 DEFAULT_AUTH = BearerAuth()

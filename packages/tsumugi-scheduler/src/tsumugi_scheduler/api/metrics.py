@@ -2,9 +2,10 @@
 
 Two readers, one answer shape:
 
-- `AccountSqlReader` (Cloudflare): the account's Analytics Engine SQL API over httpx, configured by the
-  secrets ``CF_ACCOUNT_ID`` and ``CF_API_TOKEN`` and the dataset name in ``TSUMUGI_METRICS_DATASET``; the
-  aggregation runs upstream, weighted by ``_sample_interval``.
+- `AccountSqlReader` (Cloudflare): the account's Analytics Engine SQL API through the Worker's ``fetch``
+  (`tsumugi_scheduler._runtime.post_text`; no httpx in a Worker, ADR-0107), configured by the secrets
+  ``CF_ACCOUNT_ID`` and ``CF_API_TOKEN`` and the dataset name in ``TSUMUGI_METRICS_DATASET``; the aggregation
+  runs upstream, weighted by ``_sample_interval``.
 - `BindingReader` (local runtime): a ``TSUMUGI_METRICS`` binding that can answer SQL itself (``query``);
   raw points are aggregated here with the same weighting.
 
@@ -15,16 +16,17 @@ the upstream text.
 from __future__ import annotations
 
 import datetime
+import json
 import math
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any, Final, Protocol
 
-import httpx
 import msgspec
 from starlette.requests import Request
 from starlette.responses import Response
 
+from tsumugi_scheduler._runtime import PostText, post_text
 from tsumugi_scheduler.api.answers import ApiError, bad_request, json_response
 from tsumugi_scheduler.api.context import env_of, first_values
 from tsumugi_scheduler.timing import time_source
@@ -235,16 +237,16 @@ def _quantiles_sql() -> str:
     )
 
 
-def _data_rows(answer: httpx.Response) -> list[Mapping[str, Any]]:
+def _data_rows(text: str) -> list[Mapping[str, Any]]:
     """The ``data`` rows of a ``FORMAT JSON`` answer.
 
     Raises:
         MetricsUnavailableError: the body is not JSON, or ``data`` is not a list of objects.
     """
     try:
-        data = answer.json().get("data")
+        data = json.loads(text).get("data")
     except (ValueError, AttributeError):  # not JSON (an HTML error page), or JSON but not an object
-        raise MetricsUnavailableError(f"metrics query answered no JSON: {answer.text[:200]}") from None
+        raise MetricsUnavailableError(f"metrics query answered no JSON: {text[:200]}") from None
     if data is None:
         return []
     if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):  # pyright: ignore[reportUnknownVariableType]
@@ -256,31 +258,27 @@ def _data_rows(answer: httpx.Response) -> list[Mapping[str, Any]]:
 class AccountSqlReader:
     """Cloudflare's Analytics Engine SQL API for one account and dataset."""
 
-    def __init__(self, account_id: str, api_token: str, dataset: str,
-                 client: httpx.AsyncClient | None = None) -> None:  # fmt: skip
-        """Read ``dataset`` of ``account_id`` with ``api_token`` (Account Analytics read)."""
+    def __init__(self, account_id: str, api_token: str, dataset: str, post: PostText | None = None) -> None:
+        """Read ``dataset`` of ``account_id`` with ``api_token`` (Account Analytics read).
+
+        ``post`` sends the query (default: the Worker's ``fetch``, `tsumugi_scheduler._runtime.post_text`).
+        """
         self._url = f"https://api.cloudflare.com/client/v4/accounts/{account_id}/analytics_engine/sql"
         self._token = api_token
         self._dataset = dataset
-        self._client = client
+        self._post: PostText = post or post_text
 
     async def _query(self, sql: str) -> list[Mapping[str, Any]]:
         headers = {"authorization": f"Bearer {self._token}", "content-type": "text/plain"}
         try:
-            if self._client is not None:
-                answer = await self._client.post(
-                    self._url, content=sql, headers=headers, timeout=QUERY_TIMEOUT_S
-                )
-            else:
-                async with httpx.AsyncClient() as client:
-                    answer = await client.post(
-                        self._url, content=sql, headers=headers, timeout=QUERY_TIMEOUT_S
-                    )
-        except (httpx.HTTPError, httpx.InvalidURL) as exc:  # InvalidURL: an account id that breaks the URL
+            status, text = await self._post(self._url, sql, headers, QUERY_TIMEOUT_S)
+        except TimeoutError:
+            raise MetricsUnavailableError(f"metrics query failed: no answer within {QUERY_TIMEOUT_S:g} s") from None
+        except Exception as exc:  # whatever fetch raises: a refused connection, a URL the account id broke
             raise MetricsUnavailableError(f"metrics query failed: {exc}") from None
-        if not answer.is_success:
-            raise MetricsUnavailableError(answer.text[:UPSTREAM_TEXT_CHARS])
-        return _data_rows(answer)
+        if not 200 <= status < 300:
+            raise MetricsUnavailableError(text[:UPSTREAM_TEXT_CHARS])
+        return _data_rows(text)
 
     async def read(self, hours: int, binding: str | None, bucket_ms: int = _HOUR_MS) -> MetricsReport:
         """Two statements upstream: per binding, and per bucket (whole minutes)."""

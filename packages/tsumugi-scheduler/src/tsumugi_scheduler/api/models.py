@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, RootModel, WithJsonSchema
 from pydantic.config import JsonDict
 from pydantic.json_schema import SkipJsonSchema
 
+from tsumugi_core.flow_spec import MAX_DEADLINE_MS
 from tsumugi_core.options import MAX_KEY_CHARS, MAX_RESCHEDULE_DELAY_MS, MAX_TIMEOUT_MS
 
 __all__ = [
@@ -75,23 +76,23 @@ class BackoffBody(_Body):
     jitter: bool | SkipJsonSchema[None] = _pin()
 
 
-def _null_or_absent(*fields: str) -> dict[str, Any]:
-    return {"properties": {f: {"type": "null"} for f in fields}}
+def _not_both(first: str, second: str) -> dict[str, Any]:
+    """Refuse a value (an integer: the fields' only non-null type) on both sides of a pair."""
+    return {"not": {"required": [first, second],
+                    "properties": {first: {"type": "integer"}, second: {"type": "integer"}}}}  # fmt: skip
 
 
 _ENQUEUE_RULES: Final[dict[str, Any]] = {
     "allOf": [
-        {"anyOf": [_null_or_absent("runAt"), _null_or_absent("delayMs")]},  # mutually exclusive
-        {"anyOf": [_null_or_absent("expiresAt"), _null_or_absent("expiresInMs")]},  # mutually exclusive
-        {
-            "anyOf": [
-                _null_or_absent("nodeId"),
-                {"required": ["runId"], "properties": {"runId": {"type": "string"}}},
-            ]
-        },
+        _not_both("runAt", "delayMs"),
+        _not_both("expiresAt", "expiresInMs"),
     ],
 }
-"""Rules across fields (tsumugi_core.options): a value on both sides of a pair is refused; nodeId needs runId."""
+"""Rules across fields (tsumugi_core.options): a value on both sides of a pair is refused. ``runId`` and
+``nodeId`` are not a caller's to set: only a run ties a job to itself (ADR-0115).
+
+Each is a ``not`` rather than an ``anyOf`` of the allowed cases: alternatives multiply, and with one more per
+binding (its payload type) the body became a schema no generator could expand (issue 25 item 11)."""
 _Key = Annotated[str, Field(min_length=1, max_length=MAX_KEY_CHARS)]
 _DroppedKey = Annotated[
     str, Field(max_length=MAX_KEY_CHARS, description="An empty string is dropped (the original's rule).")
@@ -121,8 +122,6 @@ class EnqueueBody(_Body):
     expiresInMs: int | None = Field(default=None, ge=1, le=_SAFE)
     traceparent: str | None = Field(default=None, pattern=f"^{_TRACEPARENT}$")
     id: _Key | None = Field(default=None, description="A pinned job id <binding>#<shard>:<local>.")
-    runId: _Key | None = None
-    nodeId: _Key | None = None
     shard: int | None = Field(
         default=None, ge=0, le=_SAFE, description="The caller's routing, checked by the scheduler."
     )
@@ -212,4 +211,4 @@ class StartRunBody(_Body):
     flow: Annotated[str, Field(min_length=1, pattern="^[A-Za-z0-9_-]+$")]
     input: Any
     id: Annotated[str, Field(pattern="^[A-Za-z0-9_-]+$", max_length=200)] | SkipJsonSchema[None] = _pin()
-    deadlineMs: Annotated[int, Field(ge=1, le=_SAFE)] | SkipJsonSchema[None] = _pin()
+    deadlineMs: Annotated[int, Field(ge=1, le=MAX_DEADLINE_MS)] | SkipJsonSchema[None] = _pin()

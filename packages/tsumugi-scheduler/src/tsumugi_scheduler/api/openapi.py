@@ -127,11 +127,13 @@ def _name_bindings(components: dict[str, Any], bindings: Mapping[str, int]) -> N
     if bindings:
         item["properties"]["binding"]["enum"] = sorted(bindings)
     if bindings:
-        # A pinned id belongs to the item's binding and one of its shards: one alternative per binding.
-        rules.append({"anyOf": [
-            {"properties": {"binding": {"const": b}, "id": {"anyOf": [{"type": "null"}, {"pattern": _pinned_id(b, n)}]}}}
-            for b, n in sorted(bindings.items())
-        ]})  # fmt: skip
+        # A pinned id names a served binding and one of its shards. That it names the item's own binding is not
+        # written here: one alternative per binding, multiplied by the other rules' alternatives, made a schema
+        # no generator could expand (schemathesis stopped on it with "Schema Error", issue 25 item 11); an id of
+        # another served binding is refused with 409 (a conflict, as a shard of another config, ADR-0059).
+        pinned = "|".join(_pinned_id(b, n)[1:-1] for b, n in sorted(bindings.items()))
+        served = {"type": "string", "minLength": 1, "maxLength": 512, "pattern": f"^(?:{pinned})$"}
+        item["properties"]["id"]["anyOf"] = [served, {"type": "null"}]
     if sharded:
         with_key = {"required": ["partitionKey"], "properties": {"partitionKey": {"type": "string"}}}
         pinned = {"required": ["id"], "properties": {"id": {"type": "string"}}}
@@ -139,8 +141,42 @@ def _name_bindings(components: dict[str, Any], bindings: Mapping[str, int]) -> N
                       "then": {"anyOf": [with_key, pinned]}})  # fmt: skip
 
 
+def _hoisted(schema: Mapping[str, Any], prefix: str, components: dict[str, Any]) -> Any:
+    """``schema`` with its ``$defs`` moved into ``components`` (named ``<prefix><Def>``) and its refs pointed there."""
+
+    def point(value: Any) -> Any:
+        if isinstance(value, Mapping):
+            return {k: (_REF.format(name=prefix + v.removeprefix("#/$defs/")) if k == "$ref" and isinstance(v, str)
+                        and v.startswith("#/$defs/") else point(v)) for k, v in value.items() if k != "$defs"}  # pyright: ignore[reportUnknownVariableType]  # fmt: skip
+        if isinstance(value, list):
+            return [point(v) for v in value]  # pyright: ignore[reportUnknownVariableType]
+        return value
+
+    for name, definition in dict(schema.get("$defs", {})).items():
+        components[prefix + str(name)] = point(definition)
+    return point(schema)
+
+
+def _name_run_flows(components: dict[str, Any], flow_inputs: Mapping[str, Mapping[str, Any] | None]) -> None:
+    """A start body's ``flow`` lists the registered flows and its ``input`` fits the chosen flow's input type, so a
+    request the document allows is one the route accepts (issue 24 item 12)."""
+    body = components.get("StartRunBody")
+    if body is None or not flow_inputs:
+        return
+    body["properties"]["flow"] = {"enum": sorted(flow_inputs)}
+    choices: list[dict[str, Any]] = []
+    for name in sorted(flow_inputs):
+        schema = flow_inputs[name]
+        properties: dict[str, Any] = {"flow": {"const": name}}
+        if schema is not None:
+            properties["input"] = _hoisted(schema, f"RunInput_{name}_", components)
+        choices.append({"properties": properties})
+    body.setdefault("allOf", []).append({"anyOf": choices})
+
+
 def build_document(
-    operations: Sequence[Operation], bindings: Mapping[str, int] | None = None, flows: Sequence[str] = ()
+    operations: Sequence[Operation], bindings: Mapping[str, int] | None = None, flows: Sequence[str] = (),
+    flow_inputs: Mapping[str, Mapping[str, Any] | None] | None = None,
 ) -> dict[str, Any]:
     """The OpenAPI document of ``operations`` plus ``GET /api/openapi.json`` itself.
 
@@ -149,6 +185,7 @@ def build_document(
         bindings: The registered performers and their shard counts: the only values of an enqueue item's
             ``binding`` (none: any binding name, as a scheduler without registered performers accepts).
         flows: The registered flows: a schedule may target one of them instead of a binding.
+        flow_inputs: The registered flows' input schemas (None: any input): a run's start names one and fits it.
     """
     by_type, components = _struct_schemas(operations)
     paths: dict[str, dict[str, Any]] = {OPENAPI_PATH: {"get": _openapi_operation()}}
@@ -163,6 +200,7 @@ def build_document(
         paths.setdefault(op.path, {})[op.method.lower()] = entry
     _name_bindings(components, bindings or {})
     name_schedule_bindings(components, dict(bindings or {}), list(flows))
+    _name_run_flows(components, flow_inputs or {})
     return {
         "openapi": "3.1.0",
         "info": {"title": API_TITLE, "version": API_VERSION},

@@ -11,7 +11,14 @@ from tsumugi_core.ids import InvalidRunIdError
 from tsumugi_scheduler.api.answers import INVALID_STATE, ApiError, bad_request, json_response
 from tsumugi_scheduler.api.bodies import parse_object
 from tsumugi_scheduler.api.context import api_of, env_of
-from tsumugi_scheduler.run_service import RunStartError, RunUnavailableError, cancel_run, retry_run, start_run
+from tsumugi_scheduler.run_service import (
+    RunInputError,
+    RunStartError,
+    RunUnavailableError,
+    cancel_run,
+    retry_run,
+    start_run,
+)
 
 __all__ = ["GONE_RUN", "cancel", "retry", "start"]
 
@@ -26,6 +33,8 @@ async def start(request: Request) -> Response:
     body = parse_object((await request.body()).decode("utf-8", errors="replace"))
     try:
         run_id = await start_run(env_of(request), definition, body)
+    except RunInputError as exc:  # the shape of a job payload's refusal (ADR-0075)
+        raise ApiError(400, {"error": str(exc), "field": exc.field, "rule": exc.rule}) from None
     except RunStartError as exc:
         raise bad_request(str(exc)) from None
     except RunUnavailableError:

@@ -20,7 +20,7 @@ from tsumugi_scheduler.readmodel import parse_job_query
 from tsumugi_scheduler.readmodel.d1_port import result_rows
 
 __all__ = ["FlowList", "RunDetail", "RunDetailBody", "RunList", "RunNode", "RunSummary", "get_run", "list_flows",
-           "list_runs", "read_run"]  # fmt: skip
+           "list_runs", "read_run", "run_failure"]  # fmt: skip
 
 _SUMMARY: Final = "id, flow, state, node_total, node_done, node_failed, created_at, updated_at"
 _NODE: Final = ("node_id, binding, state, container, parent, origin, after, job_id, child_run_id, result, error, "
@@ -62,6 +62,8 @@ class RunDetail(RunSummary, frozen=True, kw_only=True):
     retryable: bool
     output: str | None = None
     """Beyond the original: the declared output node's result (JSON text) once COMPLETED."""
+    failure: str | None = None
+    """Beyond the original: why a FAILED run failed, in one line: its first failed node and that node's error."""
 
 
 class RunNode(msgspec.Struct, frozen=True, kw_only=True):
@@ -184,4 +186,16 @@ async def read_run(d1: Any, run_id: str) -> RunDetailBody | None:
                                  parent=n.parent, origin=cast(NodeOrigin, n.origin), after=tuple(n.after))
                         for n in listed])  # fmt: skip
     listed = [msgspec.structs.replace(n, waiting_on=waits[n.id]) if n.id in waits else n for n in listed]
+    if detail.state == "FAILED":
+        detail = msgspec.structs.replace(detail, failure=run_failure(listed))
     return RunDetailBody(run=detail, nodes=listed)
+
+
+def run_failure(nodes: list[RunNode]) -> str:
+    """One line saying why a FAILED run failed: its first failed node (in position order) and the first line of
+    that node's error; a run whose nodes all succeeded failed by its deadline."""
+    for node in nodes:
+        if node.state in ("FAILED", "STALLED"):
+            error = (node.error or node.state.lower()).split("\n", 1)[0]
+            return f"node {node.id} {node.state.lower()}: {error}"
+    return "the run's deadline passed before every node ended"

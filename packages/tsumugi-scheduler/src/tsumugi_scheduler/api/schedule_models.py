@@ -162,9 +162,11 @@ class ScheduleView(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class ScheduleList(msgspec.Struct, frozen=True, kw_only=True):
-    """``GET /api/schedules``: every schedule by name (empty when none)."""
+    """``GET /api/schedules``: every schedule by name (empty when none), or one page of them and ``next``."""
 
     schedules: list[ScheduleView]
+    next: str | msgspec.UnsetType | None = msgspec.UNSET
+    """With ``limit``: the name to pass as ``after`` for the next page; null after the last."""
 
 
 class ScheduleResult(msgspec.Struct, frozen=True, kw_only=True):

@@ -8,17 +8,19 @@ or a code-defined schedule changed at run time.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from starlette.requests import Request
 from starlette.responses import Response
 
+from tsumugi_core.json_path import InvalidValueError
 from tsumugi_core.schedule_spec import SCHEDULE_NAME_RE
 from tsumugi_scheduler.api.answers import ApiError, json_response
 from tsumugi_scheduler.api.bodies import parse_object
-from tsumugi_scheduler.api.context import api_of, env_of
+from tsumugi_scheduler.api.context import api_of, env_of, first_values
 from tsumugi_scheduler.api.enqueue_body import compatible_item
 from tsumugi_scheduler.schedules.directory import ScheduleDirectory, SchedulesNotConfiguredError
+from tsumugi_scheduler.wire import integral
 
 __all__ = [
     "create_schedule",
@@ -46,12 +48,51 @@ def _name(request: Request) -> str:
     return name
 
 
-def _body(text: str) -> dict[str, Any]:
-    body = parse_object(text)
+def _body(raw: bytes) -> dict[str, Any]:
+    body = parse_object(raw)  # strict UTF-8, as every other body (it used to become U+FFFD)
     if body.get("backoff") is not None:
         # The enqueue body's backoff rules (each sent field obeys its range whatever the kind, ADR-0059).
         compatible_item({"binding": "_", "payload": None, "backoff": body["backoff"]})
     return body
+
+
+async def _check_payload(request: Request, binding: Any, body: dict[str, Any], status: int = 400) -> None:
+    """Refuse a job schedule's payload its performer's published type refuses, now rather than at each
+    occurrence (a schedule whose every job fails; its trigger answered 502): the same check as an enqueue."""
+    if not isinstance(binding, str) or "payload" not in body or "flow" in body:
+        return
+    try:
+        # Integral floats read as ints, as the enqueue reads them: the payload crosses JavaScript on its way.
+        await api_of(request).schemas.check(binding, integral(body["payload"]), env_of(request))
+    except InvalidValueError as exc:
+        field = exc.path("payload")
+        raise ApiError(status, {"error": f"{field} {exc.rule}", "field": field, "rule": exc.rule}) from None
+
+
+async def _check_change(request: Request, directory: ScheduleDirectory, name: str, body: dict[str, Any]) -> None:
+    """A change's payload against the schedule it changes. When the body names no binding, what it conflicts
+    with is the stored schedule (a flow takes no payload; a binding's type), not the request alone: 409."""
+    if "binding" in body and "flow" not in body:
+        stored = await directory.get(name)
+        if stored is not None and stored.get("binding") is None:
+            rule = "cannot be set on a flow schedule: a schedule targets exactly one of them"
+            raise ApiError(409, {"error": f"binding {rule}", "field": "binding", "rule": rule})
+    if "payload" not in body:
+        if isinstance(body.get("binding"), str):  # a new binding for the stored payload
+            stored = await directory.get(name)
+            if stored is not None and stored.get("binding") is not None:
+                await _check_payload(request, body["binding"], {"payload": stored.get("payload")}, status=409)
+        return
+    if "binding" in body:
+        await _check_payload(request, body["binding"], body)
+        return
+    stored = await directory.get(name)
+    if stored is None:
+        return  # the change itself answers 404
+    if stored.get("binding") is None:
+        rule = "is not allowed with a flow: send the run's input as input"
+        raise ApiError(409, {"error": f"payload {rule}", "field": "payload", "rule": rule})
+    await _check_payload(request, stored["binding"], body, status=409)
 
 
 def _answer(answer: dict[str, Any], status: int = 200) -> Response:
@@ -61,15 +102,38 @@ def _answer(answer: dict[str, Any], status: int = 200) -> Response:
     return json_response(status, answer)
 
 
+MAX_PAGE: Final = 500
+"""The most schedules one page holds."""
+
+
+def _page_params(request: Request) -> tuple[str, int] | None:
+    """``(after, limit)`` when the request asks for a page; None for every schedule (the original's list)."""
+    params = first_values(request)
+    if "limit" not in params and "after" not in params:
+        return None
+    text = params.get("limit", "100")
+    if not text.isascii() or not text.isdigit() or not 1 <= int(text) <= MAX_PAGE:
+        rule = f"must be an integer from 1 to {MAX_PAGE}"
+        raise ApiError(400, {"error": f"limit {rule}", "field": "limit", "rule": rule})
+    return params.get("after", ""), int(text)
+
+
 async def list_schedules(request: Request) -> Response:
-    """``GET /api/schedules``: ``{"schedules": [...]}`` by name, with each one's next occurrences."""
-    return json_response(200, {"schedules": await _directory(request).list()})
+    """``GET /api/schedules``: ``{"schedules": [...]}`` by name, with each one's next occurrences; with
+    ``limit`` (1..500) and ``after`` (a name), one page and ``next``, the name to continue after (or null)."""
+    directory = _directory(request)
+    asked = _page_params(request)
+    if asked is None:
+        return json_response(200, {"schedules": await directory.list()})
+    rows, after = await directory.page(*asked)
+    return json_response(200, {"schedules": rows, "next": after})
 
 
 async def create_schedule(request: Request) -> Response:
     """``POST /api/schedules``: 201 with the new schedule."""
     directory = _directory(request)
-    body = _body((await request.body()).decode(errors="replace"))
+    body = _body(await request.body())
+    await _check_payload(request, body.get("binding"), body)
     return _answer(await directory.create(body), 201)
 
 
@@ -86,7 +150,8 @@ async def update_schedule(request: Request) -> Response:
     """``PATCH /api/schedules/{name}``: a run-time schedule's fields."""
     name = _name(request)
     directory = _directory(request)
-    body = _body((await request.body()).decode(errors="replace"))
+    body = _body(await request.body())
+    await _check_change(request, directory, name, body)
     return _answer(await directory.call("update", name, body))
 
 

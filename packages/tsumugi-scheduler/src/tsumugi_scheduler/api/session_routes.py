@@ -2,10 +2,13 @@
 
 * ``GET`` answers ``200 {"signedIn": bool}`` whatever the credentials, so the page can ask before it calls
   anything that would answer 401 (no console errors before sign-in);
-* ``POST {"token": "..."}`` checks the token and sets the HttpOnly session cookie (`session_cookie`), and
-  deletes a cookie of the same name at path ``/`` (where earlier dashboards kept the raw token);
-  ``401`` says whether the token was wrong or the deployment has none;
-* ``DELETE`` deletes the cookie (sign-out).
+* ``POST {"token": "..."}`` checks the token, opens a session in D1, sets the HttpOnly session cookie
+  (`session_cookie`) and answers the session's page key (``{"signedIn": true, "pageKey": ...}``), which the
+  page sends with every call (ADR-0121); it also deletes a cookie of the same name at path ``/`` (where
+  earlier dashboards kept the raw token); ``401`` says whether the token was wrong or the deployment has none;
+  a body that is not a JSON object with a non-empty ``token`` is a 400 naming the rule, however it is broken;
+* ``DELETE`` closes the sessions the request's cookies name, on the server (a copied cookie stops working),
+  and deletes the cookie (sign-out).
 
 Sign-in and sign-out are state changes: they need ``Content-Type: application/json`` (POST) and a same-origin
 request, like every cookie-authenticated call.
@@ -13,7 +16,7 @@ request, like every cookie-authenticated call.
 
 from __future__ import annotations
 
-import json
+import secrets
 from collections.abc import Mapping
 from typing import Any, Final, cast
 
@@ -21,10 +24,12 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from tsumugi_scheduler.api.answers import json_response
+from tsumugi_scheduler.api.answers import ApiError, json_response
 from tsumugi_scheduler.api.auth import BearerAuth, same_secret
+from tsumugi_scheduler.api.json_body import read_json
 from tsumugi_scheduler.api.request_origin import cross_origin_reason, declares_json
-from tsumugi_scheduler.api.session import clearing_cookie, issue_session, session_cookie
+from tsumugi_scheduler.api.session import clearing_cookie, issue_session, page_key, session_cookie
+from tsumugi_scheduler.api.session_store import close_session, open_session
 from tsumugi_scheduler.timing import time_source
 
 __all__ = ["NOT_JSON", "NO_TOKEN_CONFIGURED", "WRONG_TOKEN", "answer_session", "cross_origin", "not_json"]
@@ -47,8 +52,8 @@ def cross_origin(reason: str) -> Response:
 
 def _token_of(body: bytes) -> str | None:
     try:
-        value: Any = json.loads(body)
-    except ValueError:
+        value: Any = read_json(body)  # strict and bounded: a deeply nested body is a 400, never a 500
+    except ApiError:
         return None
     if not isinstance(value, dict):
         return None
@@ -69,8 +74,12 @@ async def _sign_in(request: Request, auth: BearerAuth, headers: Mapping[str, str
         return json_response(401, {"error": NO_TOKEN_CONFIGURED})
     if not same_secret(given, expected):
         return json_response(401, {"error": WRONG_TOKEN})
-    answer = json_response(200, {"signedIn": True})
-    value = issue_session(expected, time_source().now_ms())
+    now_ms = time_source().now_ms()
+    session_id = secrets.token_urlsafe(16)
+    await open_session(request.scope["env"].TSUMUGI_DB, session_id, now_ms=now_ms,
+                       expires_at=now_ms + auth.session_ttl_ms)  # fmt: skip
+    answer = json_response(200, {"signedIn": True, "pageKey": page_key(expected, session_id)})
+    value = issue_session(expected, now_ms, session_id)
     secure = request.url.scheme == "https"
     answer.headers.append(
         "set-cookie", session_cookie(auth.cookie, value, secure=secure, ttl_ms=auth.session_ttl_ms)
@@ -87,13 +96,16 @@ async def answer_session(scope: Scope, receive: Receive, send: Send, auth: Beare
     if method in ("GET", "HEAD"):
         now_ms = time_source().now_ms()
         answer = json_response(
-            200, {"signedIn": auth.identify(scope.get("env"), headers, now_ms=now_ms) is not None}
+            200, {"signedIn": await auth.admit(scope.get("env"), headers, now_ms=now_ms) is not None}
         )
     elif (reason := cross_origin_reason(headers, request.url.scheme)) is not None:
         answer = cross_origin(reason)
     elif method == "POST":
         answer = await _sign_in(request, auth, headers)
     elif method == "DELETE":
+        env: Any = scope.get("env")
+        for session_id in auth.signed_session_ids(env, headers, now_ms=time_source().now_ms()):
+            await close_session(env.TSUMUGI_DB, session_id)
         answer = json_response(200, {"signedIn": False})
         if auth.cookie is not None:
             answer.headers.append("set-cookie", clearing_cookie(auth.cookie))

@@ -9,16 +9,21 @@ __all__ = ["DDL", "NODE_COLUMNS", "RUN_COLUMNS", "upgrade"]
 RUN_COLUMNS: Final = (
     "id", "flow", "state", "input", "shape", "cancelling", "parent_run_id", "parent_node_id", "depth",
     "parent_notified", "deadline_ms", "deadline_at", "expired", "created_at", "updated_at", "notices",
-    "noticed", "resumes",
+    "noticed", "resumes", "nonce",
 )  # fmt: skip
+"""``nonce`` is drawn when the run is stored and never leaves the object: its nodes' job ids and child run ids
+derive from it, so they are this incarnation's own and no caller can compute them first (ADR-0115)."""
 NODE_COLUMNS: Final = (
     "id", "binding", "state", "container", "parent", "origin", "after", "payload", "options", "job_id",
     "subflow", "child_run_id", "result", "error", "seq", "gen", "sent", "created_at", "updated_at", "scheduled_at",
-    "finished_at",
+    "finished_at", "hold_until",
 )  # fmt: skip
 """``gen`` counts the node's resumes (its job id is derived from run, node and gen); ``sent`` is 1 once its
 job was enqueued or its child run started, so a start interrupted by a crash is sent again; ``scheduled_at`` /
-``finished_at`` are when it was last scheduled and when it ended (the run waterfall's bars, ADR-0094)."""
+``finished_at`` are when it was last scheduled and when it ended (the run waterfall's bars, ADR-0094);
+``hold_until`` is when a STALLED at-most-once job's last attempt can no longer run (its shard's hold, ADR-0051):
+a resume starts the node's new job no earlier (ADR-0116). A child whose payload was refused when it was made
+holds a NULL ``payload`` (every other child holds JSON text)."""
 
 DDL: Final = (
     """CREATE TABLE IF NOT EXISTS run (
@@ -27,13 +32,13 @@ DDL: Final = (
         depth INTEGER NOT NULL DEFAULT 0, parent_notified INTEGER NOT NULL DEFAULT 0, deadline_ms INTEGER,
         deadline_at INTEGER, expired INTEGER NOT NULL DEFAULT 0, created_at INTEGER NOT NULL,
         updated_at INTEGER NOT NULL, notices TEXT, noticed INTEGER NOT NULL DEFAULT 0,
-        resumes INTEGER NOT NULL DEFAULT 0)""",
+        resumes INTEGER NOT NULL DEFAULT 0, nonce TEXT)""",
     """CREATE TABLE IF NOT EXISTS node (
         id TEXT PRIMARY KEY NOT NULL, binding TEXT NOT NULL, state TEXT NOT NULL, container INTEGER NOT NULL,
         parent TEXT, origin TEXT NOT NULL, after TEXT NOT NULL, payload TEXT, options TEXT, job_id TEXT,
         subflow TEXT, child_run_id TEXT, result TEXT, error TEXT, seq INTEGER NOT NULL,
         gen INTEGER NOT NULL DEFAULT 0, sent INTEGER NOT NULL DEFAULT 0, created_at INTEGER NOT NULL,
-        updated_at INTEGER NOT NULL, scheduled_at INTEGER, finished_at INTEGER)""",
+        updated_at INTEGER NOT NULL, scheduled_at INTEGER, finished_at INTEGER, hold_until INTEGER)""",
     "CREATE INDEX IF NOT EXISTS node_parent ON node(parent)",
     "CREATE INDEX IF NOT EXISTS node_state ON node(state)",
     "CREATE INDEX IF NOT EXISTS node_seq ON node(seq, id)",
@@ -47,13 +52,18 @@ def upgrade(sql: Any) -> None:
 
     Outbox rows once carried each change's snapshot (``run_outbox.snapshot``); the projection now reads the
     rows it names as they are, so the column goes and its rows stay (they still name what to project). Nodes
-    gained ``scheduled_at`` / ``finished_at`` (NULL for what happened before).
+    gained ``scheduled_at`` / ``finished_at`` (NULL for what happened before), then ``hold_until``; the run
+    gained ``nonce`` (the engine draws one for a run stored without it, ADR-0115).
     """
     if _has(sql, "run_outbox", "snapshot"):
         sql.exec("ALTER TABLE run_outbox DROP COLUMN snapshot")
     if not _has(sql, "node", "finished_at"):
         sql.exec("ALTER TABLE node ADD COLUMN scheduled_at INTEGER")
         sql.exec("ALTER TABLE node ADD COLUMN finished_at INTEGER")
+    if not _has(sql, "node", "hold_until"):
+        sql.exec("ALTER TABLE node ADD COLUMN hold_until INTEGER")
+    if not _has(sql, "run", "nonce"):
+        sql.exec("ALTER TABLE run ADD COLUMN nonce TEXT")
 
 
 def _has(sql: Any, table: str, column: str) -> bool:

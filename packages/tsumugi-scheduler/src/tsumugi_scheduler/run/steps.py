@@ -1,8 +1,9 @@
-"""Applying `advance`'s decisions to a run's rows (synchronous, inside one transaction).
+"""Applying `advance`'s decisions to a run's rows (synchronous, inside one transaction of the engine's tick).
 
-A start reserves the node's job id (derived from run, node and the node's resume count, so resending it is
-absorbed by the shard as a re-enqueue of the same id) and marks the node SCHEDULED but not ``sent``; the host
-sends every unsent node afterwards and marks it sent. Mapping functions come from the flow's current code.
+A start reserves the node's job id (derived from the run, its incarnation's nonce, the node and the node's
+resume count, ADR-0115, so resending it is absorbed by the shard as a re-enqueue of the same id) and marks the
+node SCHEDULED but not ``sent``; the engine hands every unsent node to the host, which sends it and reports
+back. Mapping functions come from the flow's current code.
 One round's decisions are applied together: their rows are read in one query per 100 ids and their changes
 written as one patch (`RunStore.patch_nodes`), so a 1,000-child fan-out costs a few dozen statements, not
 thousands. Decisions of one round touch only their own node (they were all decided on the same views), so
@@ -11,20 +12,20 @@ deferring the writes to the round's end changes nothing any of them reads.
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, cast
 
 import msgspec
 
 from tsumugi_core.flow_advance import Decision, fan_out_summary
+from tsumugi_core.flow_ids import child_run_id, node_job_id
 from tsumugi_core.flow_spec import MAX_NODE_ID_CHARS, FlowSpec, NodeSpec, node_key_problem
-from tsumugi_core.ids import InvalidRunIdError, format_job_id, format_run_id, parse_run_id
+from tsumugi_core.ids import InvalidRunIdError
 from tsumugi_core.options import MAX_PAYLOAD_BYTES
-from tsumugi_core.sharding import resolve_shard
-from tsumugi_scheduler.run.store import RunStore
+from tsumugi_scheduler.run.rows import NodeRow, RunRow
+from tsumugi_scheduler.run.sql_store import SqlRunStore
 
-__all__ = ["ChildError", "Steps", "child_id", "child_run_id", "node_job_id", "payload_problem", "spawn_rows"]
+__all__ = ["ChildError", "Steps", "child_id", "payload_problem", "spawn_rows"]
 
 _encode = msgspec.json.encode
 _DECISION_COLUMNS = (
@@ -39,22 +40,6 @@ _DECISION_COLUMNS = (
     "gen",
 )
 """What a decision reads of its node (not the payload, options or result it may carry)."""
-
-
-def node_job_id(binding: str, shards: int, run_id: str, node_id: str, gen: int) -> str:
-    """The job id of a node's ``gen``-th start: deterministic, so a resend is absorbed."""
-    digest = hashlib.blake2b(f"{run_id}\x00{node_id}\x00{gen}".encode(), digest_size=12).hexdigest()
-    shard = resolve_shard(binding, shards, run_id) if shards > 1 else 0
-    return format_job_id(binding, shard, f"n{digest}")
-
-
-def child_run_id(flow: str, run_id: str, node_id: str) -> str:
-    """``<childFlow>:<parentLocalId>-<nodeId>`` (reference §1.2).
-
-    Raises:
-        InvalidRunIdError: the result is not a valid run id (e.g. the node is a runtime child).
-    """
-    return format_run_id(flow, f"{parse_run_id(run_id).local_id}-{node_id}")
 
 
 class ChildError(ValueError):
@@ -85,10 +70,11 @@ def payload_problem(payload_json: str) -> str | None:
 
 
 def spawn_rows(
-    parent: Mapping[str, Any], spawns: list[Any], seq: int, now: int
+    parent_id: str, spawns: list[Any], seq: int, now: int
 ) -> tuple[list[dict[str, Any]], dict[str, str]]:
     """The child rows of a node's spawns (``{"id", "binding", "payload", "options"}``), one per id, and the
-    children that must fail at once (a payload too large for a job: stored as null) with their errors.
+    children that must fail at once (a payload too large for a job: stored as NULL, so a resume keeps them
+    failed, ADR-0116) with their errors.
 
     Raises:
         ChildError: a spawn id is not a node key (the spawning node fails).
@@ -96,16 +82,16 @@ def spawn_rows(
     rows: dict[str, dict[str, Any]] = {}
     failed: dict[str, str] = {}
     for spawn in spawns:
-        made = child_id(str(parent["id"]), spawn.get("id"), "spawn id")
+        made = child_id(parent_id, spawn.get("id"), "spawn id")
         if made in rows:
             continue  # the same spawn id twice makes one child
-        payload = _json(spawn.get("payload"))
+        payload: str | None = _json(spawn.get("payload"))
         problem = payload_problem(payload)
         if problem is not None:
-            failed[made], payload = problem, "null"
+            failed[made], payload = problem, None
         rows[made] = {
             "id": made, "binding": str(spawn.get("binding")), "state": "PENDING", "container": 0,
-            "parent": parent["id"], "origin": "spawn", "after": "[]", "payload": payload,
+            "parent": parent_id, "origin": "spawn", "after": "[]", "payload": payload,
             "options": _json(spawn.get("options") or {}), "seq": seq + len(rows), "gen": 0, "sent": 0,
             "created_at": now, "updated_at": now,
         }  # fmt: skip
@@ -120,15 +106,34 @@ def _loads(text: object) -> Any:
     return None if text is None else msgspec.json.decode(str(text))
 
 
+class _InputError(ValueError):
+    """A mapping function's answer cannot make a job (the node fails with ``input failed: ...``)."""
+
+
 def _concurrency_key(definition: NodeSpec, *args: Any) -> str | None:
     key = definition.concurrency_key
-    return key(*args) if callable(key) else key
+    found = cast("object", key(*args) if callable(key) else key)  # user code: typed str, may answer anything
+    if found is not None and not isinstance(found, str):
+        raise _InputError(f"concurrency_key must be a string, got {type(found).__name__}")
+    return found
+
+
+def _job_json(payload: Any, options: Mapping[str, Any]) -> dict[str, str]:
+    """The payload and options a node's job carries, as JSON texts.
+
+    Raises:
+        _InputError: a value has no JSON form (a mapping function answered something JSON cannot hold).
+    """
+    try:
+        return {"payload": _json(payload), "options": _json({k: v for k, v in options.items() if v is not None})}
+    except (TypeError, ValueError, OverflowError) as exc:  # msgspec.EncodeError is a ValueError
+        raise _InputError(f"not JSON: {exc}") from None
 
 
 class Steps:
     """Applies one tick's decisions; collects what the host must then do outside the transaction."""
 
-    def __init__(self, store: RunStore, run: Mapping[str, Any], spec: FlowSpec, now: int, shards: Any,
+    def __init__(self, store: SqlRunStore, run: RunRow, spec: FlowSpec, now: int, shards: Callable[[str], int],
                  max_nodes: int, deadline_error: str | None) -> None:  # fmt: skip
         self.store = store
         self.run = run
@@ -142,7 +147,8 @@ class Steps:
         """(node id, job id) of scheduled jobs to cancel."""
         self.cancel_runs: list[tuple[str, str]] = []
         """(node id, child run id) of child runs to cancel."""
-        self._input = _loads(run["input"])
+        self._input = _loads(run.input)
+        self._nonce = run.nonce or ""
         self._patches: dict[str, dict[str, Any]] = {}
 
     def _set(self, node_id: str, **values: Any) -> None:
@@ -152,12 +158,10 @@ class Steps:
     def _fail(self, node_id: str, error: str) -> None:
         self._set(node_id, state="FAILED", error=error)
 
-    def _deps(self, row: Mapping[str, Any]) -> dict[str, Any]:
-        deps: dict[str, Any] = {}
-        for dep in msgspec.json.decode(str(row["after"]), type=list[str]):
-            found = self.store.node(dep)
-            deps[dep] = None if found is None else _loads(found["result"])
-        return deps
+    def _deps(self, row: NodeRow) -> dict[str, Any]:
+        after = msgspec.json.decode(row.after, type=list[str])
+        found = self.store.results(after)
+        return {dep: _loads(found.get(dep)) for dep in after}
 
     def apply(self, decisions: Sequence[Decision]) -> None:
         """Apply one round's decisions (each to its own node) and write their changes."""
@@ -169,28 +173,26 @@ class Steps:
         patches, self._patches = self._patches, {}
         self.store.patch_nodes(patches)
 
-    def _skip(self, row: Mapping[str, Any]) -> None:
-        self._set(row["id"], state="SKIPPED")
+    def _skip(self, row: NodeRow) -> None:
+        self._set(row.id, state="SKIPPED")
 
-    def _aggregate(self, row: Mapping[str, Any]) -> None:
+    def _aggregate(self, row: NodeRow) -> None:
         self._set(
-            row["id"],
-            state="COMPLETED",
-            result=_json(fan_out_summary(self.store.children_states(row["id"]).elements())),
+            row.id, state="COMPLETED", result=_json(fan_out_summary(self.store.children_states(row.id).elements()))
         )
 
-    def _cancel(self, row: Mapping[str, Any]) -> None:
+    def _cancel(self, row: NodeRow) -> None:
         final = "FAILED" if self.deadline_error is not None else "CANCELLED"
-        if row["subflow"] is not None and row["child_run_id"] is not None and row["state"] == "RUNNING":
-            self.cancel_runs.append((row["id"], row["child_run_id"]))
-        elif row["state"] == "PENDING" or row["job_id"] is None:
-            self._set(row["id"], state=final, error=self.deadline_error)
+        if row.subflow is not None and row.child_run_id is not None and row.state == "RUNNING":
+            self.cancel_runs.append((row.id, row.child_run_id))
+        elif row.state == "PENDING" or row.job_id is None:
+            self._set(row.id, state=final, error=self.deadline_error)
         else:
-            self.cancel_jobs.append((row["id"], row["job_id"]))
+            self.cancel_jobs.append((row.id, row.job_id))
 
-    def _start(self, row: Mapping[str, Any]) -> None:
-        node_id = str(row["id"])
-        if row["origin"] == "static":
+    def _start(self, row: NodeRow) -> None:
+        node_id = row.id
+        if row.origin == "static":
             definition = self.spec.node(node_id)
             if definition is None:
                 self._fail(node_id, f"node definition is missing: {node_id}")
@@ -202,44 +204,48 @@ class Steps:
                     **definition.options,
                     "concurrency_key": _concurrency_key(definition, self._input, deps),
                 }
+                job: dict[str, Any] = _job_json(payload, options)
+            except _InputError as exc:
+                self._fail(node_id, f"input failed: {exc}")
+                return
             except Exception as exc:
                 self._fail(node_id, f"input failed: {type(exc).__name__}: {exc}")
                 return
-            job = {
-                "payload": _json(payload),
-                "options": _json({k: v for k, v in options.items() if v is not None}),
-            }
             problem = payload_problem(job["payload"])
             if problem is not None:
                 self._fail(node_id, problem)  # not stored: refused as the enqueue would refuse it
                 return
-        else:
-            job = {}  # a fan-out or spawned child carries its payload and options since it was made
-        binding = str(row["binding"])
-        job_id = node_job_id(binding, self.shards(binding), str(self.run["id"]), node_id, int(row["gen"]))
+        else:  # a fan-out or spawned child carries its payload and options since it was made (one refused then
+            job = {}  # stays FAILED: a resume never reruns it, ADR-0116)
+        binding = row.binding
+        job_id = node_job_id(binding, self.shards(binding), self.run.id, self._nonce, node_id, row.gen)
         self._set(node_id, state="SCHEDULED", job_id=job_id, sent=0, **job)
 
-    def _startRun(self, row: Mapping[str, Any]) -> None:
-        node_id = str(row["id"])
+    def _startRun(self, row: NodeRow) -> None:
+        node_id = row.id
         definition = self.spec.node(node_id)
         if definition is None or definition.subflow is None:
             self._fail(node_id, f"subflow definition is missing: {node_id}")
             return
         try:
-            child = child_run_id(definition.subflow, str(self.run["id"]), node_id)
+            child = child_run_id(definition.subflow, self.run.id, self._nonce, node_id, row.gen)
         except InvalidRunIdError as exc:
             self._fail(node_id, f"invalid child run id: {exc}")
             return
         try:
             child_input = None if definition.input is None else definition.input(self._input, self._deps(row))
+            child_json = _job_json(child_input, {})["payload"]
+        except _InputError as exc:
+            self._fail(node_id, f"input failed: {exc}")
+            return
         except Exception as exc:
             self._fail(node_id, f"input failed: {type(exc).__name__}: {exc}")
             return
-        self._set(node_id, state="RUNNING", child_run_id=child, payload=_json(child_input), sent=0,
+        self._set(node_id, state="RUNNING", child_run_id=child, payload=child_json, sent=0,
                   scheduled_at=self.now)  # fmt: skip
 
-    def _expand(self, row: Mapping[str, Any]) -> None:
-        node_id = str(row["id"])
+    def _expand(self, row: NodeRow) -> None:
+        node_id = row.id
         definition = self.spec.node(node_id)
         if definition is None or definition.over is None:
             self._fail(node_id, f"node definition is missing: {node_id}")
@@ -247,7 +253,7 @@ class Steps:
         try:
             items = list(definition.over(self._input, self._deps(row)))
             children, failed = self._children(row, definition, items)
-        except ChildError as exc:
+        except (ChildError, _InputError) as exc:
             self._fail(node_id, f"fan-out failed: {exc}")
             return
         except Exception as exc:
@@ -257,7 +263,7 @@ class Steps:
             self._fail(node_id, f"node count exceeded the limit: {self.max_nodes}")
             return
         self.store.insert_nodes(children, {
-            "binding": row["binding"], "state": "PENDING", "container": 0, "parent": node_id, "origin": "fanOut",
+            "binding": row.binding, "state": "PENDING", "container": 0, "parent": node_id, "origin": "fanOut",
             "after": "[]", "gen": 0, "sent": 0, "created_at": self.now, "updated_at": self.now,
         })  # fmt: skip
         self.touched.update(c["id"] for c in children)
@@ -266,10 +272,10 @@ class Steps:
         self._set(node_id, state="RUNNING", scheduled_at=self.now)
 
     def _children(
-        self, row: Mapping[str, Any], definition: NodeSpec, items: list[Any]
+        self, row: NodeRow, definition: NodeSpec, items: list[Any]
     ) -> tuple[list[dict[str, Any]], dict[str, str]]:
         """What differs between the children of a fan-out (id, payload, options, position), and the children
-        that must fail at once (a payload too large for a job, stored as null) with their errors.
+        that must fail at once (a payload too large for a job, stored as NULL) with their errors.
 
         Raises:
             ChildError: a key is not a node key or repeats another item's.
@@ -280,19 +286,15 @@ class Steps:
         seen: dict[str, int] = {}
         for index, item in enumerate(items):
             key = str(index) if definition.key is None else str(definition.key(item, index))
-            made = child_id(str(row["id"]), key, f"key of item {index}")
+            made = child_id(row.id, key, f"key of item {index}")
             if made in seen:
                 raise ChildError(f"items {seen[made]} and {index} have the same key: {key!r}")
             seen[made] = index
-            payload = _json(
-                None if definition.item_input is None else definition.item_input(item, self._input, index)
-            )
-            problem = payload_problem(payload)
-            if problem is not None:
-                failed[made], payload = problem, "null"
+            payload = None if definition.item_input is None else definition.item_input(item, self._input, index)
             options = {**definition.options, "concurrency_key": _concurrency_key(definition, item, index)}
-            children.append({
-                "id": made, "payload": payload,
-                "options": _json({k: v for k, v in options.items() if v is not None}), "seq": seq + index,
-            })  # fmt: skip
+            job: dict[str, str | None] = dict(_job_json(payload, options))
+            problem = payload_problem(str(job["payload"]))
+            if problem is not None:
+                failed[made], job["payload"] = problem, None
+            children.append({"id": made, **job, "seq": seq + index})
         return children, failed

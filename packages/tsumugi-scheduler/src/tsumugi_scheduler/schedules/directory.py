@@ -51,9 +51,18 @@ class ScheduleDirectory:
         return self._stub(shard), shard
 
     async def list(self) -> list[dict[str, Any]]:
-        """Every schedule of every shard, by name."""
+        """Every schedule, by name."""
         pages = await asyncio.gather(*(self._stub(s).list(s) for s in range(self._shards)))
         return sorted((dict(v) for page in pages for v in page), key=lambda v: str(v["name"]))
+
+    async def page(self, after: str, limit: int) -> tuple[list[dict[str, Any]], str | None]:
+        """Up to ``limit`` schedules named after ``after``, by name, and the name to continue after (None at
+        the end): each shard gives its first ``limit``, and the merge keeps the first ``limit`` of them."""
+        pages = await asyncio.gather(*(self._stub(s).list(s, after, limit + 1) for s in range(self._shards)))
+        merged = sorted((dict(v) for page in pages for v in page), key=lambda v: str(v["name"]))
+        more = len(merged) > limit
+        kept = merged[:limit]
+        return kept, (str(kept[-1]["name"]) if more and kept else None)
 
     async def get(self, name: str) -> dict[str, Any] | None:
         """One schedule, or None."""

@@ -74,6 +74,10 @@ def definition_fingerprint(specs: dict[str, ScheduleSpec]) -> str:
     return msgspec.json.encode(sorted(specs.items())).decode()
 
 
+MAX_RUNTIME_SCHEDULES: Final = 1_000
+"""Run-time schedules one Scheduler shard holds at most (issue 25 item 8: 11,002 of them made the list 18 MB)."""
+
+
 def _fail(status: int, error: str, field: str | None = None, rule: str | None = None) -> dict[str, Any]:
     answer: dict[str, Any] = {"ok": False, "status": status, "error": error}
     if field is not None:
@@ -186,12 +190,13 @@ class SchedulerHost:
         await self._arm(store)
         return len(store.all())
 
-    async def list(self, shard: int) -> list[dict[str, Any]]:
-        """Every schedule of this shard, by name."""
+    async def list(self, shard: int, after: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
+        """This shard's schedules by name: every one, or up to ``limit`` named after ``after``."""
         store = self._ready(shard)
         assert store is not None
         await self._arm(store)
-        return [schedule_view(row) for row in store.all()]
+        rows = store.all() if limit is None else store.page(after or "", limit)
+        return [schedule_view(row) for row in rows]
 
     async def get(self, shard: int, name: str) -> dict[str, Any] | None:
         """One schedule's view, or None."""
@@ -214,6 +219,9 @@ class SchedulerHost:
             return _invalid(exc)
         if store.get(spec.name) is not None:
             return _fail(409, f"schedule already exists: {spec.name}")
+        if store.count_runtime() >= MAX_RUNTIME_SCHEDULES:
+            return _fail(409, f"this scheduler shard holds {MAX_RUNTIME_SCHEDULES} run-time schedules, its most: "
+                              "delete one first, or give schedules more shards")  # fmt: skip
         now = time_source().now_ms()
         store.insert(name=spec.name, source=ScheduleSource.RUNTIME, spec=spec,
                      next_run_at=first_occurrence(spec.timing, now), now=now)  # fmt: skip

@@ -122,6 +122,16 @@ class ScheduleStore:
         """Every schedule, by name."""
         return [_row(r) for r in self._sql.exec(f"SELECT {_COLUMNS} FROM schedule ORDER BY name").toArray()]
 
+    def page(self, after: str, limit: int) -> list[ScheduleRow]:
+        """Up to ``limit`` schedules named after ``after``, by name (the primary key: a seek, not a scan)."""
+        query = f"SELECT {_COLUMNS} FROM schedule WHERE name > ? ORDER BY name LIMIT ?"
+        return [_row(r) for r in self._sql.exec(query, after, limit).toArray()]
+
+    def count_runtime(self) -> int:
+        """How many run-time schedules this shard holds."""
+        rows = self._sql.exec("SELECT count(*) AS n FROM schedule WHERE source = ?", "runtime").toArray()
+        return int(rows[0]["n"]) if rows else 0
+
     def due(self, now: int, limit: int) -> list[ScheduleRow]:
         """Up to ``limit`` unpaused rows due at ``now``, oldest first (the ``schedule_due`` index)."""
         query = (f"SELECT {_COLUMNS} FROM schedule WHERE paused = 0 AND next_run_at <= ? "

@@ -11,6 +11,7 @@ from typing import Any, Protocol
 
 import msgspec
 
+from tsumugi_core.options import Guarantee
 from tsumugi_core.states import TERMINAL_STATES, JobState, assert_transition
 from tsumugi_scheduler.shard.port import CompletedJob, JobChange
 from tsumugi_scheduler.shard.records import FailureNotice, NoticeConfig, SettledNotice
@@ -20,6 +21,9 @@ __all__ = ["JobFacts", "NoticeWriter", "completion", "run_event", "transition"]
 
 _encode = msgspec.json.encode
 _FAILED = frozenset({JobState.FAILED, JobState.STALLED})
+_MAY_STILL_RUN = frozenset({JobState.STALLED, JobState.CANCELLED})
+"""Terminal states an at-most-once job may reach while its claimed attempt still runs (its outcome unknown, or a
+cancel request it has not heeded): the run's next job for its node waits for the hold (ADR-0116)."""
 
 
 class JobFacts(Protocol):
@@ -95,18 +99,23 @@ def transition(
     attempts = int(row.get("attempts", job.attempts))
     error = row.get("error", job.error) if to in _FAILED else None
     result = row.get("result", job.result) if to == JobState.COMPLETED else None
+    hold = None
+    if to in _MAY_STILL_RUN and job.guarantee == Guarantee.AT_MOST_ONCE and job.dispatched_at is not None:
+        hold = int(row.get("run_after", job.run_after))  # its last attempt may run until then (ADR-0051)
     return JobChange(
         job_id=job.id, expect_state=job.state, values=row, attempt=attempt,
         notices=notices.rows(job, to, attempts, error, result, now),
-        run_event=run_event(job, to, result, error),
+        run_event=run_event(job, to, result, error, hold_until=hold),
     )  # fmt: skip
 
 
 def run_event(job: JobFacts, to: JobState, result: str | None, error: str | None,
-              spawns: list[Any] | None = None) -> tuple[str, str] | None:  # fmt: skip
+              spawns: list[Any] | None = None, hold_until: int | None = None) -> tuple[str, str] | None:  # fmt: skip
     """The ``(run_id, event JSON)`` outbox row of a job of a flow run reaching terminal ``to``, else None.
 
-    A COMPLETED event carries the children the attempt spawned (a failed attempt's spawns never get here).
+    A COMPLETED event carries the children the attempt spawned (a failed attempt's spawns never get here); a
+    STALLED or CANCELLED at-most-once one that was dispatched carries ``holdUntil``, when its last attempt can no
+    longer run: the run starts the node's next job no earlier, as a manual retry would (ADR-0116).
     """
     if job.run_id is None or job.node_id is None:
         return None
@@ -114,6 +123,8 @@ def run_event(job: JobFacts, to: JobState, result: str | None, error: str | None
                              "error": error}  # fmt: skip
     if spawns:
         event["spawns"] = spawns
+    if hold_until is not None:
+        event["holdUntil"] = hold_until
     return (job.run_id, _encode(event).decode())
 
 

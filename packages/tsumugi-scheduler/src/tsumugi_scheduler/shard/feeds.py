@@ -52,5 +52,6 @@ def run_event_records(rows: Sequence[Mapping[str, Any]]) -> list[RunEventRecord]
         body = _event_decoder.decode(row["body"])
         events.append(RunEventRecord(seq=int(row["seq"]), run_id=str(row["run_id"]), node_id=body["nodeId"],
                                      job_id=body["jobId"], state=JobState(body["state"]), result=body["result"],
-                                     error=body["error"], spawns=body.get("spawns")))  # fmt: skip
+                                     error=body["error"], spawns=body.get("spawns"),
+                                     hold_until=body.get("holdUntil")))  # fmt: skip
     return events

@@ -185,6 +185,11 @@ class ShardOperations:
             return MutationAnswer(ok=False, reason="gone")
         if job.state not in RETRYABLE_STATES:
             return MutationAnswer(ok=False, reason="invalid-state")
+        if job.run_id is not None and job.node_id is not None:
+            # A node's job belongs to its run: running it again behind the run's back would finish a node the run
+            # has already ended; the run's resume runs the node again (ADR-0116).
+            return MutationAnswer(ok=False, reason="invalid-state", error=(
+                f"the job of node {job.node_id} of run {job.run_id}: resume the run to run it again"))  # fmt: skip
         # A STALLED at-most-once job's last attempt may still run until its invocation's hard end, kept in
         # run_after since its claim: no attempt starts before it (ADR-0051).
         start = (

@@ -121,6 +121,8 @@ class MutationAnswer(msgspec.Struct, frozen=True, kw_only=True):
 
     ok: bool
     reason: RefusalReason | None = None
+    error: str | None = None
+    """Why, when the state alone does not say it (a flow node's job is retried by resuming its run)."""
 
 
 class BulkFailure(msgspec.Struct, frozen=True, kw_only=True):
@@ -202,6 +204,8 @@ class RunEventRecord(msgspec.Struct, frozen=True, kw_only=True):
     error: str | None
     spawns: list[Any] | None = None
     """Children spawned by the completing attempt."""
+    hold_until: int | None = None
+    """A STALLED at-most-once job's hold: its last attempt may run until then (ADR-0051)."""
 
 
 class ShardDiagnostics(msgspec.Struct, frozen=True, kw_only=True):

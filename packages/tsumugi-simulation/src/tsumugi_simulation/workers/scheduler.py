@@ -3,6 +3,7 @@
 from workers import DurableObject, WorkerEntrypoint
 
 from tsumugi_scheduler.entrypoints import DefaultMethods, JobShardMethods, RpcMethods, RunMethods
+from tsumugi_scheduler.schedule_entrypoints import SchedulerMethods
 from tsumugi_simulation._system import current_definition
 
 TSUMUGI = current_definition()
@@ -13,6 +14,10 @@ class TsumugiJobShard(JobShardMethods, DurableObject):
 
 
 class TsumugiRun(RunMethods, DurableObject):
+    tsumugi = TSUMUGI
+
+
+class TsumugiScheduler(SchedulerMethods, DurableObject):
     tsumugi = TSUMUGI
 
 

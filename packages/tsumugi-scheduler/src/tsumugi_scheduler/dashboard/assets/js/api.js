@@ -55,6 +55,31 @@ function withQuery(path, params) {
 // until the user has signed in every call waits here.
 let sessionGate = null;
 
+// The session's page key (ADR-0121): the sign-in answer carries it, and every call sends it with the cookie.
+// Browsers send the cookie to every port of this host; the key stays in this origin's storage, which a page on
+// another port cannot read, so the cookie alone is worth nothing to such a page.
+const PAGE_KEY_HEADER = 'x-tsumugi-session';
+const PAGE_KEY_ITEM = 'tsumugi.pageKey';
+let memoryPageKey = null;
+
+function pageKey() {
+  try {
+    return window.localStorage.getItem(PAGE_KEY_ITEM);
+  } catch {
+    return null; // storage disabled: the page signs in again after a reload
+  }
+}
+
+function keepPageKey(key) {
+  try {
+    if (key) window.localStorage.setItem(PAGE_KEY_ITEM, key);
+    else window.localStorage.removeItem(PAGE_KEY_ITEM);
+  } catch {
+    // storage disabled: the key lives as long as this page
+  }
+  memoryPageKey = key || null;
+}
+
 function whenSignedIn() {
   if (!sessionGate) {
     sessionGate = probeSession().catch((error) => {
@@ -84,6 +109,8 @@ function sessionLost() {
 
 async function send(path, method, body) {
   const init = { method, credentials: 'same-origin', headers: { accept: 'application/json' } };
+  const key = memoryPageKey || pageKey();
+  if (key) init.headers[PAGE_KEY_HEADER] = key;
   // Every state change is declared JSON, body or not: the server refuses others from a signed-in browser (415).
   if (method !== 'GET' && method !== 'HEAD') init.headers['content-type'] = 'application/json';
   if (body !== undefined) init.body = JSON.stringify(body);

@@ -37,7 +37,8 @@ async function submitToken(event, input, message, button, onSignedIn) {
   button.disabled = true;
   message.hidden = true;
   try {
-    await sessionCall('POST', { token });
+    const answer = await sessionCall('POST', { token });
+    keepPageKey(answer && answer.pageKey);
   } catch (error) {
     const known = error instanceof ApiError && SIGN_IN_MESSAGES[error.message];
     message.textContent = known || `Sign-in failed: ${error.message}`;
@@ -59,6 +60,7 @@ async function signOut() {
     setStatus(`Sign-out failed: ${error.message}`, true);
     return;
   }
+  keepPageKey(null);
   const button = $('#sign-out');
   if (button) button.remove();
   sessionLost();

@@ -65,7 +65,9 @@ function dagCaption(node, kids) {
   if (node.child_run_id || node.binding === '') return 'subflow';
   if (kids.length) {
     const done = kids.filter((k) => NODE_TERMINAL.includes(k.state)).length;
-    return `${node.binding || 'fan-out'} \u00B7 ${done}/${kids.length}`;
+    const ok = kids.filter((k) => k.state === 'COMPLETED').length;
+    const tally = done < kids.length ? `${done}/${kids.length}` : `${ok}/${kids.length} ok`;
+    return `${node.binding || 'fan-out'} \u00B7 ${tally}`;
   }
   return node.binding;
 }
@@ -82,16 +84,17 @@ function renderDag(nodes, ui) {
     'marker-end': 'url(#dag-arrow)' }));
   const cards = layout.boxes.map((box) => {
     const node = byId.get(box.id);
-    const state = node.state.toLowerCase();
+    const shown = shownState(node, children.get(node.id) || []);
+    const state = shown.toLowerCase();
     const select = () => ui.onSelect(node.id);
     return svg('g', { class: `dag-node node-${state}${ui.selected === node.id ? ' selected' : ''}`, 'data-node': node.id,
-      transform: `translate(${box.x} ${box.y})`, tabindex: 0, role: 'button', 'aria-label': `${node.id}: ${node.state}`,
+      transform: `translate(${box.x} ${box.y})`, tabindex: 0, role: 'button', 'aria-label': `${node.id}: ${shown}`,
       onclick: select, onkeydown: (event) => { if (event.key === 'Enter' || event.key === ' ') { event.preventDefault(); select(); } } },
-    svg('title', null, `${node.id}: ${node.state}${node.error ? ` \u2014 ${node.error}` : ''}`),
+    svg('title', null, `${node.id}: ${shown}${node.error ? ` \u2014 ${node.error}` : ''}`),
     svg('rect', { width: box.width, height: box.height, rx: 8, class: 'dag-card' }),
     svg('rect', { width: 6, height: box.height, rx: 3, class: `dag-stripe bar-${state}` }),
     svg('text', { x: 14, y: 21, class: 'dag-id' }, clip(node.id, 19)),
-    svg('text', { x: 14, y: 41, class: 'dag-sub' }, clip(`${node.state} \u00B7 ${dagCaption(node, children.get(node.id) || [])}`, 26)));
+    svg('text', { x: 14, y: 41, class: 'dag-sub' }, clip(`${shown} \u00B7 ${dagCaption(node, children.get(node.id) || [])}`, 26)));
   });
   return dagViewport(layout, marker, edges, cards, ui.view || {});
 }

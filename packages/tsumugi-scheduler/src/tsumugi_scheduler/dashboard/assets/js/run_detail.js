@@ -49,6 +49,7 @@ function renderRunDetail() {
   const focused = focusKey(document.activeElement);
   modalContent(h('div', { class: 'run-detail', id: 'run-detail', 'data-id': run.id },
     h('h2', null, 'Run ', stateBadge(run.state)),
+    run.failure ? h('p', { class: 'error-text', id: 'run-failure', role: 'status' }, `Why it failed: ${run.failure}`) : null,
     fieldList([['ID', run.id], ['Flow', run.flow],
       ['Nodes', `${run.node_done} / ${run.node_total} (${run.node_failed} failed)`],
       ['Parent run', run.parent_run_id

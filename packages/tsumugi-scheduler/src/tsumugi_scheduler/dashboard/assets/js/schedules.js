@@ -4,13 +4,23 @@
 
 const SCHEDULE_NEXT_SHOWN = 3;
 
+// The tab shows one page of schedules, by name, and asks for no more than that every few seconds (issue 25):
+// "Next page" continues after the last name shown, "First page" goes back.
+const SCHEDULE_PAGE = 50;
+const schedulePages = { after: '' };
+
 async function loadSchedules(isCurrent) {
   const [data, bindings] = await Promise.all([
-    apiCall(API.schedules),
+    apiCall(withQuery(API.schedules, { limit: SCHEDULE_PAGE, after: schedulePages.after })),
     apiCall(API.bindings).catch(() => ({ bindings: [] })),
   ]);
   if (!isCurrent()) return;
   const rows = data.schedules || [];
+  const paging = h('p', { class: 'schedule-pages' },
+    schedulePages.after ? h('button', { type: 'button', onclick: () => { schedulePages.after = ''; refreshNow(); } },
+      'First page') : null,
+    data.next ? h('button', { type: 'button', onclick: () => { schedulePages.after = data.next; refreshNow(); } },
+      'Next page') : null);
   const head = ['Name', 'Target', 'Timing', 'Next occurrences', 'Last run', 'Skipped', ''];
   // The form keeps what the user typed across auto-refreshes: it is rebuilt only when missing.
   const form = $('#schedule-create') || scheduleCreateForm(bindings.bindings || []);
@@ -18,7 +28,7 @@ async function loadSchedules(isCurrent) {
     rows.length ? h('table', { id: 'schedules-table' },
       h('thead', null, h('tr', null, head.map((t) => h('th', null, t)))),
       h('tbody', null, rows.map(renderScheduleRow))) : h('p', { class: 'empty' }, 'No schedules.'),
-    form);
+    paging, form);
 }
 
 function scheduleLate(s) {

@@ -4,6 +4,17 @@
 
 const NODE_STATES = ['PENDING', 'SCHEDULED', 'QUEUED', 'RUNNING', 'COMPLETED', 'FAILED', 'CANCELLED', 'STALLED', 'SKIPPED'];
 const NODE_TERMINAL = ['COMPLETED', 'FAILED', 'CANCELLED', 'STALLED', 'SKIPPED'];
+const NODE_UNSUCCESSFUL = ['FAILED', 'CANCELLED', 'STALLED', 'SKIPPED'];
+
+// The state a node is drawn in. A fan-out COMPLETES once its children ended, whatever they did; drawn as is, one
+// whose children all failed looked green. It is drawn FAILED when none of its children succeeded and PARTIAL
+// when some failed.
+function shownState(node, kids) {
+  if (!node.container || node.state !== 'COMPLETED') return node.state;
+  const failed = kids.filter((k) => NODE_UNSUCCESSFUL.includes(k.state)).length;
+  if (!failed) return node.state;
+  return failed === kids.length ? 'FAILED' : 'PARTIAL';
+}
 // Axis steps (ms) from which the smallest giving at most WF_MAX_STEPS intervals is taken.
 const WF_STEPS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1e3, 2e3, 5e3, 1e4, 15e3, 3e4, 6e4, 12e4, 3e5, 6e5, 9e5, 18e5,
   36e5, 72e5, 108e5, 216e5, 432e5, 864e5, 1728e5, 6048e5];
@@ -116,7 +127,7 @@ function waterfallLayout(nodes, now, expanded = new Set()) {
     seen.add(node.id);
     const { start, end } = spans.get(node.id);
     const kids = children.get(node.id) || [];
-    const row = { id: node.id, depth, state: node.state, start, end, childCount: kids.length, childRunId: node.child_run_id || null,
+    const row = { id: node.id, depth, state: shownState(node, kids), start, end, childCount: kids.length, childRunId: node.child_run_id || null,
       expanded: kids.length > 0 && expanded.has(node.id), left: null, width: null, marker: null };
     if (start !== null) Object.assign(row, { left: pct(start), width: pct(end) - pct(start) });
     else if (end !== null) row.marker = pct(end);

@@ -1,4 +1,8 @@
-"""The Run Durable Object's SQL: its one run row, its nodes and its outbox to the read model.
+"""The Run engine's SQL store: the object's one run row, its nodes and its outbox to the read model.
+
+The tables are made by `create` (a run's start) and by nothing else: an object asked about a run it does not
+hold (a swept one, or one never started) answers from `exists` without bringing storage back (ADR-0117).
+Rows come out typed (`RunRow`, `NodeRow`).
 
 No statement binds more than 100 variables (workerd refuses a 101st), and work over many nodes is a
 few statements, not one per node: rows, ids and per-node changes are bound as one JSON text read with
@@ -17,12 +21,14 @@ from typing import Any, Final, Literal, TypeVar
 
 import msgspec
 
-from tsumugi_core.flow_advance import FAILED_NODE_STATES, NODE_TERMINAL_STATES, NodeView
+from tsumugi_core.flow_advance import FAILED_NODE_STATES, NODE_TERMINAL_STATES, NodeOrigin, NodeView
 from tsumugi_scheduler.json_batches import BATCH_BYTES, json_arrays, json_objects
+from tsumugi_scheduler.run.projection import node_rows
+from tsumugi_scheduler.run.rows import NodeRow, RunRow
 from tsumugi_scheduler.run.schema import DDL, NODE_COLUMNS, upgrade
 from tsumugi_scheduler.shard import SqlLike
 
-__all__ = ["PATCH_BYTES", "OutboxBatch", "RunStore", "node_view", "stamped"]
+__all__ = ["PATCH_BYTES", "OutboxBatch", "SqlRunStore", "node_view", "stamped"]
 
 PATCH_BYTES: Final = BATCH_BYTES
 """Most bytes of one `patch_nodes` JSON text (workerd caps a string or row at 4 MiB)."""
@@ -34,7 +40,8 @@ _SETTLED_PARENTS: Final = (
 )
 _FINISH: Final = (
     "UPDATE node SET state = json_extract(p.value, '$[2]'), result = json_extract(p.value, '$[3]'),"
-    " error = json_extract(p.value, '$[4]'), updated_at = ?1, finished_at = ?1 FROM json_each(?2) AS p"
+    " error = json_extract(p.value, '$[4]'), hold_until = json_extract(p.value, '$[5]'), updated_at = ?1,"
+    " finished_at = ?1 FROM json_each(?2) AS p"
     " WHERE node.id = json_extract(p.value, '$[0]') AND node.job_id IS json_extract(p.value, '$[1]')"
     f" AND node.state NOT IN ({', '.join(repr(s) for s in sorted(NODE_TERMINAL_STATES))})"
     " RETURNING node.id AS id, node.state AS state"
@@ -70,21 +77,48 @@ def stamped(values: Mapping[str, Any]) -> dict[str, Any]:
 
 def node_view(row: Mapping[str, Any]) -> NodeView:
     """What `advance` sees of a stored node."""
+    origin: NodeOrigin = row["origin"]
     return NodeView(id=str(row["id"]), state=str(row["state"]), container=bool(row["container"]),
-                    subflow=row.get("subflow") is not None, parent=row["parent"], origin=row["origin"],
+                    subflow=row.get("subflow") is not None, parent=row["parent"], origin=origin,
                     after=tuple(msgspec.json.decode(str(row["after"]), type=list[str])))  # fmt: skip
 
 
-class RunStore:
-    """One run's rows over the object's SQL."""
+def _node(row: Mapping[str, Any]) -> NodeRow:
+    return msgspec.convert(dict(row), NodeRow)
+
+
+class SqlRunStore:
+    """One run's rows over the object's SQL (``ctx.storage.sql``; tests: ``tsumugi_dev.do_sql``)."""
 
     def __init__(self, sql: SqlLike) -> None:
-        """Open (and create, idempotently) the tables."""
+        """Serve the object's SQL; nothing is read or created yet."""
         self.sql = sql
-        for statement in DDL:
-            sql.exec(statement)
-        upgrade(sql)
         self._views: dict[str, NodeView] | None = None
+        self._ready = False
+
+    def exists(self) -> bool:
+        """True when the object holds a run's tables (never creates them); upgrades them on first sight."""
+        if self._ready:
+            return True
+        try:
+            self.sql.exec("SELECT 1 AS x FROM run LIMIT 0")
+        except Exception:  # no such table (each runtime raises its own error type)
+            return False
+        upgrade(self.sql)
+        self._ready = True
+        return True
+
+    def create(self) -> None:
+        """Make the tables (a run's start; idempotent)."""
+        for statement in DDL:
+            self.sql.exec(statement)
+        upgrade(self.sql)
+        self._ready = True
+
+    def forget(self) -> None:
+        """The object's storage was deleted: nothing is cached any more."""
+        self._views = None
+        self._ready = False
 
     def atomically(self, fn: Callable[[], T]) -> T:
         """Run ``fn`` in one transaction; a failure also drops the cached views (they may be ahead)."""
@@ -108,21 +142,32 @@ class RunStore:
 
     # -- reads ----------------------------------------------------------------------------------------------
 
-    def run(self) -> dict[str, Any] | None:
+    def run(self) -> RunRow | None:
         """The run row, or None before start / after deletion."""
+        if not self.exists():
+            return None
         rows = self.sql.exec("SELECT * FROM run LIMIT 1").toArray()
-        return dict(rows[0]) if rows else None
+        return msgspec.convert(dict(rows[0]), RunRow) if rows else None
 
-    def nodes(self) -> list[dict[str, Any]]:
+    def nodes(self) -> list[NodeRow]:
         """Every node in position order."""
-        return [dict(r) for r in self.sql.exec("SELECT * FROM node ORDER BY seq, id").toArray()]
+        return [_node(r) for r in self.sql.exec("SELECT * FROM node ORDER BY seq, id").toArray()]
 
-    def node(self, node_id: str) -> dict[str, Any] | None:
+    def node(self, node_id: str) -> NodeRow | None:
         """One node, or None."""
         rows = self.sql.exec("SELECT * FROM node WHERE id = ?", node_id).toArray()
-        return dict(rows[0]) if rows else None
+        return _node(rows[0]) if rows else None
 
-    def nodes_by_id(self, node_ids: Iterable[str], columns: Sequence[str] = ()) -> dict[str, dict[str, Any]]:
+    def results(self, node_ids: Iterable[str]) -> dict[str, str | None]:
+        """The stored results (JSON text) of the nodes among ``node_ids`` that exist."""
+        return {k: v.result for k, v in self.nodes_by_id(node_ids, ("result",)).items()}
+
+    def refused(self) -> set[str]:
+        """Children refused when they were made (a payload too large for a job: stored NULL)."""
+        rows = self.sql.exec("SELECT id FROM node WHERE origin != 'static' AND payload IS NULL")
+        return {str(r["id"]) for r in rows}
+
+    def nodes_by_id(self, node_ids: Iterable[str], columns: Sequence[str] = ()) -> dict[str, NodeRow]:
         """The nodes among ``node_ids`` that exist, by id: their ``columns`` (all when empty, ``id`` always).
 
         Raises:
@@ -131,21 +176,21 @@ class RunStore:
         if not _COLUMNS.issuperset(columns):
             raise ValueError(f"not node columns: {sorted(set(columns) - _COLUMNS)}")
         wanted = ", ".join(dict.fromkeys(("id", *columns))) if columns else "*"
-        found: dict[str, dict[str, Any]] = {}
+        found: dict[str, NodeRow] = {}
         for text in json_arrays(dict.fromkeys(node_ids), PATCH_BYTES):
             for row in self.sql.exec(
                 f"SELECT {wanted} FROM node WHERE id IN (SELECT value FROM json_each(?))", text
             ):
-                found[str(row["id"])] = dict(row)
+                found[str(row["id"])] = _node(row)
         return found
 
-    def failed(self, limit: int) -> list[dict[str, Any]]:
+    def failed(self, limit: int) -> list[NodeRow]:
         """The first ``limit`` FAILED / STALLED nodes in position order (``id``, ``error``)."""
         marks = ", ".join(repr(s) for s in sorted(FAILED_NODE_STATES))
         rows = self.sql.exec(
             f"SELECT id, error FROM node WHERE state IN ({marks}) ORDER BY seq, id LIMIT ?", limit
         )
-        return [dict(r) for r in rows]
+        return [_node(r) for r in rows]
 
     def children_states(self, parent: str) -> Counter[str]:
         """How many of ``parent``'s children are in each state."""
@@ -176,20 +221,25 @@ class RunStore:
         """The position the next runtime node takes."""
         return int(self.sql.exec("SELECT COALESCE(MAX(seq), -1) + 1 AS n FROM node").one()["n"])
 
-    def unsent(self) -> list[dict[str, Any]]:
+    def unsent(self) -> list[NodeRow]:
         """Nodes whose job or child run was decided but not yet confirmed sent (``id``, ``binding``,
-        ``payload``, ``options``, ``job_id``, ``child_run_id``)."""
-        return [dict(r) for r in self.sql.exec(
-            "SELECT id, binding, payload, options, job_id, child_run_id FROM node WHERE sent = 0 AND ((state = 'SCHEDULED' AND job_id IS NOT NULL)"
-            " OR (state = 'RUNNING' AND child_run_id IS NOT NULL)) ORDER BY seq, id").toArray()]  # fmt: skip
+        ``payload``, ``options``, ``job_id``, ``child_run_id``, ``hold_until``)."""
+        return [_node(r) for r in self.sql.exec(
+            "SELECT id, binding, payload, options, job_id, child_run_id, hold_until FROM node WHERE sent = 0 AND"
+            " ((state = 'SCHEDULED' AND job_id IS NOT NULL) OR (state = 'RUNNING' AND child_run_id IS NOT NULL))"
+            " ORDER BY seq, id").toArray()]  # fmt: skip
+
+    def projection_rows(self, run_id: str, up_to_seq: int) -> list[str]:
+        """The read-model rows of the nodes the outbox names up to ``up_to_seq`` (run/projection.py)."""
+        return node_rows(self.sql, run_id, up_to_seq)
 
     # -- writes ---------------------------------------------------------------------------------------------
 
-    def insert_run(self, row: Mapping[str, Any]) -> None:
+    def insert_run(self, row: RunRow) -> None:
         """Store the run row."""
-        columns = list(row)
-        self.sql.exec(f"INSERT INTO run ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
-                      *row.values())  # fmt: skip
+        values = msgspec.structs.asdict(row)
+        self.sql.exec(f"INSERT INTO run ({', '.join(values)}) VALUES ({', '.join('?' * len(values))})",
+                      *values.values())  # fmt: skip
 
     def mark_run_done(self, flag: Literal["noticed", "parent_notified"], resumes: int) -> None:
         """Set ``flag`` unless the run was resumed since ``resumes`` (a resume resets it, and its ending owes
@@ -226,11 +276,12 @@ class RunStore:
                 self._views.setdefault(str(row["id"]), node_view({**common, **row}))
 
     def finish_nodes(self, outcomes: Iterable[Sequence[Any]], now: int) -> list[str]:
-        """Apply job outcomes ``(node id, job id, state, result, error)`` to the nodes still waiting on that job
-        (it is the node's current job and the node is not terminal), in one statement per `PATCH_BYTES`; the
-        ids changed. Give one outcome per (node, job): for two, which applies would be arbitrary."""
+        """Apply job outcomes ``(node id, job id, state, result, error, hold until)`` to the nodes still waiting
+        on that job (it is the node's current job and the node is not terminal), in one statement per
+        `PATCH_BYTES`; the ids changed. Give one outcome per (node, job): for two, which applies would be
+        arbitrary."""
         changed: list[str] = []
-        for text in json_arrays([list(o[:5]) for o in outcomes], PATCH_BYTES):
+        for text in json_arrays([list(o[:6]) for o in outcomes], PATCH_BYTES):
             for row in self.sql.exec(_FINISH, now, text):
                 changed.append(str(row["id"]))
                 self._track(str(row["id"]), row)
@@ -302,7 +353,7 @@ class RunStore:
                 "INSERT INTO run_outbox (kind, target) SELECT 'node', value FROM json_each(?)", text
             )
 
-    def outbox(self, limit: int) -> list[dict[str, Any]]:
+    def outbox(self, limit: int) -> list[Mapping[str, Any]]:
         """The oldest ``limit`` outbox rows (``seq``, ``kind``, ``target``)."""
         rows = self.sql.exec("SELECT seq, kind, target FROM run_outbox ORDER BY seq LIMIT ?", limit).toArray()
         return [dict(r) for r in rows]
