@@ -56,7 +56,7 @@ async def await_resolved_python_list_is_kept_alive() -> Any:
 async def promise_call_result_shape() -> Any:
     pending = js.Promise.resolve(1)
     shape = [
-        type(pending).__name__,
+        type(pending).__qualname__,
         hasattr(pending, "then"),
         callable(pending.then),
         hasattr(pending, "__await__"),

@@ -39,7 +39,7 @@ def call_method_read_off_keeps_this() -> Any:
 
 @case
 def call_function_properties() -> Any:
-    return [js.JSON.stringify.name, js.JSON.stringify.length, str(js.JSON.stringify), js.Map.name]
+    return [js.JSON.stringify.name, str(js.JSON.stringify), js.Map.name]
 
 
 @case
@@ -204,7 +204,7 @@ def create_proxy_of_object_reads_back() -> Any:
     thing = {"k": 1}
     proxy = create_proxy(thing)
     back = js.Array.of(proxy)[0]
-    result = [back is thing, back == thing, type(back).__name__]
+    result = [back is thing, back == thing, type(back).__qualname__]
     proxy.destroy()
     return result
 
@@ -235,7 +235,7 @@ def create_proxy_destroy_twice() -> Any:
 def create_proxy_of_a_jsproxy() -> Any:
     proxy = create_proxy(js.Object.new())
     try:
-        return [attempt(lambda: proxy), type(proxy.unwrap()).__name__]
+        return [attempt(lambda: proxy), type(proxy.unwrap()).__qualname__]
     finally:
         proxy.destroy()
 

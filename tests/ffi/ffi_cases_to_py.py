@@ -164,6 +164,12 @@ def js_null_prototype_object_proxy() -> Any:
 
 
 @case
+def jsproxy_class_names() -> Any:
+    kind = type(js.Object.new())
+    return [kind.__name__, kind.__qualname__, kind.__module__, repr(kind)]
+
+
+@case
 def js_object_with_own_constructor_property() -> Any:
     obj = js.JSON.parse('{"constructor": {"name": "Fake"}}')
     return obj.constructor.name

@@ -71,7 +71,7 @@ def raised(error: BaseException) -> dict[str, Any]:
 
 def describe(value: Any) -> Any:  # noqa: C901 - one branch per kind of value is the point
     """A JSON-able record of `value`: its Python type and, per kind, what distinguishes it."""
-    kind = type(value).__name__
+    kind = type(value).__qualname__  # what repr shows; __name__ differs on the emulation (NOT_EMULATED)
     if isinstance(value, Outcome):
         return value.record
     if value is None or isinstance(value, ffi.JsNull):

@@ -14,6 +14,9 @@ const require = createRequire(import.meta.url);
 const indexURL = dirname(require.resolve("pyodide/package.json")) + "/";
 const { loadPyodide } = await import(join(indexURL, "pyodide.mjs"));
 
+// Workers run in UTC; Date's text must not depend on this machine's zone.
+process.env.TZ = "UTC";
+
 globalThis.fetch = (resource) => {
   throw new Error(`the FFI cases run offline; Pyodide tried to fetch ${resource}`);
 };

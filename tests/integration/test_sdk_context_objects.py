@@ -89,3 +89,22 @@ async def test_the_sql_port_reads_rows_exactly_as_the_sdks_storage_wrapper_does(
     assert through_port[1]["b"] is None
     one = "SELECT count(*) AS c, NULL AS z FROM port_check"
     assert dict(port.exec(one).one()) == dict(wrapped.sql.exec(one).one()) == {"c": 3, "z": None}
+
+
+async def test_the_sql_port_binds_the_largest_safe_integers_as_numbers(
+    system: LocalRuntime, driver: Driver, clock: VirtualClock
+) -> None:
+    """Pyodide sends +-(2**53 - 1) as a BigInt, which workerd's SQL refuses (tests/ffi): the port sends the float
+    it equals (the engine binds 2**53 - 1 as "every bucket" on each tick); past it, a BigInt is refused."""
+    from pyodide.ffi import JsException
+
+    from tsumugi_scheduler._runtime import DurableObjectSql
+
+    await driver.rest("POST", "/api/jobs", {"binding": "Hello", "payload": {"name": "Bound"}})
+    await clock.advance(1_000)
+    shard = _instance(system, "TsumugiJobShard")
+    port = DurableObjectSql(shard.ctx.storage, shard.ctx._ctx.storage.sql)  # type: ignore[attr-defined]
+    for value in (2**53 - 1, -(2**53 - 1)):
+        assert port.exec("SELECT ? AS v", value).one()["v"] == value
+    with pytest.raises(JsException, match="Cannot convert a BigInt value to a number"):
+        port.exec("SELECT ? AS v", 2**53)

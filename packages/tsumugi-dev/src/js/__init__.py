@@ -17,5 +17,5 @@ from jsemu.core import MISSING, to_python
 def __getattr__(name: str) -> Any:
     value = GLOBALS.get(name, MISSING)
     if value is MISSING:
-        raise AttributeError(f"module 'js' has no attribute {name!r} (not a global of the local runtime)")
+        raise AttributeError(name)  # Pyodide's text: the name alone
     return to_python(value)

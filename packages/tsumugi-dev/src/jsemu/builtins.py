@@ -21,9 +21,11 @@ from jsemu.core import (
     JsCallable,
     JsException,
     JsProxy,
+    PyProxy,
     js_error,
     jsnull,
     register_constructor,
+    to_js_implicit,
 )
 from jsemu.objects import (
     ArrayBuffer,
@@ -35,7 +37,9 @@ from jsemu.objects import (
     JsSet,
     Uint8Array,
     _call_js,
+    _string_of,
     property_key,
+    python_error,
 )
 from jsemu.promise import JsPromise
 
@@ -62,18 +66,35 @@ def _iterate(value: Any) -> list[Any]:
         return list(value)
     if isinstance(value, Uint8Array):
         return list(value.to_bytes())
+    if isinstance(value, PyProxy):
+        # Pyodide's PyProxy of a Python iterable is a JS iterable; what it yields crosses implicitly
+        value._check_alive()
+        try:
+            items = iter(value._obj)
+        except TypeError:
+            raise js_error("TypeError", "object is not iterable") from None
+        return [to_js_implicit(item) for item in items]
     if isinstance(value, JsProxy) and hasattr(value, "__iter__"):
-        from jsemu.core import to_js_implicit
-
         return [to_js_implicit(item) for item in value]  # type: ignore[attr-defined]
     raise js_error("TypeError", "object is not iterable")
+
+
+def _pair(entry: Any) -> tuple[Any, Any]:
+    """An entry's ``[0]`` and ``[1]`` (an array, or a PyProxy of a Python pair)."""
+    if isinstance(entry, JsArray):
+        items = entry._items
+    elif isinstance(entry, PyProxy):
+        items = _iterate(entry)
+    else:
+        raise js_error("TypeError", f"Iterator value {entry} is not an entry object")
+    return (items[0] if items else UNDEFINED), (items[1] if len(items) > 1 else UNDEFINED)
 
 
 # -- Object ------------------------------------------------------------------------------------------------
 def _from_entries(entries: Any) -> JsObject:
     from jsemu.convert import from_entries
 
-    return from_entries(JsArray(_iterate(entries)))
+    return from_entries(JsArray([JsArray(list(_pair(entry))) for entry in _iterate(entries)]))
 
 
 OBJECT_FROM_ENTRIES = JsCallable(_from_entries, name="fromEntries")
@@ -89,6 +110,15 @@ def _assign(target: Any, *sources: Any) -> Any:
             for key in source._js_keys():
                 target._js_set(key, source._js_get(key))
     return target
+
+
+def _same_value(a: Any, b: Any) -> bool:
+    """ECMAScript SameValue (``Object.is``): NaN is NaN, 0 is not -0."""
+    if isinstance(a, float | int) and isinstance(b, float | int) and not isinstance(a, bool) and not isinstance(b, bool):
+        if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+            return True
+        return a == b and math.copysign(1, a) == math.copysign(1, b)
+    return a is b or (type(a) is type(b) and isinstance(a, str | bool) and a == b)
 
 
 def _create(proto: Any) -> JsObject:
@@ -108,6 +138,7 @@ define_global(
             "entries": JsCallable(lambda o: JsArray([JsArray([k, o._js_get(k)]) for k in o._js_keys()]), name="entries"),
             "assign": JsCallable(_assign, name="assign"),
             "create": JsCallable(_create, name="create"),
+            "is": JsCallable(_same_value, name="is"),
         },
     ),
 )
@@ -116,7 +147,10 @@ define_global(
 # -- Array -------------------------------------------------------------------------------------------------
 def _array_new(*args: Any) -> JsArray:
     if len(args) == 1 and isinstance(args[0], int | float) and not isinstance(args[0], bool):
-        return JsArray([UNDEFINED] * int(args[0]))
+        length = args[0]
+        if not (math.isfinite(length) and float(length).is_integer() and 0 <= length < 2**32):
+            raise js_error("RangeError", "Invalid array length")
+        return JsArray([UNDEFINED] * int(length))
     return JsArray(list(args))
 
 
@@ -144,7 +178,7 @@ define_global(
     JsObject(
         {
             "parse": JsCallable(lambda text: json_text.parse(str(text)), name="parse"),
-            "stringify": JsCallable(lambda value, *_: json_text.stringify(value), name="stringify"),
+            "stringify": JsCallable(json_text.stringify, name="stringify"),
         }
     ),
 )
@@ -159,7 +193,22 @@ def _date_new(*args: Any) -> JsDate:
         return JsDate(value._ms)
     if isinstance(value, int | float) and not isinstance(value, bool):
         return JsDate(float(value) if math.isfinite(value) else math.nan)
+    if isinstance(value, str):
+        return JsDate(_parse_date(value))
     return JsDate(math.nan)
+
+
+def _parse_date(text: str) -> float:
+    """``Date.parse`` for the ISO 8601 forms (date-only and offset-less date-times read as UTC); NaN else."""
+    import datetime
+
+    try:
+        moment = datetime.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return math.nan
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=datetime.UTC)
+    return moment.timestamp() * 1000
 
 
 define_global(
@@ -178,7 +227,7 @@ def _error_class(name: str) -> JsCallable:
         extra = None
         if isinstance(options, JsObject) and "cause" in options._props:
             extra = {"cause": options._props["cause"]}
-        text = "" if message is UNDEFINED else json_text.number_text(message) if isinstance(message, int | float) and not isinstance(message, bool) else str(message) if not isinstance(message, JsProxy) else message.to_string()
+        text = "" if message is UNDEFINED else _string_of(message)
         return JsError(name, text, extra)
 
     return JsCallable(make, name=name, construct=make)
@@ -202,9 +251,33 @@ def _promise_new(executor: Any) -> JsPromise:
 
     try:
         _call_js(executor, JsCallable(resolve, name="resolve"), JsCallable(reject, name="reject"))
-    except JsException as error:
-        promise.reject(error)
+    except Exception as error:  # the Promise constructor catches whatever the executor throws
+        promise.reject(error if isinstance(error, JsException) else python_error(error))
     return promise
+
+
+def _promise_all(values: Any) -> JsPromise:
+    """``Promise.all``: the values in order once every promise among them is fulfilled; the first rejection."""
+    items = _iterate(values)
+    combined = JsPromise()
+    results: list[Any] = list(items)
+    waiting = [i for i, item in enumerate(items) if isinstance(item, JsPromise)]
+    remaining = [len(waiting)]
+
+    def fulfil(index: int) -> Any:
+        def done(value: Any) -> None:
+            results[index] = value
+            remaining[0] -= 1
+            if remaining[0] == 0:
+                combined.resolve(JsArray(results))
+
+        return done
+
+    for index in waiting:
+        items[index]._subscribe(fulfil(index), combined.reject)
+    if not waiting:
+        combined.resolve(JsArray(results))
+    return combined
 
 
 define_global(
@@ -216,6 +289,7 @@ define_global(
         static={
             "resolve": JsCallable(lambda value=UNDEFINED: JsPromise.resolved(value), name="resolve"),
             "reject": JsCallable(lambda reason=UNDEFINED: JsPromise.rejected(JsException(reason)), name="reject"),
+            "all": JsCallable(_promise_all, name="all"),
         },
     ),
 )
@@ -233,7 +307,15 @@ def _uint8_new(source: Any = 0, offset: Any = UNDEFINED, length: Any = UNDEFINED
     return Uint8Array.copy_of(bytes(int(v) & 0xFF if isinstance(v, int | float) else 0 for v in _iterate(source)))
 
 
-define_global("Uint8Array", JsCallable(_uint8_new, name="Uint8Array", construct=_uint8_new))
+define_global(
+    "Uint8Array",
+    JsCallable(
+        _uint8_new,
+        name="Uint8Array",
+        construct=_uint8_new,
+        static={"from": JsCallable(lambda source: _uint8_new(JsArray(_iterate(source))), name="from")},
+    ),
+)
 define_global(
     "ArrayBuffer",
     JsCallable(lambda n=0: ArrayBuffer(bytearray(int(n))), name="ArrayBuffer", construct=lambda n=0: ArrayBuffer(bytearray(int(n)))),
@@ -252,6 +334,11 @@ define_global(
         name="Number",
         static={
             "MAX_SAFE_INTEGER": MAX_SAFE_INTEGER,
+            "MIN_SAFE_INTEGER": -MAX_SAFE_INTEGER,
+            "NaN": math.nan,
+            "POSITIVE_INFINITY": math.inf,
+            "NEGATIVE_INFINITY": -math.inf,
+            "isNaN": JsCallable(lambda v=UNDEFINED: isinstance(v, float) and math.isnan(v), name="isNaN"),
             "isSafeInteger": JsCallable(_is_safe_integer, name="isSafeInteger"),
             "isInteger": JsCallable(
                 lambda v: isinstance(v, int | float) and not isinstance(v, bool | JsBigIntValue) and math.isfinite(v) and float(v).is_integer(),
@@ -260,14 +347,25 @@ define_global(
         },
     ),
 )
-define_global("BigInt", JsCallable(lambda value: JsBigIntValue(int(value)), name="BigInt"))
+def _bigint(value: Any) -> JsBigIntValue:
+    if isinstance(value, str):
+        try:
+            return JsBigIntValue(int(value.strip() or "0", 0) if value.strip()[:2].lower() in ("0x", "0o", "0b") else int(value.strip() or "0"))
+        except ValueError:
+            raise js_error("SyntaxError", f"Cannot convert {value} to a BigInt") from None
+    if isinstance(value, float) and not value.is_integer():
+        raise js_error("RangeError", f"The number {json_text.number_text(value)} cannot be converted to a BigInt because it is not an integer")
+    return JsBigIntValue(int(value))
+
+
+define_global("BigInt", JsCallable(_bigint, name="BigInt"))
 define_global(
     "Map",
     JsCallable(
         lambda *_: (_ for _ in ()).throw(js_error("TypeError", "Constructor Map requires 'new'")),
         name="Map",
         construct=lambda entries=UNDEFINED: JsMap(
-            {} if entries is UNDEFINED else {pair._items[0]: pair._items[1] for pair in _iterate(entries)}
+            {} if entries is UNDEFINED or entries is jsnull else dict(_pair(entry) for entry in _iterate(entries))
         ),
     ),
 )

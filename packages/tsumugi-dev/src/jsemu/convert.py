@@ -18,9 +18,10 @@ from typing import Any
 from jsemu.core import (
     MAX_SAFE_INTEGER,
     UNDEFINED,
-    JsBigIntValue,
     JsProxy,
     PyProxy,
+    int_to_js,
+    js_error,
     jsnull,
     to_python,
 )
@@ -70,7 +71,7 @@ class _ToJs:
         if kind is str or kind is bool or kind is float:
             return value
         if kind is int:
-            return value if -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER else JsBigIntValue(value)
+            return int_to_js(value)
         if value is None:
             return UNDEFINED
         if value is jsnull or isinstance(value, JsProxy):
@@ -105,6 +106,9 @@ class _ToJs:
         return self.leaf(value)
 
     def mapping(self, value: dict[Any, Any], inner: int) -> Any:
+        for key in value:
+            if not (key is None or isinstance(key, bool | int | float | str | JsProxy)):
+                raise ConversionError(f"Cannot use {key!r} as a key for a Javascript Map")
         if self.plain_objects:
             obj = JsObject({})
             self.cache[id(value)] = obj
@@ -116,7 +120,7 @@ class _ToJs:
             result = _to_js_result(self.dict_converter(pairs))
             self.cache[id(value)] = result
             return result
-        js_map = JsMap({})
+        js_map = JsMap({}, literal=True)
         self.cache[id(value)] = js_map
         for k, v in value.items():
             js_map._entries[self.convert(k, inner)] = self.convert(v, inner)  # pyright: ignore[reportPrivateUsage]
@@ -124,7 +128,7 @@ class _ToJs:
 
     def leaf(self, value: Any) -> Any:
         if not self.create_pyproxies:
-            raise ConversionError(f"No conversion known for {type(value).__name__} and create_pyproxies=False")
+            raise ConversionError("No conversion known for x.")  # Pyodide 0.28's text, as it is
         proxy = PyProxy(value)
         if self.pyproxies is not None:
             self.pyproxies.append(proxy)
@@ -143,7 +147,7 @@ def to_js(
 ) -> Any:
     """Convert ``obj`` deeply to JS; answers what Python then sees of the result (a proxy or a primitive)."""
     kind = type(obj)
-    if kind is str or kind is float or kind is bool or (kind is int and -MAX_SAFE_INTEGER <= obj <= MAX_SAFE_INTEGER):
+    if kind is str or kind is float or kind is bool or (kind is int and -MAX_SAFE_INTEGER < obj < MAX_SAFE_INTEGER):
         return obj  # a primitive crosses as itself and reads back the same
     run = _ToJs(
         pyproxies=pyproxies,
@@ -173,8 +177,18 @@ def _to_js_result(value: Any) -> Any:
     if value is None:
         return UNDEFINED
     if isinstance(value, bool | int | float | str):
-        return value if not (type(value) is int and abs(value) > MAX_SAFE_INTEGER) else JsBigIntValue(value)
+        return int_to_js(value) if type(value) is int else value
     return PyProxy(value)
+
+
+def _dict_key(js_key: Any, key: Any) -> Any:
+    """A Map key as a ``dict`` key; an unhashable one is refused as Pyodide refuses it."""
+    try:
+        hash(key)
+    except TypeError:
+        kind = js_key.js_class if isinstance(js_key, JsProxy) else type(key).__name__
+        raise js_error("Error", f"Cannot use key of type {kind} as a key to a Python dict") from None
+    return key
 
 
 def to_py(
@@ -198,8 +212,8 @@ def to_py(
         if kind is JsObject:
             result: dict[Any, Any] = {}
             cache[key] = result
-            for name, item in value._props.items():
-                result[name] = convert(item, level - 1)
+            for name in value._js_keys():
+                result[name] = convert(value._props[name], level - 1)
             return result
         if kind is JsArray:
             items: list[Any] = []
@@ -210,7 +224,7 @@ def to_py(
             mapping: dict[Any, Any] = {}
             cache[key] = mapping
             for k, v in value._entries.items():
-                mapping[convert(k, level - 1)] = convert(v, level - 1)
+                mapping[_dict_key(k, convert(k, level - 1))] = convert(v, level - 1)
             return mapping
         if kind is JsSet:
             return {convert(item, level - 1) for item in value._values}

@@ -17,6 +17,7 @@ Sources: pyodide.org "Type translations" (0.28), Pyodide's ``src/core/python2js.
 
 from __future__ import annotations
 
+import keyword
 from collections.abc import Callable, Iterator
 from typing import Any, ClassVar, Final
 
@@ -32,6 +33,7 @@ __all__ = [
     "JsProxy",
     "PyProxy",
     "constructor_of",
+    "int_to_js",
     "js_error",
     "jsnull",
     "to_js_implicit",
@@ -96,6 +98,12 @@ def _number_to_python(value: float) -> int | float:
     return value
 
 
+def int_to_js(value: int) -> int | JsBigIntValue:
+    """A Python int as JS receives it: a Number strictly inside +-(2**53 - 1), a BigInt from there on (so
+    2**53 - 1 itself is a BigInt: Pyodide 0.28's bound, checked by tests/ffi)."""
+    return value if -MAX_SAFE_INTEGER < value < MAX_SAFE_INTEGER else JsBigIntValue(value)
+
+
 def to_python(value: Any) -> Any:
     """A JS value as it reaches Python with no explicit conversion (Pyodide's implicit rules)."""
     kind = type(value)
@@ -109,6 +117,8 @@ def to_python(value: Any) -> Any:
         return int(value)
     if kind is PyProxy:
         return value.unwrap_for_python()
+    if getattr(kind, "crosses_as_exception", False):
+        return value.as_exception()  # an Error object: Pyodide's proxy of it is a JsException
     return value
 
 
@@ -122,11 +132,13 @@ def to_js_implicit(value: Any, borrowed: list[PyProxy] | None = None) -> Any:
     if kind is str or kind is bool or kind is float:
         return value
     if kind is int:
-        return value if -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER else JsBigIntValue(value)
+        return int_to_js(value)
     if value is None:
         return UNDEFINED
     if isinstance(value, JsProxy) or value is jsnull:
         return value
+    if isinstance(value, JsException):
+        return value.js_error
     if isinstance(value, bool):
         return bool(value)
     if isinstance(value, int):
@@ -135,23 +147,56 @@ def to_js_implicit(value: Any, borrowed: list[PyProxy] | None = None) -> Any:
         return str(value)
     if isinstance(value, float):
         return float(value)
-    proxy = PyProxy(value, borrowed=borrowed is not None)
+    proxy = PyProxy(value, borrowed=borrowed is not None, roundtrip=False)
     if borrowed is not None:
         borrowed.append(proxy)
     return proxy
 
 
 class JsException(Exception):
-    """A JS value thrown into Python (Pyodide's ``pyodide.ffi.JsException``): ``str`` is ``"Name: message"``."""
+    """A JS value thrown into Python (Pyodide's ``pyodide.ffi.JsException``): ``str`` is ``"Name: message"``.
+
+    As in Pyodide, where every Error object's proxy is a JsException, an Error object read from JS is one
+    too (`to_python`): its JS properties (``constructor``, ``toString``, ``stack``, ...) read and write through.
+    """
 
     def __init__(self, js_error: Any, *_: Any) -> None:
         super().__init__(js_error)
-        self.js_error = js_error
+        object.__setattr__(self, "js_error", js_error)
 
     @property
     def name(self) -> str:
         error = self.js_error
         return str(error.name) if isinstance(error, JsProxy) and hasattr(error, "name") else "Error"
+
+    @name.setter
+    def name(self, value: str) -> None:
+        self.js_error.name = value
+
+    @property
+    def typeof(self) -> str:
+        """``typeof`` of the error object."""
+        return "object"
+
+    @property
+    def constructor(self) -> Any:
+        """The error object's constructor."""
+        return self.__getattr__("constructor")
+
+    def __getattr__(self, name: str) -> Any:
+        error = self.__dict__.get("js_error")
+        if name.startswith("__") or not isinstance(error, JsProxy):
+            raise AttributeError(name)
+        return getattr(error, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        error = self.__dict__.get("js_error")
+        if name.startswith("_") or name in ("js_error", "args") or not isinstance(error, JsProxy):
+            super().__setattr__(name, value)
+        elif name == "name":
+            type(self).name.__set__(self, value)  # type: ignore[attr-defined]
+        else:
+            setattr(error, name, value)
 
     @property
     def message(self) -> str:
@@ -171,7 +216,7 @@ def js_error(name: str, message: str) -> JsException:
     """A ``JsException`` for a new JS error object ``name`` with ``message`` (what a platform API throws)."""
     from jsemu.objects import make_error
 
-    return JsException(make_error(name, message))
+    return make_error(name, message).as_exception()
 
 
 class JsProxy:
@@ -184,6 +229,10 @@ class JsProxy:
     __slots__ = ("__weakref__",)
     js_class: ClassVar[str] = "Object"
     js_typeof: ClassVar[str] = "object"
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        _named_as_pyodide_names_it(cls)
 
     # -- the JS side -------------------------------------------------------------------------------------
     def _js_get(self, name: str) -> Any:
@@ -205,7 +254,7 @@ class JsProxy:
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__") and name.endswith("__"):
             raise AttributeError(name)
-        value = self._js_get(name)
+        value = self._js_get(_js_name(name))
         if value is MISSING:
             raise AttributeError(name)
         return to_python(value)
@@ -214,10 +263,10 @@ class JsProxy:
         if name.startswith("_"):
             object.__setattr__(self, name, value)
             return
-        self._js_set(name, to_js_implicit(value))
+        self._js_set(_js_name(name), to_js_implicit(value))
 
     def __delattr__(self, name: str) -> None:
-        self._js_delete(name)
+        self._js_delete(_js_name(name))
 
     @property
     def typeof(self) -> str:
@@ -244,6 +293,12 @@ class JsProxy:
 
         return to_py(self, depth=depth, default_converter=default_converter)
 
+    def as_object_map(self) -> Any:
+        """The object's own properties as a mutable mapping (``JsProxy.as_object_map``)."""
+        from jsemu.objects import ObjectMap
+
+        return ObjectMap(self)
+
     def object_keys(self) -> Iterator[str]:
         """``Object.keys(object)``."""
         return iter(self._js_keys())
@@ -268,12 +323,27 @@ class JsProxy:
     def __hash__(self) -> int:
         return id(self)
 
-    def __contains__(self, key: object) -> bool:
-        return isinstance(key, str) and self._js_get(key) is not MISSING
-
     def __bool__(self) -> bool:
         return True
 
+
+def _js_name(name: str) -> str:
+    """The JS property a Python attribute names: a keyword with one trailing ``_`` (``from_``) is the keyword."""
+    if name.endswith("_") and keyword.iskeyword(name[:-1]):
+        return name[:-1]
+    return name
+
+
+def _named_as_pyodide_names_it(cls: type) -> None:
+    """Every proxy class reads as Pyodide's one C type: ``repr`` ``<class 'pyodide.ffi.JsProxy'>`` and
+    CPython's messages ``'pyodide.ffi.JsProxy' object is not subscriptable`` (they print ``__name__``).
+    Pyodide's ``__name__`` is ``JsProxy``; a Python class cannot have both (tests/ffi: NOT_EMULATED)."""
+    cls.__name__ = "pyodide.ffi.JsProxy"
+    cls.__qualname__ = "JsProxy"
+    cls.__module__ = "pyodide.ffi"
+
+
+_named_as_pyodide_names_it(JsProxy)
 
 _CONSTRUCTORS: dict[str, JsCallable] = {}
 
@@ -357,11 +427,12 @@ class JsCallable(JsProxy):
             from jsemu.objects import JsObject
 
             js_args.append(JsObject({key: to_js_implicit(v, borrowed) for key, v in kwargs.items()}))
+        result = None
         try:
-            return to_python(self._fn(*js_args))
+            result = self._fn(*js_args)
+            return to_python(result)
         finally:
-            for proxy in borrowed:
-                proxy.release_borrowed()
+            _release_after(result, borrowed)
 
     def new(self, *args: Any, **kwargs: Any) -> Any:
         """``new F(...args)``."""
@@ -373,17 +444,36 @@ class JsCallable(JsProxy):
             from jsemu.objects import JsObject
 
             js_args.append(JsObject({key: to_js_implicit(v, borrowed) for key, v in kwargs.items()}))
+        result = None
         try:
-            return to_python(self._construct(*js_args))
+            result = self._construct(*js_args)
+            return to_python(result)
         finally:
-            for proxy in borrowed:
-                proxy.release_borrowed()
+            _release_after(result, borrowed)
 
     def js_new(self, *args: Any) -> Any:
         """``new F(...args)`` with JS values (from the JS side)."""
         if self._construct is None:
             raise js_error("TypeError", f"{self.js_name} is not a constructor")
         return self._construct(*args)
+
+
+def _release_after(result: Any, borrowed: list[PyProxy]) -> None:
+    """End a call's borrowed proxies: now, or when the promise it returned settles (Pyodide keeps the
+    arguments of a call that answers a promise alive until then)."""
+    if not borrowed:
+        return
+    subscribe = getattr(result, "_subscribe", None)
+    if subscribe is not None and getattr(result, "_state", None) == 0:
+
+        def release(_: Any) -> None:
+            for proxy in borrowed:
+                proxy.release_borrowed()
+
+        subscribe(release, release)
+        return
+    for proxy in borrowed:
+        proxy.release_borrowed()
 
 
 class HostObject(JsProxy):
@@ -428,6 +518,10 @@ def _contains_via_has(self: Any, key: object) -> bool:
     return bool(self.js_has(to_js_implicit(key)))
 
 
+_DEBUG_HINT = "\nFor more information about the cause of this error, use `pyodide.setDebug(true)`"
+"""Pyodide appends this to the errors of a destroyed proxy."""
+
+
 class PyProxy(JsProxy):
     """A Python object on the JS side. Calling it calls the object; ``destroy`` ends it.
 
@@ -435,29 +529,32 @@ class PyProxy(JsProxy):
     proxy made for a call's argument reads back as the object itself and is destroyed when the call returns.
     """
 
-    __slots__ = ("_borrowed", "_destroyed", "_obj", "_once")
+    __slots__ = ("_borrowed", "_destroyed", "_obj", "_once", "_roundtrip")
     _obj: Any
     _borrowed: bool
     _destroyed: str | None
     _once: bool
+    _roundtrip: bool
     js_class: ClassVar[str] = "PyProxy"
 
-    def __init__(self, obj: Any, *, borrowed: bool = False, once: bool = False) -> None:
+    def __init__(self, obj: Any, *, borrowed: bool = False, once: bool = False, roundtrip: bool = True) -> None:
         object.__setattr__(self, "_obj", obj)
         object.__setattr__(self, "_borrowed", borrowed)
         object.__setattr__(self, "_destroyed", None)
         object.__setattr__(self, "_once", once)
+        object.__setattr__(self, "_roundtrip", roundtrip)
 
     @property
     def js_typeof(self) -> str:  # type: ignore[override]
         return "function" if callable(self._obj) else "object"
 
     def unwrap_for_python(self) -> Any:
-        """What Python code receives when this PyProxy crosses back: the object, or this double proxy."""
-        if self._borrowed:
-            self._check_alive()
-            return self._obj
-        return self
+        """What Python code receives when this PyProxy crosses back: the object, or this double proxy
+        (``create_proxy``'s ``roundtrip``, on by default)."""
+        if self._roundtrip:
+            return self
+        self._check_alive()
+        return self._obj
 
     def unwrap(self) -> Any:
         """The wrapped Python object (``JsDoubleProxy.unwrap``)."""
@@ -471,14 +568,14 @@ class PyProxy(JsProxy):
                 self,
                 "_destroyed",
                 "This borrowed proxy was automatically destroyed at the end of a function call. "
-                "Try using create_proxy or create_once_callable.",
+                "Try using create_proxy or create_once_callable." + _DEBUG_HINT,
             )
 
     def destroy(self) -> None:
-        """Release the Python object (``PyProxy.destroy``)."""
-        if self._destroyed is not None:
-            raise js_error("Error", "Object has already been destroyed")
-        object.__setattr__(self, "_destroyed", "Object has already been destroyed")
+        """Release the Python object (``PyProxy.destroy``; again is a no-op, as in Pyodide 0.28)."""
+        if self._destroyed is None:
+            gone = "OnceProxy can only be called once" if self._once else "Object has already been destroyed" + _DEBUG_HINT
+            object.__setattr__(self, "_destroyed", gone)
 
     def _check_alive(self) -> None:
         if self._destroyed is not None:
@@ -488,7 +585,7 @@ class PyProxy(JsProxy):
         """JS calls the Python object: arguments cross into Python, the result back into JS."""
         self._check_alive()
         if self._once:
-            object.__setattr__(self, "_destroyed", "This callable can only be called once.")
+            object.__setattr__(self, "_destroyed", "OnceProxy can only be called once")
         result = self._obj(*[to_python(arg) for arg in args])
         return to_js_implicit(result)
 
@@ -502,6 +599,11 @@ class PyProxy(JsProxy):
         if name == "getBuffer":
             return JsCallable(self._get_buffer, name="getBuffer")
         self._check_alive()
+        if name.isdigit() and hasattr(self._obj, "__getitem__") and not isinstance(self._obj, str | dict):
+            try:
+                return to_js_implicit(self._obj[int(name)])
+            except (IndexError, TypeError, KeyError):
+                return UNDEFINED
         if hasattr(self._obj, name):
             return to_js_implicit(getattr(self._obj, name))
         return MISSING
@@ -514,4 +616,4 @@ class PyProxy(JsProxy):
         return JsObject({"data": data, "release": JsCallable(lambda: UNDEFINED, name="release")})
 
     def _js_to_string(self) -> str:
-        return repr(self._obj)
+        return str(self._obj)

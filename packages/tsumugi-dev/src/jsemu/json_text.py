@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 from jsemu.core import UNDEFINED, JsBigIntValue, JsCallable, JsProxy, PyProxy, js_error, jsnull
@@ -43,16 +44,52 @@ def number_text(value: float | int) -> str:
     return f"{mantissa}e{'+' if exp > 0 else '-'}{abs(exp)}"
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _quote(text: str) -> str:
-    return json.dumps(text, ensure_ascii=False)
+    """A JSON string as ``JSON.stringify`` writes it: lone surrogates escaped (well-formed JSON.stringify)."""
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(text, ensure_ascii=False))
 
 
-def stringify(value: Any) -> Any:
-    """``JSON.stringify(value)``: a string, or ``undefined`` for a value with no JSON text."""
+def stringify(value: Any, replacer: Any = UNDEFINED, space: Any = UNDEFINED) -> Any:
+    """``JSON.stringify(value, replacer, space)``: a string, or ``undefined`` for a value with no JSON text.
+
+    A function ``replacer`` is called as ``(key, value)`` for every property and its answer written; ``space``
+    indents (a number of spaces, at most 10, or a string, its first 10 characters)."""
     parts: list[str] = []
     if not _write(value, parts, set()):
         return UNDEFINED
-    return "".join(parts)
+    text = "".join(parts)
+    if replacer is UNDEFINED and space is UNDEFINED:
+        return text
+    return _restringify(value, replacer, space)
+
+
+def _restringify(value: Any, replacer: Any, space: Any) -> Any:
+    """The slow path for a replacer or indentation: the same JSON, rebuilt through Python's encoder."""
+    from jsemu.core import JsCallable as _Function
+    from jsemu.objects import JsArray, JsObject
+
+    def walk(holder_key: str, item: Any) -> Any:
+        if isinstance(replacer, _Function | PyProxy):
+            item = replacer.js_call(holder_key, item)
+        if isinstance(item, JsProxy) and not isinstance(item, JsArray | JsObject):
+            parts: list[str] = []
+            return json.loads("".join(parts)) if _write(item, parts, set()) else None
+        if isinstance(item, JsArray):
+            return [walk(str(i), v) for i, v in enumerate(item._items)]
+        if isinstance(item, JsObject):
+            return {k: walk(k, item._props[k]) for k in item._js_keys() if item._props[k] is not UNDEFINED}
+        parts = []
+        return json.loads("".join(parts)) if _write(item, parts, set()) else None
+
+    indent: Any = None
+    if isinstance(space, int | float) and not isinstance(space, bool) and space >= 1:
+        indent = min(int(space), 10)
+    elif isinstance(space, str) and space:
+        indent = space[:10]
+    return json.dumps(walk("", value), indent=indent, ensure_ascii=False, separators=(",", ": " if indent else ":"))
 
 
 def _write(value: Any, out: list[str], seen: set[int]) -> bool:  # noqa: C901 - one case a kind
@@ -77,6 +114,8 @@ def _write(value: Any, out: list[str], seen: set[int]) -> bool:  # noqa: C901 - 
     if not isinstance(value, JsProxy):
         out.append("{}")
         return True
+    if isinstance(value, PyProxy):
+        return _write_pyproxy(value, out, seen)
     to_json = value._js_get("toJSON")
     if isinstance(to_json, JsCallable):
         return _write(to_json.js_call(), out, seen)
@@ -84,8 +123,21 @@ def _write(value: Any, out: list[str], seen: set[int]) -> bool:  # noqa: C901 - 
         raise js_error("TypeError", "Converting circular structure to JSON")
     seen.add(id(value))
     try:
-        from jsemu.objects import JsArray
+        from jsemu.objects import JsArray, JsMap
 
+        if isinstance(value, JsMap) and value._literal:
+            entries = [(key, item) for key, item in value._entries.items() if isinstance(key, str)]
+            out.append("{")
+            first = True
+            for key, item in entries:
+                mark = len(out)
+                out.append(("" if first else ",") + _quote(key) + ":")
+                if _write(item, out, seen):
+                    first = False
+                else:
+                    del out[mark:]
+            out.append("}")
+            return True
         if isinstance(value, JsArray):
             out.append("[")
             for i, item in enumerate(value._items):
@@ -108,6 +160,23 @@ def _write(value: Any, out: list[str], seen: set[int]) -> bool:  # noqa: C901 - 
         return True
     finally:
         seen.discard(id(value))
+
+
+def _write_pyproxy(value: PyProxy, out: list[str], seen: set[int]) -> bool:
+    """A PyProxy as JSON.stringify sees it in Pyodide: a list, tuple, bytes or bytearray as an array, a dict
+    as an object (its str keys), anything else as an empty object."""
+    from jsemu.core import to_js_implicit
+    from jsemu.objects import JsArray, JsObject
+
+    value._check_alive()
+    obj = value._obj
+    if isinstance(obj, list | tuple | bytes | bytearray):
+        return _write(JsArray([to_js_implicit(item) for item in obj]), out, seen)
+    if isinstance(obj, dict):
+        props = {key: to_js_implicit(item) for key, item in obj.items() if isinstance(key, str)}
+        return _write(JsObject(props), out, seen)
+    out.append("{}")
+    return True
 
 
 def parse(text: str) -> Any:

@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 from jsemu.core import (
     MISSING,
     UNDEFINED,
+    JsBigIntValue,
     JsCallable,
     JsException,
     JsProxy,
@@ -38,6 +39,7 @@ __all__ = [
     "Uint8Array",
     "make_error",
     "property_key",
+    "python_error",
 ]
 
 
@@ -88,7 +90,68 @@ class JsObject(JsProxy):
         self._props.pop(name, None)
 
     def _js_keys(self) -> list[str]:
-        return list(self._props)
+        return ordered_keys(self._props)
+
+    @property
+    def constructor(self) -> Any:
+        """An own ``constructor`` property, else the prototype's (none on ``Object.create(null)``)."""
+        own = self._props.get("constructor", MISSING)
+        if own is not MISSING:
+            return to_python(own)
+        if self._null_proto:
+            raise AttributeError("constructor")
+        return JsProxy.constructor.__get__(self)
+
+
+def _array_index(key: str) -> int | None:
+    """``key`` as an array index (canonical decimal below 2**32 - 1), else None."""
+    if key.isdigit() and (key == "0" or not key.startswith("0")) and int(key) < 2**32 - 1:
+        return int(key)
+    return None
+
+
+def ordered_keys(props: dict[str, Any]) -> list[str]:
+    """ECMAScript OrdinaryOwnPropertyKeys: array indices ascending, then the other keys in insertion order."""
+    indices = sorted((index, key) for key in props if (index := _array_index(key)) is not None)
+    return [key for _, key in indices] + [key for key in props if _array_index(key) is None]
+
+
+class ObjectMap(JsProxy):
+    """``JsProxy.as_object_map()``: an object's own properties as a mutable mapping."""
+
+    __slots__ = ("_target",)
+    _target: JsProxy
+
+    def __init__(self, target: JsProxy) -> None:
+        object.__setattr__(self, "_target", target)
+
+    def _js_get(self, name: str) -> Any:
+        return self._target._js_get(name)
+
+    def _js_keys(self) -> list[str]:
+        return self._target._js_keys()
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self._target._js_keys():
+            raise KeyError(key)
+        return to_python(self._target._js_get(key))
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self._target._js_set(key, to_js_implicit(value))
+
+    def __delitem__(self, key: str) -> None:
+        if key not in self._target._js_keys():
+            raise KeyError(key)
+        self._target._js_delete(key)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._target._js_keys()
+
+    def __len__(self) -> int:
+        return len(self._target._js_keys())
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._target._js_keys())
 
 
 _OBJECT_PROTOTYPE: dict[str, Any] = {
@@ -173,9 +236,11 @@ class JsArray(JsProxy):
 
     def __getitem__(self, index: Any) -> Any:
         if isinstance(index, slice):
-            return [to_python(item) for item in self._items[index]]
+            return JsArray(self._items[index])
         if not isinstance(index, int):
             raise TypeError("list indices must be integers or slices, not " + type(index).__name__)
+        if not -len(self._items) <= index < len(self._items):
+            raise IndexError(index)  # Pyodide's text: the index alone
         return to_python(self._items[index])
 
     def __setitem__(self, index: int, value: Any) -> None:
@@ -223,10 +288,17 @@ def _index(value: Any) -> int:
 
 
 def _string_of(value: Any) -> str:
+    """ECMAScript ToString of a JS value."""
     if isinstance(value, str):
         return value
+    if value is UNDEFINED:
+        return "undefined"
+    if value is jsnull:
+        return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, JsBigIntValue):
+        return str(int(value))
     if isinstance(value, float | int):
         return property_key(value)
     if isinstance(value, JsProxy):
@@ -249,7 +321,7 @@ _ARRAY_METHODS: dict[str, Any] = {
     "slice": lambda self, start=0, end=UNDEFINED: JsArray(
         self._items[_index(start) : None if end is UNDEFINED else _index(end)]
     ),
-    "join": lambda self, sep=",": (sep if sep is not UNDEFINED else ",").join(
+    "join": lambda self, sep=",": ("," if sep is UNDEFINED else _string_of(sep)).join(
         "" if v is UNDEFINED or v is jsnull else _string_of(v) for v in self._items
     ),
     "map": lambda self, fn: JsArray([_call_js(fn, v, i, self) for i, v in enumerate(list(self._items))]),
@@ -257,18 +329,28 @@ _ARRAY_METHODS: dict[str, Any] = {
     "includes": lambda self, value: any(v == value and type(v) is type(value) for v in self._items),
     "indexOf": lambda self, value: next((i for i, v in enumerate(self._items) if v is value or v == value), -1),
     "toString": lambda self: self._js_to_string(),
+    "values": lambda self: JsIterator(iter(list(self._items))),
 }
 
 
 class JsMap(JsProxy):
     """A Map: ``m[key]``, ``len``, ``in`` and iteration over keys from Python (Pyodide's ``JsMap``)."""
 
-    __slots__ = ("_entries",)
+    __slots__ = ("_entries", "_literal")
     _entries: dict[Any, Any]
-    js_class: ClassVar[str] = "Map"
+    _literal: bool
 
-    def __init__(self, entries: dict[Any, Any] | None = None) -> None:
+    def __init__(self, entries: dict[Any, Any] | None = None, *, literal: bool = False) -> None:
         object.__setattr__(self, "_entries", entries if entries is not None else {})
+        object.__setattr__(self, "_literal", literal)
+
+    @property
+    def js_class(self) -> str:  # type: ignore[override]
+        """``LiteralMap`` for what ``to_js`` makes of a dict (a Map that ``JSON.stringify`` writes as an object)."""
+        return "LiteralMap" if self._literal else "Map"
+
+    def _js_to_string(self) -> str:
+        return "[object Map]"
 
     def _js_get(self, name: str) -> Any:
         if name == "size":
@@ -475,8 +557,30 @@ class Uint8Array(JsTypedArray):
     def __getitem__(self, index: int) -> int:
         return self._view()[index]
 
+    def __setitem__(self, index: int, value: Any) -> None:
+        if not -self._length <= index < self._length:
+            raise IndexError(index)
+        self._buffer._data[self._start + index % self._length] = int(value) & 0xFF
+
+    def _js_keys(self) -> list[str]:
+        return [str(i) for i in range(self._length)]
+
     def __bool__(self) -> bool:
         return self._length > 0
+
+    def assign(self, source: Any) -> None:
+        """Copy ``source`` (a buffer of the same length) in (``JsBuffer.assign``)."""
+        data = bytes(memoryview(source))
+        if len(data) != self._length:
+            raise ValueError("Cannot assign from a buffer of a different length")
+        self._buffer._data[self._start : self._start + self._length] = data
+
+    def assign_to(self, target: Any) -> None:
+        """Copy the bytes into ``target`` (a writable buffer of the same length; ``JsBuffer.assign_to``)."""
+        view = memoryview(target).cast("B")
+        if len(view) != self._length:
+            raise ValueError("Cannot assign to a buffer of a different length")
+        view[:] = self._view()
 
     def to_bytes(self) -> bytes:
         """A copy as ``bytes``."""
@@ -505,14 +609,21 @@ class JsDate(JsProxy):
     js_class: ClassVar[str] = "Date"
 
     def __init__(self, ms: float) -> None:
-        object.__setattr__(self, "_ms", float(ms) if not math.isnan(ms) else math.nan)
+        # ECMAScript TimeClip: past +-8.64e15 ms invalid, else truncated toward zero
+        clipped = math.nan if math.isnan(ms) or abs(ms) > 8.64e15 else float(math.trunc(ms))
+        object.__setattr__(self, "_ms", clipped)
 
     def _js_get(self, name: str) -> Any:
         if name in ("getTime", "valueOf"):
             return JsCallable(lambda: self._ms, name=name)
-        if name in ("toISOString", "toJSON"):  # toJSON: what JSON.stringify writes for a Date
-            return JsCallable(self._iso, name=name)
+        if name in ("toISOString", "toJSON"):
+            return JsCallable(self._iso if name == "toISOString" else self._json, name=name)
+        if name == "toString":
+            return JsCallable(self._js_to_string, name=name)
         return MISSING
+
+    def _json(self, *_: Any) -> Any:
+        return jsnull if math.isnan(self._ms) else self._iso()
 
     def _iso(self) -> str:
         import datetime
@@ -533,16 +644,25 @@ class JsDate(JsProxy):
 
 
 class JsError(JsProxy):
-    """An Error object (``name``, ``message``, ``stack``, optional ``cause``); thrown, it is a JsException."""
+    """An Error object (``name``, ``message``, ``stack``, optional ``cause``); in Python, a JsException."""
 
-    __slots__ = ("_props",)
+    __slots__ = ("_exception", "_props")
     _props: dict[str, Any]
+    _exception: JsException | None
+    crosses_as_exception: ClassVar[bool] = True
 
     def __init__(self, name: str, message: str, extra: dict[str, Any] | None = None) -> None:
         props: dict[str, Any] = {"name": name, "message": message, "stack": f"{name}: {message}\n    at <local>"}
         if extra:
             props.update(extra)
         object.__setattr__(self, "_props", props)
+        object.__setattr__(self, "_exception", None)
+
+    def as_exception(self) -> JsException:
+        """The JsException that stands for this object in Python (one per object, so identity holds)."""
+        if self._exception is None:
+            object.__setattr__(self, "_exception", JsException(self))
+        return self._exception  # type: ignore[return-value]
 
     @property
     def js_class(self) -> str:  # type: ignore[override]
@@ -582,6 +702,15 @@ def make_error(name: str, message: str, extra: dict[str, Any] | None = None) -> 
     return JsError(name, message, extra)
 
 
+def python_error(error: BaseException) -> JsException:
+    """A Python exception that JS caught, back in Python: Pyodide's ``PythonError`` (its message the formatted
+    traceback, ``type`` the exception's class name)."""
+    import traceback
+
+    text = "".join(traceback.format_exception(error))
+    return make_error("PythonError", text, {"type": type(error).__name__}).as_exception()
+
+
 def thrown(value: Any) -> JsException:
     """What Python receives when JS throws ``value``."""
-    return JsException(value)
+    return value.as_exception() if isinstance(value, JsError) else JsException(value)

@@ -20,6 +20,7 @@ from jsemu.core import (
     JsCallable,
     JsException,
     JsProxy,
+    PyProxy,
     to_js_implicit,
     to_python,
 )
@@ -32,9 +33,10 @@ _PENDING, _FULFILLED, _REJECTED = 0, 1, 2
 class JsPromise(JsProxy):
     """A Promise. ``await`` it from Python, or ``then``/``catch``/``finally_``."""
 
-    __slots__ = ("_callbacks", "_pending_work", "_state", "_value")
+    __slots__ = ("_callbacks", "_pending_work", "_py_value", "_state", "_value")
     _state: int
     _value: Any
+    _py_value: Any
     _callbacks: list[Any]
     _pending_work: Any
     js_class: ClassVar[str] = "Promise"
@@ -42,6 +44,7 @@ class JsPromise(JsProxy):
     def __init__(self) -> None:
         object.__setattr__(self, "_state", _PENDING)
         object.__setattr__(self, "_value", None)
+        object.__setattr__(self, "_py_value", None)
         object.__setattr__(self, "_callbacks", [])
         object.__setattr__(self, "_pending_work", None)
 
@@ -95,13 +98,32 @@ class JsPromise(JsProxy):
 
     # -- settling (JS side) --------------------------------------------------------------------------------
     def resolve(self, value: Any) -> None:
-        """Fulfil with a JS value; a promise value is followed."""
+        """Fulfil with a JS value; a promise value is followed, and so is a PyProxy of a Python awaitable (in
+        Pyodide it is a thenable: the awaitable runs, a Python exception rejects as ``PythonError``)."""
         if self._state != _PENDING:
             return
         if isinstance(value, JsPromise):
             value._subscribe(self.resolve, self.reject)
             return
+        if isinstance(value, PyProxy) and value._destroyed is None and hasattr(value._obj, "__await__"):
+            self._adopt(value._obj)
+            return
         self._settle(_FULFILLED, value)
+
+    def _adopt(self, awaitable: Any) -> None:
+        async def run() -> Any:
+            try:
+                return to_js_implicit(await awaitable)
+            except JsException:
+                raise
+            except Exception as error:  # crosses into JS as a PythonError
+                from jsemu.objects import python_error
+
+                raise python_error(error) from error
+
+        object.__setattr__(self, "_pending_work", run())
+        with contextlib.suppress(RuntimeError):  # no loop yet: the work starts at the first await
+            asyncio.get_running_loop().call_soon(self._start_pending)
 
     def reject(self, error: BaseException) -> None:
         """Reject with a Python exception (``JsException`` for a JS reason)."""
@@ -111,6 +133,13 @@ class JsPromise(JsProxy):
     def _settle(self, state: int, value: Any) -> None:
         object.__setattr__(self, "_state", state)
         object.__setattr__(self, "_value", value)
+        if state == _FULFILLED:
+            # What Python will be given, taken now: Pyodide converts when the promise settles, before the
+            # call's borrowed proxies are destroyed (a PyProxy value reads back as its object).
+            try:
+                object.__setattr__(self, "_py_value", (True, to_python(value)))
+            except JsException as error:
+                object.__setattr__(self, "_py_value", (False, error))
         callbacks, self._callbacks[:] = list(self._callbacks), []
         for on_fulfilled, on_rejected in callbacks:
             _soon(on_fulfilled if state == _FULFILLED else on_rejected, value)
@@ -139,6 +168,8 @@ class JsPromise(JsProxy):
             else:
                 self._settle(_FULFILLED, value)
                 return to_python(value)
+        if self._state != _PENDING:
+            yield  # an await resumes after the microtasks already queued, even on a settled promise
         if self._state == _PENDING:
             future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
             self._callbacks.append(
@@ -150,7 +181,10 @@ class JsPromise(JsProxy):
             yield from future.__await__()
         if self._state == _REJECTED:
             raise self._value
-        return to_python(self._value)
+        converted, result = self._py_value
+        if not converted:
+            raise result
+        return result
 
     def then(self, on_fulfilled: Callable[..., Any] | None = None, on_rejected: Callable[..., Any] | None = None) -> JsPromise:
         """``promise.then`` with Python callables (they receive Python values)."""

@@ -102,6 +102,17 @@ async def current_alarm(storage: Any) -> int | None:
 
 _PLAIN_PARAMS = frozenset({str, int, float, bool})
 
+_NUMBER_BOUND = 2**53 - 1
+"""Pyodide 0.28 sends an int of this size or more as a JS BigInt (tests/ffi, ``arg_int_2_53_minus_1``), which
+workerd's SQL refuses. The bound itself is exact as a double, and workerd binds every number as one."""
+
+
+def _bound_as_number(value: Any) -> Any:
+    """``value``, with an int of exactly +-(2**53 - 1) as the float it equals (larger ints stay: refused)."""
+    if type(value) is int and abs(value) == _NUMBER_BOUND:
+        return float(value)
+    return value
+
 
 def _sdk_row(values: Any) -> Any:
     """A row dict from ``to_py()`` as the SDK's wrapper hands it: a ``JsDict``, JS null read as ``None``."""
@@ -170,6 +181,8 @@ class DurableObjectSql:
 
     def exec(self, query: str, *params: Any) -> Any:
         """Run one statement (``ctx.storage.sql.exec``)."""
+        if any(type(p) is int and not -_NUMBER_BOUND < p < _NUMBER_BOUND for p in params):
+            params = tuple(_bound_as_number(p) for p in params)
         raw = self._raw
         if raw is None:
             return self._storage.sql.exec(query, *params)
