@@ -58,7 +58,10 @@ def test_a_wheel_installs_from_the_wheelhouse_with_only_its_own_tsumugi_closure(
 ) -> None:
     env = {**os.environ, "UV_OFFLINE": "1", "UV_PYTHON_DOWNLOADS": "never",
            "UV_CONSTRAINT": str(wheelhouse / "constraints.txt")}  # fmt: skip
-    env.pop("VIRTUAL_ENV", None)
+    # The suite's own environment variables name the repository's environments (the 3.13 run sets
+    # UV_PROJECT_ENVIRONMENT=.venv-3.13): the program gets its own .venv.
+    for name in ("VIRTUAL_ENV", "UV_PROJECT_ENVIRONMENT"):
+        env.pop(name, None)
     base = Path(sys.base_prefix) / "bin" / f"python{sys.version_info[0]}.{sys.version_info[1]}"
     # A program of its own outside the repository, taking our packages from the wheelhouse only.
     (tmp_path / "pyproject.toml").write_text(
