@@ -80,6 +80,25 @@ def test_a_row_written_by_a_trigger_counts(sql: SqlStorage) -> None:
     assert _written(sql) == 3 + 1  # the row and its two index entries, and the trigger's audit row
 
 
+def test_a_partial_index_entry_counts_only_for_rows_its_where_admits() -> None:
+    storage = SqlStorage()
+    storage.exec("CREATE TABLE job (id TEXT PRIMARY KEY, state TEXT, at INTEGER, done_at INTEGER)")
+    storage.exec("CREATE INDEX job_ready ON job (at) WHERE state = 'SCHEDULED'")
+    storage.exec("CREATE INDEX job_done ON job (done_at) WHERE done_at IS NOT NULL AND state = 'COMPLETED'")
+    storage.usage = Usage()
+    insert = "INSERT INTO job (id, state, at) VALUES (?, ?, 1)"
+    storage.exec(insert, "a", "SCHEDULED")
+    assert storage.usage.sql_rows_written == 3  # the row, the primary key's index, job_ready
+    storage.exec(insert, "b", "RUNNING")
+    assert storage.usage.sql_rows_written == 3 + 2  # job_ready's WHERE refuses it
+    # SET state = 'QUEUED': neither WHERE can hold whatever done_at is; the rewritten entries are skipped.
+    storage.exec("UPDATE job SET state = 'QUEUED', at = ? WHERE id = 'a'", 5)
+    assert storage.usage.sql_rows_written == 3 + 2 + 1
+    # SET state = 'COMPLETED' with done_at unknown (a parameter): job_done may hold, so it counts.
+    storage.exec("UPDATE job SET state = 'COMPLETED', done_at = ? WHERE id = 'a'", 9)
+    assert storage.usage.sql_rows_written == 3 + 2 + 1 + 2
+
+
 def test_a_without_rowid_table_counts_its_primary_key_entry_and_its_indexes() -> None:
     storage = SqlStorage()
     storage.exec("CREATE TABLE kv (k TEXT PRIMARY KEY, v TEXT) WITHOUT ROWID")

@@ -222,7 +222,11 @@ class D1Database:
             usage.d1_rows_read += max(len(rows), changes)
             if changes:
                 usage.d1_rows_written += self._written_rows.count(
-                    statement.sql, statement.params, cursor.rowcount, changes, cursor.lastrowid != last_rowid
+                    statement.sql,
+                    statement.params,
+                    cursor.rowcount,
+                    changes,
+                    cursor.lastrowid if cursor.lastrowid != last_rowid else None,
                 )
         return _Outcome(names, rows, changes, cursor.lastrowid or 0, (time.perf_counter() - started) * 1000)
 

@@ -128,13 +128,13 @@ class SqlCursor:
         rows: list[tuple[Any, ...]],
         rows_written: int,
         direct_changes: int = 0,
-        inserted: bool = False,
+        inserted_rowid: int | None = None,
     ) -> None:
         self.columnNames = column_names
         self.direct_changes = direct_changes
         """Rows the statement itself changed (SQLite's ``sqlite3_changes``; not SDK API: for metering)."""
-        self.inserted = inserted
-        """Whether the connection's last inserted rowid moved (an upsert took its INSERT path; for metering)."""
+        self.inserted_rowid = inserted_rowid
+        """The rowid inserted when the connection's last inserted rowid moved, else None (for metering)."""
         self._rows = rows
         self._next = 0
         self.rowsRead = len(rows)
@@ -233,7 +233,7 @@ class SqlStorage:
             usage.sql_rows_read += max(cursor.rowsRead, changes)
             if changes:
                 usage.sql_rows_written += self._written_rows.count(
-                    statement, params, cursor.direct_changes, changes, cursor.inserted
+                    statement, params, cursor.direct_changes, changes, cursor.inserted_rowid
                 )
         return cursor
 
@@ -254,7 +254,8 @@ class SqlStorage:
         if is_write:
             self.write_statements += 1
         last_rowid, self._last_rowid = self._last_rowid, cur.lastrowid
-        return SqlCursor(names, rows, self._conn.total_changes - before, cur.rowcount, cur.lastrowid != last_rowid)
+        inserted = cur.lastrowid if cur.lastrowid != last_rowid else None
+        return SqlCursor(names, rows, self._conn.total_changes - before, cur.rowcount, inserted)
 
     def transaction_sync(self, fn: Callable[[], T]) -> T:
         """Run ``fn`` atomically: every write it makes is kept, or none is (``transactionSync`` in the SDK)."""
