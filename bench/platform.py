@@ -1,6 +1,6 @@
 """What a job costs on Cloudflare: every billable unit per job, counted by the local runtime's meter.
 
-Run: ``uv run python bench/platform.py [--jobs N]``. Prints a table, the ceilings, the comparison and one
+Run: ``uv run python bench/platform.py [--jobs N] [--quick]``. Prints a table, the ceilings, the comparison and one
 ``RESULT {json}`` line (the no-op job's figures).
 
 Each workload runs the whole system (producer Worker -> scheduler Worker and its JobShard Durable Object ->
@@ -12,7 +12,8 @@ beyond the monthly allowances, without the $5 minimum, CPU time left out: the lo
 Cloudflare's CPU). Durable Object duration is this process's wall clock while an object runs an event: an
 estimate, printed apart.
 
-Workloads: ``noop`` (Hello), ``retry`` (Boom with max_attempts=2: one retry, then FAILED), ``heartbeat`` (Slow
+Workloads: ``noop`` (Hello, one producer call per job, a second apart: nothing amortised), ``noop_batched``
+(100 Hello in one ``enqueue_many``: what batching amortises), ``retry`` (Boom with max_attempts=2: one retry, then FAILED), ``heartbeat`` (Slow
 for 1 s: one heartbeat), ``delayed`` (Hello 60 s later), ``concurrency_key`` (Hello on one key), ``fan_out_100``
 (one ``wide`` run over 100 names: per child job, the report node's cost spread over them), ``schedule``
 (one occurrence of a Hello schedule every minute), ``cancelled`` (a delayed Hello cancelled before it runs).
@@ -110,6 +111,14 @@ async def retry(runtime: LocalRuntime, clock: VirtualClock, jobs: int) -> int:
     return jobs
 
 
+async def noop_batched(runtime: LocalRuntime, clock: VirtualClock, jobs: int) -> int:
+    env, client = runtime.env("tsumugi-producer"), create_client()
+    items: list[Any] = [{"binding": "Hello", "payload": {"name": f"n{i}"}} for i in range(100)]
+    await client.enqueue_many(env, items)  # one producer call for 100 jobs: every step amortised
+    await clock.advance(60_000)
+    return 100
+
+
 async def heartbeat(runtime: LocalRuntime, clock: VirtualClock, jobs: int) -> int:
     await _enqueue_each(runtime, clock, jobs, binding="Slow", payload={"seconds": 1})
     await clock.advance(60_000)
@@ -159,6 +168,7 @@ async def _count(runtime: LocalRuntime, sql: str) -> int:
 
 WORKLOADS: dict[str, tuple[Workload, str]] = {
     "noop": (noop, "e2e_scheduler.py"),
+    "noop_batched": (noop_batched, "e2e_scheduler.py"),
     "retry": (retry, "e2e_scheduler.py"),
     "heartbeat": (heartbeat, "e2e_scheduler.py"),
     "delayed": (delayed, "e2e_scheduler.py"),
@@ -218,8 +228,8 @@ def floor_per_job() -> dict[str, float]:
     return {
         **dict.fromkeys(UNITS, 0.0),
         **units,
-        "do_requests": 0.0,
         "usd_per_million_jobs": usd(units) * 1e6,
+        **{"shard_requests": 0.0, "queue_messages": 1.0, "d1_queries": 0.0},
     }
 
 
@@ -235,22 +245,26 @@ def original_per_job() -> dict[str, float]:
     units = {
         "worker_requests": 1.0,  # the consumer's invocation (one message per batch at this load)
         "do_requests": 4.0,  # enqueueMany RPC, the dispatch alarm, report RPC, the projection alarm
-        "do_rows_written": 20.0,  # 7 statement writes, index entries and outbox AUTOINCREMENT bookkeeping
+        "do_rows_written": 20.0,  # insert 5, two transitions 3 each, three outbox appends 2 each, 3 deleted
         "queue_operations": 3.0,
-        "d1_rows_written": 13.0,  # three upserts of the job row (SCHEDULED, QUEUED, COMPLETED) and their indexes
+        "d1_rows_written": 17.0,  # upserts of SCHEDULED (insert, 7) then QUEUED and COMPLETED (5 each)
         "analytics_points": 1.0,
     }
-    return {**dict.fromkeys(UNITS, 0.0), **units, "usd_per_million_jobs": usd(units) * 1e6}
+    counts = {"shard_requests": 4.0, "queue_messages": 1.0, "d1_queries": 3.0}
+    return {**dict.fromkeys(UNITS, 0.0), **units, "usd_per_million_jobs": usd(units) * 1e6, **counts}
 
 
 def ceilings(row: dict[str, Any]) -> dict[str, Any]:
     """Jobs/s one shard and one binding of N shards can take, and which documented limit binds first."""
     limits = prices()["limits"]
     per_object = float(limits["do_requests_per_second_per_object"]["value"])
-    shard_requests = max(row["shard_requests"], 1e-9)
-    per_shard = per_object / shard_requests
+    per_shard = per_object / row["shard_requests"] if row["shard_requests"] else float("inf")
     queue_cap = float(limits["queue_messages_per_second"]["value"]) / max(row["queue_messages"], 1e-9)
-    d1_cap = float(limits["d1_queries_per_second"]["value"]) / max(row["d1_queries"], 1e-9)
+    d1_cap = (
+        float(limits["d1_queries_per_second"]["value"]) / row["d1_queries"]
+        if row["d1_queries"]
+        else float("inf")
+    )
     by_shards = {}
     for n in SHARD_COUNTS:
         caps = {"Durable Object": n * per_shard, "queue": queue_cap, "D1": d1_cap}
@@ -280,15 +294,17 @@ async def main(jobs: int) -> dict[str, Any]:
     others = {"floor": floor_per_job(), "workflows": workflows_per_job(), "original": original_per_job()}
     print_table({"tsumugi": rows["noop"], **others})
     print("\nper workload: shard requests/job, estimated DO duration (ms/job, $/M jobs), ceilings")
-    for name, row in rows.items():
+    for name, row in {**rows, "original": others["original"], "floor": others["floor"]}.items():
         ceiling = ceilings(row)
         shards = "; ".join(
             f"{n} shards {cap:.0f}/s ({what})" for n, (cap, what) in ceiling["by_shards"].items()
         )
+        active = row.get("do_active_ms", 0.0)
         print(
-            f"{name:<16} shard_req {row['shard_requests']:.2f}  active {row['do_active_ms']:.2f} ms "
-            f"(${row['usd_duration_per_million_jobs']:.2f}/M)  per shard {ceiling['per_shard_jobs_per_s']:.0f} jobs/s;"
-            f" {shards}"
+            f"{name:<16} shard_req {row['shard_requests']:.2f}  d1_q {row['d1_queries']:.2f}  "
+            f"msgs {row['queue_messages']:.2f}  active {active:.2f} ms "
+            f"(${row.get('usd_duration_per_million_jobs', 0.0):.2f}/M)  "
+            f"per shard {ceiling['per_shard_jobs_per_s']:.0f} jobs/s; {shards}"
         )
     noop_row = rows["noop"]
     print("\nno-op job by account (billable units per job):")
@@ -321,5 +337,6 @@ async def main(jobs: int) -> dict[str, Any]:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=20, help="jobs per workload (default 20)")
+    parser.add_argument("--quick", action="store_true", help="3 jobs per workload (a smoke run)")
     args = parser.parse_args()
-    asyncio.run(main(args.jobs))
+    asyncio.run(main(3 if args.quick else args.jobs))
