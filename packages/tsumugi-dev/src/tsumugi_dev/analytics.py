@@ -25,6 +25,7 @@ from typing import Any, Self
 from tsumugi_dev.clock import RuntimeClock
 from tsumugi_dev.invocation import admit_data_point
 from tsumugi_dev.jsdict import JsDict
+from tsumugi_dev.metering import Usage
 from tsumugi_dev.state_db import open_state_db
 
 __all__ = ["AnalyticsEngineDataset", "AnalyticsStore"]
@@ -207,6 +208,8 @@ class AnalyticsEngineDataset:
         store.ensure_dataset(dataset)
         self._store = store
         self.dataset = dataset
+        self.usage: Usage | None = None
+        """Where the points this binding keeps are metered (set by the runtime; ADR-0131)."""
 
     def query(self, sql: str) -> list[JsDict]:
         """Local-only read path: a SELECT over this runtime's stored points (view named ``self.dataset``).
@@ -239,4 +242,6 @@ class AnalyticsEngineDataset:
         index = _index(list(point.get("indexes") or []))
         if not admit_data_point():
             return  # beyond the invocation's 250 points: dropped without an error, as on Cloudflare
+        if self.usage is not None:
+            self.usage.analytics_points += 1
         self._store.write(self.dataset, checked_blobs, checked_doubles, index)

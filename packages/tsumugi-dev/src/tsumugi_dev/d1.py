@@ -28,6 +28,8 @@ from typing import Any, Self, TypeVar
 from tsumugi_dev.faults import D1_OUTAGE, D1_OUTAGE_MESSAGE, FaultInjector
 from tsumugi_dev.invocation import current_invocation
 from tsumugi_dev.jsdict import JsDict
+from tsumugi_dev.metering import Usage
+from tsumugi_dev.sql_rows import WrittenRows
 from tsumugi_dev.sqlite_limits import LIMITS, SqliteGuard, describe
 from tsumugi_dev.state_db import open_state_db
 
@@ -159,6 +161,10 @@ class D1Database:
         self._guard = SqliteGuard(self._conn, LIMITS, enforcing=False)  # enforced per application statement
         self._page_size: int | None = None
         self._thread = ThreadPoolExecutor(1, thread_name_prefix=f"d1-{name}") if offload else None
+        self.usage: Usage | None = None
+        """Where this database's queries and rows are metered (set by the runtime; ADR-0131)."""
+        self._written_rows = WrittenRows(self._conn, self._guard.trusted)
+        self._last_rowid: int | None = 0
 
     async def call(self, work: Callable[[], _T]) -> _T:
         """Run ``work`` against the database as outside I/O: on the database's thread when offloaded.
@@ -209,6 +215,19 @@ class D1Database:
             guard.enforcing = False
         names = [d[0] for d in cursor.description] if cursor.description else []
         changes = self._conn.total_changes - before
+        last_rowid, self._last_rowid = self._last_rowid, cursor.lastrowid
+        usage = self.usage
+        if usage is not None:  # each statement is one query, a batch's included
+            usage.d1_queries += 1
+            usage.d1_rows_read += max(len(rows), changes)
+            if changes:
+                usage.d1_rows_written += self._written_rows.count(
+                    statement.sql,
+                    statement.params,
+                    cursor.rowcount,
+                    changes,
+                    cursor.lastrowid if cursor.lastrowid != last_rowid else None,
+                )
         return _Outcome(names, rows, changes, cursor.lastrowid or 0, (time.perf_counter() - started) * 1000)
 
     def result(self, outcome: _Outcome, size_after: int | None = None) -> JsDict:

@@ -30,7 +30,9 @@ from typing import Any, Final, Self, TypeVar
 from jsemu.core import MAX_SAFE_INTEGER, js_error
 
 from tsumugi_dev.jsdict import JsDict
+from tsumugi_dev.metering import Usage
 from tsumugi_dev.private_files import private_file
+from tsumugi_dev.sql_rows import WrittenRows
 from tsumugi_dev.sqlite_limits import LIMITS, MAX_SQL_BYTES, TRANSACTION_REFUSED, SqliteGuard
 
 __all__ = ["MAX_BOUND_PARAMETERS", "SqlCursor", "SqlError", "SqlStorage"]
@@ -120,8 +122,19 @@ def _split_statements(script: str) -> list[str]:
 class SqlCursor:
     """The result of ``SqlStorage.exec``: rows already read, in the order the statement gave them."""
 
-    def __init__(self, column_names: list[str], rows: list[tuple[Any, ...]], rows_written: int) -> None:
+    def __init__(
+        self,
+        column_names: list[str],
+        rows: list[tuple[Any, ...]],
+        rows_written: int,
+        direct_changes: int = 0,
+        inserted_rowid: int | None = None,
+    ) -> None:
         self.columnNames = column_names
+        self.direct_changes = direct_changes
+        """Rows the statement itself changed (SQLite's ``sqlite3_changes``; not SDK API: for metering)."""
+        self.inserted_rowid = inserted_rowid
+        """The rowid inserted when the connection's last inserted rowid moved, else None (for metering)."""
         self._rows = rows
         self._next = 0
         self.rowsRead = len(rows)
@@ -182,6 +195,10 @@ class SqlStorage:
         self._depth = 0
         self.write_statements = 0
         """Write statements executed so far (INSERT/UPDATE/DELETE/REPLACE/DDL); a measuring aid, not SDK API."""
+        self.usage: Usage | None = None
+        """Where the application's rows read and written are metered (``tsumugi_dev.metering``); None: nowhere."""
+        self._written_rows = WrittenRows(self._conn, self._guard.trusted)
+        self._last_rowid: int | None = 0
 
     @property
     def databaseSize(self) -> int:
@@ -199,13 +216,25 @@ class SqlStorage:
             # workerd prepares the whole text at once, so the limit holds for all its statements together.
             raise SqlError("statement too long: SQLITE_TOOBIG")
         if bindings:  # a statement with bindings is run as one statement, as before
-            return self._exec_one(query, _check_bindings(bindings))
+            params = _check_bindings(bindings)
+            return self._metered(query, params, self._exec_one(query, params))
         statements = _split_cached(query)
         if not statements:
             raise SqlError("SQL code did not contain a statement.")  # workerd's text
         cursor = SqlCursor([], [], 0)
         for statement in statements:
-            cursor = self._exec_one(statement, _check_bindings(bindings))
+            cursor = self._metered(statement, (), self._exec_one(statement, ()))
+        return cursor
+
+    def _metered(self, statement: str, params: Sequence[Any], cursor: SqlCursor) -> SqlCursor:
+        usage = self.usage
+        if usage is not None:
+            changes = cursor.rowsWritten
+            usage.sql_rows_read += max(cursor.rowsRead, changes)
+            if changes:
+                usage.sql_rows_written += self._written_rows.count(
+                    statement, params, cursor.direct_changes, changes, cursor.inserted_rowid
+                )
         return cursor
 
     def _exec_one(self, statement: str, params: Sequence[Any]) -> SqlCursor:
@@ -224,7 +253,9 @@ class SqlStorage:
         names = [d[0] for d in cur.description] if cur.description else []
         if is_write:
             self.write_statements += 1
-        return SqlCursor(names, rows, self._conn.total_changes - before)
+        last_rowid, self._last_rowid = self._last_rowid, cur.lastrowid
+        inserted = cur.lastrowid if cur.lastrowid != last_rowid else None
+        return SqlCursor(names, rows, self._conn.total_changes - before, cur.rowcount, inserted)
 
     def transaction_sync(self, fn: Callable[[], T]) -> T:
         """Run ``fn`` atomically: every write it makes is kept, or none is (``transactionSync`` in the SDK)."""

@@ -41,6 +41,7 @@ from tsumugi_dev.invocation import (
 )
 from tsumugi_dev.js_rpc import Call, RpcStub, invoke_raw
 from tsumugi_dev.js_storage import JsAlarmInvocationInfo, JsDurableObjectId, JsDurableObjectState
+from tsumugi_dev.metering import ActiveSpan, Usage
 
 __all__ = [
     "DurableObjectId",
@@ -95,6 +96,8 @@ class ObjectHost:
         self._alarm_again = False
         self._restarts = 0
         """How many times the object was evicted: an ``alarm()`` that spans one was interrupted."""
+        usage = namespace.usage
+        self._active = None if usage is None else ActiveSpan(usage)
 
     @property
     def key(self) -> str:
@@ -111,6 +114,7 @@ class ObjectHost:
         if self._storage is None:
             path = self.namespace.directory / f"{self.key}.sqlite"
             self._storage = DurableObjectStorage(path, self)
+            self._storage.sql.usage = self.namespace.usage
         return self._storage
 
     def alarm_may_be_set(self, alarm_at: int) -> None:
@@ -166,10 +170,17 @@ class ObjectHost:
         namespace = self.namespace
         token = CURRENT_ENV.set(namespace.env)
         wait_token = CURRENT_WAIT_UNTIL.set(namespace.wait_until)
-        budget = enter_invocation(namespace.label, namespace.subrequest_limit, namespace.counters)
+        budget = enter_invocation(
+            namespace.label, namespace.subrequest_limit, namespace.counters, usage=namespace.usage
+        )
+        active = self._active
+        if active is not None:  # one billed request, and the object's wall clock while any event runs
+            active.enter()
         try:
             return await run(instance)
         finally:
+            if active is not None:
+                active.leave()
             leave_invocation(budget)
             CURRENT_WAIT_UNTIL.reset(wait_token)
             CURRENT_ENV.reset(token)
@@ -235,6 +246,8 @@ class ObjectHost:
         restart = self._restart_mid_alarm()
         try:
             self._maybe_fail_alarm()
+            if self.namespace.usage is not None:
+                self.namespace.usage.alarms += 1
             await self.event(lambda instance: invoke_raw(instance, "alarm", [info]))
         except (Exception, DurableObjectAbortError, DurableObjectAbort) as exc:
             _log.info(
@@ -282,6 +295,8 @@ class NamespaceHost:
         self.counters = counters
         self.subrequest_limit = SUBREQUESTS_PER_INVOCATION
         """The hosting Worker's ``limits.subrequests`` (set by `bind`)."""
+        self.usage: Usage | None = None
+        """Where this class's requests, duration, SQL rows and subrequests are metered (ADR-0131)."""
         self.faults = faults
         self.class_name = class_name
         self.key = f"{script}:{class_name}"

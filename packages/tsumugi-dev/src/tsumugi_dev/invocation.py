@@ -29,6 +29,7 @@ from contextlib import contextmanager
 from typing import Any, Final, TypeVar
 
 from tsumugi_dev.connections import ConnectionPool
+from tsumugi_dev.metering import Usage
 
 __all__ = [
     "CONSUMER_WALL_TIME_MS",
@@ -94,6 +95,7 @@ class Invocation:
         "points",
         "subrequest_limit",
         "subrequests",
+        "usage",
     )
 
     def __init__(
@@ -102,6 +104,7 @@ class Invocation:
         subrequest_limit: int,
         counters: LimitCounters | None,
         connections: ConnectionPool | None = None,
+        usage: Usage | None = None,
     ) -> None:
         self.label = label
         self.subrequest_limit = subrequest_limit
@@ -111,6 +114,8 @@ class Invocation:
         self.dropped_points = 0
         self._counters = counters
         self._connections = connections
+        self.usage = usage
+        """Where this invocation's subrequests are metered (its Worker's or class's; ``tsumugi_dev.metering``)."""
 
     @property
     def connections(self) -> ConnectionPool:
@@ -128,6 +133,8 @@ class Invocation:
                 f" ({self.label}: {self.subrequests} made, limit {self.subrequest_limit})"
             )
         self.subrequests += n
+        if self.usage is not None:
+            self.usage.subrequests += n
 
     def charge_d1(self, statements: int) -> bool:
         """Count one D1 call of ``statements`` queries (the call is one subrequest).
@@ -185,6 +192,7 @@ def enter_invocation(
     counters: LimitCounters | None = None,
     *,
     share_connections: bool = False,
+    usage: Usage | None = None,
 ) -> contextvars.Token[Invocation | None]:
     """Start a new invocation (a handler's event) in the running context; `leave_invocation` ends it.
 
@@ -193,7 +201,7 @@ def enter_invocation(
     """
     caller = _CURRENT.get() if share_connections else None
     connections = None if caller is None else caller.connections
-    return _CURRENT.set(Invocation(label, subrequest_limit, counters, connections))
+    return _CURRENT.set(Invocation(label, subrequest_limit, counters, connections, usage))
 
 
 def leave_invocation(token: contextvars.Token[Invocation | None]) -> None:

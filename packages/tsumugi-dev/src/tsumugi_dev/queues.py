@@ -22,6 +22,7 @@ from tsumugi_dev.faults import DROP, REORDER, FaultInjector
 from tsumugi_dev.invocation import charge_subrequest, current_connections
 from tsumugi_dev.jsdict import JsDict
 from tsumugi_dev.json_size import JSON_TO_MSGPACK_MAX_RATIO, json_size
+from tsumugi_dev.queue_meter import QueueMeter
 
 __all__ = [
     "MAX_BATCH_BYTES",
@@ -137,6 +138,8 @@ class QueueStore:
         self._clock = clock
         self._faults = faults
         self._listeners: dict[str, Callable[[], None]] = {}
+        self.meter: QueueMeter | None = None
+        """Where queue operations are metered (set by the runtime; ADR-0131); None: nowhere."""
         conn.execute(
             # seq orders deliveries and names a row to lease and settle; a leased row is never deleted before it
             # is settled, so a reused rowid can never be confused with it (no AUTOINCREMENT bookkeeping). The
@@ -171,6 +174,8 @@ class QueueStore:
                 "INSERT INTO queue_message (id, queue, body, attempts, visible_at, created_at) VALUES (?, ?, ?, ?, ?, ?)",
                 rows,
             )
+        if self.meter is not None:
+            self.meter.written(queue, [body for body, _ in kept])
         wake = self._listeners.get(queue)
         if wake is not None:
             wake()
@@ -218,6 +223,8 @@ class QueueStore:
                 "UPDATE queue_message SET leased = 1, attempts = attempts + 1 WHERE seq = ?",
                 [(r[0],) for r in rows],
             )
+        if self.meter is not None:
+            self.meter.read(queue, [(r[0], r[3]) for r in rows])
         return [
             StoredMessage(seq=r[0], id=r[1], queue=r[2], body=r[3], attempts=r[4] + 1, created_at=r[5])
             for r in rows
@@ -256,6 +263,8 @@ class QueueStore:
                     "INSERT INTO queue_message (id, queue, body, attempts, visible_at, created_at) VALUES (?, ?, ?, 0, ?, ?)",
                     [(m.id, dlq, m.body, now, m.created_at) for m in dead],
                 )
+        if self.meter is not None:
+            self.meter.settled(acked, retried, dead, dlq)
         if dlq is not None and dead and (wake := self._listeners.get(dlq)) is not None:
             wake()
 

@@ -40,8 +40,10 @@ from tsumugi_dev.invocation import LimitCounters
 from tsumugi_dev.js_bindings import JsAnalyticsDataset, JsD1Database, JsQueue
 from tsumugi_dev.js_fetch import install_fetch
 from tsumugi_dev.js_values import platform_js
+from tsumugi_dev.metering import Meter
 from tsumugi_dev.private_files import private_dir
 from tsumugi_dev.queue_consumer import QueueConsumer
+from tsumugi_dev.queue_meter import QueueMeter
 from tsumugi_dev.queues import QueueBinding, QueueStore
 from tsumugi_dev.state_db import open_state_db
 from tsumugi_dev.worker import WorkerHost, service_binding
@@ -84,6 +86,8 @@ class LocalRuntime:
         self.limits = LimitCounters()
         """What platform limits dropped (Analytics Engine points beyond 250 per invocation), for tests."""
         self.faults = FaultInjector(self)
+        self.meter = Meter()
+        """Every billable unit used so far, per Worker, Durable Object class, queue and database (ADR-0131)."""
         """Fault injection for tests (``tsumugi_dev.faults``); faults stay armed across a restart."""
 
     async def __aenter__(self) -> LocalRuntime:
@@ -124,6 +128,7 @@ class LocalRuntime:
             self.workers[config.name] = WorkerHost(config, self.clock, self.limits)
         for config in self.configs:
             self.workers[config.name].bind_env(self._env_values(config))
+        self._attach_meter()
         for namespace in self._namespaces.values():
             host = self._worker_for(namespace.script, f"durable_objects class {namespace.class_name}")
             cls = host.durable_object_class(namespace.class_name)
@@ -152,6 +157,17 @@ class LocalRuntime:
             await self.clock.aclose()
 
     # -- wiring -------------------------------------------------------------------------------------------
+
+    def _attach_meter(self) -> None:
+        """Give every facade its account in `meter` (ADR-0131), before any event runs."""
+        meter = self.meter
+        for host in self.workers.values():
+            host.usage = meter.usage(f"Worker {host.name}")
+        for namespace in self._namespaces.values():
+            namespace.usage = meter.usage(namespace.label)
+        for name, db in self._d1.items():
+            db.usage = meter.usage(f"D1 {name}")
+        self.queues.meter = QueueMeter(meter)
 
     def _worker_for(self, name: str, what: str) -> WorkerHost:
         host = self.workers.get(name)
@@ -207,9 +223,9 @@ class LocalRuntime:
         for d1 in config.d1_databases:
             values[d1.binding] = JsD1Database(self._database(d1.database_name, config.directory / d1.migrations_dir))
         for dataset in config.analytics_datasets:
-            values[dataset.binding] = JsAnalyticsDataset(
-                AnalyticsEngineDataset(self.analytics, dataset.dataset or dataset.binding)
-            )
+            binding = AnalyticsEngineDataset(self.analytics, dataset.dataset or dataset.binding)
+            binding.usage = self.meter.usage(f"Analytics Engine {binding.dataset}")
+            values[dataset.binding] = JsAnalyticsDataset(binding)
         for service in config.services:
             target = self._worker_for(service.service, f"services binding {service.binding}")
             values[service.binding] = service_binding(target, service.entrypoint, self.faults)

@@ -38,6 +38,7 @@ from tsumugi_dev.invocation import (
 )
 from tsumugi_dev.js_bindings import JsMessageBatch
 from tsumugi_dev.js_rpc import Call, JsExecutionContext, JsFetcher, invoke, invoke_fetch
+from tsumugi_dev.metering import Usage
 from tsumugi_dev.queue_consumer import MessageBatch
 
 __all__ = ["JsScheduledController", "WorkerHost", "load_module", "service_binding", "service_stub"]
@@ -109,6 +110,8 @@ class WorkerHost:
         self._clock = clock
         self._counters = counters
         self._label = f"Worker {config.name}"
+        self.usage: Usage | None = None
+        """Where this Worker's requests and subrequests are metered (set by the runtime; ADR-0131)."""
         self.module = load_module(config)
         self.js_env = JsObject({})
         self.exports = JsObject({})
@@ -171,8 +174,18 @@ class WorkerHost:
         """
         env_token = CURRENT_ENV.set(self.js_env)
         wait_token = CURRENT_WAIT_UNTIL.set(self.wait_until_function)
+        usage = self.usage
+        if usage is not None:  # a Service Binding's callee is not billed as a request (ADR-0131)
+            if share_connections:
+                usage.service_binding_calls += 1
+            else:
+                usage.requests += 1
         budget = enter_invocation(
-            self._label, self.config.subrequest_limit, self._counters, share_connections=share_connections
+            self._label,
+            self.config.subrequest_limit,
+            self._counters,
+            share_connections=share_connections,
+            usage=usage,
         )
         try:
             return await handler(self.entrypoint(entrypoint))

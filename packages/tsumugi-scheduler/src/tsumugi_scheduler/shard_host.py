@@ -409,7 +409,7 @@ class JobShardHost:
                 for message in result.dispatches:
                     _job_log.info("job %s QUEUED attempt %d", message.job_id, message.attempt)
             await self._send(result.dispatches)
-            await self._project(engine, first, head)
+            await self._project(engine, _not_dispatched(first, result.dispatches), head)
             await self._notify(engine)
             await self._notify_runs(engine)
         except Exception:
@@ -431,6 +431,8 @@ class JobShardHost:
         await self.report(self._name, job_id, attempt, {"ok": False, "error": error, "retryable": False})
 
     async def _project(self, engine: JobShardEngine, snapshots: list[JobSnapshot], up_to_seq: int) -> None:
+        # The first batch may have lost the jobs the tick dispatched (`_not_dispatched`): their rows moved past
+        # ``up_to_seq`` and go out with the next alarm, so the rounds here stop before them either way.
         points_left = POINTS_PER_ALARM
         for _ in range(FEED_ROUNDS):
             if not snapshots:
@@ -521,3 +523,17 @@ class JobShardHost:
         wire_settings = None if settings is None else msgspec.to_builtins(settings)
         stub = self._env.JOB_SHARD.getByName(target_shard)
         await stub.enqueue_many(target_shard, items, wire_settings)
+
+
+def _not_dispatched(snapshots: list[JobSnapshot], dispatches: list[DispatchMessage]) -> list[JobSnapshot]:
+    """The snapshots read before the tick, less those of jobs the tick dispatched (ADR-0133).
+
+    Such a snapshot (mostly the SCHEDULED one of a job enqueued just before) is already stale: the job's row
+    moved on with a later seq, held like every change of a tick (`PROJECTION_HOLD_MS`), and is projected by a
+    later alarm in whatever state it has reached by then, for a short job COMPLETED. Writing it to D1 would
+    cost one upsert (a query and a row plus its index entries) that the next one overwrites.
+    """
+    if not dispatches:
+        return snapshots
+    moved = {message.job_id for message in dispatches}
+    return [snapshot for snapshot in snapshots if snapshot.job.id not in moved]
