@@ -209,7 +209,8 @@ async def test_values_cross_the_json_text_exactly(d1: D1Database) -> None:
     assert (row["payload"], row["last_error"], row["result"]) == (text, text, '"\\u0000"')
     assert (row["seq"], row["created_at"], row["updated_at"]) == (2**62, 2**53 + 1, 2**63 - 1)
     assert row["progress"] == 0.1 + 0.2
-    assert row["concurrency_key"] is None and row["dispatched_at"] is None
+    assert row["concurrency_key"] is None
+    assert row["dispatched_at"] is None
 
 
 async def test_a_batch_larger_than_one_text_is_cut_and_still_applies_whole(d1: D1Database) -> None:

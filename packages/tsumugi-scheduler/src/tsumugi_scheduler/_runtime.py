@@ -114,12 +114,23 @@ def _bound_as_number(value: Any) -> Any:
     return value
 
 
+_ROW_TYPES: list[Any] = []
+"""``[JsDict, jsnull]`` once first needed (imported then: both exist only in a Worker or the local runtime)."""
+
+
+def _row_types() -> list[Any]:
+    if not _ROW_TYPES:
+        from pyodide.ffi import jsnull  # present in a Worker, and under the local runtime
+        from workers.rpc import JsDict
+
+        _ROW_TYPES.extend((JsDict, jsnull))
+    return _ROW_TYPES
+
+
 def _sdk_row(values: Any) -> Any:
     """A row dict from ``to_py()`` as the SDK's wrapper hands it: a ``JsDict``, JS null read as ``None``."""
-    from pyodide.ffi import jsnull  # present in a Worker, and under the local runtime
-    from workers.rpc import JsDict
-
-    return JsDict({k: None if v is jsnull else v for k, v in values.items()})
+    js_dict, jsnull = _ROW_TYPES or _row_types()
+    return js_dict({k: None if v is jsnull else v for k, v in values.items()})
 
 
 class _SqlCursor:
@@ -134,7 +145,10 @@ class _SqlCursor:
         return _sdk_row(self._cursor.one().to_py())
 
     def toArray(self) -> list[Any]:
-        return [_sdk_row(row) for row in self._cursor.toArray().to_py()]
+        js_dict, jsnull = _ROW_TYPES or _row_types()
+        return [
+            js_dict({k: None if v is jsnull else v for k, v in row.items()}) for row in self._cursor.toArray().to_py()
+        ]
 
     def __iter__(self) -> Any:
         return iter(self.toArray())
