@@ -145,9 +145,18 @@ class _SqlCursor:
         return _sdk_row(self._cursor.one().to_py())
 
     def toArray(self) -> list[Any]:
+        """Every row, read as value arrays (``raw()``) and named here: one array per row crosses instead of
+        one object per row, which workerd builds and Pyodide converts key by key (ADR-0128). A row object
+        puts array-index names (``"1"``) first; a query naming a column so reads through ``toArray()``."""
         js_dict, jsnull = _ROW_TYPES or _row_types()
+        cursor = self._cursor
+        names: list[str] = cursor.columnNames.to_py()
+        if any(name.isdigit() for name in names):
+            rows = cursor.toArray().to_py()
+            return [js_dict({k: None if v is jsnull else v for k, v in row.items()}) for row in rows]
         return [
-            js_dict({k: None if v is jsnull else v for k, v in row.items()}) for row in self._cursor.toArray().to_py()
+            js_dict(zip(names, [None if v is jsnull else v for v in values], strict=True))
+            for values in cursor.raw().toArray().to_py()
         ]
 
     def __iter__(self) -> Any:
