@@ -192,7 +192,7 @@ def _dict_key(js_key: Any, key: Any) -> Any:
 
 
 _PLAIN: tuple[type, ...] = (str, int, bool)
-"""What crosses into Python as itself (`to_python` answers the value): skipped without a call."""
+"""What crosses into Python as itself (`to_python` answers the value, as for `jsnull`): kept without a call."""
 
 
 class _ToPy:
@@ -219,13 +219,13 @@ class _ToPy:
             props = value._props
             for name in ordered_keys(props):
                 item = props[name]
-                result[name] = item if type(item) in _PLAIN else self.convert(item, level - 1)
+                result[name] = item if type(item) in _PLAIN or item is jsnull else self.convert(item, level - 1)
             return result
         if kind is JsArray:
             items: list[Any] = []
             self.cache[id(value)] = items
             for item in value._items:
-                items.append(item if type(item) in _PLAIN else self.convert(item, level - 1))
+                items.append(item if type(item) in _PLAIN or item is jsnull else self.convert(item, level - 1))
             return items
         return self.other(value, kind, level - 1)
 
