@@ -1,7 +1,7 @@
 """Enqueue rates of the HTTP clients against one real ``tsumugi dev``, beside huey's enqueue rate, in one run.
 
-Run: ``uv run python bench/client.py [--quick]``. Makes a project with ``tsumugi init`` in a temp folder, starts
-``tsumugi dev`` on it (a separate process, as a user's scheduler would be), then times, against that server:
+Run: ``uv run python bench/client.py [--quick]``. Starts ``tsumugi dev`` on this repository's Workers with a temp
+data folder (a separate process, as a user's scheduler would be), then times, against that server:
 
 - ``sync_single``: `TsumugiClient.enqueue`, one job per request, one after the other;
 - ``sync_batched``: `TsumugiClient.enqueue_many` in calls of 500 items (``POST /api/jobs/bulk-enqueue``);
@@ -25,7 +25,6 @@ import argparse
 import asyncio
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -42,6 +41,8 @@ from tsumugi_client import AsyncTsumugiClient, EnqueueItemDict, TsumugiClient
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))
 
 from dev_process import DevProcess
+
+REPO: Final = Path(__file__).resolve().parents[1]
 
 TOKEN: Final = "bench-client-token"
 HOUR_MS: Final = 3_600_000
@@ -157,14 +158,13 @@ def main() -> None:
     quick = parser.parse_args().quick
     singles, batched = (50, 500) if quick else (1_000, 5_000)
     with tempfile.TemporaryDirectory(prefix="bench-client-") as folder:
-        root = Path(folder) / "bench"
-        made = subprocess.run([sys.executable, "-m", "tsumugi_dev", "init", str(root)], capture_output=True,
-                              text=True, check=False)  # fmt: skip
-        if made.returncode != 0:
-            raise SystemExit(made.stderr)
-        server = DevProcess(root, env={**os.environ, "TSUMUGI_TOKEN": TOKEN}, timeout_s=DEADLINE_S)
+        # This repository's Workers, which this environment can import: an `init`ed project's performers
+        # package is installed only in that project's own environment (ADR-0112).
+        data = Path(folder) / "data"
+        env = {**os.environ, "TSUMUGI_TOKEN": TOKEN}
+        server = DevProcess(REPO, "--data-dir", str(data), env=env, timeout_s=DEADLINE_S)
         try:
-            url = server.ready_url("bench-scheduler")
+            url = server.ready_url("tsumugi-scheduler")
             figures = sync_rates(url, singles, batched)
             figures.update(asyncio.run(async_rates(url, singles, batched)))
             figures.update(bare_httpx_rates(url, singles))

@@ -9,6 +9,7 @@ runtime exactly so: the test first shows the state is raw-shaped, then that each
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from pyodide.ffi import jsnull
@@ -87,8 +88,24 @@ async def test_the_sql_port_reads_rows_exactly_as_the_sdks_storage_wrapper_does(
     assert [type(row).__name__ for row in port.exec(query).toArray()] == ["JsDict"] * 3
     assert through_port[0]["n"] is None
     assert through_port[1]["b"] is None
+    # Rows are read as value arrays and named by columnNames (ADR-0128): names in the same order, a repeated
+    # name once with its last value, an array-index name first, as the wrapper's row objects have them.
+    for named in (
+        "SELECT t AS z, i AS a, r AS z, n FROM port_check ORDER BY rowid",
+        'SELECT t AS "b", i AS "10", r AS "2", b AS "a" FROM port_check ORDER BY rowid',
+        "SELECT i FROM port_check WHERE i < 0",
+    ):
+        expected = [list(row.items()) for row in wrapped.sql.exec(named).toArray()]
+        assert [list(row.items()) for row in port.exec(named).toArray()] == expected
+        assert [list(row.items()) for row in port.exec(named)] == expected
+    assert [k for k, _ in expected_keys(wrapped, 'SELECT 1 AS "b", 2 AS "10", 3 AS "2"')] == ["2", "10", "b"]
     one = "SELECT count(*) AS c, NULL AS z FROM port_check"
     assert dict(port.exec(one).one()) == dict(wrapped.sql.exec(one).one()) == {"c": 3, "z": None}
+
+
+def expected_keys(wrapped: Any, query: str) -> list[tuple[str, Any]]:
+    """The one row of ``query`` through the SDK's wrapped storage, as its items in order."""
+    return list(wrapped.sql.exec(query).one().items())
 
 
 async def test_the_sql_port_binds_the_largest_safe_integers_as_numbers(

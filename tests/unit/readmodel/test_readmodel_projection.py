@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
+from typing import Any
 
 import pytest
 from readmodel_world import T0, attempt, snapshot, stored_row
 
 from tsumugi_core.states import JobState
-from tsumugi_dev.d1 import D1Database, D1Error
+from tsumugi_dev.d1 import D1Database, D1Error, D1PreparedStatement
 from tsumugi_scheduler.readmodel import PROJECTED_COLUMNS, PROJECTION_BATCH_LIMIT, project
 from tsumugi_scheduler.readmodel.projection import snapshot_values
 
@@ -167,3 +169,59 @@ def test_the_shard_column_is_the_ids_shard_or_null_for_an_odd_id(job_id: str, sh
     snapshot_values(snapshot(id="MAIL#4:warm"))  # the prefix MAIL#4: is cached before every case
     values = dict(zip(PROJECTED_COLUMNS, snapshot_values(snapshot(id=job_id)), strict=True))
     assert values["shard"] == shard
+
+
+class _CountingD1:
+    """The local D1 that records how many statements each ``batch`` carried and how many values each bound."""
+
+    def __init__(self, db: D1Database) -> None:
+        self.db = db
+        self.batches: list[list[int]] = []
+
+    def prepare(self, query: str) -> D1PreparedStatement:
+        return self.db.prepare(query)
+
+    async def batch(self, statements: list[D1PreparedStatement]) -> Sequence[Any]:
+        self.batches.append([len(s.params) for s in statements])
+        return await self.db.batch(statements)
+
+
+async def test_a_full_batch_is_one_statement_with_one_bound_text(d1: D1Database) -> None:
+    # 200 snapshots of 26 values each were 200 statements and 5,200 bound values (ADR-0127).
+    counting = _CountingD1(d1)
+    batch = [snapshot(id=f"MAIL#0:j{i}", seq=i + 1) for i in range(PROJECTION_BATCH_LIMIT)]
+    assert await project(counting, batch) == PROJECTION_BATCH_LIMIT
+    assert counting.batches == [[1]]
+    assert d1.connection.execute("SELECT count(*) FROM job").fetchone() == (PROJECTION_BATCH_LIMIT,)
+
+
+async def test_values_cross_the_json_text_exactly(d1: D1Database) -> None:
+    # What a bound value would store: text with quotes, backslashes, NUL-free control characters and non-BMP
+    # characters; integers past 2**53; a float that is not a short decimal; NULLs.
+    text = 'q"\\ \n\t \U0001f600 \u00e9 {"a": [1]}'
+    snap = snapshot(
+        id="MAIL#2:exact", seq=2**62, payload=text, error=text, progress=0.1 + 0.2, created_at=2**53 + 1,
+        updated_at=2**63 - 1, concurrency_key=None, result='"\\u0000"',
+    )  # fmt: skip
+    assert await project(d1, [snap]) == 1
+    row = stored_row(d1, "MAIL#2:exact")
+    assert row is not None
+    assert (row["payload"], row["last_error"], row["result"]) == (text, text, '"\\u0000"')
+    assert (row["seq"], row["created_at"], row["updated_at"]) == (2**62, 2**53 + 1, 2**63 - 1)
+    assert row["progress"] == 0.1 + 0.2
+    assert row["concurrency_key"] is None
+    assert row["dispatched_at"] is None
+
+
+async def test_a_batch_larger_than_one_text_is_cut_and_still_applies_whole(d1: D1Database) -> None:
+    big = "x" * 90_000  # 12 of these pass the 1 MB cut of one text
+    batch = [snapshot(id=f"MAIL#0:big{i}", payload=big) for i in range(12)]
+    counting = _CountingD1(d1)
+    assert await project(counting, batch) == 12
+    assert counting.batches == [[1, 1]]
+    bad = [snapshot(id=f"MAIL#0:more{i}", payload=big) for i in range(11)] + [
+        snapshot(id="MAIL#0:bad", payload=None)
+    ]
+    with pytest.raises(D1Error):
+        await project(d1, bad)
+    assert d1.connection.execute("SELECT count(*) FROM job WHERE id LIKE 'MAIL#0:more%'").fetchone() == (0,)

@@ -25,7 +25,7 @@ from jsemu.core import (
     jsnull,
     to_python,
 )
-from jsemu.objects import ArrayBuffer, JsArray, JsMap, JsObject, JsSet, Uint8Array, property_key
+from jsemu.objects import ArrayBuffer, JsArray, JsMap, JsObject, JsSet, Uint8Array, ordered_keys, property_key
 
 __all__ = ["ConversionError", "from_entries", "to_js", "to_py"]
 
@@ -191,6 +191,63 @@ def _dict_key(js_key: Any, key: Any) -> Any:
     return key
 
 
+_PLAIN: tuple[type, ...] = (str, int, bool)
+"""What crosses into Python as itself (`to_python` answers the value, as for `jsnull`): kept without a call."""
+
+
+class _ToPy:
+    """One ``to_py`` call: its converter and the cache of objects already converted."""
+
+    def __init__(self, default_converter: Callable[..., Any] | None) -> None:
+        self.default_converter = default_converter
+        self.cache: dict[int, Any] = {}
+
+    def convert(self, value: Any, level: int) -> Any:
+        kind = type(value)
+        if kind in _PLAIN:
+            return value
+        if not isinstance(value, JsProxy) or kind is PyProxy:
+            return to_python(value)
+        if level == 0:
+            return value
+        found = self.cache.get(id(value), _NONE)
+        if found is not _NONE:
+            return found
+        if kind is JsObject:
+            result: dict[Any, Any] = {}
+            self.cache[id(value)] = result
+            props = value._props
+            for name in ordered_keys(props):
+                item = props[name]
+                result[name] = item if type(item) in _PLAIN or item is jsnull else self.convert(item, level - 1)
+            return result
+        if kind is JsArray:
+            items: list[Any] = []
+            self.cache[id(value)] = items
+            for item in value._items:
+                items.append(item if type(item) in _PLAIN or item is jsnull else self.convert(item, level - 1))
+            return items
+        return self.other(value, kind, level - 1)
+
+    def other(self, value: Any, kind: type, inner: int) -> Any:
+        if kind is JsMap:
+            mapping: dict[Any, Any] = {}
+            self.cache[id(value)] = mapping
+            for k, v in value._entries.items():
+                mapping[_dict_key(k, self.convert(k, inner))] = self.convert(v, inner)
+            return mapping
+        if kind is JsSet:
+            return {self.convert(item, inner) for item in value._values}
+        if kind is Uint8Array or kind is ArrayBuffer:
+            return value.to_memoryview()
+        if self.default_converter is not None:
+            return self.default_converter(value, lambda v: self.convert(v, inner), self.cache)
+        return value
+
+
+_NONE = object()
+
+
 def to_py(
     proxy: JsProxy,
     *,
@@ -198,40 +255,4 @@ def to_py(
     default_converter: Callable[..., Any] | None = None,
 ) -> Any:
     """Convert ``proxy`` deeply to Python objects."""
-    cache: dict[int, Any] = {}
-
-    def convert(value: Any, level: int) -> Any:
-        if not isinstance(value, JsProxy) or isinstance(value, PyProxy):
-            return to_python(value)
-        if level == 0:
-            return value
-        key = id(value)
-        if key in cache:
-            return cache[key]
-        kind = type(value)
-        if kind is JsObject:
-            result: dict[Any, Any] = {}
-            cache[key] = result
-            for name in value._js_keys():
-                result[name] = convert(value._props[name], level - 1)
-            return result
-        if kind is JsArray:
-            items: list[Any] = []
-            cache[key] = items
-            items.extend(convert(item, level - 1) for item in value._items)
-            return items
-        if kind is JsMap:
-            mapping: dict[Any, Any] = {}
-            cache[key] = mapping
-            for k, v in value._entries.items():
-                mapping[_dict_key(k, convert(k, level - 1))] = convert(v, level - 1)
-            return mapping
-        if kind is JsSet:
-            return {convert(item, level - 1) for item in value._values}
-        if kind is Uint8Array or kind is ArrayBuffer:
-            return value.to_memoryview()
-        if default_converter is not None:
-            return default_converter(value, lambda v: convert(v, level - 1), cache)
-        return value
-
-    return convert(proxy, depth)
+    return _ToPy(default_converter).convert(proxy, depth)

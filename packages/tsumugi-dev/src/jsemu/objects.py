@@ -112,6 +112,12 @@ def _array_index(key: str) -> int | None:
 
 def ordered_keys(props: dict[str, Any]) -> list[str]:
     """ECMAScript OrdinaryOwnPropertyKeys: array indices ascending, then the other keys in insertion order."""
+    keys = list(props)
+    for key in keys:
+        if key.isdigit():
+            break
+    else:
+        return keys  # no key can be an array index (each is all digits): insertion order (the common case)
     indices = sorted((index, key) for key in props if (index := _array_index(key)) is not None)
     return [key for _, key in indices] + [key for key in props if _array_index(key) is None]
 

@@ -15,7 +15,17 @@ from typing import Any, TypeVar
 
 from tsumugi_scheduler.request_limits import MAX_BODY_BYTES
 
-__all__ = ["DurableObjectSql", "LentCallable", "PostText", "current_alarm", "plain", "post_text", "serve_asgi"]
+__all__ = [
+    "DurableObjectSql",
+    "JsonCalls",
+    "LentCallable",
+    "PostText",
+    "current_alarm",
+    "json_to_rpc",
+    "plain",
+    "post_text",
+    "serve_asgi",
+]
 
 T = TypeVar("T")
 
@@ -114,12 +124,23 @@ def _bound_as_number(value: Any) -> Any:
     return value
 
 
+_ROW_TYPES: list[Any] = []
+"""``[JsDict, jsnull]`` once first needed (imported then: both exist in a Worker and the local runtime)."""
+
+
+def _row_types() -> list[Any]:
+    if not _ROW_TYPES:
+        from pyodide.ffi import jsnull  # present in a Worker, and under the local runtime
+        from workers.rpc import JsDict
+
+        _ROW_TYPES.extend((JsDict, jsnull))
+    return _ROW_TYPES
+
+
 def _sdk_row(values: Any) -> Any:
     """A row dict from ``to_py()`` as the SDK's wrapper hands it: a ``JsDict``, JS null read as ``None``."""
-    from pyodide.ffi import jsnull  # present in a Worker, and under the local runtime
-    from workers.rpc import JsDict
-
-    return JsDict({k: None if v is jsnull else v for k, v in values.items()})
+    js_dict, jsnull = _ROW_TYPES or _row_types()
+    return js_dict({k: None if v is jsnull else v for k, v in values.items()})
 
 
 class _SqlCursor:
@@ -134,7 +155,19 @@ class _SqlCursor:
         return _sdk_row(self._cursor.one().to_py())
 
     def toArray(self) -> list[Any]:
-        return [_sdk_row(row) for row in self._cursor.toArray().to_py()]
+        """Every row, read as value arrays (``raw()``) and named here: one array per row crosses instead of
+        one object per row, which workerd builds and Pyodide converts key by key (ADR-0128). A row object
+        puts array-index names (``"1"``) first; a query naming a column so reads through ``toArray()``."""
+        js_dict, jsnull = _ROW_TYPES or _row_types()
+        cursor = self._cursor
+        names: list[str] = cursor.columnNames.to_py()
+        if any(name.isdigit() for name in names):
+            rows = cursor.toArray().to_py()
+            return [js_dict({k: None if v is jsnull else v for k, v in row.items()}) for row in rows]
+        return [
+            js_dict(zip(names, [None if v is jsnull else v for v in values], strict=True))
+            for values in cursor.raw().toArray().to_py()
+        ]
 
     def __iter__(self) -> Any:
         return iter(self.toArray())
@@ -211,3 +244,92 @@ def _param(value: Any) -> Any:
     sdk: Any = workers  # the SDK's own conversion (unannotated)
     convert: Callable[[Any], Any] = sdk.python_to_rpc
     return convert(value)
+
+
+_JSON_CONVERSION: list[Any] = []
+"""``[to_js, Object.fromEntries, jsnull, _BindingWrapper, python_from_rpc]`` once first needed (in a Worker
+and under the local runtime; elsewhere the import fails)."""
+
+
+def _json_conversion() -> list[Any]:
+    if not _JSON_CONVERSION:
+        from js import Object  # present in a Worker, and under the local runtime
+        from pyodide.ffi import jsnull, to_js
+        from workers import rpc
+
+        sdk: Any = rpc  # the SDK's own conversions (unannotated)
+        _JSON_CONVERSION.extend((to_js, Object.fromEntries, jsnull, sdk._BindingWrapper, sdk.python_from_rpc))
+    return _JSON_CONVERSION
+
+
+def _nulls(value: Any, jsnull: Any) -> Any:
+    """``value``, each ``None`` in its dicts and lists as JS null (as ``_replace_none_with_jsnull`` does)."""
+    if isinstance(value, dict):
+        items: dict[Any, Any] = value  # pyright: ignore[reportUnknownVariableType]
+        return {
+            k: jsnull if v is None else (_nulls(v, jsnull) if isinstance(v, dict | list) else v)
+            for k, v in items.items()
+        }
+    if isinstance(value, list):
+        listed: list[Any] = value  # pyright: ignore[reportUnknownVariableType]
+        return [
+            jsnull if v is None else (_nulls(v, jsnull) if isinstance(v, dict | list) else v) for v in listed
+        ]
+    return value
+
+
+def json_to_rpc(value: Any) -> Any:
+    """A JSON-shaped value (``dict`` with ``str`` keys, ``list``, ``str``, ``int``, ``float``, ``bool``,
+    ``None``) as the SDK's ``python_to_rpc`` sends it: dicts as plain objects, ``None`` as JS null.
+
+    The SDK walks the value three times (nulls replaced; every value checked against what RPC refuses:
+    tuples, bytearrays, awaitables, RegExps, none of which JSON holds; then ``to_js``): here the nulls walk
+    and ``to_js`` (ADR-0129; tests/integration/test_json_to_rpc.py compares both on every JSON kind).
+    """
+    to_js, from_entries, jsnull = (_JSON_CONVERSION or _json_conversion())[:3]
+    if value is None:
+        return jsnull
+    return to_js(_nulls(value, jsnull), dict_converter=from_entries)
+
+
+class JsonCalls:
+    """Methods of a binding called with JSON-shaped arguments, converted by `json_to_rpc`, on the JS object
+    under the SDK's wrapper; a result is read with the SDK's ``python_from_rpc``, as the wrapper reads a
+    plain-data answer (ADR-0129).
+
+    A binding that is not the SDK's wrapper (plain CPython, a test's fake) is called with the values as they
+    are, which is what it would get from the wrapper.
+    """
+
+    __slots__ = ("_binding", "_wrapped")
+
+    def __init__(self, binding: Any) -> None:
+        """Calls on ``binding`` (``env.NAME``, or a stub)."""
+        try:
+            wrapper: Any = (_JSON_CONVERSION or _json_conversion())[3]
+        except ImportError:
+            wrapper = None
+        self._wrapped = wrapper is not None and isinstance(binding, wrapper)
+        self._binding: Any = binding._binding if self._wrapped else binding
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        method = getattr(self._binding, name)
+        if not self._wrapped:
+            return method
+
+        def call(*args: Any) -> Any:
+            result = method(*[json_to_rpc(a) for a in args])
+            if hasattr(result, "then"):
+                return _read_answer(result)
+            return _answer(result)
+
+        return call
+
+
+async def _read_answer(promise: Any) -> Any:
+    return _answer(await promise)
+
+
+def _answer(result: Any) -> Any:
+    python_from_rpc: Callable[[Any], Any] = _JSON_CONVERSION[4]
+    return python_from_rpc(result)

@@ -13,6 +13,7 @@ import asyncio
 import logging
 from typing import Any, Final
 
+from tsumugi_scheduler import _runtime
 from tsumugi_scheduler.remote_errors import is_missing_method
 
 __all__ = ["REPORT_MANY_METHOD", "ReportBatch", "ReportError"]
@@ -63,7 +64,9 @@ class ReportBatch:
         stub = self._env.JOB_SHARD.getByName(shard)
         try:
             try:
-                answers: list[Any] = list(await stub.report_many(shard, [item for item, _ in entries]))
+                # Plain data: converted in one walk, not the SDK wrapper's three (ADR-0129).
+                calls = _runtime.JsonCalls(stub)
+                answers: list[Any] = list(await calls.report_many(shard, [item for item, _ in entries]))
             except Exception as exc:
                 if not is_missing_method(exc, REPORT_MANY_METHOD):
                     raise

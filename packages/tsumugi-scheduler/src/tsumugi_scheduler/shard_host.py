@@ -424,7 +424,9 @@ class JobShardHost:
         bodies = [{"body": body} for body in msgspec.to_builtins(dispatches)]
         # A failed send leaves the jobs QUEUED (the reaper requeues or stalls them), except a message that can
         # never be sent: its job alone fails (ADR-0077).
-        await send_dispatches(self._env.TSUMUGI_QUEUE, send_chunks(bodies), self._fail_unsendable)
+        # Plain data (msgspec.to_builtins): converted in one walk, not the SDK wrapper's three (ADR-0129).
+        queue = _runtime.JsonCalls(self._env.TSUMUGI_QUEUE)
+        await send_dispatches(queue, send_chunks(bodies), self._fail_unsendable)
 
     async def _fail_unsendable(self, job_id: str, attempt: int, error: str) -> None:
         assert self._name is not None  # set before any tick
@@ -452,9 +454,10 @@ class JobShardHost:
             _log_changes(snapshots)
 
     def _write_metrics(self, snapshots: list[JobSnapshot]) -> None:
-        dataset = getattr(self._env, "TSUMUGI_METRICS", None)
-        if dataset is None:
+        binding = getattr(self._env, "TSUMUGI_METRICS", None)
+        if binding is None:
             return
+        dataset = _runtime.JsonCalls(binding)  # plain data points (ADR-0129)
         for snapshot in snapshots:
             try:
                 dataset.writeDataPoint(metrics_point(snapshot))

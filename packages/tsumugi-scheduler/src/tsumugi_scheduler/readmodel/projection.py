@@ -1,6 +1,8 @@
 """Projection of the shard's job snapshots into the D1 ``job`` table (reference §1.8).
 
-One ``batch`` of upserts per call, so a projection applies whole or not at all. Each upsert only overwrites
+One ``batch`` per call, so a projection applies whole or not at all: the snapshots' values go as one bound
+JSON text of value arrays, unpacked by SQLite with ``json_each`` (one statement per `BATCH_BYTES`, not one per
+snapshot with 26 bound values each: ADR-0127). Each upsert only overwrites
 a row whose stored ``seq`` is lower than the snapshot's: stale or replayed snapshots change nothing, and
 replaying a range that was already applied is a no-op. ``id``, ``created_at``, ``binding`` and
 ``guarantee`` never change once a job is projected.
@@ -14,6 +16,7 @@ from typing import Any, Final
 import msgspec
 
 from tsumugi_core.ids import InvalidJobIdError
+from tsumugi_scheduler.json_batches import BATCH_BYTES, json_arrays
 from tsumugi_scheduler.readmodel.d1_port import D1Like, StatementT, result_changes
 from tsumugi_scheduler.shard.records import AttemptRecord, JobSnapshot
 from tsumugi_scheduler.wire import job_shard
@@ -58,10 +61,12 @@ class AttemptLogEntry(msgspec.Struct, frozen=True, kw_only=True):
 
 def _upsert_sql() -> str:
     columns = ", ".join(PROJECTED_COLUMNS)
-    marks = ", ".join("?" for _ in PROJECTED_COLUMNS)
+    values = ", ".join(f"json_extract(value, '$[{i}]')" for i in range(len(PROJECTED_COLUMNS)))
     updates = ", ".join(f"{c} = excluded.{c}" for c in PROJECTED_COLUMNS if c not in IMMUTABLE_COLUMNS)
+    # ORDER BY key: the snapshots apply in the order given, as the statements of a batch would. WHERE true
+    # keeps SQLite from reading ON CONFLICT as a join constraint of the SELECT.
     return (
-        f"INSERT INTO job ({columns}) VALUES ({marks}) "
+        f"INSERT INTO job ({columns}) SELECT {values} FROM json_each(?) WHERE true ORDER BY key "
         f"ON CONFLICT (id) DO UPDATE SET {updates} WHERE excluded.seq > job.seq"
     )
 
@@ -126,6 +131,7 @@ async def project(d1: D1Like[StatementT], snapshots: Sequence[JobSnapshot]) -> i
         )
     if not snapshots:
         return 0
-    statements: list[StatementT] = [d1.prepare(_UPSERT).bind(*snapshot_values(s)) for s in snapshots]
+    rows = json_arrays((snapshot_values(s) for s in snapshots), BATCH_BYTES)
+    statements: list[StatementT] = [d1.prepare(_UPSERT).bind(text) for text in rows]
     results = await d1.batch(statements)
     return sum(result_changes(r) for r in results)
