@@ -123,7 +123,8 @@ class DurableObjectStorage:
                 scheduled_at,
                 retry_count,
             )
-        if self.sql.in_transaction_depth() == 0:
+        if self.sql.in_transaction_depth() == 0:  # committed as written: known without reading it back
+            self._alarm_read = (None if scheduled_at is None else (scheduled_at, retry_count),)
             self._listener.alarm_committed(scheduled_at)
 
     # -- the SDK surface -------------------------------------------------------------------------------------
