@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import pytest
 from pyodide.ffi import JsException as RemoteError
@@ -10,6 +11,7 @@ from workers.rpc import JsDict
 
 from tsumugi_dev.alarms import alarm_retry_at
 from tsumugi_dev.clock import VirtualClock
+from tsumugi_dev.do_storage import DurableObjectStorage
 from tsumugi_dev.runtime import LocalRuntime
 
 
@@ -118,6 +120,35 @@ async def test_alarm_set_in_a_rolled_back_transaction_is_not_armed(
     assert await stub.get() == 100
     await clock.advance(1_000)
     assert await stub.fired() == [0]
+
+
+def test_the_alarm_read_back_is_the_committed_one_after_a_rollback(tmp_path: Path) -> None:
+    committed: list[int | None] = []
+
+    class Listener:
+        def alarm_may_be_set(self, alarm_at: int) -> None: ...
+        def alarm_committed(self, alarm_at: int | None) -> None:
+            committed.append(alarm_at)
+
+    storage = DurableObjectStorage(tmp_path / "object.sqlite", Listener())
+    try:
+        storage.store_alarm(1_000)
+        assert storage.stored_alarm() == (1_000, 0)
+
+        def replace_then_fail() -> None:
+            storage.store_alarm(5_000, 2)
+            assert storage.stored_alarm() == (5_000, 2)  # inside the transaction: its own write
+            raise RuntimeError("rolled back")
+
+        with pytest.raises(RuntimeError):
+            storage.transaction_sync(replace_then_fail)
+        assert storage.stored_alarm() == (1_000, 0)
+        assert committed[-1] == 1_000
+        storage.transaction_sync(lambda: storage.store_alarm(None))
+        assert storage.stored_alarm() is None
+        assert committed[-1] is None
+    finally:
+        storage.close()
 
 
 async def test_deleted_alarm_does_not_fire(runtime: LocalRuntime, clock: VirtualClock) -> None:

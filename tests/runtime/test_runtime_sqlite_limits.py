@@ -172,6 +172,9 @@ def test_the_runtimes_own_cf_table_is_out_of_the_applications_reach(tmp_path: Pa
             "INSERT INTO _cf_alarm VALUES (2, 0, 0)",
         ):
             assert _refused(storage.sql, query) == "not authorized: SQLITE_AUTH", query
+        # The row itself (stored_alarm() answers from memory once read): none of the refused writes touched it.
+        rows = storage.sql.runtime_exec("SELECT id, scheduled_at, retry_count FROM _cf_alarm").toArray()
+        assert [dict(r) for r in rows] == [{"id": 1, "scheduled_at": 1_000, "retry_count": 0}]
         assert storage.stored_alarm() == (1_000, 0)
     finally:
         storage.sql.close()

@@ -14,4 +14,9 @@ def test_quick_bench_completes_both_sides_and_the_big_run() -> None:
     assert result["fan_out_seconds"] > 0
     assert result["ratio"] == pytest.approx(result["fan_out_seconds"] / result["plain_seconds"], rel=0.05)  # of rounded seconds
     assert result["run_writes_per_node"] < 1  # bulk statements, not one per node (ADR-0092)
+    assert len(result["round_ratios"]) == 1
+    assert result["median_round_ratio"] == result["round_ratios"][0]
+    assert result["cpu_ratio"] == pytest.approx(
+        result["fan_out_cpu_seconds"] / result["plain_cpu_seconds"], rel=0.05
+    )
     assert result["advance_peak_kb"] > 0

@@ -88,13 +88,22 @@ class DurableObjectStorage:
         self.alarm_running = False
         """True while ``alarm()`` runs and no new alarm was set (``getAlarm`` then answers None)."""
         self.alarm_replaced = False
+        self._alarm_read: tuple[tuple[int, int] | None] | None = None
+        """The alarm row as last read or committed (None: read it again). Only `store_alarm` writes the row
+        (applications cannot name ``_cf_`` tables), and a write inside a transaction forgets it (a rollback may
+        undo it), so the row is read once per change instead of after every transaction and alarm check."""
 
     # -- the alarm, as the runtime reads it ------------------------------------------------------------------
 
     def stored_alarm(self) -> tuple[int, int] | None:
         """``(scheduled_at, retry_count)`` as committed, or None."""
+        if self._alarm_read is not None:
+            return self._alarm_read[0]
         row = self.sql.runtime_exec("SELECT scheduled_at, retry_count FROM _cf_alarm WHERE id = 1").toArray()
-        return (int(row[0]["scheduled_at"]), int(row[0]["retry_count"])) if row else None
+        stored = (int(row[0]["scheduled_at"]), int(row[0]["retry_count"])) if row else None
+        if self.sql.in_transaction_depth() == 0:
+            self._alarm_read = (stored,)
+        return stored
 
     def store_alarm(self, scheduled_at: int | None, retry_count: int = 0) -> None:
         """Write (or clear) the alarm and tell the listener once it is committed.
@@ -102,6 +111,7 @@ class DurableObjectStorage:
         The listener hears of a new alarm before the object's file does, so a crash between the two writes
         leaves an index row pointing at the file (harmless) rather than an alarm no restart would find.
         """
+        self._alarm_read = None
         if scheduled_at is None:
             self.sql.runtime_exec("DELETE FROM _cf_alarm WHERE id = 1")
         else:
@@ -113,7 +123,8 @@ class DurableObjectStorage:
                 scheduled_at,
                 retry_count,
             )
-        if self.sql.in_transaction_depth() == 0:
+        if self.sql.in_transaction_depth() == 0:  # committed as written: known without reading it back
+            self._alarm_read = (None if scheduled_at is None else (scheduled_at, retry_count),)
             self._listener.alarm_committed(scheduled_at)
 
     # -- the SDK surface -------------------------------------------------------------------------------------

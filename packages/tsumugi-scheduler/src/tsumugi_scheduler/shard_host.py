@@ -332,7 +332,7 @@ class JobShardHost:
                     results.append(exc)
 
         try:
-            self._sql.transaction_sync(apply_all)
+            engine.report_batch(apply_all)
         except Exception as exc:  # the group did not commit: every report fails as it would alone
             results = [exc] * len(group)
         for (*_, waiter), result in zip(group, results, strict=True):
@@ -501,9 +501,10 @@ class JobShardHost:
                 if r.hold_until is not None:
                     event["holdUntil"] = r.hold_until
                 by_run.setdefault(r.run_id, []).append(event)
-            await asyncio.gather(
-                *(runs.getByName(run_id).notify(events) for run_id, events in by_run.items())
-            )
+            # One JSON text per run: a string crosses RPC as it is, where a list of dicts is converted value by
+            # value on both sides (ADR-0135).
+            texts = {run_id: msgspec.json.encode(events).decode() for run_id, events in by_run.items()}
+            await asyncio.gather(*(runs.getByName(run_id).notify(text) for run_id, text in texts.items()))
             engine.ack_run_events(max(r.seq for r in records))
             if len(records) < FEED_BATCH:
                 return

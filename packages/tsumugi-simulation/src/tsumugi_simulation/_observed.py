@@ -143,7 +143,7 @@ class Observed:
     def policy_at(self, binding: str, at: int) -> PolicyView:
         """The policy of ``binding`` in force at ``at``."""
         timeline = self.policies.get(binding, [])
-        index = bisect.bisect_right([t for t, _ in timeline], at) - 1
+        index = bisect.bisect_right(timeline, at, key=_instant) - 1
         return timeline[index][1] if index >= 0 else self.code_policy(binding)
 
     def code_policy(self, binding: str) -> PolicyView:
@@ -206,3 +206,7 @@ class Observed:
     def payload_of(self, job: JobTruth) -> Any:
         """The job's payload, decoded."""
         return json.loads(job.payload)
+
+
+def _instant(change: tuple[int, PolicyView]) -> int:
+    return change[0]

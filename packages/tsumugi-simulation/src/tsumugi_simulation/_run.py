@@ -38,7 +38,7 @@ from tsumugi_simulation._observed import (
     Submitted,
     Violation,
 )
-from tsumugi_simulation._shards import attempt_log, run_objects, shard_rows
+from tsumugi_simulation._shards import attempt_log, run_objects, shard_rows, shard_states
 from tsumugi_simulation._system import (
     RUN_FAILED_RETENTION_MS,
     RUN_SWEEP_AFTER_MS,
@@ -124,6 +124,7 @@ class SimulationReport:
 
 _LONGEST_TIMEOUT_MS: Final = DEFAULTS.timeout_ms
 """The workload's longest attempt timeout: the default (explicit ones are shorter)."""
+_SETTLED: Final = frozenset({"COMPLETED", "FAILED", "CANCELLED", "STALLED"})
 BURST_WORK_MS: Final = 200
 """How long each job of a hot-key burst works (long enough that a starved job's wait stands out)."""
 
@@ -262,21 +263,23 @@ class _Driver:
     def shard_rows(self) -> list[dict[str, Any]]:
         return shard_rows(self.runtime.namespace(self.system.scheduler, self.shard_class))
 
-    def observe(self) -> list[dict[str, Any]]:
+    def observe(self) -> list[tuple[str, str]]:
+        """Note each job's state where it changed since the last look; answers every ``(id, state)``."""
         now = self.clock.now_ms()
-        rows = self.shard_rows()
-        for row in rows:
-            changes = self.seen.states_seen.setdefault(str(row["id"]), [])
-            if not changes or changes[-1][1] != row["state"]:
-                changes.append((now, str(row["state"])))
+        states = shard_states(self.runtime.namespace(self.system.scheduler, self.shard_class))
+        seen = self.seen.states_seen
+        for job_id, state in states:
+            changes = seen.get(job_id)
+            if changes is None:
+                seen[job_id] = [(now, state)]
+            elif changes[-1][1] != state:
+                changes.append((now, state))
         self.chaos.observe()
-        return rows
+        return states
 
-    def settled(self, rows: list[dict[str, Any]]) -> bool:
+    def settled(self, states: list[tuple[str, str]]) -> bool:
         running = any(e.ended_at is None for e in self.ledger.executions)
-        return not running and all(
-            r["state"] in ("COMPLETED", "FAILED", "CANCELLED", "STALLED") for r in rows
-        )
+        return not running and all(state in _SETTLED for _, state in states)
 
     async def read_model(self) -> dict[str, tuple[str, int]]:
         db = self.runtime.d1(self.system.database)
@@ -464,7 +467,8 @@ class _Driver:
         return self.system.payload(binding, random.Random(i), i)
 
     async def finish(self, invariants: Sequence[str]) -> tuple[list[Violation], int]:
-        rows = self.observe()
+        self.observe()
+        rows = self.shard_rows()
         self.seen.end_ms = self.clock.now_ms()
         self.seen.jobs = {
             str(r["id"]): JobTruth(

@@ -6,7 +6,7 @@ from typing import Any
 
 from tsumugi_dev.durable_objects import NamespaceHost
 
-__all__ = ["attempt_log", "run_objects", "shard_rows"]
+__all__ = ["attempt_log", "run_objects", "shard_rows", "shard_states"]
 
 _JOB_COLUMNS = (
     "id, binding, state, attempts, guarantee, concurrency_key, payload, timeout_ms, expires_at, run_id, node_id"
@@ -48,6 +48,15 @@ def shard_rows(namespace: NamespaceHost) -> list[dict[str, Any]]:
     for sql in _tables(namespace, "job"):
         rows.extend(dict(r) for r in sql.runtime_exec(f"SELECT {_JOB_COLUMNS} FROM job").toArray())
     return rows
+
+
+def shard_states(namespace: NamespaceHost) -> list[tuple[str, str]]:
+    """``(id, state)`` of every job of every shard: what the simulator watches between its full reads."""
+    states: list[tuple[str, str]] = []
+    for sql in _tables(namespace, "job"):
+        rows = sql.runtime_exec("SELECT id, state FROM job").toArray()
+        states.extend((str(r["id"]), str(r["state"])) for r in rows)
+    return states
 
 
 def attempt_log(namespace: NamespaceHost) -> tuple[dict[tuple[str, int], int], dict[tuple[str, int], int]]:

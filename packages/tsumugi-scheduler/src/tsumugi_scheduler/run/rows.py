@@ -114,9 +114,15 @@ class JobEvent(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
 
 
 def job_events(raw: object) -> list[JobEvent]:
-    """Job events as the shards send them (dicts with camelCase keys); a malformed one is dropped (it names no
-    node of any run: the Run object would ignore it anyway)."""
+    """Job events as the shards send them: one JSON text of an array of objects with camelCase keys (ADR-0135),
+    or that array itself (as shards did before); a malformed one is dropped (it names no node of any run: the
+    Run object would ignore it anyway)."""
     events: list[JobEvent] = []
+    if isinstance(raw, str):
+        try:
+            raw = msgspec.json.decode(raw)
+        except msgspec.DecodeError:
+            return events
     if not isinstance(raw, list | tuple):
         return events
     for item in raw:  # pyright: ignore[reportUnknownVariableType]

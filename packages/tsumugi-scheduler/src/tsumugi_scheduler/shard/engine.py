@@ -9,7 +9,7 @@ other attempt are refused without a write.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 import msgspec
@@ -182,6 +182,11 @@ class JobShardEngine(ShardOperations):
             self._held = (held[0], last, max(held[2], now + PROJECTION_HOLD_MS))
         elif held is None or self._projected_seq() >= before:
             self._held = (before, last, now + PROJECTION_HOLD_MS)
+
+    def report_batch(self, apply: Callable[[], None]) -> None:
+        """Run ``apply`` (`report` calls, each its own nested transaction) in one transaction, so the notice and
+        run-event rows of the whole batch are written together (`SqlShardStore.atomically`)."""
+        self._store.atomically(apply)
 
     def report(self, job_id: str, attempt: int, outcome: Outcome) -> ReportAnswer:
         """Record the outcome of the live attempt; late, duplicate or foreign reports are ignored."""

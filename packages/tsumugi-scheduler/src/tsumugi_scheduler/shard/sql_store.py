@@ -49,6 +49,9 @@ T = TypeVar("T")
 PROJECTED_SEQ_KEY: Final = "projected_seq"
 MAX_ATTEMPTS_PER_SNAPSHOT: Final = 20
 _BIND_CHUNK: Final = 90  # workerd refuses statements with more than 100 bound parameters
+_OUTBOX_COLUMNS: Final = {"notice": ("target", "body"), "run_event": ("run_id", "body")}
+_BULK_BODY_CHARS: Final = 64 * 1024
+"""Bodies up to this size go in a shared JSON text (`SqlShardStore.atomically`); a larger one alone."""
 
 
 def _chunks(items: Sequence[str]) -> list[Sequence[str]]:
@@ -62,6 +65,11 @@ class SqlShardStore:
         """Create the schema if needed and seed the feed counter."""
         self._sql = sql
         self._update_sql: dict[tuple[str, ...], str] = {}
+        self._depth = 0
+        self._outbox_rows: dict[str, list[tuple[str, str]]] = {"notice": [], "run_event": []}
+        """Notice and run-event rows recorded inside `atomically`, inserted together before it commits."""
+        self._inserted: dict[str, int] = {"notice": 0, "run_event": 0}
+        """How many of `_outbox_rows` are inserted already (a read of their table flushes them early)."""
         sql.transaction_sync(lambda: create_or_migrate(sql))
         top = self._scalar("SELECT MAX(seq) AS v FROM job") or 0
         cursor = self.settings().get(PROJECTED_SEQ_KEY)
@@ -81,8 +89,56 @@ class SqlShardStore:
         return self._seq
 
     def atomically(self, fn: Callable[[], T]) -> T:
-        """Run ``fn`` in one transaction."""
-        return self._sql.transaction_sync(fn)
+        """Run ``fn`` in one transaction (nested calls nest).
+
+        The notice and run-event rows ``fn`` records are inserted together as the outermost call ends, a few
+        statements instead of one per job (a batch of reports of a 1,000-child fan-out is a statement, not
+        1,000): in the same transaction, in the order recorded; a call that fails drops the rows it recorded
+        with its writes.
+        """
+        recorded = {kind: len(rows) for kind, rows in self._outbox_rows.items()}
+        inserted = dict(self._inserted)
+        self._depth += 1
+
+        def body() -> T:
+            result = fn()
+            if self._depth == 1:
+                self._flush_outbox()
+            return result
+
+        try:
+            result = self._sql.transaction_sync(body)
+        except BaseException:
+            # Its rows are gone, and so are those it inserted early (rolled back with it): they go again.
+            for kind, rows in self._outbox_rows.items():
+                del rows[recorded[kind] :]
+            self._inserted = inserted
+            raise
+        finally:
+            self._depth -= 1
+        if self._depth == 0:
+            for rows in self._outbox_rows.values():
+                rows.clear()
+            self._inserted = dict.fromkeys(self._inserted, 0)
+        return result
+
+    def _flush_outbox(self) -> None:
+        """Insert the recorded notice and run-event rows not inserted yet (at the outermost commit, and before a
+        read of their tables)."""
+        for kind, (first, second) in _OUTBOX_COLUMNS.items():
+            rows = self._outbox_rows[kind][self._inserted[kind] :]
+            if not rows:
+                continue
+            self._inserted[kind] += len(rows)
+            if all(len(body) <= _BULK_BODY_CHARS for _, body in rows):
+                for text in json_arrays([list(r) for r in rows]):
+                    self._sql.exec(
+                        f"INSERT INTO {kind} ({first}, {second}) SELECT json_extract(value, '$[0]'),"
+                        " json_extract(value, '$[1]') FROM json_each(?) ORDER BY key", text
+                    )  # fmt: skip
+            else:  # a large body keeps its own statement (its JSON escaping could pass the 4 MiB a value may hold)
+                for a, b in rows:
+                    self._sql.exec(f"INSERT INTO {kind} ({first}, {second}) VALUES (?, ?)", a, b)
 
     def settings(self) -> dict[str, str]:
         """All stored settings (the schema version is the schema's own, not a setting)."""
@@ -212,10 +268,15 @@ class SqlShardStore:
                 " VALUES (?, ?, ?, ?, ?, ?)",
                 a.job_id, a.attempt, a.state, a.started_at, a.finished_at, a.error,
             )  # fmt: skip
-        for target, body in change.notices:
-            self._sql.exec("INSERT INTO notice (target, body) VALUES (?, ?)", target, body)
+        if self._depth == 0:  # outside `atomically`: at once
+            for target, body in change.notices:
+                self._sql.exec("INSERT INTO notice (target, body) VALUES (?, ?)", target, body)
+            if change.run_event is not None:
+                self._sql.exec("INSERT INTO run_event (run_id, body) VALUES (?, ?)", *change.run_event)
+            return
+        self._outbox_rows["notice"].extend(change.notices)
         if change.run_event is not None:
-            self._sql.exec("INSERT INTO run_event (run_id, body) VALUES (?, ?)", *change.run_event)
+            self._outbox_rows["run_event"].append(change.run_event)
 
     def dispatch(
         self, job_ids: Sequence[str], now: int, key_buckets: Mapping[str, TokenBucket] | None = None
@@ -386,6 +447,7 @@ class SqlShardStore:
         the engine already holds; None reads it from settings. Job changes with a seq in ``held`` (exclusive,
         inclusive] are reported as ``held_pending`` rather than ``outbox_pending``.
         """
+        self._flush_outbox()
         cursor = int(self.settings().get(PROJECTED_SEQ_KEY, "0")) if projected_seq is None else projected_seq
         row = self._sql.exec(OVERVIEW_QUERY, since, cursor, held[0], held[1]).one()
         return Overview(
@@ -402,6 +464,7 @@ class SqlShardStore:
     ) -> list[Mapping[str, Any]]:
         """Feed rows after ``after_seq`` (and up to ``up_to_seq`` when given)."""
         table = {"job": "job", "notice": "notice", "run_event": "run_event"}[kind]
+        self._flush_outbox()
         if up_to_seq is None:
             query, bounds = f"SELECT * FROM {table} WHERE seq > ? ORDER BY seq LIMIT ?", (after_seq,)
         else:
@@ -411,6 +474,7 @@ class SqlShardStore:
 
     def ack(self, kind: FeedKind, up_to_seq: int) -> None:
         """Consume a feed up to ``up_to_seq``."""
+        self._flush_outbox()
         if kind == "job":
             self.save_setting(PROJECTED_SEQ_KEY, str(up_to_seq))
         elif kind == "notice":
@@ -436,6 +500,7 @@ class SqlShardStore:
 
     def counts(self) -> dict[str, int]:
         """Jobs by state and pending rows per feed."""
+        self._flush_outbox()
         counts = {
             str(r["state"]): int(r["n"])
             for r in self._sql.exec("SELECT state, COUNT(*) AS n FROM job GROUP BY state").toArray()

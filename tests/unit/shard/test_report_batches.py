@@ -1,0 +1,92 @@
+"""A batch of reports writes its notice and run-event rows together, in order, and loses none to a rollback."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from shard_world import World
+
+from tsumugi_core.states import JobState
+from tsumugi_scheduler.shard.records import NoticeConfig, Succeeded
+
+
+def _run_jobs(world: World, n: int) -> list[str]:
+    ids = [world.enqueue(run_id="flow:r1", node_id=f"n{i}", payload={"i": i}) for i in range(n)]
+    assert len(world.dispatch()) == n
+    return ids
+
+
+def test_a_batch_of_completions_writes_its_run_events_in_one_statement_in_order(world: World) -> None:
+    ids = _run_jobs(world, 50)
+    before = world.sql.write_statements
+
+    def apply() -> None:
+        for i, job_id in enumerate(ids):
+            assert world.engine.report(job_id, 1, Succeeded(result={"i": i})).accepted
+
+    world.engine.report_batch(apply)
+    assert world.sql.write_statements - before == 50 + 1  # a completion each, then the run events together
+    events = world.engine.run_events(100)
+    assert [(e.node_id, e.job_id, e.state, e.result) for e in events] == [
+        (f"n{i}", job_id, JobState.COMPLETED, f'{{"i":{i}}}') for i, job_id in enumerate(ids)
+    ]
+    assert [e.seq for e in events] == sorted(e.seq for e in events)
+
+
+def test_notices_of_a_batch_are_written_together_too(make_world: Callable[..., World]) -> None:
+    world = make_world(
+        NoticeConfig(on_settled_binding="SETTLED", on_settled_states=frozenset({JobState.COMPLETED}))
+    )
+    ids = [world.enqueue(payload={"i": i}) for i in range(20)]
+    world.dispatch()
+    before = world.sql.write_statements
+
+    def apply() -> None:
+        for job_id in ids:
+            world.engine.report(job_id, 1, Succeeded())
+
+    world.engine.report_batch(apply)
+    assert world.sql.write_statements - before == 20 + 1
+    assert [n.notice.job_id for n in world.engine.notices(100)] == ids
+
+
+def test_a_report_rolled_back_in_a_batch_loses_only_its_own_rows(world: World) -> None:
+    first, second, third = _run_jobs(world, 3)
+    engine = world.engine
+    store = engine._store  # pyright: ignore[reportPrivateUsage]
+
+    def fails_after_reading_the_feed() -> None:
+        assert engine.report(second, 1, Succeeded(result="2")).accepted
+        # A read of the feed inside the batch writes the rows recorded so far (the first report's too) inside
+        # this nested transaction, which then rolls back: the first report's row must be written again.
+        assert [e.node_id for e in engine.run_events(10)] == ["n0", "n1"]
+        raise RuntimeError("this report's transaction fails")
+
+    def apply() -> None:
+        assert engine.report(first, 1, Succeeded(result="1")).accepted
+        with pytest.raises(RuntimeError):
+            store.atomically(fails_after_reading_the_feed)
+        assert engine.report(third, 1, Succeeded(result="3")).accepted
+
+    engine.report_batch(apply)
+    assert [(e.node_id, e.result) for e in engine.run_events(10)] == [("n0", '"1"'), ("n2", '"3"')]
+    assert [engine.get(j).state for j in (first, second, third)] == [  # type: ignore[union-attr]
+        JobState.COMPLETED, JobState.QUEUED, JobState.COMPLETED,
+    ]  # fmt: skip
+
+
+def test_a_batch_that_fails_as_a_whole_writes_no_rows(world: World) -> None:
+    first, second = _run_jobs(world, 2)
+
+    def apply() -> None:
+        world.engine.report(first, 1, Succeeded())
+        world.engine.report(second, 1, Succeeded())
+        raise RuntimeError("the batch does not commit")
+
+    with pytest.raises(RuntimeError):
+        world.engine.report_batch(apply)
+    assert world.engine.run_events(10) == []
+    # Still live: nothing was applied.
+    assert world.engine.report(first, 1, Succeeded(result="again")).accepted
+    assert [(e.node_id, e.result) for e in world.engine.run_events(10)] == [("n0", '"again"')]
