@@ -77,3 +77,18 @@ def test_the_dev_console_shows_job_lines() -> None:
         root.handlers[:] = handlers  # give the root logger back to pytest
         root.setLevel(level)
     assert stream.getvalue().rstrip().endswith("job H#0:x COMPLETED attempt 1")
+
+
+async def test_a_live_attempt_line_never_carries_the_previous_attempts_error(
+    repo_system: tuple[LocalRuntime, VirtualClock], caplog: pytest.LogCaptureFixture
+) -> None:
+    # Issue 26 item 1: "RUNNING attempt 2 error: <attempt 1's error>" read as if attempt 2 had failed.
+    runtime, clock = repo_system
+    caplog.set_level(logging.INFO, logger="tsumugi")
+    job_id = await enqueue(runtime, "Slow", {"seconds": 3}, max_attempts=2, timeout_ms=1_000)
+    await clock.advance(120_000)
+    lines = lines_of(caplog, job_id)
+    live = [line for line in lines if " RUNNING " in line or " QUEUED " in line]
+    assert any(" attempt 2" in line for line in live), lines
+    assert [line for line in live if "error:" in line] == []
+    assert any("error:" in line for line in lines), lines  # the failed attempt's own line keeps it

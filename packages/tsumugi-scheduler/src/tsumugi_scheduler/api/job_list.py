@@ -13,6 +13,7 @@ from typing import Any, Final
 
 import msgspec
 
+from tsumugi_core.states import current_attempt
 from tsumugi_scheduler.readmodel import SORT_COLUMNS, D1Like, JobQuery, JobSummary, RetryWindow, StatementT
 from tsumugi_scheduler.readmodel.d1_port import result_rows
 from tsumugi_scheduler.readmodel.filters import where_clause
@@ -62,7 +63,8 @@ def _summary(row: Any, window: RetryWindow | None) -> JobSummary:
         attempts=int(row["attempts"]), max_attempts=int(row["max_attempts"]), created_at=int(row["created_at"]),
         updated_at=int(row["updated_at"]),
         dispatched_at=None if row["dispatched_at"] is None else int(row["dispatched_at"]),
-        retryable=is_retryable(str(row["state"]), str(row["binding"]), int(row["updated_at"]), window),
+        current_attempt=current_attempt(str(row["state"]), int(row["attempts"])),
+            retryable=is_retryable(str(row["state"]), str(row["binding"]), int(row["updated_at"]), window),
     )  # fmt: skip
 
 

@@ -132,6 +132,9 @@ class JobDetailView(msgspec.Struct, frozen=True, kw_only=True):
     run_id: str | None
     node_id: str | None
     cancel_requested: bool
+    current_attempt: int | None
+    """+ The attempt in progress (``attempts + 1``) while QUEUED or RUNNING, else null (``attempts`` counts
+    finished attempts only)."""
 
 
 class JobDetailBody(msgspec.Struct, frozen=True, kw_only=True):

@@ -1,0 +1,57 @@
+"""What a newcomer meets through REST (issue 26): the attempt in progress, counts that match the list."""
+
+from __future__ import annotations
+
+from api_world import World, quoted
+
+
+async def _detail(world: World, job_id: str) -> dict[str, object]:
+    status, body = await world.request("GET", f"/api/jobs/{quoted(job_id)}")
+    assert status == 200, body
+    return body["job"]
+
+
+async def _row(world: World, job_id: str) -> dict[str, object]:
+    status, body = await world.request("GET", "/api/jobs", params={"id": job_id})
+    assert status == 200, body
+    [row] = body["jobs"]
+    return row
+
+
+async def test_a_job_in_flight_names_the_attempt_in_progress_in_its_detail_and_its_row(world: World) -> None:
+    job_id = await world.enqueue("MAIL", maxAttempts=3)
+    await world.tick()  # dispatched: QUEUED, its first attempt under way
+    detail = await _detail(world, job_id)
+    assert (detail["state"], detail["attempts"], detail["current_attempt"]) == ("QUEUED", 0, 1)
+    await world.tick()  # projected
+    row = await _row(world, job_id)
+    assert (row["state"], row["attempts"], row["current_attempt"]) == ("QUEUED", 0, 1)
+    name = job_id.split(":", 1)[0]
+    await world.shard(name).host.report(name, job_id, 1, {"ok": False, "error": "boom"})
+    detail = await _detail(world, job_id)
+    assert (detail["state"], detail["attempts"], detail["current_attempt"]) == ("SCHEDULED", 1, None)
+    world.clock.advance(600_000)
+    await world.tick()  # the retry is dispatched: the second attempt is the one in progress
+    detail = await _detail(world, job_id)
+    assert (detail["state"], detail["attempts"], detail["current_attempt"]) == ("QUEUED", 1, 2)
+
+
+async def test_stats_leave_out_the_bindings_the_list_leaves_out_so_counts_agree(world: World) -> None:
+    # Issue 26 item 2: the chips said "COMPLETED 70" above a list of 38 jobs (hidden notice jobs counted).
+    for _ in range(3):
+        await world.enqueue("MAIL")
+    for _ in range(2):
+        await world.enqueue("Notify")
+    await world.enqueue("SMS", partitionKey="k")
+    await world.tick()
+    await world.tick()
+    status, everything = await world.request("GET", "/api/stats")
+    assert status == 200
+    assert sum(everything["byState"].values()) == 6
+    status, body = await world.request("GET", "/api/stats", params={"exclude_bindings": "Notify,SMS"})
+    assert status == 200, body
+    status, listing = await world.request("GET", "/api/jobs", params={"exclude_bindings": "Notify,SMS"})
+    assert sum(body["byState"].values()) == listing["total"] == 3
+    assert set(body["byState"]) <= set(everything["byState"])
+    status, only_mail = await world.request("GET", "/api/stats", params={"exclude_bindings": "Notify,SMS,MAIL"})
+    assert only_mail["byState"] == {}
