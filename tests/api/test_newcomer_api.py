@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from api_world import World, quoted
+from pathlib import Path
+from typing import Any, cast
+
+from api_world import LocalMetrics, World, quoted
+
+from tsumugi_dev.analytics import AnalyticsStore
 
 
 async def _detail(world: World, job_id: str) -> dict[str, object]:
@@ -55,3 +60,25 @@ async def test_stats_leave_out_the_bindings_the_list_leaves_out_so_counts_agree(
     assert set(body["byState"]) <= set(everything["byState"])
     status, only_mail = await world.request("GET", "/api/stats", params={"exclude_bindings": "Notify,SMS,MAIL"})
     assert only_mail["byState"] == {}
+
+
+async def test_metrics_leave_out_the_notice_bindings_from_totals_and_the_failure_rate(
+    world: World, tmp_path: Path
+) -> None:
+    # Issue 26 item 2: every failed job makes a (completed) notice job, which diluted the failure rate.
+    with AnalyticsStore(tmp_path / "ae.sqlite", cast(Any, world.clock)) as store:
+        dataset = LocalMetrics(store, "tsumugi_metrics")
+        for state, binding in [("FAILED", "MAIL"), ("COMPLETED", "MAIL"), ("COMPLETED", "Notify")]:
+            dataset.writeDataPoint({"indexes": [binding], "blobs": [state, binding, "at-least-once"],
+                                    "doubles": [1, 10]})  # fmt: skip
+        world.env.TSUMUGI_METRICS = dataset  # type: ignore[attr-defined]
+        world.clock.advance(60_000)
+        status, everything = await world.request("GET", "/api/metrics")
+        assert status == 200
+        assert (everything["series"][0]["total"], everything["series"][0]["failed"]) == (3, 1)
+        status, body = await world.request("GET", "/api/metrics", params={"exclude_bindings": "Notify"})
+        assert status == 200, body
+        assert [b["binding"] for b in body["bindings"]] == ["MAIL"]
+        assert (body["series"][0]["total"], body["series"][0]["failed"]) == (2, 1)
+        status, body = await world.request("GET", "/api/metrics", params={"exclude_bindings": "Notify,x'y"})
+        assert (status, body["field"]) == (400, "exclude_bindings")

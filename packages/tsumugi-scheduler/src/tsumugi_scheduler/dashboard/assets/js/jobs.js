@@ -41,7 +41,8 @@ async function loadJobs(isCurrent) {
   const view = app.jobs;
   const [list, stats, bindings] = await Promise.all([
     apiCall(withQuery(API.jobs, jobsQuery(view))),
-    apiCall(API.stats).catch(() => null), // stats are decoration: the list still shows without them
+    // The counts leave out what the list leaves out, so the chips add up to the list's total (issue 26).
+    apiCall(withQuery(API.stats, { exclude_bindings: excludedBindings(view).join(',') })).catch(() => null),
     apiCall(API.bindings).catch(() => ({ bindings: view.bindings, notices: view.notices })),
   ]);
   if (!isCurrent()) return; // a newer load or another tab won the race
@@ -198,7 +199,7 @@ function renderJobRow(job, view, columns) {
     state: h('td', { class: 'col-state' }, stateBadge(job.state)),
     started: h('td', { class: 'col-started' }, timeEl(job.dispatched_at, { compact: true })),
     updated: h('td', { class: 'col-updated' }, timeEl(job.updated_at, { compact: true })),
-    attempts: h('td', { class: 'col-attempts num' }, `${job.attempts} / ${job.max_attempts}`),
+    attempts: h('td', { class: 'col-attempts num' }, attemptsText(job)),
     processing: h('td', { class: 'col-processing num' }, fmtDuration(processing)),
   };
   const check = h('input', { type: 'checkbox', checked: view.selected.has(job.id), 'aria-label': `Select ${job.id}`,
@@ -207,6 +208,18 @@ function renderJobRow(job, view, columns) {
   const open = (event) => { if (!event.target.closest('button, input, a, label')) openJob(job.id); };
   return h('tr', { class: `job-row${view.gone.has(job.id) ? ' gone' : ''}`, 'data-id': job.id, onclick: open, title: `Open ${job.id}` },
     h('td', null, check), columns.map(([key]) => cells[key]), h('td', null, jobActions(job, view.gone.has(job.id))));
+}
+
+// "2 / 3" while the second attempt is under way: `attempts` counts finished attempts only, so a running job
+// shows its current_attempt (the API's; attempts + 1 from an older API while QUEUED or RUNNING).
+function currentAttempt(job) {
+  if (job.current_attempt !== undefined) return job.current_attempt;
+  return job.state === 'QUEUED' || job.state === 'RUNNING' ? job.attempts + 1 : null;
+}
+
+function attemptsText(job) {
+  const current = currentAttempt(job);
+  return `${current === null ? job.attempts : current} / ${job.max_attempts}`;
 }
 
 function canRetry(job, gone) {
