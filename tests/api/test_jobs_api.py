@@ -16,7 +16,8 @@ async def test_create_answers_201_with_the_id_and_the_same_id_for_a_dedup_hit(wo
 @pytest.mark.parametrize(
     ("body", "expected"),
     [
-        ("{not json", {"error": "body must be valid JSON"}),
+        ("{not json", {"error": "body must be valid JSON", "line": 1, "column": 2,
+                       "detail": "Expecting property name enclosed in double quotes"}),
         ('{"binding": "MAIL", "payload": NaN}', {"error": "body must be valid JSON"}),
         ("[1, 2]", {"error": "body must be an object"}),
         ('{"binding": "MAIL", "payload": {}, "maxAttempts": 0}',

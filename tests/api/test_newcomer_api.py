@@ -82,3 +82,43 @@ async def test_metrics_leave_out_the_notice_bindings_from_totals_and_the_failure
         assert (body["series"][0]["total"], body["series"][0]["failed"]) == (2, 1)
         status, body = await world.request("GET", "/api/metrics", params={"exclude_bindings": "Notify,x'y"})
         assert (status, body["field"]) == (400, "exclude_bindings")
+
+
+async def test_option_and_binding_typos_are_named_as_sent_with_a_suggestion(world: World) -> None:
+    # Item 7: max_attempt was reported as maxAttempt, and a binding typo got no "did you mean".
+    status, body = await world.request("POST", "/api/jobs", {"binding": "MAIL", "payload": {}, "max_attempt": 3})
+    assert (status, body["field"]) == (400, "max_attempt")
+    assert body["error"] == "max_attempt is not an enqueue option (did you mean max_attempts?)"
+    status, body = await world.request("POST", "/api/jobs", {"binding": "MAIL", "payload": {}, "maxAttempt": 3})
+    assert body["error"] == "maxAttempt is not an enqueue option (did you mean maxAttempts?)"
+    status, body = await world.request("POST", "/api/jobs", {"binding": "MAIL", "payload": {}, "color": "red"})
+    assert body["error"] == "color is not an enqueue option"  # nothing near: no guess
+    status, body = await world.request("POST", "/api/jobs", {"binding": "Mial", "payload": {}})
+    assert (status, body["field"]) == (400, "binding")
+    assert body["error"] == "binding is not a registered performer: Mial (did you mean MAIL?)"
+
+
+async def test_invalid_json_says_where_it_broke(world: World) -> None:
+    status, body = await world.request("POST", "/api/jobs", '{"binding": "MAIL",\n "payload": {},}')
+    assert status == 400
+    assert (body["error"], body["line"], body["column"]) == ("body must be valid JSON", 2, 16)
+    assert body["detail"] == "Expecting property name enclosed in double quotes"
+
+
+async def test_an_id_no_job_ever_had_is_not_found_not_removed_after_retention(world: World) -> None:
+    never = "MAIL#0:neverexisted"
+    for action in ("retry", "cancel"):
+        status, body = await world.request("POST", f"/api/jobs/{quoted(never)}/{action}")
+        assert (status, body["error"]) == (404, "not found"), body
+        assert body["detail"] == f"no job has the id {never!r}"
+    status, body = await world.request("GET", f"/api/jobs/{quoted(never)}")
+    assert (status, body["detail"]) == (404, f"no job has the id {never!r}")
+
+
+async def test_a_job_id_cut_at_an_unencoded_hash_gets_a_hint_to_encode_it(world: World) -> None:
+    job_id = await world.enqueue("MAIL")
+    status, body = await world.request("GET", "/api/jobs/" + job_id.split("#")[0])  # what a client sends for "#"
+    assert (status, body["error"]) == (404, "not found")
+    assert "percent-encode the id" in body["detail"] and "a bare # starts the URL's fragment" in body["detail"]
+    status, body = await world.request("GET", f"/api/jobs/{quoted(job_id)}")
+    assert status == 200

@@ -97,3 +97,28 @@ def test_the_cancel_confirmation_opens_in_the_middle_of_the_screen(dash: Dash, w
     assert box is not None
     assert abs(box["x"] + box["width"] / 2 - width / 2) <= 2, box
     assert abs(box["y"] + box["height"] / 2 - 860 / 2) <= 2, box
+
+
+def test_invalid_json_in_the_new_job_form_says_the_line_and_column(dash: Dash) -> None:
+    # Item 7: "Payload must be valid JSON" and nothing more.
+    page, _, api = dash
+    page.goto(api.url("#/jobs"))
+    page.get_by_role("button", name="+ Job").click()
+    page.get_by_label("Payload (JSON)").fill('{\n  "name": "a",\n  "age" 5\n}')
+    page.get_by_role("button", name="Create").click()
+    error = page.locator("#new-job-error")
+    expect(error).to_contain_text("Payload must be valid JSON: line 3, column 9")
+    assert api.bodies == []
+
+
+def test_a_stopped_server_is_named_as_such_not_failed_to_fetch(page: tuple[Page, ConsoleLog]) -> None:
+    # Item 7: a stopped server showed "Failed to load: Failed to fetch".
+    opened, _ = page
+    opened.add_init_script("localStorage.setItem('tsumugi:refresh', '0')")
+    with serve(FakeApi()) as api:
+        opened.goto(api.url("#/jobs"))
+        expect(opened.locator("#jobs-total")).to_have_text("3 jobs")
+    opened.locator("#refresh-now").click()  # the server is gone now
+    status = opened.locator("#status")
+    expect(status).to_contain_text("did not answer: is tsumugi dev (or the scheduler Worker) running?")
+    assert "Failed to fetch" not in status.inner_text()

@@ -35,13 +35,24 @@ function openNewJob(bindings, notices = []) {
   modalContent(h('h2', null, 'New job'), form, error);
 }
 
+// Where JSON.parse stopped, as ": line 2, column 15 (Expected ...)"; the browser gives an offset ("at
+// position 14"), or nothing at all for text that ends too early (then the end of the text is the place).
+function jsonErrorPlace(text, error) {
+  const found = /position (\d+)/.exec(error.message);
+  const offset = found ? Number(found[1]) : text.length;
+  const before = text.slice(0, offset).split('\n');
+  const reason = error.message.replace(/\s*(in JSON )?at position \d+.*$/, '').replace(/^JSON\.parse: /, '');
+  return `: line ${before.length}, column ${before[before.length - 1].length + 1} (${reason})`;
+}
+
 async function submitNewJob(form, error) {
   const data = new FormData(form);
   const body = { binding: data.get('binding') };
+  const text = String(data.get('payload') || 'null');
   try {
-    body.payload = JSON.parse(String(data.get('payload') || 'null'));
-  } catch {
-    error.textContent = 'Payload must be valid JSON';
+    body.payload = JSON.parse(text);
+  } catch (e) {
+    error.textContent = `Payload must be valid JSON${jsonErrorPlace(text, e)}`;
     return;
   }
   for (const key of ['maxAttempts', 'delayMs', 'priority']) if (data.get(key) !== '') body[key] = Number(data.get(key));
