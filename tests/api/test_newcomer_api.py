@@ -5,7 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, cast
 
-from api_world import LocalMetrics, World, quoted
+import httpx
+from api_world import TOKEN, LocalMetrics, World, quoted, with_env
+
+from tsumugi_client import AsyncTsumugiClient
 
 from tsumugi_dev.analytics import AnalyticsStore
 
@@ -122,3 +125,33 @@ async def test_a_job_id_cut_at_an_unencoded_hash_gets_a_hint_to_encode_it(world:
     assert "percent-encode the id" in body["detail"] and "a bare # starts the URL's fragment" in body["detail"]
     status, body = await world.request("GET", f"/api/jobs/{quoted(job_id)}")
     assert status == 200
+
+
+async def test_cancelling_a_scheduled_job_says_it_is_cancelled_through_rest_and_the_client(world: World) -> None:
+    # Item 8: the client answered requested=False for a job it had just cancelled, and nothing more.
+    waiting = await world.enqueue("MAIL", delayMs=60_000)
+    running = await world.enqueue("MAIL")
+    await world.tick()  # `running` is dispatched; `waiting` still SCHEDULED
+    http = httpx.AsyncClient(transport=httpx.ASGITransport(app=with_env(world.app, world.env)))
+    client = AsyncTsumugiClient("http://scheduler.test", token=TOKEN, http_client=http)
+    try:
+        now = await client.cancel(waiting)
+        asked = await client.cancel(running)
+    finally:
+        await client.aclose()
+    assert (now.cancelled, now.requested) == (True, False)
+    assert (asked.cancelled, asked.requested) == (False, True)
+    assert (await _detail(world, waiting))["state"] == "CANCELLED"
+    again = await world.enqueue("MAIL", delayMs=60_000)
+    status, body = await world.request("POST", f"/api/jobs/{quoted(again)}/cancel")
+    assert (status, body) == (200, {"ok": True, "requested": False, "cancelled": True})
+
+
+async def test_a_job_swept_after_retention_is_still_gone_not_unknown(world: World) -> None:
+    job_id = await world.enqueue("MAIL")
+    await world.request("POST", f"/api/jobs/{quoted(job_id)}/cancel")
+    await world.tick()
+    world.clock.advance(600_000)
+    await world.tick()  # swept from the shard, still in the read model
+    status, body = await world.request("POST", f"/api/jobs/{quoted(job_id)}/retry")
+    assert (status, body["reason"]) == (410, "gone")

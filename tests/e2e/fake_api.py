@@ -315,7 +315,7 @@ class FakeApi:
         if path in ("/api/jobs/bulk-retry", "/api/jobs/bulk-cancel"):
             return 200, {"ok": list(body["ids"]), "failed": []}
         if path.endswith("/cancel"):
-            return 200, {"ok": True, "requested": True}
+            return 200, {"ok": True, "requested": True, "cancelled": False}
         return 200, {"ok": True}
 
     def _policy(self, binding: str, patch: dict[str, Any] | None) -> tuple[int, Any]:

@@ -133,7 +133,9 @@ async def cancel_job(request: Request) -> Response:
     job_id, _ = _job_id(request)
     answer: dict[str, Any] = await api_of(request).service(env_of(request)).cancel(job_id)
     if answer.get("ok") is True:
-        answer = {"ok": True, "requested": bool(answer.get("requested"))}
+        requested = bool(answer.get("requested"))
+        # "cancelled" says what "requested: false" means: the job is CANCELLED already (issue 26 item 8).
+        answer = {"ok": True, "requested": requested, "cancelled": not requested}
     return await _mutation(request, job_id, answer)
 
 

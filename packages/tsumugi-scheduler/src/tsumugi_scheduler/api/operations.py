@@ -88,6 +88,7 @@ _JOB_ID = "A job id <binding>#<shard>:<local>, percent-encoded."
 _STR = {"type": "string"}
 _NUM = {"type": "string", "description": "A number; empty or non-numeric values are ignored."}
 _BINDING_OR_EMPTY = {"type": "string", "pattern": "^([A-Za-z_][A-Za-z0-9_]*)?$"}
+_BINDING_LIST = {"type": "string", "pattern": "^([A-Za-z_][A-Za-z0-9_]*)?(,([A-Za-z_][A-Za-z0-9_]*)?)*$"}
 _HOURS = {"type": "number", "minimum": 1, "exclusiveMaximum": 721}
 _BUCKET_MINUTES = {"type": "integer", "minimum": 1, "maximum": 1440}
 """Any number whose floor is 1..720: the handler floors it, as the original does."""
@@ -174,8 +175,8 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
                      QueryParam(name="binding", schema=_BINDING_OR_EMPTY),
                      QueryParam(name="bucket_minutes", schema=_BUCKET_MINUTES,
                                 description="Width of the series' buckets in minutes, 1..1440, default 60."),
-                     QueryParam(name="exclude_bindings", schema=_STR,
-                                description="Comma-separated bindings left out (e.g. the notice bindings), at most 20.")),
+                     QueryParam(name="exclude_bindings", schema=_BINDING_LIST,
+                                description="Comma-separated bindings left out (e.g. the notice bindings); the first 20 count.")),
               answers=_answers(s200=Answer(description="The report.", body=metrics.MetricsReport), s400=_BAD,
                                s501=Answer(description="Metrics not configured."),
                                s502=Answer(description="Analytics Engine failed."))),

@@ -81,6 +81,8 @@ class CancelOk(msgspec.Struct, frozen=True, kw_only=True):
 
     ok: bool
     requested: bool
+    cancelled: bool
+    """+ True when the job is CANCELLED already (it was SCHEDULED): the opposite of ``requested``."""
 
 
 class Created(msgspec.Struct, frozen=True, kw_only=True):
