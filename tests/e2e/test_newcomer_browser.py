@@ -12,6 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 from fake_api import FAILED_ID, RUNNING_ID, FakeApi, serve
+from fake_schedules import NOW, FakeSchedules, flow_schedule, schedule
 from playwright.sync_api import Page, expect
 from playwright_chromium import ConsoleLog
 
@@ -122,3 +123,110 @@ def test_a_stopped_server_is_named_as_such_not_failed_to_fetch(page: tuple[Page,
     status = opened.locator("#status")
     expect(status).to_contain_text("did not answer: is tsumugi dev (or the scheduler Worker) running?")
     assert "Failed to fetch" not in status.inner_text()
+
+
+def test_run_rows_open_the_run_and_show_when_it_started_and_how_long_it_took(page: tuple[Page, ConsoleLog]) -> None:
+    # Item 5: only the id link opened a run; the list had no start time or duration.
+    opened, log = page
+    opened.add_init_script("localStorage.setItem('tsumugi:refresh', '0')")
+    with serve(FakeApi(flows=True)) as api:
+        opened.goto(api.url("#/runs"))
+        rows = opened.locator(".run-row")
+        expect(rows.first).to_be_visible()
+        first = rows.first
+        run_id = first.get_attribute("data-id")
+        assert run_id
+        expect(first.locator(".runs-col-started time")).to_have_count(1)
+        started = first.locator(".runs-col-started time")
+        assert re.fullmatch(r"\d.* ago", started.inner_text()), started.inner_text()
+        assert started.get_attribute("title")  # the exact time on hover
+        assert re.search(r"\d", first.locator(".runs-col-duration").inner_text())
+        first.locator(".run-nodes").click()
+        expect(opened.locator(f'#run-detail[data-id="{run_id}"]')).to_be_visible()
+    assert mine(log.errors) == []
+
+
+def _schedules(items: list[dict[str, object]]) -> FakeSchedules:
+    return FakeSchedules(items=items)
+
+
+LONG = "nightly-report-for-customer-" + "x" * 40
+
+
+def test_schedules_fit_a_phone_with_long_names_and_a_flow_target(page: tuple[Page, ConsoleLog]) -> None:
+    # Item 4: the tab was 624-774 px wide at 420 px.
+    opened, _ = page
+    opened.set_viewport_size({"width": 420, "height": 860})
+    items = [schedule("nightly"), schedule(LONG, target="SendMail" + "Y" * 40), flow_schedule()]
+    with serve(FakeApi(schedules=_schedules(items), flows=True)) as api:
+        opened.goto(api.url("#/schedules"))
+        expect(opened.locator(".schedule-row")).to_have_count(3)
+        width = opened.evaluate("document.documentElement.scrollWidth")
+        assert width <= 420, width
+        for selector in (".schedule-row", "#schedule-create"):
+            for box in [el.bounding_box() for el in opened.locator(selector).all()]:
+                assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 420, (selector, box)
+
+
+def test_schedule_action_cells_line_up_with_their_rows(page: tuple[Page, ConsoleLog]) -> None:
+    # Item 4: the action column's borders did not line up (the cell was a flex box, not a table cell).
+    opened, _ = page
+    with serve(FakeApi(schedules=FakeSchedules())) as api:
+        opened.goto(api.url("#/schedules"))
+        expect(opened.locator(".schedule-row")).to_have_count(2)
+        for tr in opened.locator(".schedule-row").all():
+            row_box, cell = tr.bounding_box(), tr.locator(".schedule-actions")
+            assert cell.evaluate("e => getComputedStyle(e).display") == "table-cell"
+            cell_box = cell.bounding_box()
+            assert row_box is not None and cell_box is not None
+            assert abs(cell_box["y"] - row_box["y"]) <= 1 and abs(cell_box["height"] - row_box["height"]) <= 1
+
+
+def test_a_new_schedule_can_start_a_flow(page: tuple[Page, ConsoleLog]) -> None:
+    # Item 4: the New schedule form could only target a binding.
+    opened, _ = page
+    fake = FakeSchedules()
+    with serve(FakeApi(schedules=fake, flows=True)) as api:
+        opened.goto(api.url("#/schedules"))
+        opened.locator("#schedule-create summary").click()
+        form = opened.locator("#schedule-create form")
+        form.locator('[name="name"]').fill("greet-often")
+        form.get_by_label("Starts").select_option("flow")
+        form.locator('[name="flow"]').select_option("greetings")
+        form.locator('[name="payload"]').fill('{"names": ["a"]}')
+        form.get_by_role("button", name="Create schedule").click()
+        expect(opened.locator(".schedule-create-result")).to_contain_text("Created greet-often")
+    (method, path, body) = fake.calls[-1]
+    assert (method, path) == ("POST", "/api/schedules")
+    assert body == {"name": "greet-often", "flow": "greetings", "input": {"names": ["a"]}, "overlap": "skip",
+                    "everyMs": 60_000}  # fmt: skip
+
+
+def test_a_late_fire_reads_in_words_and_a_tiny_one_not_at_all(page: tuple[Page, ConsoleLog]) -> None:
+    # Item 4: "Last run ... +1 ms" was unexplained.
+    opened, _ = page
+    items = [schedule("nightly"), schedule("punctual", last_fired_at=NOW - 3_600_000 + 1)]
+    with serve(FakeApi(schedules=_schedules(items))) as api:
+        opened.goto(api.url("#/schedules"))
+        late = opened.locator('.schedule-row[data-name="nightly"] .schedule-late')
+        expect(late).to_have_text("fired 2.5 s late")
+        assert late.get_attribute("title") == "The alarm fired this long after the occurrence was due"
+        last = opened.locator('.schedule-row[data-name="punctual"] .schedule-last')
+        expect(last.locator("time")).to_have_count(1)
+        assert "ms" not in last.inner_text() and "+" not in last.inner_text()
+
+
+@pytest.mark.parametrize("route_", ["#/jobs", "#/runs", "#/schedules", "#/metrics", "#/bindings",
+                                    route(FAILED_ID), route(RUNNING_ID)])  # fmt: skip
+def test_no_view_is_wider_than_a_phone(page: tuple[Page, ConsoleLog], route_: str) -> None:
+    # Item 4's acceptance: at 420 px nothing scrolls sideways, schedules with long names and a flow included.
+    opened, _ = page
+    opened.set_viewport_size({"width": 420, "height": 860})
+    opened.add_init_script("localStorage.setItem('tsumugi:refresh', '0')")
+    items = [schedule("nightly"), schedule(LONG, target="SendMail" + "Y" * 40), flow_schedule()]
+    with serve(FakeApi(schedules=_schedules(items), flows=True)) as api:
+        opened.goto(api.url(route_))
+        opened.wait_for_selector(".job-row, .run-row, .schedule-row, #metrics-table, .binding-card, #job-detail")
+        opened.wait_for_load_state("networkidle")
+        width = opened.evaluate("document.documentElement.scrollWidth")
+        assert width <= 420, (route_, width)
