@@ -6,11 +6,13 @@ from pathlib import Path
 from typing import Any, cast
 
 import httpx
+import pytest
 from api_world import TOKEN, LocalMetrics, World, quoted, with_env
 
 from tsumugi_client import AsyncTsumugiClient
 
 from tsumugi_dev.analytics import AnalyticsStore
+from tsumugi_scheduler.api import job_list
 
 
 async def _detail(world: World, job_id: str) -> dict[str, object]:
@@ -155,3 +157,47 @@ async def test_a_job_swept_after_retention_is_still_gone_not_unknown(world: Worl
     await world.tick()  # swept from the shard, still in the read model
     status, body = await world.request("POST", f"/api/jobs/{quoted(job_id)}/retry")
     assert (status, body["reason"]) == (410, "gone")
+
+
+async def test_search_finds_jobs_by_payload_or_error_text_within_a_bounded_window(world: World) -> None:
+    # Item 12: search by payload or error text, through REST.
+    ada = await world.request("POST", "/api/jobs", {"binding": "MAIL", "payload": {"to": "ada@example.com"}})
+    bob = await world.request("POST", "/api/jobs", {"binding": "MAIL", "payload": {"to": "bob@example.com"}})
+    failing = await world.enqueue("MAIL", maxAttempts=1)
+    await world.fail(failing)  # its error: "boom"
+    await world.tick()
+    await world.tick()
+    status, body = await world.request("GET", "/api/jobs", params={"text": "ADA@example"})
+    assert status == 200, body
+    assert ([j["id"] for j in body["jobs"]], body["total"], body["searched"]) == ([ada[1]["id"]], 1, 3)
+    status, body = await world.request("GET", "/api/jobs", params={"text": "boom", "state": "FAILED"})
+    assert ([j["id"] for j in body["jobs"]], body["searched"]) == ([failing], 1)
+    status, body = await world.request("GET", "/api/jobs", params={"text": "example.com", "limit": "1"})
+    assert (len(body["jobs"]), body["total"]) == (1, 2)
+    assert bob[1]["id"] in {j["id"] for j in (await world.request("GET", "/api/jobs?text=bob"))[1]["jobs"]}
+    status, plain = await world.request("GET", "/api/jobs")
+    assert "searched" not in plain  # only a search says how far it read
+
+
+async def test_search_reads_no_more_than_its_window(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    for n in range(5):
+        await world.request("POST", "/api/jobs", {"binding": "MAIL", "payload": {"n": n, "tag": "x"}})
+    await world.tick()
+    monkeypatch.setattr(job_list, "SEARCH_WINDOW", 3)
+    status, body = await world.request("GET", "/api/jobs", params={"text": "tag"})
+    assert (status, body["searched"], body["total"], len(body["jobs"])) == (200, 3, 3, 3)
+
+
+async def test_retry_all_failed_of_one_binding_through_rest(world: World) -> None:
+    # Item 12: "retry all failed" for a binding is bulk-retry by filter; other bindings are left alone.
+    mail = [await world.enqueue("MAIL", maxAttempts=1) for _ in range(3)]
+    other = await world.enqueue("Notify", maxAttempts=1)
+    for job_id in [*mail, other]:
+        await world.fail(job_id)
+    await world.tick()
+    await world.tick()
+    status, body = await world.request("POST", "/api/jobs/bulk-retry", {"binding": "MAIL", "state": "FAILED"})
+    assert status == 200, body
+    assert (sorted(body["ok"]), body["failed"], body["remaining"]) == (sorted(mail), [], 0)
+    states = {j: (await _detail(world, j))["state"] for j in [*mail, other]}
+    assert states == {**dict.fromkeys(mail, "SCHEDULED"), other: "FAILED"}

@@ -279,6 +279,11 @@ class FakeApi:
             jobs = [j for j in JOBS if j["binding"] not in excluded
                     and (not query.get("binding") or j["binding"] == query["binding"])
                     and (not query.get("state") or j["state"] == query["state"])]  # fmt: skip
+            text = query.get("text")
+            if text:  # as the real API: payload and errors, case-insensitive, within the window read
+                searched = len(jobs)
+                jobs = [j for j in jobs if text.lower() in json.dumps(DETAILS[j["id"]]).lower()]
+                return 200, {"jobs": jobs, "total": len(jobs), "searched": searched}
             return 200, {"jobs": jobs, "total": len(jobs)}
         if path == "/api/bindings":
             return 200, {"bindings": BINDINGS, "notices": NOTICES}
@@ -313,6 +318,9 @@ class FakeApi:
         if path == "/api/jobs":
             return 201, {"id": f"{body['binding']}#0:newjob1"}
         if path in ("/api/jobs/bulk-retry", "/api/jobs/bulk-cancel"):
+            if "ids" not in body:  # by filter: the fake's failed jobs of that binding, all in one call
+                ids = [j["id"] for j in JOBS if j["binding"] == body.get("binding") and j["state"] == "FAILED"]
+                return 200, {"ok": ids, "failed": [], "remaining": 0}
             return 200, {"ok": list(body["ids"]), "failed": []}
         if path.endswith("/cancel"):
             return 200, {"ok": True, "requested": True, "cancelled": False}

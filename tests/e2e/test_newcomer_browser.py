@@ -230,3 +230,77 @@ def test_no_view_is_wider_than_a_phone(page: tuple[Page, ConsoleLog], route_: st
         opened.wait_for_load_state("networkidle")
         width = opened.evaluate("document.documentElement.scrollWidth")
         assert width <= 420, (route_, width)
+
+
+def test_rows_show_only_the_actions_a_job_can_take(dash: Dash) -> None:
+    # Item 11: a disabled Retry and Cancel on every row.
+    page, _, api = dash
+    page.goto(api.url("#/jobs"))
+    failed, running = page.locator(f'.job-row[data-id="{FAILED_ID}"]'), page.locator(f'.job-row[data-id="{RUNNING_ID}"]')
+    expect(failed.locator(".actions button")).to_have_text(["Retry"])
+    expect(running.locator(".actions button")).to_have_text(["Cancel"])
+    assert page.locator(".job-row button[disabled]").count() == 0
+
+
+def test_earlier_tracebacks_fold_and_only_the_last_one_is_open(dash: Dash) -> None:
+    # Item 11: five identical tracebacks, all expanded.
+    page, _, api = dash
+    page.goto(api.url(route(FAILED_ID)))
+    attempts = page.locator("#attempts-log > li")
+    expect(attempts).to_have_count(3)
+    expect(attempts.nth(0).locator("details.attempt-error summary")).to_have_text("SmtpError: timeout (first)")
+    expect(attempts.nth(0).locator("pre.trace")).to_be_hidden()
+    expect(attempts.nth(2).locator("pre.trace")).to_be_visible()
+    attempts.nth(0).locator("summary").click()
+    expect(attempts.nth(0).locator("pre.trace")).to_be_visible()
+
+
+def test_bindings_read_idle_without_work_and_policy_milliseconds_in_words(dash: Dash) -> None:
+    # Item 11: a "running" badge on idle bindings; raw milliseconds in the policy form.
+    page, _, api = dash
+    page.goto(api.url("#/bindings"))
+    expect(page.locator('.binding-card[data-binding="Boom"] .card-head .badge').first).to_have_text("idle")
+    expect(page.locator('.binding-card[data-binding="Hello"] .card-head .badge').first).to_have_text("running")
+    boom = page.locator('.binding-card[data-binding="Boom"]')
+    boom.get_by_text("Edit policy").click()
+    retention = boom.locator(".ms-input", has=page.get_by_label("Failed retention (ms)"))
+    expect(retention.locator(".ms-words")).to_have_text(" ms = 7 d")
+    boom.get_by_label("Failed retention (ms)").fill("90000")
+    expect(retention.locator(".ms-words")).to_have_text(" ms = 1 min 30 s")
+
+
+def test_search_by_payload_text_asks_the_api_and_says_how_far_it_read(dash: Dash) -> None:
+    # Item 12: search by payload or error text.
+    page, _, api = dash
+    page.goto(api.url("#/jobs"))
+    page.get_by_label("Search field").select_option("text")
+    page.get_by_label("Search", exact=True).fill("mailbox full")
+    page.get_by_label("Search", exact=True).press("Enter")
+    expect(page.locator("#jobs-searched")).to_have_text("searched 3 jobs")  # the notice job is hidden, so not read
+    assert api.queries("/api/jobs")[-1]["text"] == "mailbox full"
+    expect(page.locator(".job-row")).to_have_count(1)
+
+
+def test_retry_all_failed_of_a_binding_asks_then_retries_by_filter(dash: Dash) -> None:
+    # Item 12: "retry all failed" for a binding.
+    page, _, api = dash
+    page.goto(api.url("#/jobs"))
+    page.get_by_label("Binding").select_option("SendMail")
+    page.locator("#retry-all-failed").click()
+    page.locator("#confirm").get_by_role("button", name="Retry all failed").click()
+    expect(page.locator("#status")).to_have_text("Retried 1 failed SendMail job")
+    assert api.bodies == [("/api/jobs/bulk-retry", {"binding": "SendMail", "state": "FAILED"})]
+
+
+def test_a_finished_job_runs_again_with_an_edited_payload(dash: Dash) -> None:
+    # Item 12: re-run a finished job with an edited payload.
+    page, _, api = dash
+    page.goto(api.url(route(FAILED_ID)))
+    page.locator("#run-again").click()
+    expect(page.locator("#modal-body h2")).to_have_text("Run SendMail again")
+    payload = page.get_by_label("Payload (JSON)")
+    expect(payload).to_have_value('{\n  "to": "a@example.com"\n}')
+    payload.fill('{"to": "b@example.com"}')
+    page.get_by_role("button", name="Create").click()
+    expect(page.locator("#status")).to_contain_text("Job created: SendMail#0:newjob1")
+    assert api.bodies == [("/api/jobs", {"binding": "SendMail", "payload": {"to": "b@example.com"}})]

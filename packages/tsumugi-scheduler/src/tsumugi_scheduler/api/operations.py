@@ -102,6 +102,9 @@ _LIST_QUERY = (
     QueryParam(name="state", schema=_STR), QueryParam(name="binding", schema=_STR),
     QueryParam(name="id", schema=_STR), QueryParam(name="unique_key", schema=_STR),
     QueryParam(name="concurrency_key", schema=_STR), QueryParam(name="created_from", schema=_NUM),
+    QueryParam(name="text", schema=_STR,
+               description="Text the payload or an error contains (case-insensitive, at most 200 characters): "
+               "searched in the first 10,000 jobs the other filters and the order give; `searched` says how many."),
     QueryParam(name="created_to", schema=_NUM),
     QueryParam(name="exclude_bindings", schema=_STR,
                description="Comma-separated bindings to leave out (e.g. the notice bindings), at most 20."),
