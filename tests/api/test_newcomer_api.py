@@ -10,7 +10,6 @@ import pytest
 from api_world import TOKEN, LocalMetrics, World, quoted, with_env
 
 from tsumugi_client import AsyncTsumugiClient
-
 from tsumugi_dev.analytics import AnalyticsStore
 from tsumugi_scheduler.api import job_list
 
@@ -63,7 +62,9 @@ async def test_stats_leave_out_the_bindings_the_list_leaves_out_so_counts_agree(
     status, listing = await world.request("GET", "/api/jobs", params={"exclude_bindings": "Notify,SMS"})
     assert sum(body["byState"].values()) == listing["total"] == 3
     assert set(body["byState"]) <= set(everything["byState"])
-    status, only_mail = await world.request("GET", "/api/stats", params={"exclude_bindings": "Notify,SMS,MAIL"})
+    status, only_mail = await world.request(
+        "GET", "/api/stats", params={"exclude_bindings": "Notify,SMS,MAIL"}
+    )
     assert only_mail["byState"] == {}
 
 
@@ -91,12 +92,18 @@ async def test_metrics_leave_out_the_notice_bindings_from_totals_and_the_failure
 
 async def test_option_and_binding_typos_are_named_as_sent_with_a_suggestion(world: World) -> None:
     # Item 7: max_attempt was reported as maxAttempt, and a binding typo got no "did you mean".
-    status, body = await world.request("POST", "/api/jobs", {"binding": "MAIL", "payload": {}, "max_attempt": 3})
+    status, body = await world.request(
+        "POST", "/api/jobs", {"binding": "MAIL", "payload": {}, "max_attempt": 3}
+    )
     assert (status, body["field"]) == (400, "max_attempt")
     assert body["error"] == "max_attempt is not an enqueue option (did you mean max_attempts?)"
-    status, body = await world.request("POST", "/api/jobs", {"binding": "MAIL", "payload": {}, "maxAttempt": 3})
+    status, body = await world.request(
+        "POST", "/api/jobs", {"binding": "MAIL", "payload": {}, "maxAttempt": 3}
+    )
     assert body["error"] == "maxAttempt is not an enqueue option (did you mean maxAttempts?)"
-    status, body = await world.request("POST", "/api/jobs", {"binding": "MAIL", "payload": {}, "color": "red"})
+    status, body = await world.request(
+        "POST", "/api/jobs", {"binding": "MAIL", "payload": {}, "color": "red"}
+    )
     assert body["error"] == "color is not an enqueue option"  # nothing near: no guess
     status, body = await world.request("POST", "/api/jobs", {"binding": "Mial", "payload": {}})
     assert (status, body["field"]) == (400, "binding")
@@ -122,14 +129,19 @@ async def test_an_id_no_job_ever_had_is_not_found_not_removed_after_retention(wo
 
 async def test_a_job_id_cut_at_an_unencoded_hash_gets_a_hint_to_encode_it(world: World) -> None:
     job_id = await world.enqueue("MAIL")
-    status, body = await world.request("GET", "/api/jobs/" + job_id.split("#")[0])  # what a client sends for "#"
+    status, body = await world.request(
+        "GET", "/api/jobs/" + job_id.split("#")[0]
+    )  # what a client sends for "#"
     assert (status, body["error"]) == (404, "not found")
-    assert "percent-encode the id" in body["detail"] and "a bare # starts the URL's fragment" in body["detail"]
+    assert "percent-encode the id" in body["detail"]
+    assert "a bare # starts the URL's fragment" in body["detail"]
     status, body = await world.request("GET", f"/api/jobs/{quoted(job_id)}")
     assert status == 200
 
 
-async def test_cancelling_a_scheduled_job_says_it_is_cancelled_through_rest_and_the_client(world: World) -> None:
+async def test_cancelling_a_scheduled_job_says_it_is_cancelled_through_rest_and_the_client(
+    world: World,
+) -> None:
     # Item 8: the client answered requested=False for a job it had just cancelled, and nothing more.
     waiting = await world.enqueue("MAIL", delayMs=60_000)
     running = await world.enqueue("MAIL")

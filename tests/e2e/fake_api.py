@@ -215,6 +215,20 @@ def _metrics(hours: int, binding: str | None, bucket_minutes: int) -> dict[str, 
     return {"hours": hours, "bindings": rows, "series": series, "bucketMs": bucket}
 
 
+def _job_list(query: dict[str, str]) -> dict[str, Any]:
+    """``GET /api/jobs``: the filters the dashboard sends, and a text search as the real API answers it."""
+    excluded = set(filter(None, query.get("exclude_bindings", "").split(",")))
+    jobs = [j for j in JOBS if j["binding"] not in excluded
+            and (not query.get("binding") or j["binding"] == query["binding"])
+            and (not query.get("state") or j["state"] == query["state"])]  # fmt: skip
+    text = query.get("text")
+    if not text:
+        return {"jobs": jobs, "total": len(jobs)}
+    # Payload and errors, case-insensitive, within the window read (here every job the filters keep).
+    found = [j for j in jobs if text.lower() in json.dumps(DETAILS[j["id"]]).lower()]
+    return {"jobs": found, "total": len(found), "searched": len(jobs)}
+
+
 def _default_shards() -> dict[str, list[dict[str, Any]]]:
     return {
         "Hello": [_raw_shard({"RUNNING": 1, "SCHEDULED": 2}, {"per_key_concurrency": 1}, _CODE, pinned=True)],
@@ -275,16 +289,7 @@ class FakeApi:
     def get(self, path: str, query: dict[str, str]) -> tuple[int, Any]:
         """The answer to a GET of an /api path."""
         if path == "/api/jobs":
-            excluded = set(filter(None, query.get("exclude_bindings", "").split(",")))
-            jobs = [j for j in JOBS if j["binding"] not in excluded
-                    and (not query.get("binding") or j["binding"] == query["binding"])
-                    and (not query.get("state") or j["state"] == query["state"])]  # fmt: skip
-            text = query.get("text")
-            if text:  # as the real API: payload and errors, case-insensitive, within the window read
-                searched = len(jobs)
-                jobs = [j for j in jobs if text.lower() in json.dumps(DETAILS[j["id"]]).lower()]
-                return 200, {"jobs": jobs, "total": len(jobs), "searched": searched}
-            return 200, {"jobs": jobs, "total": len(jobs)}
+            return 200, _job_list(query)
         if path == "/api/bindings":
             return 200, {"bindings": BINDINGS, "notices": NOTICES}
         if path == "/api/diagnostics":

@@ -72,7 +72,9 @@ def test_state_counts_add_up_to_the_list_total_with_notice_jobs_hidden(dash: Das
     assert mine(log.errors) == []
 
 
-def test_metrics_for_all_bindings_leave_the_notice_jobs_out_and_one_binding_asks_for_it_alone(dash: Dash) -> None:
+def test_metrics_for_all_bindings_leave_the_notice_jobs_out_and_one_binding_asks_for_it_alone(
+    dash: Dash,
+) -> None:
     # Item 2: metrics counted notice jobs in the totals and the failure rate.
     page, log, api = dash
     page.goto(api.url("#/metrics"))
@@ -125,7 +127,9 @@ def test_a_stopped_server_is_named_as_such_not_failed_to_fetch(page: tuple[Page,
     assert "Failed to fetch" not in status.inner_text()
 
 
-def test_run_rows_open_the_run_and_show_when_it_started_and_how_long_it_took(page: tuple[Page, ConsoleLog]) -> None:
+def test_run_rows_open_the_run_and_show_when_it_started_and_how_long_it_took(
+    page: tuple[Page, ConsoleLog],
+) -> None:
     # Item 5: only the id link opened a run; the list had no start time or duration.
     opened, log = page
     opened.add_init_script("localStorage.setItem('tsumugi:refresh', '0')")
@@ -165,7 +169,8 @@ def test_schedules_fit_a_phone_with_long_names_and_a_flow_target(page: tuple[Pag
         assert width <= 420, width
         for selector in (".schedule-row", "#schedule-create"):
             for box in [el.bounding_box() for el in opened.locator(selector).all()]:
-                assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 420, (selector, box)
+                assert box is not None, selector
+                assert 0 <= box["x"] <= box["x"] + box["width"] <= 420, (selector, box)
 
 
 def test_schedule_action_cells_line_up_with_their_rows(page: tuple[Page, ConsoleLog]) -> None:
@@ -178,8 +183,10 @@ def test_schedule_action_cells_line_up_with_their_rows(page: tuple[Page, Console
             row_box, cell = tr.bounding_box(), tr.locator(".schedule-actions")
             assert cell.evaluate("e => getComputedStyle(e).display") == "table-cell"
             cell_box = cell.bounding_box()
-            assert row_box is not None and cell_box is not None
-            assert abs(cell_box["y"] - row_box["y"]) <= 1 and abs(cell_box["height"] - row_box["height"]) <= 1
+            assert row_box is not None
+            assert cell_box is not None
+            assert abs(cell_box["y"] - row_box["y"]) <= 1
+            assert abs(cell_box["height"] - row_box["height"]) <= 1
 
 
 def test_a_new_schedule_can_start_a_flow(page: tuple[Page, ConsoleLog]) -> None:
@@ -213,7 +220,8 @@ def test_a_late_fire_reads_in_words_and_a_tiny_one_not_at_all(page: tuple[Page, 
         assert late.get_attribute("title") == "The alarm fired this long after the occurrence was due"
         last = opened.locator('.schedule-row[data-name="punctual"] .schedule-last')
         expect(last.locator("time")).to_have_count(1)
-        assert "ms" not in last.inner_text() and "+" not in last.inner_text()
+        assert "ms" not in last.inner_text()
+        assert "+" not in last.inner_text()
 
 
 @pytest.mark.parametrize("route_", ["#/jobs", "#/runs", "#/schedules", "#/metrics", "#/bindings",
@@ -226,7 +234,9 @@ def test_no_view_is_wider_than_a_phone(page: tuple[Page, ConsoleLog], route_: st
     items = [schedule("nightly"), schedule(LONG, target="SendMail" + "Y" * 40), flow_schedule()]
     with serve(FakeApi(schedules=_schedules(items), flows=True)) as api:
         opened.goto(api.url(route_))
-        opened.wait_for_selector(".job-row, .run-row, .schedule-row, #metrics-table, .binding-card, #job-detail")
+        opened.wait_for_selector(
+            ".job-row, .run-row, .schedule-row, #metrics-table, .binding-card, #job-detail"
+        )
         opened.wait_for_load_state("networkidle")
         width = opened.evaluate("document.documentElement.scrollWidth")
         assert width <= 420, (route_, width)
@@ -236,7 +246,10 @@ def test_rows_show_only_the_actions_a_job_can_take(dash: Dash) -> None:
     # Item 11: a disabled Retry and Cancel on every row.
     page, _, api = dash
     page.goto(api.url("#/jobs"))
-    failed, running = page.locator(f'.job-row[data-id="{FAILED_ID}"]'), page.locator(f'.job-row[data-id="{RUNNING_ID}"]')
+    failed, running = (
+        page.locator(f'.job-row[data-id="{FAILED_ID}"]'),
+        page.locator(f'.job-row[data-id="{RUNNING_ID}"]'),
+    )
     expect(failed.locator(".actions button")).to_have_text(["Retry"])
     expect(running.locator(".actions button")).to_have_text(["Cancel"])
     assert page.locator(".job-row button[disabled]").count() == 0
@@ -248,7 +261,9 @@ def test_earlier_tracebacks_fold_and_only_the_last_one_is_open(dash: Dash) -> No
     page.goto(api.url(route(FAILED_ID)))
     attempts = page.locator("#attempts-log > li")
     expect(attempts).to_have_count(3)
-    expect(attempts.nth(0).locator("details.attempt-error summary")).to_have_text("SmtpError: timeout (first)")
+    expect(attempts.nth(0).locator("details.attempt-error summary")).to_have_text(
+        "SmtpError: timeout (first)"
+    )
     expect(attempts.nth(0).locator("pre.trace")).to_be_hidden()
     expect(attempts.nth(2).locator("pre.trace")).to_be_visible()
     attempts.nth(0).locator("summary").click()
@@ -260,7 +275,9 @@ def test_bindings_read_idle_without_work_and_policy_milliseconds_in_words(dash: 
     page, _, api = dash
     page.goto(api.url("#/bindings"))
     expect(page.locator('.binding-card[data-binding="Boom"] .card-head .badge').first).to_have_text("idle")
-    expect(page.locator('.binding-card[data-binding="Hello"] .card-head .badge').first).to_have_text("running")
+    expect(page.locator('.binding-card[data-binding="Hello"] .card-head .badge').first).to_have_text(
+        "running"
+    )
     boom = page.locator('.binding-card[data-binding="Boom"]')
     boom.get_by_text("Edit policy").click()
     retention = boom.locator(".ms-input", has=page.get_by_label("Failed retention (ms)"))
@@ -276,7 +293,9 @@ def test_search_by_payload_text_asks_the_api_and_says_how_far_it_read(dash: Dash
     page.get_by_label("Search field").select_option("text")
     page.get_by_label("Search", exact=True).fill("mailbox full")
     page.get_by_label("Search", exact=True).press("Enter")
-    expect(page.locator("#jobs-searched")).to_have_text("searched 3 jobs")  # the notice job is hidden, so not read
+    expect(page.locator("#jobs-searched")).to_have_text(
+        "searched 3 jobs"
+    )  # the notice job is hidden, so not read
     assert api.queries("/api/jobs")[-1]["text"] == "mailbox full"
     expect(page.locator(".job-row")).to_have_count(1)
 

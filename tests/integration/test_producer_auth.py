@@ -66,7 +66,8 @@ async def test_without_the_secret_the_producer_refuses_everything(
             assert answer.status == 401
             # It says why, and where the example secret file is (issue 26 item 7).
             detail = json.loads(await answer.text())["detail"]
-            assert "no PRODUCER_TOKEN secret" in detail and ".dev.vars.example" in detail
+            assert "no PRODUCER_TOKEN secret" in detail
+            assert ".dev.vars.example" in detail
         assert (REPO / "services" / "performers" / "producer" / ".dev.vars.example").read_text().count(
             "\nPRODUCER_TOKEN="
         ) == 1

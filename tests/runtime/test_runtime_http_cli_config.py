@@ -185,4 +185,5 @@ def test_a_worker_that_fails_to_start_says_why_in_one_line_not_a_traceback(
     [line] = err.splitlines()
     assert line.startswith("tsumugi dev: a Worker failed to start: ")
     assert "schedules.nightly.every_ms must be an integer of at least 1000, got 10" in line
-    assert "(at src/entry.py:5)" in line and line.endswith("(--verbose shows the traceback)")
+    assert "(at src/entry.py:5)" in line
+    assert line.endswith("(--verbose shows the traceback)")

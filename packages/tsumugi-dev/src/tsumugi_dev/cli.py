@@ -139,7 +139,8 @@ def _load(paths: Sequence[Path], data_dir: Path) -> list[WorkerConfig] | None:
 
 
 QUIET_LOGGERS: Final = ("tsumugi_dev", "tsumugi_scheduler")
-"""The runtime's and the scheduler's own lines (requests, alarms, queue batches, migrations): ``--verbose``."""
+"""The runtime's and the scheduler's own lines (requests, alarms, queue batches, migrations): shown with
+``--verbose`` only."""
 
 
 def configure_logging(stream: TextIO, *, verbose: bool = False) -> None:
@@ -177,6 +178,11 @@ class _StartFailedError(Exception):
     """A Worker's module or wiring raised while the runtime started; the message is one line."""
 
 
+def _is_own(path: Path, root: Path) -> bool:
+    """A file of the project itself (under ``root``, outside its virtual environments)."""
+    return path.is_relative_to(root) and not any(part.startswith(".venv") for part in path.parts)
+
+
 def start_failure_line(error: BaseException, root: Path) -> str:
     """``<Type>: <message> (at <file>:<line>)``: the error and the last frame in the project's own files.
 
@@ -184,10 +190,7 @@ def start_failure_line(error: BaseException, root: Path) -> str:
     runtime's loader under it (40 lines) only hid it (issue 26). ``--verbose`` keeps the traceback.
     """
     frames = traceback.extract_tb(error.__traceback__)
-    own = [
-        f for f in frames
-        if Path(f.filename).is_relative_to(root) and not any(p.startswith(".venv") for p in Path(f.filename).parts)
-    ]  # fmt: skip
+    own = [f for f in frames if _is_own(Path(f.filename), root)]
     message = str(error).splitlines()[0] if str(error) else ""
     line = f"{type(error).__name__}: {message}" if message else type(error).__name__
     if own:
@@ -206,7 +209,8 @@ def _run_locked(
     try:
         return asyncio.run(_serve(configs, data_dir, port, test_scheduled, lock, verbose))
     except _StartFailedError as exc:
-        print(f"tsumugi dev: a Worker failed to start: {exc} (--verbose shows the traceback)", file=sys.stderr)
+        print(f"tsumugi dev: a Worker failed to start: {exc} (--verbose shows the traceback)",
+              file=sys.stderr)  # fmt: skip
         return EXIT_USAGE
     except ConfigError as exc:
         print(f"tsumugi dev: {exc}", file=sys.stderr)

@@ -156,7 +156,8 @@ class SchedulerService:
             raise _prefixed(where, exc) from None
         if not self._definition.is_registered(item.binding):
             hint = did_you_mean(item.binding, self._definition.performers)
-            raise EnqueueValidationError(f"{where}.binding", f"is not a registered performer: {item.binding}{hint}")
+            rule = f"is not a registered performer: {item.binding}{hint}"
+            raise EnqueueValidationError(f"{where}.binding", rule)
         try:
             await self._schemas.check(item.binding, item.payload, self._env, self._exports)
         except InvalidValueError as exc:  # the performer's published payload type refuses it (ADR-0075)

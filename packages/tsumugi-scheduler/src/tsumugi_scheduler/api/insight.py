@@ -32,7 +32,8 @@ async def stats(request: Request) -> Response:
     ``exclude_bindings`` (comma-separated, as the job list takes it) leaves bindings out of the counts.
     """
     excluded = parse_job_query(first_values(request)).exclude_bindings
-    found = await read_model_stats(env_of(request).TSUMUGI_DB, time_source().now_ms(), exclude_bindings=excluded)
+    now = time_source().now_ms()
+    found = await read_model_stats(env_of(request).TSUMUGI_DB, now, exclude_bindings=excluded)
     return json_response(200, found)
 
 

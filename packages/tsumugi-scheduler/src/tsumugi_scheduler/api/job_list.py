@@ -23,7 +23,7 @@ __all__ = ["SEARCH_WINDOW", "TOTAL_CAP", "JobListBody", "list_page", "list_state
 
 TOTAL_CAP: Final = 10_000
 """Totals are exact up to this many matching jobs."""
-SEARCH_WINDOW: Final = 10_000
+SEARCH_WINDOW: Final = 2_000
 """A text search reads at most this many jobs: the first ones the list's filters and order give (ADR-0141)."""
 _TEXT_MATCH: Final = (
     "(instr(lower(payload), lower(?)) > 0 OR instr(lower(coalesce(last_error, '')), lower(?)) > 0"

@@ -46,7 +46,8 @@ def _not_found(job_id: str) -> ApiError:
     if "#" not in job_id or ":" not in job_id:
         detail = (
             f"{job_id!r} is not a whole job id (<binding>#<shard>:<local>): percent-encode the id in the URL "
-            "(Hello%230%3Ak3v...), since a bare # starts the URL's fragment and the server never sees the rest"
+            "(Hello%230%3Ak3v...), since a bare # starts the URL's fragment and the server never sees the "
+            "rest"
         )
     else:
         detail = f"no job has the id {job_id!r}"

@@ -375,11 +375,13 @@ async def get_metrics(request: Request) -> Response:
         raise bad_request("binding is not a valid name")  # it is interpolated into SQL
     # The dashboard leaves the notice bindings out, as its job list does (issue 26): their jobs would count
     # in the totals and the failure rate.
-    exclude = list(dict.fromkeys(n.strip() for n in (params.get("exclude_bindings") or "").split(",") if n.strip()))
+    names = (n.strip() for n in (params.get("exclude_bindings") or "").split(","))
+    exclude = list(dict.fromkeys(n for n in names if n))
     for name in exclude:
         if not _NAME_RE.match(name):
             rule = f"must list binding names, got {name!r}"
-            raise ApiError(400, {"error": f"exclude_bindings {rule}", "field": "exclude_bindings", "rule": rule})
+            body = {"error": f"exclude_bindings {rule}", "field": "exclude_bindings", "rule": rule}
+            raise ApiError(400, body)
     exclude = exclude[:MAX_EXCLUDED]  # as the job list reads it: the first 20 count
     reader = reader_for(env_of(request))
     if reader is None:

@@ -104,7 +104,7 @@ _LIST_QUERY = (
     QueryParam(name="concurrency_key", schema=_STR), QueryParam(name="created_from", schema=_NUM),
     QueryParam(name="text", schema=_STR,
                description="Text the payload or an error contains (case-insensitive, at most 200 characters): "
-               "searched in the first 10,000 jobs the other filters and the order give; `searched` says how many."),
+               "searched in the first 2,000 jobs the other filters and the order give; `searched` says how many."),
     QueryParam(name="created_to", schema=_NUM),
     QueryParam(name="exclude_bindings", schema=_STR,
                description="Comma-separated bindings to leave out (e.g. the notice bindings), at most 20."),
@@ -167,7 +167,8 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
     Operation(method="GET", path="/api/stats", operation_id="getStats", summary="Jobs per state and the longest wait.",
               endpoint=insight.stats, tag="insight",
               query=(QueryParam(name="exclude_bindings", schema=_STR,
-                                description="Comma-separated bindings left out of the counts, as the job list takes it."),),
+                                description="Comma-separated bindings left out of the counts, as the job "
+                                "list takes it."),),
               answers=_answers(s200=Answer(description="Stats.", body=JobStats))),
     Operation(method="GET", path="/api/diagnostics", operation_id="getDiagnostics",
               summary="What holds each binding back, per shard.", endpoint=insight.diagnostics, tag="insight",
@@ -179,7 +180,8 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
                      QueryParam(name="bucket_minutes", schema=_BUCKET_MINUTES,
                                 description="Width of the series' buckets in minutes, 1..1440, default 60."),
                      QueryParam(name="exclude_bindings", schema=_BINDING_LIST,
-                                description="Comma-separated bindings left out (e.g. the notice bindings); the first 20 count.")),
+                                description="Comma-separated bindings left out (e.g. the notice "
+                                "bindings); the first 20 count.")),
               answers=_answers(s200=Answer(description="The report.", body=metrics.MetricsReport), s400=_BAD,
                                s501=Answer(description="Metrics not configured."),
                                s502=Answer(description="Analytics Engine failed."))),

@@ -64,7 +64,8 @@ async def select_ids_for_bulk(
     selected, count = await d1.batch([
         d1.prepare(f"SELECT id FROM job{where} ORDER BY created_at ASC, id ASC LIMIT ?").bind(*params, limit),
         # Counted up to BULK_COUNT_CAP + 1 rows, as the job list's total: the cost stays bounded (ADR-0141).
-        d1.prepare(f"SELECT count(*) AS total FROM (SELECT 1 FROM job{where} LIMIT ?)").bind(*params, BULK_COUNT_CAP + 1),
+        d1.prepare(f"SELECT count(*) AS total FROM (SELECT 1 FROM job{where} LIMIT ?)")
+        .bind(*params, BULK_COUNT_CAP + 1),
     ])  # fmt: skip
     ids = [str(r["id"]) for r in result_rows(selected)]
     total = int(result_rows(count)[0]["total"])

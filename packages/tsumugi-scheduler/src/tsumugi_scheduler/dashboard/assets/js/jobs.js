@@ -301,8 +301,8 @@ function renderPager(view) {
   const size = h('select', { 'aria-label': 'Rows per page', onchange: (e) => { view.size = Number(e.target.value); go(0); } },
     PAGE_SIZES.map((n) => option(String(n), `${n} / page`, n === view.size)));
   const searched = view.searched !== null && view.searched !== undefined
-    ? h('span', { id: 'jobs-searched', class: 'muted' }, view.searched >= 10000
-      ? 'searched the first 10,000 jobs of this list: narrow the binding, state or dates to look further'
+    ? h('span', { id: 'jobs-searched', class: 'muted' }, view.searched >= 2000
+      ? `searched the first ${view.searched.toLocaleString('en-US')} jobs of this list: narrow the binding, state or dates to look further`
       : `searched ${view.searched} jobs`) : null;
   return h('div', { class: 'pager' }, h('span', { id: 'jobs-total' }, view.totalCapped ? `${view.total.toLocaleString('en-US')}+ jobs` : `${view.total} jobs`), searched, size,
     `Page ${view.page + 1} of ${pages}`,
