@@ -136,5 +136,6 @@ async def test_policy_of_an_unknown_or_malformed_binding_is_refused(world: World
         400, {"error": "binding is not a valid name"})  # fmt: skip
     assert await world.request("POST", "/api/bindings/MAIL/policy", "{") == (
         400,
-        {"error": "body must be valid JSON"},
+        {"error": "body must be valid JSON", "line": 1, "column": 2,
+         "detail": "Expecting property name enclosed in double quotes"},
     )

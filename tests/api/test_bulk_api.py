@@ -29,7 +29,9 @@ from api_world import T0, World
 async def test_bulk_retry_refuses_bad_bodies_with_the_original_messages(
     world: World, body: str, message: str
 ) -> None:
-    assert await world.request("POST", "/api/jobs/bulk-retry", body) == (400, {"error": message})
+    status, answer = await world.request("POST", "/api/jobs/bulk-retry", body)
+    where = ("line", "column", "detail")  # where text that is not JSON broke (issue 26)
+    assert (status, {k: v for k, v in answer.items() if k not in where}) == (400, {"error": message})
 
 
 async def test_bulk_cancel_allows_only_scheduled_by_filter(world: World) -> None:

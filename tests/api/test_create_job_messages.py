@@ -23,7 +23,8 @@ def _rule(field: str, rule: str) -> dict[str, str]:
 
 
 ORIGINAL = [
-    ("{not json", {"error": "body must be valid JSON"}),
+    ("{not json", {"error": "body must be valid JSON", "line": 1, "column": 2,
+                   "detail": "Expecting property name enclosed in double quotes"}),
     ('{"binding": "MAIL", "payload": Infinity}', {"error": "body must be valid JSON"}),
     ('"MAIL"', {"error": "body must be an object"}),
     ({"payload": 1}, _rule("binding", "is required")),

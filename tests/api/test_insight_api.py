@@ -113,8 +113,10 @@ async def test_explain_of_a_ready_job_with_room_has_no_blocker_and_a_running_job
 
 
 async def test_explain_answers_404_unknown_or_malformed_and_410_swept(world: World) -> None:
-    assert await world.request("GET", f"/api/jobs/{quoted('MAIL#0:never')}/explain") == (404, {"error": "not found"})
-    assert await world.request("GET", "/api/jobs/MAIL/explain") == (404, {"error": "not found"})  # ADR-0059
+    assert await world.request("GET", f"/api/jobs/{quoted('MAIL#0:never')}/explain") == (
+        404, {"error": "not found", "detail": "no job has the id 'MAIL#0:never'"})  # fmt: skip
+    status, body = await world.request("GET", "/api/jobs/MAIL/explain")  # ADR-0059
+    assert (status, body["error"]) == (404, "not found")
     job_id = await world.enqueue("MAIL")
     await world.request("POST", f"/api/jobs/{quoted(job_id)}/cancel")
     await world.tick()

@@ -16,7 +16,8 @@ async def test_create_answers_201_with_the_id_and_the_same_id_for_a_dedup_hit(wo
 @pytest.mark.parametrize(
     ("body", "expected"),
     [
-        ("{not json", {"error": "body must be valid JSON"}),
+        ("{not json", {"error": "body must be valid JSON", "line": 1, "column": 2,
+                       "detail": "Expecting property name enclosed in double quotes"}),
         ('{"binding": "MAIL", "payload": NaN}', {"error": "body must be valid JSON"}),
         ("[1, 2]", {"error": "body must be an object"}),
         ('{"binding": "MAIL", "payload": {}, "maxAttempts": 0}',
@@ -74,8 +75,11 @@ async def test_detail_falls_back_to_the_read_model_once_the_shard_swept_the_job(
 
 
 async def test_detail_answers_404_for_a_malformed_or_unknown_id(world: World) -> None:
-    assert await world.request("GET", "/api/jobs/not-an-id") == (404, {"error": "not found"})  # ADR-0059
-    assert await world.request("GET", f"/api/jobs/{quoted('MAIL#0:missing')}") == (404, {"error": "not found"})
+    status, body = await world.request("GET", "/api/jobs/not-an-id")  # ADR-0059
+    assert (status, body["error"]) == (404, "not found")
+    assert body["detail"].startswith("'not-an-id' is not a whole job id")  # with a hint since issue 26
+    assert await world.request("GET", f"/api/jobs/{quoted('MAIL#0:missing')}") == (
+        404, {"error": "not found", "detail": "no job has the id 'MAIL#0:missing'"})  # fmt: skip
 
 
 async def test_retry_moves_a_failed_job_back_and_refuses_other_states(world: World) -> None:
@@ -86,9 +90,10 @@ async def test_retry_moves_a_failed_job_back_and_refuses_other_states(world: Wor
     await world.fail(job_id)
     assert await world.request("POST", path) == (200, {"ok": True})
     assert (await world.request("GET", f"/api/jobs/{quoted(job_id)}"))[1]["job"]["state"] == "SCHEDULED"
-    gone = {"ok": False, "reason": "gone",
-            "error": "job is no longer available: removed from the coordinator after the retention period"}  # fmt: skip
-    assert await world.request("POST", f"/api/jobs/{quoted('MAIL#0:never')}/retry") == (410, gone)
+    # An id no job ever had is not found (issue 26); 410 "gone" is for a job swept after retention
+    # (tests/api/test_newcomer_api.py).
+    never = {"error": "not found", "detail": "no job has the id 'MAIL#0:never'"}
+    assert await world.request("POST", f"/api/jobs/{quoted('MAIL#0:never')}/retry") == (404, never)
     assert await world.request("POST", "/api/jobs/MAIL%230/retry") == (400, {"error": "invalid job id"})
 
 
@@ -96,14 +101,14 @@ async def test_cancel_is_immediate_when_scheduled_and_a_request_when_dispatched(
     waiting = await world.enqueue("MAIL")
     assert await world.request("POST", f"/api/jobs/{quoted(waiting)}/cancel") == (
         200,
-        {"ok": True, "requested": False},
+        {"ok": True, "requested": False, "cancelled": True},
     )
     assert (await world.request("POST", f"/api/jobs/{quoted(waiting)}/cancel"))[0] == 409
     running = await world.enqueue("MAIL")
     await world.tick()  # dispatched: QUEUED
     assert await world.request("POST", f"/api/jobs/{quoted(running)}/cancel") == (
         200,
-        {"ok": True, "requested": True},
+        {"ok": True, "requested": True, "cancelled": False},
     )
     job = (await world.request("GET", f"/api/jobs/{quoted(running)}"))[1]["job"]
     assert (job["state"], job["cancel_requested"]) == ("QUEUED", True)
@@ -126,10 +131,9 @@ async def test_reschedule_refuses_bad_bodies_with_the_original_messages(
     world: World, body: str, message: str
 ) -> None:
     job_id = await world.enqueue("MAIL")
-    assert await world.request("POST", f"/api/jobs/{quoted(job_id)}/reschedule", body) == (
-        400,
-        {"error": message},
-    )
+    status, answer = await world.request("POST", f"/api/jobs/{quoted(job_id)}/reschedule", body)
+    where = ("line", "column", "detail")  # where text that is not JSON broke (issue 26)
+    assert (status, {k: v for k, v in answer.items() if k not in where}) == (400, {"error": message})
 
 
 async def test_reschedule_moves_run_after_and_priority_and_refuses_when_not_scheduled(world: World) -> None:
@@ -143,4 +147,4 @@ async def test_reschedule_moves_run_after_and_priority_and_refuses_when_not_sche
     assert (await world.request("POST", path, {"runAt": T0}))[0] == 409
     assert (await world.request("POST", f"/api/jobs/{quoted('MAIL#0:gone')}/reschedule", {"runAt": 1}))[
         0
-    ] == 410
+    ] == 404  # no job ever had this id (issue 26)

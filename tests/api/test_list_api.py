@@ -99,7 +99,7 @@ async def test_list_rows_carry_the_summary_keys_and_retryable(big: World) -> Non
     status, body = await big.request("GET", "/api/jobs?state=FAILED&limit=1")
     assert status == 200
     assert set(body["jobs"][0]) == {"id", "binding", "state", "priority", "attempts", "max_attempts", "created_at",
-                                    "updated_at", "dispatched_at", "retryable"}  # fmt: skip
+                                    "updated_at", "dispatched_at", "retryable", "current_attempt"}  # fmt: skip
     assert body["jobs"][0]["retryable"] is False  # updated long before the 7-day window of this clock
 
 

@@ -71,7 +71,8 @@ async def test_runs_are_read_from_the_read_model_with_filters_and_nodes(world: W
 
 @pytest.mark.parametrize("suffix", ["", "/explain"])
 async def test_a_malformed_job_id_on_a_read_is_404_as_the_original(world: World, suffix: str) -> None:
-    assert await world.request("GET", f"/api/jobs/0{suffix}") == (404, {"error": "not found"})
+    status, body = await world.request("GET", f"/api/jobs/0{suffix}")
+    assert (status, body["error"]) == (404, "not found")  # and a "detail" hint since issue 26
 
 
 async def test_mutations_keep_400_for_a_malformed_id_and_the_document_declares_the_patterns(world: World) -> None:

@@ -24,6 +24,7 @@ from fake_schedules import FakeSchedules
 
 from tsumugi_core.options import RateLimit
 from tsumugi_core.policy import Policy, ShardSettings
+from tsumugi_core.states import current_attempt
 from tsumugi_scheduler.api.insight import AXES, shard_view
 from tsumugi_scheduler.dashboard import render_dashboard
 from tsumugi_scheduler.shard_admin import settings_view
@@ -62,12 +63,13 @@ def _summary(job_id: str, state: str, attempts: int, retryable: bool = False) ->
         "updated_at": NOW - 1_000,
         "dispatched_at": NOW - 5_000 if attempts or state == "RUNNING" else None,
         "retryable": retryable,
+        "current_attempt": current_attempt(state, attempts),
     }
 
 
 JOBS = [
     _summary(FAILED_ID, "FAILED", 3, retryable=True),
-    _summary(RUNNING_ID, "RUNNING", 0),
+    _summary(RUNNING_ID, "RUNNING", 1),  # its second attempt runs: attempts counts finished ones
     _summary(SCHEDULED_ID, "SCHEDULED", 0),
     _summary(NOTICE_ID, "COMPLETED", 1),
 ]
@@ -153,7 +155,11 @@ DETAILS = {
     SCHEDULED_ID: SCHEDULED_DETAIL,
     DELAYED_ID: DELAYED_DETAIL,
     CANCELLED_ID: CANCELLED_DETAIL,
-    RUNNING_ID: _detail(_summary(RUNNING_ID, "RUNNING", 0), concurrency_key="user-1", progress=0.3),
+    RUNNING_ID: _detail(
+        _summary(RUNNING_ID, "RUNNING", 1), concurrency_key="user-1", progress=0.3,
+        attempts_log=[{"attempt": 1, "state": "FAILED", "started_at": NOW - 40_000, "finished_at": NOW - 39_000,
+                       "error": "ConnectionResetError: first attempt lost its connection"}],
+    ),
     NOTICE_ID: _detail(_summary(NOTICE_ID, "COMPLETED", 1), result=json.dumps("FAILED SendMail#0:failedjob1")),
 }
 
@@ -207,6 +213,20 @@ def _metrics(hours: int, binding: str | None, bucket_minutes: int) -> dict[str, 
     if binding:
         rows = [r for r in rows if r["binding"] == binding]
     return {"hours": hours, "bindings": rows, "series": series, "bucketMs": bucket}
+
+
+def _job_list(query: dict[str, str]) -> dict[str, Any]:
+    """``GET /api/jobs``: the filters the dashboard sends, and a text search as the real API answers it."""
+    excluded = set(filter(None, query.get("exclude_bindings", "").split(",")))
+    jobs = [j for j in JOBS if j["binding"] not in excluded
+            and (not query.get("binding") or j["binding"] == query["binding"])
+            and (not query.get("state") or j["state"] == query["state"])]  # fmt: skip
+    text = query.get("text")
+    if not text:
+        return {"jobs": jobs, "total": len(jobs)}
+    # Payload and errors, case-insensitive, within the window read (here every job the filters keep).
+    found = [j for j in jobs if text.lower() in json.dumps(DETAILS[j["id"]]).lower()]
+    return {"jobs": found, "total": len(found), "searched": len(jobs)}
 
 
 def _default_shards() -> dict[str, list[dict[str, Any]]]:
@@ -269,11 +289,7 @@ class FakeApi:
     def get(self, path: str, query: dict[str, str]) -> tuple[int, Any]:
         """The answer to a GET of an /api path."""
         if path == "/api/jobs":
-            excluded = set(filter(None, query.get("exclude_bindings", "").split(",")))
-            jobs = [j for j in JOBS if j["binding"] not in excluded
-                    and (not query.get("binding") or j["binding"] == query["binding"])
-                    and (not query.get("state") or j["state"] == query["state"])]  # fmt: skip
-            return 200, {"jobs": jobs, "total": len(jobs)}
+            return 200, _job_list(query)
         if path == "/api/bindings":
             return 200, {"bindings": BINDINGS, "notices": NOTICES}
         if path == "/api/diagnostics":
@@ -281,7 +297,12 @@ class FakeApi:
         if path == "/api/metrics":
             return 200, _metrics(int(query.get("hours", 24)), query.get("binding"), int(query.get("bucket_minutes", 60)))
         if path == "/api/stats":
-            return 200, {"byState": {"FAILED": 1, "RUNNING": 1, "SCHEDULED": 1, "COMPLETED": 1}, "oldestScheduledMs": 60_000}
+            excluded = set(filter(None, query.get("exclude_bindings", "").split(",")))
+            by_state: dict[str, int] = {}
+            for job in JOBS:
+                if job["binding"] not in excluded:
+                    by_state[job["state"]] = by_state.get(job["state"], 0) + 1
+            return 200, {"byState": by_state, "oldestScheduledMs": 60_000}
         if path == "/api/flows":
             return 200, {"flows": []}
         for job_id, detail in DETAILS.items():
@@ -302,9 +323,12 @@ class FakeApi:
         if path == "/api/jobs":
             return 201, {"id": f"{body['binding']}#0:newjob1"}
         if path in ("/api/jobs/bulk-retry", "/api/jobs/bulk-cancel"):
+            if "ids" not in body:  # by filter: the fake's failed jobs of that binding, all in one call
+                ids = [j["id"] for j in JOBS if j["binding"] == body.get("binding") and j["state"] == "FAILED"]
+                return 200, {"ok": ids, "failed": [], "remaining": 0}
             return 200, {"ok": list(body["ids"]), "failed": []}
         if path.endswith("/cancel"):
-            return 200, {"ok": True, "requested": True}
+            return 200, {"ok": True, "requested": True, "cancelled": False}
         return 200, {"ok": True}
 
     def _policy(self, binding: str, patch: dict[str, Any] | None) -> tuple[int, Any]:

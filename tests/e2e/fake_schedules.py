@@ -67,9 +67,12 @@ class FakeSchedules:
             if body.get("everyMs") is not None and body["everyMs"] < 1000:
                 rule = f"must be an integer of at least 1000, got {body['everyMs']}"
                 return 400, {"error": f"everyMs {rule}", "field": "everyMs", "rule": rule}
-            created = schedule(body["name"], source="runtime", target=body["binding"], binding=body["binding"],
+            target = body.get("flow") or body.get("binding")
+            created = schedule(body["name"], source="runtime", target=target, binding=body.get("binding"),
                                cron=body.get("cron"), every_ms=body.get("everyMs"), last_job_id=None,
                                description=body.get("cron") or f"every {body.get('everyMs')} ms")  # fmt: skip
+            if body.get("flow"):
+                created.update(kind="flow", flow=body["flow"], input=body.get("input"), payload=None)
             self.items.append(created)
             return 201, {"ok": True, "schedule": created}
         found = self._find(parts[0])

@@ -64,7 +64,7 @@ def test_bindings_are_compact_cards_in_words(dash: Dash) -> None:
     send_mail = page.locator('.binding-card[data-binding="SendMail"]')
     expect(send_mail.locator(".gauge-text")).to_have_text("4 / 8")  # two shards of concurrency 4
     expect(send_mail.locator(".held-item")).to_have_text("Rate limit: 5 ready jobs wait for a token (10 per 1 s).")
-    expect(page.locator('.binding-card[data-binding="NotifyFailure"] .badge')).to_contain_text(["running", "notices"])
+    expect(page.locator('.binding-card[data-binding="NotifyFailure"] .badge')).to_contain_text(["idle", "notices"])
     # Per-shard detail is folded away; opened, durations are words and missing values a dash.
     shard_table = send_mail.locator("table.shards")
     expect(shard_table).to_be_hidden()

@@ -43,7 +43,7 @@ def test_each_schedule_shows_target_timing_next_runs_last_run_error_and_skips(
         assert "Hello" in nightly.locator("td").nth(1).inner_text()
         assert "every day at 03:00, Asia/Tokyo" in nightly.locator(".schedule-timing").inner_text()
         assert nightly.locator(".schedule-next div").count() == 3
-        assert "+2.5 s" in nightly.locator(".schedule-last").inner_text()  # fired 2.5 s after its time
+        assert "fired 2.5 s late" in nightly.locator(".schedule-last").inner_text()  # in words since issue 26
         assert nightly.locator(".schedule-skipped").inner_text().startswith("2")
         assert nightly.locator(".schedule-delete").count() == 0  # code-defined: no delete
         customer = opened.locator(row(opened, "per-customer-7"))

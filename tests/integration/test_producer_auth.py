@@ -64,5 +64,12 @@ async def test_without_the_secret_the_producer_refuses_everything(
         for headers in ({}, {"authorization": "Bearer "}, {"authorization": "Bearer undefined"}):
             answer = await runtime.fetch(PRODUCER, "http://producer/hello", method="POST", headers=headers)
             assert answer.status == 401
+            # It says why, and where the example secret file is (issue 26 item 7).
+            detail = json.loads(await answer.text())["detail"]
+            assert "no PRODUCER_TOKEN secret" in detail
+            assert ".dev.vars.example" in detail
+        assert (REPO / "services" / "performers" / "producer" / ".dev.vars.example").read_text().count(
+            "\nPRODUCER_TOKEN="
+        ) == 1
     finally:
         await runtime.stop()

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -87,13 +88,25 @@ def test_every_shell_block_of_the_tour_runs_as_written(dev: str) -> None:
     assert "error" not in done.stderr.lower(), done.stderr
 
 
-def test_every_python_block_of_the_tour_runs_as_written(dev: str, tmp_path: Path) -> None:
+def _uv() -> list[str]:
+    """The README's ``uv``: on PATH as scripts/test.sh puts it, else this Python's ``-m uv``."""
+    found = shutil.which("uv")
+    return [found] if found else [sys.executable, "-m", "uv"]
+
+
+def test_every_python_block_of_the_tour_runs_as_written(dev: str) -> None:
+    # As the README says (issue 26): saved in the repository's folder and run with `uv run python <file>.py`.
     url = dev
     blocks = [code for role, lang, code in tour_blocks() if (role, lang) == ("run", "python")]
+    assert "`uv run python hello.py`" in README.read_text(encoding="utf-8")
     env = {**_env(), "TSUMUGI_TOKEN": _server_token()}  # as exported in the tour's terminal
+    env.pop("VIRTUAL_ENV", None)
     for number, code in enumerate(blocks):
-        script = tmp_path / f"tour_{number}.py"
+        script = REPO / f".readme-tour-{os.getpid()}-{number}.py"
         script.write_text(code.replace(ORIGIN, url), encoding="utf-8")
-        done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True,
-                              timeout=DEADLINE_S, check=False)  # fmt: skip
+        try:
+            done = subprocess.run([*_uv(), "run", "--frozen", "python", script.name], cwd=REPO, env=env,
+                                  capture_output=True, text=True, timeout=DEADLINE_S, check=False)  # fmt: skip
+        finally:
+            script.unlink()
         assert done.returncode == 0, f"block {number}:\n{code}\n{done.stdout}{done.stderr}"

@@ -6,7 +6,8 @@ producer, with the scheduler and the performers waiting on the same virtual cloc
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import logging
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,16 @@ FIXTURES = Path(__file__).parent / "fixtures"
 CONFIGS = [FIXTURES / "conformance" / "wrangler.jsonc", FIXTURES / "peer" / "wrangler.toml"]
 START_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z, on a cron boundary
 REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(autouse=True)
+def _logger_levels() -> Iterator[None]:
+    """Give back the levels `tsumugi_dev.cli.configure_logging` sets, so one test's choice never leaks."""
+    names = ("tsumugi", "tsumugi_dev", "tsumugi_scheduler")
+    levels = [logging.getLogger(name).level for name in names]
+    yield
+    for name, level in zip(names, levels, strict=True):
+        logging.getLogger(name).setLevel(level)
 
 
 @pytest.fixture

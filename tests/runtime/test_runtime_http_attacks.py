@@ -182,7 +182,7 @@ async def test_the_cron_trigger_stays_shut_without_test_scheduled(
 
 def test_c1_controls_in_a_log_line_are_escaped() -> None:
     stream = io.StringIO()
-    cli.configure_logging(stream)
+    cli.configure_logging(stream, verbose=True)  # the runtime's request lines show with --verbose
     try:
         logging.getLogger("tsumugi_dev").info("GET %s", "/a\x9b2J\x85forged\x1b[0m")
     finally:

@@ -61,7 +61,7 @@ def test_dev_with_a_bad_config_names_the_field(tmp_path: Path, capsys) -> None:
 def test_dev_on_a_busy_port_says_so_and_exits_2(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
 ) -> None:
-    monkeypatch.setattr(cli, "configure_logging", lambda stream: None)  # keep pytest's logging as it is
+    monkeypatch.setattr(cli, "configure_logging", lambda stream, **_: None)  # keep pytest's logging as it is
     config = Path(__file__).parent / "fixtures" / "fidelity" / "wrangler.jsonc"
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
@@ -143,3 +143,47 @@ def test_connections_the_dev_server_accepts_send_small_writes_at_once() -> None:
             accepted, _ = listening.accept()
             with accepted:
                 assert accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
+
+
+BROKEN_SCHEDULE = '''\
+from workers import WorkerEntrypoint
+
+from tsumugi_scheduler.definition import define_tsumugi
+
+TSUMUGI = define_tsumugi(performers=["Hello"], schedules={
+    "nightly": {"binding": "Hello", "payload": {}, "every_ms": 10},
+})
+
+
+class Default(WorkerEntrypoint):
+    async def fetch(self, request):
+        return None
+'''
+
+
+def _broken_worker(folder: Path) -> Path:
+    (folder / "src").mkdir()
+    (folder / "src" / "entry.py").write_text(BROKEN_SCHEDULE)
+    config = folder / "wrangler.toml"
+    config.write_text('name = "broken"\nmain = "src/entry.py"\ncompatibility_date = "2025-11-01"\n'
+                      'compatibility_flags = ["python_workers"]\n')  # fmt: skip
+    return config
+
+
+def test_a_worker_that_fails_to_start_says_why_in_one_line_not_a_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Issue 26 item 7: a schedule typo's clear message sat under a 40-line traceback.
+    monkeypatch.setattr(cli, "configure_logging", lambda stream, **_: None)  # keep pytest's logging as it is
+    monkeypatch.chdir(tmp_path)
+    config = _broken_worker(tmp_path)
+    with pytest.raises(SystemExit) as exited:
+        main(["dev", str(config), "--port", "0", "--data-dir", str(tmp_path / "data")])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    [line] = err.splitlines()
+    assert line.startswith("tsumugi dev: a Worker failed to start: ")
+    assert "schedules.nightly.every_ms must be an integer of at least 1000, got 10" in line
+    assert "(at src/entry.py:5)" in line
+    assert line.endswith("(--verbose shows the traceback)")

@@ -15,6 +15,7 @@ from tsumugi_core.states import (
     JobState,
     assert_transition,
     can_transition,
+    current_attempt,
     is_active,
     is_terminal,
 )
@@ -67,3 +68,11 @@ def test_groupings_follow_the_table() -> None:
     assert all(is_active(s) != is_terminal(s) for s in JobState)
     assert is_terminal(S.STALLED)
     assert is_active(S.RUNNING)
+
+
+def test_the_current_attempt_is_the_one_in_progress_and_only_while_in_flight() -> None:
+    # attempts counts finished attempts: the first attempt runs with attempts == 0 (issue 26 item 1).
+    assert [current_attempt(JobState.QUEUED, 0), current_attempt(JobState.RUNNING, 0)] == [1, 1]
+    assert current_attempt(JobState.RUNNING, 2) == 3
+    idle = [s for s in JobState if s not in (JobState.QUEUED, JobState.RUNNING)]
+    assert [current_attempt(s, 1) for s in idle] == [None] * len(idle)

@@ -81,10 +81,16 @@ class CancelResult(msgspec.Struct, frozen=True, kw_only=True):
 
     Attributes:
         requested: True when the job was QUEUED or RUNNING and has been asked to stop (it ends CANCELLED once
-            its attempt reports or the grace period passes); False when it was cancelled at once.
+            its attempt reports or the grace period passes); False when it was cancelled at once, which
+            ``cancelled`` says in so many words.
     """
 
     requested: bool
+
+    @property
+    def cancelled(self) -> bool:
+        """True when the job is CANCELLED already (it was SCHEDULED); False when it was only asked to stop."""
+        return not self.requested
 
 
 def decode_job_detail(value: object) -> JobDetail:

@@ -25,6 +25,7 @@ __all__ = [
     "JobState",
     "assert_transition",
     "can_transition",
+    "current_attempt",
     "is_active",
     "is_terminal",
 ]
@@ -107,3 +108,18 @@ def is_active(state: JobState) -> bool:
 def is_terminal(state: JobState) -> bool:
     """Whether ``state`` ends the job (until a manual retry, for FAILED and STALLED)."""
     return state in TERMINAL_STATES
+
+
+def current_attempt(state: str, attempts: int) -> int | None:
+    """The attempt in progress, or None when none is: ``attempts + 1`` while QUEUED or RUNNING.
+
+    ``state`` is a ``JobState`` or its name. ``attempts`` counts finished attempts, so during the first
+    attempt it is still 0 (issue 26 item 1).
+
+    Example:
+        >>> current_attempt(JobState.RUNNING, 0), current_attempt(JobState.QUEUED, 2)
+        (1, 3)
+        >>> current_attempt(JobState.SCHEDULED, 1) is None, current_attempt(JobState.FAILED, 3) is None
+        (True, True)
+    """
+    return attempts + 1 if state in (JobState.QUEUED, JobState.RUNNING) else None

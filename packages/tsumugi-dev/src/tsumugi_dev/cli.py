@@ -1,4 +1,5 @@
-"""The ``tsumugi`` command: ``tsumugi dev [CONFIG ...] [--data-dir .tsumugi] [--port 8787] [--test-scheduled]``,
+"""The ``tsumugi`` command: ``tsumugi dev [CONFIG ...] [--data-dir .tsumugi] [--port 8787] [--test-scheduled]
+[--verbose]``,
 ``tsumugi init [DIR] [--name NAME]``, ``tsumugi add-performer NAME [--worker DIR]``, ``tsumugi add-flow NAME
 [--performer BINDING ...]`` and
 ``tsumugi deploy [CONFIG ...] [--dry-run] [--out .tsumugi/build]`` (``tsumugi_dev.deploy``)."""
@@ -12,9 +13,10 @@ import os
 import signal
 import socket
 import sys
+import traceback
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import Final, TextIO
 from urllib.parse import urlsplit
 
 from tsumugi_dev.api_token import TOKEN_VAR, project_token, with_scheduler_token
@@ -52,6 +54,11 @@ def _parser() -> argparse.ArgumentParser:
         "--port", default=8787, type=int, help="first HTTP port; 0 picks free ports (default: 8787)"
     )
     dev.add_argument(
+        "--verbose",
+        action="store_true",
+        help="also log each HTTP request, alarm and queue batch (default: job and run events and warnings)",
+    )
+    dev.add_argument(
         "--test-scheduled",
         action="store_true",
         help="serve /cdn-cgi/handler/scheduled?cron=... to run a Worker's cron handler (as wrangler dev's flag)",
@@ -84,6 +91,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 data_dir=args.data_dir,
                 port=args.port,
                 test_scheduled=args.test_scheduled,
+                verbose=args.verbose,
             )
         )
     if args.command in SCAFFOLD_COMMANDS:
@@ -130,18 +138,30 @@ def _load(paths: Sequence[Path], data_dir: Path) -> list[WorkerConfig] | None:
     return configs
 
 
-def configure_logging(stream: TextIO) -> None:
-    """Show the runtime's event lines and the job events (``tsumugi.jobs``) at INFO on ``stream``."""
+QUIET_LOGGERS: Final = ("tsumugi_dev", "tsumugi_scheduler")
+"""The runtime's and the scheduler's own lines (requests, alarms, queue batches, migrations): shown with
+``--verbose`` only."""
+
+
+def configure_logging(stream: TextIO, *, verbose: bool = False) -> None:
+    """Log one line per job and run event (``tsumugi.jobs``, ``tsumugi.runs``) and per warning on ``stream``.
+
+    The runtime's own event lines (each HTTP request, the dashboard's polling among them, each alarm and queue
+    batch) outnumbered the job events three to one (issue 26); they show with ``verbose`` only. Performers'
+    own INFO lines (the mail sink's) always show.
+    """
     handler = logging.StreamHandler(stream)
     # One event, one line: a newline in a mail subject or a job's text cannot forge a line (issue 15 item 6).
     handler.setFormatter(OneLineFormatter("%(asctime)s %(message)s"))
     logging.basicConfig(level=logging.INFO, handlers=[handler], force=True)
-    for name in ("tsumugi", "tsumugi_dev", "tsumugi_scheduler"):
-        # A Worker module may have quietened these at import; the dev console wants them.
-        logging.getLogger(name).setLevel(logging.INFO)
+    # A Worker module may have quietened these at import; the dev console wants them.
+    logging.getLogger("tsumugi").setLevel(logging.INFO)
+    for name in QUIET_LOGGERS:
+        logging.getLogger(name).setLevel(logging.INFO if verbose else logging.WARNING)
 
 
-def run_dev(paths: Sequence[Path], *, data_dir: Path, port: int, test_scheduled: bool = False) -> int:
+def run_dev(paths: Sequence[Path], *, data_dir: Path, port: int, test_scheduled: bool = False,
+            verbose: bool = False) -> int:  # fmt: skip
     """Run the Workers of ``paths`` until SIGINT/SIGTERM; returns the exit status."""
     try:
         lock = lock_data_dir(data_dir)  # one dev per data directory (ADR-0114)
@@ -149,20 +169,49 @@ def run_dev(paths: Sequence[Path], *, data_dir: Path, port: int, test_scheduled:
         print(f"tsumugi dev: {exc}", file=sys.stderr)
         return EXIT_USAGE
     try:
-        return _run_locked(paths, data_dir, port, test_scheduled, lock)
+        return _run_locked(paths, data_dir, port, test_scheduled, lock, verbose)
     finally:
         lock.release()
 
 
+class _StartFailedError(Exception):
+    """A Worker's module or wiring raised while the runtime started; the message is one line."""
+
+
+def _is_own(path: Path, root: Path) -> bool:
+    """A file of the project itself (under ``root``, outside its virtual environments)."""
+    return path.is_relative_to(root) and not any(part.startswith(".venv") for part in path.parts)
+
+
+def start_failure_line(error: BaseException, root: Path) -> str:
+    """``<Type>: <message> (at <file>:<line>)``: the error and the last frame in the project's own files.
+
+    A definition error (a schedule's typo, say) already names its field and rule; the traceback through the
+    runtime's loader under it (40 lines) only hid it (issue 26). ``--verbose`` keeps the traceback.
+    """
+    frames = traceback.extract_tb(error.__traceback__)
+    own = [f for f in frames if _is_own(Path(f.filename), root)]
+    message = str(error).splitlines()[0] if str(error) else ""
+    line = f"{type(error).__name__}: {message}" if message else type(error).__name__
+    if own:
+        line += f" (at {Path(own[-1].filename).relative_to(root)}:{own[-1].lineno})"
+    return line
+
+
 def _run_locked(
-    paths: Sequence[Path], data_dir: Path, port: int, test_scheduled: bool, lock: DataDirLock
-) -> int:
+    paths: Sequence[Path], data_dir: Path, port: int, test_scheduled: bool, lock: DataDirLock,
+    verbose: bool = False,
+) -> int:  # fmt: skip
     configs = _load(paths, data_dir)
     if configs is None:
         return EXIT_USAGE
-    configure_logging(sys.stdout)
+    configure_logging(sys.stdout, verbose=verbose)
     try:
-        return asyncio.run(_serve(configs, data_dir, port, test_scheduled, lock))
+        return asyncio.run(_serve(configs, data_dir, port, test_scheduled, lock, verbose))
+    except _StartFailedError as exc:
+        print(f"tsumugi dev: a Worker failed to start: {exc} (--verbose shows the traceback)",
+              file=sys.stderr)  # fmt: skip
+        return EXIT_USAGE
     except ConfigError as exc:
         print(f"tsumugi dev: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -181,12 +230,20 @@ def _free_port() -> int:
 
 
 async def _serve(
-    configs: list[WorkerConfig], data_dir: Path, port: int, test_scheduled: bool, lock: DataDirLock
-) -> int:
+    configs: list[WorkerConfig], data_dir: Path, port: int, test_scheduled: bool, lock: DataDirLock,
+    verbose: bool = False,
+) -> int:  # fmt: skip
     planned = plan_ports([config.name for config in configs], port, _free_port)
     configs = [follow_ports(config, planned) for config in configs]  # ADR-0067
     runtime = LocalRuntime(configs, data_dir=data_dir)
-    await runtime.start()
+    try:
+        await runtime.start()
+    except (ConfigError, PortInUseError):
+        raise
+    except Exception as exc:
+        if verbose:
+            raise
+        raise _StartFailedError(start_failure_line(exc, Path.cwd())) from None
     tune_for_throughput()  # after start: the Workers' modules are loaded and frozen with the rest
     servers: list[WorkerServer] = []
     stop = asyncio.Event()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import json
 import logging
 import socket
 import urllib.parse
@@ -91,6 +92,13 @@ async def _send_plain(send: Send, status: int, text: bytes, *, close: bool = Fal
     await send({"type": "http.response.body", "body": text})
 
 
+async def _send_json(send: Send, status: int, body: bytes, *, close: bool = False) -> None:
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    headers += [(b"connection", b"close")] if close else []
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
 def _internal_error() -> JsResponse:
     from jsemu.fetch_api import Headers
 
@@ -115,7 +123,13 @@ def asgi_app(runtime: LocalRuntime, worker: str, limits: HttpLimits = DEFAULT_LI
             async with asyncio.timeout(limits.body_timeout_s):
                 body = await _read_body(receive, limits.max_body_bytes)
         except _Refused as refused:
-            await _send_plain(send, refused.status, refused.text.encode(), close=True)
+            if refused.status == 413:
+                # As JSON, like every error of the REST API behind it (issue 26): a client reads one shape.
+                rule = f"must be at most {limits.max_body_bytes} bytes"
+                text = json.dumps({"error": refused.text, "field": "body", "rule": rule})
+                await _send_json(send, refused.status, text.encode(), close=True)
+            else:
+                await _send_plain(send, refused.status, refused.text.encode(), close=True)
             return
         except TimeoutError:
             await _send_plain(send, 408, b"request body not received in time", close=True)

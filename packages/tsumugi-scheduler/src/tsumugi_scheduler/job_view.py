@@ -11,7 +11,7 @@ from typing import Any, Final
 
 import msgspec
 
-from tsumugi_core.states import RETRYABLE_STATES, JobState
+from tsumugi_core.states import RETRYABLE_STATES, JobState, current_attempt
 from tsumugi_scheduler.readmodel import JobDetail as ReadModelDetail
 from tsumugi_scheduler.shard import AttemptRecord, JobRecord
 
@@ -54,6 +54,7 @@ def detail_from_shard(
         "attempts_log": _attempts_log(job, attempts), "timeout_ms": job.timeout_ms,
         "expires_at": job.expires_at, "traceparent": job.traceparent, "run_id": job.run_id,
         "node_id": job.node_id, "cancel_requested": job.cancel_requested_at is not None,
+        "current_attempt": current_attempt(job.state, job.attempts),
     }  # fmt: skip
 
 
@@ -68,4 +69,5 @@ def detail_from_read_model(row: ReadModelDetail) -> dict[str, Any]:
     detail["run_after"] = row.run_after if row.run_after is not None else row.created_at
     detail["timeout_ms"] = None
     detail["cancel_requested"] = row.cancel_requested_at is not None
+    detail["current_attempt"] = current_attempt(row.state, row.attempts)
     return detail

@@ -18,6 +18,7 @@ import msgspec
 from tsumugi_core.enqueue_defaults import apply_defaults
 from tsumugi_core.ids import InvalidJobIdError, parse_job_id, shard_name
 from tsumugi_core.json_path import InvalidValueError
+from tsumugi_core.near_names import did_you_mean
 from tsumugi_core.options import (
     MAX_RESCHEDULE_DELAY_MS,
     EnqueueItem,
@@ -154,7 +155,9 @@ class SchedulerService:
         except EnqueueValidationError as exc:
             raise _prefixed(where, exc) from None
         if not self._definition.is_registered(item.binding):
-            raise EnqueueValidationError(f"{where}.binding", f"is not a registered performer: {item.binding}")
+            hint = did_you_mean(item.binding, self._definition.performers)
+            rule = f"is not a registered performer: {item.binding}{hint}"
+            raise EnqueueValidationError(f"{where}.binding", rule)
         try:
             await self._schemas.check(item.binding, item.payload, self._env, self._exports)
         except InvalidValueError as exc:  # the performer's published payload type refuses it (ADR-0075)

@@ -99,14 +99,16 @@ _LIVE_ATTEMPT_STATES: Final = frozenset({JobState.QUEUED, JobState.RUNNING})
 def job_event_line(snapshot: JobSnapshot) -> str:
     """One log line for a projected change: ``job <id> <STATE> attempt <n>`` [``progress <p>``] [``error: ...``].
 
-    The attempt is the live one while the job is QUEUED or RUNNING, else the number made so far.
+    The attempt is the live one while the job is QUEUED or RUNNING, else the number made so far. The error
+    is that of the last finished attempt, so a live attempt's line leaves it out (it is not this attempt's).
     """
     job = snapshot.job
-    attempt = job.attempts + 1 if job.state in _LIVE_ATTEMPT_STATES else job.attempts
+    live = job.state in _LIVE_ATTEMPT_STATES
+    attempt = job.attempts + 1 if live else job.attempts
     line = f"job {job.id} {job.state.value} attempt {attempt}"
     if job.progress is not None:
         line += f" progress {job.progress:.3g}"
-    if job.error:
+    if job.error and not live:
         # Errors carry a traceback after their first line; one event is one line.
         line += f" error: {job.error.splitlines()[0]}"
     return line

@@ -21,9 +21,21 @@ CLIENT = create_client(on_enqueue=lambda item: {"priority": 5})
 USAGE = "POST /hello?name=..., GET /jobs/<id>, with Authorization: Bearer <PRODUCER_TOKEN>\n"
 
 
+NO_SECRET = (
+    "this producer has no PRODUCER_TOKEN secret, so it refuses every request: under tsumugi dev copy "
+    "services/performers/producer/.dev.vars.example to .dev.vars beside it and restart; on Cloudflare run "
+    "wrangler secret put PRODUCER_TOKEN --name tsumugi-producer"
+)
+
+
+def _configured(env):
+    expected = getattr(env, "PRODUCER_TOKEN", None)
+    return isinstance(expected, str) and bool(expected)
+
+
 def _authorized(request, env):
     expected = getattr(env, "PRODUCER_TOKEN", None)
-    if not isinstance(expected, str) or not expected:
+    if not _configured(env):
         return False  # fail-closed: no secret, no access
     scheme, _, given = (request.headers.get("authorization") or "").strip().partition(" ")
     digest = hashlib.sha256(given.strip().encode()).digest()
@@ -44,6 +56,12 @@ class Default(WorkerEntrypoint):
         method = str(request.method)
         if url.path != "/hello" and not url.path.startswith("/jobs/"):
             return Response(USAGE, status=404)
+        if not _configured(self.env):
+            # Still refused (fail-closed), but the operator learns why (issue 26): nothing can pass anyway.
+            return Response(
+                json.dumps({"error": "unauthorized", "detail": NO_SECRET}), status=401,
+                headers={"content-type": "application/json", "www-authenticate": "Bearer"},
+            )
         if not _authorized(request, self.env):
             return _refusal(401, "unauthorized", **{"www-authenticate": "Bearer"})
         if url.path == "/hello":

@@ -14,7 +14,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from tsumugi_scheduler.api.answers import json_response
-from tsumugi_scheduler.api.context import ApiContext, api_of, env_of
+from tsumugi_scheduler.api.context import ApiContext, api_of, env_of, first_values
+from tsumugi_scheduler.readmodel import parse_job_query
 from tsumugi_scheduler.readmodel import stats as read_model_stats
 from tsumugi_scheduler.timing import time_source
 
@@ -26,8 +27,13 @@ _ACTIVE: Final = ("SCHEDULED", "QUEUED", "RUNNING")
 
 
 async def stats(request: Request) -> Response:
-    """``GET /api/stats``: ``{"byState": {...}, "oldestScheduledMs": n | null}``."""
-    found = await read_model_stats(env_of(request).TSUMUGI_DB, time_source().now_ms())
+    """``GET /api/stats``: ``{"byState": {...}, "oldestScheduledMs": n | null}``.
+
+    ``exclude_bindings`` (comma-separated, as the job list takes it) leaves bindings out of the counts.
+    """
+    excluded = parse_job_query(first_values(request)).exclude_bindings
+    now = time_source().now_ms()
+    found = await read_model_stats(env_of(request).TSUMUGI_DB, now, exclude_bindings=excluded)
     return json_response(200, found)
 
 

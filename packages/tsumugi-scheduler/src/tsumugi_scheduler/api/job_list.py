@@ -13,15 +13,22 @@ from typing import Any, Final
 
 import msgspec
 
+from tsumugi_core.states import current_attempt
 from tsumugi_scheduler.readmodel import SORT_COLUMNS, D1Like, JobQuery, JobSummary, RetryWindow, StatementT
 from tsumugi_scheduler.readmodel.d1_port import result_rows
 from tsumugi_scheduler.readmodel.filters import where_clause
 from tsumugi_scheduler.readmodel.retry_window import is_retryable
 
-__all__ = ["TOTAL_CAP", "JobListBody", "list_page", "list_statements"]
+__all__ = ["SEARCH_WINDOW", "TOTAL_CAP", "JobListBody", "list_page", "list_statements"]
 
 TOTAL_CAP: Final = 10_000
 """Totals are exact up to this many matching jobs."""
+SEARCH_WINDOW: Final = 2_000
+"""A text search reads at most this many jobs: the first ones the list's filters and order give (ADR-0141)."""
+_TEXT_MATCH: Final = (
+    "(instr(lower(payload), lower(?)) > 0 OR instr(lower(coalesce(last_error, '')), lower(?)) > 0"
+    " OR instr(lower(coalesce(attempts_log, '')), lower(?)) > 0)"
+)
 _COLUMNS: Final = (
     "id, binding, state, priority, attempts, max_attempts, created_at, updated_at, dispatched_at"
 )
@@ -33,6 +40,9 @@ class JobListBody(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True)
     jobs: list[JobSummary]
     total: int
     total_capped: bool = False
+    searched: int | None = None
+    """With ``text``: how many jobs the search read (at most `SEARCH_WINDOW`, the first in the list's order);
+    when it is the window, older matches may exist: narrow the filters or the dates to reach them."""
 
 
 def list_statements(
@@ -51,7 +61,18 @@ def list_statements(
                                  exclude_bindings=query.exclude_bindings)  # fmt: skip
     direction = "ASC" if query.order == "asc" else "DESC"
     # id DESC breaks ties whatever the direction, as the original does, so pages are stable.
-    page = f"SELECT {_COLUMNS} FROM job{where} ORDER BY {query.sort} {direction}, id DESC LIMIT ? OFFSET ?"
+    order = f" ORDER BY {query.sort} {direction}, id DESC"
+    if query.text is not None:
+        # The window is the list's own indexed walk, stopped after SEARCH_WINDOW rows; the text is matched
+        # inside it only, so a search costs at most the window whatever the table holds (ADR-0141).
+        window = f"SELECT {_COLUMNS}, payload, last_error, attempts_log FROM job{where}{order} LIMIT ?"
+        texts = [query.text] * 3
+        page = f"SELECT {_COLUMNS} FROM ({window}) WHERE {_TEXT_MATCH}{order} LIMIT ? OFFSET ?"
+        count = (f"SELECT count(*) AS searched, coalesce(sum({_TEXT_MATCH}), 0) AS total "
+                 f"FROM ({window})")  # fmt: skip
+        return (page, [*params, SEARCH_WINDOW, *texts, query.limit, query.offset]), (
+            count, [*texts, *params, SEARCH_WINDOW])
+    page = f"SELECT {_COLUMNS} FROM job{where}{order} LIMIT ? OFFSET ?"
     count = f"SELECT count(*) AS total FROM (SELECT 1 FROM job{where} LIMIT ?)"
     return (page, [*params, query.limit, query.offset]), (count, [*params, cap + 1])
 
@@ -62,7 +83,8 @@ def _summary(row: Any, window: RetryWindow | None) -> JobSummary:
         attempts=int(row["attempts"]), max_attempts=int(row["max_attempts"]), created_at=int(row["created_at"]),
         updated_at=int(row["updated_at"]),
         dispatched_at=None if row["dispatched_at"] is None else int(row["dispatched_at"]),
-        retryable=is_retryable(str(row["state"]), str(row["binding"]), int(row["updated_at"]), window),
+        current_attempt=current_attempt(str(row["state"]), int(row["attempts"])),
+            retryable=is_retryable(str(row["state"]), str(row["binding"]), int(row["updated_at"]), window),
     )  # fmt: skip
 
 
@@ -80,6 +102,9 @@ async def list_page(d1: D1Like[StatementT], query: JobQuery, *, retry_window: Re
     page, count = await d1.batch(
         [d1.prepare(page_sql).bind(*page_params), d1.prepare(count_sql).bind(*count_params)]
     )
-    total = int(result_rows(count)[0]["total"])
+    counted = result_rows(count)[0]
+    total = int(counted["total"])
     jobs = [_summary(row, retry_window) for row in result_rows(page)]
+    if query.text is not None:
+        return JobListBody(jobs=jobs, total=total, searched=int(counted["searched"]))
     return JobListBody(jobs=jobs, total=min(total, cap), total_capped=total > cap)

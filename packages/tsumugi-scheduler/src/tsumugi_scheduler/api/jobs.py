@@ -40,14 +40,36 @@ def _job_id(request: Request) -> tuple[str, str]:
     return job_id, api_of(request).served_shard(job_id)
 
 
+def _not_found(job_id: str) -> ApiError:
+    """404 ``not found`` (the original's text) with a ``detail`` that helps: an id cut at an unencoded ``#``
+    reads as what it is, a well-formed id that no job has says so (issue 26)."""
+    if "#" not in job_id or ":" not in job_id:
+        detail = (
+            f"{job_id!r} is not a whole job id (<binding>#<shard>:<local>): percent-encode the id in the URL "
+            "(Hello%230%3Ak3v...), since a bare # starts the URL's fragment and the server never sees the "
+            "rest"
+        )
+    else:
+        detail = f"no job has the id {job_id!r}"
+    return ApiError(404, {"error": "not found", "detail": detail})
+
+
 def _read_job_id(request: Request) -> tuple[str, str]:
     """A read's job id: a malformed one names no job, so it is 404 (the original's getJob), not 400."""
     try:
         return _job_id(request)
     except ApiError as exc:
-        if exc.status != 400:
+        if exc.status not in (400, 404):
             raise
-        raise ApiError(404, {"error": "not found"}) from None
+        raise _not_found(str(request.path_params["id"])) from None
+
+
+async def _mutation(request: Request, job_id: str, answer: dict[str, Any]) -> Response:
+    """A shard's answer to a mutation; "gone" from the shard is 410 only when the read model still holds the
+    job (it ended and was swept), else 404: an id no job ever had is not "removed after retention"."""
+    if answer.get("reason") == "gone" and await read_model_job(env_of(request).TSUMUGI_DB, job_id) is None:
+        raise _not_found(job_id)
+    return refusal(answer)
 
 
 async def create_job(request: Request) -> Response:
@@ -97,14 +119,14 @@ async def get_job(request: Request) -> Response:
         row = await read_model_job(env.TSUMUGI_DB, job_id, retry_window=api.retry_window())
         detail = None if row is None else detail_from_read_model(row)
     if detail is None:
-        raise ApiError(404, {"error": "not found"})
+        raise _not_found(job_id)
     return json_response(200, {"job": detail})
 
 
 async def retry_job(request: Request) -> Response:
     """``POST /api/jobs/{id}/retry``: FAILED / STALLED -> SCHEDULED now."""
     job_id, _ = _job_id(request)
-    return refusal(await api_of(request).service(env_of(request)).retry(job_id))
+    return await _mutation(request, job_id, await api_of(request).service(env_of(request)).retry(job_id))
 
 
 async def cancel_job(request: Request) -> Response:
@@ -112,8 +134,10 @@ async def cancel_job(request: Request) -> Response:
     job_id, _ = _job_id(request)
     answer: dict[str, Any] = await api_of(request).service(env_of(request)).cancel(job_id)
     if answer.get("ok") is True:
-        answer = {"ok": True, "requested": bool(answer.get("requested"))}
-    return refusal(answer)
+        requested = bool(answer.get("requested"))
+        # "cancelled" says what "requested: false" means: the job is CANCELLED already (issue 26 item 8).
+        answer = {"ok": True, "requested": requested, "cancelled": not requested}
+    return await _mutation(request, job_id, answer)
 
 
 async def reschedule_job(request: Request) -> Response:
@@ -124,7 +148,7 @@ async def reschedule_job(request: Request) -> Response:
         answer = await api_of(request).service(env_of(request)).reschedule(job_id, body.wire())
     except EnqueueValidationError as exc:
         raise validation_error(exc) from None
-    return refusal(answer)
+    return await _mutation(request, job_id, answer)
 
 
 async def explain_job(request: Request) -> Response:
@@ -135,5 +159,5 @@ async def explain_job(request: Request) -> Response:
     if found is None:
         if await read_model_job(env.TSUMUGI_DB, job_id) is not None:
             raise ApiError(410, {"ok": False, "reason": "gone", "error": GONE_JOB})
-        raise ApiError(404, {"error": "not found"})
+        raise _not_found(job_id)
     return json_response(200, {"explain": msgspec.to_builtins(found)})

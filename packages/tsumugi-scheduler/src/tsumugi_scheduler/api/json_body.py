@@ -74,7 +74,8 @@ def read_json(raw: bytes | str) -> Any:
 
     Raises:
         ApiError: 400 ``body must be UTF-8 text`` / ``body must be nested at most 100 levels deep`` /
-            ``<key> is given twice in one object`` / ``body must be valid JSON``.
+            ``<key> is given twice in one object`` / ``body must be valid JSON`` (with ``line``,
+            ``column`` and ``detail`` when the text is not JSON).
     """
     if isinstance(raw, bytes):
         try:
@@ -87,5 +88,9 @@ def read_json(raw: bytes | str) -> Any:
         raise _refusal("body", f"must be nested at most {MAX_BODY_DEPTH} levels deep (arrays and objects)")
     try:
         return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique_object)
+    except json.JSONDecodeError as exc:
+        # The original's text, plus where it broke (issue 26): a hand-written body is fixed by its place.
+        where = {"line": exc.lineno, "column": exc.colno, "detail": exc.msg}
+        raise ApiError(400, {"error": "body must be valid JSON", **where}) from None
     except ValueError:
         raise ApiError(400, {"error": "body must be valid JSON"}) from None

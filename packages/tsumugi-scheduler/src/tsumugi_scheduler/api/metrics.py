@@ -19,7 +19,7 @@ import datetime
 import json
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final, Protocol
 
 import msgspec
@@ -29,6 +29,7 @@ from starlette.responses import Response
 from tsumugi_scheduler._runtime import PostText, post_text
 from tsumugi_scheduler.api.answers import ApiError, bad_request, json_response
 from tsumugi_scheduler.api.context import env_of, first_values
+from tsumugi_scheduler.readmodel.job_query import MAX_EXCLUDED
 from tsumugi_scheduler.timing import time_source
 
 __all__ = [
@@ -102,13 +103,26 @@ class MetricsUnavailableError(Exception):
 class MetricsReader(Protocol):
     """Reads the window of the last ``hours`` (optionally one binding), the series in ``bucket_ms`` buckets."""
 
-    async def read(self, hours: int, binding: str | None, bucket_ms: int = _HOUR_MS) -> MetricsReport:
+    async def read(self, hours: int, binding: str | None, bucket_ms: int = _HOUR_MS,
+                   exclude: Sequence[str] = ()) -> MetricsReport:  # fmt: skip
         """The report.
 
         Raises:
             MetricsUnavailableError: the store failed.
         """
         ...
+
+
+def _binding_terms(binding: str | None, exclude: Sequence[str]) -> str:
+    """`` AND blob2 = ...`` / `` AND blob2 NOT IN (...)``; every name was checked against ``_NAME_RE``."""
+    for name in (binding, *exclude):
+        if name is not None and not _NAME_RE.match(name):
+            raise ValueError(f"binding name {name!r} is not a valid name")  # it is interpolated into SQL
+    terms = f" AND blob2 = '{binding}'" if binding else ""
+    if exclude:
+        quoted = ", ".join(f"'{name}'" for name in exclude)
+        terms += f" AND blob2 NOT IN ({quoted})"
+    return terms
 
 
 def _num(value: Any) -> float:
@@ -184,12 +198,13 @@ class BindingReader:
         """Read through ``binding.query(sql)``; the dataset's view is named ``binding.dataset``."""
         self._binding = binding
 
-    async def read(self, hours: int, binding: str | None, bucket_ms: int = _HOUR_MS) -> MetricsReport:
+    async def read(self, hours: int, binding: str | None, bucket_ms: int = _HOUR_MS,
+                   exclude: Sequence[str] = ()) -> MetricsReport:  # fmt: skip
         """Raw points of the window, aggregated here."""
         since = time_source().now_ms() - hours * _HOUR_MS
         dataset = str(getattr(self._binding, "dataset", "TSUMUGI_METRICS"))
         # Both interpolated values are checked: the dataset by the runtime, the binding by the route.
-        where = f"timestamp_ms > {int(since)}" + (f" AND blob2 = '{binding}'" if binding else "")
+        where = f"timestamp_ms > {int(since)}" + _binding_terms(binding, exclude)
         sql = (
             "SELECT blob1 AS state, blob2 AS binding, double1 AS attempts, double2 AS duration, "
             f'_sample_interval AS weight, timestamp_ms AS at_ms FROM "{dataset}" WHERE {where}'
@@ -280,11 +295,10 @@ class AccountSqlReader:
             raise MetricsUnavailableError(text[:UPSTREAM_TEXT_CHARS])
         return _data_rows(text)
 
-    async def read(self, hours: int, binding: str | None, bucket_ms: int = _HOUR_MS) -> MetricsReport:
+    async def read(self, hours: int, binding: str | None, bucket_ms: int = _HOUR_MS,
+                   exclude: Sequence[str] = ()) -> MetricsReport:  # fmt: skip
         """Two statements upstream: per binding, and per bucket (whole minutes)."""
-        where = f"timestamp > NOW() - INTERVAL '{int(hours)}' HOUR" + (
-            f" AND blob2 = '{binding}'" if binding else ""
-        )
+        where = f"timestamp > NOW() - INTERVAL '{int(hours)}' HOUR" + _binding_terms(binding, exclude)
         failed = "IF(blob1 IN ('FAILED', 'STALLED'), _sample_interval, 0)"
         per_binding = (
             f"SELECT blob2 AS binding, SUM(_sample_interval) AS total, SUM({failed}) AS failed, "
@@ -359,11 +373,21 @@ async def get_metrics(request: Request) -> Response:
     binding = params.get("binding") or None
     if binding is not None and not _NAME_RE.match(binding):
         raise bad_request("binding is not a valid name")  # it is interpolated into SQL
+    # The dashboard leaves the notice bindings out, as its job list does (issue 26): their jobs would count
+    # in the totals and the failure rate.
+    names = (n.strip() for n in (params.get("exclude_bindings") or "").split(","))
+    exclude = list(dict.fromkeys(n for n in names if n))
+    for name in exclude:
+        if not _NAME_RE.match(name):
+            rule = f"must list binding names, got {name!r}"
+            body = {"error": f"exclude_bindings {rule}", "field": "exclude_bindings", "rule": rule}
+            raise ApiError(400, body)
+    exclude = exclude[:MAX_EXCLUDED]  # as the job list reads it: the first 20 count
     reader = reader_for(env_of(request))
     if reader is None:
         raise ApiError(501, {"error": "metrics is not configured"})
     try:
-        report = await reader.read(hours, binding, bucket_ms)
+        report = await reader.read(hours, binding, bucket_ms, exclude)
     except MetricsUnavailableError as exc:
         raise ApiError(502, {"error": str(exc)[:UPSTREAM_TEXT_CHARS]}) from None
     return json_response(200, report)

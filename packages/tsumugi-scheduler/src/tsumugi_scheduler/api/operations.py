@@ -88,6 +88,7 @@ _JOB_ID = "A job id <binding>#<shard>:<local>, percent-encoded."
 _STR = {"type": "string"}
 _NUM = {"type": "string", "description": "A number; empty or non-numeric values are ignored."}
 _BINDING_OR_EMPTY = {"type": "string", "pattern": "^([A-Za-z_][A-Za-z0-9_]*)?$"}
+_BINDING_LIST = {"type": "string", "pattern": "^([A-Za-z_][A-Za-z0-9_]*)?(,([A-Za-z_][A-Za-z0-9_]*)?)*$"}
 _HOURS = {"type": "number", "minimum": 1, "exclusiveMaximum": 721}
 _BUCKET_MINUTES = {"type": "integer", "minimum": 1, "maximum": 1440}
 """Any number whose floor is 1..720: the handler floors it, as the original does."""
@@ -101,6 +102,9 @@ _LIST_QUERY = (
     QueryParam(name="state", schema=_STR), QueryParam(name="binding", schema=_STR),
     QueryParam(name="id", schema=_STR), QueryParam(name="unique_key", schema=_STR),
     QueryParam(name="concurrency_key", schema=_STR), QueryParam(name="created_from", schema=_NUM),
+    QueryParam(name="text", schema=_STR,
+               description="Text the payload or an error contains (case-insensitive, at most 200 characters): "
+               "searched in the first 2,000 jobs the other filters and the order give; `searched` says how many."),
     QueryParam(name="created_to", schema=_NUM),
     QueryParam(name="exclude_bindings", schema=_STR,
                description="Comma-separated bindings to leave out (e.g. the notice bindings), at most 20."),
@@ -161,7 +165,11 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
               answers=_answers(s200=Answer(description="Every shard's effective settings.", body=s.PolicyResult),
                                s400=_BAD, s404=_NOT_FOUND)),
     Operation(method="GET", path="/api/stats", operation_id="getStats", summary="Jobs per state and the longest wait.",
-              endpoint=insight.stats, tag="insight", answers=_answers(s200=Answer(description="Stats.", body=JobStats))),
+              endpoint=insight.stats, tag="insight",
+              query=(QueryParam(name="exclude_bindings", schema=_STR,
+                                description="Comma-separated bindings left out of the counts, as the job "
+                                "list takes it."),),
+              answers=_answers(s200=Answer(description="Stats.", body=JobStats))),
     Operation(method="GET", path="/api/diagnostics", operation_id="getDiagnostics",
               summary="What holds each binding back, per shard.", endpoint=insight.diagnostics, tag="insight",
               answers=_answers(s200=Answer(description="Diagnostics.", body=s.Diagnostics))),
@@ -170,7 +178,10 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
               query=(QueryParam(name="hours", schema=_HOURS, description="1..720 (decimals floored), default 24."),
                      QueryParam(name="binding", schema=_BINDING_OR_EMPTY),
                      QueryParam(name="bucket_minutes", schema=_BUCKET_MINUTES,
-                                description="Width of the series' buckets in minutes, 1..1440, default 60.")),
+                                description="Width of the series' buckets in minutes, 1..1440, default 60."),
+                     QueryParam(name="exclude_bindings", schema=_BINDING_LIST,
+                                description="Comma-separated bindings left out (e.g. the notice "
+                                "bindings); the first 20 count.")),
               answers=_answers(s200=Answer(description="The report.", body=metrics.MetricsReport), s400=_BAD,
                                s501=Answer(description="Metrics not configured."),
                                s502=Answer(description="Analytics Engine failed."))),

@@ -81,6 +81,8 @@ class CancelOk(msgspec.Struct, frozen=True, kw_only=True):
 
     ok: bool
     requested: bool
+    cancelled: bool
+    """+ True when the job is CANCELLED already (it was SCHEDULED): the opposite of ``requested``."""
 
 
 class Created(msgspec.Struct, frozen=True, kw_only=True):
@@ -132,6 +134,9 @@ class JobDetailView(msgspec.Struct, frozen=True, kw_only=True):
     run_id: str | None
     node_id: str | None
     cancel_requested: bool
+    current_attempt: int | None
+    """+ The attempt in progress (``attempts + 1``) while QUEUED or RUNNING, else null (``attempts`` counts
+    finished attempts only)."""
 
 
 class JobDetailBody(msgspec.Struct, frozen=True, kw_only=True):

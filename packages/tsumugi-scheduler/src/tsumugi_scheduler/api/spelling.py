@@ -21,6 +21,7 @@ import re
 from collections.abc import Collection, Mapping
 from typing import Any, Final, Literal
 
+from tsumugi_core.near_names import did_you_mean
 from tsumugi_scheduler.api.answers import ApiError
 
 __all__ = ["Spelling", "camel_case", "snake_case"]
@@ -86,6 +87,8 @@ class Spelling:
                 raise ApiError(400, {"error": f"{field} {rule}", "field": field, "rule": rule})
             renamed[name] = value
             self._sent[f"{prefix}{name}"] = key
+            # An unknown key is named as sent too, whichever spelling a later message uses for it.
+            self._sent.setdefault(f"{prefix}{self._canonical(key)}", key)
             self._renamed = self._renamed or name != key
         return renamed
 
@@ -108,6 +111,11 @@ class Spelling:
             return field  # a payload's keys are the caller's data, not options
         return where + self.name(path)
 
+    def _suggestion(self, sent: str) -> str:
+        """`` (did you mean max_attempts?)``: the nearest known option, in the spelling ``sent`` used."""
+        style = snake_case if "_" in sent or sent.islower() else camel_case
+        return did_you_mean(sent, {style(name) for name in self._known if "." not in name})
+
     def words(self, text: str) -> str:
         """Option names inside a message, spelled as sent."""
         return _WORD.sub(lambda m: self.name(m[0]) if self._canonical(m[0]) in self._known else m[0], text)
@@ -123,6 +131,8 @@ class Spelling:
         spelled = self.field(field)
         if not _is_payload(_split(field)[1]) and isinstance(body.get("rule"), str):
             body["rule"] = self.words(body["rule"])
+            if body["rule"].startswith("is not an enqueue option"):
+                body["rule"] += self._suggestion(_split(spelled)[1])
         body["field"] = spelled
         if isinstance(body.get("rule"), str):
             body["error"] = f"{spelled} {body['rule']}"

@@ -14,8 +14,10 @@ from tsumugi_scheduler.readmodel.d1_port import D1Like, StatementT, result_rows
 from tsumugi_scheduler.readmodel.filters import where_clause
 from tsumugi_scheduler.readmodel.views import BulkSelection
 
-__all__ = ["BULK_LIMIT", "BulkFilter", "select_ids_for_bulk"]
+__all__ = ["BULK_COUNT_CAP", "BULK_LIMIT", "BulkFilter", "select_ids_for_bulk"]
 
+BULK_COUNT_CAP: Final = 10_000
+"""``remaining`` is exact up to this many matching jobs, then stays at this number."""
 BULK_LIMIT: Final = 200
 """Most ids one bulk call acts on (the original's default and maximum)."""
 
@@ -61,8 +63,10 @@ async def select_ids_for_bulk(
     )  # fmt: skip
     selected, count = await d1.batch([
         d1.prepare(f"SELECT id FROM job{where} ORDER BY created_at ASC, id ASC LIMIT ?").bind(*params, limit),
-        d1.prepare(f"SELECT count(*) AS total FROM job{where}").bind(*params),
+        # Counted up to BULK_COUNT_CAP + 1 rows, as the job list's total: the cost stays bounded (ADR-0141).
+        d1.prepare(f"SELECT count(*) AS total FROM (SELECT 1 FROM job{where} LIMIT ?)")
+        .bind(*params, BULK_COUNT_CAP + 1),
     ])  # fmt: skip
     ids = [str(r["id"]) for r in result_rows(selected)]
     total = int(result_rows(count)[0]["total"])
-    return BulkSelection(ids=ids, remaining=max(0, total - len(ids)))
+    return BulkSelection(ids=ids, remaining=max(0, min(total, BULK_COUNT_CAP) - len(ids)))

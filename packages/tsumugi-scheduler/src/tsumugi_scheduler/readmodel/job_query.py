@@ -22,6 +22,7 @@ __all__ = [
     "DEFAULT_LIMIT",
     "MAX_EXCLUDED",
     "MAX_LIMIT",
+    "MAX_TEXT",
     "SORT_COLUMNS",
     "JobQuery",
     "SortColumn",
@@ -39,6 +40,8 @@ SORT_COLUMNS: Final[frozenset[str]] = frozenset(
 
 DEFAULT_LIMIT: Final = 20
 MAX_LIMIT: Final = 100
+MAX_TEXT: Final = 200
+"""Longest search text; longer text is cut to this length when parsed."""
 MAX_EXCLUDED: Final = 20
 """Most bindings one list leaves out (each is a bound parameter)."""
 _MAX_SAFE_INTEGER: Final = 2**53 - 1
@@ -66,6 +69,8 @@ class JobQuery(msgspec.Struct, frozen=True, kw_only=True):
     id: str | None = None
     unique_key: str | None = None
     concurrency_key: str | None = None
+    text: str | None = None
+    """Text the payload, the last error or an attempt log contains (case-insensitive; ADR-0141)."""
     created_from: int | None = None
     created_to: int | None = None
     exclude_bindings: tuple[str, ...] = ()
@@ -84,6 +89,8 @@ class JobQuery(msgspec.Struct, frozen=True, kw_only=True):
             raise ValueError(f"limit must be between 1 and {MAX_LIMIT}, got {self.limit}")
         if self.offset < 0:
             raise ValueError(f"offset must not be negative, got {self.offset}")
+        if self.text is not None and not 0 < len(self.text) <= MAX_TEXT:
+            raise ValueError(f"text must be 1 to {MAX_TEXT} characters, got {len(self.text)}")
         if len(self.exclude_bindings) > MAX_EXCLUDED:
             raise ValueError(f"exclude_bindings must list at most {MAX_EXCLUDED} bindings")
 
@@ -149,6 +156,7 @@ def parse_job_query(params: Mapping[str, str]) -> JobQuery:
         id=_text(params, "id"),
         unique_key=_text(params, "unique_key"),
         concurrency_key=_text(params, "concurrency_key"),
+        text=(_text(params, "text") or "").strip()[:MAX_TEXT] or None,
         created_from=None if created_from is None else math.ceil(created_from),
         created_to=None if created_to is None else math.floor(created_to),
         exclude_bindings=_excluded(params.get("exclude_bindings")),

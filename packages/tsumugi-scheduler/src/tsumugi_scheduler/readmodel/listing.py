@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from tsumugi_core.states import current_attempt
 from tsumugi_scheduler.readmodel.d1_port import D1Like, StatementT, result_rows
 from tsumugi_scheduler.readmodel.filters import where_clause
 from tsumugi_scheduler.readmodel.job_query import SORT_COLUMNS, JobQuery
@@ -65,6 +66,7 @@ async def list_jobs(
             attempts=int(r["attempts"]), max_attempts=int(r["max_attempts"]), created_at=int(r["created_at"]),
             updated_at=int(r["updated_at"]),
             dispatched_at=None if r["dispatched_at"] is None else int(r["dispatched_at"]),
+            current_attempt=current_attempt(str(r["state"]), int(r["attempts"])),
             retryable=is_retryable(str(r["state"]), str(r["binding"]), int(r["updated_at"]), retry_window),
         )
         for r in result_rows(page)

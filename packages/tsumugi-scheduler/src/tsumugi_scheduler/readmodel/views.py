@@ -26,6 +26,9 @@ class JobSummary(msgspec.Struct, frozen=True, kw_only=True):
     updated_at: int
     dispatched_at: int | None
     retryable: bool
+    current_attempt: int | None = None
+    """+ The attempt in progress (``attempts + 1``) while QUEUED or RUNNING, else null: ``attempts`` counts
+    finished attempts only, so a first attempt runs with ``attempts`` 0."""
 
 
 class JobList(msgspec.Struct, frozen=True, kw_only=True):

@@ -114,7 +114,13 @@ async function send(path, method, body) {
   // Every state change is declared JSON, body or not: the server refuses others from a signed-in browser (415).
   if (method !== 'GET' && method !== 'HEAD') init.headers['content-type'] = 'application/json';
   if (body !== undefined) init.body = JSON.stringify(body);
-  const response = await fetch(path, init);
+  let response;
+  try {
+    response = await fetch(path, init);
+  } catch {
+    // fetch rejects only when no answer came at all ("Failed to fetch"): say so in words (issue 26).
+    throw new ApiError(0, `the server at ${location.host} did not answer: is tsumugi dev (or the scheduler Worker) running? The page retries on its next refresh`);
+  }
   const text = await response.text();
   let data = null;
   try {

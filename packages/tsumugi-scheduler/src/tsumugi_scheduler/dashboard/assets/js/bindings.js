@@ -68,7 +68,9 @@ function renderBindingCard(name, diagnostics, isNotice, openFolds) {
   const s = sum.settings;
   return h('section', { class: `card binding binding-card${sum.paused ? ' is-paused' : ''}`, 'data-binding': name },
     h('div', { class: 'card-head' }, h('h3', null, name),
-      sum.paused ? h('span', { class: 'badge st-paused' }, 'paused') : h('span', { class: 'badge st-completed' }, 'running'),
+      // "running" only while jobs are in flight; a binding with nothing to do is idle (issue 26).
+      sum.paused ? h('span', { class: 'badge st-paused' }, 'paused')
+        : sum.inFlight ? h('span', { class: 'badge st-completed' }, 'running') : h('span', { class: 'badge idle' }, 'idle'),
       isNotice ? h('span', { class: 'badge st-cancelled', title: 'Receives the scheduler\u2019s failure or settled notices' }, 'notices') : null,
       diagnostics.pinned ? h('span', { class: 'badge pinned', title: "Runtime policy: the code's settings do not apply until reset" }, 'runtime policy') : null),
     gauge(sum.inFlight, sum.capacity),
@@ -108,6 +110,16 @@ function shardTable(shards) {
       h('td', null, (s.held_back_by || []).map((axis) => `${axis.replace(/_/g, ' ')} (${s.blocked[axis]})`).join(', ') || '\u2014'))))));
 }
 
+// A milliseconds input with its value in words beside it ("604800000" reads "ms = 7 d"), kept current as it is
+// typed (issue 26: raw milliseconds in the policy form).
+function msInWords(input) {
+  const words = h('span', { class: 'muted small ms-words' });
+  const show = () => { const ms = Number(input.value); words.textContent = input.value !== '' && ms >= 0 ? ` ms = ${fmtDuration(ms)}` : ' ms'; };
+  input.addEventListener('input', show);
+  show();
+  return h('span', { class: 'ms-input' }, input, words);
+}
+
 // The form starts from the settings in force; only the fields the user changed are sent.
 function policyForm(binding, current) {
   const result = h('p', { class: 'policy-result', role: 'status' });
@@ -115,12 +127,15 @@ function policyForm(binding, current) {
   if (last) showResult(result, last.text, last.isError);
   const paused = h('select', { name: 'paused', 'aria-label': 'Dispatch' }, option('false', 'running', current.paused === false),
     option('true', 'paused', current.paused === true));
-  const number = (key, label, min) => h('input', { name: key, type: 'number', min: String(min), step: '1', value: current[key] ?? '', 'aria-label': label });
+  const number = (key, label, min) => {
+    const input = h('input', { name: key, type: 'number', min: String(min), step: '1', value: current[key] ?? '', 'aria-label': label });
+    return key.endsWith('_ms') ? msInWords(input) : input;
+  };
   const rate = (key, label) => {
     const value = current[key];
     return h('span', { class: 'rate-inputs' },
       h('input', { name: `${key}.tokens`, type: 'number', min: '1', step: '1', placeholder: 'tokens', value: value ? value.tokens : '', 'aria-label': `${label} tokens` }), ' per ',
-      h('input', { name: `${key}.interval_ms`, type: 'number', min: '1', step: '1', placeholder: 'ms', value: value ? value.interval_ms : '', 'aria-label': `${label} interval (ms)` }), ' ms');
+      msInWords(h('input', { name: `${key}.interval_ms`, type: 'number', min: '1', step: '1', placeholder: 'ms', value: value ? value.interval_ms : '', 'aria-label': `${label} interval (ms)` })));
   };
   const form = h('form', { class: 'grid policy', novalidate: true },
     'Dispatch', paused,

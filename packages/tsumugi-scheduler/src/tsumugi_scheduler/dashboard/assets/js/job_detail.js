@@ -41,6 +41,10 @@ function renderJobDetail(job, explain) {
     h('p', { class: 'job-id' }, job.id),
     fieldList(jobFields(job)),
     h('div', { class: 'actions' }, jobActions(job, gone, after),
+      // Re-run a finished job with its payload, edited first if need be: a new job (issue 26).
+      ACTIVE_STATES.includes(job.state) ? null : h('button', { type: 'button', id: 'run-again',
+        onclick: () => openNewJob(app.jobs.bindings, app.jobs.notices, { binding: job.binding, payload: job.payload }) },
+      'Run again\u2026'),
       job.state === 'SCHEDULED' && !isCancelRequested(job) ? rescheduleForm(job.id, after) : null),
     explain,
     renderAttempts(job),
@@ -49,7 +53,10 @@ function renderJobDetail(job, explain) {
 }
 
 function jobFields(job) {
-  const pairs = [['Binding', job.binding], ['Attempts', `${job.attempts} / ${job.max_attempts}`]];
+  const current = currentAttempt(job);
+  const attempts = current === null ? `${job.attempts} of ${job.max_attempts}`
+    : `${current} of ${job.max_attempts} (${job.state === 'RUNNING' ? 'running' : 'queued'})`;
+  const pairs = [['Binding', job.binding], ['Attempts', h('span', { id: 'job-attempts' }, attempts)]];
   if (job.progress !== null && job.progress !== undefined) {
     const percent = Math.round(job.progress * 100);
     pairs.push(['Progress', h('span', null, h('span', { class: 'progress' }, h('span', { style: `width:${percent}%` })), ` ${percent}%`)]);
@@ -79,16 +86,38 @@ function attemptState(attempt, job, isLast) {
 // ended; its traceback full width below it (wrapped, no inner scrollbar).
 function renderAttempts(job) {
   const log = [...(job.attempts_log || [])].reverse();
-  if (!log.length) return null;
+  const current = currentAttempt(job);
+  const live = current !== null && !log.some((a) => a.attempt === current) ? liveAttempt(job, current) : null;
+  if (!log.length && !live) return null;
   const items = log.map((a, index) => {
     const state = attemptState(a, job, index === log.length - 1);
     const took = a.started_at && a.finished_at ? a.finished_at - a.started_at : null;
     return h('li', { class: `attempt-row attempt-${state.toLowerCase()}` },
       h('div', { class: 'attempt-head' }, h('strong', null, `#${a.attempt}`), ' ', stateBadge(state),
         h('span', { class: 'attempt-time' }, 'started ', timeEl(a.started_at), a.finished_at ? [', took ', h('strong', null, fmtDuration(took))] : null)),
-      a.error ? h('pre', { class: 'trace' }, a.error) : null);
+      a.error ? attemptError(a, log, index) : null);
   });
-  return [h('h3', null, `Attempts (${log.length})`), h('ol', { id: 'attempts-log', class: 'timeline' }, items)];
+  return [h('h3', null, `Attempts (${log.length + (live ? 1 : 0)})`),
+    h('ol', { id: 'attempts-log', class: 'timeline' }, items, live)];
+}
+
+// The last attempt's traceback shows; earlier ones fold under their first line (issue 26: five identical
+// tracebacks, all open), and one identical to the next attempt's says so instead of repeating it.
+function attemptError(attempt, log, index) {
+  const trace = h('pre', { class: 'trace' }, attempt.error);
+  if (index === log.length - 1) return trace;
+  const next = log[index + 1];
+  const lines = attempt.error.trim().split('\n');
+  const summary = next && next.error === attempt.error ? `same error as #${next.attempt}` : lines[lines.length - 1];
+  return h('details', { class: 'attempt-error' }, h('summary', null, summary), trace);
+}
+
+// The attempt under way, last in the timeline: the log holds finished attempts only.
+function liveAttempt(job, number) {
+  const started = job.state === 'RUNNING' ? job.dispatched_at : null;
+  return h('li', { class: `attempt-row attempt-live attempt-${job.state.toLowerCase()}` },
+    h('div', { class: 'attempt-head' }, h('strong', null, `#${number}`), ' ', stateBadge(job.state),
+      h('span', { class: 'attempt-time' }, started ? ['started ', timeEl(started), ', in progress'] : 'waiting to start')));
 }
 
 function rescheduleForm(id, after) {

@@ -2,7 +2,8 @@
 
 const JOB_ID_RE = /^[A-Za-z_][A-Za-z0-9_]*#\d+:[A-Za-z0-9_-]+$/;
 const OPTIONAL_COLUMNS = ['id', 'started', 'updated', 'attempts', 'processing'];
-const SEARCH_FIELDS = [['id', 'ID'], ['unique_key', 'Unique key'], ['concurrency_key', 'Concurrency key']];
+const SEARCH_FIELDS = [['id', 'ID'], ['text', 'Payload or error text'], ['unique_key', 'Unique key'],
+  ['concurrency_key', 'Concurrency key']];
 const PAGE_SIZES = [10, 20, 30, 50];
 
 function freshJobsView() {
@@ -41,12 +42,14 @@ async function loadJobs(isCurrent) {
   const view = app.jobs;
   const [list, stats, bindings] = await Promise.all([
     apiCall(withQuery(API.jobs, jobsQuery(view))),
-    apiCall(API.stats).catch(() => null), // stats are decoration: the list still shows without them
+    // The counts leave out what the list leaves out, so the chips add up to the list's total (issue 26).
+    apiCall(withQuery(API.stats, { exclude_bindings: excludedBindings(view).join(',') })).catch(() => null),
     apiCall(API.bindings).catch(() => ({ bindings: view.bindings, notices: view.notices })),
   ]);
   if (!isCurrent()) return; // a newer load or another tab won the race
   view.rows = list.jobs || [];
   view.total = list.total || 0; view.totalCapped = list.total_capped === true; // capped at 10,000: shown as 10,000+
+  view.searched = typeof list.searched === 'number' ? list.searched : null; // a text search says how far it read
   view.stats = stats;
   view.bindings = bindings.bindings || [];
   view.notices = bindings.notices || [];
@@ -81,7 +84,7 @@ function renderJobsToolbar(view) {
   const field = h('select', { 'aria-label': 'Search field',
     onchange: (e) => { view.search.field = e.target.value; } },
     SEARCH_FIELDS.map(([value, label]) => option(value, label, value === view.search.field)));
-  const text = h('input', { type: 'search', placeholder: 'exact match', value: view.search.text,
+  const text = h('input', { type: 'search', placeholder: view.search.field === 'text' ? 'contains' : 'exact match', value: view.search.text,
     'aria-label': 'Search', onchange: (e) => commitSearch(e.target.value.trim()) });
   const binding = h('select', { 'aria-label': 'Binding', onchange: (e) => changeFilter((v) => { v.binding = e.target.value; }) },
     option('', 'All bindings'), view.bindings.map((b) => option(b, b, b === view.binding)));
@@ -101,6 +104,7 @@ function renderJobsToolbar(view) {
     h('span', { class: 'created' }, 'Created ', from, ' \u2013 ', to),
     active ? h('button', { type: 'button', onclick: () => changeFilter((v) => Object.assign(v,
       { search: { field: 'id', text: '' }, binding: '', state: '', from: '', to: '' })) }, 'Reset') : null,
+    retryAllButton(view),
     h('span', { class: 'spacer' }), renderColumnMenu(), h('button', { type: 'button', class: 'primary',
       onclick: () => openNewJob(view.bindings, view.notices) }, '+ Job'));
 }
@@ -123,6 +127,36 @@ function renderColumnMenu() {
       renderJobs();
     } }), ` ${column}`));
   return h('details', { class: 'columns' }, h('summary', null, 'View'), h('div', { class: 'chips' }, boxes));
+}
+
+// "Retry all failed" of the chosen binding (issue 26): bulk-retry by filter, 200 a call, until none remain or a
+// call changes nothing (the list lags the shards by a moment; a second press picks up the rest).
+function retryAllButton(view) {
+  if (!view.binding || (view.state && view.state !== 'FAILED')) return null;
+  if (view.stats && view.stats.byState && !view.stats.byState.FAILED && view.state !== 'FAILED') return null;
+  return h('button', { type: 'button', id: 'retry-all-failed', onclick: () => retryAllFailed(view.binding) },
+    `Retry all failed ${view.binding}`);
+}
+
+async function retryAllFailed(binding) {
+  const confirmed = await confirmAction({ title: `Retry every failed ${binding} job?`,
+    message: `Each FAILED ${binding} job is scheduled again now, oldest first.`, confirmLabel: 'Retry all failed' });
+  if (!confirmed) return;
+  let retried = 0;
+  let remaining = 0;
+  try {
+    for (let round = 0; round < 50; round += 1) { // at most 10,000 jobs a press
+      const answer = await apiCall(API.bulkRetry, { method: 'POST', body: { binding, state: 'FAILED' } });
+      retried += (answer.ok || []).length;
+      remaining = answer.remaining || 0;
+      if (!remaining || !(answer.ok || []).length) break;
+    }
+    setStatus(`Retried ${retried} failed ${binding} job${retried === 1 ? '' : 's'}` +
+      (remaining ? `; about ${remaining} more are listed as failed: press again in a moment` : ''));
+  } catch (error) {
+    setStatus(`Retry all failed ${binding}: ${error.message}`, true);
+  }
+  refreshNow();
 }
 
 function renderBulkBar(view) {
@@ -198,7 +232,7 @@ function renderJobRow(job, view, columns) {
     state: h('td', { class: 'col-state' }, stateBadge(job.state)),
     started: h('td', { class: 'col-started' }, timeEl(job.dispatched_at, { compact: true })),
     updated: h('td', { class: 'col-updated' }, timeEl(job.updated_at, { compact: true })),
-    attempts: h('td', { class: 'col-attempts num' }, `${job.attempts} / ${job.max_attempts}`),
+    attempts: h('td', { class: 'col-attempts num' }, attemptsText(job)),
     processing: h('td', { class: 'col-processing num' }, fmtDuration(processing)),
   };
   const check = h('input', { type: 'checkbox', checked: view.selected.has(job.id), 'aria-label': `Select ${job.id}`,
@@ -207,6 +241,18 @@ function renderJobRow(job, view, columns) {
   const open = (event) => { if (!event.target.closest('button, input, a, label')) openJob(job.id); };
   return h('tr', { class: `job-row${view.gone.has(job.id) ? ' gone' : ''}`, 'data-id': job.id, onclick: open, title: `Open ${job.id}` },
     h('td', null, check), columns.map(([key]) => cells[key]), h('td', null, jobActions(job, view.gone.has(job.id))));
+}
+
+// "2 / 3" while the second attempt is under way: `attempts` counts finished attempts only, so a running job
+// shows its current_attempt (the API's; attempts + 1 from an older API while QUEUED or RUNNING).
+function currentAttempt(job) {
+  if (job.current_attempt !== undefined) return job.current_attempt;
+  return job.state === 'QUEUED' || job.state === 'RUNNING' ? job.attempts + 1 : null;
+}
+
+function attemptsText(job) {
+  const current = currentAttempt(job);
+  return `${current === null ? job.attempts : current} / ${job.max_attempts}`;
 }
 
 function canRetry(job, gone) {
@@ -221,15 +267,16 @@ function isCancelRequested(job) {
   return job.cancel_requested === true || (job.cancel_requested_at !== null && job.cancel_requested_at !== undefined);
 }
 
+// Only the actions a job can take are shown: a disabled Retry and Cancel on every row was noise (issue 26).
+// A failed job past its retention says so where its Retry would be.
 function jobActions(job, gone, after = refreshNow) {
-  const retryTitle = gone || job.retryable === false ? 'Removed from the coordinator after the retention period'
-    : 'Only FAILED and STALLED jobs can be retried';
+  const expired = (job.state === 'FAILED' || job.state === 'STALLED') && (gone || job.retryable === false);
   return h('span', { class: 'actions' },
-    h('button', { type: 'button', disabled: !canRetry(job, gone), title: canRetry(job, gone) ? null : retryTitle,
-      onclick: () => mutateJob(job.id, 'retry', after) }, 'Retry'),
-    h('button', { type: 'button', class: 'danger', disabled: !canCancel(job, gone),
-      title: canCancel(job, gone) ? null : 'Only scheduled, queued or running jobs can be cancelled',
-      onclick: () => mutateJob(job.id, 'cancel', after) }, 'Cancel'));
+    canRetry(job, gone) ? h('button', { type: 'button', onclick: () => mutateJob(job.id, 'retry', after) }, 'Retry') : null,
+    canCancel(job, gone) ? h('button', { type: 'button', class: 'danger',
+      onclick: () => mutateJob(job.id, 'cancel', after) }, 'Cancel') : null,
+    expired ? h('span', { class: 'muted small', title: 'Removed from the coordinator after the retention period' },
+      'past retention') : null);
 }
 
 async function mutateJob(id, action, after, body) {
@@ -253,7 +300,11 @@ function renderPager(view) {
   const go = (page) => { view.page = Math.min(Math.max(page, 0), pages - 1); refreshNow(); };
   const size = h('select', { 'aria-label': 'Rows per page', onchange: (e) => { view.size = Number(e.target.value); go(0); } },
     PAGE_SIZES.map((n) => option(String(n), `${n} / page`, n === view.size)));
-  return h('div', { class: 'pager' }, h('span', { id: 'jobs-total' }, view.totalCapped ? `${view.total.toLocaleString('en-US')}+ jobs` : `${view.total} jobs`), size,
+  const searched = view.searched !== null && view.searched !== undefined
+    ? h('span', { id: 'jobs-searched', class: 'muted' }, view.searched >= 2000
+      ? `searched the first ${view.searched.toLocaleString('en-US')} jobs of this list: narrow the binding, state or dates to look further`
+      : `searched ${view.searched} jobs`) : null;
+  return h('div', { class: 'pager' }, h('span', { id: 'jobs-total' }, view.totalCapped ? `${view.total.toLocaleString('en-US')}+ jobs` : `${view.total} jobs`), searched, size,
     `Page ${view.page + 1} of ${pages}`,
     h('button', { type: 'button', disabled: view.page === 0, onclick: () => go(0) }, 'First'),
     h('button', { type: 'button', disabled: view.page === 0, onclick: () => go(view.page - 1) }, 'Previous'),

@@ -12,7 +12,9 @@ async function loadMetrics(isCurrent) {
   const view = app.metrics;
   const [, hours, bucketMinutes] = metricsRange(view);
   const [data, bindings] = await Promise.all([
-    apiCall(withQuery(API.metrics, { hours, binding: view.binding, bucket_minutes: bucketMinutes })),
+    // Notice jobs are left out of "all bindings", as the job list hides them (issue 26).
+    apiCall(withQuery(API.metrics, { hours, binding: view.binding, bucket_minutes: bucketMinutes,
+      exclude_bindings: view.binding ? '' : (app.jobs.notices || []).join(',') })),
     apiCall(API.bindings).catch(() => ({ bindings: [] })),
   ]);
   if (!isCurrent()) return;

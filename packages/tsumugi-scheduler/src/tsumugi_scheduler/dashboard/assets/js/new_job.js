@@ -12,10 +12,12 @@ function examplePayload(binding) {
   return JSON.stringify(EXAMPLE_PAYLOADS[binding] || {}, null, 2);
 }
 
-function openNewJob(bindings, notices = []) {
-  const chosen = defaultBinding(bindings, notices);
-  const payload = h('textarea', { name: 'payload', 'aria-label': 'Payload (JSON)' }, examplePayload(chosen));
-  let edited = false;
+// `from` (a finished job's binding and payload) pre-fills the form to run that job again, edited.
+function openNewJob(bindings, notices = [], from = null) {
+  const chosen = from && bindings.includes(from.binding) ? from.binding : defaultBinding(bindings, notices);
+  const payload = h('textarea', { name: 'payload', 'aria-label': 'Payload (JSON)' },
+    from ? prettyJson(from.payload) : examplePayload(chosen));
+  let edited = Boolean(from);
   payload.addEventListener('input', () => { edited = true; });
   const binding = h('select', { name: 'binding', required: true, 'aria-label': 'Binding',
     onchange: (e) => { if (!edited) payload.value = examplePayload(e.target.value); } },
@@ -32,16 +34,27 @@ function openNewJob(bindings, notices = []) {
   const error = h('p', { class: 'error-text', id: 'new-job-error' });
   form.addEventListener('submit', (event) => { event.preventDefault(); submitNewJob(form, error); });
   openModal(`#/${app.tab}`, null);
-  modalContent(h('h2', null, 'New job'), form, error);
+  modalContent(h('h2', null, from ? `Run ${from.binding} again` : 'New job'), form, error);
+}
+
+// Where JSON.parse stopped, as ": line 2, column 15 (Expected ...)"; the browser gives an offset ("at
+// position 14"), or nothing at all for text that ends too early (then the end of the text is the place).
+function jsonErrorPlace(text, error) {
+  const found = /position (\d+)/.exec(error.message);
+  const offset = found ? Number(found[1]) : text.length;
+  const before = text.slice(0, offset).split('\n');
+  const reason = error.message.replace(/\s*(in JSON )?at position \d+.*$/, '').replace(/^JSON\.parse: /, '');
+  return `: line ${before.length}, column ${before[before.length - 1].length + 1} (${reason})`;
 }
 
 async function submitNewJob(form, error) {
   const data = new FormData(form);
   const body = { binding: data.get('binding') };
+  const text = String(data.get('payload') || 'null');
   try {
-    body.payload = JSON.parse(String(data.get('payload') || 'null'));
-  } catch {
-    error.textContent = 'Payload must be valid JSON';
+    body.payload = JSON.parse(text);
+  } catch (e) {
+    error.textContent = `Payload must be valid JSON${jsonErrorPlace(text, e)}`;
     return;
   }
   for (const key of ['maxAttempts', 'delayMs', 'priority']) if (data.get(key) !== '') body[key] = Number(data.get(key));

@@ -35,16 +35,27 @@ async function loadRuns(isCurrent) {
 
 function renderRunsTable(runs) {
   if (!runs.length) return h('p', { class: 'empty' }, 'No runs.');
-  const head = [['Flow', ''], ['ID', 'runs-col-id'], ['Status', ''], ['Nodes', ''], ['Updated at', 'runs-col-updated']];
+  const head = [['Flow', ''], ['ID', 'runs-col-id'], ['Status', ''], ['Nodes', ''], ['Started', 'runs-col-started'],
+    ['Duration', 'runs-col-duration'], ['Updated', 'runs-col-updated']];
   return h('table', { id: 'runs-table' }, h('thead', null, h('tr', null, head.map(([t, c]) => h('th', { class: c || null }, t)))),
-    h('tbody', null, runs.map((run) => h('tr', { class: 'run-row', 'data-id': run.id },
+    h('tbody', null, runs.map((run) => h('tr', { class: 'run-row', 'data-id': run.id, title: `Open ${run.id}`,
+      // The whole row opens the run (issue 26); its link keeps its own click (new tab, copy).
+      onclick: (event) => { if (!event.target.closest('a, button')) openRun(run.id); } },
       // On narrow screens the ID column hides and the id shows under the flow, as the original does.
       h('td', null, run.flow, h('div', { class: 'runs-narrow-id' }, runLink(run.id))),
       h('td', { class: 'id runs-col-id' }, runLink(run.id)),
       h('td', null, stateBadge(run.state)),
       h('td', { class: 'run-nodes' }, `${run.node_done} / ${run.node_total}`,
         run.node_failed ? h('span', { class: 'error-text' }, ` (${run.node_failed})`) : ''),
-      h('td', { class: 'runs-col-updated' }, fmtTime(run.updated_at))))));
+      h('td', { class: 'runs-col-started' }, timeEl(run.created_at, { compact: true })),
+      h('td', { class: 'runs-col-duration num' }, runDuration(run)),
+      h('td', { class: 'runs-col-updated' }, timeEl(run.updated_at, { compact: true }))))));
+}
+
+// How long a run took (created to its last change once it ended), or has been running so far.
+function runDuration(run) {
+  if (run.state === 'RUNNING') return h('span', { class: 'muted' }, `${durationWords(Date.now() - run.created_at)} so far`);
+  return fmtDuration(run.updated_at - run.created_at);
 }
 
 // A real link (#/runs/<id>) so it can be copied or opened in a new tab; a plain click opens the detail here.

@@ -10,9 +10,10 @@ const SCHEDULE_PAGE = 50;
 const schedulePages = { after: '' };
 
 async function loadSchedules(isCurrent) {
-  const [data, bindings] = await Promise.all([
+  const [data, bindings, flows] = await Promise.all([
     apiCall(withQuery(API.schedules, { limit: SCHEDULE_PAGE, after: schedulePages.after })),
     apiCall(API.bindings).catch(() => ({ bindings: [] })),
+    apiCall(API.flows).catch(() => ({ flows: [] })),
   ]);
   if (!isCurrent()) return;
   const rows = data.schedules || [];
@@ -23,7 +24,7 @@ async function loadSchedules(isCurrent) {
       'Next page') : null);
   const head = ['Name', 'Target', 'Timing', 'Next occurrences', 'Last run', 'Skipped', ''];
   // The form keeps what the user typed across auto-refreshes: it is rebuilt only when missing.
-  const form = $('#schedule-create') || scheduleCreateForm(bindings.bindings || []);
+  const form = $('#schedule-create') || scheduleCreateForm(bindings.bindings || [], flows.flows || []);
   replace($('#view'),
     rows.length ? h('table', { id: 'schedules-table' },
       h('thead', null, h('tr', null, head.map((t) => h('th', null, t)))),
@@ -31,9 +32,12 @@ async function loadSchedules(isCurrent) {
     paging, form);
 }
 
+// How late the alarm fired after the occurrence's time, in words; under a second is not worth a word (issue 26:
+// a bare "+1 ms" read as noise).
 function scheduleLate(s) {
-  return s.last_fired_at && s.last_run_at && s.last_fired_at > s.last_run_at
-    ? ` +${fmtDuration(s.last_fired_at - s.last_run_at)}` : '';
+  const late = s.last_fired_at && s.last_run_at ? s.last_fired_at - s.last_run_at : 0;
+  return late >= 1000 ? h('div', { class: 'muted schedule-late', title: 'The alarm fired this long after the occurrence was due' },
+    `fired ${fmtDuration(late)} late`) : null;
 }
 
 function renderScheduleRow(s) {
@@ -41,19 +45,23 @@ function renderScheduleRow(s) {
   const link = s.kind === 'flow' ? (s.last_run_id ? h('button', { type: 'button', class: 'link schedule-run', onclick: () => openRun(s.last_run_id) }, s.last_run_id) : null)
     : s.last_job_id ? h('button', { type: 'button', class: 'link schedule-job', onclick: () => openJob(s.last_job_id) }, s.last_job_id) : null;
   const next = (s.next_occurrences || []).slice(0, SCHEDULE_NEXT_SHOWN);
+  // data-label names each cell where the phone layout stacks them as a card (style.css).
   return h('tr', { class: 'schedule-row', 'data-name': s.name },
-    h('td', null, h('strong', null, s.name), ' ',
+    h('td', { 'data-label': 'Name', class: 'schedule-name' }, h('strong', null, s.name), ' ',
       h('span', { class: 'badge schedule-source', title: s.source === 'code' ? 'Defined in code: read-only here' : 'Created at run time' }, s.source),
       s.paused ? [' ', h('span', { class: 'badge st-cancelled schedule-paused' }, 'paused')] : null,
       s.last_error ? h('div', { class: 'error-text schedule-error' }, s.last_error) : null),
-    h('td', null, h('span', { class: 'badge st-cancelled' }, s.kind), ' ', s.target),
-    h('td', { class: 'schedule-timing' }, s.description,
-      h('div', { class: 'muted' }, s.cron ? `cron ${s.cron}` : `every_ms ${s.every_ms}`, ` \u00b7 overlap ${s.overlap}`)),
-    h('td', { class: 'schedule-next' }, s.paused ? 'paused' : next.length ? next.map((at) => h('div', null, fmtTime(at))) : '\u2014'),
-    h('td', { class: 'schedule-last' }, fmtTime(s.last_run_at), scheduleLate(s), link ? [h('br'), link] : null),
-    h('td', { class: 'schedule-skipped' }, String(s.skipped_count || 0),
-      s.last_skipped_at ? h('div', { class: 'muted' }, `last ${fmtTime(s.last_skipped_at)}`) : null),
-    h('td', { class: 'actions schedule-actions' }, scheduleActions(s)));
+    h('td', { 'data-label': 'Target', class: 'schedule-target' }, h('span', { class: 'badge st-cancelled' }, s.kind), ' ', s.target),
+    h('td', { 'data-label': 'Timing', class: 'schedule-timing' }, s.description,
+      h('div', { class: 'muted' }, s.cron ? `cron ${s.cron}` : `every ${durationWords(s.every_ms)}`, ` \u00b7 overlap ${s.overlap}`)),
+    h('td', { 'data-label': 'Next', class: 'schedule-next' }, s.paused ? 'paused'
+      : next.length ? next.map((at) => h('div', null, timeEl(at, { compact: true }))) : '\u2014'),
+    h('td', { 'data-label': 'Last run', class: 'schedule-last' }, timeEl(s.last_run_at, { compact: true }), scheduleLate(s),
+      link ? h('div', null, link) : null),
+    h('td', { 'data-label': 'Skipped', class: 'schedule-skipped' }, String(s.skipped_count || 0),
+      s.last_skipped_at ? h('div', { class: 'muted' }, 'last ', timeEl(s.last_skipped_at, { compact: true })) : null),
+    // The cell stays a table cell (its borders line up); the buttons wrap inside it.
+    h('td', { class: 'schedule-actions' }, h('span', { class: 'actions' }, scheduleActions(s))));
 }
 
 function scheduleActions(s) {
@@ -87,12 +95,17 @@ async function scheduleControl(path, done, method = 'POST') {
   await refreshNow();
 }
 
-function scheduleCreateForm(bindings) {
+function scheduleCreateForm(bindings, flows = []) {
   const result = h('p', { class: 'schedule-create-result', hidden: true });
+  // A schedule starts a job of a binding or, when flows exist, a run of a flow (issue 26).
+  const target = flows.length ? ['Starts', h('select', { name: 'target', 'aria-label': 'Starts' },
+    option('job', 'a job'), option('flow', 'a flow run'))] : [];
   const form = h('form', { class: 'grid schedule-form' },
     'Name', h('input', { name: 'name', required: true, pattern: '[A-Za-z0-9_\\-]+', maxlength: '64', placeholder: 'customer-42-report' }),
+    target,
     'Binding', h('select', { name: 'binding' }, bindings.map((b) => option(b, b))),
-    'Payload (JSON)', h('textarea', { name: 'payload', rows: '3' }, '{}'),
+    flows.length ? ['Flow', h('select', { name: 'flow' }, flows.map((f) => option(f, f)))] : null,
+    'Payload or input (JSON)', h('textarea', { name: 'payload', rows: '3' }, '{}'),
     'Timing', h('select', { name: 'kind' }, option('every', 'every N seconds'), option('cron', 'cron expression')),
     'Every (seconds)', h('input', { name: 'every', type: 'number', step: 'any', value: '60' }),
     'Cron', h('input', { name: 'cron', placeholder: '0 3 * * *' }),
@@ -113,14 +126,16 @@ function scheduleBody(form) {
   } catch {
     throw new Error('payload must be valid JSON');
   }
-  const body = { name: value('name'), binding: value('binding'), payload, overlap: value('overlap') };
+  const flow = form.elements.target && value('target') === 'flow';
+  const body = flow ? { name: value('name'), flow: value('flow'), input: payload, overlap: value('overlap') }
+    : { name: value('name'), binding: value('binding'), payload, overlap: value('overlap') };
   if (value('kind') === 'cron') {
     body.cron = value('cron');
     if (value('timezone')) body.timezone = value('timezone');
   } else {
     body.everyMs = Math.round(Number(value('every')) * 1000);
   }
-  if (value('maxAttempts')) body.maxAttempts = Number(value('maxAttempts'));
+  if (!flow && value('maxAttempts')) body.maxAttempts = Number(value('maxAttempts')); // job options only
   return body;
 }
 
