@@ -87,7 +87,7 @@ def outcome_of(detail: JobDetail, result_type: Any) -> Any:
     if detail.state is not JobState.COMPLETED:
         error = detail.attempts_log[0].error if detail.attempts_log else None
         raise JobFailedError(detail.id, detail.state.value, error)
-    # A result too large to store is kept as null (reference §2.4).
+    # A result too large to store is kept as null (docs/reference/original.md §2.4).
     text = detail.result if detail.result is not None else "null"
     try:
         return msgspec.json.decode(text, type=Any if result_type is None else result_type)

@@ -1,9 +1,10 @@
 """Routing: which shard each item goes to, and the per-shard batches the client sends.
 
-The rule is the original's (§1.11): a binding has the shard count the producer was configured with (1 when not
-configured); with two or more shards every item needs a partition key and goes to
+The rule is the original's (docs/reference/original.md §1.11): a binding has the shard count the producer was
+configured with (1 when not configured); with two or more shards every item needs a partition key and goes to
 ``fnv1a32(partition_key) % shards``. A pinned ``id`` names its shard itself. Items of a binding the client has
-no shard count for are sent without a shard and the scheduler routes them (scheduler-rpc.md §2.1).
+no shard count for are sent without a shard and the scheduler routes them
+(docs/design/scheduler-rpc.md §2.1).
 """
 
 from __future__ import annotations
@@ -28,7 +29,10 @@ __all__ = [
 ]
 
 MAX_BATCH_ITEMS: Final = 500
-"""Most items in one enqueue call (RPC or HTTP); bigger groups are sent in chunks (scheduler-rpc.md §2.1)."""
+"""Most items in one enqueue call (RPC or HTTP); bigger groups are sent in chunks.
+
+Source: docs/design/scheduler-rpc.md §2.1.
+"""
 
 _BINDING_KEYS: Final = frozenset({"shards"})
 

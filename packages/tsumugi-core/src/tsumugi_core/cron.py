@@ -1,4 +1,6 @@
-"""The cron dialect of recurring schedules: five fields, UTC, minute precision (reference §3.12).
+"""The cron dialect of recurring schedules: five fields, UTC, minute precision.
+
+Source: docs/reference/original.md §3.12.
 
 Fields are ``minute hour day-of-month month day-of-week`` with values 0-59, 0-23, 1-31, 1-12 and 0-7
 (0 and 7 are both Sunday). Each field is a comma list of items ``*``, ``N``, ``A-B``, ``*/S`` or ``A-B/S``

@@ -2,7 +2,8 @@
 
 Each started job node finishes at once with the result ``results`` gives it (None by default), or FAILED when
 listed in ``fails``; fan-outs expand from their real ``over`` and ``input``. Subflow nodes complete without
-running their child flow, and performers' spawns are not simulated (as in the original, reference §2.11).
+running their child flow, and performers' spawns are not simulated (as in the original,
+docs/reference/original.md §2.11).
 
 Example:
     >>> spec = FlowSpec(name="f", nodes=(

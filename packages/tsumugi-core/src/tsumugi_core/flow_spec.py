@@ -4,9 +4,9 @@ The typed builder (``tsumugi_performer.flow``) produces these values; the Run Du
 `tsumugi_core.flow_simulate` read them. Mapping functions here take and return JSON-shaped values (the run
 input and the dependencies' results as stored); the builder wraps the user's typed functions.
 
-Rules (reference §2.10): node ids match ``[A-Za-z0-9_-]+`` and are unique; a dependency must be declared
-before the node that names it (so cycles cannot be written); a flow has at least one node; nodes take no
-``unique_key``. Every violation raises `InvalidFlowError` naming the node and the rule.
+Rules (docs/reference/original.md §2.10): node ids match ``[A-Za-z0-9_-]+`` and are unique; a dependency must
+be declared before the node that names it (so cycles cannot be written); a flow has at least one node; nodes
+take no ``unique_key``. Every violation raises `InvalidFlowError` naming the node and the rule.
 
 Example:
     >>> spec = FlowSpec(name="f", nodes=(NodeSpec(id="a", kind=NodeKind.JOB, binding="Hello"),))

@@ -1,7 +1,7 @@
 """Identifiers: binding names, job ids, shard names and run ids.
 
-The shapes and error messages are those of the original (reference §1.2 and §2.14), so ids made by either
-implementation address the same Durable Objects:
+The shapes and error messages are those of the original (docs/reference/original.md §1.2 and §2.14), so ids
+made by either implementation address the same Durable Objects:
 
 - binding name: ``^[A-Za-z_][A-Za-z0-9_]*$`` (also an env key, hence identifier-shaped);
 - job id: ``<binding>#<shard>:<local_id>``, for example ``MAIL#0:abc``;

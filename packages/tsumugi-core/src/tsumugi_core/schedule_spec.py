@@ -1,4 +1,6 @@
-"""Recurring schedule definitions: what fires, when, and the rules a definition must keep (reference §2.9).
+"""Recurring schedule definitions: what fires, when, and the rules a definition must keep.
+
+Source: docs/reference/original.md §2.9.
 
 A `ScheduleSpec` names a job schedule: its target binding and payload, the job options the original allows
 (partition_key, max_attempts, backoff, timeout_ms, priority, guarantee, concurrency_key), its `Timing` and

@@ -4,7 +4,7 @@ A `Timing` is either ``every_ms`` (a fixed period in real time) or a five-field 
 (``UTC`` unless given; the dialect is `tsumugi_core.cron`). Everything here is pure: instants are epoch
 milliseconds passed in.
 
-Rules (reference §2.9, and beyond it for time zones):
+Rules (docs/reference/original.md §2.9, and beyond it for time zones):
 
 * first fire: ``every_ms`` one period after registration; cron the first match strictly after it;
 * after an occurrence at ``occurrence`` fires at ``now`` (``now`` may be late), the next one is the first

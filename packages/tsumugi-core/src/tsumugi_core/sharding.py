@@ -3,7 +3,7 @@
 A binding has one shard unless configured otherwise; then every key guarantee (concurrency_key, unique_key)
 holds binding-wide. With two or more shards every enqueue must name a ``partition_key`` and the shard is
 ``fnv1a32(partition_key) % shards``, the hash the original uses, so both implementations route a key to the
-same shard (reference §1.11).
+same shard (docs/reference/original.md §1.11).
 
 Examples:
     >>> fnv1a32("")

@@ -1,4 +1,4 @@
-"""Errors a performer raises to steer retries (beyond-the-original A8), and the payload error.
+"""Errors a performer raises to steer retries (docs/reference/additions.md A8), and the payload error.
 
 Raising anything else means "this attempt failed, retry with the binding's backoff". The shard still enforces
 `max_attempts` and cancellation whatever the performer asks for.

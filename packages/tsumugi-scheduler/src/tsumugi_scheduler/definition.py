@@ -349,7 +349,7 @@ def define_tsumugi(
             aging_interval_ms (at least 1; ``None`` or ``aging_disabled: True`` turn aging off),
             reaper_grace_ms, paused. Retention 0 is honoured: finished jobs leave the shard at once.
             With performers listed, every key must be one of them.
-        on_enqueue: Defaults for options a producer left out (beyond-the-original A1).
+        on_enqueue: Defaults for options a producer left out (docs/reference/additions.md A1).
         on_failure: The binding that receives a FailureNotice for every FAILED or STALLED job (A2).
         on_settled: ``{"binding": ..., "states": [...]}``; a SettledNotice per job ending in those states (A3).
         retention: ``{"older_than_ms": ms, "limit": n}`` for the cron sweep of the read model.

@@ -1,4 +1,6 @@
-"""JSON answers and the error bodies every route shares (reference §4.1, scheduler-rpc.md §3.1).
+"""JSON answers and the error bodies every route shares.
+
+Source: docs/reference/original.md §4.1, docs/design/scheduler-rpc.md §3.1.
 
 Handlers raise `ApiError` for a refusal; the app turns it into the response, so a handler reads as the
 happy path. Texts are the original's where it fixed one.
@@ -59,7 +61,9 @@ def bad_request(message: str) -> ApiError:
 
 
 def validation_error(error: EnqueueValidationError, strip: str = "") -> ApiError:
-    """A 400 naming the field and the rule (scheduler-rpc.md §3.1); ``strip`` drops a field prefix.
+    """A 400 naming the field and the rule; ``strip`` drops a field prefix.
+
+    The body is docs/design/scheduler-rpc.md §3.1.
 
     A ``shard`` the caller computed from another bindings config is well-formed input that conflicts with
     this scheduler's configuration: 409, with the same body (ADR-0059).

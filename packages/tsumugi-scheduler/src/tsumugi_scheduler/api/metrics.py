@@ -1,4 +1,6 @@
-"""``GET /api/metrics``: failure rate and durations read back from Analytics Engine (reference §5.4, A11).
+"""``GET /api/metrics``: failure rate and durations read back from Analytics Engine.
+
+Source: docs/reference/original.md §5.4, A11.
 
 Two readers, one answer shape:
 

@@ -3,7 +3,8 @@
 The markup (``assets/index.html``), the stylesheet (``assets/style.css``) and the scripts (``assets/js/*.js``,
 concatenated in `SCRIPT_ORDER`) are package data read with `importlib.resources`, which works wherever the
 package's files are on disk: CPython, and Pyodide on Workers, whose bundle is mounted as files. Nothing is
-fetched by the browser but ``/api`` (reference §2.13: no external scripts, stylesheets or fonts).
+fetched by the browser but ``/api`` (docs/reference/original.md §2.13: no external scripts, stylesheets or
+fonts).
 """
 
 from __future__ import annotations
@@ -83,7 +84,8 @@ def _config_script(token_cookie: str | None) -> str:
 def render_dashboard(token_cookie: str | None = "tsumugi_token") -> str:
     """The dashboard HTML with its configuration injected right after ``<head>``.
 
-    The result is cached per cookie name (reference §2.13); `clear_dashboard_cache` resets it.
+    The result is cached per cookie name (docs/reference/original.md §2.13); `clear_dashboard_cache` resets
+    it.
 
     Args:
         token_cookie: The name of the session cookie the server sets when the page signs in with a token

@@ -1,4 +1,4 @@
-"""Choosing the targets of a bulk retry / cancel by filter (reference §4.3, bulk endpoints).
+"""Choosing the targets of a bulk retry / cancel by filter (docs/reference/original.md §4.3, bulk endpoints).
 
 The read model only chooses ids, oldest first (``created_at ASC, id ASC``); each shard re-checks state
 before acting. ``remaining`` is an estimate since the model lags the shards.

@@ -1,4 +1,6 @@
-"""What a job list asks for (``GET /api/jobs``), and the lenient parsing of its query string (reference §4.3).
+"""What a job list asks for (``GET /api/jobs``), and the lenient parsing of its query string.
+
+Source: docs/reference/original.md §4.3.
 
 ``parse_job_query`` never fails: like the original, values it cannot use fall back to their defaults.
 ``JobQuery`` itself is strict, so code that builds one directly gets a clear error for a bad value.

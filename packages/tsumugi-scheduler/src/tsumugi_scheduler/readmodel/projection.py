@@ -1,4 +1,4 @@
-"""Projection of the shard's job snapshots into the D1 ``job`` table (reference §1.8).
+"""Projection of the shard's job snapshots into the D1 ``job`` table (docs/reference/original.md §1.8).
 
 One ``batch`` of upserts per call, so a projection applies whole or not at all. Each upsert only overwrites
 a row whose stored ``seq`` is lower than the snapshot's: stale or replayed snapshots change nothing, and

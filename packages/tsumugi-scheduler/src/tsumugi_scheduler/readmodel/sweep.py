@@ -1,4 +1,6 @@
-"""Retention of the read model: old terminal jobs and runs are deleted, bounded per call (reference §3.10).
+"""Retention of the read model: old terminal jobs and runs are deleted, bounded per call.
+
+Source: docs/reference/original.md §3.10.
 
 Called from the scheduler's cron trigger. Active jobs and running runs are never touched, whatever their
 age. Runs are swept too, with their nodes (the original never swept them: gap 26), so the read model stays
