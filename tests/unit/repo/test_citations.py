@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import subprocess
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import cache
 from pathlib import Path
 
@@ -145,8 +145,7 @@ def citation_problems(files: Mapping[str, str], exists: Iterable[str]) -> list[s
     return problems
 
 
-def _section_problems(name: str, text: str, text_of: object) -> list[str]:
-    assert callable(text_of)
+def _section_problems(name: str, text: str, text_of: Callable[[str], str | None]) -> list[str]:
     problems: list[str] = []
     for match in SECTION_RE.finditer(text):
         before = text[max(0, match.start() - LOOK_BACK) : match.start()]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from tsumugi_core.exceptions import TsumugiError
 from tsumugi_core.options import EnqueueValidationError
 
 __all__ = [
@@ -36,7 +37,7 @@ GONE_MESSAGE: Final = "job is no longer available: removed from the coordinator 
 _VALIDATION_RE: Final = re.compile(r"EnqueueValidationError: (?P<field>\S+) (?P<rule>[^\r\n]+)")
 
 
-class TsumugiClientError(Exception):
+class TsumugiClientError(TsumugiError):
     """The scheduler refused a call, failed, or could not be reached.
 
     Attributes:

@@ -15,6 +15,7 @@ import msgspec
 
 from tsumugi_client._errors import JobFailedError, JobNotFoundError, TsumugiClientError, WaitTimeoutError
 from tsumugi_client._views import JobDetail
+from tsumugi_core.exceptions import InvalidFieldError
 from tsumugi_core.states import TERMINAL_STATES, JobState
 
 __all__ = ["AsyncJob", "Job", "PollSchedule", "WaitClock", "outcome_of"]
@@ -47,7 +48,7 @@ class WaitClock:
     ) -> None:
         """Start now; ``timeout_s`` None waits without end."""
         if timeout_s is not None and timeout_s < 0:
-            raise ValueError(f"timeout must not be negative, got {timeout_s}")
+            raise InvalidFieldError("timeout", f"must not be negative, got {timeout_s}")
         self._job_id = job_id
         self._timeout_s = timeout_s
         self._now = now

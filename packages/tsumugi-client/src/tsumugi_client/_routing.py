@@ -14,6 +14,7 @@ from typing import Final, NotRequired, TypedDict
 
 import msgspec
 
+from tsumugi_core.exceptions import InvalidFieldError
 from tsumugi_core.ids import InvalidJobIdError, parse_job_id, validate_binding_name
 from tsumugi_core.options import EnqueueItem, EnqueueValidationError
 from tsumugi_core.sharding import resolve_shard
@@ -70,15 +71,16 @@ def normalize_bindings(bindings: Mapping[str, BindingConfig] | None) -> dict[str
         try:
             validate_binding_name(binding)
         except InvalidJobIdError as exc:
-            raise ValueError(f"{where} {exc}") from None
+            raise InvalidFieldError(where, str(exc)) from None
         if not isinstance(config, Mapping):  # pyright: ignore[reportUnnecessaryIsInstance]  # user config
-            raise ValueError(f"{where} must be a mapping like {{'shards': 4}}, got {type(config).__name__}")
+            rule = f"must be a mapping like {{'shards': 4}}, got {type(config).__name__}"
+            raise InvalidFieldError(where, rule)
         unknown = sorted(set(config) - _BINDING_KEYS)
         if unknown:
-            raise ValueError(f"{where}.{unknown[0]} is not a binding option (allowed: shards)")
+            raise InvalidFieldError(f"{where}.{unknown[0]}", "is not a binding option (allowed: shards)")
         shards = config.get("shards", 1)
         if isinstance(shards, bool) or not isinstance(shards, int) or shards < 1:  # pyright: ignore[reportUnnecessaryIsInstance]
-            raise ValueError(f"{where}.shards must be an integer of at least 1, got {shards!r}")
+            raise InvalidFieldError(f"{where}.shards", f"must be an integer of at least 1, got {shards!r}")
         counts[binding] = shards
     return counts
 

@@ -25,6 +25,8 @@ from typing import Final, NamedTuple
 
 import msgspec
 
+from tsumugi_core.exceptions import TsumugiError
+
 __all__ = ["SEARCH_HORIZON_DAYS", "CronSpec", "InvalidCronError", "next_cron_at", "parse_cron"]
 
 SEARCH_HORIZON_DAYS: Final = 366 * 5
@@ -36,7 +38,7 @@ _EPOCH: Final = dt.date(1970, 1, 1)
 _NUMBER_RE: Final = re.compile(r"[0-9]+")
 
 
-class InvalidCronError(ValueError):
+class InvalidCronError(TsumugiError, ValueError):
     """A cron expression is malformed, or it never fires within the search horizon."""
 
 

@@ -43,6 +43,7 @@ from typing import Final
 import msgspec
 
 from tsumugi_core.cron import CronSpec, InvalidCronError, next_cron_at, parse_cron
+from tsumugi_core.exceptions import InvalidFieldError
 
 __all__ = [
     "MAX_EVERY_MS",
@@ -68,13 +69,8 @@ _GAP_SEARCH_MINUTES: Final = 48 * 60
 """A daylight-saving (or calendar) gap is at most a day long (Samoa skipped 2011-12-30); searched minute by minute."""
 
 
-class InvalidTimingError(ValueError):
+class InvalidTimingError(InvalidFieldError):
     """A timing broke a rule; ``field`` names it (``every_ms``, ``cron`` or ``timezone``), ``rule`` says how."""
-
-    def __init__(self, field: str, rule: str) -> None:
-        super().__init__(f"{field} {rule}")
-        self.field = field
-        self.rule = rule
 
 
 class Timing(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):

@@ -16,6 +16,8 @@ from collections.abc import Mapping
 from enum import StrEnum
 from types import MappingProxyType
 
+from tsumugi_core.exceptions import TsumugiError
+
 __all__ = [
     "ACTIVE_STATES",
     "RETRYABLE_STATES",
@@ -70,7 +72,7 @@ TRANSITIONS: Mapping[JobState, frozenset[JobState]] = MappingProxyType(
 """Legal ``from -> to`` moves; self-transitions are never legal."""
 
 
-class InvalidTransitionError(ValueError):
+class InvalidTransitionError(TsumugiError, ValueError):
     """A state change the transition table does not allow.
 
     Attributes:

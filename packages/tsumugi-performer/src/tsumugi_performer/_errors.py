@@ -11,12 +11,14 @@ import email.utils
 import re
 from typing import Final
 
+from tsumugi_core.exceptions import InvalidFieldError, TsumugiError
+
 __all__ = ["InvalidPayloadError", "NonRetryableError", "RetryAfterError"]
 
 _SECONDS_RE: Final = re.compile(r"[0-9]+")
 
 
-class NonRetryableError(Exception):
+class NonRetryableError(TsumugiError):
     """Do not retry: the job fails now, whatever attempts are left (e.g. the mailbox does not exist)."""
 
 
@@ -38,11 +40,11 @@ class InvalidPayloadError(NonRetryableError):
 def _check_instant(name: str, value: int) -> int:
     # bool is an int subclass, but True milliseconds is a caller bug.
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:  # pyright: ignore[reportUnnecessaryIsInstance]
-        raise ValueError(f"{name} must be a non-negative integer (milliseconds), got {value!r}")
+        raise InvalidFieldError(name, f"must be a non-negative integer (milliseconds), got {value!r}")
     return value
 
 
-class RetryAfterError(Exception):
+class RetryAfterError(TsumugiError):
     """Retry this job, but not before a given delay or instant (for example a 429's Retry-After).
 
     Give exactly one of `delay_ms` (from the end of this attempt) or `at` (epoch milliseconds).
@@ -61,7 +63,10 @@ class RetryAfterError(Exception):
             ValueError: Neither or both of `delay_ms` and `at` were given, or one is not a non-negative integer.
         """
         if (delay_ms is None) == (at is None):
-            raise ValueError("RetryAfterError needs exactly one of delay_ms and at")
+            raise InvalidFieldError(
+                "delay_ms", "or at is required, not both",
+                message="RetryAfterError needs exactly one of delay_ms and at",
+            )
         super().__init__(message)
         self.delay_ms = None if delay_ms is None else _check_instant("delay_ms", delay_ms)
         self.at = None if at is None else _check_instant("at", at)
@@ -92,7 +97,9 @@ class RetryAfterError(Exception):
         try:
             when = email.utils.parsedate_to_datetime(text)
         except (TypeError, ValueError):
-            raise ValueError(f"Retry-After must be delay seconds or an HTTP date, got {header!r}") from None
+            raise InvalidFieldError(
+                "Retry-After", f"must be delay seconds or an HTTP date, got {header!r}"
+            ) from None
         # An HTTP date is always GMT; a date without a zone is read as UTC rather than local time.
         if when.tzinfo is None:
             when = when.replace(tzinfo=dt.UTC)

@@ -27,6 +27,7 @@ import msgspec
 import pydantic
 from pydantic import BaseModel, ConfigDict, Field
 
+from tsumugi_core.exceptions import InvalidFieldError
 from tsumugi_core.flow_spec import FlowSpec
 from tsumugi_core.ids import InvalidJobIdError, validate_binding_name
 from tsumugi_core.options import RateLimit
@@ -58,18 +59,18 @@ OnEnqueueHook = Callable[[Any], Any]
 _SETTLED_CHOICES: Final = ", ".join(s.value for s in JobState if s in TERMINAL_STATES)
 
 
-class DefinitionError(ValueError):
+class DefinitionError(InvalidFieldError):
     """A ``define_tsumugi`` option broke a rule; the message is ``<option> <rule>``.
 
     Attributes:
-        option: The option's path, e.g. ``bindings.MAIL.shards``.
+        field: The option's path, e.g. ``bindings.MAIL.shards``.
         rule: What the value must satisfy.
     """
 
-    def __init__(self, option: str, rule: str) -> None:
-        super().__init__(f"{option} {rule}")
-        self.option = option
-        self.rule = rule
+    @property
+    def option(self) -> str:
+        """The option's path: the same as `field` (its earlier name)."""
+        return self.field
 
 
 class _Strict(BaseModel):
@@ -377,9 +378,8 @@ def define_tsumugi(
     try:
         flow_specs = flow_registry(flows, registered)
         run_limits = run_settings(runs)
-    except ValueError as exc:
-        option, _, rule = str(exc).partition("|")
-        raise DefinitionError(option, rule) from None
+    except InvalidFieldError as exc:
+        raise DefinitionError(exc.field, exc.rule) from None
     try:
         code = code_schedules(schedules, registered=registered, shards=shard_counts, flows=tuple(flow_specs))
     except InvalidScheduleError as exc:

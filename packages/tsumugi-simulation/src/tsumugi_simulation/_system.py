@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Final
 
 import tsumugi_scheduler
+from tsumugi_core.exceptions import InvalidFieldError, NotConfiguredError
 from tsumugi_dev.config import (
     AnalyticsDatasetConfig,
     D1DatabaseConfig,
@@ -82,7 +83,7 @@ class Scenario:
         for spec in self.bindings:
             if spec.name == binding:
                 return spec
-        raise KeyError(binding)
+        raise InvalidFieldError("binding", f"is not one of the simulation's bindings, got {binding!r}")
 
 
 @dataclass(frozen=True)
@@ -118,7 +119,7 @@ _current: list[Scenario] = []
 def current_definition() -> TsumugiDefinition:
     """The definition the built-in scheduler Worker loads: the scenario of the simulation being started."""
     if not _current:
-        raise RuntimeError("the simulation scheduler Worker is only loaded by tsumugi_simulation")
+        raise NotConfiguredError("the simulation scheduler Worker is only loaded by tsumugi_simulation")
     return definition_of(_current[-1])
 
 

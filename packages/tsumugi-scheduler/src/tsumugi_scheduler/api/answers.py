@@ -14,6 +14,7 @@ from typing import Any, Final
 import msgspec
 from starlette.responses import Response
 
+from tsumugi_core.exceptions import TsumugiError
 from tsumugi_core.options import EnqueueValidationError
 from tsumugi_scheduler.producer_rpc import PinnedIdConflictError, ShardConflictError
 
@@ -42,7 +43,7 @@ def text_not_found() -> Response:
     return Response("not found", status_code=404, media_type="text/plain")
 
 
-class ApiError(Exception):
+class ApiError(TsumugiError):
     """A refusal with its HTTP status and JSON body."""
 
     def __init__(self, status: int, body: Mapping[str, Any]) -> None:
@@ -79,4 +80,6 @@ def refusal(answer: Mapping[str, Any]) -> Response:
         return json_response(200, dict(answer))
     if answer.get("reason") == "gone":
         raise ApiError(410, {"ok": False, "reason": "gone", "error": GONE_JOB})
-    raise ApiError(409, {"ok": False, "reason": "invalid-state", "error": str(answer.get("error") or INVALID_STATE)})
+    raise ApiError(
+        409, {"ok": False, "reason": "invalid-state", "error": str(answer.get("error") or INVALID_STATE)}
+    )

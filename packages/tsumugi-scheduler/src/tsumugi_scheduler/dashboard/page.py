@@ -17,6 +17,8 @@ import re
 from importlib import resources
 from typing import Final
 
+from tsumugi_core.exceptions import InvalidFieldError
+
 __all__ = [
     "SCRIPT_ORDER",
     "clear_dashboard_cache",
@@ -63,14 +65,17 @@ def _document() -> str:
     scripts = "\n".join(_asset(f"js/{name}") for name in SCRIPT_ORDER)
     if "</script" in scripts.lower():
         # Inside an inline <script>, that text would end the element early and break the page.
-        raise ValueError("dashboard scripts must not contain '</script'")
+        raise InvalidFieldError(
+            "scripts", "must not contain '</script'", message="dashboard scripts must not contain '</script'"
+        )
     return _asset("index.html").replace(_STYLE_MARK, _asset("style.css")).replace(_SCRIPT_MARK, scripts)
 
 
 def _check_cookie_name(token_cookie: str | None) -> None:
     if token_cookie is not None and not _COOKIE_NAME_RE.fullmatch(token_cookie):
-        raise ValueError(
-            f"token_cookie must be a cookie name (letters, digits and !#$%&'*+-.^_`|~), got {token_cookie!r}"
+        raise InvalidFieldError(
+            "token_cookie",
+            f"must be a cookie name (letters, digits and !#$%&'*+-.^_`|~), got {token_cookie!r}",
         )
 
 

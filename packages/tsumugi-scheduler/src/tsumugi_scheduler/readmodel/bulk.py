@@ -10,6 +10,7 @@ from typing import Final
 
 import msgspec
 
+from tsumugi_core.exceptions import InvalidFieldError
 from tsumugi_scheduler.readmodel.d1_port import D1Like, StatementT, result_rows
 from tsumugi_scheduler.readmodel.filters import where_clause
 from tsumugi_scheduler.readmodel.views import BulkSelection
@@ -54,7 +55,7 @@ async def select_ids_for_bulk(
         ValueError: ``limit`` is outside 1..``BULK_LIMIT``.
     """
     if not 1 <= limit <= BULK_LIMIT:
-        raise ValueError(f"limit must be between 1 and {BULK_LIMIT}, got {limit}")
+        raise InvalidFieldError("limit", f"must be between 1 and {BULK_LIMIT}, got {limit}")
     where, params = where_clause(
         {"binding": filters.binding, "unique_key": filters.unique_key, "concurrency_key": filters.concurrency_key},
         states=filters.states, created_from=filters.created_from, created_to=filters.created_to,

@@ -13,6 +13,7 @@ from typing import Any, Final
 
 import msgspec
 
+from tsumugi_core.exceptions import InvalidFieldError
 from tsumugi_core.ids import InvalidJobIdError
 from tsumugi_scheduler.readmodel.d1_port import D1Like, StatementT, result_changes
 from tsumugi_scheduler.shard.records import AttemptRecord, JobSnapshot
@@ -118,11 +119,13 @@ async def project(d1: D1Like[StatementT], snapshots: Sequence[JobSnapshot]) -> i
         How many rows were inserted or updated; snapshots no newer than the stored row count 0.
 
     Raises:
-        ValueError: more than ``PROJECTION_BATCH_LIMIT`` snapshots.
+        InvalidFieldError: more than ``PROJECTION_BATCH_LIMIT`` snapshots.
     """
     if len(snapshots) > PROJECTION_BATCH_LIMIT:
-        raise ValueError(
-            f"snapshots: at most {PROJECTION_BATCH_LIMIT} per projection batch, got {len(snapshots)}"
+        raise InvalidFieldError(
+            "snapshots",
+            f"must hold at most {PROJECTION_BATCH_LIMIT}, got {len(snapshots)}",
+            message=f"snapshots: at most {PROJECTION_BATCH_LIMIT} per projection batch, got {len(snapshots)}",
         )
     if not snapshots:
         return 0
