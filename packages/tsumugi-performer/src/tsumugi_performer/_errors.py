@@ -12,6 +12,7 @@ import re
 from typing import Final
 
 from tsumugi_core.exceptions import InvalidFieldError, TsumugiError
+from tsumugi_core.time_values import Duration, Instant, duration_ms, instant_ms
 
 __all__ = ["InvalidPayloadError", "NonRetryableError", "RetryAfterError"]
 
@@ -37,9 +38,9 @@ class InvalidPayloadError(NonRetryableError):
         self.detail = detail
 
 
-def _check_instant(name: str, value: int) -> int:
+def _check_instant(name: str, value: object) -> int:
     # bool is an int subclass, but True milliseconds is a caller bug.
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:  # pyright: ignore[reportUnnecessaryIsInstance]
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise InvalidFieldError(name, f"must be a non-negative integer (milliseconds), got {value!r}")
     return value
 
@@ -47,7 +48,8 @@ def _check_instant(name: str, value: int) -> int:
 class RetryAfterError(TsumugiError):
     """Retry this job, but not before a given delay or instant (for example a 429's Retry-After).
 
-    Give exactly one of `delay_ms` (from the end of this attempt) or `at` (epoch milliseconds).
+    Give exactly one of `delay_ms` (from the end of this attempt; milliseconds or a `timedelta`) or `at` (epoch
+    milliseconds or an aware `datetime`).
 
     Example:
         >>> RetryAfterError("rate limited", delay_ms=30_000).retry_at(1_000)
@@ -55,7 +57,7 @@ class RetryAfterError(TsumugiError):
     """
 
     def __init__(
-        self, message: str = "retry later", *, delay_ms: int | None = None, at: int | None = None
+        self, message: str = "retry later", *, delay_ms: Duration | None = None, at: Instant | None = None
     ) -> None:
         """Build the error.
 
@@ -68,8 +70,8 @@ class RetryAfterError(TsumugiError):
                 message="RetryAfterError needs exactly one of delay_ms and at",
             )
         super().__init__(message)
-        self.delay_ms = None if delay_ms is None else _check_instant("delay_ms", delay_ms)
-        self.at = None if at is None else _check_instant("at", at)
+        self.delay_ms = None if delay_ms is None else _check_instant("delay_ms", duration_ms("delay_ms", delay_ms))
+        self.at = None if at is None else _check_instant("at", instant_ms("at", at))
 
     def retry_at(self, now_ms: int) -> int:
         """The earliest instant (epoch ms) of the next attempt, for an attempt that ended at `now_ms`."""

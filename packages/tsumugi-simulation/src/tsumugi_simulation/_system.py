@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import tsumugi_scheduler
 from tsumugi_core.exceptions import InvalidFieldError, NotConfiguredError
@@ -26,6 +26,7 @@ from tsumugi_dev.config import (
     WorkerConfig,
 )
 from tsumugi_scheduler.definition import TsumugiDefinition, define_tsumugi
+from tsumugi_scheduler.definition_types import OnSettledOptions, TerminalState
 
 __all__ = [
     "BUILTIN_TOKEN",
@@ -142,10 +143,10 @@ def definition_of(scenario: Scenario) -> TsumugiDefinition:
             "sweep_after_ms": _KEEP_MS,
             "failed_retention_ms": _KEEP_MS,
         }
-    settled = (
+    settled: OnSettledOptions | None = (
         None
         if scenario.on_settled is None
-        else {"binding": scenario.on_settled, "states": list(scenario.settled_states)}
+        else {"binding": scenario.on_settled, "states": cast("list[TerminalState]", list(scenario.settled_states))}
     )
     from tsumugi_simulation._flows import SIM_FLOWS
 
