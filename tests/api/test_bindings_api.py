@@ -1,4 +1,7 @@
-"""Bindings: the catalogue, and runtime policy pinned on every shard and reset (beyond-the-original A9)."""
+"""Bindings: the catalogue, and runtime policy pinned on every shard and reset.
+
+Source: docs/reference/additions.md A9.
+"""
 
 from __future__ import annotations
 

@@ -1,7 +1,10 @@
-"""``POST /api/jobs`` answers every createJob message of the original (reference §4.3) and our options' rules.
+"""``POST /api/jobs`` answers every createJob message of the original and our options' rules.
+
+Source: docs/reference/original.md §4.3.
 
 Where the original fixed a text its clients read the same one (type errors name the key as sent); range rules
-come from the scheduler's validation and name the snake_case field (scheduler-rpc.md §3.1, docs/rest-api.md).
+come from the scheduler's validation and name the snake_case field (docs/design/scheduler-rpc.md §3.1,
+docs/rest-api.md).
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""Stats, diagnostics, explain and metrics (reference §4.4, beyond-the-original A10, A11, C4)."""
+"""Stats, diagnostics, explain and metrics.
+
+Source: docs/reference/original.md §4.4, docs/reference/additions.md A10, A11, C4.
+"""
 
 from __future__ import annotations
 

@@ -32,7 +32,10 @@ FEATURE_GATED = {
     "startRun": "run creation is not available",
     "retryRun": "run control is not available", "cancelRun": "run control is not available",
 }  # fmt: skip
-"""Operations that answer the original's 501 while no schedule or flow is defined (reference §4.2)."""
+"""Operations that answer the original's 501 while no schedule or flow is defined.
+
+Source: docs/reference/original.md §4.2.
+"""
 BINDINGS = ("MAIL", "SMS", "Notify")
 schema = schemathesis.openapi.from_dict(build_document(OPERATIONS, bindings={"MAIL": 1, "SMS": 2, "Notify": 1}))
 SEEDED: list[str] = []
@@ -125,7 +128,8 @@ def test_no_server_error_and_every_answer_fits_the_document(case: Any, fuzz_worl
     gated = operation in FEATURE_GATED
     response = case.call_and_validate(checks=[c for c in ALL_CHECKS if not (gated and c is not_a_server_error)])
     if gated and response.status_code >= 500:
-        # The original's answer for a feature this deployment lacks (reference §4): 501, its text, nothing else.
+        # The original's answer for a feature this deployment lacks (docs/reference/original.md §4): 501, its
+        # text, nothing else.
         assert (response.status_code, response.json()) == (501, {"error": FEATURE_GATED[operation]})
     SEEN.setdefault(case.operation.definition.raw["operationId"], set()).add(response.status_code)
     SENT.append((case.method, response.status_code, case.method.upper() == case.operation.method.upper()))

@@ -43,7 +43,8 @@ async def test_runs_and_flows_answer_the_originals_empty_shapes_when_none_are_de
 
 
 async def test_schedules_and_run_control_keep_the_originals_501_without_the_feature(world: World) -> None:
-    # The dashboard shows its schedules tab unless this is 501 (reference §7.1): without a Scheduler object.
+    # The dashboard shows its schedules tab unless this is 501 (docs/reference/original.md §7.1): without a
+    # Scheduler object.
     del world.env.SCHEDULER
     assert await world.request("GET", "/api/schedules") == (501, {"error": "schedules are not available"})
     assert await world.request("POST", "/api/runs", {"flow": "f", "input": 1}) == (

@@ -1,10 +1,10 @@
 """A stdlib HTTP server for browser tests: the dashboard page at ``/`` and a fake REST API from fixtures.
 
-It answers the shapes of docs/design/scheduler-rpc.md and the original's §4, records every request so tests can
-check what the page asked for, and can demand a token cookie to exercise the 401 path. Where the real API
-derives a shape in code, the fake calls that code: shard diagnostics go through the API's ``shard_view`` and
-settings through ``settings_view``, so a change there shows in the dashboard tests too. The bindings are those
-of ``tsumugi dev`` (six, two of them notice receivers).
+It answers the shapes of docs/design/scheduler-rpc.md and the docs/reference/original.md §4, records every
+request so tests can check what the page asked for, and can demand a token cookie to exercise the 401 path.
+Where the real API derives a shape in code, the fake calls that code: shard diagnostics go through the API's
+``shard_view`` and settings through ``settings_view``, so a change there shows in the dashboard tests too. The
+bindings are those of ``tsumugi dev`` (six, two of them notice receivers).
 """
 
 from __future__ import annotations

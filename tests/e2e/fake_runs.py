@@ -1,4 +1,6 @@
-"""Flows and runs for the fake REST API (original §4.5 shapes), used when ``FakeApi(flows=True)``.
+"""Flows and runs for the fake REST API, used when ``FakeApi(flows=True)``.
+
+Source: docs/reference/original.md §4.5 shapes.
 
 The runs cover what the dashboard draws: a completed fan-out (3 children) that is also a subflow's child, a
 failed run whose downstream node was skipped while an independent branch completed, a running run (a fan-out

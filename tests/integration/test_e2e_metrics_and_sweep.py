@@ -32,8 +32,8 @@ async def test_each_terminal_job_writes_one_data_point_in_the_reference_layout(
 
     jobs = {job_id: await driver.job(job_id) for job_id in (completed, failed, once, cancelled)}
     assert [j.state for j in jobs.values()] == ["COMPLETED", "FAILED", "COMPLETED", "CANCELLED"]
-    # reference §5.4: index1 binding; blob1 state, blob2 binding, blob3 guarantee; double1 attempts,
-    # double2 max(0, updated_at - dispatched_at), 0 when never dispatched.
+    # docs/reference/original.md §5.4: index1 binding; blob1 state, blob2 binding, blob3 guarantee; double1
+    # attempts, double2 max(0, updated_at - dispatched_at), 0 when never dispatched.
     expected = sorted(
         (
             {"index1": j.binding, "blob1": j.state, "blob2": j.binding, "blob3": j.guarantee,

@@ -1,4 +1,7 @@
-"""Notice jobs carry exactly the fields of beyond-the-original A2 (FailureNotice) and A3 (SettledNotice)."""
+"""Notice jobs carry exactly the fields of FailureNotice and SettledNotice.
+
+Source: docs/reference/additions.md A2 (FailureNotice) and A3 (SettledNotice).
+"""
 
 from __future__ import annotations
 
@@ -9,11 +12,11 @@ from tsumugi_dev.clock import VirtualClock
 FAILURE_NOTICE_KEYS = {
     "job_id", "binding", "state", "attempts", "max_attempts", "error", "run_id", "node_id", "failed_at",
 }  # fmt: skip
-"""beyond-the-original A2."""
+"""docs/reference/additions.md A2."""
 SETTLED_NOTICE_KEYS = {
     "job_id", "binding", "state", "attempts", "max_attempts", "error", "result", "run_id", "node_id", "settled_at",
 }  # fmt: skip
-"""beyond-the-original A3."""
+"""docs/reference/additions.md A3."""
 
 
 async def test_notice_payloads_hold_exactly_the_documented_fields(

@@ -14,7 +14,8 @@ from tsumugi_scheduler.schedule_entrypoints import SchedulerMethods, ScheduleRpc
 
 
 def _mail_defaults(item):
-    # Scheduler-side on_enqueue: mail gets more attempts unless the producer chose (beyond-the-original A1).
+    # Scheduler-side on_enqueue: mail gets more attempts unless the producer chose
+    # (docs/reference/additions.md A1).
     return {"max_attempts": 5} if item.binding == "SendMail" else None
 
 

@@ -1,4 +1,7 @@
-"""on_enqueue defaults (beyond-the-original A1): the caller wins, only defaultable options, None = nothing."""
+"""on_enqueue defaults: the caller wins, only defaultable options, None = nothing.
+
+Source: docs/reference/additions.md A1.
+"""
 
 from __future__ import annotations
 

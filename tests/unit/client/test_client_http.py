@@ -1,4 +1,7 @@
-"""The HTTP transport against the REST routes of scheduler-rpc.md §3, every call mocked with respx."""
+"""The HTTP transport against the REST routes, every call mocked with respx.
+
+Source: docs/design/scheduler-rpc.md §3.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""Shard routing and per-shard batches (original §1.11, scheduler-rpc.md §2.1)."""
+"""Shard routing and per-shard batches.
+
+Source: docs/reference/original.md §1.11, docs/design/scheduler-rpc.md §2.1.
+"""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ success reported after a cancel request does, whether expiry of an in-flight job
 answers with the *set* of states it allows; the caller checks the engine's state is in that set and then
 ``adopt``s it. Where the documents are explicit, the set has one member.
 
-Sources: original-behaviour.md sections 1.3-1.7, 3.2-3.10 and beyond-the-original.md A4-A6, B.
+Sources: docs/reference/original.md §1.3-1.7, 3.2-3.10 and docs/reference/additions.md A4-A6, B.
 """
 
 from __future__ import annotations
@@ -263,7 +263,7 @@ class ReferenceShard:
     # -- commands from people ------------------------------------------------------------------------------
 
     def cancel(self, job_id: str, now: int) -> tuple[bool, bool, str | None]:
-        """``(ok, requested, reason)`` by beyond-the-original A6."""
+        """``(ok, requested, reason)`` by docs/reference/additions.md A6."""
         job = self.jobs.get(job_id)
         if job is None:
             return False, False, "gone"

@@ -1,4 +1,4 @@
-"""Backoff delays and the retry decision (reference §3.4 examples)."""
+"""Backoff delays and the retry decision (docs/reference/original.md §3.4 examples)."""
 
 from __future__ import annotations
 

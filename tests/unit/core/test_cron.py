@@ -1,4 +1,7 @@
-"""The cron dialect: parsing, error messages and next occurrence (reference §3.12, §2.14)."""
+"""The cron dialect: parsing, error messages and next occurrence.
+
+Source: docs/reference/original.md §3.12, §2.14.
+"""
 
 from __future__ import annotations
 

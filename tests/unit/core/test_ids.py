@@ -1,4 +1,4 @@
-"""Job ids, shard names, run ids and local id generation (reference §1.2, §2.14)."""
+"""Job ids, shard names, run ids and local id generation (docs/reference/original.md §1.2, §2.14)."""
 
 from __future__ import annotations
 

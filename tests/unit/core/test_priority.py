@@ -1,4 +1,4 @@
-"""Aging counts from eligible_at; None disables it (reference §3.7 examples, gap 16)."""
+"""Aging counts from eligible_at; None disables it (docs/reference/original.md §3.7 examples, gap 16)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""FNV-1a over UTF-16 code units and shard resolution (reference §1.11)."""
+"""FNV-1a over UTF-16 code units and shard resolution (docs/reference/original.md §1.11)."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ from tsumugi_dev.vendoring import parse_requirement
 
 
 def test_the_package_set_holds_the_versions_workers_run() -> None:
-    # Facts from shared/reference/workers-sdk-surface.md (Pyodide 0.28 on Cloudflare).
+    # Facts from packages/tsumugi-dev/README.md#what-is-emulated-and-how (Pyodide 0.28 on Cloudflare).
     shipped = pyodide_packages()
     assert shipped["pydantic"] == "2.10.6"
     assert shipped["msgspec"] == "0.19.0"

@@ -1,4 +1,7 @@
-"""The pure advance: dependency gating, skips, fan-out aggregation, halting, run state (reference §3.11)."""
+"""The pure advance: dependency gating, skips, fan-out aggregation, halting, run state.
+
+Source: docs/reference/original.md §3.11.
+"""
 
 from __future__ import annotations
 

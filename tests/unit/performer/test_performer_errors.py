@@ -1,4 +1,7 @@
-"""Retry control from the performer: NonRetryableError and RetryAfterError (beyond-the-original A8)."""
+"""Retry control from the performer: NonRetryableError and RetryAfterError.
+
+Source: docs/reference/additions.md A8.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""tsumugi_performer.testing: create_test_context and run_performer (reference §2.11)."""
+"""tsumugi_performer.testing: create_test_context and run_performer (docs/reference/original.md §2.11)."""
 
 from __future__ import annotations
 

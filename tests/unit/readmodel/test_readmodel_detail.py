@@ -11,7 +11,7 @@ from tsumugi_dev.d1 import D1Database
 from tsumugi_scheduler.readmodel import AttemptLogEntry, JobDetail, RetryWindow, get_job, project
 
 DETAIL_KEYS = {
-    # The original's JobDetail (reference §4.3) ...
+    # The original's JobDetail (docs/reference/original.md §4.3) ...
     "id", "binding", "state", "priority", "attempts", "max_attempts", "concurrency_key", "unique_key", "guarantee",
     "created_at", "updated_at", "dispatched_at", "run_after", "progress", "payload", "result", "retryable",
     "attempts_log",

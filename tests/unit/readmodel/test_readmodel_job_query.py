@@ -1,4 +1,4 @@
-"""parse_job_query's lenient rules (reference §4.3, gap 28) and JobQuery's strict checks."""
+"""parse_job_query's lenient rules (docs/reference/original.md §4.3, gap 28) and JobQuery's strict checks."""
 
 from __future__ import annotations
 

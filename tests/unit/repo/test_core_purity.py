@@ -1,4 +1,4 @@
-"""tsumugi_core reads no clock, randomness or environment (CONVENTIONS item 1, ADR-0005).
+"""tsumugi_core reads no clock, randomness or environment (docs/reference/conventions.md item 1, ADR-0005).
 
 Two independent guards: an AST scan of every core module written here, and the ruff banned-api configuration
 in packages/tsumugi-core/pyproject.toml (checked by running ruff on a sample that uses every banned name).

@@ -1,4 +1,7 @@
-"""The dependency direction of ARCHITECTURE.md holds: import-linter contracts exist and are kept (ADR-0002)."""
+"""The dependency direction holds: import-linter contracts exist and are kept (ADR-0002).
+
+Source: docs/design/architecture.md#layout.
+"""
 
 from __future__ import annotations
 

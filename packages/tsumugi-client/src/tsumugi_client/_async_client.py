@@ -68,7 +68,8 @@ class AsyncTsumugiClient:
             base_url: The scheduler's origin; requests go to ``<base_url>/api/...``.
             token: The REST API's bearer token.
             bindings: ``{binding: {"shards": N}}``; bindings left out are asked of the scheduler once.
-            on_enqueue: Defaults for options the caller left out (beyond-the-original A1); may be async.
+            on_enqueue: Defaults for options the caller left out (docs/reference/additions.md A1);
+                may be async.
             timeout: Seconds (or an ``httpx.Timeout``) for each request.
             limits: The connection pool's limits (httpx's defaults otherwise).
             retry: Tries and backoff for connection failures and 502 / 503 / 504 (`RetryPolicy`).

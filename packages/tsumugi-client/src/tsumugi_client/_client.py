@@ -20,6 +20,7 @@ from tsumugi_client._transport import Transport
 from tsumugi_client._views import CancelResult, JobDetail
 from tsumugi_client._wire import reschedule_body, wire_item
 from tsumugi_core.enqueue_defaults import OnEnqueue, apply_defaults
+from tsumugi_core.exceptions import InvalidTypeError
 from tsumugi_core.ids import InvalidJobIdError, parse_job_id
 from tsumugi_core.options import EnqueueItem, EnqueueValidationError, validate_enqueue
 
@@ -90,8 +91,12 @@ class WorkerClient:
         """
         if args:
             if len(args) != 2 or "binding" in options or "payload" in options:
-                raise TypeError(
-                    "enqueue takes (env, target, payload, **options) or (env, binding=, payload=, ...)"
+                raise InvalidTypeError(
+                    "target",
+                    "and payload go together, or binding= and payload= alone",
+                    message=(
+                        "enqueue takes (env, target, payload, **options) or (env, binding=, payload=, ...)"
+                    ),
                 )
             binding, _ = resolve_target(args[0])
             options = {"binding": binding, "payload": args[1], **options}

@@ -12,26 +12,31 @@ from typing import Any, Literal, TypedDict
 import msgspec
 
 from tsumugi_core.options import Backoff, EnqueueItem, EnqueueValidationError, Guarantee
+from tsumugi_core.time_values import Duration, Instant, with_milliseconds
 
 __all__ = ["EnqueueItemDict", "EnqueueKwargs", "item_from_fields"]
 
 
 class EnqueueKwargs(TypedDict, total=False):
-    """Every enqueue option, by its Python name (see `tsumugi_core.options.EnqueueOptions`)."""
+    """Every enqueue option, by its Python name (see `tsumugi_core.options.EnqueueOptions`).
+
+    Durations take integer milliseconds or a `datetime.timedelta`, instants epoch milliseconds or an aware
+    `datetime.datetime` (ADR-0145).
+    """
 
     priority: int | None
     max_attempts: int | None
     backoff: Backoff | None
-    timeout_ms: int | None
-    delay_ms: int | None
-    run_at: int | None
+    timeout_ms: Duration | None
+    delay_ms: Duration | None
+    run_at: Instant | None
     guarantee: Guarantee | Literal["at-least-once", "at-most-once"] | None
     concurrency_key: str | None
     unique_key: str | None
-    unique_for_ms: int | None
+    unique_for_ms: Duration | None
     partition_key: str | None
-    expires_at: int | None
-    expires_in_ms: int | None
+    expires_at: Instant | None
+    expires_in_ms: Duration | None
     traceparent: str | None
     id: str | None
     run_id: str | None
@@ -46,13 +51,18 @@ class EnqueueItemDict(EnqueueKwargs):
 
 
 _ITEM_FIELDS = frozenset(field.name for field in msgspec.structs.fields(EnqueueItem))
+_DURATIONS = ("timeout_ms", "delay_ms", "unique_for_ms", "expires_in_ms")
+_INSTANTS = ("run_at", "expires_at")
 
 
 def item_from_fields(fields: Mapping[str, Any]) -> EnqueueItem:
     """Build an `EnqueueItem` from Python-named fields, refusing names that are not enqueue fields.
 
+    Durations may be `timedelta`s and instants aware `datetime`s; they are converted to milliseconds.
+
     Raises:
         EnqueueValidationError: a key is not an enqueue option, or ``binding`` / ``payload`` is missing.
+        InvalidFieldError: a datetime is naive, or a time value is not whole milliseconds.
     """
     for name in fields:
         if name not in _ITEM_FIELDS:
@@ -60,4 +70,4 @@ def item_from_fields(fields: Mapping[str, Any]) -> EnqueueItem:
     for required in ("binding", "payload"):
         if required not in fields:
             raise EnqueueValidationError(required, "is required")
-    return EnqueueItem(**fields)
+    return EnqueueItem(**with_milliseconds(fields, _DURATIONS, _INSTANTS))

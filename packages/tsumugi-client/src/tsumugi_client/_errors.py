@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from tsumugi_core.exceptions import TsumugiError
 from tsumugi_core.options import EnqueueValidationError
 
 __all__ = [
@@ -32,11 +33,11 @@ GONE_MESSAGE: Final = "job is no longer available: removed from the coordinator 
 """The original's text for a 410 (reason ``gone``)."""
 
 # Across a Service Binding only the exception's name and message survive, possibly wrapped (a JS Error, or the
-# last line of a Python traceback), so the class name anchors the match (scheduler-rpc.md §2.3).
+# last line of a Python traceback), so the class name anchors the match (docs/design/scheduler-rpc.md §2.3).
 _VALIDATION_RE: Final = re.compile(r"EnqueueValidationError: (?P<field>\S+) (?P<rule>[^\r\n]+)")
 
 
-class TsumugiClientError(Exception):
+class TsumugiClientError(TsumugiError):
     """The scheduler refused a call, failed, or could not be reached.
 
     Attributes:

@@ -11,6 +11,7 @@ from tsumugi_client._routing import BindingConfig, normalize_bindings
 from tsumugi_client._rpc_transport import ServiceBindingTransport
 from tsumugi_client._transport import Transport
 from tsumugi_core.enqueue_defaults import OnEnqueue
+from tsumugi_core.exceptions import InvalidFieldError, NotConfiguredError
 from tsumugi_core.ids import InvalidJobIdError, validate_binding_name
 
 if TYPE_CHECKING:
@@ -24,14 +25,18 @@ def _http_transport(base_url: object, token: str | None, http_client: httpx.Asyn
     try:
         from tsumugi_client._http_transport import HttpTransport
     except ImportError as error:  # needs httpx: a Worker's upload has none (ADR-0107)
-        raise RuntimeError("the HTTP transport needs httpx, which this environment lacks") from error
+        raise NotConfiguredError("the HTTP transport needs httpx, which this environment lacks") from error
 
     if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
-        raise ValueError(f"base_url must be an absolute http:// or https:// URL, got {base_url!r}")
+        raise InvalidFieldError("base_url", f"must be an absolute http:// or https:// URL, got {base_url!r}")
     if token is not None and (not isinstance(token, str) or not token.strip()):  # pyright: ignore[reportUnnecessaryIsInstance]
-        raise ValueError("token must be a non-empty string (or None when the scheduler needs no token)")
+        raise InvalidFieldError(
+            "token", "must be a non-empty string (or None when the scheduler needs no token)"
+        )
     if http_client is not None and not isinstance(http_client, httpx.AsyncClient):
-        raise ValueError(f"http_client must be an httpx.AsyncClient, got {type(http_client).__name__}")
+        raise InvalidFieldError(
+            "http_client", f"must be an httpx.AsyncClient, got {type(http_client).__name__}"
+        )
     return HttpTransport(base_url, token, http_client)
 
 
@@ -61,23 +66,26 @@ def create_client(
         >>> create_client(bindings={"MAIL": {"shards": 0}})
         Traceback (most recent call last):
         ...
-        ValueError: bindings['MAIL'].shards must be an integer of at least 1, got 0
+        tsumugi_core.exceptions.InvalidFieldError: bindings['MAIL'].shards must be an integer of at least 1, got 0
 
     Raises:
         ValueError: a setting breaks its rule; the message names it.
     """
     if on_enqueue is not None and not callable(on_enqueue):
-        raise ValueError(f"on_enqueue must be callable, got {type(on_enqueue).__name__}")
+        raise InvalidFieldError("on_enqueue", f"must be callable, got {type(on_enqueue).__name__}")
     shard_counts = normalize_bindings(bindings)
     transport: Transport
     if base_url is None:
         if token is not None or http_client is not None:
-            raise ValueError("token and http_client apply to HTTP only: give base_url too")
+            raise InvalidFieldError(
+                "base_url", "is required with token or http_client",
+                message="token and http_client apply to HTTP only: give base_url too",
+            )
         try:
             validate_binding_name(service)
         except InvalidJobIdError:
-            raise ValueError(
-                f"service must be an env binding name (an identifier), got {service!r}"
+            raise InvalidFieldError(
+                "service", f"must be an env binding name (an identifier), got {service!r}"
             ) from None
         transport = ServiceBindingTransport(service)
     else:

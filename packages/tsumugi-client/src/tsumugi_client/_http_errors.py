@@ -1,7 +1,7 @@
 """What a REST answer means: the JSON body, and the typed error a non-2xx status stands for.
 
 Shared by every HTTP client (the Worker client's HTTP transport, `TsumugiClient`, `AsyncTsumugiClient`), so a
-status maps to the same error everywhere (scheduler-rpc.md §4.3):
+status maps to the same error everywhere (docs/design/scheduler-rpc.md §4.3):
 
 | status | error |
 | --- | --- |

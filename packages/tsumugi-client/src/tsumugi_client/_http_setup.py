@@ -26,6 +26,7 @@ from tsumugi_client._routing import BindingConfig, normalize_bindings
 from tsumugi_client._targets import resolve_target
 from tsumugi_core.clock import IdSource
 from tsumugi_core.enqueue_defaults import OnEnqueue
+from tsumugi_core.exceptions import InvalidFieldError
 from tsumugi_core.ids import LOCAL_ID_ENTROPY_BYTES, new_local_id
 from tsumugi_core.options import EnqueueItem
 
@@ -69,11 +70,15 @@ class HttpSetup:
     ) -> None:
         """Check every setting; the message of a `ValueError` names the one at fault."""
         if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):  # pyright: ignore[reportUnnecessaryIsInstance]
-            raise ValueError(f"base_url must be an absolute http:// or https:// URL, got {base_url!r}")
+            raise InvalidFieldError(
+                "base_url", f"must be an absolute http:// or https:// URL, got {base_url!r}"
+            )
         if token is not None and (not isinstance(token, str) or not token.strip()):  # pyright: ignore[reportUnnecessaryIsInstance]
-            raise ValueError("token must be a non-empty string (or None when the scheduler needs no token)")
+            raise InvalidFieldError(
+                "token", "must be a non-empty string (or None when the scheduler needs no token)"
+            )
         if on_enqueue is not None and not callable(on_enqueue):
-            raise ValueError(f"on_enqueue must be callable, got {type(on_enqueue).__name__}")
+            raise InvalidFieldError("on_enqueue", f"must be callable, got {type(on_enqueue).__name__}")
         self.base_url = base_url.rstrip("/")
         self.headers = {"authorization": f"Bearer {token}"} if token is not None else {}
         self.on_enqueue = on_enqueue

@@ -1,7 +1,9 @@
-"""The HTTP transport: the scheduler's REST API over httpx, with a bearer token (scheduler-rpc.md §3).
+"""The HTTP transport: the scheduler's REST API over httpx, with a bearer token.
+
+Source: docs/design/scheduler-rpc.md §3.
 
 Job ids travel percent-encoded as one path segment (``MAIL#0:abc`` -> ``MAIL%230%3Aabc``); without it the ``#``
-would end the path. Statuses map to the same errors as the RPC transport (§4.3).
+would end the path. Statuses map to the same errors as the RPC transport (docs/design/scheduler-rpc.md §4.3).
 """
 
 from __future__ import annotations
@@ -38,7 +40,8 @@ class HttpTransport:
         return self._client
 
     def _url(self, *segments: str) -> str:
-        # Each segment is encoded whole: a job id's "#" would otherwise end the path (scheduler-rpc.md §3).
+        # Each segment is encoded whole: a job id's "#" would otherwise end the path
+        # (docs/design/scheduler-rpc.md §3).
         return "/".join([f"{self._base_url}/api/jobs", *(quote(segment, safe="") for segment in segments)])
 
     async def _send(self, method: str, url: str, body: Any = None) -> httpx.Response:

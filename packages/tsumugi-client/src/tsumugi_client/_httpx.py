@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from tsumugi_core.exceptions import NotConfiguredError
+
 __all__ = ["load_httpx"]
 
 
@@ -17,7 +19,7 @@ def load_httpx() -> Any:
     try:
         import httpx
     except ImportError as error:
-        raise RuntimeError(
+        raise NotConfiguredError(
             "the HTTP transport needs httpx, which this environment lacks (inside a Worker, use the Service "
             "Binding: create_client(service=...) / the runs and schedules clients' binding)"
         ) from error

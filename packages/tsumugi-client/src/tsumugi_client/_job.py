@@ -15,6 +15,7 @@ import msgspec
 
 from tsumugi_client._errors import JobFailedError, JobNotFoundError, TsumugiClientError, WaitTimeoutError
 from tsumugi_client._views import JobDetail
+from tsumugi_core.exceptions import InvalidFieldError
 from tsumugi_core.states import TERMINAL_STATES, JobState
 
 __all__ = ["AsyncJob", "Job", "PollSchedule", "WaitClock", "outcome_of"]
@@ -47,7 +48,7 @@ class WaitClock:
     ) -> None:
         """Start now; ``timeout_s`` None waits without end."""
         if timeout_s is not None and timeout_s < 0:
-            raise ValueError(f"timeout must not be negative, got {timeout_s}")
+            raise InvalidFieldError("timeout", f"must not be negative, got {timeout_s}")
         self._job_id = job_id
         self._timeout_s = timeout_s
         self._now = now
@@ -87,7 +88,7 @@ def outcome_of(detail: JobDetail, result_type: Any) -> Any:
     if detail.state is not JobState.COMPLETED:
         error = detail.attempts_log[0].error if detail.attempts_log else None
         raise JobFailedError(detail.id, detail.state.value, error)
-    # A result too large to store is kept as null (reference §2.4).
+    # A result too large to store is kept as null (docs/reference/original.md §2.4).
     text = detail.result if detail.result is not None else "null"
     try:
         return msgspec.json.decode(text, type=Any if result_type is None else result_type)

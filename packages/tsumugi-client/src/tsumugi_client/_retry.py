@@ -20,6 +20,8 @@ from enum import Enum
 
 import msgspec
 
+from tsumugi_core.exceptions import InvalidFieldError
+
 __all__ = ["Failure", "RetryPolicy"]
 
 
@@ -54,9 +56,12 @@ class RetryPolicy(msgspec.Struct, frozen=True, kw_only=True):
     def __post_init__(self) -> None:
         """Check the settings; the message names the field."""
         if self.attempts < 1:
-            raise ValueError(f"attempts must be at least 1, got {self.attempts}")
+            raise InvalidFieldError("attempts", f"must be at least 1, got {self.attempts}")
         if self.base_s < 0 or self.max_s < 0 or self.factor < 1:
-            raise ValueError("base_s and max_s must not be negative, factor must be at least 1")
+            raise InvalidFieldError(
+                "base_s", "and max_s must not be negative, factor must be at least 1",
+                message="base_s and max_s must not be negative, factor must be at least 1",
+            )
 
     def delay_s(self, tried: int, failure: Failure, *, idempotent: bool, rand: float) -> float | None:
         """Seconds to wait before try ``tried + 1`` (``tried`` counts from 0), or None to give up.

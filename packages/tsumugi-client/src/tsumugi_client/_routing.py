@@ -1,9 +1,10 @@
 """Routing: which shard each item goes to, and the per-shard batches the client sends.
 
-The rule is the original's (§1.11): a binding has the shard count the producer was configured with (1 when not
-configured); with two or more shards every item needs a partition key and goes to
+The rule is the original's (docs/reference/original.md §1.11): a binding has the shard count the producer was
+configured with (1 when not configured); with two or more shards every item needs a partition key and goes to
 ``fnv1a32(partition_key) % shards``. A pinned ``id`` names its shard itself. Items of a binding the client has
-no shard count for are sent without a shard and the scheduler routes them (scheduler-rpc.md §2.1).
+no shard count for are sent without a shard and the scheduler routes them
+(docs/design/scheduler-rpc.md §2.1).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Final, NotRequired, TypedDict
 
 import msgspec
 
+from tsumugi_core.exceptions import InvalidFieldError
 from tsumugi_core.ids import InvalidJobIdError, parse_job_id, validate_binding_name
 from tsumugi_core.options import EnqueueItem, EnqueueValidationError
 from tsumugi_core.sharding import resolve_shard
@@ -28,7 +30,10 @@ __all__ = [
 ]
 
 MAX_BATCH_ITEMS: Final = 500
-"""Most items in one enqueue call (RPC or HTTP); bigger groups are sent in chunks (scheduler-rpc.md §2.1)."""
+"""Most items in one enqueue call (RPC or HTTP); bigger groups are sent in chunks.
+
+Source: docs/design/scheduler-rpc.md §2.1.
+"""
 
 _BINDING_KEYS: Final = frozenset({"shards"})
 
@@ -66,15 +71,16 @@ def normalize_bindings(bindings: Mapping[str, BindingConfig] | None) -> dict[str
         try:
             validate_binding_name(binding)
         except InvalidJobIdError as exc:
-            raise ValueError(f"{where} {exc}") from None
+            raise InvalidFieldError(where, str(exc)) from None
         if not isinstance(config, Mapping):  # pyright: ignore[reportUnnecessaryIsInstance]  # user config
-            raise ValueError(f"{where} must be a mapping like {{'shards': 4}}, got {type(config).__name__}")
+            rule = f"must be a mapping like {{'shards': 4}}, got {type(config).__name__}"
+            raise InvalidFieldError(where, rule)
         unknown = sorted(set(config) - _BINDING_KEYS)
         if unknown:
-            raise ValueError(f"{where}.{unknown[0]} is not a binding option (allowed: shards)")
+            raise InvalidFieldError(f"{where}.{unknown[0]}", "is not a binding option (allowed: shards)")
         shards = config.get("shards", 1)
         if isinstance(shards, bool) or not isinstance(shards, int) or shards < 1:  # pyright: ignore[reportUnnecessaryIsInstance]
-            raise ValueError(f"{where}.shards must be an integer of at least 1, got {shards!r}")
+            raise InvalidFieldError(f"{where}.shards", f"must be an integer of at least 1, got {shards!r}")
         counts[binding] = shards
     return counts
 

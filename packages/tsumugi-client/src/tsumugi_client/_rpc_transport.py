@@ -2,7 +2,7 @@
 
 Arguments are plain values (the client builds them by a JSON round trip), answers come back as dicts
 (``JsDict`` on Cloudflare) and lists. Refusals are returned values; validation failures arrive as exceptions
-whose text carries ``EnqueueValidationError: <field> <rule>`` (scheduler-rpc.md §2.3).
+whose text carries ``EnqueueValidationError: <field> <rule>`` (docs/design/scheduler-rpc.md §2.3).
 """
 
 from __future__ import annotations

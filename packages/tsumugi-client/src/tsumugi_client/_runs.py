@@ -23,6 +23,7 @@ import msgspec
 
 from tsumugi_client._errors import INVALID_STATE_MESSAGE, TsumugiClientError
 from tsumugi_client._httpx import load_httpx
+from tsumugi_core.exceptions import TsumugiError
 
 if TYPE_CHECKING:
     import httpx
@@ -42,7 +43,7 @@ class FlowLike(Protocol):
         ...
 
 
-class RunStartError(ValueError):
+class RunStartError(TsumugiError, ValueError):
     """The scheduler refused the start (``unknown flow: X``, ``input is required``, ...)."""
 
 
@@ -166,7 +167,9 @@ class RunsClient:
             refused = _start_error(f"{type(exc).__name__}: {exc}")
             if refused is not None:
                 raise refused from exc
-            raise TsumugiClientError(None, f"scheduler RPC {method} failed: {type(exc).__name__}: {exc}") from exc
+            raise TsumugiClientError(
+                None, f"scheduler RPC {method} failed: {type(exc).__name__}: {exc}"
+            ) from exc
 
     async def _request(self, method: str, path: str, body: Any = None) -> httpx.Response:
         http_errors: Any = load_httpx().HTTPError

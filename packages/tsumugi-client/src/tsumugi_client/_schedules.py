@@ -22,6 +22,7 @@ import msgspec
 
 from tsumugi_client._errors import TsumugiClientError
 from tsumugi_client._httpx import load_httpx
+from tsumugi_core.exceptions import InvalidFieldError
 
 if TYPE_CHECKING:
     import httpx
@@ -62,7 +63,7 @@ def schedule_body(name: str | None = None, **options: Any) -> dict[str, Any]:
     body: dict[str, Any] = {} if name is None else {"name": name}
     for key, value in options.items():
         if key not in _OPTIONS:
-            raise ValueError(f"{key} is not a schedule option (one of {', '.join(sorted(_OPTIONS))})")
+            raise InvalidFieldError(key, f"is not a schedule option (one of {', '.join(sorted(_OPTIONS))})")
         if value is None and key not in ("payload", "input"):
             continue
         body[_CAMEL.get(key, key)] = msgspec.to_builtins(value)

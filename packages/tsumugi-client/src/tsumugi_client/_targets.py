@@ -21,6 +21,7 @@ from typing import Any, Generic, Protocol, TypeVar, cast, get_args, get_origin
 
 import msgspec
 
+from tsumugi_core.exceptions import InvalidFieldError
 from tsumugi_core.ids import InvalidJobIdError, validate_binding_name
 from tsumugi_core.options import EnqueueValidationError
 
@@ -85,12 +86,12 @@ def performer_ref(binding: str, performer: Callable[[], type[Performs[P, R]]]) -
         'Hello'
 
     Raises:
-        ValueError: ``binding`` is not a binding name.
+        InvalidFieldError: ``binding`` is not a binding name (a ValueError).
     """
     try:
         validate_binding_name(binding)
     except InvalidJobIdError as exc:
-        raise ValueError(str(exc)) from None
+        raise InvalidFieldError("binding", str(exc), message=str(exc)) from None
     return PerformerRef(binding)
 
 

@@ -1,8 +1,8 @@
 """The port both transports implement: the scheduler's producer surface, already mapped to values and errors.
 
 A transport sends plain values built by the client and answers with the client's values, raising the errors of
-scheduler-rpc.md §4.3. Validation errors name fields relative to the call (``items[<k>].<field>`` for item
-fields, ``k`` indexing the items of that call); the client maps them back to the caller's positions.
+docs/design/scheduler-rpc.md §4.3. Validation errors name fields relative to the call (``items[<k>].<field>``
+for item fields, ``k`` indexing the items of that call); the client maps them back to the caller's positions.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """What the client returns about a job: the scheduler's JobDetail and mutation answers, as values.
 
-Field names are the REST response's (snake_case, scheduler-rpc.md §4.2). Unknown keys are ignored so an older
-client keeps working against a newer scheduler; keys added beyond the original default when absent, so a
-scheduler that does not send them still decodes.
+Field names are the REST response's (snake_case, docs/design/scheduler-rpc.md §4.2). Unknown keys are ignored
+so an older client keeps working against a newer scheduler; keys added beyond the original default when
+absent, so a scheduler that does not send them still decodes.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Building the plain JSON values the client sends (scheduler-rpc.md §1).
+"""Building the plain JSON values the client sends (docs/design/scheduler-rpc.md §1).
 
 Everything sent goes through one JSON round trip: what crosses a Service Binding is then exactly what an HTTP
 body carries (dicts, lists, str, int, float, bool, None; no enums, tuples or Structs), so both transports send the

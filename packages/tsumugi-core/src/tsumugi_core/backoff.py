@@ -1,4 +1,4 @@
-"""When to try a failed job again (reference §3.4).
+"""When to try a failed job again (docs/reference/original.md §3.4).
 
 Example:
     >>> from tsumugi_core.options import ExponentialBackoff

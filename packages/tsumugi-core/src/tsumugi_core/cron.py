@@ -1,4 +1,6 @@
-"""The cron dialect of recurring schedules: five fields, UTC, minute precision (reference §3.12).
+"""The cron dialect of recurring schedules: five fields, UTC, minute precision.
+
+Source: docs/reference/original.md §3.12.
 
 Fields are ``minute hour day-of-month month day-of-week`` with values 0-59, 0-23, 1-31, 1-12 and 0-7
 (0 and 7 are both Sunday). Each field is a comma list of items ``*``, ``N``, ``A-B``, ``*/S`` or ``A-B/S``
@@ -23,6 +25,8 @@ from typing import Final, NamedTuple
 
 import msgspec
 
+from tsumugi_core.exceptions import TsumugiError
+
 __all__ = ["SEARCH_HORIZON_DAYS", "CronSpec", "InvalidCronError", "next_cron_at", "parse_cron"]
 
 SEARCH_HORIZON_DAYS: Final = 366 * 5
@@ -34,7 +38,7 @@ _EPOCH: Final = dt.date(1970, 1, 1)
 _NUMBER_RE: Final = re.compile(r"[0-9]+")
 
 
-class InvalidCronError(ValueError):
+class InvalidCronError(TsumugiError, ValueError):
     """A cron expression is malformed, or it never fires within the search horizon."""
 
 

@@ -1,8 +1,8 @@
 """on_enqueue defaults: options a hook supplies for every enqueue, where the caller left them out.
 
-beyond-the-original A1: the caller always wins; only some options are defaultable (a default unique_key or
-partition_key would silently merge or reroute unrelated jobs, so those are refused); None means no defaults.
-The scheduler applies its own hook with the same function, so producers and the scheduler agree.
+docs/reference/additions.md A1: the caller always wins; only some options are defaultable (a default
+unique_key or partition_key would silently merge or reroute unrelated jobs, so those are refused); None means
+no defaults. The scheduler applies its own hook with the same function, so producers and the scheduler agree.
 
 Example:
     >>> from tsumugi_core.options import EnqueueItem

@@ -1,4 +1,6 @@
-"""What a run does next: the pure ``advance`` over its nodes, and the run state they imply (reference §3.11).
+"""What a run does next: the pure ``advance`` over its nodes, and the run state they imply.
+
+Source: docs/reference/original.md §3.11.
 
 The Run Durable Object and `simulate_flow` both call `advance` with the nodes as stored (in position order)
 and apply the decisions it returns; nothing here reads storage, the clock or the flow's code.

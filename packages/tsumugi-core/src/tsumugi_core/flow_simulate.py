@@ -2,7 +2,8 @@
 
 Each started job node finishes at once with the result ``results`` gives it (None by default), or FAILED when
 listed in ``fails``; fan-outs expand from their real ``over`` and ``input``. Subflow nodes complete without
-running their child flow, and performers' spawns are not simulated (as in the original, reference §2.11).
+running their child flow, and performers' spawns are not simulated (as in the original,
+docs/reference/original.md §2.11).
 
 Example:
     >>> spec = FlowSpec(name="f", nodes=(
@@ -21,13 +22,25 @@ from typing import Any, Final
 
 import msgspec
 
+from tsumugi_core.exceptions import TsumugiError
 from tsumugi_core.flow_advance import NodeView, advance, fan_out_summary, run_state
 from tsumugi_core.flow_spec import FlowSpec, NodeKind, NodeSpec
 
-__all__ = ["MAX_SIMULATION_ROUNDS", "SimulatedNode", "Simulation", "SimulationNodeInfo", "simulate_flow"]
+__all__ = [
+    "MAX_SIMULATION_ROUNDS",
+    "SimulatedNode",
+    "Simulation",
+    "SimulationLimitError",
+    "SimulationNodeInfo",
+    "simulate_flow",
+]
 
 MAX_SIMULATION_ROUNDS: Final = 1000
 """Advance rounds before a simulation gives up (the original's bound)."""
+
+
+class SimulationLimitError(TsumugiError, RuntimeError):
+    """A flow still had work after ``MAX_SIMULATION_ROUNDS`` rounds."""
 
 
 class SimulationNodeInfo(msgspec.Struct, frozen=True, kw_only=True):
@@ -150,4 +163,4 @@ def simulate_flow(
             return Simulation(nodes=sim.finished, state=run_state(views))
         for decision in decisions:
             sim.apply(decision.kind, sim.nodes[decision.node_id])
-    raise RuntimeError(f"flow {spec.name} did not settle within {MAX_SIMULATION_ROUNDS} rounds")
+    raise SimulationLimitError(f"flow {spec.name} did not settle within {MAX_SIMULATION_ROUNDS} rounds")

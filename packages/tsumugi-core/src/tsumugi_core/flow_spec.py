@@ -4,9 +4,9 @@ The typed builder (``tsumugi_performer.flow``) produces these values; the Run Du
 `tsumugi_core.flow_simulate` read them. Mapping functions here take and return JSON-shaped values (the run
 input and the dependencies' results as stored); the builder wraps the user's typed functions.
 
-Rules (reference §2.10): node ids match ``[A-Za-z0-9_-]+`` and are unique; a dependency must be declared
-before the node that names it (so cycles cannot be written); a flow has at least one node; nodes take no
-``unique_key``. Every violation raises `InvalidFlowError` naming the node and the rule.
+Rules (docs/reference/original.md §2.10): node ids match ``[A-Za-z0-9_-]+`` and are unique; a dependency must
+be declared before the node that names it (so cycles cannot be written); a flow has at least one node; nodes
+take no ``unique_key``. Every violation raises `InvalidFlowError` naming the node and the rule.
 
 Example:
     >>> spec = FlowSpec(name="f", nodes=(NodeSpec(id="a", kind=NodeKind.JOB, binding="Hello"),))
@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Final
 
+from tsumugi_core.exceptions import TsumugiError
 from tsumugi_core.ids import InvalidRunIdError, validate_flow_name
 from tsumugi_core.options import EnqueueItem, EnqueueValidationError, validate_enqueue
 
@@ -80,7 +81,7 @@ def node_key_problem(key: object) -> str | None:
     return None
 
 
-class InvalidFlowError(ValueError):
+class InvalidFlowError(TsumugiError, ValueError):
     """A flow declaration broke a rule; the message names the flow, the node and the rule."""
 
 
@@ -200,7 +201,9 @@ class FlowSpec:
                 f"{prefix} invalid node id: {node.id!r} (alphanumeric, hyphen and underscore)"
             )
         if len(node.id) > MAX_NODE_KEY_CHARS:
-            raise InvalidFlowError(f"{prefix} invalid node id: {node.id[:20]!r}... is longer than {MAX_NODE_KEY_CHARS} characters")
+            raise InvalidFlowError(
+                f"{prefix} invalid node id: {node.id[:20]!r}... is longer than {MAX_NODE_KEY_CHARS} characters",
+            )
         if node.id in self._by_id:
             raise InvalidFlowError(f"{prefix} duplicate node id: {node.id}")
         for dep in node.after:

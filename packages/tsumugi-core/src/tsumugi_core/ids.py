@@ -1,7 +1,7 @@
 """Identifiers: binding names, job ids, shard names and run ids.
 
-The shapes and error messages are those of the original (reference §1.2 and §2.14), so ids made by either
-implementation address the same Durable Objects:
+The shapes and error messages are those of the original (docs/reference/original.md §1.2 and §2.14), so ids
+made by either implementation address the same Durable Objects:
 
 - binding name: ``^[A-Za-z_][A-Za-z0-9_]*$`` (also an env key, hence identifier-shaped);
 - job id: ``<binding>#<shard>:<local_id>``, for example ``MAIL#0:abc``;
@@ -25,6 +25,8 @@ import re
 from typing import Final
 
 import msgspec
+
+from tsumugi_core.exceptions import InvalidFieldError, TsumugiError
 
 __all__ = [
     "BINDING_NAME_RE",
@@ -67,11 +69,11 @@ _LETTERS: Final = "abcdefghijklmnopqrstuvwxyz"
 _ALPHABET: Final = "0123456789abcdefghijklmnopqrstuvwxyz"
 
 
-class InvalidJobIdError(ValueError):
+class InvalidJobIdError(TsumugiError, ValueError):
     """A binding name, shard, local id or job id does not have the required shape."""
 
 
-class InvalidRunIdError(ValueError):
+class InvalidRunIdError(TsumugiError, ValueError):
     """A flow name, local id or run id does not have the required shape."""
 
 
@@ -261,8 +263,8 @@ def new_local_id(random_bytes: bytes) -> str:
         ValueError: Fewer than `LOCAL_ID_ENTROPY_BYTES` bytes were given.
     """
     if len(random_bytes) < LOCAL_ID_ENTROPY_BYTES:
-        raise ValueError(
-            f"random_bytes must hold at least {LOCAL_ID_ENTROPY_BYTES} bytes, got {len(random_bytes)}"
+        raise InvalidFieldError(
+            "random_bytes", f"must hold at least {LOCAL_ID_ENTROPY_BYTES} bytes, got {len(random_bytes)}"
         )
     number = int.from_bytes(random_bytes, "big")
     number, first = divmod(number, len(_LETTERS))

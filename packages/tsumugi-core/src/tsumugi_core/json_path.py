@@ -18,6 +18,8 @@ import re
 from collections.abc import Iterable
 from typing import Final
 
+from tsumugi_core.exceptions import TsumugiError
+
 __all__ = ["InvalidValueError", "format_path"]
 
 _NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -36,7 +38,7 @@ def format_path(root: str, segments: Iterable[str | int]) -> str:
     return "".join(parts)
 
 
-class InvalidValueError(ValueError):
+class InvalidValueError(TsumugiError, ValueError):
     """A value inside a JSON document broke ``rule``.
 
     Attributes:

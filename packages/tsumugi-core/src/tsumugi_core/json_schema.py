@@ -37,6 +37,7 @@ from typing import Annotated, Any, Final, cast
 
 import msgspec
 
+from tsumugi_core.exceptions import TsumugiError
 from tsumugi_core.json_path import InvalidValueError
 
 __all__ = ["Check", "SchemaError", "compile_schema", "json_type_name"]
@@ -59,7 +60,7 @@ _FORMATS: Final[dict[str, tuple[Any, str]]] = {
 }
 
 
-class SchemaError(ValueError):
+class SchemaError(TsumugiError, ValueError):
     """The schema itself cannot be compiled (an unresolvable ``$ref``, a bad pattern)."""
 
 

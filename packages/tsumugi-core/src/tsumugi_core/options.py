@@ -22,6 +22,7 @@ from typing import Any, Final, cast
 
 import msgspec
 
+from tsumugi_core.exceptions import InvalidFieldError
 from tsumugi_core.ids import InvalidJobIdError, parse_job_id, validate_binding_name
 from tsumugi_core.json_path import InvalidValueError
 from tsumugi_core.portable import MAX_SAFE_INTEGER, check_portable
@@ -78,18 +79,13 @@ MAX_KEY_CHARS: Final = 512
 _TRACEPARENT_RE: Final = re.compile(r"[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}")
 
 
-class EnqueueValidationError(ValueError):
+class EnqueueValidationError(InvalidFieldError):
     """An enqueue option broke a rule; the message is ``<field> <rule>``.
 
     Attributes:
         field: The option's Python name (dotted for nested fields, e.g. ``backoff.delay_ms``).
         rule: What the value must satisfy.
     """
-
-    def __init__(self, field: str, rule: str) -> None:
-        super().__init__(f"{field} {rule}")
-        self.field = field
-        self.rule = rule
 
 
 class Guarantee(StrEnum):

@@ -22,6 +22,7 @@ from typing import Final
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from tsumugi_core.exceptions import InvalidFieldError
 from tsumugi_core.options import MAX_SAFE_INTEGER, RateLimit
 
 __all__ = [
@@ -37,18 +38,13 @@ __all__ = [
 ]
 
 
-class PolicyValidationError(ValueError):
+class PolicyValidationError(InvalidFieldError):
     """A policy or retention field broke a rule; the message is ``<field> <rule>``.
 
     Attributes:
         field: The field's Python name.
         rule: What the value must satisfy.
     """
-
-    def __init__(self, field: str, rule: str) -> None:
-        super().__init__(f"{field} {rule}")
-        self.field = field
-        self.rule = rule
 
 
 class Policy(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):

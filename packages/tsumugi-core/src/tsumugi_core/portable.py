@@ -30,6 +30,7 @@ from typing import Any, Final, cast
 
 import msgspec
 
+from tsumugi_core.exceptions import InvalidTypeError, TsumugiError
 from tsumugi_core.json_path import InvalidValueError
 
 __all__ = ["MAX_NESTING", "MAX_SAFE_INTEGER", "check_portable"]
@@ -43,7 +44,7 @@ _INT_RULE: Final = f"must be an integer between -{MAX_SAFE_INTEGER} and {MAX_SAF
 _NESTING_RULE: Final = f"must be nested at most {MAX_NESTING} levels deep (arrays and objects)"
 
 
-class _NotPlainError(Exception):
+class _NotPlainError(TsumugiError):
     """A value of a type JSON does not have: check its msgspec encoding instead."""
 
 
@@ -119,4 +120,7 @@ def check_portable(value: Any) -> None:
         try:
             _walk(msgspec.to_builtins(value), 0)
         except _NotPlainError:
-            raise TypeError(f"not a JSON value: {type(value).__name__}") from None
+            raise InvalidTypeError(
+                "value", f"is not a JSON value: {type(value).__name__}",
+                message=f"not a JSON value: {type(value).__name__}",
+            ) from None

@@ -28,6 +28,8 @@ from typing import Any, Final
 
 import msgspec
 
+from tsumugi_core.exceptions import InvalidTypeError
+
 __all__ = [
     "JS_PER_JSON_BYTE",
     "MAX_BATCH_BYTES",
@@ -92,8 +94,10 @@ def _float_excess(value: Any) -> int:
     if isinstance(value, list | tuple):
         items: list[Any] = list(value)  # pyright: ignore[reportUnknownArgumentType]
         return sum(_float_excess(item) for item in items)
-    raise TypeError(
-        f"not a JSON value: {type(value).__name__}"
+    raise InvalidTypeError(
+        "value",
+        f"is not a JSON value: {type(value).__name__}",
+        message=f"not a JSON value: {type(value).__name__}",
     )  # msgspec writes sets, bytes, ...; JavaScript not
 
 
@@ -112,4 +116,6 @@ def json_bytes(value: Any) -> int:
     try:
         return len(msgspec.json.encode(value)) + excess
     except (TypeError, ValueError) as exc:  # a key msgspec cannot write, a lone surrogate
-        raise TypeError(f"not a JSON value: {exc}") from None
+        raise InvalidTypeError(
+            "value", f"is not a JSON value: {exc}", message=f"not a JSON value: {exc}"
+        ) from None

@@ -1,6 +1,6 @@
 """What happens to a dispatched job that went silent, or whose cancellation was not answered.
 
-Rules (reference §1.7, beyond-the-original A6, original gap 12):
+Rules (docs/reference/original.md §1.7, docs/reference/additions.md A6, original gap 12):
 
 - a cancel request older than ``grace_ms`` ends the job CANCELLED;
 - silence is measured from the later of dispatch and the last sign of life (the attempt's start, then each

@@ -1,4 +1,6 @@
-"""Recurring schedule definitions: what fires, when, and the rules a definition must keep (reference §2.9).
+"""Recurring schedule definitions: what fires, when, and the rules a definition must keep.
+
+Source: docs/reference/original.md §2.9.
 
 A `ScheduleSpec` names a job schedule: its target binding and payload, the job options the original allows
 (partition_key, max_attempts, backoff, timeout_ms, priority, guarantee, concurrency_key), its `Timing` and
@@ -30,6 +32,7 @@ from typing import Any, Final
 
 import msgspec
 
+from tsumugi_core.exceptions import InvalidFieldError
 from tsumugi_core.ids import InvalidJobIdError, InvalidRunIdError, format_job_id, format_run_id
 from tsumugi_core.options import (
     MAX_SAFE_INTEGER,
@@ -70,18 +73,13 @@ FORBIDDEN_JOB_OPTIONS: Final = ("unique_key", "unique_for_ms", "delay_ms", "run_
 delayMs, runAt; the rest follow from the same reason)."""
 
 
-class InvalidScheduleError(ValueError):
+class InvalidScheduleError(InvalidFieldError):
     """A schedule definition broke a rule; the message is ``<field> <rule>``.
 
     Attributes:
         field: The field's Python name (``every_ms``, ``backoff.delay_ms``, ``name``).
         rule: What the value must satisfy.
     """
-
-    def __init__(self, field: str, rule: str) -> None:
-        super().__init__(f"{field} {rule}")
-        self.field = field
-        self.rule = rule
 
 
 class Overlap(StrEnum):

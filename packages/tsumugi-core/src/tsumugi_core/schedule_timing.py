@@ -4,7 +4,7 @@ A `Timing` is either ``every_ms`` (a fixed period in real time) or a five-field 
 (``UTC`` unless given; the dialect is `tsumugi_core.cron`). Everything here is pure: instants are epoch
 milliseconds passed in.
 
-Rules (reference §2.9, and beyond it for time zones):
+Rules (docs/reference/original.md §2.9, and beyond it for time zones):
 
 * first fire: ``every_ms`` one period after registration; cron the first match strictly after it;
 * after an occurrence at ``occurrence`` fires at ``now`` (``now`` may be late), the next one is the first
@@ -43,6 +43,7 @@ from typing import Final
 import msgspec
 
 from tsumugi_core.cron import CronSpec, InvalidCronError, next_cron_at, parse_cron
+from tsumugi_core.exceptions import InvalidFieldError
 
 __all__ = [
     "MAX_EVERY_MS",
@@ -68,13 +69,8 @@ _GAP_SEARCH_MINUTES: Final = 48 * 60
 """A daylight-saving (or calendar) gap is at most a day long (Samoa skipped 2011-12-30); searched minute by minute."""
 
 
-class InvalidTimingError(ValueError):
+class InvalidTimingError(InvalidFieldError):
     """A timing broke a rule; ``field`` names it (``every_ms``, ``cron`` or ``timezone``), ``rule`` says how."""
-
-    def __init__(self, field: str, rule: str) -> None:
-        super().__init__(f"{field} {rule}")
-        self.field = field
-        self.rule = rule
 
 
 class Timing(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):

@@ -3,7 +3,7 @@
 A binding has one shard unless configured otherwise; then every key guarantee (concurrency_key, unique_key)
 holds binding-wide. With two or more shards every enqueue must name a ``partition_key`` and the shard is
 ``fnv1a32(partition_key) % shards``, the hash the original uses, so both implementations route a key to the
-same shard (reference §1.11).
+same shard (docs/reference/original.md §1.11).
 
 Examples:
     >>> fnv1a32("")
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from tsumugi_core.exceptions import InvalidFieldError
 from tsumugi_core.ids import InvalidJobIdError, validate_binding_name
 
 __all__ = ["FNV_OFFSET_BASIS", "FNV_PRIME", "fnv1a32", "resolve_shard"]
@@ -63,7 +64,7 @@ def resolve_shard(binding: str, shards: int, partition_key: str | None) -> int:
     """
     validate_binding_name(binding)
     if isinstance(shards, bool) or not isinstance(shards, int) or shards < 1:  # pyright: ignore[reportUnnecessaryIsInstance]
-        raise ValueError(f"shards must be an integer of at least 1, got {shards!r}")
+        raise InvalidFieldError("shards", f"must be an integer of at least 1, got {shards!r}")
     if shards == 1:
         return 0
     if partition_key is None:

@@ -16,6 +16,8 @@ from collections.abc import Mapping
 from enum import StrEnum
 from types import MappingProxyType
 
+from tsumugi_core.exceptions import TsumugiError
+
 __all__ = [
     "ACTIVE_STATES",
     "RETRYABLE_STATES",
@@ -57,7 +59,7 @@ RETRYABLE_STATES: frozenset[JobState] = frozenset({JobState.FAILED, JobState.STA
 _S = JobState
 TRANSITIONS: Mapping[JobState, frozenset[JobState]] = MappingProxyType(
     {
-        # CANCELLED from SCHEDULED covers both cancel and expiry (beyond-the-original A5/A6).
+        # CANCELLED from SCHEDULED covers both cancel and expiry (docs/reference/additions.md A5/A6).
         _S.SCHEDULED: frozenset({_S.QUEUED, _S.CANCELLED}),
         # QUEUED/RUNNING -> CANCELLED: a confirmed cancellation of a dispatched job (A6).
         _S.QUEUED: frozenset({_S.RUNNING, _S.COMPLETED, _S.FAILED, _S.SCHEDULED, _S.STALLED, _S.CANCELLED}),
@@ -71,7 +73,7 @@ TRANSITIONS: Mapping[JobState, frozenset[JobState]] = MappingProxyType(
 """Legal ``from -> to`` moves; self-transitions are never legal."""
 
 
-class InvalidTransitionError(ValueError):
+class InvalidTransitionError(TsumugiError, ValueError):
     """A state change the transition table does not allow.
 
     Attributes:

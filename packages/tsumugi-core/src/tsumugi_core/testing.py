@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import re
 
+from tsumugi_core.exceptions import InvalidFieldError
+
 __all__ = ["FixedClock", "FixedRandom", "SequentialIds"]
 
 _LOCAL_ID_LENGTH = 24
@@ -37,7 +39,7 @@ class FixedClock:
             ValueError: ``ms`` is negative (time never runs backwards here).
         """
         if ms < 0:
-            raise ValueError(f"ms must not be negative: {ms}")
+            raise InvalidFieldError("ms", f"must not be negative: {ms}")
         self._now += ms
 
     def set(self, ms: int) -> None:
@@ -55,7 +57,9 @@ class SequentialIds:
             ValueError: the prefix breaks that rule.
         """
         if not _PREFIX_RE.match(prefix):
-            raise ValueError(f"prefix must be 1-16 chars of [a-z0-9] starting with a letter: {prefix!r}")
+            raise InvalidFieldError(
+                "prefix", f"must be 1-16 chars of [a-z0-9] starting with a letter: {prefix!r}"
+            )
         self._prefix = prefix
         self._next = 0
 
@@ -75,7 +79,7 @@ class FixedRandom:
             ValueError: ``value`` is outside ``[0, 1)``.
         """
         if not 0.0 <= value < 1.0:
-            raise ValueError(f"value must be in [0, 1): {value}")
+            raise InvalidFieldError("value", f"must be in [0, 1): {value}")
         self.value = value
 
     def random(self) -> float:

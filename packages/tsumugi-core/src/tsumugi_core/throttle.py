@@ -4,8 +4,8 @@ Axes: binding concurrency, binding rate (token bucket), per-key concurrency, per
 ``concurrency_key`` are exempt from the per-key axes. A paused shard dispatches nothing.
 
 Order: effective priority (with aging) descending, then ``eligible_at``, ``created_at`` and ``id`` ascending.
-The greedy loop (reference §3.6 step 5, per-key rate added) stops at the first capacity or binding-rate block
-and skips past per-key blocks so other keys are not starved.
+The greedy loop (docs/reference/original.md §3.6 step 5, per-key rate added) stops at the first capacity or
+binding-rate block and skips past per-key blocks so other keys are not starved.
 
 Example:
     >>> jobs = [Candidate(id="a", priority=0, eligible_at=0, created_at=0),

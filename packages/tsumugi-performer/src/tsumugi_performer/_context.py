@@ -10,6 +10,7 @@ from typing import Any, Final, TypeAlias
 import msgspec
 
 from tsumugi_core.clock import Clock
+from tsumugi_core.exceptions import InvalidFieldError, TsumugiError
 from tsumugi_core.flow_spec import node_key_problem
 from tsumugi_core.ids import parse_job_id
 
@@ -47,7 +48,7 @@ _REFUSED_CROSSING: Final = "DataCloneError"
 """The JS error name of a value workerd refuses to send over RPC: the two sides disagree on the protocol."""
 
 
-class HeartbeatError(Exception):
+class HeartbeatError(TsumugiError):
     """The heartbeat's answer cannot reach the performer: the scheduler and performer disagree on its shape.
 
     Raised by `JobContext.heartbeat` (ADR-0043) instead of answering "not accepted" forever, because a
@@ -58,7 +59,7 @@ class HeartbeatError(Exception):
 
 def _positive_int(name: str, value: int, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:  # pyright: ignore[reportUnnecessaryIsInstance]
-        raise ValueError(f"{name} must be an integer of at least {minimum}, got {value!r}")
+        raise InvalidFieldError(name, f"must be an integer of at least {minimum}, got {value!r}")
     return value
 
 
@@ -206,14 +207,15 @@ class JobContext:
         """
         problem = node_key_problem(spawn_id)
         if problem is not None:
-            raise ValueError(f"spawn id {problem}")
+            raise InvalidFieldError("id", problem, message=f"spawn id {problem}")
         name = binding if isinstance(binding, str) else getattr(binding, "__name__", "")
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
-            raise ValueError(f"spawn binding must be a binding name or a Performer class, got {binding!r}")
+            rule = f"must be a binding name or a Performer class, got {binding!r}"
+            raise InvalidFieldError("binding", rule, message=f"spawn binding {rule}")
         for option in options:
             if option not in SPAWN_OPTIONS:
                 rule = "is not allowed on a spawned child" if option == "unique_key" else "is not a spawn option"
-                raise ValueError(f"{option} {rule}")
+                raise InvalidFieldError(option, rule)
         self._spawns.append({"id": spawn_id, "binding": name, "payload": msgspec.to_builtins(payload),
                              "options": msgspec.to_builtins(options)})  # fmt: skip
 

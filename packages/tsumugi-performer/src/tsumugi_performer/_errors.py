@@ -1,4 +1,4 @@
-"""Errors a performer raises to steer retries (beyond-the-original A8), and the payload error.
+"""Errors a performer raises to steer retries (docs/reference/additions.md A8), and the payload error.
 
 Raising anything else means "this attempt failed, retry with the binding's backoff". The shard still enforces
 `max_attempts` and cancellation whatever the performer asks for.
@@ -11,12 +11,15 @@ import email.utils
 import re
 from typing import Final
 
+from tsumugi_core.exceptions import InvalidFieldError, TsumugiError
+from tsumugi_core.time_values import Duration, Instant, duration_ms, instant_ms
+
 __all__ = ["InvalidPayloadError", "NonRetryableError", "RetryAfterError"]
 
 _SECONDS_RE: Final = re.compile(r"[0-9]+")
 
 
-class NonRetryableError(Exception):
+class NonRetryableError(TsumugiError):
     """Do not retry: the job fails now, whatever attempts are left (e.g. the mailbox does not exist)."""
 
 
@@ -35,17 +38,18 @@ class InvalidPayloadError(NonRetryableError):
         self.detail = detail
 
 
-def _check_instant(name: str, value: int) -> int:
+def _check_instant(name: str, value: object) -> int:
     # bool is an int subclass, but True milliseconds is a caller bug.
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:  # pyright: ignore[reportUnnecessaryIsInstance]
-        raise ValueError(f"{name} must be a non-negative integer (milliseconds), got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InvalidFieldError(name, f"must be a non-negative integer (milliseconds), got {value!r}")
     return value
 
 
-class RetryAfterError(Exception):
+class RetryAfterError(TsumugiError):
     """Retry this job, but not before a given delay or instant (for example a 429's Retry-After).
 
-    Give exactly one of `delay_ms` (from the end of this attempt) or `at` (epoch milliseconds).
+    Give exactly one of `delay_ms` (from the end of this attempt; milliseconds or a `timedelta`) or `at` (epoch
+    milliseconds or an aware `datetime`).
 
     Example:
         >>> RetryAfterError("rate limited", delay_ms=30_000).retry_at(1_000)
@@ -53,7 +57,7 @@ class RetryAfterError(Exception):
     """
 
     def __init__(
-        self, message: str = "retry later", *, delay_ms: int | None = None, at: int | None = None
+        self, message: str = "retry later", *, delay_ms: Duration | None = None, at: Instant | None = None
     ) -> None:
         """Build the error.
 
@@ -61,10 +65,13 @@ class RetryAfterError(Exception):
             ValueError: Neither or both of `delay_ms` and `at` were given, or one is not a non-negative integer.
         """
         if (delay_ms is None) == (at is None):
-            raise ValueError("RetryAfterError needs exactly one of delay_ms and at")
+            raise InvalidFieldError(
+                "delay_ms", "or at is required, not both",
+                message="RetryAfterError needs exactly one of delay_ms and at",
+            )
         super().__init__(message)
-        self.delay_ms = None if delay_ms is None else _check_instant("delay_ms", delay_ms)
-        self.at = None if at is None else _check_instant("at", at)
+        self.delay_ms = None if delay_ms is None else _check_instant("delay_ms", duration_ms("delay_ms", delay_ms))
+        self.at = None if at is None else _check_instant("at", instant_ms("at", at))
 
     def retry_at(self, now_ms: int) -> int:
         """The earliest instant (epoch ms) of the next attempt, for an attempt that ended at `now_ms`."""
@@ -92,7 +99,9 @@ class RetryAfterError(Exception):
         try:
             when = email.utils.parsedate_to_datetime(text)
         except (TypeError, ValueError):
-            raise ValueError(f"Retry-After must be delay seconds or an HTTP date, got {header!r}") from None
+            raise InvalidFieldError(
+                "Retry-After", f"must be delay seconds or an HTTP date, got {header!r}"
+            ) from None
         # An HTTP date is always GMT; a date without a zone is read as UTC rather than local time.
         if when.tzinfo is None:
             when = when.replace(tzinfo=dt.UTC)

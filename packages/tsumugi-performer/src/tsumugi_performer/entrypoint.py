@@ -41,6 +41,7 @@ from typing import Any, Final, TypeVar, cast
 import msgspec
 
 from tsumugi_core.clock import TimeSource
+from tsumugi_core.exceptions import InvalidTypeError
 from tsumugi_core.liveness import heartbeat_interval_ms
 from tsumugi_performer._context import HeartbeatAnswer, HeartbeatError, JobContext
 from tsumugi_performer._errors import NonRetryableError, RetryAfterError
@@ -252,7 +253,7 @@ def performer_entrypoint(
         TypeError: ``performer`` is not a `Performer` subclass.
     """
     if not (isinstance(performer, type) and issubclass(performer, Performer)):  # pyright: ignore[reportUnnecessaryIsInstance]
-        raise TypeError(f"performer must be a Performer subclass, got {performer!r}")
+        raise InvalidTypeError("performer", f"must be a Performer subclass, got {performer!r}")
     runner = PerformerRunner(performer, factory)
 
     async def run_attempt(self: Any, dispatch: str | Mapping[str, Any], heartbeat: Any = None) -> Any:

@@ -12,7 +12,7 @@ ADR-0047; a performer's wait for one of the invocation's six simultaneous connec
 while reports, marks and acks need none, ADR-0102); report the outcome with the attempt number (a timed-out or lost call is flagged
 ``outcomeUnknown``: the performer may still run, which an at-most-once job must never overlap, ADR-0051) (the reports of one step go to each shard in one
 ``report_many`` call); ack whatever happened.
-The queue's own retries are never used: retries are the shard's decision (reference §1.4).
+The queue's own retries are never used: retries are the shard's decision (docs/reference/original.md §1.4).
 
 Only strings and numbers cross to the performer and back (ADR-0043): the dispatch and the outcome as JSON text,
 the heartbeat's progress as a number and its answer as JSON text, because the Worker's own exports

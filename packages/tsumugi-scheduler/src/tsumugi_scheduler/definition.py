@@ -27,12 +27,21 @@ import msgspec
 import pydantic
 from pydantic import BaseModel, ConfigDict, Field
 
+from tsumugi_core.exceptions import InvalidFieldError
 from tsumugi_core.flow_spec import FlowSpec
 from tsumugi_core.ids import InvalidJobIdError, validate_binding_name
 from tsumugi_core.options import RateLimit
 from tsumugi_core.policy import Policy, PolicyValidationError, Retention, ShardSettings, validate_settings
 from tsumugi_core.schedule_spec import InvalidScheduleError
 from tsumugi_core.states import TERMINAL_STATES, JobState
+from tsumugi_core.time_values import with_milliseconds
+from tsumugi_scheduler.definition_types import (
+    BindingOptions,
+    OnSettledOptions,
+    RetentionOptions,
+    RunOptions,
+    ScheduleOptions,
+)
 from tsumugi_scheduler.run.settings import RunSettings, flow_registry, run_settings
 from tsumugi_scheduler.schedules.code import CodeSchedules, code_schedules
 from tsumugi_scheduler.shard import NoticeConfig
@@ -58,18 +67,18 @@ OnEnqueueHook = Callable[[Any], Any]
 _SETTLED_CHOICES: Final = ", ".join(s.value for s in JobState if s in TERMINAL_STATES)
 
 
-class DefinitionError(ValueError):
+class DefinitionError(InvalidFieldError):
     """A ``define_tsumugi`` option broke a rule; the message is ``<option> <rule>``.
 
     Attributes:
-        option: The option's path, e.g. ``bindings.MAIL.shards``.
+        field: The option's path, e.g. ``bindings.MAIL.shards``.
         rule: What the value must satisfy.
     """
 
-    def __init__(self, option: str, rule: str) -> None:
-        super().__init__(f"{option} {rule}")
-        self.option = option
-        self.rule = rule
+    @property
+    def option(self) -> str:
+        """The option's path: the same as `field` (its earlier name)."""
+        return self.field
 
 
 class _Strict(BaseModel):
@@ -216,6 +225,34 @@ def _settings(name: str, model: _BindingModel) -> ShardSettings:
     return settings
 
 
+def _in_ms(prefix: str, raw: object, durations: tuple[str, ...]) -> object:
+    """``raw`` with its `timedelta` durations in milliseconds (ADR-0145); anything but a mapping unchanged."""
+    if not isinstance(raw, Mapping):
+        return raw
+    try:
+        converted: dict[str, Any] = with_milliseconds(cast("Mapping[str, Any]", raw), durations)
+    except InvalidFieldError as exc:
+        raise DefinitionError(f"{prefix}.{exc.field}", exc.rule) from None
+    return converted
+
+
+def _binding_in_ms(name: str, raw: object) -> object:
+    binding = _in_ms(f"bindings.{name}", raw, ("sweep_after_ms", "failed_retention_ms"))
+    if not isinstance(binding, dict):
+        return binding
+    fields = cast("dict[str, Any]", binding)
+    if "policy" not in fields:
+        return fields
+    policy = _in_ms(f"bindings.{name}.policy", fields["policy"], ("aging_interval_ms", "reaper_grace_ms"))
+    if isinstance(policy, dict):
+        rules = cast("dict[str, Any]", policy)
+        for rate in ("rate", "per_key_rate"):
+            if rate in rules:
+                rules[rate] = _in_ms(f"bindings.{name}.policy.{rate}", rules[rate], ("interval_ms",))
+    with_policy: dict[str, Any] = {**fields, "policy": policy}
+    return with_policy
+
+
 def _binding_name(option: str, value: object) -> str:
     name = value if isinstance(value, str) else getattr(value, "__name__", None)
     if not isinstance(name, str):
@@ -319,7 +356,7 @@ def _bindings(bindings: object, registered: tuple[str, ...]) -> dict[str, tuple[
                 f"bindings.{name}", f"is not one of the performers ({', '.join(registered)})"
             )
         try:
-            model = _BindingModel.model_validate(raw)
+            model = _BindingModel.model_validate(_binding_in_ms(name, raw))
         except pydantic.ValidationError as exc:
             raise _pydantic_error(f"bindings.{name}", exc) from None
         configured[name] = (model.shards, _settings(name, model))
@@ -328,18 +365,21 @@ def _bindings(bindings: object, registered: tuple[str, ...]) -> dict[str, tuple[
 
 def define_tsumugi(
     *,
-    performers: Sequence[object] = (),
-    bindings: Mapping[str, Any] | None = None,
+    performers: Sequence[str | type] = (),
+    bindings: Mapping[str, BindingOptions] | None = None,
     on_enqueue: OnEnqueueHook | None = None,
-    on_failure: object = None,
-    on_settled: Mapping[str, Any] | None = None,
-    retention: Mapping[str, Any] | None = None,
-    schedules: Mapping[str, Any] | None = None,
+    on_failure: str | type | None = None,
+    on_settled: OnSettledOptions | None = None,
+    retention: RetentionOptions | None = None,
+    schedules: Mapping[str, ScheduleOptions] | None = None,
     schedule_shards: int = 1,
     flows: Sequence[object] = (),
-    runs: Mapping[str, Any] | None = None,
+    runs: RunOptions | None = None,
 ) -> TsumugiDefinition:
     """Define a scheduler: its performers, per-binding settings, hooks and read-model retention.
+
+    The options are typed (`tsumugi_scheduler.definition_types`), so pyright reports a misspelt key; every
+    value is still checked here. Durations take milliseconds or a `datetime.timedelta`.
 
     Args:
         performers: A list of binding names (or Performer classes, by class name) jobs may be enqueued
@@ -349,7 +389,7 @@ def define_tsumugi(
             aging_interval_ms (at least 1; ``None`` or ``aging_disabled: True`` turn aging off),
             reaper_grace_ms, paused. Retention 0 is honoured: finished jobs leave the shard at once.
             With performers listed, every key must be one of them.
-        on_enqueue: Defaults for options a producer left out (beyond-the-original A1).
+        on_enqueue: Defaults for options a producer left out (docs/reference/additions.md A1).
         on_failure: The binding that receives a FailureNotice for every FAILED or STALLED job (A2).
         on_settled: ``{"binding": ..., "states": [...]}``; a SettledNotice per job ending in those states (A3).
         retention: ``{"older_than_ms": ms, "limit": n}`` for the cron sweep of the read model.
@@ -368,7 +408,7 @@ def define_tsumugi(
         raise DefinitionError("on_enqueue", f"must be callable, got {type(on_enqueue).__name__}")
     configured = _bindings(bindings, registered)
     try:
-        sweep_model = _RetentionModel.model_validate(retention or {})
+        sweep_model = _RetentionModel.model_validate(_in_ms("retention", retention or {}, ("older_than_ms",)))
     except pydantic.ValidationError as exc:
         raise _pydantic_error("retention", exc) from None
     if isinstance(schedule_shards, bool) or not isinstance(schedule_shards, int) or schedule_shards < 1:  # pyright: ignore[reportUnnecessaryIsInstance]
@@ -376,10 +416,11 @@ def define_tsumugi(
     shard_counts = {name: count for name, (count, _) in configured.items()}
     try:
         flow_specs = flow_registry(flows, registered)
-        run_limits = run_settings(runs)
-    except ValueError as exc:
-        option, _, rule = str(exc).partition("|")
-        raise DefinitionError(option, rule) from None
+        run_limits = run_settings(
+            cast("Mapping[str, Any] | None", _in_ms("runs", runs, ("sweep_after_ms", "failed_retention_ms")))
+        )
+    except InvalidFieldError as exc:
+        raise DefinitionError(exc.field, exc.rule) from None
     try:
         code = code_schedules(schedules, registered=registered, shards=shard_counts, flows=tuple(flow_specs))
     except InvalidScheduleError as exc:

@@ -36,6 +36,7 @@ from typing import Any, ClassVar
 import msgspec
 from starlette.applications import Starlette
 
+from tsumugi_core.exceptions import InvalidTypeError
 from tsumugi_core.options import EnqueueValidationError
 from tsumugi_scheduler import _runtime, run_service
 from tsumugi_scheduler.api.runs import read_run
@@ -56,9 +57,8 @@ __all__ = ["DefaultMethods", "JobShardMethods", "RpcMethods", "RunMethods"]
 def _definition_of(cls: type) -> TsumugiDefinition:
     definition = getattr(cls, "tsumugi", None)
     if not isinstance(definition, TsumugiDefinition):
-        raise TypeError(
-            f"class {cls.__name__} must set tsumugi = define_tsumugi(...), got {type(definition).__name__}"
-        )
+        rule = f"must be define_tsumugi(...), got {type(definition).__name__}"
+        raise InvalidTypeError("tsumugi", rule, message=f"class {cls.__name__} must set tsumugi = {rule[8:]}")
     return definition
 
 

@@ -1,4 +1,4 @@
-"""Why a job is not running yet, and when each blocker clears (beyond-the-original C4).
+"""Why a job is not running yet, and when each blocker clears (docs/reference/additions.md C4).
 
 Runs inside the job's shard, so it reads the current state, not the lagging read model. It only reads: the
 engine's public ``get`` and ``settings``, plus a few bounded queries over the shard's SQL tables (in-flight

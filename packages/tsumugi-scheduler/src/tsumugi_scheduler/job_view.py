@@ -1,4 +1,6 @@
-"""The JobDetail answer of RPC ``get`` and ``GET /api/jobs/{id}`` (scheduler-rpc.md §4.2), as plain values.
+"""The JobDetail answer of RPC ``get`` and ``GET /api/jobs/{id}``, as plain values.
+
+Source: docs/design/scheduler-rpc.md §4.2.
 
 Built from the shard's row when the shard still holds the job, else from the read model's row, so both paths
 answer the same keys.
@@ -35,7 +37,7 @@ def _attempts_log(job: JobRecord, attempts: Sequence[AttemptRecord]) -> list[dic
     newest = sorted(attempts, key=lambda a: a.attempt, reverse=True)[:ATTEMPTS_SHOWN]
     if newest or job.state != JobState.COMPLETED or job.dispatched_at is None:
         return [_log_entry(a) for a in newest]
-    # A first-try success records no attempt row; the view shows it anyway (reference §3.3).
+    # A first-try success records no attempt row; the view shows it anyway (docs/reference/original.md §3.3).
     return [{"attempt": job.attempts or 1, "state": "COMPLETED", "started_at": job.dispatched_at,
              "finished_at": job.updated_at, "error": None}]  # fmt: skip
 

@@ -1,4 +1,4 @@
-"""The scheduler's producer and performer surface (scheduler-rpc.md §2), shared by RPC and REST.
+"""The scheduler's producer and performer surface (docs/design/scheduler-rpc.md §2), shared by RPC and REST.
 
 `SchedulerService` validates every item of a call before any shard sees one, applies the scheduler's
 on_enqueue defaults (the caller's values win), routes each item to its shard (checking a caller-given

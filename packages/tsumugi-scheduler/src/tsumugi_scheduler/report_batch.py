@@ -13,6 +13,7 @@ import asyncio
 import logging
 from typing import Any, Final
 
+from tsumugi_core.exceptions import TsumugiError
 from tsumugi_scheduler import _runtime
 from tsumugi_scheduler.remote_errors import is_missing_method
 
@@ -25,7 +26,7 @@ _log = logging.getLogger("tsumugi_scheduler")
 _Entry = tuple[dict[str, Any], "asyncio.Future[dict[str, Any]]"]
 
 
-class ReportError(Exception):
+class ReportError(TsumugiError):
     """One report of a ``report_many`` call failed in the shard (the message is the shard's)."""
 
 

@@ -10,6 +10,7 @@ from typing import Any, Final
 
 import msgspec
 
+from tsumugi_core.exceptions import TsumugiError
 from tsumugi_core.flow_spec import FlowSpec, InvalidFlowError, check_deadline_ms
 from tsumugi_core.ids import InvalidRunIdError, format_run_id, parse_run_id
 from tsumugi_core.json_path import InvalidValueError
@@ -26,7 +27,7 @@ MAX_RUN_LOCAL_ID_CHARS: Final = 200
 """The longest ``id`` a start may pin (the local part of the run id)."""
 
 
-class RunStartError(ValueError):
+class RunStartError(TsumugiError, ValueError):
     """A start request broke a rule; the message is the original's (``unknown flow: X``...)."""
 
 
@@ -64,7 +65,7 @@ def check_run_input(spec: FlowSpec, value: object) -> None:
         raise RunInputError(exc.path("input"), exc.rule) from None
 
 
-class RunUnavailableError(RuntimeError):
+class RunUnavailableError(TsumugiError, RuntimeError):
     """No flow is registered (or the RUN binding is missing): runs cannot be started or steered."""
 
 

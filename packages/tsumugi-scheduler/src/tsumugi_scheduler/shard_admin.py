@@ -1,8 +1,8 @@
 """The operator's calls on one JobShard object: runtime policy, diagnostics, bulk mutations, explain.
 
 `ShardAdmin` sits beside `JobShardHost` in the Durable Object and uses the same engine (``host.engine``).
-Every answer is a plain JSON value (scheduler-rpc.md §1): the REST API calls these methods over the
-JOB_SHARD namespace, one call per shard. Policy crosses as the camelCase `PolicyPatch` JSON.
+Every answer is a plain JSON value (docs/design/scheduler-rpc.md §1): the REST API calls these methods over
+the JOB_SHARD namespace, one call per shard. Policy crosses as the camelCase `PolicyPatch` JSON.
 """
 
 from __future__ import annotations

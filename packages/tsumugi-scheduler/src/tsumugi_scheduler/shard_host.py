@@ -115,7 +115,7 @@ def job_event_line(snapshot: JobSnapshot) -> str:
 
 
 def metrics_point(snapshot: JobSnapshot) -> dict[str, Any]:
-    """The Analytics Engine data point of a terminal snapshot (reference §5.4)."""
+    """The Analytics Engine data point of a terminal snapshot (docs/reference/original.md §5.4)."""
     job = snapshot.job
     duration = 0 if job.dispatched_at is None else max(0, job.updated_at - job.dispatched_at)
     return {
@@ -377,7 +377,7 @@ class JobShardHost:
         return time_source().now_ms()
 
     async def get(self, name: str, job_id: str) -> dict[str, Any] | None:
-        """The job's detail (scheduler-rpc.md §4.2), or None when the shard does not hold it."""
+        """The job's detail (docs/design/scheduler-rpc.md §4.2), or None when the shard does not hold it."""
         engine = self._open(name)
         job = engine.get(job_id)
         if job is None:
@@ -483,7 +483,9 @@ class JobShardHost:
                 return
 
     async def _notify_runs(self, engine: JobShardEngine) -> None:
-        """Deliver job -> run events (reference §1.9), grouped by run, acked only once all are delivered.
+        """Deliver job -> run events, grouped by run, acked only once all are delivered.
+
+        Source: docs/reference/original.md §1.9.
 
         Without a ``RUN`` binding they stay in the outbox, to flow once it is configured.
         """

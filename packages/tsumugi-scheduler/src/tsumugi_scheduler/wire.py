@@ -1,4 +1,6 @@
-"""Decoding what crosses RPC and HTTP into core values, with errors that name the field (scheduler-rpc.md §1).
+"""Decoding what crosses RPC and HTTP into core values, with errors that name the field.
+
+Source: docs/design/scheduler-rpc.md §1.
 
 Senders build plain JSON values; JavaScript has one number type, so integral floats are read as integers
 before a strict msgspec conversion. A value that does not fit raises `EnqueueValidationError` naming the field

@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from tsumugi_core.exceptions import TsumugiError
 from tsumugi_performer.entrypoint import time_source
 
 __all__ = ["HANG", "RAISE", "Execution", "Ledger", "PerformerFaults", "record_executions"]
@@ -23,7 +24,7 @@ RAISE: Final = "raise"
 HANG: Final = "hang"
 
 
-class SimulatedPerformerError(RuntimeError):
+class SimulatedPerformerError(TsumugiError, RuntimeError):
     """What a performer made to raise by the simulation raises."""
 
 

@@ -12,8 +12,10 @@ from typing import Any
 
 import msgspec
 
+from tsumugi_core.exceptions import TsumugiError
 from tsumugi_performer import JobContext, NonRetryableError, Performer
 from tsumugi_performer.entrypoint import time_source
+from tsumugi_simulation._ledger import SimulatedPerformerError
 
 __all__ = ["SimNotice", "SimWork", "WorkPayload"]
 
@@ -30,7 +32,7 @@ class WorkPayload(msgspec.Struct, frozen=True, kw_only=True):
     """Inside a flow: children to spawn on the same binding, one per entry (its ``work_ms``), on success."""
 
 
-class SimCancelledError(Exception):
+class SimCancelledError(TsumugiError):
     """The heartbeat said the job was cancelled; the performer stops."""
 
 
@@ -53,7 +55,7 @@ class SimWork(Performer[WorkPayload, int]):
         if payload.fail == "fatal":
             raise NonRetryableError(f"simulated fatal failure of job {payload.seq}")
         if payload.fail == "retryable":
-            raise RuntimeError(f"simulated retryable failure of job {payload.seq}")
+            raise SimulatedPerformerError(f"simulated retryable failure of job {payload.seq}")
         for i, work_ms in enumerate(payload.spawn):
             ctx.spawn(f"s{i}", type(self).__name__, {"work_ms": work_ms, "seq": payload.seq * 100 - i})
         return payload.seq

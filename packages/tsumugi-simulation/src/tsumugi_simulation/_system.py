@@ -12,9 +12,10 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import tsumugi_scheduler
+from tsumugi_core.exceptions import InvalidFieldError, NotConfiguredError
 from tsumugi_dev.config import (
     AnalyticsDatasetConfig,
     D1DatabaseConfig,
@@ -25,6 +26,7 @@ from tsumugi_dev.config import (
     WorkerConfig,
 )
 from tsumugi_scheduler.definition import TsumugiDefinition, define_tsumugi
+from tsumugi_scheduler.definition_types import OnSettledOptions, TerminalState
 
 __all__ = [
     "BUILTIN_TOKEN",
@@ -82,7 +84,7 @@ class Scenario:
         for spec in self.bindings:
             if spec.name == binding:
                 return spec
-        raise KeyError(binding)
+        raise InvalidFieldError("binding", f"is not one of the simulation's bindings, got {binding!r}")
 
 
 @dataclass(frozen=True)
@@ -118,7 +120,7 @@ _current: list[Scenario] = []
 def current_definition() -> TsumugiDefinition:
     """The definition the built-in scheduler Worker loads: the scenario of the simulation being started."""
     if not _current:
-        raise RuntimeError("the simulation scheduler Worker is only loaded by tsumugi_simulation")
+        raise NotConfiguredError("the simulation scheduler Worker is only loaded by tsumugi_simulation")
     return definition_of(_current[-1])
 
 
@@ -141,10 +143,10 @@ def definition_of(scenario: Scenario) -> TsumugiDefinition:
             "sweep_after_ms": _KEEP_MS,
             "failed_retention_ms": _KEEP_MS,
         }
-    settled = (
+    settled: OnSettledOptions | None = (
         None
         if scenario.on_settled is None
-        else {"binding": scenario.on_settled, "states": list(scenario.settled_states)}
+        else {"binding": scenario.on_settled, "states": cast("list[TerminalState]", list(scenario.settled_states))}
     )
     from tsumugi_simulation._flows import SIM_FLOWS
 

@@ -19,7 +19,7 @@ _log = logging.getLogger("tsumugi_examples")
 
 
 class FailureNotice(msgspec.Struct, frozen=True, kw_only=True):
-    """A job ended FAILED or STALLED (beyond-the-original A2)."""
+    """A job ended FAILED or STALLED (docs/reference/additions.md A2)."""
 
     job_id: str
     binding: str
@@ -33,7 +33,7 @@ class FailureNotice(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class SettledNotice(msgspec.Struct, frozen=True, kw_only=True):
-    """A job ended in one of the configured states (beyond-the-original A3)."""
+    """A job ended in one of the configured states (docs/reference/additions.md A3)."""
 
     job_id: str
     binding: str

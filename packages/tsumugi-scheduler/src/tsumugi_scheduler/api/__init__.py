@@ -1,4 +1,6 @@
-"""The scheduler's REST API under ``/api`` (reference §4, beyond-the-original A6, A9-A11, C4).
+"""The scheduler's REST API under ``/api``.
+
+Source: docs/reference/original.md §4, docs/reference/additions.md A6, A9-A11, C4.
 
 Example:
     >>> from tsumugi_scheduler.definition import define_tsumugi

@@ -1,4 +1,6 @@
-"""JSON answers and the error bodies every route shares (reference §4.1, scheduler-rpc.md §3.1).
+"""JSON answers and the error bodies every route shares.
+
+Source: docs/reference/original.md §4.1, docs/design/scheduler-rpc.md §3.1.
 
 Handlers raise `ApiError` for a refusal; the app turns it into the response, so a handler reads as the
 happy path. Texts are the original's where it fixed one.
@@ -12,6 +14,7 @@ from typing import Any, Final
 import msgspec
 from starlette.responses import Response
 
+from tsumugi_core.exceptions import TsumugiError
 from tsumugi_core.options import EnqueueValidationError
 from tsumugi_scheduler.producer_rpc import PinnedIdConflictError, ShardConflictError
 
@@ -40,7 +43,7 @@ def text_not_found() -> Response:
     return Response("not found", status_code=404, media_type="text/plain")
 
 
-class ApiError(Exception):
+class ApiError(TsumugiError):
     """A refusal with its HTTP status and JSON body."""
 
     def __init__(self, status: int, body: Mapping[str, Any]) -> None:
@@ -59,7 +62,9 @@ def bad_request(message: str) -> ApiError:
 
 
 def validation_error(error: EnqueueValidationError, strip: str = "") -> ApiError:
-    """A 400 naming the field and the rule (scheduler-rpc.md §3.1); ``strip`` drops a field prefix.
+    """A 400 naming the field and the rule; ``strip`` drops a field prefix.
+
+    The body is docs/design/scheduler-rpc.md §3.1.
 
     A ``shard`` the caller computed from another bindings config is well-formed input that conflicts with
     this scheduler's configuration: 409, with the same body (ADR-0059).
@@ -75,4 +80,6 @@ def refusal(answer: Mapping[str, Any]) -> Response:
         return json_response(200, dict(answer))
     if answer.get("reason") == "gone":
         raise ApiError(410, {"ok": False, "reason": "gone", "error": GONE_JOB})
-    raise ApiError(409, {"ok": False, "reason": "invalid-state", "error": str(answer.get("error") or INVALID_STATE)})
+    raise ApiError(
+        409, {"ok": False, "reason": "invalid-state", "error": str(answer.get("error") or INVALID_STATE)}
+    )

@@ -1,4 +1,6 @@
-"""The REST API as a Starlette (ASGI) app: the request pipeline of reference §4.1, then the route table.
+"""The REST API as a Starlette (ASGI) app: the request pipeline, then the route table.
+
+Source: docs/reference/original.md §4.1 (the pipeline).
 
 Pipeline for every request:
 

@@ -1,4 +1,6 @@
-"""Bearer-token authentication of the REST API, fail-closed (reference §2.12), and the dashboard's session.
+"""Bearer-token authentication of the REST API, fail-closed, and the dashboard's session.
+
+Source: docs/reference/original.md §2.12.
 
 The token is a Worker secret (``TSUMUGI_TOKEN`` by default). A caller presents it as
 ``Authorization: Bearer <token>`` (scheme case-insensitive). The dashboard instead signs in once

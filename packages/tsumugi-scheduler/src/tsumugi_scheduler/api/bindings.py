@@ -1,4 +1,6 @@
-"""Binding routes: the catalogue and the runtime policy applied to every shard (beyond-the-original A9).
+"""Binding routes: the catalogue and the runtime policy applied to every shard.
+
+Source: docs/reference/additions.md A9.
 
 ``POST /api/bindings/{binding}/policy`` changes the given fields on each shard of the binding (shards in
 parallel) and pins the whole settings then in force: the code's settings no longer apply until

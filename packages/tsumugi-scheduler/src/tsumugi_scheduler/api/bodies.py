@@ -1,4 +1,6 @@
-"""Reading request bodies with the original's validation messages (reference §4.3) and ours for policy.
+"""Reading request bodies with the original's validation messages and ours for policy.
+
+Source: docs/reference/original.md §4.3.
 
 Bodies are parsed as JSON whatever the content type. JSON has no NaN or Infinity, so those literals (which
 Python's parser would accept) make a body invalid, as in the original. A "number" is a finite int or float,
@@ -35,7 +37,10 @@ __all__ = [
 
 BulkAction = Literal["retry", "cancel"]
 BULK_STATES: Final[dict[str, tuple[str, ...]]] = {"retry": ("FAILED", "STALLED"), "cancel": ("SCHEDULED",)}
-"""States a bulk action may target by filter; others would never shrink the selection (reference §4.3)."""
+"""States a bulk action may target by filter; others would never shrink the selection.
+
+Source: docs/reference/original.md §4.3.
+"""
 POLICY_FIELDS: Final = (
     "concurrency", "rate", "per_key_concurrency", "per_key_rate", "aging_interval_ms", "reaper_grace_ms",
     "paused", "sweep_after_ms", "failed_retention_ms",

@@ -1,4 +1,6 @@
-"""``POST /api/jobs/bulk-retry`` and ``/bulk-cancel``: by ids or by filter, 200 at most (reference §4.3).
+"""``POST /api/jobs/bulk-retry`` and ``/bulk-cancel``: by ids or by filter, 200 at most.
+
+Source: docs/reference/original.md §4.3.
 
 The read model only chooses targets (oldest first); each shard re-checks every job's state in one
 ``mutate_many`` transaction, shards in parallel. Refusals are listed per id and never fail the call.

@@ -1,4 +1,6 @@
-"""Enqueue items as REST clients of the original send them (reference §4.3, ``POST /api/jobs``).
+"""Enqueue items as REST clients of the original send them.
+
+Source: docs/reference/original.md §4.3, ``POST /api/jobs``.
 
 The scheduler's own validation (`tsumugi_core.options`) checks ranges and rules; before it, this module
 gives the original's answers where the original had one, so its clients read the same texts:

@@ -1,4 +1,6 @@
-"""Stats from the read model and diagnostics from the shards (reference §4.4, beyond-the-original A10).
+"""Stats from the read model and diagnostics from the shards.
+
+Source: docs/reference/original.md §4.4, docs/reference/additions.md A10.
 
 Diagnostics ask every shard of every binding directly (current, not lagged) what it holds and what held
 dispatch back in its last tick. The original's shape (``shard: 0`` and, per binding, shard 0's ``active``,

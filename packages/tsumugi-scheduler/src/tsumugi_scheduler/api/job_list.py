@@ -13,6 +13,7 @@ from typing import Any, Final
 
 import msgspec
 
+from tsumugi_core.exceptions import InvalidFieldError
 from tsumugi_core.states import current_attempt
 from tsumugi_scheduler.readmodel import SORT_COLUMNS, D1Like, JobQuery, JobSummary, RetryWindow, StatementT
 from tsumugi_scheduler.readmodel.d1_port import result_rows
@@ -54,7 +55,9 @@ def list_statements(
         ValueError: the query's sort column is not one of ``SORT_COLUMNS`` (it is interpolated).
     """
     if query.sort not in SORT_COLUMNS:
-        raise ValueError(f"sort must be one of {', '.join(sorted(SORT_COLUMNS))}, got {query.sort!r}")
+        raise InvalidFieldError(
+            "sort", f"must be one of {', '.join(sorted(SORT_COLUMNS))}, got {query.sort!r}"
+        )
     exact = {"state": query.state, "binding": query.binding, "id": query.id, "unique_key": query.unique_key,
              "concurrency_key": query.concurrency_key}  # fmt: skip
     where, params = where_clause(exact, created_from=query.created_from, created_to=query.created_to,

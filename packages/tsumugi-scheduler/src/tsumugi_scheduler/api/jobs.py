@@ -1,4 +1,6 @@
-"""Job routes: create, bulk-enqueue, list, detail, retry, cancel, reschedule, explain (reference §4.3, C4).
+"""Job routes: create, bulk-enqueue, list, detail, retry, cancel, reschedule, explain.
+
+Source: docs/reference/original.md §4.3, C4.
 
 Reads of lists come from the read model; a job's detail, mutations and explain go to the job's shard (the
 source of truth), the detail falling back to the read model only for jobs the shard has swept.

@@ -24,6 +24,7 @@ import json
 import re
 from typing import Any, Final
 
+from tsumugi_core.exceptions import InvalidFieldError
 from tsumugi_scheduler.api.answers import ApiError
 
 __all__ = ["MAX_BODY_DEPTH", "read_json"]
@@ -43,7 +44,7 @@ def _refusal(field: str, rule: str) -> ApiError:
 
 
 def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
+    raise InvalidFieldError(name, "is not JSON")
 
 
 def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

@@ -1,4 +1,6 @@
-"""``GET /api/metrics``: failure rate and durations read back from Analytics Engine (reference §5.4, A11).
+"""``GET /api/metrics``: failure rate and durations read back from Analytics Engine.
+
+Source: docs/reference/original.md §5.4, A11.
 
 Two readers, one answer shape:
 
@@ -26,6 +28,7 @@ import msgspec
 from starlette.requests import Request
 from starlette.responses import Response
 
+from tsumugi_core.exceptions import TsumugiError
 from tsumugi_scheduler._runtime import PostText, post_text
 from tsumugi_scheduler.api.answers import ApiError, bad_request, json_response
 from tsumugi_scheduler.api.context import env_of, first_values
@@ -96,7 +99,7 @@ class MetricsReport(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
     bucket_ms: int = _HOUR_MS
 
 
-class MetricsUnavailableError(Exception):
+class MetricsUnavailableError(TsumugiError):
     """The metrics store refused or failed; the message is the upstream text."""
 
 
@@ -288,7 +291,9 @@ class AccountSqlReader:
         try:
             status, text = await self._post(self._url, sql, headers, QUERY_TIMEOUT_S)
         except TimeoutError:
-            raise MetricsUnavailableError(f"metrics query failed: no answer within {QUERY_TIMEOUT_S:g} s") from None
+            raise MetricsUnavailableError(
+                f"metrics query failed: no answer within {QUERY_TIMEOUT_S:g} s"
+            ) from None
         except Exception as exc:  # whatever fetch raises: a refused connection, a URL the account id broke
             raise MetricsUnavailableError(f"metrics query failed: {exc}") from None
         if not 200 <= status < 300:

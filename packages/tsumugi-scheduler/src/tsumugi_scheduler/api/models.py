@@ -100,7 +100,7 @@ _DroppedKey = Annotated[
 
 
 class EnqueueBody(_Body):
-    """One enqueue item (scheduler-rpc.md §2.1): only ``binding`` and ``payload`` are required."""
+    """One enqueue item (docs/design/scheduler-rpc.md §4.1): ``binding`` and ``payload`` are required."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, json_schema_extra=cast("JsonDict", _ENQUEUE_RULES))
 

@@ -56,7 +56,10 @@ def _body_schema(op: Operation, components: dict[str, Any]) -> dict[str, Any] | 
 
 
 def _path_schema(path: str, name: str) -> dict[str, Any]:
-    """The syntax of a path parameter (reference §1.2), so a well-formed value is never refused as malformed."""
+    """The syntax of a path parameter, so a well-formed value is never refused as malformed.
+
+    Source: docs/reference/original.md §1.2.
+    """
     if name == "binding":
         return {"type": "string", "pattern": f"^{BINDING_NAME_RE.pattern}$"}
     if name == "name":

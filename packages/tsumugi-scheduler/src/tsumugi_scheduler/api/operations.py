@@ -2,7 +2,7 @@
 
 One table feeds both the router (`tsumugi_scheduler.api.app`) and the OpenAPI document
 (`tsumugi_scheduler.api.openapi`), so a route cannot exist without its documentation. operationIds are the
-original's where it had the route (reference §4.2).
+original's where it had the route (docs/reference/original.md §4.2).
 """
 
 from __future__ import annotations

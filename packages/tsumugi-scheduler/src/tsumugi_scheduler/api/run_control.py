@@ -1,4 +1,7 @@
-"""``POST /api/runs``, ``/api/runs/{id}/retry`` and ``/cancel`` (reference §4.5): straight to the Run object."""
+"""``POST /api/runs``, ``/api/runs/{id}/retry`` and ``/cancel``: straight to the Run object.
+
+Source: docs/reference/original.md §4.5.
+"""
 
 from __future__ import annotations
 

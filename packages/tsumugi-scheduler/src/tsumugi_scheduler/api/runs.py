@@ -1,4 +1,6 @@
-"""Read routes of flows and runs (reference §4.4, §4.5): answered from the definition and the read model.
+"""Read routes of flows and runs: answered from the definition and the read model.
+
+Source: docs/reference/original.md §4.4, §4.5.
 
 Runs are projected into the ``run`` / ``run_node`` tables by each Run Durable Object
 (`tsumugi_scheduler.run.projection`). Without flows ``GET /api/flows`` answers ``{"flows": []}``, the list

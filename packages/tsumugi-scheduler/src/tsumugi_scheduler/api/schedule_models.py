@@ -3,8 +3,8 @@
 The handler reads bodies with the scheduler's own rules (`tsumugi_scheduler.schedules.fields`); these models
 describe the same bodies. ``cron`` is documented as a safe subset of the dialect (single values, ``*`` and
 ``*/step``; day of month 1-28, so every match exists), so any body the document allows is accepted; lists,
-ranges and steps on ranges are accepted as well (reference §3.12). ``timezone`` lists the IANA zones this
-Python knows (tzdata), and ``everyMs`` and ``cron`` are exclusive (ADR-0080).
+ranges and steps on ranges are accepted as well (docs/reference/original.md §3.12). ``timezone`` lists the
+IANA zones this Python knows (tzdata), and ``everyMs`` and ``cron`` are exclusive (ADR-0080).
 """
 
 from __future__ import annotations
@@ -128,8 +128,8 @@ class SchedulePatchBody(_Body):
 
 
 class ScheduleView(msgspec.Struct, frozen=True, kw_only=True):
-    """A schedule: the original's fields (reference §4.4) plus timezone, source, paused, description,
-    next_occurrences, binding, payload and the job options."""
+    """A schedule: the original's fields plus timezone, source, paused, description, next_occurrences,
+    binding, payload and the job options (docs/reference/original.md §4.4)."""
 
     name: str
     kind: Literal["job", "flow"]

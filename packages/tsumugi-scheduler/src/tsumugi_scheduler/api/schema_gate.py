@@ -1,4 +1,6 @@
-"""Refuse API calls while the read model's D1 migrations are pending (reference §4.1 step 5).
+"""Refuse API calls while the read model's D1 migrations are pending.
+
+Source: docs/reference/original.md §4.1 (step 5 of the pipeline).
 
 The check is cached per isolate and per D1 binding: a current schema stays current (forever), a schema found
 out of date is asked again on the next request (so applying the migrations takes effect at once), and a D1

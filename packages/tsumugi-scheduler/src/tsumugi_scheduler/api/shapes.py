@@ -108,7 +108,7 @@ class LogEntry(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class JobDetailView(msgspec.Struct, frozen=True, kw_only=True):
-    """A job's detail (scheduler-rpc.md §4.2): the original's keys plus ours."""
+    """A job's detail (docs/design/scheduler-rpc.md §4.2): the original's keys plus ours."""
 
     id: str
     binding: str

@@ -1,7 +1,8 @@
 """Routes of features that do not exist yet (starting and steering runs): 501 with the original's texts.
 
 They are in the route table and the OpenAPI document already, so clients can detect the feature by status
-and the document does not change when the features arrive (reference §4, "the document does not vary").
+and the document does not change when the features arrive (docs/reference/original.md §4, "the document does
+not vary").
 """
 
 from __future__ import annotations

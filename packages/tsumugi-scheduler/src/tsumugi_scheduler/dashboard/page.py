@@ -3,7 +3,8 @@
 The markup (``assets/index.html``), the stylesheet (``assets/style.css``) and the scripts (``assets/js/*.js``,
 concatenated in `SCRIPT_ORDER`) are package data read with `importlib.resources`, which works wherever the
 package's files are on disk: CPython, and Pyodide on Workers, whose bundle is mounted as files. Nothing is
-fetched by the browser but ``/api`` (reference §2.13: no external scripts, stylesheets or fonts).
+fetched by the browser but ``/api`` (docs/reference/original.md §2.13: no external scripts, stylesheets or
+fonts).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import json
 import re
 from importlib import resources
 from typing import Final
+
+from tsumugi_core.exceptions import InvalidFieldError
 
 __all__ = [
     "SCRIPT_ORDER",
@@ -62,14 +65,17 @@ def _document() -> str:
     scripts = "\n".join(_asset(f"js/{name}") for name in SCRIPT_ORDER)
     if "</script" in scripts.lower():
         # Inside an inline <script>, that text would end the element early and break the page.
-        raise ValueError("dashboard scripts must not contain '</script'")
+        raise InvalidFieldError(
+            "scripts", "must not contain '</script'", message="dashboard scripts must not contain '</script'"
+        )
     return _asset("index.html").replace(_STYLE_MARK, _asset("style.css")).replace(_SCRIPT_MARK, scripts)
 
 
 def _check_cookie_name(token_cookie: str | None) -> None:
     if token_cookie is not None and not _COOKIE_NAME_RE.fullmatch(token_cookie):
-        raise ValueError(
-            f"token_cookie must be a cookie name (letters, digits and !#$%&'*+-.^_`|~), got {token_cookie!r}"
+        raise InvalidFieldError(
+            "token_cookie",
+            f"must be a cookie name (letters, digits and !#$%&'*+-.^_`|~), got {token_cookie!r}",
         )
 
 
@@ -83,7 +89,8 @@ def _config_script(token_cookie: str | None) -> str:
 def render_dashboard(token_cookie: str | None = "tsumugi_token") -> str:
     """The dashboard HTML with its configuration injected right after ``<head>``.
 
-    The result is cached per cookie name (reference §2.13); `clear_dashboard_cache` resets it.
+    The result is cached per cookie name (docs/reference/original.md §2.13); `clear_dashboard_cache` resets
+    it.
 
     Args:
         token_cookie: The name of the session cookie the server sets when the page signs in with a token

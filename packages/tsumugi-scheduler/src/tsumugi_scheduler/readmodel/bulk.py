@@ -1,4 +1,4 @@
-"""Choosing the targets of a bulk retry / cancel by filter (reference §4.3, bulk endpoints).
+"""Choosing the targets of a bulk retry / cancel by filter (docs/reference/original.md §4.3, bulk endpoints).
 
 The read model only chooses ids, oldest first (``created_at ASC, id ASC``); each shard re-checks state
 before acting. ``remaining`` is an estimate since the model lags the shards.
@@ -10,6 +10,7 @@ from typing import Final
 
 import msgspec
 
+from tsumugi_core.exceptions import InvalidFieldError
 from tsumugi_scheduler.readmodel.d1_port import D1Like, StatementT, result_rows
 from tsumugi_scheduler.readmodel.filters import where_clause
 from tsumugi_scheduler.readmodel.views import BulkSelection
@@ -56,7 +57,7 @@ async def select_ids_for_bulk(
         ValueError: ``limit`` is outside 1..``BULK_LIMIT``.
     """
     if not 1 <= limit <= BULK_LIMIT:
-        raise ValueError(f"limit must be between 1 and {BULK_LIMIT}, got {limit}")
+        raise InvalidFieldError("limit", f"must be between 1 and {BULK_LIMIT}, got {limit}")
     where, params = where_clause(
         {"binding": filters.binding, "unique_key": filters.unique_key, "concurrency_key": filters.concurrency_key},
         states=filters.states, created_from=filters.created_from, created_to=filters.created_to,

@@ -44,7 +44,7 @@ def parse_attempts_log(text: Any) -> list[AttemptLogEntry]:
 
 def _first_try_entry(row: Mapping[str, Any]) -> AttemptLogEntry | None:
     # First-try successes store no attempt row (one write saved per job); the view shows the attempt
-    # anyway, as the original does (reference §3.3).
+    # anyway, as the original does (docs/reference/original.md §3.3).
     if row["state"] != JobState.COMPLETED.value or row["dispatched_at"] is None:
         return None
     return AttemptLogEntry(

@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+from tsumugi_core.exceptions import InvalidFieldError
+
 __all__ = ["EXACT_MATCH_COLUMNS", "where_clause"]
 
 EXACT_MATCH_COLUMNS: Final[frozenset[str]] = frozenset(
@@ -40,8 +42,8 @@ def where_clause(
     params: list[Any] = []
     for column, value in exact.items():
         if column not in EXACT_MATCH_COLUMNS:
-            raise ValueError(
-                f"filter column must be one of {', '.join(sorted(EXACT_MATCH_COLUMNS))}, got {column!r}"
+            raise InvalidFieldError(
+                "filter column", f"must be one of {', '.join(sorted(EXACT_MATCH_COLUMNS))}, got {column!r}"
             )
         if value is not None:
             terms.append(f"{column} = ?")

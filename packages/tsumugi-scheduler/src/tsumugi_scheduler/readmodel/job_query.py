@@ -1,4 +1,6 @@
-"""What a job list asks for (``GET /api/jobs``), and the lenient parsing of its query string (reference §4.3).
+"""What a job list asks for (``GET /api/jobs``), and the lenient parsing of its query string.
+
+Source: docs/reference/original.md §4.3.
 
 ``parse_job_query`` never fails: like the original, values it cannot use fall back to their defaults.
 ``JobQuery`` itself is strict, so code that builds one directly gets a clear error for a bad value.
@@ -17,6 +19,8 @@ from collections.abc import Mapping
 from typing import Final, Literal, cast
 
 import msgspec
+
+from tsumugi_core.exceptions import InvalidFieldError
 
 __all__ = [
     "DEFAULT_LIMIT",
@@ -82,17 +86,19 @@ class JobQuery(msgspec.Struct, frozen=True, kw_only=True):
     def __post_init__(self) -> None:
         """Reject values no list can use; the message names the field and the rule."""
         if self.sort not in SORT_COLUMNS:
-            raise ValueError(f"sort must be one of {', '.join(sorted(SORT_COLUMNS))}, got {self.sort!r}")
+            raise InvalidFieldError(
+                "sort", f"must be one of {', '.join(sorted(SORT_COLUMNS))}, got {self.sort!r}"
+            )
         if self.order not in ("asc", "desc"):
-            raise ValueError(f"order must be 'asc' or 'desc', got {self.order!r}")
+            raise InvalidFieldError("order", f"must be 'asc' or 'desc', got {self.order!r}")
         if not 1 <= self.limit <= MAX_LIMIT:
-            raise ValueError(f"limit must be between 1 and {MAX_LIMIT}, got {self.limit}")
+            raise InvalidFieldError("limit", f"must be between 1 and {MAX_LIMIT}, got {self.limit}")
         if self.offset < 0:
-            raise ValueError(f"offset must not be negative, got {self.offset}")
+            raise InvalidFieldError("offset", f"must not be negative, got {self.offset}")
         if self.text is not None and not 0 < len(self.text) <= MAX_TEXT:
-            raise ValueError(f"text must be 1 to {MAX_TEXT} characters, got {len(self.text)}")
+            raise InvalidFieldError("text", f"must be 1 to {MAX_TEXT} characters, got {len(self.text)}")
         if len(self.exclude_bindings) > MAX_EXCLUDED:
-            raise ValueError(f"exclude_bindings must list at most {MAX_EXCLUDED} bindings")
+            raise InvalidFieldError("exclude_bindings", f"must list at most {MAX_EXCLUDED} bindings")
 
 
 def _number(text: str | None) -> float | None:

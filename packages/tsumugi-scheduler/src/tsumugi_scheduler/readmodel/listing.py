@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from tsumugi_core.exceptions import InvalidFieldError
 from tsumugi_core.states import current_attempt
 from tsumugi_scheduler.readmodel.d1_port import D1Like, StatementT, result_rows
 from tsumugi_scheduler.readmodel.filters import where_clause
@@ -27,7 +28,9 @@ def _order_by(query: JobQuery) -> str:
     # The sort column is interpolated, so it is checked against the whitelist here too, not only when the
     # query was built.
     if query.sort not in SORT_COLUMNS:
-        raise ValueError(f"sort must be one of {', '.join(sorted(SORT_COLUMNS))}, got {query.sort!r}")
+        raise InvalidFieldError(
+            "sort", f"must be one of {', '.join(sorted(SORT_COLUMNS))}, got {query.sort!r}"
+        )
     direction = "ASC" if query.order == "asc" else "DESC"
     # id DESC breaks ties whatever the direction, as the original does, so pages are stable.
     return f" ORDER BY {query.sort} {direction}, id DESC"

@@ -1,4 +1,4 @@
-"""Projection of the shard's job snapshots into the D1 ``job`` table (reference §1.8).
+"""Projection of the shard's job snapshots into the D1 ``job`` table (docs/reference/original.md §1.8).
 
 One ``batch`` per call, so a projection applies whole or not at all: the snapshots' values go as one bound
 JSON text of value arrays, unpacked by SQLite with ``json_each`` (one statement per `BATCH_BYTES`, not one per
@@ -15,6 +15,7 @@ from typing import Any, Final
 
 import msgspec
 
+from tsumugi_core.exceptions import InvalidFieldError
 from tsumugi_core.ids import InvalidJobIdError
 from tsumugi_scheduler.json_batches import BATCH_BYTES, json_arrays
 from tsumugi_scheduler.readmodel.d1_port import D1Like, StatementT, result_changes
@@ -123,11 +124,13 @@ async def project(d1: D1Like[StatementT], snapshots: Sequence[JobSnapshot]) -> i
         How many rows were inserted or updated; snapshots no newer than the stored row count 0.
 
     Raises:
-        ValueError: more than ``PROJECTION_BATCH_LIMIT`` snapshots.
+        InvalidFieldError: more than ``PROJECTION_BATCH_LIMIT`` snapshots.
     """
     if len(snapshots) > PROJECTION_BATCH_LIMIT:
-        raise ValueError(
-            f"snapshots: at most {PROJECTION_BATCH_LIMIT} per projection batch, got {len(snapshots)}"
+        raise InvalidFieldError(
+            "snapshots",
+            f"must hold at most {PROJECTION_BATCH_LIMIT}, got {len(snapshots)}",
+            message=f"snapshots: at most {PROJECTION_BATCH_LIMIT} per projection batch, got {len(snapshots)}",
         )
     if not snapshots:
         return 0

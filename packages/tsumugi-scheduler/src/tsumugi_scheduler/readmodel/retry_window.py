@@ -1,7 +1,8 @@
 """Whether a listed job can still be retried by hand (the ``retryable`` flag of lists and details).
 
 A FAILED or STALLED job is retryable while its shard still keeps it: until ``failed_retention_ms`` after
-its last update (reference §4.3). The retention is per binding; bindings not named use the default.
+its last update (docs/reference/original.md §4.3). The retention is per binding; bindings not named use the
+default.
 """
 
 from __future__ import annotations

@@ -1,4 +1,6 @@
-"""Retention of the read model: old terminal jobs and runs are deleted, bounded per call (reference §3.10).
+"""Retention of the read model: old terminal jobs and runs are deleted, bounded per call.
+
+Source: docs/reference/original.md §3.10.
 
 Called from the scheduler's cron trigger. Active jobs and running runs are never touched, whatever their
 age. Runs are swept too, with their nodes (the original never swept them: gap 26), so the read model stays
@@ -11,6 +13,7 @@ from typing import Final
 
 import msgspec
 
+from tsumugi_core.exceptions import InvalidFieldError
 from tsumugi_core.states import TERMINAL_STATES
 from tsumugi_scheduler.readmodel.d1_port import D1Like, StatementT, result_changes
 
@@ -86,9 +89,9 @@ async def sweep(
         ValueError: ``older_than_ms`` is negative or ``limit`` is below 1.
     """
     if older_than_ms < 0:
-        raise ValueError(f"older_than_ms must not be negative, got {older_than_ms}")
+        raise InvalidFieldError("older_than_ms", f"must not be negative, got {older_than_ms}")
     if limit < 1:
-        raise ValueError(f"limit must be at least 1, got {limit}")
+        raise InvalidFieldError("limit", f"must be at least 1, got {limit}")
     cutoff = now - older_than_ms
     jobs, nodes, runs = await d1.batch([
         d1.prepare(_DELETE_JOBS).bind(*_JOB_STATES, cutoff, limit),

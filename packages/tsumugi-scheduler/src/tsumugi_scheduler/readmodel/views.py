@@ -1,7 +1,7 @@
 """What the read model answers: list rows, job details, stats, bulk selections.
 
-Field names are the REST API's (snake_case, reference §4.3 / §4.4), so ``msgspec.json.encode`` of a view is
-the response body; ``JobStats`` keeps the original's camelCase keys.
+Field names are the REST API's (snake_case, docs/reference/original.md §4.3 / §4.4), so
+``msgspec.json.encode`` of a view is the response body; ``JobStats`` keeps the original's camelCase keys.
 """
 
 from __future__ import annotations
@@ -41,9 +41,10 @@ class JobList(msgspec.Struct, frozen=True, kw_only=True):
 class JobDetail(msgspec.Struct, frozen=True, kw_only=True):
     """Everything the read model knows about one job.
 
-    The original's keys (reference §4.3), plus ``run_id`` / ``node_id`` (gap 34: link a job to its run)
-    and what this project adds to the job row: ``traceparent``, ``expires_at``, ``cancel_requested_at``,
-    ``last_error``, ``reason`` (why the shard ended or requeued the job itself) and ``shard``.
+    The original's keys (docs/reference/original.md §4.3), plus ``run_id`` / ``node_id`` (gap 34: link a job
+    to its run) and what this project adds to the job row: ``traceparent``, ``expires_at``,
+    ``cancel_requested_at``, ``last_error``, ``reason`` (why the shard ended or requeued the job itself) and
+    ``shard``.
     """
 
     id: str

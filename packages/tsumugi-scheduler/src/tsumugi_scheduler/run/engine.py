@@ -20,6 +20,7 @@ from typing import Any, Final
 import msgspec
 
 from tsumugi_core.clock import Clock, IdSource
+from tsumugi_core.exceptions import TsumugiError
 from tsumugi_core.flow_advance import NODE_TERMINAL_STATES, advance, progress, run_state
 from tsumugi_core.flow_resume import resume_steps
 from tsumugi_core.flow_spec import FlowSpec, InvalidFlowError, check_deadline_ms
@@ -67,7 +68,7 @@ TERMINAL_RUN_STATES: Final = frozenset({"COMPLETED", "FAILED", "CANCELLED"})
 _NOTIFIABLE: Final = frozenset({"COMPLETED", "FAILED", "CANCELLED", "STALLED"})
 
 
-class RunError(ValueError):
+class RunError(TsumugiError, ValueError):
     """A start the run refuses (unknown flow, nesting, deadline); the message is the original's."""
 
 

@@ -1,4 +1,7 @@
-"""The Run Durable Object's SQLite schema (reference §5.3, plus ``gen`` and ``sent`` for crash-safe starts)."""
+"""The Run Durable Object's SQLite schema.
+
+Source: docs/reference/original.md §5.3, plus ``gen`` and ``sent`` for crash-safe starts.
+"""
 
 from __future__ import annotations
 

@@ -7,6 +7,7 @@ from typing import Any, Final
 
 import msgspec
 
+from tsumugi_core.exceptions import InvalidFieldError
 from tsumugi_core.flow_spec import DEFAULT_MAX_DEPTH, DEFAULT_MAX_NODES, FlowSpec, NodeKind
 
 __all__ = ["DEFAULT_RUN_FAILED_RETENTION_MS", "DEFAULT_RUN_SWEEP_AFTER_MS", "RunSettings", "flow_registry"]
@@ -35,25 +36,32 @@ def flow_registry(flows: Iterable[object], registered: tuple[str, ...]) -> dict[
     """Flows by name; every subflow target and every binding (when performers are listed) must be known.
 
     Raises:
-        ValueError: ``flows[i] ...`` naming the rule (the caller turns it into a DefinitionError).
+        InvalidFieldError: ``flows[i]`` or ``flows.<name>`` and the rule (define_tsumugi re-raises it as a
+            DefinitionError).
     """
     by_name: dict[str, FlowSpec] = {}
     for i, value in enumerate(flows):
         spec = _spec_of(value)
         if spec is None:
-            raise ValueError(f"flows[{i}]|must be a flow declared with tsumugi_performer.flow, got {value!r}")
+            raise InvalidFieldError(
+                f"flows[{i}]", f"must be a flow declared with tsumugi_performer.flow, got {value!r}"
+            )
         if spec.name in by_name:
-            raise ValueError(f"flows[{i}]|duplicates the flow name {spec.name}")
+            raise InvalidFieldError(f"flows[{i}]", f"duplicates the flow name {spec.name}")
         by_name[spec.name] = spec
     for name, spec in by_name.items():
         for option, binding in (("on_failure", spec.on_failure), ("on_settled", spec.on_settled)):
             if binding is not None and registered and binding not in registered:
-                raise ValueError(f"flows.{name}.{option}|names {binding}, which is not a performer")
+                raise InvalidFieldError(
+                    f"flows.{name}.{option}", f"names {binding}, which is not a performer"
+                )
         for node in spec.nodes:
             if node.kind is NodeKind.SUBFLOW and node.subflow not in by_name:
-                raise ValueError(f"flows.{name}|subflow target is not registered: {node.subflow}")
+                raise InvalidFieldError(f"flows.{name}", f"subflow target is not registered: {node.subflow}")
             if node.kind is not NodeKind.SUBFLOW and registered and node.binding not in registered:
-                raise ValueError(f"flows.{name}|node {node.id} runs {node.binding}, which is not a performer")
+                raise InvalidFieldError(
+                    f"flows.{name}", f"node {node.id} runs {node.binding}, which is not a performer"
+                )
     return by_name
 
 
@@ -61,13 +69,13 @@ def run_settings(raw: Mapping[str, Any] | None) -> RunSettings:
     """``runs`` options as given (snake_case), checked.
 
     Raises:
-        ValueError: ``runs.<key>|<rule>``.
+        InvalidFieldError: ``runs.<key>`` and the rule.
     """
     values = dict(raw or {})
     for key, value in values.items():
         if key not in RunSettings.__struct_fields__:
-            raise ValueError(f"runs.{key}|is not a known option")
+            raise InvalidFieldError(f"runs.{key}", "is not a known option")
         minimum = 1 if key in ("max_nodes", "max_depth") else 0
         if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-            raise ValueError(f"runs.{key}|must be an integer of at least {minimum}, got {value!r}")
+            raise InvalidFieldError(f"runs.{key}", f"must be an integer of at least {minimum}, got {value!r}")
     return RunSettings(**values)

@@ -21,6 +21,7 @@ from typing import Any, Final, Literal, TypeVar
 
 import msgspec
 
+from tsumugi_core.exceptions import InvalidFieldError
 from tsumugi_core.flow_advance import FAILED_NODE_STATES, NODE_TERMINAL_STATES, NodeOrigin, NodeView
 from tsumugi_scheduler.json_batches import BATCH_BYTES, json_arrays, json_objects
 from tsumugi_scheduler.run.projection import node_rows
@@ -174,7 +175,11 @@ class SqlRunStore:
             ValueError: a column is not a node column.
         """
         if not _COLUMNS.issuperset(columns):
-            raise ValueError(f"not node columns: {sorted(set(columns) - _COLUMNS)}")
+            raise InvalidFieldError(
+                "columns",
+                f"are not node columns: {sorted(set(columns) - _COLUMNS)}",
+                message=f"not node columns: {sorted(set(columns) - _COLUMNS)}",
+            )
         wanted = ", ".join(dict.fromkeys(("id", *columns))) if columns else "*"
         found: dict[str, NodeRow] = {}
         for text in json_arrays(dict.fromkeys(node_ids), PATCH_BYTES):
@@ -265,7 +270,11 @@ class SqlRunStore:
         common = dict(shared or {})
         varying = [c for c in rows[0] if c not in common]
         if not _COLUMNS.issuperset([*varying, *common]):
-            raise ValueError(f"not node columns: {sorted(set(varying).union(common) - _COLUMNS)}")
+            raise InvalidFieldError(
+                "columns",
+                f"are not node columns: {sorted(set(varying).union(common) - _COLUMNS)}",
+                message=f"not node columns: {sorted(set(varying).union(common) - _COLUMNS)}",
+            )
         picks = [f"json_extract(value, '$[{i}]')" for i in range(len(varying))] + ["?"] * len(common)
         query = (f"INSERT OR IGNORE INTO node ({', '.join([*varying, *common])}) SELECT {', '.join(picks)}"
                  " FROM json_each(?)")  # fmt: skip
@@ -320,7 +329,11 @@ class SqlRunStore:
             groups.setdefault(tuple(sorted(values)), {})[node_id] = values
         for columns, group in groups.items():
             if not _PATCHABLE.issuperset(columns):
-                raise ValueError(f"not node columns: {sorted(set(columns) - _PATCHABLE)}")
+                raise InvalidFieldError(
+                    "columns",
+                    f"are not node columns: {sorted(set(columns) - _PATCHABLE)}",
+                    message=f"not node columns: {sorted(set(columns) - _PATCHABLE)}",
+                )
             rows = list(group.values())
             same = {c: rows[0][c] for c in columns if all(r[c] == rows[0][c] for r in rows)}
             varying = [c for c in columns if c not in same]

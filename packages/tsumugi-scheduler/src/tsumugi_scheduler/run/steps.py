@@ -17,6 +17,7 @@ from typing import Any, cast
 
 import msgspec
 
+from tsumugi_core.exceptions import TsumugiError
 from tsumugi_core.flow_advance import Decision, fan_out_summary
 from tsumugi_core.flow_ids import child_run_id, node_job_id
 from tsumugi_core.flow_spec import MAX_NODE_ID_CHARS, FlowSpec, NodeSpec, node_key_problem
@@ -42,7 +43,7 @@ _DECISION_COLUMNS = (
 """What a decision reads of its node (not the payload, options or result it may carry)."""
 
 
-class ChildError(ValueError):
+class ChildError(TsumugiError, ValueError):
     """A child a fan-out or a spawn would make cannot be made (its key or id); the message says why."""
 
 
@@ -106,7 +107,7 @@ def _loads(text: object) -> Any:
     return None if text is None else msgspec.json.decode(str(text))
 
 
-class _InputError(ValueError):
+class _InputError(TsumugiError, ValueError):
     """A mapping function's answer cannot make a job (the node fails with ``input failed: ...``)."""
 
 

@@ -12,6 +12,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from tsumugi_core.exceptions import TsumugiError
 from tsumugi_scheduler._runtime import plain
 from tsumugi_scheduler.api.plain_calls import PlainStub
 from tsumugi_scheduler.definition import TsumugiDefinition
@@ -23,7 +24,7 @@ _log = logging.getLogger("tsumugi.schedules")
 _primed: set[int] = set()
 
 
-class SchedulesNotConfiguredError(RuntimeError):
+class SchedulesNotConfiguredError(TsumugiError, RuntimeError):
     """The Worker has no ``SCHEDULER`` Durable Object binding."""
 
     def __init__(self) -> None:

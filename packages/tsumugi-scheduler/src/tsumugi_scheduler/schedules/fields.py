@@ -12,6 +12,7 @@ from typing import Any, Final
 
 import msgspec
 
+from tsumugi_core.exceptions import InvalidFieldError
 from tsumugi_core.options import Backoff
 from tsumugi_core.schedule_spec import (
     ALLOWED_JOB_OPTIONS,
@@ -23,6 +24,7 @@ from tsumugi_core.schedule_spec import (
     validate_schedule_name,
 )
 from tsumugi_core.schedule_timing import UTC_NAME, Timing
+from tsumugi_core.time_values import with_milliseconds
 from tsumugi_scheduler.wire import integral
 
 __all__ = [
@@ -90,6 +92,10 @@ def spec_from_fields(
         InvalidScheduleError: an unknown or forbidden key, a missing binding or payload, a value of the wrong
             type, or any rule of `validate_schedule`.
     """
+    try:
+        fields = with_milliseconds(fields, ("every_ms", "timeout_ms", "deadline_ms"))
+    except InvalidFieldError as exc:
+        raise InvalidScheduleError(exc.field, exc.rule) from None
     for key in fields:
         if key in FORBIDDEN_JOB_OPTIONS:
             raise InvalidScheduleError(

@@ -27,6 +27,7 @@ from typing import Any, Final
 
 import msgspec
 
+from tsumugi_core.exceptions import NotConfiguredError
 from tsumugi_core.options import EnqueueValidationError
 from tsumugi_core.schedule_plan import (
     Delete,
@@ -401,7 +402,7 @@ class SchedulerHost:
             return row.spec.payload
         function = self._definition.schedules.payloads.get(row.name)
         if function is None:
-            raise RuntimeError(f"the code no longer defines a payload function for {row.name}")
+            raise NotConfiguredError(f"the code no longer defines a payload function for {row.name}")
         value = function(occurrence)
         return await value if inspect.isawaitable(value) else value
 
@@ -449,7 +450,9 @@ class SchedulerHost:
         async def start(row: ScheduleRow, at: int, run_id: str) -> None:
             try:
                 if runs is None:
-                    raise RuntimeError("RUN binding is not configured, add the Run DO binding to wrangler")
+                    raise NotConfiguredError(
+                        "RUN binding is not configured, add the Run DO binding to wrangler"
+                    )
                 run_input = msgspec.json.encode(await self._payload(row, at)).decode()
                 await runs.getByName(run_id).start(
                     run_id, row.spec.flow, run_input, row.spec.deadline_ms, None, 0

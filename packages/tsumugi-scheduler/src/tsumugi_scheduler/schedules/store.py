@@ -2,7 +2,8 @@
 
 ``schedule_due`` indexes ``next_run_at`` of the rows that are not paused, so the due rows of a tick and the
 next alarm instant cost O(log n) in the number of schedules (ADR-0079). The spec is stored as JSON (a
-`ScheduleSpec`); the bookkeeping columns are the original's (reference §5.3) plus ``source`` and ``paused``.
+`ScheduleSpec`); the bookkeeping columns are the original's (docs/reference/original.md §5.3) plus ``source``
+and ``paused``.
 """
 
 from __future__ import annotations

@@ -19,8 +19,9 @@ NEXT_OCCURRENCES: Final = 5
 
 
 def schedule_view(row: ScheduleRow, count: int = NEXT_OCCURRENCES) -> dict[str, Any]:
-    """``row`` in the original's shape (reference §4.4) plus ``timezone``, ``source``, ``paused``,
-    ``description``, ``next_occurrences``, ``binding``, ``payload`` and ``options`` (camelCase job options)."""
+    """``row`` in the original's shape (docs/reference/original.md §4.4) plus ``timezone``, ``source``,
+    ``paused``, ``description``, ``next_occurrences``, ``binding``, ``payload`` and ``options`` (camelCase
+    job options)."""
     spec = row.spec
     options = {CAMEL.get(k, k): msgspec.to_builtins(getattr(spec, k)) for k in ALLOWED_JOB_OPTIONS
                if getattr(spec, k) is not None}  # fmt: skip

@@ -1,9 +1,10 @@
 """What a report does to the live attempt: the change for a success or a failure.
 
-Rules: reference §1.3 step 5, ADR-0035 (result cap), beyond-the-original A6 (a failure after a cancel
-request ends CANCELLED), A8 (``retryable=False`` fails now; ``retry_at`` picks the next try, still bounded
-by max_attempts) and ADR-0051 (an at-most-once attempt whose outcome is unknown, a timeout above all, ends
-STALLED: it may still run or may have done its work, so no other attempt follows it automatically).
+Rules: docs/reference/original.md §1.3 step 5, ADR-0035 (result cap), docs/reference/additions.md A6 (a
+failure after a cancel request ends CANCELLED), A8 (``retryable=False`` fails now; ``retry_at`` picks the next
+try, still bounded by max_attempts) and ADR-0051 (an at-most-once attempt whose outcome is unknown, a timeout
+above all, ends STALLED: it may still run or may have done its work, so no other attempt follows it
+automatically).
 """
 
 from __future__ import annotations

@@ -155,7 +155,7 @@ class NoticeConfig(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class FailureNotice(msgspec.Struct, frozen=True, kw_only=True, tag="failure"):
-    """Payload of an on_failure notice job (beyond-the-original A2)."""
+    """Payload of an on_failure notice job (docs/reference/additions.md A2)."""
 
     job_id: str
     binding: str
@@ -169,7 +169,7 @@ class FailureNotice(msgspec.Struct, frozen=True, kw_only=True, tag="failure"):
 
 
 class SettledNotice(msgspec.Struct, frozen=True, kw_only=True, tag="settled"):
-    """Payload of an on_settled notice job (beyond-the-original A3)."""
+    """Payload of an on_settled notice job (docs/reference/additions.md A3)."""
 
     job_id: str
     binding: str

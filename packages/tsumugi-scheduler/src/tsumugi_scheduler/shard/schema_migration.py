@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from tsumugi_core.exceptions import NotConfiguredError
 from tsumugi_scheduler.shard.port import SqlLike
 from tsumugi_scheduler.shard.schema import DDL
 
@@ -61,7 +62,7 @@ def create_or_migrate(sql: SqlLike) -> None:
     sql.exec(_SETTING_TABLE)
     version = _stored_version(sql)
     if version is not None and version > SCHEMA_VERSION:
-        raise RuntimeError(f"schema_version {version} is newer than this engine's {SCHEMA_VERSION}")
+        raise NotConfiguredError(f"schema_version {version} is newer than this engine's {SCHEMA_VERSION}")
     if version is None:
         sql.exec(_JOB_TABLE)  # a new shard gets the current table; an older one keeps its own
         version = SCHEMA_VERSION if _has_key_head(sql) else 1

@@ -1,7 +1,7 @@
-// The bindings tab (beyond-the-original A9/A10): one compact card per binding, from GET /api/diagnostics:
-// in flight against concurrency as a gauge, rate limits, paused or running, what holds it back in words, the
-// settings in force; per-shard detail and the policy editor folded away. Applying a policy pins the settings
-// until reset (ADR-0058).
+// The bindings tab (docs/reference/additions.md A9/A10): one compact card per binding, from GET
+// /api/diagnostics: in flight against concurrency as a gauge, rate limits, paused or running, what holds it
+// back in words, the settings in force; per-shard detail and the policy editor folded away. Applying a policy
+// pins the settings until reset (ADR-0058).
 
 // Request keys are the policy body's (api/bodies.py POLICY_FIELDS): snake_case, rates {tokens, interval_ms}.
 const POLICY_NUMBERS = [

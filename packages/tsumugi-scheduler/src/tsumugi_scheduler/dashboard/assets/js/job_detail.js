@@ -21,7 +21,7 @@ async function loadJobDetail(id) {
   // The last explanation shows at once on a refresh (no flicker) and is replaced when the new one arrives.
   const explain = h('div', { id: 'job-explain' }, waiting && app.explained && app.explained.id === id ? app.explained.view : null);
   modalContent(renderJobDetail(job, explain));
-  // Only a job that is waiting has something to explain (beyond-the-original C4).
+  // Only a job that is waiting has something to explain (docs/reference/additions.md C4).
   if (waiting) loadExplain(job.id, explain);
 }
 

@@ -1,5 +1,5 @@
-// The metrics tab (beyond-the-original A11): throughput, failure rate and duration percentiles over time as
-// charts (charts.js), for every binding or one, over a chosen range; the per-binding table below.
+// The metrics tab (docs/reference/additions.md A11): throughput, failure rate and duration percentiles over
+// time as charts (charts.js), for every binding or one, over a chosen range; the per-binding table below.
 
 const RANGES = [['1 h', 1, 5], ['6 h', 6, 15], ['24 h', 24, 60], ['7 d', 168, 360], ['30 d', 720, 1440]];
 const COLORS = { completed: '#1a7f37', failed: '#cf222e', rate: '#cf222e', p50: '#0969da', p95: '#8250df', p99: '#bf3989' };

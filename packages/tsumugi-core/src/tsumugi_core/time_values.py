@@ -1,0 +1,72 @@
+"""Python's own time types at the API's edge: `timedelta` for durations, aware `datetime` for instants.
+
+The wire and the stores keep integer milliseconds (``*_ms`` durations, ``*_at`` epoch-ms instants); every public
+call that takes one also takes the Python type and converts it here, once, before the usual checks (ADR-0145).
+A naive `datetime` names no instant (its zone is the reader's guess), so it is refused by name.
+
+Example:
+    >>> duration_ms("timeout_ms", dt.timedelta(seconds=90))
+    90000
+    >>> instant_ms("run_at", dt.datetime(2026, 1, 1, tzinfo=dt.UTC))
+    1767225600000
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Mapping
+from typing import Any, Final, TypeAlias
+
+from tsumugi_core.exceptions import InvalidFieldError
+
+__all__ = ["Duration", "Instant", "duration_ms", "instant_ms", "with_milliseconds"]
+
+Duration: TypeAlias = int | dt.timedelta
+"""A duration: integer milliseconds or a `datetime.timedelta`."""
+Instant: TypeAlias = int | dt.datetime
+"""An instant: epoch milliseconds or a timezone-aware `datetime.datetime`."""
+
+_MS: Final = dt.timedelta(milliseconds=1)
+_EPOCH: Final = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+
+
+def duration_ms(field: str, value: object) -> object:
+    """``value`` in milliseconds when it is a `timedelta`; any other value unchanged (the caller checks it).
+
+    Raises:
+        InvalidFieldError: the timedelta is not a whole number of milliseconds.
+    """
+    if not isinstance(value, dt.timedelta):
+        return value
+    if value % _MS:
+        raise InvalidFieldError(field, f"must be a whole number of milliseconds, got {value!r}")
+    return value // _MS
+
+
+def instant_ms(field: str, value: object) -> object:
+    """``value`` in epoch milliseconds when it is an aware `datetime`; any other value unchanged.
+
+    Raises:
+        InvalidFieldError: the datetime is naive, or not a whole number of milliseconds.
+    """
+    if not isinstance(value, dt.datetime):
+        return value
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise InvalidFieldError(
+            field, f"must be a timezone-aware datetime (a naive one names no instant), got {value!r}"
+        )
+    return duration_ms(field, value - _EPOCH)
+
+
+def with_milliseconds(
+    fields: Mapping[str, Any], durations: Iterable[str], instants: Iterable[str] = ()
+) -> dict[str, Any]:
+    """A copy of ``fields`` with the named durations and instants in milliseconds."""
+    converted = dict(fields)
+    for name in durations:
+        if name in converted:
+            converted[name] = duration_ms(name, converted[name])
+    for name in instants:
+        if name in converted:
+            converted[name] = instant_ms(name, converted[name])
+    return converted
