@@ -11,6 +11,7 @@ import pytest
 from api_world import SteppedClock, World
 
 from tsumugi_scheduler.definition import define_tsumugi
+from tsumugi_scheduler.shard.engine import PROJECTION_HOLD_MS
 
 
 async def test_bindings_lists_registered_performers_sorted_with_their_shard_counts(world: World) -> None:
@@ -25,6 +26,8 @@ async def test_without_registered_performers_bindings_come_from_the_read_model(
     try:
         await world.enqueue("Zeta")
         await world.enqueue("Alpha")
+        await world.tick()  # dispatches both; their QUEUED rows reach the read model with the next alarm
+        clock.advance(PROJECTION_HOLD_MS)
         await world.tick()
         assert await world.request("GET", "/api/bindings") == (
             200, {"bindings": ["Alpha", "Zeta"], "shards": {"Alpha": 1, "Zeta": 1}, "notices": []})  # fmt: skip

@@ -91,6 +91,7 @@ def test_the_simulation_may_reach_only_the_schedulers_public_modules() -> None:
     allowed = {line.split("->")[1].strip() for line in contract["ignore_imports"]}
     assert allowed == {
         "tsumugi_scheduler.definition",
+        "tsumugi_scheduler.definition_types",
         "tsumugi_scheduler.entrypoints",
         "tsumugi_scheduler.schedule_entrypoints",
         "tsumugi_scheduler.timing",

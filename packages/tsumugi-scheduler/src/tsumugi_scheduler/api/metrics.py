@@ -28,7 +28,7 @@ import msgspec
 from starlette.requests import Request
 from starlette.responses import Response
 
-from tsumugi_core.exceptions import TsumugiError
+from tsumugi_core.exceptions import InvalidFieldError, TsumugiError
 from tsumugi_scheduler._runtime import PostText, post_text
 from tsumugi_scheduler.api.answers import ApiError, bad_request, json_response
 from tsumugi_scheduler.api.context import env_of, first_values
@@ -120,7 +120,8 @@ def _binding_terms(binding: str | None, exclude: Sequence[str]) -> str:
     """`` AND blob2 = ...`` / `` AND blob2 NOT IN (...)``; every name was checked against ``_NAME_RE``."""
     for name in (binding, *exclude):
         if name is not None and not _NAME_RE.match(name):
-            raise ValueError(f"binding name {name!r} is not a valid name")  # it is interpolated into SQL
+            # it is interpolated into SQL
+            raise InvalidFieldError("binding", f"{name!r} is not a valid binding name")
     terms = f" AND blob2 = '{binding}'" if binding else ""
     if exclude:
         quoted = ", ".join(f"'{name}'" for name in exclude)
