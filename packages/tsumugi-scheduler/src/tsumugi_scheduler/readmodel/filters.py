@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+from tsumugi_scheduler.readmodel.d1_port import d1_values
+
 __all__ = ["EXACT_MATCH_COLUMNS", "where_clause"]
 
 EXACT_MATCH_COLUMNS: Final[frozenset[str]] = frozenset(
@@ -58,4 +60,4 @@ def where_clause(
     if created_to is not None:
         terms.append("created_at <= ?")
         params.append(created_to)
-    return (f" WHERE {' AND '.join(terms)}" if terms else ""), params
+    return (f" WHERE {' AND '.join(terms)}" if terms else ""), d1_values(params)
