@@ -88,9 +88,10 @@ _JOB_ID = "A job id <binding>#<shard>:<local>, percent-encoded."
 _STR = {"type": "string"}
 _NUM = {"type": "string", "description": "A number; empty or non-numeric values are ignored."}
 _BINDING_OR_EMPTY = {"type": "string", "pattern": "^([A-Za-z_][A-Za-z0-9_]*)?$"}
-_HOURS = {"type": "number", "minimum": 1, "exclusiveMaximum": 721}
-_BUCKET_MINUTES = {"type": "integer", "minimum": 1, "maximum": 1440}
+_EMPTY = {"type": "string", "maxLength": 0, "description": "Empty: the default, as when absent."}
+_HOURS = {"anyOf": [{"type": "number", "minimum": 1, "exclusiveMaximum": 721}, _EMPTY]}
 """Any number whose floor is 1..720: the handler floors it, as the original does."""
+_BUCKET_MINUTES = {"anyOf": [{"type": "integer", "minimum": 1, "maximum": 1440}, _EMPTY]}
 
 
 def _answers(**by_status: Answer) -> dict[int, Answer]:
