@@ -247,3 +247,16 @@ async def test_a_job_field_for_a_flow_schedule_is_a_conflict_with_it(world: Worl
     rule = "is not allowed with a flow: send the run's input as input"
     given = await world.request("PATCH", "/api/schedules/nightly", {"payload": {}})
     assert given == (409, {"error": f"payload {rule}", "field": "payload", "rule": rule})
+
+
+@pytest.mark.parametrize("option", ["partitionKey", "maxAttempts", "priority"])
+async def test_a_job_option_for_a_stored_flow_schedule_is_a_conflict_with_it(world: World, option: str) -> None:
+    # Found by the live schemathesis run: PATCH {"partitionKey": ..., "cron": ...} is valid by the document
+    # (a body alone cannot know the schedule is a flow's) and answered 400; what it conflicts with is stored.
+    body = {"name": "nightly", "flow": "greetings", "input": {"names": ["a"]}, "everyMs": 60_000}
+    assert (await world.request("POST", "/api/schedules", body))[0] == 201
+    rule = "is not allowed with a flow: the flow's nodes set their options"
+    changed = await world.request("PATCH", "/api/schedules/nightly", {option: "p" if option == "partitionKey" else 2,
+                                                                      "cron": "9 */5 18 11 *"})  # fmt: skip
+    assert changed == (409, {"error": f"{option} {rule}", "field": option, "rule": rule})
+    assert (await view(world, "nightly"))["cron"] is None  # nothing changed
