@@ -23,6 +23,7 @@ import argparse
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -118,7 +119,7 @@ def tally(report: Path) -> dict[str, Any]:
             for case_id in recorder["cases"]:
                 cases[label].add(f"{body['phase']}:{case_id}")
             for case_id, checks in recorder["checks"].items():
-                if any(check["status"] == "FAILURE" for check in checks):
+                if any(str(check["status"]).lower() == "failure" for check in checks):
                     failed[label].add(f"{body['phase']}:{case_id}")
         elif kind in ("NonFatalError", "FatalError"):
             errors += 1
@@ -129,7 +130,12 @@ def tally(report: Path) -> dict[str, Any]:
     return {"per_operation": per_operation, "errors": errors, "engine": totals}
 
 
+def _stop(signum: int, _frame: object) -> None:
+    raise SystemExit(128 + signum)  # unwinds: the server is stopped and the temporary folder removed
+
+
 def main() -> int:
+    signal.signal(signal.SIGTERM, _stop)
     parser = argparse.ArgumentParser(description="schemathesis with every check against a live tsumugi dev.")
     parser.add_argument("--seed", type=int, default=1, help="schemathesis's seed (default 1)")
     parser.add_argument(

@@ -210,6 +210,8 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
         ("POST", "/api/schedules/{name}/trigger", "triggerSchedule", "Enqueue one occurrence now.",
          schedules.trigger_schedule, None,
          _answers(s200=Answer(description="Enqueued.", body=sm.ScheduleTriggered), s404=_NOT_FOUND,
+                  s409=Answer(description="The scheduler refuses the job the schedule makes (e.g. its payload "
+                                          "against the performer's type now); `field` and `rule` say why."),
                   s501=_NO_SCHEDULER, s502=Answer(description="The enqueue failed; `error` says why."))),
       )),
     Operation(method="GET", path="/api/runs", operation_id="listRuns", summary="Flow runs, newest change first.",
