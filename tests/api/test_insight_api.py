@@ -13,8 +13,10 @@ import httpx
 import pytest
 import respx
 from api_world import T0, LocalMetrics, World, quoted
+from jsonschema import Draft202012Validator
 
 from tsumugi_dev.analytics import AnalyticsStore
+from tsumugi_scheduler.api import OPERATIONS, build_document
 from tsumugi_scheduler.api.metrics import aggregate_points
 
 
@@ -249,3 +251,19 @@ async def test_metrics_on_cloudflare_query_the_account_sql_api(world: World) -> 
 async def test_run_control_answers_501_until_it_exists(world: World, method: str, path: str,
                                                                     message: str) -> None:  # fmt: skip
     assert await world.request(method, path) == (501, {"error": message})
+
+
+async def test_metrics_takes_an_empty_hours_or_bucket_as_the_default_and_the_document_says_so(
+    world: World, store: AnalyticsStore
+) -> None:
+    # The live schemathesis run sent bucket_minutes= (empty), which the handler reads as absent (as every list
+    # parameter): the document called that a schema violation. Both now say the same.
+    world.env.TSUMUGI_METRICS = LocalMetrics(store, "tsumugi_metrics")  # type: ignore[attr-defined]
+    status, body = await world.request("GET", "/api/metrics?hours=&bucket_minutes=&binding=")
+    assert (status, body["hours"], body["bucketMs"]) == (200, 24, 3_600_000)
+    document = build_document(OPERATIONS, bindings={"MAIL": 1})
+    parameters = {p["name"]: p["schema"] for p in document["paths"]["/api/metrics"]["get"]["parameters"]}
+    for name in ("hours", "bucket_minutes", "binding"):
+        assert Draft202012Validator(parameters[name]).is_valid(""), name
+    assert not Draft202012Validator(parameters["bucket_minutes"]).is_valid("x")
+    assert not Draft202012Validator(parameters["hours"]).is_valid(0)

@@ -16,6 +16,7 @@ import pytest
 from api_world import T0, TOKEN, RunObject, SchedulerObject, SteppedClock, World, with_env
 
 from tsumugi_client import ScheduleError, create_schedule_client
+from tsumugi_core.flow_spec import MAX_DEADLINE_MS
 from tsumugi_examples.greetings import greetings
 from tsumugi_scheduler.definition import DefinitionError, TsumugiDefinition, define_tsumugi
 
@@ -247,3 +248,36 @@ async def test_a_job_field_for_a_flow_schedule_is_a_conflict_with_it(world: Worl
     rule = "is not allowed with a flow: send the run's input as input"
     given = await world.request("PATCH", "/api/schedules/nightly", {"payload": {}})
     assert given == (409, {"error": f"payload {rule}", "field": "payload", "rule": rule})
+
+
+@pytest.mark.parametrize("option", ["partitionKey", "maxAttempts", "priority"])
+async def test_a_job_option_for_a_stored_flow_schedule_is_a_conflict_with_it(world: World, option: str) -> None:
+    # Found by the live schemathesis run: PATCH {"partitionKey": ..., "cron": ...} is valid by the document
+    # (a body alone cannot know the schedule is a flow's) and answered 400; what it conflicts with is stored.
+    body = {"name": "nightly", "flow": "greetings", "input": {"names": ["a"]}, "everyMs": 60_000}
+    assert (await world.request("POST", "/api/schedules", body))[0] == 201
+    rule = "is not allowed with a flow: the flow's nodes set their options"
+    changed = await world.request("PATCH", "/api/schedules/nightly", {option: "p" if option == "partitionKey" else 2,
+                                                                      "cron": "9 */5 18 11 *"})  # fmt: skip
+    assert changed == (409, {"error": f"{option} {rule}", "field": option, "rule": rule})
+    assert (await view(world, "nightly"))["cron"] is None  # nothing changed
+
+
+async def test_a_deadline_longer_than_a_run_takes_is_refused_at_definition(world: World) -> None:
+    # Found by the live schemathesis run: a schedule stored deadlineMs 1340716791695, which the Run object
+    # refuses at every start (its trigger answered 502). The bound is the run's (MAX_DEADLINE_MS), and the
+    # document says it.
+    body = {"name": "nightly", "flow": "greetings", "input": {"names": ["a"]}, "everyMs": 60_000}
+    rule = f"must be at most {MAX_DEADLINE_MS}, got 1340716791695"
+    refused = await world.request("POST", "/api/schedules", {**body, "deadlineMs": 1_340_716_791_695})
+    assert refused == (400, {"error": f"deadlineMs {rule}", "field": "deadlineMs", "rule": rule})
+    assert await world.request("GET", "/api/schedules/nightly") == (404, {"error": "schedule not found: nightly"})
+    created = await world.request("POST", "/api/schedules", {**body, "deadlineMs": MAX_DEADLINE_MS})
+    assert created[0] == 201, created
+    status, triggered = await world.request("POST", "/api/schedules/nightly/trigger")
+    assert (status, triggered["run_id"]) == (200, f"greetings:nightly-now-{T0}")
+    _, document = await world.request("GET", "/api/openapi.json")
+    deadline = document["components"]["schemas"]["ScheduleCreateBody"]["properties"]["deadlineMs"]
+    assert deadline["maximum"] == MAX_DEADLINE_MS
+    with pytest.raises(DefinitionError, match=rf"schedules\.greet\.deadline_ms must be at most {MAX_DEADLINE_MS}"):
+        definition(code(deadline_ms=MAX_DEADLINE_MS + 1))

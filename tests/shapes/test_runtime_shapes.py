@@ -96,6 +96,7 @@ NOT_EMULATED: dict[str, str] = {
     "$.handlers.queue.class-handlers.first.this_ctx.properties.exports": "ctx.exports names the loopback stubs",
     "$.handlers.queue.class-handlers.second.this_ctx.properties.exports": "ctx.exports names the loopback stubs",
     "$.handlers.scheduled.class-handlers.handler.this_ctx.properties.exports": "ctx.exports names the loopback stubs",
+    "$.durable_object_context.ctx.properties.exports": "ctx.exports names the loopback stubs",
     "$.durable_object_stub_rpc.pending_call": (
         "an RPC call answers a Promise here; workerd's RpcPromise is also a callable proxy for pipelining"
     ),
@@ -158,7 +159,6 @@ MISSING_KEYS: dict[str, dict[str, str]] = {
     "DurableObjectState": {
         "facets": "Durable Object facets, not used",
         "container": "containers, not used",
-        "exports": "ctx.exports names the loopback stubs",
     },
     "D1Database": dict.fromkeys(
         ("alwaysPrimarySession", "fetcher"), "d1-api.ts's own fields, which no caller reads"

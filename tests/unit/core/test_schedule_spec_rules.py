@@ -7,6 +7,7 @@ from typing import Any
 import msgspec
 import pytest
 
+from tsumugi_core.flow_spec import MAX_DEADLINE_MS
 from tsumugi_core.options import FixedBackoff, Guarantee
 from tsumugi_core.schedule_spec import (
     InvalidScheduleError,
@@ -121,13 +122,15 @@ class TestFlowSchedules:
             f"must be a positive integer, got {deadline!r}",
         )
 
-    def test_a_deadline_beyond_javascripts_exact_integers_is_refused(self) -> None:
-        # It was stored, and every trigger of the schedule answered 502 (issue 25, found by schemathesis).
-        assert refusal(msgspec.structs.replace(FLOW, deadline_ms=2**53))[:2] == (
+    @pytest.mark.parametrize("deadline", [MAX_DEADLINE_MS + 1, 1_340_716_791_695, 2**53])
+    def test_a_deadline_longer_than_a_run_may_have_is_refused(self, deadline: int) -> None:
+        # It was stored, and every trigger of the schedule answered 502 (issue 25, found by schemathesis): first
+        # past JavaScript's exact integers, then (the live run) past the Run object's own bound.
+        assert refusal(msgspec.structs.replace(FLOW, deadline_ms=deadline))[:2] == (
             "deadline_ms",
-            f"must be at most {2**53 - 1}, got {2**53}",
+            f"must be at most {MAX_DEADLINE_MS}, got {deadline}",
         )
-        validate_schedule(msgspec.structs.replace(FLOW, deadline_ms=2**53 - 1), registered=(), shards={})
+        validate_schedule(msgspec.structs.replace(FLOW, deadline_ms=MAX_DEADLINE_MS), registered=(), shards={})
 
     def test_occurrence_and_trigger_ids_are_run_ids(self) -> None:
         assert occurrence_job_id(FLOW, 1, 1_767_204_000_000) == "Report:nightly-1767204000000"

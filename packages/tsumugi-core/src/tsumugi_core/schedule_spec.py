@@ -33,9 +33,9 @@ from typing import Any, Final
 import msgspec
 
 from tsumugi_core.exceptions import InvalidFieldError
+from tsumugi_core.flow_spec import MAX_DEADLINE_MS
 from tsumugi_core.ids import InvalidJobIdError, InvalidRunIdError, format_job_id, format_run_id
 from tsumugi_core.options import (
-    MAX_SAFE_INTEGER,
     Backoff,
     EnqueueItem,
     EnqueueValidationError,
@@ -175,9 +175,9 @@ def _validate_flow_target(spec: ScheduleSpec, flows: Collection[str] | None) -> 
     deadline = spec.deadline_ms
     if deadline is not None and (isinstance(deadline, bool) or not isinstance(deadline, int) or deadline < 1):  # pyright: ignore[reportUnnecessaryIsInstance]
         raise InvalidScheduleError("deadline_ms", f"must be a positive integer, got {deadline!r}")
-    if deadline is not None and deadline > MAX_SAFE_INTEGER:
-        # Beyond JavaScript's exact integers the run's deadline cannot cross to its Run object (issue 25).
-        raise InvalidScheduleError("deadline_ms", f"must be at most {MAX_SAFE_INTEGER}, got {deadline}")
+    if deadline is not None and deadline > MAX_DEADLINE_MS:
+        # The Run object refuses a longer deadline at each start (the live fuzz run's trigger answered 502).
+        raise InvalidScheduleError("deadline_ms", f"must be at most {MAX_DEADLINE_MS}, got {deadline}")
 
 
 def validate_schedule(

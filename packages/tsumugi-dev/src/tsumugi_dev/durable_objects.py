@@ -135,7 +135,7 @@ class ObjectHost:
                 lambda c, n: self.namespace.clock.spawn(c, name=n),
                 self._abort,
             )
-            js_state = JsDurableObjectState(state, JsDurableObjectId(self.id))
+            js_state = JsDurableObjectState(state, JsDurableObjectId(self.id), self.namespace.exports)
             token = CURRENT_ENV.set(self.namespace.env)
             try:
                 self._instance = self.namespace.cls(js_state, self.namespace.env)
@@ -308,17 +308,22 @@ class NamespaceHost:
         self.env: Any = None
         """The hosting Worker's raw (JS) env."""
         self.wait_until: Any = None
+        self.exports: Any = None
+        """The hosting Worker's ``ctx.exports`` (its entrypoints as loopback stubs), on each instance's ``ctx``."""
         self._objects: dict[str, ObjectHost] = {}
         self._hex_by_name: dict[str, str] = {}
 
     def bind(
-        self, cls: type, env: Any, subrequest_limit: int = SUBREQUESTS_PER_INVOCATION, wait_until: Any = None
+        self, cls: type, env: Any, subrequest_limit: int = SUBREQUESTS_PER_INVOCATION, wait_until: Any = None,
+        exports: Any = None,
     ) -> None:
-        """Attach the class (once the Worker module is loaded), the raw env its instances get and their limit."""
+        """Attach the class (once the Worker module is loaded), the raw env its instances get, their limit and
+        the Worker's ``ctx.exports``."""
         self.cls = cls
         self.env = env
         self.subrequest_limit = subrequest_limit
         self.wait_until = wait_until
+        self.exports = exports
 
     def host(self, object_id: DurableObjectId) -> ObjectHost:
         """The host of ``object_id`` (one per id, for the life of the runtime)."""

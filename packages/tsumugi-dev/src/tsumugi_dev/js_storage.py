@@ -293,29 +293,35 @@ class JsDurableObjectId(HostObject):
 class JsDurableObjectState(HostObject):
     """``DurableObjectState``: what workerd passes a Durable Object's constructor as ``ctx``."""
 
-    __slots__ = ("_id", "_state", "_storage")
+    __slots__ = ("_exports", "_id", "_state", "_storage")
+    _exports: Any
     _id: Any
     _state: Any
     _storage: Any
     js_class: ClassVar[str] = "DurableObjectState"
 
-    def __init__(self, state: DurableObjectState, object_id: JsDurableObjectId) -> None:
+    def __init__(self, state: DurableObjectState, object_id: JsDurableObjectId, exports: Any = None) -> None:
         object.__setattr__(self, "_state", state)
         object.__setattr__(self, "_storage", _JsStorage(state.storage))
         object.__setattr__(self, "_id", object_id)
+        object.__setattr__(self, "_exports", JsObject({}) if exports is None else exports)
 
     def _js_get(self, name: str) -> Any:
-        # Own data properties on workerd (of its facets, container, storage, id, props, exports: these three).
+        # Own data properties on workerd (of its facets, container, storage, id, props, exports: these four).
+        # ``exports``: the Worker's entrypoints as loopback stubs, as on an invocation's ctx (the Run object
+        # finds performers the scheduler Worker exports itself through it).
         if name == "storage":
             return self._storage
         if name == "id":
             return self._id
         if name == "props":
             return JsObject({})
+        if name == "exports":
+            return self._exports
         return super()._js_get(name)
 
     def _js_keys(self) -> list[str]:
-        return ["storage", "id", "props"]
+        return ["storage", "id", "props", "exports"]
 
     def js_blockConcurrencyWhile(self, callback: Any) -> Any:
         started = js_callback(callback)()  # workerd calls it at once (a borrowed proxy is still alive)

@@ -132,7 +132,7 @@ class LocalRuntime:
         for namespace in self._namespaces.values():
             host = self._worker_for(namespace.script, f"durable_objects class {namespace.class_name}")
             cls = host.durable_object_class(namespace.class_name)
-            namespace.bind(cls, host.js_env, host.config.subrequest_limit, host.wait_until_function)
+            namespace.bind(cls, host.js_env, host.config.subrequest_limit, host.wait_until_function, host.exports)
         for config in self.configs:
             self._start_consumers(config)
         self._restore_alarms()

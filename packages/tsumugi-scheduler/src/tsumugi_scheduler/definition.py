@@ -331,6 +331,21 @@ def _notices(on_failure: object, on_settled: object, registered: tuple[str, ...]
     return NoticeConfig(on_failure=failure, on_settled_binding=settled_binding, on_settled_states=states)
 
 
+def _payload_types(performers: object) -> dict[str, Any]:
+    """The payload JSON Schema of each performer given as a class (its ``payload_type()``, as it publishes it);
+    a type msgspec cannot describe is left out (not checked, as at enqueue)."""
+    found: dict[str, Any] = {}
+    for performer in cast("Iterable[object]", performers):
+        payload_type = getattr(performer, "payload_type", None)
+        name = getattr(performer, "__name__", None)
+        if isinstance(performer, type) and callable(payload_type) and isinstance(name, str):
+            try:
+                found[name] = msgspec.json.schema(payload_type())
+            except (TypeError, ValueError):
+                continue
+    return found
+
+
 def _performers(performers: object) -> tuple[str, ...]:
     # A str is iterable, so "Hello" would silently become the bindings H, e, l, l, o; a mapping would
     # lose its values. Both are refused as the wrong shape rather than guessed at.
@@ -394,7 +409,8 @@ def define_tsumugi(
         on_settled: ``{"binding": ..., "states": [...]}``; a SettledNotice per job ending in those states (A3).
         retention: ``{"older_than_ms": ms, "limit": n}`` for the cron sweep of the read model.
         schedules: ``{name: {"binding", "payload" (value or ``fn(scheduled_at)``), "every_ms" | "cron",
-            "timezone", "overlap", job options}}``: recurring jobs, fired by the Scheduler Durable Object.
+            "timezone", "overlap", job options}}``: recurring jobs, fired by the Scheduler Durable Object. A
+            payload value must fit the payload type of its performer when that is listed as a class.
         schedule_shards: How many Scheduler objects share the schedules, by name (ADR-0079).
         flows: Flows declared with ``tsumugi_performer.flow`` that runs may start; a subflow's child flow
             must be listed too.
@@ -422,7 +438,8 @@ def define_tsumugi(
     except InvalidFieldError as exc:
         raise DefinitionError(exc.field, exc.rule) from None
     try:
-        code = code_schedules(schedules, registered=registered, shards=shard_counts, flows=tuple(flow_specs))
+        code = code_schedules(schedules, registered=registered, shards=shard_counts, flows=tuple(flow_specs),
+                              payload_types=_payload_types(performers))  # fmt: skip
     except InvalidScheduleError as exc:
         raise DefinitionError(exc.field, exc.rule) from None
     return TsumugiDefinition(

@@ -197,11 +197,11 @@ def _bulk(body: dict[str, Any], action: BulkAction) -> BulkTarget:
         _string(body, f) for f in ("binding", "state", "unique_key", "concurrency_key")
     )
     created_from, created_to, limit = (_number(body, f) for f in ("created_from", "created_to", "limit"))
+    allowed = BULK_STATES[action]
+    if state is not None and state not in allowed:  # an enum in the document: refused beside ids too
+        raise bad_request(f"state must be one of {', '.join(allowed)} for {action}")
     if "ids" in body and body["ids"] is not None:
         return BulkTarget(ids=_ids(body["ids"]))
-    allowed = BULK_STATES[action]
-    if state is not None and state not in allowed:
-        raise bad_request(f"state must be one of {', '.join(allowed)} for {action}")
     if limit is not None and limit < 1:
         raise bad_request("limit must be at least 1")
     filters = BulkFilter(

@@ -16,7 +16,7 @@ import msgspec
 from tsumugi_core.exceptions import InvalidFieldError
 from tsumugi_core.states import current_attempt
 from tsumugi_scheduler.readmodel import SORT_COLUMNS, D1Like, JobQuery, JobSummary, RetryWindow, StatementT
-from tsumugi_scheduler.readmodel.d1_port import result_rows
+from tsumugi_scheduler.readmodel.d1_port import d1_values, result_rows
 from tsumugi_scheduler.readmodel.filters import where_clause
 from tsumugi_scheduler.readmodel.retry_window import is_retryable
 
@@ -77,7 +77,7 @@ def list_statements(
             count, [*texts, *params, SEARCH_WINDOW])
     page = f"SELECT {_COLUMNS} FROM job{where}{order} LIMIT ? OFFSET ?"
     count = f"SELECT count(*) AS total FROM (SELECT 1 FROM job{where} LIMIT ?)"
-    return (page, [*params, query.limit, query.offset]), (count, [*params, cap + 1])
+    return (page, d1_values([*params, query.limit, query.offset])), (count, [*params, cap + 1])
 
 
 def _summary(row: Any, window: RetryWindow | None) -> JobSummary:

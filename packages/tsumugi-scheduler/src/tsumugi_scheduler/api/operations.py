@@ -89,9 +89,10 @@ _STR = {"type": "string"}
 _NUM = {"type": "string", "description": "A number; empty or non-numeric values are ignored."}
 _BINDING_OR_EMPTY = {"type": "string", "pattern": "^([A-Za-z_][A-Za-z0-9_]*)?$"}
 _BINDING_LIST = {"type": "string", "pattern": "^([A-Za-z_][A-Za-z0-9_]*)?(,([A-Za-z_][A-Za-z0-9_]*)?)*$"}
-_HOURS = {"type": "number", "minimum": 1, "exclusiveMaximum": 721}
-_BUCKET_MINUTES = {"type": "integer", "minimum": 1, "maximum": 1440}
+_EMPTY = {"type": "string", "maxLength": 0, "description": "Empty: the default, as when absent."}
+_HOURS = {"anyOf": [{"type": "number", "minimum": 1, "exclusiveMaximum": 721}, _EMPTY]}
 """Any number whose floor is 1..720: the handler floors it, as the original does."""
+_BUCKET_MINUTES = {"anyOf": [{"type": "integer", "minimum": 1, "maximum": 1440}, _EMPTY]}
 
 
 def _answers(**by_status: Answer) -> dict[int, Answer]:
@@ -220,6 +221,8 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
         ("POST", "/api/schedules/{name}/trigger", "triggerSchedule", "Enqueue one occurrence now.",
          schedules.trigger_schedule, None,
          _answers(s200=Answer(description="Enqueued.", body=sm.ScheduleTriggered), s404=_NOT_FOUND,
+                  s409=Answer(description="The scheduler refuses the job the schedule makes (e.g. its payload "
+                                          "against the performer's type now); `field` and `rule` say why."),
                   s501=_NO_SCHEDULER, s502=Answer(description="The enqueue failed; `error` says why."))),
       )),
     Operation(method="GET", path="/api/runs", operation_id="listRuns", summary="Flow runs, newest change first.",

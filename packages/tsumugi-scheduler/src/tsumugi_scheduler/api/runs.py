@@ -19,7 +19,7 @@ from tsumugi_core.flow_advance import NodeOrigin, NodeView, waiting_on
 from tsumugi_scheduler.api.answers import ApiError, json_response
 from tsumugi_scheduler.api.context import api_of, env_of, first_values
 from tsumugi_scheduler.readmodel import parse_job_query
-from tsumugi_scheduler.readmodel.d1_port import result_rows
+from tsumugi_scheduler.readmodel.d1_port import d1_values, result_rows
 
 __all__ = ["FlowList", "RunDetail", "RunDetailBody", "RunList", "RunNode", "RunSummary", "get_run", "list_flows",
            "list_runs", "read_run", "run_failure"]  # fmt: skip
@@ -153,7 +153,7 @@ async def list_runs(request: Request) -> Response:
     d1 = env_of(request).TSUMUGI_DB
     rows, count = await d1.batch([
         d1.prepare(f"SELECT {_SUMMARY} FROM run{where} ORDER BY updated_at DESC, id DESC LIMIT ? OFFSET ?")
-        .bind(*values, page.limit, page.offset),
+        .bind(*d1_values([*values, page.limit, page.offset])),
         d1.prepare(f"SELECT count(*) AS total FROM run{where}").bind(*values),
     ])  # fmt: skip
     runs = [RunSummary(**_summary_fields(row)) for row in result_rows(rows)]

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.config import JsonDict
 from pydantic.json_schema import SkipJsonSchema
 
+from tsumugi_core.flow_spec import MAX_DEADLINE_MS
 from tsumugi_core.options import MAX_KEY_CHARS, MAX_TIMEOUT_MS
 from tsumugi_core.schedule_spec import MAX_SCHEDULE_NAME_CHARS, SCHEDULE_NAME_RE
 from tsumugi_core.schedule_timing import MAX_EVERY_MS, MIN_EVERY_MS
@@ -202,7 +203,7 @@ def _allow_flow_targets(body: dict[str, Any], flows: list[str]) -> None:
     ``deadlineMs``, no job option): exactly one of them."""
     body["properties"].update({
         "flow": {"enum": flows}, "input": {"description": "Any JSON value, null included: each run's input."},
-        "deadlineMs": {"type": "integer", "minimum": 1, "maximum": _SAFE},
+        "deadlineMs": {"type": "integer", "minimum": 1, "maximum": MAX_DEADLINE_MS},
     })  # fmt: skip
     body["required"] = [k for k in body.get("required", []) if k not in ("binding", "payload")]
     body.setdefault("allOf", []).append({"anyOf": [

@@ -14,12 +14,13 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from tsumugi_core.json_path import InvalidValueError
-from tsumugi_core.schedule_spec import SCHEDULE_NAME_RE
+from tsumugi_core.schedule_spec import ALLOWED_JOB_OPTIONS, SCHEDULE_NAME_RE
 from tsumugi_scheduler.api.answers import ApiError, json_response
 from tsumugi_scheduler.api.bodies import parse_object
 from tsumugi_scheduler.api.context import api_of, env_of, first_values
 from tsumugi_scheduler.api.enqueue_body import compatible_item
 from tsumugi_scheduler.schedules.directory import ScheduleDirectory, SchedulesNotConfiguredError
+from tsumugi_scheduler.schedules.fields import CAMEL
 from tsumugi_scheduler.wire import integral
 
 __all__ = [
@@ -77,6 +78,12 @@ async def _check_change(request: Request, directory: ScheduleDirectory, name: st
         if stored is not None and stored.get("binding") is None:
             rule = "cannot be set on a flow schedule: a schedule targets exactly one of them"
             raise ApiError(409, {"error": f"binding {rule}", "field": "binding", "rule": rule})
+    options = [key for key in _JOB_OPTION_FIELDS if body.get(key) is not None]
+    if options and "binding" not in body and "flow" not in body:
+        stored = await directory.get(name)
+        if stored is not None and stored.get("binding") is None:
+            rule = "is not allowed with a flow: the flow's nodes set their options"
+            raise ApiError(409, {"error": f"{options[0]} {rule}", "field": options[0], "rule": rule})
     if "payload" not in body:
         if isinstance(body.get("binding"), str):  # a new binding for the stored payload
             stored = await directory.get(name)
@@ -93,6 +100,10 @@ async def _check_change(request: Request, directory: ScheduleDirectory, name: st
         rule = "is not allowed with a flow: send the run's input as input"
         raise ApiError(409, {"error": f"payload {rule}", "field": "payload", "rule": rule})
     await _check_payload(request, stored["binding"], body, status=409)
+
+
+_JOB_OPTION_FIELDS: Final = tuple(CAMEL.get(option, option) for option in ALLOWED_JOB_OPTIONS)
+"""A job schedule's options as a body spells them (``partitionKey`` ...)."""
 
 
 def _answer(answer: dict[str, Any], status: int = 200) -> Response:

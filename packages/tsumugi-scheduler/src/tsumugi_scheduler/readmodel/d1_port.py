@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Mapping, Sequence
 from typing import Any, Protocol, Self, TypeVar
 
-__all__ = ["D1Like", "D1StatementLike", "StatementT", "result_changes", "result_rows"]
+__all__ = ["D1Like", "D1StatementLike", "StatementT", "d1_values", "result_changes", "result_rows"]
 
 
 class D1StatementLike(Protocol):
@@ -50,6 +50,17 @@ class D1Like(Protocol[StatementT]):
     def batch(self, statements: list[StatementT], /) -> Awaitable[Sequence[Any]]:
         """Run ``statements`` as one transaction; one result per statement, in order."""
         ...
+
+
+_NUMBER_BOUND = 2**53 - 1
+"""Pyodide 0.28 sends an int of this size or more as a JS BigInt, which D1 refuses (``D1_TYPE_ERROR``); the
+request parameters are clamped to exactly this bound (JavaScript's largest exact integer)."""
+
+
+def d1_values(values: Sequence[Any]) -> list[Any]:
+    """``values`` to bind, an int of exactly +-(2**53 - 1) as the float it equals (D1 binds every number as a
+    double); other values unchanged (a larger int is still refused: nothing clamps to it)."""
+    return [float(v) if type(v) is int and abs(v) == _NUMBER_BOUND else v for v in values]
 
 
 def result_rows(result: Any) -> list[Mapping[str, Any]]:

@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from tsumugi_core.exceptions import InvalidFieldError
+from tsumugi_scheduler.readmodel.d1_port import d1_values
 
 __all__ = ["EXACT_MATCH_COLUMNS", "where_clause"]
 
@@ -60,4 +61,4 @@ def where_clause(
     if created_to is not None:
         terms.append("created_at <= ?")
         params.append(created_to)
-    return (f" WHERE {' AND '.join(terms)}" if terms else ""), params
+    return (f" WHERE {' AND '.join(terms)}" if terms else ""), d1_values(params)

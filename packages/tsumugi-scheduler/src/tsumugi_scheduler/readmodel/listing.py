@@ -11,7 +11,7 @@ from typing import Final
 
 from tsumugi_core.exceptions import InvalidFieldError
 from tsumugi_core.states import current_attempt
-from tsumugi_scheduler.readmodel.d1_port import D1Like, StatementT, result_rows
+from tsumugi_scheduler.readmodel.d1_port import D1Like, StatementT, d1_values, result_rows
 from tsumugi_scheduler.readmodel.filters import where_clause
 from tsumugi_scheduler.readmodel.job_query import SORT_COLUMNS, JobQuery
 from tsumugi_scheduler.readmodel.retry_window import RetryWindow, is_retryable
@@ -60,7 +60,7 @@ async def list_jobs(
     page_sql = f"SELECT {_SUMMARY_COLUMNS} FROM job{where}{_order_by(query)} LIMIT ? OFFSET ?"
     count_sql = f"SELECT count(*) AS total FROM job{where}"
     page, count = await d1.batch([
-        d1.prepare(page_sql).bind(*params, query.limit, query.offset),
+        d1.prepare(page_sql).bind(*d1_values([*params, query.limit, query.offset])),
         d1.prepare(count_sql).bind(*params),
     ])  # fmt: skip
     jobs = [

@@ -4,6 +4,10 @@ Each value is a mapping of snake_case options: ``binding``, ``payload`` (a value
 ``scheduled_at`` called at each occurrence, possibly async) or ``flow`` and ``input`` (likewise) with an
 optional ``deadline_ms``, ``every_ms`` or ``cron`` (with ``timezone``),
 ``overlap`` and the job options a schedule allows. Errors read ``schedules.<name>.<field> <rule>``.
+
+A payload given as a value is checked against its performer's payload type when the definition knows it (the
+performer listed as a class in ``performers``): ``schedules.<name>.payload.<path> <rule>``, as an enqueue
+names it. A payload function's value is checked at each occurrence, by the enqueue (ADR-0137).
 """
 
 from __future__ import annotations
@@ -11,8 +15,11 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping
 from typing import Any, cast
 
+from tsumugi_core.json_path import InvalidValueError
+from tsumugi_core.json_schema import SchemaError, compile_schema
 from tsumugi_core.schedule_spec import InvalidScheduleError, ScheduleSpec, validate_schedule_name
 from tsumugi_scheduler.schedules.fields import spec_from_fields
+from tsumugi_scheduler.wire import integral
 
 __all__ = ["CodeSchedules", "PayloadFunction", "code_schedules"]
 
@@ -35,8 +42,10 @@ def code_schedules(
     registered: Collection[str],
     shards: Mapping[str, int],
     flows: Collection[str] | None = None,
+    payload_types: Mapping[str, Any] | None = None,
 ) -> CodeSchedules:
-    """Validate ``define_tsumugi``'s ``schedules`` option.
+    """Validate ``define_tsumugi``'s ``schedules`` option; ``payload_types`` maps a binding to the JSON Schema of
+    its performer's payload, for the bindings whose type the definition knows.
 
     Raises:
         InvalidScheduleError: ``field`` is the option path (``schedules.nightly.every_ms``).
@@ -64,4 +73,20 @@ def code_schedules(
                                            payload_from_code=from_code, flows=flows)  # fmt: skip
         except InvalidScheduleError as exc:
             raise InvalidScheduleError(f"schedules.{name}.{exc.field}", exc.rule) from None
+        _check_payload(name, specs[name], payload_types or {})
     return CodeSchedules(specs, payloads)
+
+
+def _check_payload(name: str, spec: ScheduleSpec, payload_types: Mapping[str, Any]) -> None:
+    """Refuse a job schedule's payload value its performer's known type refuses (every occurrence would fail)."""
+    schema = payload_types.get(spec.binding) if spec.flow is None and not spec.payload_from_code else None
+    if schema is None:
+        return
+    try:
+        check = compile_schema(schema)
+    except SchemaError:  # a type this checker cannot read: not checked here, as at enqueue
+        return
+    try:
+        check(integral(spec.payload))  # as the enqueue reads it: the payload crosses JavaScript on its way
+    except InvalidValueError as exc:
+        raise InvalidScheduleError(f"schedules.{name}.{exc.path('payload')}", exc.rule) from None

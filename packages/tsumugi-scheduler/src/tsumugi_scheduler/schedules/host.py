@@ -300,14 +300,22 @@ class SchedulerHost:
             return _not_found(name)
         now = time_source().now_ms()
         job_id = trigger_job_id(row.spec, self._target_shards(row.spec), now)
-        errors = await self._enqueue_fires([(row, now, job_id)])
+        refusals: dict[str, EnqueueValidationError] = {}
+        errors = await self._enqueue_fires([(row, now, job_id)], refusals)
         error = errors.get(name)
         is_flow = row.spec.flow is not None
         store.record_trigger(name, now, None if error or is_flow else job_id, error,
                              None if error or not is_flow else job_id)  # fmt: skip
         answer = self._answer(store, name)
         answer["run_id" if is_flow else "job_id"] = job_id
-        if error:
+        refused = refusals.get(name)
+        if refused is not None:
+            # The scheduler refuses the job the schedule makes (its payload against the performer's type as it
+            # is now, e.g. after a redeploy): the schedule conflicts with it, naming the field; not an upstream
+            # failure (it answered 502).
+            field = refused.field.removeprefix("items[0].")
+            answer.update(_fail(409, f"{field} {refused.rule}", field, refused.rule))
+        elif error:
             answer.update(_fail(502, error))
         return answer
 
@@ -406,8 +414,13 @@ class SchedulerHost:
         value = function(occurrence)
         return await value if inspect.isawaitable(value) else value
 
-    async def _enqueue_fires(self, fires: Sequence[tuple[ScheduleRow, int, str]]) -> dict[str, str]:
-        """Enqueue each ``(row, scheduled_at, job_id)``; the error text of each schedule that failed.
+    async def _enqueue_fires(
+        self,
+        fires: Sequence[tuple[ScheduleRow, int, str]],
+        refusals: dict[str, EnqueueValidationError] | None = None,
+    ) -> dict[str, str]:
+        """Enqueue each ``(row, scheduled_at, job_id)``; the error text of each schedule that failed (and, in
+        ``refusals``, the validation error of each whose job the scheduler refused).
 
         A flow schedule's ``job_id`` is its run id (``<flow>:<name>-<scheduled_at>``): `_start_runs`.
         """
@@ -433,6 +446,8 @@ class SchedulerHost:
                         await service.enqueue_many([item])
                     except Exception as exc:
                         errors[name] = error_text(exc).splitlines()[0]
+                        if refusals is not None and isinstance(exc, EnqueueValidationError):
+                            refusals[name] = exc
             except Exception as exc:
                 text = error_text(exc).splitlines()[0]
                 errors.update((name, text) for name, _ in chunk)
