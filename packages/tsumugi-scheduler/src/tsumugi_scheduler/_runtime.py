@@ -15,7 +15,16 @@ from typing import Any, TypeVar
 
 from tsumugi_scheduler.request_limits import MAX_BODY_BYTES
 
-__all__ = ["DurableObjectSql", "LentCallable", "PostText", "current_alarm", "plain", "post_text", "serve_asgi"]
+__all__ = [
+    "DurableObjectSql",
+    "LentCallable",
+    "PostText",
+    "current_alarm",
+    "get_text",
+    "plain",
+    "post_text",
+    "serve_asgi",
+]
 
 T = TypeVar("T")
 
@@ -34,6 +43,17 @@ async def post_text(url: str, body: str, headers: Mapping[str, str], timeout_s: 
 
     async def send() -> tuple[int, str]:
         response = await fetch(url, method=HTTPMethod.POST, headers=dict(headers), body=body)
+        return int(response.status), str(await response.text())
+
+    return await asyncio.wait_for(send(), timeout_s)
+
+
+async def get_text(url: str, timeout_s: float = 10.0) -> tuple[int, str]:
+    """GET ``url`` through the Worker's ``fetch``, answering (status, body text) within ``timeout_s``."""
+    from workers import fetch
+
+    async def send() -> tuple[int, str]:
+        response = await fetch(url, method=HTTPMethod.GET)
         return int(response.status), str(await response.text())
 
     return await asyncio.wait_for(send(), timeout_s)

@@ -48,6 +48,12 @@ class ErrorBody(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     rule: str | None = None
     pending: list[str] | None = None
     missing: list[dict[str, str]] | None = None
+    reason: str | None = None
+    """403: which role the operation needs and which the caller has, in words."""
+    needs: str | None = None
+    """403: the role the operation needs."""
+    role: str | None = None
+    """403: the caller's role (absent: none)."""
 
 
 class Refusal(msgspec.Struct, frozen=True, kw_only=True):
