@@ -13,7 +13,7 @@ import tempfile
 import urllib.parse
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import httpx
 
@@ -21,7 +21,7 @@ from tsumugi_core.testing import FixedClock
 from tsumugi_dev.analytics import AnalyticsEngineDataset
 from tsumugi_dev.d1 import D1Database, apply_d1_migrations
 from tsumugi_dev.do_sql import SqlStorage
-from tsumugi_scheduler.api import DEFAULT_AUTH, SchemaGate, create_app
+from tsumugi_scheduler.api import SchemaGate, create_app
 from tsumugi_scheduler.definition import TsumugiDefinition, define_tsumugi
 from tsumugi_scheduler.identity import AuthScheme
 from tsumugi_scheduler.run.host import RunHost
@@ -204,7 +204,7 @@ class World:
     """An app, its env and a client; ``tick`` runs every shard's alarm (projection, then dispatch)."""
 
     def __init__(self, folder: Path, clock: SteppedClock, definition: TsumugiDefinition | None = None,
-                 *, auth: AuthScheme | None = DEFAULT_AUTH, token: str | None = TOKEN, d1: D1Database | None = None) -> None:  # fmt: skip
+                 *, auth: AuthScheme | Literal["definition"] | None = "definition", token: str | None = TOKEN, d1: D1Database | None = None) -> None:  # fmt: skip
         self.clock = clock
         self.folder = folder
         self.closing: list[Callable[[], None]] = []
