@@ -35,6 +35,8 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from tsumugi_core.options import EnqueueValidationError
+from tsumugi_scheduler.api.action_log import record_action
+from tsumugi_scheduler.api.action_targets import changed_targets
 from tsumugi_scheduler.api.answers import ApiError, json_response, text_not_found, validation_error
 from tsumugi_scheduler.api.auth import DEFAULT_AUTH
 from tsumugi_scheduler.api.context import ApiContext
@@ -192,7 +194,11 @@ def _by_method(endpoints: dict[str, Operation], literal: dict[str, list[str]]) -
         identity = identity_of(request)
         if not identity.may(op.role):
             return _forbidden(op, identity)
-        return await op.endpoint(request)
+        answer = await op.endpoint(request)
+        if op.method != "GET" and op.records and 200 <= answer.status_code < 300:
+            await record_action(request.scope["env"].TSUMUGI_DB, identity, op.operation_id,
+                                changed_targets(op, request, answer), at=time_source().now_ms())  # fmt: skip
+        return answer
 
     return endpoint
 

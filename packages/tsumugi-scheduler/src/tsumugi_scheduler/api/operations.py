@@ -73,6 +73,9 @@ class Operation:
     query: tuple[QueryParam, ...] = ()
     answers: Mapping[int, Answer] = field(default_factory=dict[int, Answer])
     tag: str = "jobs"
+    records: bool = True
+    """A 2xx answer of a state change records who made it (`tsumugi_scheduler.api.action_log`); enqueues do
+    not (the job itself is the record, and every enqueue would cost a second D1 write)."""
 
 
 _BAD = Answer(description="Invalid input; `error` says which field and rule.")
@@ -120,11 +123,11 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
               endpoint=jobs.list_jobs, query=_LIST_QUERY, answers=_answers(s200=Answer(description="A page and the total (exact up to 10,000, then `total_capped`).",
                                                 body=JobListBody))),
     Operation(method="POST", path="/api/jobs", operation_id="createJob", role=Role.OPERATOR, summary="Enqueue one job.",
-              endpoint=jobs.create_job, body=m.EnqueueBody,
+              endpoint=jobs.create_job, body=m.EnqueueBody, records=False,
               answers=_answers(s201=Answer(description="The job id (also for a dedup hit).", body=s.Created), s400=_BAD,
                                s409=_ROUTING)),
     Operation(method="POST", path="/api/jobs/bulk-enqueue", operation_id="bulkEnqueueJobs", role=Role.OPERATOR, summary="Enqueue up to 500 jobs.",
-              endpoint=jobs.bulk_enqueue, body=m.BulkEnqueueBody,
+              endpoint=jobs.bulk_enqueue, body=m.BulkEnqueueBody, records=False,
               answers=_answers(s201=Answer(description="Ids in input order.", body=s.CreatedMany), s400=_BAD,
                                s409=_ROUTING)),
     Operation(method="POST", path="/api/jobs/bulk-retry", operation_id="bulkRetryJobs", role=Role.OPERATOR, summary="Retry FAILED / STALLED jobs by ids or filter.",

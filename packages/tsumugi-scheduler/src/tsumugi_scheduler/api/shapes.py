@@ -140,10 +140,24 @@ class JobDetailView(msgspec.Struct, frozen=True, kw_only=True):
     cancel_requested: bool
 
 
+class ActionView(msgspec.Struct, frozen=True, kw_only=True):
+    """One change made through the API (ADR-0156): when, by whom (an email or a token's name), with which role."""
+
+    at: int
+    by: str
+    role: Literal["viewer", "operator", "admin"] | None
+    action: str
+    """The operation id: ``cancelJob``, ``retryJob``, ``rescheduleJob``, ``bulkCancelJobs``, ``setBindingPolicy``, ..."""
+    target: str | None
+    """The job id, or ``binding:<name>`` for a change of the job's binding's policy."""
+
+
 class JobDetailBody(msgspec.Struct, frozen=True, kw_only=True):
     """200 of ``GET /api/jobs/{id}``."""
 
     job: JobDetailView
+    actions: list[ActionView]
+    """Who changed the job through the API, and its binding's policy, newest first (at most 20 of each)."""
 
 
 class BulkRefusal(msgspec.Struct, frozen=True, kw_only=True):
