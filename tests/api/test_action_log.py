@@ -68,7 +68,8 @@ async def test_a_bulk_cancel_records_each_job_it_changed(world: World) -> None:
     first, second = await world.enqueue("MAIL"), await world.enqueue("MAIL")
     status, body = await world.request("POST", "/api/jobs/bulk-cancel", {"ids": [first, second, "MAIL#0:nope"]},
                                        headers=OPERATOR)  # fmt: skip
-    assert status == 200 and sorted(body["ok"]) == sorted([first, second]), body
+    assert status == 200, body
+    assert sorted(body["ok"]) == sorted([first, second])
     for job_id in (first, second):
         assert [a["action"] for a in (await detail(world, job_id))["actions"]] == ["bulkCancelJobs"]  # type: ignore[union-attr]
 
@@ -86,6 +87,10 @@ async def test_a_refused_change_records_and_changes_nothing(world: World) -> Non
 
 async def test_the_sweep_drops_actions_past_the_read_models_retention(world: World) -> None:
     job_id = await world.enqueue("MAIL", delayMs=60_000)
-    assert (await world.request("POST", f"/api/jobs/{quoted(job_id)}/cancel", headers={"authorization": f"Bearer {TOKEN}"}))[0] == 200
+    assert (
+        await world.request(
+            "POST", f"/api/jobs/{quoted(job_id)}/cancel", headers={"authorization": f"Bearer {TOKEN}"}
+        )
+    )[0] == 200
     assert (await sweep(world.d1, T0 + 1_000, older_than_ms=1_000)).actions == 0  # not older than the cutoff
     assert (await sweep(world.d1, T0 + 1_001, older_than_ms=1_000)).actions == 1

@@ -142,7 +142,9 @@ def test_every_route_declares_a_role_and_has_a_case() -> None:
 async def test_a_route_refuses_a_role_below_its_own_and_serves_the_rest(world: World, op: Operation,
                                                                         role: Role) -> None:  # fmt: skip
     method, path, body = await CASES[op.operation_id](world)
-    status, answer = await world.request(method, path, body, headers={"authorization": f"Bearer {TOKENS[role]}"})
+    status, answer = await world.request(
+        method, path, body, headers={"authorization": f"Bearer {TOKENS[role]}"}
+    )
     if role.allows(op.role):
         assert 200 <= status < 300, (status, answer)
     else:

@@ -48,7 +48,7 @@ __all__ = [
 ]
 
 _log = logging.getLogger("tsumugi_scheduler.api")
-IdentifyFn = Callable[[Request], "Identity | None | Awaitable[Identity | None]"]
+IdentifyFn = Callable[[Request], "Identity | Awaitable[Identity | None] | None"]
 
 
 def _var(option: str, value: object, *, optional: bool) -> str | None:
@@ -72,7 +72,9 @@ def bearer_tokens(*, admin: str = "TSUMUGI_TOKEN", operator: str | None = "TSUMU
     if cookie is not None and (not isinstance(cookie, str) or not cookie.isidentifier()):  # pyright: ignore[reportUnnecessaryIsInstance]
         raise DefinitionError("auth.cookie", f"must be a cookie name (letters, digits, _), got {cookie!r}")
     if isinstance(session_ttl_ms, bool) or not isinstance(session_ttl_ms, int) or session_ttl_ms < 60_000:  # pyright: ignore[reportUnnecessaryIsInstance]
-        raise DefinitionError("auth.session_ttl_ms", f"must be an integer of at least 60000, got {session_ttl_ms!r}")
+        raise DefinitionError(
+            "auth.session_ttl_ms", f"must be an integer of at least 60000, got {session_ttl_ms!r}"
+        )
     return BearerAuth(token_var=admin_var, operator_token_var=_var("auth.operator", operator, optional=True),
                       viewer_token_var=_var("auth.viewer", viewer, optional=True), cookie=cookie,
                       session_ttl_ms=session_ttl_ms)  # fmt: skip
@@ -98,11 +100,15 @@ def _access_roles(roles: Mapping[str, Any] | None, default_role: str | None, gro
     emails: dict[str, Role] = {}
     groups: dict[str, Role] = {}
     if roles is not None and not isinstance(roles, Mapping):  # pyright: ignore[reportUnnecessaryIsInstance]
-        raise DefinitionError("auth.roles", f"must map a role to {{'emails': [...], 'groups': [...]}}, got {roles!r}")
+        raise DefinitionError(
+            "auth.roles", f"must map a role to {{'emails': [...], 'groups': [...]}}, got {roles!r}"
+        )
     for name, rule in (roles or {}).items():
         role = _role(f"auth.roles.{name}", name)
         if not isinstance(rule, Mapping):
-            raise DefinitionError(f"auth.roles.{name}", f"must be {{'emails': [...], 'groups': [...]}}, got {rule!r}")
+            raise DefinitionError(
+                f"auth.roles.{name}", f"must be {{'emails': [...], 'groups': [...]}}, got {rule!r}"
+            )
         for key, value in cast("Mapping[object, object]", rule).items():
             if key not in ("emails", "groups"):
                 raise DefinitionError(f"auth.roles.{name}.{key}", "is not a known option (emails, groups)")
@@ -144,10 +150,13 @@ def cloudflare_access(team: str | None = None, aud: str | None = None, *, roles:
     if aud is not None and (not isinstance(aud, str) or not aud.strip()):  # pyright: ignore[reportUnnecessaryIsInstance]
         raise DefinitionError("auth.aud", f"must be the Access application's audience tag, got {aud!r}")
     if isinstance(cache_ttl_ms, bool) or not isinstance(cache_ttl_ms, int) or cache_ttl_ms < 60_000:  # pyright: ignore[reportUnnecessaryIsInstance]
-        raise DefinitionError("auth.cache_ttl_ms", f"must be an integer of at least 60000, got {cache_ttl_ms!r}")
+        raise DefinitionError(
+            "auth.cache_ttl_ms", f"must be an integer of at least 60000, got {cache_ttl_ms!r}"
+        )
     team_name = _var("auth.team_var", team_var, optional=False)
     aud_name = _var("auth.aud_var", aud_var, optional=False)
-    assert team_name is not None and aud_name is not None
+    assert team_name is not None
+    assert aud_name is not None
     return CloudflareAccess(team=None if team is None else normalise_team(team), aud=None if aud is None else aud.strip(),
                             roles=_access_roles(roles, default_role, group_claim), team_var=team_name,
                             aud_var=aud_name, cache_ttl_ms=cache_ttl_ms, fetch=fetch)  # fmt: skip
@@ -171,7 +180,10 @@ class CustomAuth(AuthScheme):
             _log.exception("the auth callable raised: request refused")
             return None
         if answer is not None and not isinstance(answer, Identity):
-            _log.error("the auth callable answered %s, not an Identity or None: request refused", type(answer).__name__)
+            _log.error(
+                "the auth callable answered %s, not an Identity or None: request refused",
+                type(answer).__name__,
+            )
             return None
         return answer
 

@@ -57,7 +57,7 @@ def parse_jwks(text: str) -> dict[str, RsaPublicKey]:
         document: Any = json.loads(text)
     except (json.JSONDecodeError, RecursionError):
         raise AccessTokenError("JWKS must be JSON") from None
-    keys: Any = document.get("keys") if isinstance(document, dict) else None
+    keys: Any = cast("dict[str, Any]", document).get("keys") if isinstance(document, dict) else None
     if not isinstance(keys, list):
         raise AccessTokenError('JWKS must be an object with a "keys" list')
     found: dict[str, RsaPublicKey] = {}
@@ -91,7 +91,11 @@ class JwksCache:
         if self._fetched_at is None or now_ms - self._fetched_at >= self._ttl_ms:
             await self._load(now_ms)
         found = self._keys.get(kid)
-        if found is None and self._fetched_at is not None and now_ms - self._fetched_at >= self._refresh_floor_ms:
+        if (
+            found is None
+            and self._fetched_at is not None
+            and now_ms - self._fetched_at >= self._refresh_floor_ms
+        ):
             await self._load(now_ms)  # a rotated key: Access published it after our last fetch
             found = self._keys.get(kid)
         if found is None:

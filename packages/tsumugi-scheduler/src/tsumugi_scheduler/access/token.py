@@ -105,7 +105,9 @@ def parse_token(token: str) -> ParsedToken:
         raise AccessTokenError("header kid is required")
     claims = _json_object(parts[1], "payload")
     signature = b64url_decode(parts[2], "signature")
-    return ParsedToken(kid=kid, claims=claims, signing_input=f"{parts[0]}.{parts[1]}".encode(), signature=signature)
+    return ParsedToken(
+        kid=kid, claims=claims, signing_input=f"{parts[0]}.{parts[1]}".encode(), signature=signature
+    )
 
 
 def verify_signature(parsed: ParsedToken, key: RsaPublicKey) -> None:

@@ -20,7 +20,9 @@ __all__ = ["ACTIONS_SHOWN", "ActionEntry", "actions_for", "record_action"]
 ACTIONS_SHOWN: Final = 20
 """The newest entries a job detail shows, for the job and for its binding each."""
 _INSERT: Final = "INSERT INTO action_log (at, actor, role, action, target) VALUES (?, ?, ?, ?, ?)"
-_FOR_TARGET: Final = "SELECT at, actor, role, action, target FROM action_log WHERE target = ? ORDER BY seq DESC LIMIT ?"
+_FOR_TARGET: Final = (
+    "SELECT at, actor, role, action, target FROM action_log WHERE target = ? ORDER BY seq DESC LIMIT ?"
+)
 _job_log = logging.getLogger("tsumugi.jobs")
 _log = logging.getLogger("tsumugi_scheduler.api")
 
@@ -29,7 +31,9 @@ ActionEntry = dict[str, Any]
 ``schedule:<name>``."""
 
 
-async def record_action(db: Any, identity: Identity, action: str, targets: list[str | None], *, at: int) -> None:
+async def record_action(
+    db: Any, identity: Identity, action: str, targets: list[str | None], *, at: int
+) -> None:
     """Log and store ``action`` by ``identity`` on each of ``targets`` (None: a bulk action by filter)."""
     if not targets:
         return

@@ -24,7 +24,7 @@ The Worker's env travels in the ASGI scope (``scope["env"]``), as ``workers.asgi
 from __future__ import annotations
 
 import logging
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, cast
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -103,7 +103,7 @@ class ApiGate:
                 return
         await self._run(scope, receive, send)
 
-    async def _refusal(self, scope: Scope, headers: dict[str, str]) -> Response | None:  # noqa: C901
+    async def _refusal(self, scope: Scope, headers: dict[str, str]) -> Response | None:
         assert self.auth is not None
         env = scope.get("env")
         identity = await self.auth.admit(env, headers, scope, now_ms=time_source().now_ms())
@@ -229,7 +229,7 @@ def create_app(definition: TsumugiDefinition, *,
         return json_response(200, with_payload_types(document, typed) if typed else document)
 
     chosen = definition.auth if auth == "definition" else auth
-    scheme = DEFAULT_AUTH if chosen == "default" else chosen
+    scheme: AuthScheme | None = DEFAULT_AUTH if chosen in ("default", "definition") else cast("AuthScheme | None", chosen)
     by_path: dict[str, dict[str, Operation]] = {}
     for op in OPERATIONS:
         by_path.setdefault(op.path, {})[op.method] = op
