@@ -1,4 +1,5 @@
-"""The ``tsumugi`` command: ``tsumugi dev [CONFIG ...] [--data-dir .tsumugi] [--port 8787] [--test-scheduled]``,
+"""The ``tsumugi`` command: ``tsumugi dev [CONFIG ...] [--data-dir .tsumugi] [--port 8787] [--test-scheduled]
+[--access]``,
 ``tsumugi init [DIR] [--name NAME]``, ``tsumugi add-performer NAME [--worker DIR]``, ``tsumugi add-flow NAME
 [--performer BINDING ...]`` and
 ``tsumugi deploy [CONFIG ...] [--dry-run] [--out .tsumugi/build]`` (``tsumugi_dev.deploy``)."""
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import TextIO
 from urllib.parse import urlsplit
 
+from tsumugi_dev.access_dev import AccessDev
 from tsumugi_dev.api_token import TOKEN_VAR, project_token, with_scheduler_token
 from tsumugi_dev.config import CONFIG_NAMES, ConfigError, WorkerConfig, find_configs, load_config
 from tsumugi_dev.data_dir_lock import DataDirInUseError, DataDirLock, lock_data_dir, watch_data_dir
@@ -56,6 +58,11 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="serve /cdn-cgi/handler/scheduled?cron=... to run a Worker's cron handler (as wrangler dev's flag)",
     )
+    dev.add_argument(
+        "--access",
+        action="store_true",
+        help="play Cloudflare Access locally: sign in at the printed URL as any email and groups (ADR-0157)",
+    )
     add_scaffold_commands(commands)
     deploy = commands.add_parser(
         "deploy", help="build each Worker's upload (Tsumugi's packages vendored) and deploy them in order"
@@ -84,6 +91,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 data_dir=args.data_dir,
                 port=args.port,
                 test_scheduled=args.test_scheduled,
+                access=args.access,
             )
         )
     if args.command in SCAFFOLD_COMMANDS:
@@ -141,7 +149,8 @@ def configure_logging(stream: TextIO) -> None:
         logging.getLogger(name).setLevel(logging.INFO)
 
 
-def run_dev(paths: Sequence[Path], *, data_dir: Path, port: int, test_scheduled: bool = False) -> int:
+def run_dev(paths: Sequence[Path], *, data_dir: Path, port: int, test_scheduled: bool = False,
+            access: bool = False) -> int:  # fmt: skip
     """Run the Workers of ``paths`` until SIGINT/SIGTERM; returns the exit status."""
     try:
         lock = lock_data_dir(data_dir)  # one dev per data directory (ADR-0114)
@@ -149,20 +158,20 @@ def run_dev(paths: Sequence[Path], *, data_dir: Path, port: int, test_scheduled:
         print(f"tsumugi dev: {exc}", file=sys.stderr)
         return EXIT_USAGE
     try:
-        return _run_locked(paths, data_dir, port, test_scheduled, lock)
+        return _run_locked(paths, data_dir, port, test_scheduled, lock, access)
     finally:
         lock.release()
 
 
 def _run_locked(
-    paths: Sequence[Path], data_dir: Path, port: int, test_scheduled: bool, lock: DataDirLock
+    paths: Sequence[Path], data_dir: Path, port: int, test_scheduled: bool, lock: DataDirLock, access: bool
 ) -> int:
     configs = _load(paths, data_dir)
     if configs is None:
         return EXIT_USAGE
     configure_logging(sys.stdout)
     try:
-        return asyncio.run(_serve(configs, data_dir, port, test_scheduled, lock))
+        return asyncio.run(_serve(configs, data_dir, port, test_scheduled, lock, AccessDev() if access else None))
     except ConfigError as exc:
         print(f"tsumugi dev: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -181,10 +190,14 @@ def _free_port() -> int:
 
 
 async def _serve(
-    configs: list[WorkerConfig], data_dir: Path, port: int, test_scheduled: bool, lock: DataDirLock
+    configs: list[WorkerConfig], data_dir: Path, port: int, test_scheduled: bool, lock: DataDirLock,
+    access: AccessDev | None,
 ) -> int:
     planned = plan_ports([config.name for config in configs], port, _free_port)
     configs = [follow_ports(config, planned) for config in configs]  # ADR-0067
+    if access is not None:
+        configs = access.configure(configs)
+        await access.start()
     runtime = LocalRuntime(configs, data_dir=data_dir)
     await runtime.start()
     tune_for_throughput()  # after start: the Workers' modules are loaded and frozen with the rest
@@ -202,6 +215,10 @@ async def _serve(
                 await server.start()
                 servers.append(server)
                 print(f"{config.name}: {server.url}", flush=True)
+        if access is not None and servers:
+            dashboard = servers[0].url + "/"
+            print(f"Access stand-in: {access.url} (team {access.stand_in.team}); sign in with "
+                  f"{access.login_url('you@example.com', ['tsumugi-operators'], dashboard)}", flush=True)  # fmt: skip
         lock.record(urlsplit(servers[0].url).port if servers else None)
         print(f"tsumugi dev: ready (data in {data_dir}); Ctrl-C stops", flush=True)
         watch = asyncio.create_task(watch_data_dir(lock, stop))
@@ -213,5 +230,7 @@ async def _serve(
         for server in servers:
             await server.stop()
         await runtime.stop()
+        if access is not None:
+            await access.stop()
     print("tsumugi dev: stopped", flush=True)
     return 0
