@@ -13,11 +13,12 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from live_app import LiveApp, live_app
+from playwright.sync_api import Page
+from playwright_chromium import ConsoleLog
 
 from tsumugi_dev.access_dev import AccessDev
 from tsumugi_dev.cli import _parser  # pyright: ignore[reportPrivateUsage]
@@ -33,14 +34,11 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
 def sign_in(access: AccessDev, email: str, *groups: str) -> str:
     """The CF_Authorization cookie the stand-in sets for ``email`` (as a browser would keep it)."""
     opener = urllib.request.build_opener(_NoRedirect)
-    try:
+    with pytest.raises(urllib.error.HTTPError) as caught:  # the redirect, not followed
         opener.open(access.login_url(email, groups, "http://127.0.0.1/"), timeout=30)
-    except urllib.error.HTTPError as redirect:
-        with redirect:
-            assert redirect.code == 302
-            cookie = redirect.headers["set-cookie"]
-    else:
-        raise AssertionError("the stand-in's sign-in did not redirect")
+    with caught.value as redirect:
+        assert redirect.code == 302
+        cookie = str(redirect.headers["set-cookie"])
     return cookie.split(";", 1)[0]
 
 
@@ -100,3 +98,67 @@ def test_a_token_from_another_key_is_refused(app: LiveApp) -> None:
     forged = AccessDev()  # the same team and audience, another key: what a forger would sign with
     token = forged.stand_in.token_for("boss@example.com", groups=["tsumugi-admins"])
     assert call(app, f"CF_Authorization={token}", "GET", "/api/jobs")[0] == 401
+
+
+def _dashboard_as(page: Page, app: LiveApp, email: str, *groups: str) -> None:
+    assert app.access is not None
+    page.goto(
+        app.access.login_url(email, groups, f"{app.url}/")
+    )  # the stand-in sets the cookie, then redirects
+    page.wait_for_selector("#signed-in-as")
+    page.wait_for_selector("tbody tr [data-needs]")  # a job row with its actions
+
+
+@pytest.mark.e2e
+def test_the_dashboard_as_a_viewer_shows_no_action_it_can_take_and_says_why(
+    app: LiveApp, page: tuple[Page, ConsoleLog]
+) -> None:
+    opened, _ = page
+    status, created = app.api(
+        "POST", "/api/jobs", {"binding": "Hello", "payload": {"name": "v"}, "delayMs": 600_000}
+    )
+    assert status == 201, created
+    _dashboard_as(opened, app, "viewer@example.com")
+    assert opened.text_content("#signed-in-as") == "viewer@example.com \u00b7 viewer"
+    assert "actions need the operator role" in (opened.get_attribute("#signed-in-as", "title") or "")
+    opened.click(
+        f"tbody tr:has-text('{created['id']}') button.link"
+    )  # the job's detail opens, with its actions
+    opened.wait_for_selector("#job-detail [data-needs]")
+    actions = opened.eval_on_selector_all(
+        "[data-needs]", "els => els.map(e => [e.textContent, e.disabled, e.title])"
+    )
+    assert {text for text, _, _ in actions} >= {"+ Job", "Retry", "Cancel", "Reschedule"}
+    for text, disabled, title in actions:
+        assert disabled, text
+        assert title.startswith("Needs the operator role; viewer@example.com has the viewer role"), (
+            text,
+            title,
+        )
+    opened.keyboard.press("Escape")  # the detail closes
+    opened.wait_for_selector("#job-detail", state="detached")
+    opened.click("#tabs button:has-text('bindings')")
+    opened.wait_for_selector("form.policy [data-needs='admin']", state="attached")
+    for disabled, title in opened.eval_on_selector_all(
+        "form.policy [data-needs]", "els => els.map(e => [e.disabled, e.title])"
+    ):
+        assert disabled
+        assert title == "Needs the admin role; viewer@example.com has the viewer role"
+
+
+@pytest.mark.e2e
+def test_the_dashboard_as_an_operator_may_cancel_but_not_change_a_policy(
+    app: LiveApp, page: tuple[Page, ConsoleLog]
+) -> None:
+    opened, _ = page
+    status, created = app.api(
+        "POST", "/api/jobs", {"binding": "Hello", "payload": {"name": "o"}, "delayMs": 600_000}
+    )
+    assert status == 201, created
+    _dashboard_as(opened, app, "operator@example.com", "tsumugi-operators")
+    assert opened.text_content("#signed-in-as") == "operator@example.com \u00b7 operator"
+    cancel = opened.locator(f"tbody tr:has-text('{created['id']}') button:has-text('Cancel')")
+    assert cancel.is_enabled()
+    opened.click("#tabs button:has-text('bindings')")
+    opened.wait_for_selector("form.policy [data-needs='admin']", state="attached")
+    assert all(opened.eval_on_selector_all("form.policy [data-needs]", "els => els.map(e => e.disabled)"))

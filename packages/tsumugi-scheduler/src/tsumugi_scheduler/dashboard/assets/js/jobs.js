@@ -102,7 +102,7 @@ function renderJobsToolbar(view) {
     active ? h('button', { type: 'button', onclick: () => changeFilter((v) => Object.assign(v,
       { search: { field: 'id', text: '' }, binding: '', state: '', from: '', to: '' })) }, 'Reset') : null,
     h('span', { class: 'spacer' }), renderColumnMenu(), h('button', { type: 'button', class: 'primary',
-      onclick: () => openNewJob(view.bindings, view.notices) }, '+ Job'));
+      'data-needs': 'operator', onclick: () => openNewJob(view.bindings, view.notices) }, '+ Job'));
 }
 
 // Search commits on change/Enter, not per keystroke; a full job id opens the job directly.
@@ -129,8 +129,9 @@ function renderBulkBar(view) {
   const count = view.selected.size;
   if (!count) return null;
   return h('div', { class: 'toolbar' }, `${count} selected`,
-    h('button', { type: 'button', onclick: () => bulkAction('retry') }, 'Retry selected'),
-    h('button', { type: 'button', class: 'danger', onclick: () => bulkAction('cancel') }, 'Cancel selected'));
+    h('button', { type: 'button', 'data-needs': 'operator', onclick: () => bulkAction('retry') }, 'Retry selected'),
+    h('button', { type: 'button', class: 'danger', 'data-needs': 'operator', onclick: () => bulkAction('cancel') },
+      'Cancel selected'));
 }
 
 async function bulkAction(action) {
@@ -225,9 +226,10 @@ function jobActions(job, gone, after = refreshNow) {
   const retryTitle = gone || job.retryable === false ? 'Removed from the coordinator after the retention period'
     : 'Only FAILED and STALLED jobs can be retried';
   return h('span', { class: 'actions' },
-    h('button', { type: 'button', disabled: !canRetry(job, gone), title: canRetry(job, gone) ? null : retryTitle,
+    h('button', { type: 'button', 'data-needs': 'operator', disabled: !canRetry(job, gone),
+      title: canRetry(job, gone) ? null : retryTitle,
       onclick: () => mutateJob(job.id, 'retry', after) }, 'Retry'),
-    h('button', { type: 'button', class: 'danger', disabled: !canCancel(job, gone),
+    h('button', { type: 'button', class: 'danger', 'data-needs': 'operator', disabled: !canCancel(job, gone),
       title: canCancel(job, gone) ? null : 'Only scheduled, queued or running jobs can be cancelled',
       onclick: () => mutateJob(job.id, 'cancel', after) }, 'Cancel'));
 }
