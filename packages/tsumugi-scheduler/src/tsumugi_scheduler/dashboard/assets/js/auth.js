@@ -81,7 +81,8 @@ const ROLE_RANK = { viewer: 0, operator: 1, admin: 2 };
 const signedInAs = { known: false, identity: null, role: null };
 
 function noteIdentity(session) {
-  Object.assign(signedInAs, { known: Boolean(session.signedIn), identity: session.identity || null,
+  // A server that does not say the role (no "role" key at all) gates nothing here; it still refuses with 403.
+  Object.assign(signedInAs, { known: Boolean(session.signedIn) && 'role' in session, identity: session.identity || null,
     role: session.role || null });
   showIdentity();
   lockActions(document);
