@@ -11,9 +11,9 @@ from __future__ import annotations
 import shutil
 import tempfile
 import urllib.parse
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import httpx
 
@@ -21,8 +21,9 @@ from tsumugi_core.testing import FixedClock
 from tsumugi_dev.analytics import AnalyticsEngineDataset
 from tsumugi_dev.d1 import D1Database, apply_d1_migrations
 from tsumugi_dev.do_sql import SqlStorage
-from tsumugi_scheduler.api import DEFAULT_AUTH, BearerAuth, SchemaGate, create_app
+from tsumugi_scheduler.api import SchemaGate, create_app
 from tsumugi_scheduler.definition import TsumugiDefinition, define_tsumugi
+from tsumugi_scheduler.identity import AuthScheme
 from tsumugi_scheduler.run.host import RunHost
 from tsumugi_scheduler.schedules.host import SchedulerHost
 from tsumugi_scheduler.shard_admin import ShardAdmin
@@ -203,8 +204,11 @@ class World:
     """An app, its env and a client; ``tick`` runs every shard's alarm (projection, then dispatch)."""
 
     def __init__(self, folder: Path, clock: SteppedClock, definition: TsumugiDefinition | None = None,
-                 *, auth: BearerAuth | None = DEFAULT_AUTH, token: str | None = TOKEN, d1: D1Database | None = None) -> None:  # fmt: skip
+                 *, auth: AuthScheme | Literal["definition"] | None = "definition", token: str | None = TOKEN, d1: D1Database | None = None) -> None:  # fmt: skip
         self.clock = clock
+        self.folder = folder
+        self.closing: list[Callable[[], None]] = []
+        """Closed by `aclose` (stores a test opened for this world)."""
         self.definition = definition or define_tsumugi(
             performers=["MAIL", "SMS", "Notify"], bindings={"SMS": {"shards": 2}}
         )
@@ -254,6 +258,8 @@ class World:
 
     async def aclose(self) -> None:
         await self.client.aclose()
+        for close in self.closing:
+            close()
         for shard in self._shards.objects.values():
             shard.sql.close()
         for scheduler in self._schedulers.objects.values():

@@ -80,9 +80,9 @@ def test_secrets_compare_equal_only_when_identical_whatever_the_length() -> None
     assert not same_secret("", "abc")
 
 
-def test_a_bearer_header_decides_alone_and_no_cookie_name_means_header_only() -> None:
+async def test_a_bearer_header_decides_alone_and_no_cookie_name_means_header_only() -> None:
     env = type("E", (), {"TSUMUGI_TOKEN": "c"})()
     assert bearer_of({"authorization": "Bearer from-header", "cookie": "tsumugi_token=x"}) == "from-header"
     assert bearer_of({"authorization": "Basic abc"}) is None
-    assert BearerAuth().identify(env, {"authorization": "Bearer wrong"}, now_ms=0) is None
-    assert BearerAuth(cookie=None).identify(env, {"cookie": "tsumugi_token=c"}, now_ms=0) is None
+    assert await BearerAuth().admit(env, {"authorization": "Bearer wrong"}, {}, now_ms=0) is None
+    assert await BearerAuth(cookie=None).admit(env, {"cookie": "tsumugi_token=c"}, {}, now_ms=0) is None

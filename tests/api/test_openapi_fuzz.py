@@ -171,7 +171,7 @@ def test_the_served_document_is_the_generated_one(tmp_path: Path) -> None:
                 "listRuns", "startRun", "getRun", "retryRun", "cancelRun", "listFlows", "getOpenApi",
                 "explainJob", "setBindingPolicy", "resetBindingPolicy"} <= operations  # fmt: skip
         assert document["paths"]["/api/openapi.json"]["get"]["security"] == []
-        assert set(document["components"]["securitySchemes"]) == {"bearerAuth", "cookieAuth"}
+        assert set(document["components"]["securitySchemes"]) == {"bearerAuth", "cookieAuth", "accessAuth"}
     finally:
         asyncio.run(world.aclose())
         timing.use_time_source(previous)

@@ -21,6 +21,9 @@ ORIGIN = "http://scheduler.test"  # the World client's base URL: its Host is sch
 OTHER_PORT = "http://scheduler.test:8800"
 NO_BEARER = {"authorization": ""}
 
+SIGNED_OUT = {"signedIn": False, "identity": None, "role": None, "tokenSignIn": True}
+SIGNED_IN = {"signedIn": True, "identity": "TSUMUGI_TOKEN", "role": "admin", "tokenSignIn": True}
+
 
 async def sign_in(world: World, token: str = TOKEN) -> httpx.Response:
     response = await world.client.post(
@@ -66,7 +69,8 @@ async def test_sign_in_sets_an_httponly_strict_api_scoped_cookie_that_is_not_the
     response = await sign_in(world)
 
     assert response.status_code == 200
-    assert response.json() == {"signedIn": True, "pageKey": session_value(response).key}
+    assert response.json() == {"signedIn": True, "pageKey": session_value(response).key,
+                               "identity": "TSUMUGI_TOKEN", "role": "admin"}  # fmt: skip
     session, legacy = response.headers.get_list("set-cookie")
     value = session_value(response)
     assert TOKEN not in session
@@ -115,9 +119,9 @@ async def test_a_wrong_token_or_a_missing_secret_says_what_went_wrong(
 
 async def test_the_session_probe_answers_200_signed_in_or_not(world: World) -> None:
     value = session_value(await sign_in(world))
-    assert await world.request("GET", SESSION_PATH, headers=NO_BEARER) == (200, {"signedIn": False})
-    assert await world.request("GET", SESSION_PATH, headers=browser(value)) == (200, {"signedIn": True})
-    assert await world.request("GET", SESSION_PATH) == (200, {"signedIn": True})  # the bearer header
+    assert await world.request("GET", SESSION_PATH, headers=NO_BEARER) == (200, SIGNED_OUT)
+    assert await world.request("GET", SESSION_PATH, headers=browser(value)) == (200, SIGNED_IN)
+    assert await world.request("GET", SESSION_PATH) == (200, SIGNED_IN)  # the bearer header
 
 
 async def test_a_session_ends_when_it_expires_or_the_token_rotates(world: World, clock: SteppedClock) -> None:
@@ -154,7 +158,7 @@ async def test_a_copied_cookie_without_the_page_key_reads_and_changes_nothing(wo
     assert status == 401
     policy = await world.request("POST", "/api/bindings/MAIL/policy", {"concurrency": 7}, headers=headers)
     assert policy[0] == 401
-    assert await world.request("GET", SESSION_PATH, headers=headers) == (200, {"signedIn": False})
+    assert await world.request("GET", SESSION_PATH, headers=headers) == (200, SIGNED_OUT)
     assert await jobs_total(world) == before
     assert (await world.request("GET", "/api/jobs", headers=browser(value)))[0] == 200  # the page itself
 
@@ -174,7 +178,7 @@ async def test_sign_out_closes_the_session_on_the_server(world: World) -> None:
     assert response.status_code == 200
     # The copy a script kept, with the page key as well, no longer works: the server forgot the session.
     assert await world.request("GET", "/api/jobs", headers=browser(value)) == (401, {"error": "unauthorized"})
-    assert await world.request("GET", SESSION_PATH, headers=browser(value)) == (200, {"signedIn": False})
+    assert await world.request("GET", SESSION_PATH, headers=browser(value)) == (200, SIGNED_OUT)
     assert (await world.request("GET", "/api/jobs", headers=browser(other_tab)))[0] == 200
 
 

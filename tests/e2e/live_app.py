@@ -19,6 +19,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from tsumugi_dev.access_dev import AccessDev
 from tsumugi_dev.config import load_config
 from tsumugi_dev.http_server import WorkerServer
 from tsumugi_dev.runtime import LocalRuntime
@@ -38,14 +39,17 @@ def free_port() -> int:
 class LiveApp:
     """The scheduler Worker's HTTP front at `url`, its token `token`."""
 
-    def __init__(self, data_dir: Path, token: str) -> None:
+    def __init__(self, data_dir: Path, token: str, access: AccessDev | None = None) -> None:
         self.token = token
+        self.access = access
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         configs = [
             load_config(SCHEDULER_CONFIG).with_secrets({"TSUMUGI_TOKEN": token}),
             load_config(PERFORMERS_CONFIG),
         ]
+        if access is not None:
+            configs = access.configure(configs)
         self._runtime = LocalRuntime(configs, data_dir=data_dir)
         self._server = WorkerServer(self._runtime, SCHEDULER, self.port)
         self._loop = asyncio.new_event_loop()
@@ -55,12 +59,16 @@ class LiveApp:
         return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(timeout=120)
 
     async def _start(self) -> None:
+        if self.access is not None:
+            await self.access.start()
         await self._runtime.start()
         await self._server.start()
 
     async def _stop(self) -> None:
         await self._server.stop()
         await self._runtime.stop()
+        if self.access is not None:
+            await self.access.stop()
 
     def start(self) -> None:
         self._thread.start()
@@ -90,8 +98,8 @@ class LiveApp:
 
 
 @contextmanager
-def live_app(data_dir: Path, token: str) -> Iterator[LiveApp]:
-    app = LiveApp(data_dir, token)
+def live_app(data_dir: Path, token: str, access: AccessDev | None = None) -> Iterator[LiveApp]:
+    app = LiveApp(data_dir, token, access)
     app.start()
     try:
         yield app

@@ -132,7 +132,7 @@ def test_sign_in_with_a_wrong_token_says_so_and_the_right_one_signs_in(
         assert "401" in errors[0]
         opened.click("#sign-out")
         opened.wait_for_selector("#token-form")
-        assert opened.evaluate("fetch('/api/session').then((r) => r.json())") == {"signedIn": False}
+        assert opened.evaluate("fetch('/api/session').then((r) => r.json())")["signedIn"] is False
 
 
 def test_no_other_page_can_frame_the_dashboard(page: tuple[Page, ConsoleLog], tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ from tsumugi_examples.greetings import greetings
 from tsumugi_scheduler.definition import define_tsumugi
 from tsumugi_scheduler.entrypoints import DefaultMethods, JobShardMethods, RpcMethods, RunMethods
 from tsumugi_scheduler.schedule_entrypoints import SchedulerMethods, ScheduleRpcMethods
+from tsumugi_scheduler.sign_in import bearer_tokens, cloudflare_access
 
 
 def _mail_defaults(item):
@@ -34,6 +35,16 @@ TSUMUGI = define_tsumugi(
         "hello-every-10-minutes": {"binding": "Hello", "payload": _hello_payload, "every_ms": 600_000}
     },
     flows=[greetings],
+    # Sign-in (issue 30): a token per role (TSUMUGI_TOKEN is the admin's), or Cloudflare Access once the vars
+    # TSUMUGI_ACCESS_TEAM and TSUMUGI_ACCESS_AUD are set (`tsumugi dev --access` sets them for its stand-in).
+    # Anyone Access lets in may look; its groups decide who may act.
+    auth=[
+        bearer_tokens(),
+        cloudflare_access(
+            roles={"operator": {"groups": ["tsumugi-operators"]}, "admin": {"groups": ["tsumugi-admins"]}},
+            default_role="viewer",
+        ),
+    ],
 )
 
 

@@ -19,7 +19,7 @@ from jsemu.core import UNDEFINED, JsCallable, js_error
 from jsemu.fetch_api import Headers, Response, _request_new
 from jsemu.promise import JsPromise
 
-__all__ = ["BEFORE_SEND", "CONNECTIONS", "Connections"]
+__all__ = ["BEFORE_SEND", "CONNECTIONS", "REWRITES", "Connections"]
 
 
 class Connections(Protocol):
@@ -34,6 +34,9 @@ BEFORE_SEND: list[Callable[[], None]] = []
 """Called before each request leaves (the runtime's subrequest charge)."""
 CONNECTIONS: list[Callable[[], Connections | None]] = []
 """Each answers the connections the request draws on, or None (the runtime's simultaneous connections)."""
+REWRITES: list[Callable[[str], str | None]] = []
+"""Each may answer another URL to send a request to (the local Access stand-in serves a team's URLs); the
+response still carries the URL the Worker asked for."""
 
 
 async def _send(resource: Any, init: Any) -> Response:
@@ -49,8 +52,9 @@ async def _send(resource: Any, init: Any) -> Response:
                 await connections.acquire()
                 held.append(connections)
         async with httpx.AsyncClient() as client:
+            target = next((t for t in (r(request._url) for r in REWRITES) if t is not None), request._url)
             outgoing = client.build_request(
-                request._method, request._url, headers=request._headers.sorted_pairs(), content=body or None
+                request._method, target, headers=request._headers.sorted_pairs(), content=body or None
             )
             answer = await client.send(outgoing, stream=True)
             while held:  # the headers are in: the connection no longer counts

@@ -1,5 +1,5 @@
 """The ``tsumugi`` command: ``tsumugi dev [CONFIG ...] [--data-dir .tsumugi] [--port 8787] [--test-scheduled]
-[--verbose]``,
+[--verbose] [--access]``,
 ``tsumugi init [DIR] [--name NAME]``, ``tsumugi add-performer NAME [--worker DIR]``, ``tsumugi add-flow NAME
 [--performer BINDING ...]`` and
 ``tsumugi deploy [CONFIG ...] [--dry-run] [--out .tsumugi/build]`` (``tsumugi_dev.deploy``)."""
@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Final, TextIO
 from urllib.parse import urlsplit
 
+from tsumugi_dev.access_dev import AccessDev
 from tsumugi_dev.api_token import TOKEN_VAR, project_token, with_scheduler_token
 from tsumugi_dev.config import CONFIG_NAMES, ConfigError, WorkerConfig, find_configs, load_config
 from tsumugi_dev.data_dir_lock import DataDirInUseError, DataDirLock, lock_data_dir, watch_data_dir
@@ -63,6 +64,11 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="serve /cdn-cgi/handler/scheduled?cron=... to run a Worker's cron handler (as wrangler dev's flag)",
     )
+    dev.add_argument(
+        "--access",
+        action="store_true",
+        help="play Cloudflare Access locally: sign in at the printed URL as any email and groups (ADR-0157)",
+    )
     add_scaffold_commands(commands)
     deploy = commands.add_parser(
         "deploy", help="build each Worker's upload (Tsumugi's packages vendored) and deploy them in order"
@@ -92,6 +98,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 port=args.port,
                 test_scheduled=args.test_scheduled,
                 verbose=args.verbose,
+                access=args.access,
             )
         )
     if args.command in SCAFFOLD_COMMANDS:
@@ -161,7 +168,7 @@ def configure_logging(stream: TextIO, *, verbose: bool = False) -> None:
 
 
 def run_dev(paths: Sequence[Path], *, data_dir: Path, port: int, test_scheduled: bool = False,
-            verbose: bool = False) -> int:  # fmt: skip
+            verbose: bool = False, access: bool = False) -> int:  # fmt: skip
     """Run the Workers of ``paths`` until SIGINT/SIGTERM; returns the exit status."""
     try:
         lock = lock_data_dir(data_dir)  # one dev per data directory (ADR-0114)
@@ -169,7 +176,7 @@ def run_dev(paths: Sequence[Path], *, data_dir: Path, port: int, test_scheduled:
         print(f"tsumugi dev: {exc}", file=sys.stderr)
         return EXIT_USAGE
     try:
-        return _run_locked(paths, data_dir, port, test_scheduled, lock, verbose)
+        return _run_locked(paths, data_dir, port, test_scheduled, lock, verbose, access)
     finally:
         lock.release()
 
@@ -200,14 +207,15 @@ def start_failure_line(error: BaseException, root: Path) -> str:
 
 def _run_locked(
     paths: Sequence[Path], data_dir: Path, port: int, test_scheduled: bool, lock: DataDirLock,
-    verbose: bool = False,
+    verbose: bool = False, access: bool = False,
 ) -> int:  # fmt: skip
     configs = _load(paths, data_dir)
     if configs is None:
         return EXIT_USAGE
     configure_logging(sys.stdout, verbose=verbose)
     try:
-        return asyncio.run(_serve(configs, data_dir, port, test_scheduled, lock, verbose))
+        return asyncio.run(_serve(configs, data_dir, port, test_scheduled, lock, verbose,
+                                  AccessDev() if access else None))  # fmt: skip
     except _StartFailedError as exc:
         print(f"tsumugi dev: a Worker failed to start: {exc} (--verbose shows the traceback)",
               file=sys.stderr)  # fmt: skip
@@ -231,10 +239,13 @@ def _free_port() -> int:
 
 async def _serve(
     configs: list[WorkerConfig], data_dir: Path, port: int, test_scheduled: bool, lock: DataDirLock,
-    verbose: bool = False,
+    verbose: bool = False, access: AccessDev | None = None,
 ) -> int:  # fmt: skip
     planned = plan_ports([config.name for config in configs], port, _free_port)
     configs = [follow_ports(config, planned) for config in configs]  # ADR-0067
+    if access is not None:
+        configs = access.configure(configs)
+        await access.start()
     runtime = LocalRuntime(configs, data_dir=data_dir)
     try:
         await runtime.start()
@@ -259,6 +270,10 @@ async def _serve(
                 await server.start()
                 servers.append(server)
                 print(f"{config.name}: {server.url}", flush=True)
+        if access is not None and servers:
+            dashboard = servers[0].url + "/"
+            print(f"Access stand-in: {access.url} (team {access.stand_in.team}); sign in with "
+                  f"{access.login_url('you@example.com', ['tsumugi-operators'], dashboard)}", flush=True)  # fmt: skip
         lock.record(urlsplit(servers[0].url).port if servers else None)
         print(f"tsumugi dev: ready (data in {data_dir}); Ctrl-C stops", flush=True)
         watch = asyncio.create_task(watch_data_dir(lock, stop))
@@ -270,5 +285,7 @@ async def _serve(
         for server in servers:
             await server.stop()
         await runtime.stop()
+        if access is not None:
+            await access.stop()
     print("tsumugi dev: stopped", flush=True)
     return 0

@@ -27,7 +27,7 @@ from tsumugi_dev.http_limits import DEFAULT_LIMITS, HttpLimits, deadline_protoco
 from tsumugi_dev.runtime import SCHEDULED_PATH, LocalRuntime
 from tsumugi_dev.workerd_methods import WORKERD_METHODS
 
-__all__ = ["PortInUseError", "WorkerServer", "asgi_app"]
+__all__ = ["AppServer", "PortInUseError", "WorkerServer", "asgi_app"]
 
 _log = logging.getLogger("tsumugi_dev")
 
@@ -215,6 +215,37 @@ class WorkerServer:
         while not self._server.started:
             if self._task.done():
                 self._task.result()  # raises the bind error
+                raise OSError(f"{self.url}: the server stopped before it started")
+            await asyncio.sleep(0.01)
+
+    async def stop(self) -> None:
+        """Stop serving."""
+        self._server.should_exit = True
+        if self._task is not None:
+            await self._task
+        if self._socket is not None:
+            self._socket.close()
+
+
+class AppServer:
+    """Serves a plain ASGI app (the local Access stand-in) on ``127.0.0.1:port`` until ``stop()``."""
+
+    def __init__(self, app: Any, port: int, host: str = "127.0.0.1") -> None:
+        """Serve ``app``; port 0 picks a free one (see `url` after `start`)."""
+        self._host, self._port = host, port
+        self._server = _QuietServer(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off"))
+        self._task: asyncio.Task[None] | None = None
+        self._socket: socket.socket | None = None
+        self.url = f"http://{host}:{port}"
+
+    async def start(self) -> None:
+        """Begin serving and return once the socket listens."""
+        self._socket = _listening_socket(self._host, self._port)
+        self.url = f"http://{self._host}:{self._socket.getsockname()[1]}"
+        self._task = asyncio.get_running_loop().create_task(self._server.serve(sockets=[self._socket]))
+        while not self._server.started:
+            if self._task.done():
+                self._task.result()
                 raise OSError(f"{self.url}: the server stopped before it started")
             await asyncio.sleep(0.01)
 

@@ -21,6 +21,7 @@ __all__ = [
     "LentCallable",
     "PostText",
     "current_alarm",
+    "get_text",
     "json_to_rpc",
     "plain",
     "post_text",
@@ -44,6 +45,17 @@ async def post_text(url: str, body: str, headers: Mapping[str, str], timeout_s: 
 
     async def send() -> tuple[int, str]:
         response = await fetch(url, method=HTTPMethod.POST, headers=dict(headers), body=body)
+        return int(response.status), str(await response.text())
+
+    return await asyncio.wait_for(send(), timeout_s)
+
+
+async def get_text(url: str, timeout_s: float = 10.0) -> tuple[int, str]:
+    """GET ``url`` through the Worker's ``fetch``, answering (status, body text) within ``timeout_s``."""
+    from workers import fetch
+
+    async def send() -> tuple[int, str]:
+        response = await fetch(url, method=HTTPMethod.GET)
         return int(response.status), str(await response.text())
 
     return await asyncio.wait_for(send(), timeout_s)

@@ -21,7 +21,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Final, cast
+from typing import Any, Final, Literal, cast
 
 import msgspec
 import pydantic
@@ -42,11 +42,13 @@ from tsumugi_scheduler.definition_types import (
     RunOptions,
     ScheduleOptions,
 )
+from tsumugi_scheduler.identity import AnyOf, AuthScheme
 from tsumugi_scheduler.run.settings import RunSettings, flow_registry, run_settings
 from tsumugi_scheduler.schedules.code import CodeSchedules, code_schedules
 from tsumugi_scheduler.shard import NoticeConfig
 
 __all__ = [
+    "DEFAULT_AUTH_CHOICE",
     "DEFAULT_SWEEP_LIMIT",
     "DEFAULT_SWEEP_OLDER_THAN_MS",
     "DefinitionError",
@@ -63,6 +65,9 @@ DEFAULT_SWEEP_LIMIT: Final = 1000
 
 OnEnqueueHook = Callable[[Any], Any]
 """``on_enqueue(item) -> defaults | None`` (optionally async); see tsumugi_client.apply_defaults."""
+
+DEFAULT_AUTH_CHOICE: Final = "default"
+"""``define_tsumugi``'s ``auth`` when left out: the role tokens (`tsumugi_scheduler.sign_in.bearer_tokens`)."""
 
 _SETTLED_CHOICES: Final = ", ".join(s.value for s in JobState if s in TERMINAL_STATES)
 
@@ -278,8 +283,11 @@ class TsumugiDefinition:
         schedule_shards: int = 1,
         flows: Mapping[str, FlowSpec] | None = None,
         runs: RunSettings | None = None,
+        auth: AuthScheme | Literal["default"] | None = DEFAULT_AUTH_CHOICE,
     ) -> None:
         """Hold already validated values (use `define_tsumugi`)."""
+        self.auth = auth
+        """How requests sign in; ``"default"`` for the role tokens, None for no API at all (ADR-0156)."""
         self.flows: dict[str, FlowSpec] = dict(flows or {})
         """Declared flows by name."""
         self.runs = runs or RunSettings()
@@ -378,6 +386,24 @@ def _bindings(bindings: object, registered: tuple[str, ...]) -> dict[str, tuple[
     return configured
 
 
+def _auth(auth: object) -> AuthScheme | Literal["default"] | None:
+    if auth is None or auth == DEFAULT_AUTH_CHOICE or isinstance(auth, AuthScheme):
+        return cast("AuthScheme | Literal['default'] | None", auth)
+    if isinstance(auth, list | tuple):
+        schemes = cast("list[object] | tuple[object, ...]", auth)
+        for i, scheme in enumerate(schemes):
+            if not isinstance(scheme, AuthScheme):
+                raise DefinitionError(f"auth[{i}]", f"must be a sign-in scheme, got {_shown(scheme)}")
+        if not schemes:
+            raise DefinitionError("auth", "must list at least one sign-in scheme (None turns the API off)")
+        return AnyOf(cast("list[AuthScheme]", list(schemes)))
+    raise DefinitionError(
+        "auth",
+        "must be bearer_tokens(), cloudflare_access(...), custom_auth(fn), a list of them, or None, "
+        f"got {_shown(auth)}",
+    )
+
+
 def define_tsumugi(
     *,
     performers: Sequence[str | type] = (),
@@ -390,6 +416,7 @@ def define_tsumugi(
     schedule_shards: int = 1,
     flows: Sequence[object] = (),
     runs: RunOptions | None = None,
+    auth: object = DEFAULT_AUTH_CHOICE,
 ) -> TsumugiDefinition:
     """Define a scheduler: its performers, per-binding settings, hooks and read-model retention.
 
@@ -415,11 +442,15 @@ def define_tsumugi(
         flows: Flows declared with ``tsumugi_performer.flow`` that runs may start; a subflow's child flow
             must be listed too.
         runs: ``{"max_nodes", "max_depth", "sweep_after_ms", "failed_retention_ms"}`` for flow runs.
+        auth: How the REST API and dashboard sign in (`tsumugi_scheduler.sign_in`): ``bearer_tokens()``
+            (the default), ``cloudflare_access(...)``, ``custom_auth(fn)``, a list of them tried in order, or
+            None for no API and no dashboard (404 everywhere).
 
     Raises:
         DefinitionError: an option breaks a rule; the message names it.
     """
     registered = _performers(performers)
+    auth_choice = _auth(auth)
     if on_enqueue is not None and not callable(on_enqueue):
         raise DefinitionError("on_enqueue", f"must be callable, got {type(on_enqueue).__name__}")
     configured = _bindings(bindings, registered)
@@ -443,6 +474,7 @@ def define_tsumugi(
     except InvalidScheduleError as exc:
         raise DefinitionError(exc.field, exc.rule) from None
     return TsumugiDefinition(
+        auth=auth_choice,
         schedules=code,
         schedule_shards=schedule_shards,
         flows=flow_specs,

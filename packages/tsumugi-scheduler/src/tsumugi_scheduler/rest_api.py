@@ -6,18 +6,23 @@ Kept as the entry module's import point (``entry.py`` serves ``rest_app(definiti
 
 from __future__ import annotations
 
+from typing import Literal
+
 from starlette.applications import Starlette
 
-from tsumugi_scheduler.api import DEFAULT_AUTH, BearerAuth, create_app
+from tsumugi_scheduler.api import create_app
 from tsumugi_scheduler.definition import TsumugiDefinition
+from tsumugi_scheduler.identity import AuthScheme
 
 __all__ = ["rest_app"]
 
 
-def rest_app(definition: TsumugiDefinition, *, auth: BearerAuth | None = DEFAULT_AUTH) -> Starlette:
+def rest_app(definition: TsumugiDefinition, *,
+             auth: AuthScheme | Literal["default", "definition"] | None = "definition") -> Starlette:  # fmt: skip
     """The ASGI app serving ``/api`` for ``definition``; ``auth=None`` turns the API off (404 everywhere).
 
-    The default auth reads the bearer token (or the ``tsumugi_token`` cookie) against the Worker secret
-    ``TSUMUGI_TOKEN``; without that secret every ``/api`` request is refused with 401 (fail-closed).
+    The auth is the definition's (``define_tsumugi(auth=...)``); its default reads the role tokens
+    (``TSUMUGI_TOKEN`` is the admin's) as a bearer header or a dashboard session; without any of those
+    secrets every ``/api`` request is refused with 401 (fail-closed).
     """
     return create_app(definition, auth=auth)

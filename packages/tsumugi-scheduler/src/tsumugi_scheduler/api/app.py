@@ -10,11 +10,13 @@ Pipeline for every request:
 2. a body declared larger than `MAX_BODY_BYTES`: ``413``, before anything is read or authenticated;
 3. ``/api/session``: the dashboard's sign-in, probe and sign-out (`session_routes`, ADR-0064);
 4. ``GET /api/openapi.json``: the document, without authentication;
-5. missing or wrong credentials: ``401 {"error": "unauthorized"}``; a session cookie from another origin:
-   ``403``; a state change (not GET/HEAD/OPTIONS) with a body, or with a session cookie, that is not declared
-   as ``application/json``: ``415`` (ADR-0064);
+5. missing or wrong credentials: ``401 {"error": "unauthorized"}``; a credential the browser sends by itself
+   (the session cookie, Access's token) from another origin: ``403``; a state change (not GET/HEAD/OPTIONS)
+   with a body, or with such a credential, that is not declared as ``application/json``: ``415`` (ADR-0064);
+   the identity is kept in the scope (``scope["state"]["identity"]``) for the handlers;
 6. read-model migrations pending: ``503`` naming the files (`SchemaGate`);
-7. the route; unknown paths (a trailing slash included) ``404 {"error": "not found"}``, a known path
+7. the route: a role short of the route's (`Operation.role`) is ``403 {"error": "forbidden", "needs":
+   <role>, "role": <yours>}`` (ADR-0156); unknown paths (a trailing slash included) ``404 {"error": "not found"}``, a known path
    with another method ``405 {"error": "method not allowed"}``. A fault is ``500 {"error": "internal
    error"}`` with the detail in the log, never an exception escaping to the runtime.
 
@@ -24,7 +26,7 @@ The Worker's env travels in the ASGI scope (``scope["env"]``), as ``workers.asgi
 from __future__ import annotations
 
 import logging
-from typing import Any, Final
+from typing import Any, Final, Literal, cast
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -35,11 +37,13 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from tsumugi_core.options import EnqueueValidationError
+from tsumugi_scheduler.api.action_log import record_action
+from tsumugi_scheduler.api.action_targets import changed_targets
 from tsumugi_scheduler.api.answers import ApiError, json_response, text_not_found, validation_error
-from tsumugi_scheduler.api.auth import DEFAULT_AUTH, BearerAuth
+from tsumugi_scheduler.api.auth import DEFAULT_AUTH
 from tsumugi_scheduler.api.context import ApiContext
 from tsumugi_scheduler.api.openapi import build_document
-from tsumugi_scheduler.api.operations import OPENAPI_PATH, OPERATIONS, Endpoint
+from tsumugi_scheduler.api.operations import OPENAPI_PATH, OPERATIONS, Operation
 from tsumugi_scheduler.api.payload_types import with_payload_types
 from tsumugi_scheduler.api.request_origin import SAFE_METHODS, cross_origin_reason, declares_json
 from tsumugi_scheduler.api.schema_gate import SchemaGate
@@ -47,10 +51,11 @@ from tsumugi_scheduler.api.session import SESSION_PATH
 from tsumugi_scheduler.api.session_routes import answer_session, cross_origin, not_json
 from tsumugi_scheduler.dashboard import dashboard_headers, render_dashboard
 from tsumugi_scheduler.definition import TsumugiDefinition
+from tsumugi_scheduler.identity import AuthScheme, Identity
 from tsumugi_scheduler.request_limits import MAX_BODY_BYTES
 from tsumugi_scheduler.timing import time_source
 
-__all__ = ["INTERNAL_ERROR", "MAX_BODY_BYTES", "ApiGate", "create_app"]
+__all__ = ["INTERNAL_ERROR", "MAX_BODY_BYTES", "ApiGate", "create_app", "identity_of"]
 
 INTERNAL_ERROR: Final = "internal error"
 _log = logging.getLogger("tsumugi_scheduler.api")
@@ -59,7 +64,7 @@ _log = logging.getLogger("tsumugi_scheduler.api")
 class ApiGate:
     """Steps 1-4 of the pipeline, and the JSON 500 of step 5 (pure ASGI middleware)."""
 
-    def __init__(self, app: ASGIApp, auth: BearerAuth | None, gate: SchemaGate) -> None:
+    def __init__(self, app: ASGIApp, auth: AuthScheme | None, gate: SchemaGate) -> None:
         """Guard ``app``; ``auth=None`` disables the API (every path answers 404)."""
         self.app = app
         self.auth = auth
@@ -78,9 +83,8 @@ class ApiGate:
             # The dashboard page holds no data, so it is served without auth, but only when auth is set
             # (fail-closed: without auth nothing at all reveals the deployment). ADR-0023.
             if scope["method"] in ("GET", "HEAD"):
-                page = HTMLResponse(
-                    render_dashboard(self.auth.cookie), headers=dashboard_headers(self.auth.cookie)
-                )
+                cookie = self.auth.token_cookie
+                page = HTMLResponse(render_dashboard(cookie), headers=dashboard_headers(cookie))
             else:
                 page = text_not_found()
             await page(scope, receive, send)
@@ -104,16 +108,17 @@ class ApiGate:
     async def _refusal(self, scope: Scope, headers: dict[str, str]) -> Response | None:
         assert self.auth is not None
         env = scope.get("env")
-        credential = await self.auth.admit(env, headers, now_ms=time_source().now_ms())
-        if credential is None:
+        identity = await self.auth.admit(env, headers, scope, now_ms=time_source().now_ms())
+        if identity is None:
             return json_response(401, {"error": "unauthorized"})
-        if credential == "session":
+        scope.setdefault("state", {})["identity"] = identity
+        if identity.ambient:
             reason = cross_origin_reason(headers, str(scope.get("scheme", "http")))
             if reason is not None:
                 return cross_origin(reason)
         changes_state = scope["method"] not in SAFE_METHODS
         has_body = _declared_length(headers) > 0 or "transfer-encoding" in headers
-        if changes_state and (has_body or credential == "session") and not declares_json(headers):
+        if changes_state and (has_body or identity.ambient) and not declares_json(headers):
             return not_json()
         try:
             await self.gate.check(env)
@@ -165,7 +170,21 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     return answer
 
 
-def _by_method(endpoints: dict[str, Endpoint], literal: dict[str, list[str]]) -> Endpoint:
+def identity_of(request: Request) -> Identity:
+    """The signed-in identity of a request that passed the gate."""
+    found: Any = request.scope.get("state", {}).get("identity")
+    assert isinstance(found, Identity), "the gate admits no request without an identity"
+    return found
+
+
+def _forbidden(op: Operation, identity: Identity) -> Response:
+    role = None if identity.role is None else identity.role.value
+    reason = (f"{op.operation_id} needs the {op.role.value} role; {identity.name} has "
+              + ("no role" if role is None else f"the {role} role"))  # fmt: skip
+    return json_response(403, {"error": "forbidden", "reason": reason, "needs": op.role.value, "role": role})
+
+
+def _by_method(endpoints: dict[str, Operation], literal: dict[str, list[str]]) -> Any:
     async def endpoint(request: Request) -> Response:
         # A path of its own (/api/jobs/bulk-retry) is never a value of a parameter (/api/jobs/{id}): another
         # method there is 405 with that path's Allow, not a lookup of job "bulk-retry".
@@ -173,18 +192,28 @@ def _by_method(endpoints: dict[str, Endpoint], literal: dict[str, list[str]]) ->
         if own is not None:
             raise HTTPException(405, headers={"Allow": ", ".join(own)})
         # HEAD is served by the GET handler (Starlette adds it to a GET route); the body is then dropped.
-        return await endpoints["GET" if request.method == "HEAD" else request.method](request)
+        op = endpoints["GET" if request.method == "HEAD" else request.method]
+        identity = identity_of(request)
+        if not identity.may(op.role):
+            return _forbidden(op, identity)
+        answer = await op.endpoint(request)
+        if op.method != "GET" and op.records and 200 <= answer.status_code < 300:
+            await record_action(request.scope["env"].TSUMUGI_DB, identity, op.operation_id,
+                                changed_targets(op, request, answer), at=time_source().now_ms())  # fmt: skip
+        return answer
 
     return endpoint
 
 
-def create_app(definition: TsumugiDefinition, *, auth: BearerAuth | None = DEFAULT_AUTH,
+def create_app(definition: TsumugiDefinition, *,
+               auth: AuthScheme | Literal["default", "definition"] | None = "definition",
                gate: SchemaGate | None = None) -> Starlette:  # fmt: skip
     """The REST API of a scheduler defined by ``definition``.
 
     Args:
         definition: The scheduler's configuration (performers, shard counts, settings).
-        auth: How requests authenticate; None turns the whole API off (every path answers 404).
+        auth: How requests authenticate: the definition's ``auth`` unless given; ``"default"`` for the role
+            tokens; None turns the whole API off (every path answers 404).
         gate: The read-model schema check (a fresh one by default).
 
     Returns:
@@ -201,9 +230,11 @@ def create_app(definition: TsumugiDefinition, *, auth: BearerAuth | None = DEFAU
         typed = {binding: schema for binding, schema in published.items() if schema is not None}
         return json_response(200, with_payload_types(document, typed) if typed else document)
 
-    by_path: dict[str, dict[str, Endpoint]] = {}
+    chosen = definition.auth if auth == "definition" else auth
+    scheme: AuthScheme | None = DEFAULT_AUTH if chosen in ("default", "definition") else cast("AuthScheme | None", chosen)
+    by_path: dict[str, dict[str, Operation]] = {}
     for op in OPERATIONS:
-        by_path.setdefault(op.path, {})[op.method] = op.endpoint
+        by_path.setdefault(op.path, {})[op.method] = op
     # One route per path, so a 405 lists every method the path has in its Allow header.
     routes = [Route(OPENAPI_PATH, openapi, methods=["GET"])]
     literal: dict[str, list[str]] = {
@@ -214,7 +245,7 @@ def create_app(definition: TsumugiDefinition, *, auth: BearerAuth | None = DEFAU
                for path, endpoints in by_path.items()]  # fmt: skip
     app = Starlette(
         routes=routes,
-        middleware=[Middleware(ApiGate, auth=auth, gate=gate or SchemaGate())],
+        middleware=[Middleware(ApiGate, auth=scheme, gate=gate or SchemaGate())],
         exception_handlers={
             ApiError: _api_error,
             EnqueueValidationError: _invalid,

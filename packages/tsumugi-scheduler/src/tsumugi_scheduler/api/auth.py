@@ -1,40 +1,39 @@
-"""Bearer-token authentication of the REST API, fail-closed, and the dashboard's session.
+"""Bearer-token authentication of the REST API, one token per role, fail-closed (ADR-0156).
 
 Source: docs/reference/original.md §2.12.
 
-The token is a Worker secret (``TSUMUGI_TOKEN`` by default). A caller presents it as
-``Authorization: Bearer <token>`` (scheme case-insensitive). The dashboard instead signs in once
-(``POST /api/session``) and then presents the HttpOnly session cookie the server set, whose value is signed
-with the token but is not the token (`tsumugi_scheduler.api.session`, ADR-0064), together with the page key
-of that session in a header, and the session must still be open in D1 (ADR-0121); a raw token in the cookie is
-refused. A missing secret refuses every request.
+Each role may have a token, a Worker secret: ``TSUMUGI_TOKEN`` is the admin's (the one token of earlier
+versions), ``TSUMUGI_OPERATOR_TOKEN`` the operator's and ``TSUMUGI_VIEWER_TOKEN`` the viewer's; a role whose
+secret is unset has no token. A caller presents one as ``Authorization: Bearer <token>`` (scheme
+case-insensitive) and is recorded as that secret's name. The dashboard instead signs in once
+(``POST /api/session``) and then presents the HttpOnly session cookie the server set, signed with the token it
+signed in with but not the token (`tsumugi_scheduler.api.session`, ADR-0064), together with the page key of
+that session in a header, and the session must still be open in D1 (ADR-0121); a raw token in the cookie is
+refused. With no secret set every request is refused.
 
 Example:
     >>> auth = BearerAuth()
     >>> class Env:
     ...     TSUMUGI_TOKEN = "s3cret"
-    >>> auth.identify(Env(), {"authorization": "bearer s3cret"}, now_ms=0)
-    'bearer'
-    >>> auth.identify(Env(), {"cookie": "tsumugi_token=s3cret"}, now_ms=0) is None
-    True
+    ...     TSUMUGI_VIEWER_TOKEN = "look"
+    >>> auth.token_role(Env(), "s3cret"), auth.token_role(Env(), "look"), auth.token_role(Env(), "nope")
+    (('TSUMUGI_TOKEN', <Role.ADMIN: 'admin'>), ('TSUMUGI_VIEWER_TOKEN', <Role.VIEWER: 'viewer'>), None)
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
-from collections.abc import Iterator, Mapping
-from typing import Any, Literal
-
-import msgspec
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
 
 from tsumugi_scheduler.api.session import PAGE_KEY_HEADER, SESSION_TTL_MS, session_id_of, signed_session_id
 from tsumugi_scheduler.api.session_store import session_is_open
+from tsumugi_scheduler.cookies import cookie_values
+from tsumugi_scheduler.identity import AuthScheme, Identity, Role
 
-__all__ = ["DEFAULT_AUTH", "BearerAuth", "Credential", "bearer_of", "cookie_values", "same_secret"]
-
-Credential = Literal["bearer", "session"]
-"""How a request authenticated: the token in a header, or the dashboard's session cookie."""
+__all__ = ["DEFAULT_AUTH", "BearerAuth", "bearer_of", "cookie_values", "same_secret"]
 
 
 def same_secret(given: str, expected: str) -> bool:
@@ -42,14 +41,6 @@ def same_secret(given: str, expected: str) -> bool:
     left = hashlib.sha256(given.encode()).digest()
     right = hashlib.sha256(expected.encode()).digest()
     return hmac.compare_digest(left, right)
-
-
-def cookie_values(header: str, name: str) -> Iterator[str]:
-    """Every value of the cookie ``name`` in a ``Cookie`` header (a browser may send several paths' copies)."""
-    for part in header.split(";"):
-        key, sep, value = part.strip().partition("=")
-        if sep and key == name:
-            yield value
 
 
 def bearer_of(headers: Mapping[str, str]) -> str | None:
@@ -60,74 +51,96 @@ def bearer_of(headers: Mapping[str, str]) -> str | None:
     return None
 
 
-class BearerAuth(msgspec.Struct, frozen=True, kw_only=True):
-    """A shared secret read from the Worker's env.
+@dataclass(frozen=True, kw_only=True)
+class BearerAuth(AuthScheme):
+    """One shared secret per role, read from the Worker's env.
 
     Attributes:
-        token_var: The env var (secret) holding the token.
-        cookie: The name of the dashboard's session cookie, which the server sets after a sign-in with the
-            token; None turns sign-in with the token off (only the header is accepted, and the dashboard
+        token_var: The secret holding the admin's token.
+        operator_token_var: The secret holding the operator's token (None: operators have no token).
+        viewer_token_var: The secret holding the viewer's token (None: viewers have no token).
+        cookie: The name of the dashboard's session cookie, which the server sets after a sign-in with a
+            token; None turns sign-in with a token off (only the header is accepted, and the dashboard
             points to an identity provider instead).
         session_ttl_ms: How long a dashboard sign-in lasts.
     """
 
     token_var: str = "TSUMUGI_TOKEN"
+    operator_token_var: str | None = "TSUMUGI_OPERATOR_TOKEN"
+    viewer_token_var: str | None = "TSUMUGI_VIEWER_TOKEN"
     cookie: str | None = "tsumugi_token"
     session_ttl_ms: int = SESSION_TTL_MS
 
+    @property
+    def token_cookie(self) -> str | None:
+        """The session cookie's name; None when the dashboard cannot sign in with a token."""
+        return self.cookie
+
+    def tokens(self, env: Any) -> list[tuple[str, Role, str]]:
+        """``(secret name, role, token)`` for each role whose secret is set, lowest role first.
+
+        Lowest first: should two secrets hold the same value, the holder gets the lesser role.
+        """
+        found: list[tuple[str, Role, str]] = []
+        for var, role in ((self.viewer_token_var, Role.VIEWER), (self.operator_token_var, Role.OPERATOR),
+                          (self.token_var, Role.ADMIN)):  # fmt: skip
+            value = None if var is None else getattr(env, var, None)
+            if var is not None and isinstance(value, str) and value:
+                found.append((var, role, value))
+        return found
+
     def token(self, env: Any) -> str | None:
-        """The configured token; None when the secret is missing or empty (then nothing is accepted)."""
+        """The admin's token; None when its secret is missing or empty."""
         expected = getattr(env, self.token_var, None)
         return expected if isinstance(expected, str) and expected else None
 
-    def identify(self, env: Any, headers: Mapping[str, str], *, now_ms: int) -> Credential | None:
-        """How the request authenticates, from its headers alone; None when it presents no valid credential.
+    def token_role(self, env: Any, given: str) -> tuple[str, Role] | None:
+        """The secret name and role of the token ``given``; None when it is no configured token.
 
-        A bearer header, when present, decides alone: a wrong one is not rescued by a cookie. A session also
-        needs its page key; whether it is still open is `admit`'s question.
+        Every configured token is compared, in constant time, whichever matches.
         """
-        expected = self.token(env)
-        if expected is None:
-            return None
-        given = bearer_of(headers)
-        if given is not None:
-            return "bearer" if same_secret(given, expected) else None
-        return "session" if self.session_id(env, headers, now_ms=now_ms) is not None else None
+        match: tuple[str, Role] | None = None
+        for var, role, expected in self.tokens(env):
+            if same_secret(given, expected) and match is None:
+                match = (var, role)
+        return match
 
-    def session_id(self, env: Any, headers: Mapping[str, str], *, now_ms: int) -> str | None:
-        """The id of the session whose cookie and page key the request carries; None when there is none."""
-        expected = self.token(env)
-        if expected is None or self.cookie is None:
+    def session_of(self, env: Any, headers: Mapping[str, str], *, now_ms: int) -> tuple[str, str, Role] | None:
+        """``(session id, secret name, role)`` of the session whose cookie and page key the request carries."""
+        if self.cookie is None:
             return None
         key = headers.get(PAGE_KEY_HEADER)
         for value in cookie_values(headers.get("cookie", ""), self.cookie):
-            found = session_id_of(value, key, expected, now_ms=now_ms, ttl_ms=self.session_ttl_ms)
-            if found is not None:
-                return found
+            for var, role, expected in self.tokens(env):
+                found = session_id_of(value, key, expected, now_ms=now_ms, ttl_ms=self.session_ttl_ms)
+                if found is not None:
+                    return found, var, role
         return None
 
     def signed_session_ids(self, env: Any, headers: Mapping[str, str], *, now_ms: int) -> list[str]:
         """Every session id the request's cookies carry with a valid signature (sign-out closes them all)."""
-        expected = self.token(env)
-        if expected is None or self.cookie is None:
+        if self.cookie is None:
             return []
-        values = cookie_values(headers.get("cookie", ""), self.cookie)
-        found = (signed_session_id(v, expected, now_ms=now_ms, ttl_ms=self.session_ttl_ms) for v in values)
-        return [session_id for session_id in found if session_id is not None]
+        ids: list[str] = []
+        for value in cookie_values(headers.get("cookie", ""), self.cookie):
+            for _, _, expected in self.tokens(env):
+                found = signed_session_id(value, expected, now_ms=now_ms, ttl_ms=self.session_ttl_ms)
+                if found is not None:
+                    ids.append(found)
+        return ids
 
-    async def admit(self, env: Any, headers: Mapping[str, str], *, now_ms: int) -> Credential | None:
-        """`identify`, and for a session, that it is still open in the read model (one D1 read)."""
-        expected = self.token(env)
-        if expected is None:
-            return None
+    async def admit(self, env: Any, headers: Mapping[str, str], scope: Mapping[str, Any], *,
+                    now_ms: int) -> Identity | None:  # fmt: skip
+        """A bearer header decides alone (a wrong one is not rescued by a cookie); else an open session."""
         given = bearer_of(headers)
         if given is not None:
-            return "bearer" if same_secret(given, expected) else None
-        session_id = self.session_id(env, headers, now_ms=now_ms)
-        if session_id is None or not await session_is_open(env.TSUMUGI_DB, session_id, now_ms=now_ms):
+            found = self.token_role(env, given)
+            return None if found is None else Identity(name=found[0], role=found[1], via="token")
+        session = self.session_of(env, headers, now_ms=now_ms)
+        if session is None or not await session_is_open(env.TSUMUGI_DB, session[0], now_ms=now_ms):
             return None
-        return "session"
+        return Identity(name=session[1], role=session[2], via="session")
 
 
 DEFAULT_AUTH = BearerAuth()
-"""``TSUMUGI_TOKEN`` as a bearer header, or a dashboard session in the ``tsumugi_token`` cookie."""
+"""The three role tokens as a bearer header, or a dashboard session in the ``tsumugi_token`` cookie."""

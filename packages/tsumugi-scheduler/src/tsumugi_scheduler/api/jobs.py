@@ -15,6 +15,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from tsumugi_core.options import EnqueueValidationError
+from tsumugi_scheduler.api.action_log import actions_for
 from tsumugi_scheduler.api.answers import GONE_JOB, ApiError, json_response, refusal, validation_error
 from tsumugi_scheduler.api.bodies import parse_object, parse_reschedule
 from tsumugi_scheduler.api.context import api_of, env_of, first_values
@@ -113,7 +114,10 @@ async def list_jobs(request: Request) -> Response:
 
 
 async def get_job(request: Request) -> Response:
-    """``GET /api/jobs/{id}``: the shard's detail, else the read model's; 404 when neither holds it."""
+    """``GET /api/jobs/{id}``: the shard's detail, else the read model's; 404 when neither holds it.
+
+    ``actions`` lists who changed the job through the API, and its binding's policy, newest first.
+    """
     job_id, _ = _read_job_id(request)
     api, env = api_of(request), env_of(request)
     detail = await api.service(env).get(job_id)
@@ -122,7 +126,11 @@ async def get_job(request: Request) -> Response:
         detail = None if row is None else detail_from_read_model(row)
     if detail is None:
         raise _not_found(job_id)
-    return json_response(200, {"job": detail})
+    # Who cancelled, retried or rescheduled it, and who changed its binding's policy (ADR-0156).
+    binding = job_id.split("#", 1)[0]
+    actions = [*await actions_for(env.TSUMUGI_DB, job_id), *await actions_for(env.TSUMUGI_DB, f"binding:{binding}")]
+    actions.sort(key=lambda a: a["at"], reverse=True)
+    return json_response(200, {"job": detail, "actions": actions})
 
 
 async def retry_job(request: Request) -> Response:

@@ -28,7 +28,9 @@ _REF: Final = "#/components/schemas/{name}"
 _PATH_PARAM: Final = re.compile(r"\{([a-z_]+)\}")
 _ENQUEUE_ITEM: Final = "EnqueueBody"
 _COMMON: Final = {
-    401: Answer(description="Missing or wrong token."),
+    401: Answer(description="Missing or wrong credentials (token, session or Access token)."),
+    403: Answer(description="The caller's role falls short of the operation's `x-tsumugi-role` (`needs`, "
+                "`role`), or a cookie-authenticated request came from another origin."),
     404: Answer(description="Not found."),
     503: Answer(description="Read-model migrations pending, or D1 unavailable."),
 }
@@ -196,6 +198,7 @@ def build_document(
         entry: dict[str, Any] = {
             "operationId": op.operation_id, "summary": op.summary, "tags": [op.tag],
             "parameters": _parameters(op), "responses": _responses(op, by_type),
+            "description": f"Needs the {op.role.value} role (or higher).", "x-tsumugi-role": op.role.value,
         }  # fmt: skip
         body = _body_schema(op, components)
         if body is not None:
@@ -208,13 +211,16 @@ def build_document(
         "openapi": "3.1.0",
         "info": {"title": API_TITLE, "version": API_VERSION},
         "servers": [{"url": "/"}],
-        "security": [{"bearerAuth": []}, {"cookieAuth": []}],
+        "security": [{"bearerAuth": []}, {"cookieAuth": []}, {"accessAuth": []}],
         "paths": paths,
         "components": {
             "schemas": components,
             "securitySchemes": {
                 "bearerAuth": {"type": "http", "scheme": "bearer"},
                 "cookieAuth": {"type": "apiKey", "in": "cookie", "name": "tsumugi_token"},
+                "accessAuth": {"type": "apiKey", "in": "header", "name": "Cf-Access-Jwt-Assertion",
+                               "description": "Cloudflare Access's signed token (also its CF_Authorization cookie), "
+                                              "when the deployment signs in through Access."},
             },
         },
     }

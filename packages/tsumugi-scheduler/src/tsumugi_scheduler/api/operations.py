@@ -1,7 +1,8 @@
 """The route table: every API operation with its handler, parameters and documented answers.
 
 One table feeds both the router (`tsumugi_scheduler.api.app`) and the OpenAPI document
-(`tsumugi_scheduler.api.openapi`), so a route cannot exist without its documentation. operationIds are the
+(`tsumugi_scheduler.api.openapi`), so a route cannot exist without its documentation, nor without the role it
+needs (``role``, checked by the router before the handler runs). operationIds are the
 original's where it had the route (docs/reference/original.md §4.2).
 """
 
@@ -29,6 +30,7 @@ from tsumugi_scheduler.api import models as m
 from tsumugi_scheduler.api import schedule_models as sm
 from tsumugi_scheduler.api import shapes as s
 from tsumugi_scheduler.api.job_list import JobListBody
+from tsumugi_scheduler.identity import Role
 from tsumugi_scheduler.readmodel import JobStats
 
 __all__ = ["OPENAPI_PATH", "OPERATIONS", "Answer", "Endpoint", "Operation", "QueryParam"]
@@ -62,12 +64,18 @@ class Operation:
     method: str
     path: str
     operation_id: str
+    role: Role
+    """The least role that may call it (ADR-0156): reads are the viewer's, actions the operator's, policies,
+    schedules' definitions and deletes the admin's."""
     summary: str
     endpoint: Endpoint
     body: type[BaseModel] | None = None
     query: tuple[QueryParam, ...] = ()
     answers: Mapping[int, Answer] = field(default_factory=dict[int, Answer])
     tag: str = "jobs"
+    records: bool = True
+    """A 2xx answer of a state change records who made it (`tsumugi_scheduler.api.action_log`); enqueues do
+    not (the job itself is the record, and every enqueue would cost a second D1 write)."""
 
 
 _BAD = Answer(description="Invalid input; `error` says which field and rule.")
@@ -116,65 +124,66 @@ _LIST_QUERY = (
 )  # fmt: skip
 
 OPERATIONS: Final[tuple[Operation, ...]] = (
-    Operation(method="GET", path="/api/jobs", operation_id="listJobs", summary="List jobs from the read model.",
+    Operation(method="GET", path="/api/jobs", operation_id="listJobs", role=Role.VIEWER, summary="List jobs from the read model.",
               endpoint=jobs.list_jobs, query=_LIST_QUERY, answers=_answers(s200=Answer(description="A page and the total (exact up to 10,000, then `total_capped`).",
                                                 body=JobListBody))),
-    Operation(method="POST", path="/api/jobs", operation_id="createJob", summary="Enqueue one job.",
-              endpoint=jobs.create_job, body=m.EnqueueBody,
+    Operation(method="POST", path="/api/jobs", operation_id="createJob", role=Role.OPERATOR, summary="Enqueue one job.",
+              endpoint=jobs.create_job, body=m.EnqueueBody, records=False,
               answers=_answers(s201=Answer(description="The job id (also for a dedup hit).", body=s.Created), s400=_BAD,
                                s409=_ROUTING)),
-    Operation(method="POST", path="/api/jobs/bulk-enqueue", operation_id="bulkEnqueueJobs", summary="Enqueue up to 500 jobs.",
-              endpoint=jobs.bulk_enqueue, body=m.BulkEnqueueBody,
+    Operation(method="POST", path="/api/jobs/bulk-enqueue", operation_id="bulkEnqueueJobs", role=Role.OPERATOR, summary="Enqueue up to 500 jobs.",
+              endpoint=jobs.bulk_enqueue, body=m.BulkEnqueueBody, records=False,
               answers=_answers(s201=Answer(description="Ids in input order.", body=s.CreatedMany), s400=_BAD,
                                s409=_ROUTING)),
-    Operation(method="POST", path="/api/jobs/bulk-retry", operation_id="bulkRetryJobs", summary="Retry FAILED / STALLED jobs by ids or filter.",
+    Operation(method="POST", path="/api/jobs/bulk-retry", operation_id="bulkRetryJobs", role=Role.OPERATOR, summary="Retry FAILED / STALLED jobs by ids or filter.",
               endpoint=bulk.bulk_retry, body=m.BulkRetryBody,
               answers=_answers(s200=Answer(description="Changed ids and refusals.", body=s.BulkResult), s400=_BAD)),
-    Operation(method="POST", path="/api/jobs/bulk-cancel", operation_id="bulkCancelJobs", summary="Cancel jobs by ids or filter.",
+    Operation(method="POST", path="/api/jobs/bulk-cancel", operation_id="bulkCancelJobs", role=Role.OPERATOR, summary="Cancel jobs by ids or filter.",
               endpoint=bulk.bulk_cancel, body=m.BulkCancelBody,
               answers=_answers(s200=Answer(description="Changed ids and refusals.", body=s.BulkResult), s400=_BAD)),
-    Operation(method="GET", path="/api/jobs/{id}", operation_id="getJob", summary="A job's detail with its attempt log.",
+    Operation(method="GET", path="/api/jobs/{id}", operation_id="getJob", role=Role.VIEWER, summary="A job's detail with its attempt log.",
               endpoint=jobs.get_job,
               answers=_answers(s200=Answer(description="The job.", body=s.JobDetailBody), s404=_NOT_FOUND)),
-    Operation(method="GET", path="/api/jobs/{id}/explain", operation_id="explainJob",
+    Operation(method="GET", path="/api/jobs/{id}/explain", operation_id="explainJob", role=Role.VIEWER,
               summary="Why a job is not running yet and when each blocker clears.", endpoint=jobs.explain_job,
               answers=_answers(s200=Answer(description="The explanation.", body=s.ExplainBody), s404=_NOT_FOUND,
                                s410=_GONE)),
-    Operation(method="POST", path="/api/jobs/{id}/retry", operation_id="retryJob", summary="Retry a FAILED / STALLED job now.",
+    Operation(method="POST", path="/api/jobs/{id}/retry", operation_id="retryJob", role=Role.OPERATOR, summary="Retry a FAILED / STALLED job now.",
               endpoint=jobs.retry_job,
               answers=_answers(s200=Answer(description="Retried.", body=s.MutationOk), s400=_BAD, s409=_STATE, s410=_GONE)),
-    Operation(method="POST", path="/api/jobs/{id}/cancel", operation_id="cancelJob",
+    Operation(method="POST", path="/api/jobs/{id}/cancel", operation_id="cancelJob", role=Role.OPERATOR,
               summary="Cancel a job, or ask a dispatched one to stop.", endpoint=jobs.cancel_job,
               answers=_answers(s200=Answer(description="Cancelled, or requested.", body=s.CancelOk), s400=_BAD,
                                s409=_STATE, s410=_GONE)),
-    Operation(method="POST", path="/api/jobs/{id}/reschedule", operation_id="rescheduleJob",
+    Operation(method="POST", path="/api/jobs/{id}/reschedule", operation_id="rescheduleJob", role=Role.OPERATOR,
               summary="Move a SCHEDULED job's run_after (and priority).", endpoint=jobs.reschedule_job,
               body=m.RescheduleBody,
               answers=_answers(s200=Answer(description="Rescheduled.", body=s.MutationOk), s400=_BAD, s409=_STATE,
                                s410=_GONE)),
-    Operation(method="GET", path="/api/bindings", operation_id="listBindings", summary="Performer bindings.",
+    Operation(method="GET", path="/api/bindings", operation_id="listBindings", role=Role.VIEWER, summary="Performer bindings.",
               endpoint=bindings.list_bindings, tag="bindings",
               answers=_answers(s200=Answer(description="Sorted names and shard counts.", body=s.BindingList))),
-    Operation(method="POST", path="/api/bindings/{binding}/policy", operation_id="setBindingPolicy",
+    Operation(method="POST", path="/api/bindings/{binding}/policy", operation_id="setBindingPolicy", role=Role.ADMIN,
               summary="Change and pin the policy of every shard of a binding.", endpoint=bindings.set_policy,
               body=m.PolicyBody, tag="bindings",
               answers=_answers(s200=Answer(description="Every shard's effective settings.", body=s.PolicyResult),
                                s400=_BAD, s404=_NOT_FOUND)),
-    Operation(method="POST", path="/api/bindings/{binding}/policy/reset", operation_id="resetBindingPolicy",
+    Operation(method="POST", path="/api/bindings/{binding}/policy/reset", operation_id="resetBindingPolicy", role=Role.ADMIN,
               summary="Drop the runtime pin: back to the code's settings.", endpoint=bindings.reset_policy,
               tag="bindings",
               answers=_answers(s200=Answer(description="Every shard's effective settings.", body=s.PolicyResult),
                                s400=_BAD, s404=_NOT_FOUND)),
-    Operation(method="GET", path="/api/stats", operation_id="getStats", summary="Jobs per state and the longest wait.",
+    Operation(method="GET", path="/api/stats", operation_id="getStats", role=Role.VIEWER,
+              summary="Jobs per state and the longest wait.",
               endpoint=insight.stats, tag="insight",
               query=(QueryParam(name="exclude_bindings", schema=_STR,
                                 description="Comma-separated bindings left out of the counts, as the job "
                                 "list takes it."),),
               answers=_answers(s200=Answer(description="Stats.", body=JobStats))),
-    Operation(method="GET", path="/api/diagnostics", operation_id="getDiagnostics",
+    Operation(method="GET", path="/api/diagnostics", operation_id="getDiagnostics", role=Role.VIEWER,
               summary="What holds each binding back, per shard.", endpoint=insight.diagnostics, tag="insight",
               answers=_answers(s200=Answer(description="Diagnostics.", body=s.Diagnostics))),
-    Operation(method="GET", path="/api/metrics", operation_id="getMetrics",
+    Operation(method="GET", path="/api/metrics", operation_id="getMetrics", role=Role.VIEWER,
               summary="Failure rate and durations from Analytics Engine.", endpoint=metrics.get_metrics, tag="insight",
               query=(QueryParam(name="hours", schema=_HOURS, description="1..720 (decimals floored), default 24."),
                      QueryParam(name="binding", schema=_BINDING_OR_EMPTY),
@@ -186,7 +195,7 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
               answers=_answers(s200=Answer(description="The report.", body=metrics.MetricsReport), s400=_BAD,
                                s501=Answer(description="Metrics not configured."),
                                s502=Answer(description="Analytics Engine failed."))),
-    Operation(method="GET", path="/api/schedules", operation_id="listSchedules",
+    Operation(method="GET", path="/api/schedules", operation_id="listSchedules", role=Role.VIEWER,
               summary="Recurring schedules with their next occurrences: all, or a page by name.",
               endpoint=schedules.list_schedules, tag="schedules",
               query=(QueryParam(name="limit", schema={"type": "string", "pattern": "^0*(?:[1-9][0-9]?|[1-4][0-9]{2}|500)$"},
@@ -194,60 +203,60 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
                      QueryParam(name="after", schema=_STR, description="The `next` of the previous page.")),
               answers=_answers(s200=Answer(description="Schedules by name.", body=sm.ScheduleList), s400=_BAD,
                                s501=_NO_SCHEDULER)),
-    *(Operation(method=method, path=path, operation_id=op_id, summary=summary, endpoint=endpoint, body=body,
-                tag="schedules", answers=answers)
-      for method, path, op_id, summary, endpoint, body, answers in (
-        ("POST", "/api/schedules", "createSchedule", "Create a run-time schedule.", schedules.create_schedule,
+    *(Operation(method=method, path=path, operation_id=op_id, role=role, summary=summary, endpoint=endpoint,
+                body=body, tag="schedules", answers=answers)
+      for method, path, op_id, role, summary, endpoint, body, answers in (
+        ("POST", "/api/schedules", "createSchedule", Role.ADMIN, "Create a run-time schedule.", schedules.create_schedule,
          sm.ScheduleCreateBody,
          _answers(s201=Answer(description="Created.", body=sm.ScheduleResult), s400=_BAD,
                   s409=Answer(description="A schedule of that name exists."), s501=_NO_SCHEDULER)),
-        ("GET", "/api/schedules/{name}", "getSchedule", "One schedule.", schedules.get_schedule, None,
+        ("GET", "/api/schedules/{name}", "getSchedule", Role.VIEWER, "One schedule.", schedules.get_schedule, None,
          _answers(s200=Answer(description="The schedule.", body=sm.ScheduleView), s404=_NOT_FOUND,
                   s501=_NO_SCHEDULER)),
-        ("PATCH", "/api/schedules/{name}", "updateSchedule", "Change a run-time schedule.",
+        ("PATCH", "/api/schedules/{name}", "updateSchedule", Role.ADMIN, "Change a run-time schedule.",
          schedules.update_schedule, sm.SchedulePatchBody,
          _answers(s200=Answer(description="Changed.", body=sm.ScheduleResult), s400=_BAD, s404=_NOT_FOUND,
                   s409=_CODE_DEFINED, s501=_NO_SCHEDULER)),
-        ("DELETE", "/api/schedules/{name}", "deleteSchedule", "Delete a run-time schedule.",
+        ("DELETE", "/api/schedules/{name}", "deleteSchedule", Role.ADMIN, "Delete a run-time schedule.",
          schedules.delete_schedule, None,
          _answers(s200=Answer(description="Deleted.", body=sm.ScheduleDeleted), s404=_NOT_FOUND,
                   s409=_CODE_DEFINED, s501=_NO_SCHEDULER)),
-        ("POST", "/api/schedules/{name}/pause", "pauseSchedule", "Stop firing (kept across deploys).",
+        ("POST", "/api/schedules/{name}/pause", "pauseSchedule", Role.OPERATOR, "Stop firing (kept across deploys).",
          schedules.pause_schedule, None,
          _answers(s200=Answer(description="Paused.", body=sm.ScheduleResult), s404=_NOT_FOUND, s501=_NO_SCHEDULER)),
-        ("POST", "/api/schedules/{name}/resume", "resumeSchedule", "Fire again from the next boundary.",
+        ("POST", "/api/schedules/{name}/resume", "resumeSchedule", Role.OPERATOR, "Fire again from the next boundary.",
          schedules.resume_schedule, None,
          _answers(s200=Answer(description="Resumed.", body=sm.ScheduleResult), s404=_NOT_FOUND, s501=_NO_SCHEDULER)),
-        ("POST", "/api/schedules/{name}/trigger", "triggerSchedule", "Enqueue one occurrence now.",
+        ("POST", "/api/schedules/{name}/trigger", "triggerSchedule", Role.OPERATOR, "Enqueue one occurrence now.",
          schedules.trigger_schedule, None,
          _answers(s200=Answer(description="Enqueued.", body=sm.ScheduleTriggered), s404=_NOT_FOUND,
                   s409=Answer(description="The scheduler refuses the job the schedule makes (e.g. its payload "
                                           "against the performer's type now); `field` and `rule` say why."),
                   s501=_NO_SCHEDULER, s502=Answer(description="The enqueue failed; `error` says why."))),
       )),
-    Operation(method="GET", path="/api/runs", operation_id="listRuns", summary="Flow runs, newest change first.",
+    Operation(method="GET", path="/api/runs", operation_id="listRuns", role=Role.VIEWER, summary="Flow runs, newest change first.",
               endpoint=runs.list_runs, tag="runs",
               query=(QueryParam(name="state", schema=_STR), QueryParam(name="flow", schema=_STR),
                      QueryParam(name="limit", schema=_STR, description="1..100, default 20."),
                      QueryParam(name="offset", schema=_STR, description="0 or more, default 0.")),
               answers=_answers(s200=Answer(description="A page and the total.", body=runs.RunList))),
-    Operation(method="POST", path="/api/runs", operation_id="startRun", summary="Start a flow run.",
+    Operation(method="POST", path="/api/runs", operation_id="startRun", role=Role.OPERATOR, summary="Start a flow run.",
               endpoint=run_control.start, tag="runs", body=m.StartRunBody,
               answers=_answers(s201=Answer(description="The run id (an existing run's for a repeated id).",
                                            body=s.RunCreated),
                                s400=_BAD, s501=Answer(description="No flow is registered."))),
-    Operation(method="GET", path="/api/runs/{id}", operation_id="getRun", summary="A run and its nodes.",
+    Operation(method="GET", path="/api/runs/{id}", operation_id="getRun", role=Role.VIEWER, summary="A run and its nodes.",
               endpoint=runs.get_run, tag="runs",
               answers=_answers(s200=Answer(description="The run.", body=runs.RunDetailBody), s404=_NOT_FOUND)),
-    Operation(method="POST", path="/api/runs/{id}/retry", operation_id="retryRun", summary="Resume a FAILED run.",
+    Operation(method="POST", path="/api/runs/{id}/retry", operation_id="retryRun", role=Role.OPERATOR, summary="Resume a FAILED run.",
               endpoint=run_control.retry, tag="runs",
               answers=_answers(s200=Answer(description="Resumed.", body=s.RunControlOk), s400=_BAD, s409=_STATE,
                                s410=_RUN_GONE, s501=Answer(description="No flow is registered."))),
-    Operation(method="POST", path="/api/runs/{id}/cancel", operation_id="cancelRun", summary="Cancel a run.",
+    Operation(method="POST", path="/api/runs/{id}/cancel", operation_id="cancelRun", role=Role.OPERATOR, summary="Cancel a run.",
               endpoint=run_control.cancel, tag="runs",
               answers=_answers(s200=Answer(description="Cancelling.", body=s.RunControlOk), s400=_BAD, s409=_STATE,
                                s410=_RUN_GONE, s501=Answer(description="No flow is registered."))),
-    Operation(method="GET", path="/api/flows", operation_id="listFlows", summary="Registered flows.",
+    Operation(method="GET", path="/api/flows", operation_id="listFlows", role=Role.VIEWER, summary="Registered flows.",
               endpoint=runs.list_flows, tag="runs",
               answers=_answers(s200=Answer(description="Sorted names.", body=runs.FlowList))),
 )  # fmt: skip

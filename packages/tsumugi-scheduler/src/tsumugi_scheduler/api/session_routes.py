@@ -1,7 +1,8 @@
 """``/api/session``: the dashboard's sign-in, its probe and its sign-out (ADR-0064).
 
-* ``GET`` answers ``200 {"signedIn": bool}`` whatever the credentials, so the page can ask before it calls
-  anything that would answer 401 (no console errors before sign-in);
+* ``GET`` answers ``200 {"signedIn": bool, "identity": name | null, "role": role | null, "tokenSignIn": bool}``
+  whatever the credentials, so the page can ask before it calls anything that would answer 401 (no console
+  errors before sign-in), and knows which actions its role allows (ADR-0156);
 * ``POST {"token": "..."}`` checks the token, opens a session in D1, sets the HttpOnly session cookie
   (`session_cookie`) and answers the session's page key (``{"signedIn": true, "pageKey": ...}``), which the
   page sends with every call (ADR-0121); it also deletes a cookie of the same name at path ``/`` (where
@@ -25,11 +26,12 @@ from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from tsumugi_scheduler.api.answers import ApiError, json_response
-from tsumugi_scheduler.api.auth import BearerAuth, same_secret
+from tsumugi_scheduler.api.auth import BearerAuth
 from tsumugi_scheduler.api.json_body import read_json
 from tsumugi_scheduler.api.request_origin import cross_origin_reason, declares_json
 from tsumugi_scheduler.api.session import clearing_cookie, issue_session, page_key, session_cookie
 from tsumugi_scheduler.api.session_store import close_session, open_session
+from tsumugi_scheduler.identity import AuthScheme
 from tsumugi_scheduler.timing import time_source
 
 __all__ = ["NOT_JSON", "NO_TOKEN_CONFIGURED", "WRONG_TOKEN", "answer_session", "cross_origin", "not_json"]
@@ -61,24 +63,27 @@ def _token_of(body: bytes) -> str | None:
     return token.strip() if isinstance(token, str) and token.strip() else None
 
 
-async def _sign_in(request: Request, auth: BearerAuth, headers: Mapping[str, str]) -> Response:
+async def _sign_in(request: Request, auth: BearerAuth | None, headers: Mapping[str, str]) -> Response:
     if not declares_json(headers):
         return not_json()
-    if auth.cookie is None:
+    if auth is None or auth.cookie is None:
         return json_response(404, {"error": "sign-in with a token is not enabled"})
     given = _token_of(await request.body())
     if given is None:
         return json_response(400, {"error": "token must be a non-empty string"})
-    expected = auth.token(request.scope.get("env"))
-    if expected is None:
+    env = request.scope.get("env")
+    if not auth.tokens(env):
         return json_response(401, {"error": NO_TOKEN_CONFIGURED})
-    if not same_secret(given, expected):
+    found = auth.token_role(env, given)
+    if found is None:
         return json_response(401, {"error": WRONG_TOKEN})
+    expected = next(token for var, _, token in auth.tokens(env) if var == found[0])
     now_ms = time_source().now_ms()
     session_id = secrets.token_urlsafe(16)
     await open_session(request.scope["env"].TSUMUGI_DB, session_id, now_ms=now_ms,
                        expires_at=now_ms + auth.session_ttl_ms)  # fmt: skip
-    answer = json_response(200, {"signedIn": True, "pageKey": page_key(expected, session_id)})
+    answer = json_response(200, {"signedIn": True, "pageKey": page_key(expected, session_id),
+                                 "identity": found[0], "role": found[1].value})  # fmt: skip
     value = issue_session(expected, now_ms, session_id)
     secure = request.url.scheme == "https"
     answer.headers.append(
@@ -88,28 +93,32 @@ async def _sign_in(request: Request, auth: BearerAuth, headers: Mapping[str, str
     return answer
 
 
-async def answer_session(scope: Scope, receive: Receive, send: Send, auth: BearerAuth,
+async def answer_session(scope: Scope, receive: Receive, send: Send, auth: AuthScheme,
                          headers: Mapping[str, str]) -> None:  # fmt: skip
     """Answer a request to `SESSION_PATH`."""
     request = Request(scope, receive)
     method = request.method
+    bearer = auth.find(BearerAuth)
     if method in ("GET", "HEAD"):
         now_ms = time_source().now_ms()
-        answer = json_response(
-            200, {"signedIn": await auth.admit(scope.get("env"), headers, now_ms=now_ms) is not None}
-        )
+        identity = await auth.admit(scope.get("env"), headers, scope, now_ms=now_ms)
+        role = None if identity is None or identity.role is None else identity.role.value
+        answer = json_response(200, {"signedIn": identity is not None, "role": role,
+                                     "identity": None if identity is None else identity.name,
+                                     "tokenSignIn": auth.token_cookie is not None})  # fmt: skip
     elif (reason := cross_origin_reason(headers, request.url.scheme)) is not None:
         answer = cross_origin(reason)
     elif method == "POST":
-        answer = await _sign_in(request, auth, headers)
+        answer = await _sign_in(request, bearer, headers)
     elif method == "DELETE":
         env: Any = scope.get("env")
-        for session_id in auth.signed_session_ids(env, headers, now_ms=time_source().now_ms()):
+        ids = [] if bearer is None else bearer.signed_session_ids(env, headers, now_ms=time_source().now_ms())
+        for session_id in ids:
             await close_session(env.TSUMUGI_DB, session_id)
         answer = json_response(200, {"signedIn": False})
-        if auth.cookie is not None:
-            answer.headers.append("set-cookie", clearing_cookie(auth.cookie))
-            answer.headers.append("set-cookie", clearing_cookie(auth.cookie, "/"))
+        if bearer is not None and bearer.cookie is not None:
+            answer.headers.append("set-cookie", clearing_cookie(bearer.cookie))
+            answer.headers.append("set-cookie", clearing_cookie(bearer.cookie, "/"))
     else:
         answer = json_response(405, {"error": "method not allowed"})
         answer.headers["allow"] = _ALLOW

@@ -48,6 +48,12 @@ class ErrorBody(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     rule: str | None = None
     pending: list[str] | None = None
     missing: list[dict[str, str]] | None = None
+    reason: str | None = None
+    """403: which role the operation needs and which the caller has, in words."""
+    needs: str | None = None
+    """403: the role the operation needs."""
+    role: str | None = None
+    """403: the caller's role (absent: none)."""
 
 
 class Refusal(msgspec.Struct, frozen=True, kw_only=True):
@@ -139,10 +145,24 @@ class JobDetailView(msgspec.Struct, frozen=True, kw_only=True):
     finished attempts only)."""
 
 
+class ActionView(msgspec.Struct, frozen=True, kw_only=True):
+    """One change made through the API (ADR-0156): when, by whom (an email or a token's name), with which role."""
+
+    at: int
+    by: str
+    role: Literal["viewer", "operator", "admin"] | None
+    action: str
+    """The operation id: ``cancelJob``, ``retryJob``, ``rescheduleJob``, ``bulkCancelJobs``, ``setBindingPolicy``, ..."""
+    target: str | None
+    """The job id, or ``binding:<name>`` for a change of the job's binding's policy."""
+
+
 class JobDetailBody(msgspec.Struct, frozen=True, kw_only=True):
     """200 of ``GET /api/jobs/{id}``."""
 
     job: JobDetailView
+    actions: list[ActionView]
+    """Who changed the job through the API, and its binding's policy, newest first (at most 20 of each)."""
 
 
 class BulkRefusal(msgspec.Struct, frozen=True, kw_only=True):

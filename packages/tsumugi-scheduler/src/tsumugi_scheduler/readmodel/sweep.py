@@ -41,6 +41,8 @@ class SweepResult(msgspec.Struct, frozen=True, kw_only=True):
     jobs: int
     runs: int
     nodes: int
+    actions: int = 0
+    """Rows of the action log (who changed what, ADR-0156) past the same retention."""
 
 
 def _marks(count: int) -> str:
@@ -65,6 +67,7 @@ _OLD_RUNS: Final = (
 # transaction, so both statements pick the same runs.
 _DELETE_NODES: Final = f"DELETE FROM run_node WHERE run_id IN ({_OLD_RUNS})"
 _DELETE_RUNS: Final = f"DELETE FROM run WHERE id IN ({_OLD_RUNS})"
+_DELETE_ACTIONS: Final = "DELETE FROM action_log WHERE seq IN (SELECT seq FROM action_log WHERE at < ? ORDER BY at LIMIT ?)"
 
 
 async def sweep(
@@ -93,9 +96,11 @@ async def sweep(
     if limit < 1:
         raise InvalidFieldError("limit", f"must be at least 1, got {limit}")
     cutoff = now - older_than_ms
-    jobs, nodes, runs = await d1.batch([
+    jobs, nodes, runs, actions = await d1.batch([
         d1.prepare(_DELETE_JOBS).bind(*_JOB_STATES, cutoff, limit),
         d1.prepare(_DELETE_NODES).bind(*_RUN_STATES, cutoff, limit),
         d1.prepare(_DELETE_RUNS).bind(*_RUN_STATES, cutoff, limit),
+        d1.prepare(_DELETE_ACTIONS).bind(cutoff, limit),
     ])  # fmt: skip
-    return SweepResult(jobs=result_changes(jobs), runs=result_changes(runs), nodes=result_changes(nodes))
+    return SweepResult(jobs=result_changes(jobs), runs=result_changes(runs), nodes=result_changes(nodes),
+                       actions=result_changes(actions))  # fmt: skip

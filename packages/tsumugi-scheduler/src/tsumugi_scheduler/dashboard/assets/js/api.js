@@ -92,6 +92,7 @@ function whenSignedIn() {
 
 async function probeSession() {
   const answer = await send(API.session, 'GET');
+  if (answer.response.ok && answer.data) noteIdentity(answer.data);
   if (answer.response.ok && answer.data && answer.data.signedIn) return;
   // A server without /api/session (a stand-in API): go on; a 401 from a real call still asks for the token.
   if (answer.response.status === 404) return;

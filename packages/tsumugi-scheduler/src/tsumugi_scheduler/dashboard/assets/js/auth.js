@@ -39,6 +39,7 @@ async function submitToken(event, input, message, button, onSignedIn) {
   try {
     const answer = await sessionCall('POST', { token });
     keepPageKey(answer && answer.pageKey);
+    if (answer) noteIdentity({ signedIn: true, identity: answer.identity, role: answer.role });
   } catch (error) {
     const known = error instanceof ApiError && SIGN_IN_MESSAGES[error.message];
     message.textContent = known || `Sign-in failed: ${error.message}`;
@@ -73,5 +74,52 @@ function showSignOut() {
   header.append(h('button', { id: 'sign-out', type: 'button', onclick: signOut }, 'Sign out'));
 }
 
+// Roles (ADR-0156): every button that changes something carries data-needs="operator" or "admin". Those the
+// signed-in role may not use are disabled, their title says which role they need, and the header says who is
+// signed in with which role. The server refuses them anyway (403); this only keeps the page honest.
+const ROLE_RANK = { viewer: 0, operator: 1, admin: 2 };
+const signedInAs = { known: false, identity: null, role: null };
+
+function noteIdentity(session) {
+  // A server that does not say the role (no "role" key at all) gates nothing here; it still refuses with 403.
+  Object.assign(signedInAs, { known: Boolean(session.signedIn) && 'role' in session, identity: session.identity || null,
+    role: session.role || null });
+  showIdentity();
+  lockActions(document);
+}
+
+function mayDo(needed) {
+  return !signedInAs.known || (signedInAs.role !== null && ROLE_RANK[signedInAs.role] >= ROLE_RANK[needed]);
+}
+
+function roleReason(needed) {
+  const who = signedInAs.identity || 'You';
+  return signedInAs.role ? `Needs the ${needed} role; ${who} has the ${signedInAs.role} role`
+    : `Needs the ${needed} role; ${who} has no role here`;
+}
+
+function lockActions(root) {
+  for (const button of root.querySelectorAll('[data-needs]')) {
+    if (mayDo(button.dataset.needs) || button.hasAttribute('data-locked')) continue;
+    button.disabled = true;
+    button.setAttribute('data-locked', '');
+    button.title = roleReason(button.dataset.needs);
+  }
+}
+
+function showIdentity() {
+  const header = $('header.top');
+  const old = $('#signed-in-as');
+  if (old) old.remove();
+  if (!header || !signedInAs.known || !signedInAs.identity) return;
+  const text = signedInAs.role ? `${signedInAs.identity} \u00b7 ${signedInAs.role}` : `${signedInAs.identity} \u00b7 no role`;
+  const why = signedInAs.role === 'admin' ? 'You may change everything.'
+    : signedInAs.role === 'operator' ? 'You may act on jobs, runs and schedules; policies and schedule changes need an admin.'
+    : signedInAs.role === 'viewer' ? 'You may look; actions need the operator role.'
+    : 'You are signed in but have no role here: ask an admin to give you one.';
+  header.append(h('span', { id: 'signed-in-as', class: 'signed-in-as', title: why, 'data-role': signedInAs.role || 'none' }, text));
+}
+
+new MutationObserver(() => lockActions(document)).observe(document.documentElement, { childList: true, subtree: true });
 forgetStoredToken();
 whenSignedIn().then(showSignOut, () => {});

@@ -142,8 +142,9 @@ function policyForm(binding, current) {
     POLICY_NUMBERS.map(([key, label, min]) => [h('label', null, label), number(key, label, min)]),
     POLICY_RATES.map(([key, label]) => [h('label', null, label, h('span', { class: 'muted small' }, ' (empty: unlimited)')), rate(key, label)]),
     h('span'), h('span', { class: 'actions' },
-      h('button', { type: 'submit', class: 'primary' }, 'Apply'),
-      h('button', { type: 'button', onclick: () => resetPolicy(binding, result) }, 'Reset to code settings')));
+      h('button', { type: 'submit', class: 'primary', 'data-needs': 'admin' }, 'Apply'),
+      h('button', { type: 'button', 'data-needs': 'admin', onclick: () => resetPolicy(binding, result) },
+        'Reset to code settings')));
   form.addEventListener('input', () => { form.dataset.dirty = '1'; });
   form.addEventListener('submit', (event) => { event.preventDefault(); applyPolicy(binding, form, current, result); });
   return h('div', null, form, result);

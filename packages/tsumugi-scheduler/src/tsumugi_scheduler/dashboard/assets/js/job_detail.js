@@ -122,7 +122,7 @@ function liveAttempt(job, number) {
 
 function rescheduleForm(id, after) {
   const delay = h('input', { type: 'number', min: '0', step: '1', value: '0', 'aria-label': 'Delay in seconds', style: 'width:7em' });
-  return h('span', null, 'Run in ', delay, ' s ', h('button', { type: 'button', onclick: () => {
+  return h('span', null, 'Run in ', delay, ' s ', h('button', { type: 'button', 'data-needs': 'operator', onclick: () => {
     const seconds = Number(delay.value);
     if (!Number.isFinite(seconds) || seconds < 0) { setStatus('Delay must be a number of seconds, at least 0', true); return; }
     mutateJob(id, 'reschedule', after, { delayMs: Math.round(seconds * 1000) });

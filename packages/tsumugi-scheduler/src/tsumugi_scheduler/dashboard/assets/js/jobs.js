@@ -106,7 +106,7 @@ function renderJobsToolbar(view) {
       { search: { field: 'id', text: '' }, binding: '', state: '', from: '', to: '' })) }, 'Reset') : null,
     retryAllButton(view),
     h('span', { class: 'spacer' }), renderColumnMenu(), h('button', { type: 'button', class: 'primary',
-      onclick: () => openNewJob(view.bindings, view.notices) }, '+ Job'));
+      'data-needs': 'operator', onclick: () => openNewJob(view.bindings, view.notices) }, '+ Job'));
 }
 
 // Search commits on change/Enter, not per keystroke; a full job id opens the job directly.
@@ -163,8 +163,9 @@ function renderBulkBar(view) {
   const count = view.selected.size;
   if (!count) return null;
   return h('div', { class: 'toolbar' }, `${count} selected`,
-    h('button', { type: 'button', onclick: () => bulkAction('retry') }, 'Retry selected'),
-    h('button', { type: 'button', class: 'danger', onclick: () => bulkAction('cancel') }, 'Cancel selected'));
+    h('button', { type: 'button', 'data-needs': 'operator', onclick: () => bulkAction('retry') }, 'Retry selected'),
+    h('button', { type: 'button', class: 'danger', 'data-needs': 'operator', onclick: () => bulkAction('cancel') },
+      'Cancel selected'));
 }
 
 async function bulkAction(action) {
@@ -272,8 +273,8 @@ function isCancelRequested(job) {
 function jobActions(job, gone, after = refreshNow) {
   const expired = (job.state === 'FAILED' || job.state === 'STALLED') && (gone || job.retryable === false);
   return h('span', { class: 'actions' },
-    canRetry(job, gone) ? h('button', { type: 'button', onclick: () => mutateJob(job.id, 'retry', after) }, 'Retry') : null,
-    canCancel(job, gone) ? h('button', { type: 'button', class: 'danger',
+    canRetry(job, gone) ? h('button', { type: 'button', 'data-needs': 'operator', onclick: () => mutateJob(job.id, 'retry', after) }, 'Retry') : null,
+    canCancel(job, gone) ? h('button', { type: 'button', class: 'danger', 'data-needs': 'operator',
       onclick: () => mutateJob(job.id, 'cancel', after) }, 'Cancel') : null,
     expired ? h('span', { class: 'muted small', title: 'Removed from the coordinator after the retention period' },
       'past retention') : null);

@@ -30,7 +30,7 @@ function openNewJob(bindings, notices = [], from = null) {
     'Priority', h('input', { name: 'priority', type: 'number' }),
     'Unique key', h('input', { name: 'uniqueKey' }),
     'Concurrency key', h('input', { name: 'concurrencyKey' }),
-    h('span'), h('button', { type: 'submit', class: 'primary' }, 'Create'));
+    h('span'), h('button', { type: 'submit', class: 'primary', 'data-needs': 'operator' }, 'Create'));
   const error = h('p', { class: 'error-text', id: 'new-job-error' });
   form.addEventListener('submit', (event) => { event.preventDefault(); submitNewJob(form, error); });
   openModal(`#/${app.tab}`, null);

@@ -87,7 +87,7 @@ function scrollToNode() {
 function runActions(run) {
   const enabled = { retry: run.state === 'FAILED' && run.retryable !== false, cancel: run.state === 'RUNNING' };
   const why = { retry: 'Only failed runs can be resumed', cancel: 'Running jobs are not stopped, only pending nodes' };
-  const buttons = Object.entries(RUN_ACTIONS).map(([name, action]) => h('button', { type: 'button', id: `run-${name}`,
+  const buttons = Object.entries(RUN_ACTIONS).map(([name, action]) => h('button', { type: 'button', id: `run-${name}`, 'data-needs': 'operator',
     class: name === 'cancel' ? 'danger' : null, disabled: !enabled[name], title: why[name],
     onclick: () => { runView.confirm = name; renderRunDetail(); } }, action.label));
   const pending = runView.confirm && enabled[runView.confirm] ? RUN_ACTIONS[runView.confirm] : null;

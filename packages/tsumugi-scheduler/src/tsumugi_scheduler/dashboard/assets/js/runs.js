@@ -23,7 +23,7 @@ async function loadRuns(isCurrent) {
       RUN_STATES.map((s) => option(s, s, s === view.state))),
     active ? h('button', { type: 'button', onclick: () => { Object.assign(view, { flow: '', state: '', page: 0 }); refreshNow(); } }, 'Reset') : null,
     h('span', { class: 'spacer' }),
-    (flows.flows || []).length ? h('button', { type: 'button', class: 'primary', id: 'new-run-open', onclick: () => openNewRun(flows.flows) }, '+ Run') : null),
+    (flows.flows || []).length ? h('button', { type: 'button', class: 'primary', id: 'new-run-open', 'data-needs': 'operator', onclick: () => openNewRun(flows.flows) }, '+ Run') : null),
   renderRunsTable(data.runs || []),
   h('div', { class: 'pager', id: 'runs-pager' }, h('span', { id: 'runs-total' }, `${total} runs`),
     h('span', { id: 'runs-page' }, `Page ${view.page + 1} of ${pages}`),
@@ -74,7 +74,7 @@ function openNewRun(flows) {
     'Flow', h('select', { name: 'flow', required: true }, flows.map((f) => option(f, f, f === preset))),
     'Input (JSON)', h('textarea', { name: 'input' }, '{}'),
     'Run ID', h('input', { name: 'id', placeholder: 'optional: the part after "<flow>:"' }),
-    h('span'), h('button', { type: 'submit', class: 'primary' }, 'Start'));
+    h('span'), h('button', { type: 'submit', class: 'primary', 'data-needs': 'operator' }, 'Start'));
   const error = h('p', { class: 'error-text', id: 'new-run-error' });
   form.addEventListener('submit', (event) => { event.preventDefault(); submitNewRun(form, error); });
   openModal(`#/${app.tab}`, null);

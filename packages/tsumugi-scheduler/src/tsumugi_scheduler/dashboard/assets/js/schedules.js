@@ -67,12 +67,12 @@ function renderScheduleRow(s) {
 function scheduleActions(s) {
   const buttons = [
     s.paused
-      ? h('button', { type: 'button', class: 'schedule-resume', onclick: () => scheduleControl(API.scheduleResume(s.name), `Resumed ${s.name}`) }, 'Resume')
-      : h('button', { type: 'button', class: 'schedule-pause', onclick: () => scheduleControl(API.schedulePause(s.name), `Paused ${s.name}`) }, 'Pause'),
-    h('button', { type: 'button', class: 'schedule-trigger', onclick: () => scheduleControl(API.scheduleTrigger(s.name), `Enqueued one ${s.name} job`) }, 'Run now'),
+      ? h('button', { type: 'button', class: 'schedule-resume', 'data-needs': 'operator', onclick: () => scheduleControl(API.scheduleResume(s.name), `Resumed ${s.name}`) }, 'Resume')
+      : h('button', { type: 'button', class: 'schedule-pause', 'data-needs': 'operator', onclick: () => scheduleControl(API.schedulePause(s.name), `Paused ${s.name}`) }, 'Pause'),
+    h('button', { type: 'button', class: 'schedule-trigger', 'data-needs': 'operator', onclick: () => scheduleControl(API.scheduleTrigger(s.name), `Enqueued one ${s.name} job`) }, 'Run now'),
   ];
   if (s.source === 'runtime') {
-    buttons.push(h('button', { type: 'button', class: 'danger schedule-delete', onclick: (event) => confirmScheduleDelete(event.target, s.name) }, 'Delete'));
+    buttons.push(h('button', { type: 'button', class: 'danger schedule-delete', 'data-needs': 'admin', onclick: (event) => confirmScheduleDelete(event.target, s.name) }, 'Delete'));
   }
   return buttons;
 }
@@ -112,7 +112,7 @@ function scheduleCreateForm(bindings, flows = []) {
     'Time zone (cron)', h('input', { name: 'timezone', placeholder: 'UTC, Asia/Tokyo, Europe/Berlin...' }),
     'Overlap', h('select', { name: 'overlap' }, option('skip', 'skip while the last job is active'), option('overlap', 'overlap')),
     'Max attempts', h('input', { name: 'maxAttempts', type: 'number', min: '1', placeholder: 'default' }),
-    h('span'), h('span', { class: 'actions' }, h('button', { type: 'submit', class: 'primary' }, 'Create schedule')));
+    h('span'), h('span', { class: 'actions' }, h('button', { type: 'submit', class: 'primary', 'data-needs': 'admin' }, 'Create schedule')));
   form.addEventListener('submit', (event) => { event.preventDefault(); createSchedule(form, result); });
   return h('details', { id: 'schedule-create', class: 'card' }, h('summary', null, 'New schedule'), form, result);
 }
