@@ -2,7 +2,7 @@
 
 Access signs its JWTs with RS256, which is this scheme. Verification needs only the public key: ``s ** e mod n``
 (Python's three-argument ``pow``), then a byte-for-byte comparison of the result with the one encoding the
-message may have, ``00 01 FF..FF 00 || DigestInfo(SHA-256) || H(m)`` (EMSA-PKCS1-v1_5, §9.2). Comparing the
+message may have, ``00 01 FF..FF 00 || DigestInfo(SHA-256) || H(m)`` (EMSA-PKCS1-v1_5, RFC 8017 section 9.2). Comparing the
 whole encoded block, never parsing it, leaves no room for the parsing flaws (garbage after the digest, short
 padding, ASN.1 leniency) that forged signatures against lax verifiers; the comparison is constant-time.
 
