@@ -13,6 +13,13 @@ from tsumugi_performer._context import (
 )
 from tsumugi_performer._errors import InvalidPayloadError, NonRetryableError, RetryAfterError
 from tsumugi_performer._performer import Performer, payload_type_of
+from tsumugi_performer._steps import (
+    StepFencedError,
+    StepOutcomeUnknownError,
+    StepResultError,
+    StepsUnavailableError,
+    WaitTimeoutError,
+)
 
 __all__ = [
     "DEFAULT_HEARTBEAT_INTERVAL_MS",
@@ -24,5 +31,10 @@ __all__ = [
     "NonRetryableError",
     "Performer",
     "RetryAfterError",
+    "StepFencedError",
+    "StepOutcomeUnknownError",
+    "StepResultError",
+    "StepsUnavailableError",
+    "WaitTimeoutError",
     "payload_type_of",
 ]

@@ -31,7 +31,7 @@ service; an entry module that needs more adds or overrides methods in its own su
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import msgspec
 from starlette.applications import Starlette
@@ -41,6 +41,8 @@ from tsumugi_scheduler import _runtime, run_service
 from tsumugi_scheduler.api.runs import read_run
 from tsumugi_scheduler.consumer import handle_batch
 from tsumugi_scheduler.definition import TsumugiDefinition
+from tsumugi_scheduler.event_box import EventBoxHost, is_box_name
+from tsumugi_scheduler.event_service import send_event
 from tsumugi_scheduler.maintenance import sweep_read_model
 from tsumugi_scheduler.payload_schemas import PayloadSchemas
 from tsumugi_scheduler.producer_rpc import SchedulerService, bare_field
@@ -49,6 +51,7 @@ from tsumugi_scheduler.run.host import RunHost
 from tsumugi_scheduler.schedules.directory import prime
 from tsumugi_scheduler.shard_admin import ShardAdmin
 from tsumugi_scheduler.shard_host import JobShardHost
+from tsumugi_scheduler.timing import entropy, time_source
 
 __all__ = ["DefaultMethods", "JobShardMethods", "RpcMethods", "RunMethods"]
 
@@ -90,6 +93,8 @@ class JobShardMethods(_Mixin):
         sql = _runtime.DurableObjectSql(storage, ctx.storage.sql)  # statements on the raw SQL API (ADR-0101)
         self.host = JobShardHost(storage, sql, self.env, self.tsumugi)
         self.admin = ShardAdmin(self.host, storage, sql)
+        self._sql = sql
+        self._event_box: EventBoxHost | None = None
 
     async def enqueue_many(self, name: str, items: Any, settings: Any = None) -> list[str]:
         """Store new jobs."""
@@ -114,6 +119,14 @@ class JobShardMethods(_Mixin):
     async def heartbeat(self, name: str, job_id: str, attempt: int, progress: Any = None) -> dict[str, Any]:
         """Record a running attempt's heartbeat."""
         return await self.host.heartbeat(name, job_id, attempt, progress)
+
+    async def step(self, name: str, job_id: str, attempt: int, command: str) -> str:
+        """A running attempt's step command, JSON text in and out (ADR-0148)."""
+        return await self.host.step(name, job_id, attempt, command)
+
+    async def deliver_events(self, name: str, deliveries: Any) -> list[bool]:
+        """Events for jobs of this shard that wait for them (ADR-0150)."""
+        return await self.host.deliver_events(name, _runtime.plain(deliveries))
 
     async def cancel(self, name: str, job_id: str) -> dict[str, Any]:
         """Cancel a job (or ask its running attempt to stop)."""
@@ -161,8 +174,31 @@ class JobShardMethods(_Mixin):
         """Each job's state or None (the Scheduler's overlap check)."""
         return await self.host.states_of(name, list(_runtime.plain(job_ids)))
 
+    def _box(self, box: str) -> EventBoxHost:
+        # An object of this namespace named event:<digest> is an event box, never a shard (ADR-0150).
+        if self._event_box is None:
+            if not is_box_name(box):
+                raise ValueError(f"box must be an event box name (event:...), got {box!r}")
+            self.host.remember(box)
+            self._event_box = EventBoxHost(self.ctx.storage, self._sql, self.env, time_source(), entropy()[0])
+        return self._event_box
+
+    async def event_send(self, box: str, name: str, key: str, payload: str, event_id: str | None = None) -> Any:
+        """Keep an event and deliver it to the jobs waiting for it (this object is its box)."""
+        return await self._box(box).send(name, key, payload, event_id)
+
+    async def event_wait(self, box: str, name: str, key: str, job_id: str, step: str, shard: str, until: int,
+                         seen: Any = None) -> str | None:  # fmt: skip
+        """A kept event for a job that starts waiting (JSON text), or None once it waits here."""
+        plain: Any = _runtime.plain(seen) or []
+        listed = [str(item) for item in cast("list[object]", plain)]
+        return await self._box(box).wait(name, key, job_id, step, shard, int(until), listed)
+
     async def alarm(self, alarm_info: Any = None) -> None:
-        """Tick: dispatch, reap, project, notify."""
+        """Tick: dispatch, reap, project, notify (an event box retries its deliveries instead)."""
+        if self.host.is_event_box():
+            await self._box(str(self.host.stored_name())).alarm()
+            return
         await self.host.alarm()
 
 
@@ -241,6 +277,10 @@ class RpcMethods(_Mixin):
     async def enqueue_many(self, items: Any, settings: Any = None) -> list[str]:
         """Enqueue jobs."""
         return await self._service().enqueue_many(_runtime.plain(items), _runtime.plain(settings))
+
+    async def send_event(self, name: Any, key: Any, payload: Any = None, event_id: Any = None) -> dict[str, Any]:
+        """Send an event to the jobs waiting for ``name``/``key`` (ADR-0150); errors name the field."""
+        return await send_event(self.env, name, key, _runtime.plain(payload), event_id)
 
     async def get(self, job_id: Any) -> dict[str, Any] | None:
         """A job's detail."""
