@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tsumugi_client import JobDetail, create_client
+from tsumugi_client import EnqueueValidationError, JobDetail, create_client
 from tsumugi_dev.clock import VirtualClock
 from tsumugi_dev.config import load_config
 from tsumugi_dev.runtime import LocalRuntime
@@ -187,3 +187,20 @@ async def test_the_openapi_document_describes_post_events(steps: LocalRuntime) -
     operation = document["paths"]["/api/events"]["post"]
     assert operation["operationId"] == "sendEvent"
     assert set(operation["responses"]) >= {"202", "400"}
+
+
+async def test_the_worker_client_sends_an_event_over_the_service_binding(
+    steps: LocalRuntime, clock: VirtualClock, tmp_path: Path
+) -> None:
+    job_id = await _enqueue(steps, tmp_path, _waiting("order-11", then=None))
+    await clock.advance(1_000)
+    client = create_client()
+    sent = await client.send_event(
+        steps.env(STEPS), "shipped", key="order-11", payload=[1, 2], event_id="e-11"
+    )
+    assert (sent.id, sent.delivered, sent.duplicate) == ("e-11", 1, False)
+    await clock.advance(1_000)
+    assert (await _job(steps, job_id)).result_value() == [[1, 2]]
+    with pytest.raises(EnqueueValidationError) as info:
+        await client.send_event(steps.env(STEPS), "shipped", key="k", payload=2**60)
+    assert info.value.field == "payload"

@@ -28,6 +28,7 @@ from tsumugi_client._errors import (
     UnavailableError,
     WaitTimeoutError,
 )
+from tsumugi_client._events import EventSent
 from tsumugi_client._factory import create_client
 from tsumugi_client._job import AsyncJob, Job, PollSchedule
 from tsumugi_client._retry import RetryPolicy
@@ -73,6 +74,7 @@ __all__ = [
     "EnqueueItemDict",
     "EnqueueKwargs",
     "EnqueueValidationError",
+    "EventSent",
     "ExponentialBackoff",
     "FixedBackoff",
     "Guarantee",

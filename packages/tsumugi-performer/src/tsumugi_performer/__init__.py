@@ -14,15 +14,16 @@ from tsumugi_performer._context import (
 from tsumugi_performer._errors import InvalidPayloadError, NonRetryableError, RetryAfterError
 from tsumugi_performer._performer import Performer, payload_type_of
 from tsumugi_performer._steps import (
+    EventTimeoutError,
     StepFencedError,
     StepOutcomeUnknownError,
     StepResultError,
     StepsUnavailableError,
-    WaitTimeoutError,
 )
 
 __all__ = [
     "DEFAULT_HEARTBEAT_INTERVAL_MS",
+    "EventTimeoutError",
     "HeartbeatAnswer",
     "HeartbeatError",
     "HeartbeatFn",
@@ -35,6 +36,5 @@ __all__ = [
     "StepOutcomeUnknownError",
     "StepResultError",
     "StepsUnavailableError",
-    "WaitTimeoutError",
     "payload_type_of",
 ]

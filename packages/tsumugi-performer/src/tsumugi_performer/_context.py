@@ -286,7 +286,7 @@ class JobContext:
         repeated); a job gets each event at most once.
 
         Raises:
-            WaitTimeoutError: no event came in time (not retried unless caught: the performer decides).
+            EventTimeoutError: no event came in time (not retried unless caught: the performer decides).
             ValueError: ``name`` or ``key`` breaks its rule.
         """
         until = self._journal_now() + duration_ms(timeout)

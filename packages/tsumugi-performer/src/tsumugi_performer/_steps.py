@@ -30,6 +30,7 @@ from tsumugi_core.steps import (
 from tsumugi_performer._errors import NonRetryableError
 
 __all__ = [
+    "EventTimeoutError",
     "StepChannel",
     "StepFencedError",
     "StepJournal",
@@ -37,7 +38,6 @@ __all__ = [
     "StepResultError",
     "StepsUnavailableError",
     "SuspendSignal",
-    "WaitTimeoutError",
 ]
 
 StepChannel: TypeAlias = Callable[[str], Awaitable[Any]]
@@ -77,7 +77,7 @@ class StepResultError(NonRetryableError):
     """A step's result cannot be stored as JSON or does not fit the type it is read back as."""
 
 
-class WaitTimeoutError(NonRetryableError):
+class EventTimeoutError(NonRetryableError):
     """No event came before the wait's timeout (ADR-0150): catch it to decide, else the job fails.
 
     Attributes:
@@ -258,7 +258,7 @@ class StepJournal:
             raise SuspendSignal(Suspension(until=_until_of(stored), reason="event", step=full))
         value: Any = msgspec.json.decode(stored.result or "null")
         if isinstance(value, dict) and cast("dict[str, object]", value).get("timeout") is True:
-            raise WaitTimeoutError(event, key, until)
+            raise EventTimeoutError(event, key, until)
         try:
             return msgspec.convert(cast("dict[str, Any]", value).get("payload"), type=result_type)
         except (msgspec.ValidationError, AttributeError) as error:

@@ -31,7 +31,7 @@ service; an entry module that needs more adds or overrides methods in its own su
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar
 
 import msgspec
 from starlette.applications import Starlette
@@ -41,7 +41,6 @@ from tsumugi_scheduler import _runtime, run_service
 from tsumugi_scheduler.api.runs import read_run
 from tsumugi_scheduler.consumer import handle_batch
 from tsumugi_scheduler.definition import TsumugiDefinition
-from tsumugi_scheduler.event_box import EventBoxHost, is_box_name
 from tsumugi_scheduler.event_service import send_event
 from tsumugi_scheduler.maintenance import sweep_read_model
 from tsumugi_scheduler.payload_schemas import PayloadSchemas
@@ -51,7 +50,6 @@ from tsumugi_scheduler.run.host import RunHost
 from tsumugi_scheduler.schedules.directory import prime
 from tsumugi_scheduler.shard_admin import ShardAdmin
 from tsumugi_scheduler.shard_host import JobShardHost
-from tsumugi_scheduler.timing import entropy, time_source
 
 __all__ = ["DefaultMethods", "JobShardMethods", "RpcMethods", "RunMethods"]
 
@@ -93,8 +91,6 @@ class JobShardMethods(_Mixin):
         sql = _runtime.DurableObjectSql(storage, ctx.storage.sql)  # statements on the raw SQL API (ADR-0101)
         self.host = JobShardHost(storage, sql, self.env, self.tsumugi)
         self.admin = ShardAdmin(self.host, storage, sql)
-        self._sql = sql
-        self._event_box: EventBoxHost | None = None
 
     async def enqueue_many(self, name: str, items: Any, settings: Any = None) -> list[str]:
         """Store new jobs."""
@@ -174,31 +170,17 @@ class JobShardMethods(_Mixin):
         """Each job's state or None (the Scheduler's overlap check)."""
         return await self.host.states_of(name, list(_runtime.plain(job_ids)))
 
-    def _box(self, box: str) -> EventBoxHost:
-        # An object of this namespace named event:<digest> is an event box, never a shard (ADR-0150).
-        if self._event_box is None:
-            if not is_box_name(box):
-                raise ValueError(f"box must be an event box name (event:...), got {box!r}")
-            self.host.remember(box)
-            self._event_box = EventBoxHost(self.ctx.storage, self._sql, self.env, time_source(), entropy()[0])
-        return self._event_box
-
     async def event_send(self, box: str, name: str, key: str, payload: str, event_id: str | None = None) -> Any:
-        """Keep an event and deliver it to the jobs waiting for it (this object is its box)."""
-        return await self._box(box).send(name, key, payload, event_id)
+        """Keep an event and deliver it to the jobs waiting for it (this object is its box, ADR-0150)."""
+        return await self.host.event_send(box, name, key, payload, event_id)
 
     async def event_wait(self, box: str, name: str, key: str, job_id: str, step: str, shard: str, until: int,
                          seen: Any = None) -> str | None:  # fmt: skip
         """A kept event for a job that starts waiting (JSON text), or None once it waits here."""
-        plain: Any = _runtime.plain(seen) or []
-        listed = [str(item) for item in cast("list[object]", plain)]
-        return await self._box(box).wait(name, key, job_id, step, shard, int(until), listed)
+        return await self.host.event_wait(box, name, key, job_id, step, shard, until, _runtime.plain(seen))
 
     async def alarm(self, alarm_info: Any = None) -> None:
         """Tick: dispatch, reap, project, notify (an event box retries its deliveries instead)."""
-        if self.host.is_event_box():
-            await self._box(str(self.host.stored_name())).alarm()
-            return
         await self.host.alarm()
 
 

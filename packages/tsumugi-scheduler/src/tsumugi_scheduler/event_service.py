@@ -14,31 +14,27 @@ from tsumugi_core.events import EVENT_KEY_MAX, EVENT_PAYLOAD_MAX_CHARS, box_name
 from tsumugi_core.options import EnqueueValidationError
 from tsumugi_core.portable import check_portable
 
-__all__ = ["EVENT_ID_MAX", "EventValidationError", "send_event"]
+__all__ = ["EVENT_ID_MAX", "send_event"]
 
 EVENT_ID_MAX: Final = EVENT_KEY_MAX
-
-
-class EventValidationError(EnqueueValidationError):
-    """An event breaks a rule; ``field`` and ``rule`` say which (a 400 at the REST door)."""
 
 
 def _checked(name: object, key: object, payload: object, event_id: object) -> str:
     problem = event_problem(name, key)
     if problem is not None:
         field, _, rule = problem.partition(" ")
-        raise EventValidationError(field, rule)
+        raise EnqueueValidationError(field, rule)
     if event_id is not None and (not isinstance(event_id, str) or not 0 < len(event_id) <= EVENT_ID_MAX):
-        raise EventValidationError(
+        raise EnqueueValidationError(
             "id", f"must be a string of 1 to {EVENT_ID_MAX} characters, got {event_id!r:.40}"
         )
     try:
         check_portable(payload)
         text = msgspec.json.encode(payload).decode()
     except (TypeError, ValueError, OverflowError) as error:
-        raise EventValidationError("payload", f"must be a portable JSON value: {error}") from None
+        raise EnqueueValidationError("payload", f"must be a portable JSON value: {error}") from None
     if len(text) > EVENT_PAYLOAD_MAX_CHARS:
-        raise EventValidationError(
+        raise EnqueueValidationError(
             "payload", f"must be at most {EVENT_PAYLOAD_MAX_CHARS} characters of JSON, got {len(text)}"
         )
     return text
@@ -53,7 +49,8 @@ async def send_event(
     ``duplicate`` is True when ``event_id`` was sent before (nothing happens again).
 
     Raises:
-        EventValidationError: a field breaks its rule; nothing is sent.
+        EnqueueValidationError: a field breaks its rule (``field``, ``rule``); nothing is sent. The same error
+            type as an enqueue's, so every door (REST 400, RPC) reports it the same way.
     """
     text = _checked(name, key, payload, event_id)
     box = box_name(name, key)

@@ -12,7 +12,7 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, cast
 
 import msgspec
 
@@ -182,6 +182,19 @@ def _jobs_ahead(sql: SqlLike, job: JobRecord, policy: Policy, now: int) -> int:
     return _scalar(sql, query, *params)
 
 
+def _sleeping(sql: SqlLike, job: JobRecord, now: int) -> Blocker:
+    # A wait for an event names it (ADR-0150); a plain sleep only its end.
+    until = instant_words(job.run_after, now=now)
+    rows = sql.exec("SELECT result FROM step WHERE job_id = ? AND state = 'waiting' LIMIT 1", job.id).toArray()
+    if rows:
+        wait: Any = msgspec.json.decode(str(rows[0]["result"]))
+        if isinstance(wait, dict):
+            fields = cast("dict[str, object]", wait)
+            return Blocker(kind="sleeping", clears_at=job.run_after,
+                           message=f"waiting for event {fields.get('event')}/{fields.get('key')} until {until}")  # fmt: skip
+    return Blocker(kind="sleeping", clears_at=job.run_after, message=f"sleeping until {until}")
+
+
 def _summary(job: JobRecord, blockers: list[Blocker]) -> str:
     if job.state == JobState.QUEUED:
         return "the job is QUEUED: dispatched, waiting for a queue consumer to start its performer"
@@ -229,8 +242,7 @@ def explain_job(sql: SqlLike, engine: JobShardEngine, job_id: str, now: int) -> 
                                         message=f"{_ready(ahead)} with a higher effective priority "
                                                 f"{'goes' if ahead == 1 else 'go'} first"))  # fmt: skip
     if job.state == JobState.SLEEPING:  # ADR-0149: its wake instant is its run_after
-        blockers.append(Blocker(kind="sleeping", clears_at=job.run_after,
-                                message=f"sleeping until {instant_words(job.run_after, now=now)}"))  # fmt: skip
+        blockers.append(_sleeping(sql, job, now))
     return Explanation(
         job_id=job.id, binding=job.binding, state=job.state.value, now=now,
         waiting=job.state in (JobState.SCHEDULED, JobState.SLEEPING), summary=_summary(job, blockers), blockers=blockers,

@@ -37,7 +37,7 @@ from tsumugi_core.steps import StepCommand
 from tsumugi_scheduler import _runtime
 from tsumugi_scheduler.definition import TsumugiDefinition
 from tsumugi_scheduler.dispatch_send import send_dispatches
-from tsumugi_scheduler.event_box import is_box_name
+from tsumugi_scheduler.event_box import EventBoxHost, is_box_name
 from tsumugi_scheduler.job_view import detail_from_shard, step_details
 from tsumugi_scheduler.readmodel import project
 from tsumugi_scheduler.shard import (
@@ -208,6 +208,7 @@ class JobShardHost:
         self._engine: JobShardEngine | None = None
         self._name: str | None = None
         self._reports: list[_PendingReport] = []
+        self._event_box: EventBoxHost | None = None
 
     # -- opening --------------------------------------------------------------------------------------------
 
@@ -385,6 +386,28 @@ class JobShardHost:
         items = [(str(d["jobId"]), str(d["step"]), str(d["event"])) for d in deliveries]
         return await self._command(name, lambda e: e.deliver_events(items))
 
+    # -- an event box (ADR-0150): an object of this namespace named event:<digest>, never a shard ------------
+
+    def _box(self, box: str) -> EventBoxHost:
+        if self._event_box is None:
+            if not is_box_name(box):
+                raise ValueError(f"box must be an event box name (event:...), got {box!r}")
+            self.remember(box)
+            self._event_box = EventBoxHost(self._storage, self._sql, self._env, time_source(), entropy()[0])
+        return self._event_box
+
+    async def event_send(
+        self, box: str, name: str, key: str, payload: str, event_id: str | None
+    ) -> dict[str, Any]:
+        """Keep an event in this box and deliver it to the jobs waiting for it."""
+        return await self._box(box).send(name, key, payload, event_id)
+
+    async def event_wait(self, box: str, name: str, key: str, job_id: str, step: str, shard: str, until: int,
+                         seen: Any = None) -> str | None:  # fmt: skip
+        """A kept event for a job that starts waiting (JSON text), or None once it waits in this box."""
+        listed = [str(item) for item in cast("list[object]", seen or [])]
+        return await self._box(box).wait(name, key, job_id, step, shard, int(until), listed)
+
     async def cancel(self, name: str, job_id: str) -> dict[str, Any]:
         """Cancel, or ask a dispatched job to stop (A6)."""
         answer = await self._command(name, lambda e: e.cancel(job_id))
@@ -431,7 +454,13 @@ class JobShardHost:
     # -- the alarm ------------------------------------------------------------------------------------------
 
     async def alarm(self) -> None:
-        """Tick, send, project, notify; then arm the next alarm (or retry in 5 s after a failure)."""
+        """Tick, send, project, notify; then arm the next alarm (or retry in 5 s after a failure).
+
+        An event box retries its deliveries and drops what expired instead (ADR-0150).
+        """
+        if self.is_event_box():
+            await self._box(str(self._stored_name())).alarm()
+            return
         engine = self.engine()
         if engine is None:
             await self._storage.deleteAlarm()

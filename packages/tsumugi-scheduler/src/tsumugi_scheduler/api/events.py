@@ -4,15 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 from starlette.requests import Request
 from starlette.responses import Response
 
+from tsumugi_core.events import EVENT_KEY_MAX
+from tsumugi_core.options import EnqueueValidationError
+from tsumugi_core.steps import STEP_NAME_MAX
 from tsumugi_scheduler.api.answers import ApiError, json_response
 from tsumugi_scheduler.api.bodies import parse_object
 from tsumugi_scheduler.api.context import env_of
 from tsumugi_scheduler.api.models import JsonValue
-from tsumugi_scheduler.event_service import EventValidationError, send_event
+from tsumugi_scheduler.event_service import EVENT_ID_MAX, send_event
 
 __all__ = ["EventBody", "post_event"]
 
@@ -22,10 +25,10 @@ class EventBody(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    name: str
-    key: str
+    name: str = Field(min_length=1, max_length=STEP_NAME_MAX - 8, pattern=r"^[A-Za-z0-9_.:/\- ]+$")
+    key: str = Field(min_length=1, max_length=EVENT_KEY_MAX)
     payload: JsonValue | None = None
-    id: str | None = None
+    id: str | None = Field(default=None, min_length=1, max_length=EVENT_ID_MAX)
 
 
 _FIELDS = frozenset(EventBody.model_fields)
@@ -45,7 +48,7 @@ async def post_event(request: Request) -> Response:
         answer = await send_event(
             env_of(request), body["name"], body["key"], body.get("payload"), body.get("id")
         )
-    except EventValidationError as exc:
+    except EnqueueValidationError as exc:
         raise ApiError(
             400, {"error": f"{exc.field} {exc.rule}", "field": exc.field, "rule": exc.rule}
         ) from None
