@@ -109,7 +109,7 @@ class StepEntry(msgspec.Struct, frozen=True, kw_only=True):
     """One stored step of a job (ADR-0148), in the order they started."""
 
     name: str
-    state: Literal["done", "started"]
+    state: Literal["done", "started", "waiting"]
     attempt: int
     started_at: int
     finished_at: int | None
