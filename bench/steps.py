@@ -96,7 +96,7 @@ def measure_steps(folder: Path, jobs: int, steps: int) -> dict[str, float]:
             "amo_step_writes": round(amo_writes, 2)}  # fmt: skip
 
 
-def measure_event(folder: Path, waiting: int, label: str) -> dict[str, float]:
+def measure_event(folder: Path, waiting: int, label: str) -> dict[str, float | str]:
     engine, shard_sql = _engine(folder / f"event-{label}.sqlite")
     box_sql = SqlStorage(folder / f"box-{label}.sqlite")
     box = EventBox(box_sql, WallClock(), SequentialIds("e"))
@@ -123,7 +123,7 @@ def measure_event(folder: Path, waiting: int, label: str) -> dict[str, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n", 1)[0])
     parser.add_argument("--quick", action="store_true", help="small sizes (a smoke test)")
     args = parser.parse_args()
     jobs, steps, fan_out = (20, 5, 50) if args.quick else (500, 10, 1000)

@@ -213,4 +213,6 @@ async def test_a_job_of_steps_runs_two_hours_across_invocations(
     assert _runs(log) == ["chunk"] * 12
     assert len(job.steps) == 12
     assert job.attempts >= 12  # one invocation per step, none counted against max_attempts=1
-    assert job.steps[-1].finished_at - job.steps[0].started_at >= 2 * HOUR_MS - 10 * 60_000
+    finished = job.steps[-1].finished_at
+    assert finished is not None
+    assert finished - job.steps[0].started_at >= 2 * HOUR_MS - 10 * 60_000
