@@ -10,6 +10,7 @@ from tsumugi_examples import ListNames as ListNamesPerformer
 from tsumugi_examples import MailSink
 from tsumugi_examples import NotifyFailure as NotifyFailurePerformer
 from tsumugi_examples import NotifySettled as NotifySettledPerformer
+from tsumugi_examples import Order as OrderPerformer
 from tsumugi_examples import ReportGreetings as ReportGreetingsPerformer
 from tsumugi_examples import SendMail as SendMailPerformer
 from tsumugi_examples import Slow as SlowPerformer
@@ -23,6 +24,7 @@ NotifyFailure = performer_entrypoint(WorkerEntrypoint, NotifyFailurePerformer)
 NotifySettled = performer_entrypoint(WorkerEntrypoint, NotifySettledPerformer)
 ListNames = performer_entrypoint(WorkerEntrypoint, ListNamesPerformer)
 ReportGreetings = performer_entrypoint(WorkerEntrypoint, ReportGreetingsPerformer)
+Order = performer_entrypoint(WorkerEntrypoint, OrderPerformer, factory=OrderPerformer.from_env)
 
 
 # The local stand-in for the mail API SendMail posts to (vars.MAIL_API_URL points here under `tsumugi dev`).
@@ -41,6 +43,6 @@ class Default(WorkerEntrypoint):
             return Response.from_json(MAIL_SINK.listing())
         return Response(
             "tsumugi example performers: Hello, Boom, Slow, SendMail, NotifyFailure, NotifySettled, ListNames,"
-            " ReportGreetings\n"
+            " ReportGreetings, Order\n"
             "POST /mail: the local mail sink SendMail posts to; GET /mail lists what it received\n"
         )

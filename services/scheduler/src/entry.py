@@ -25,7 +25,8 @@ def _hello_payload(scheduled_at):
 
 
 TSUMUGI = define_tsumugi(
-    performers=["Hello", "Boom", "Slow", "SendMail", "NotifyFailure", "NotifySettled", "ListNames", "ReportGreetings"],
+    performers=["Hello", "Boom", "Slow", "SendMail", "NotifyFailure", "NotifySettled", "ListNames", "ReportGreetings",
+                "Order"],
     bindings={"Slow": {"policy": {"reaper_grace_ms": 5_000}}},
     on_enqueue=_mail_defaults,
     on_failure="NotifyFailure",

@@ -37,15 +37,19 @@ LEGAL = {
     (S.RUNNING, S.CANCELLED),
     (S.FAILED, S.SCHEDULED),
     (S.STALLED, S.SCHEDULED),
+    (S.QUEUED, S.SLEEPING),
+    (S.RUNNING, S.SLEEPING),
+    (S.SLEEPING, S.SCHEDULED),
+    (S.SLEEPING, S.CANCELLED),
 }
 ALL_PAIRS = list(itertools.product(JobState, JobState))
 
 
-def test_there_are_seven_states_with_the_original_names() -> None:
+def test_the_original_seven_states_keep_their_names_and_sleeping_follows() -> None:
     assert [s.value for s in JobState] == [
-        "SCHEDULED", "QUEUED", "RUNNING", "COMPLETED", "FAILED", "CANCELLED", "STALLED",
+        "SCHEDULED", "QUEUED", "RUNNING", "COMPLETED", "FAILED", "CANCELLED", "STALLED", "SLEEPING",
     ]  # fmt: skip
-    assert len(ALL_PAIRS) == 49
+    assert len(ALL_PAIRS) == 64
 
 
 @pytest.mark.parametrize(("from_state", "to_state"), ALL_PAIRS)

@@ -30,7 +30,7 @@ async def test_only_terminal_rows_older_than_retention_go(d1: D1Database) -> Non
     assert _ids(d1) == {
         "MAIL#0:scheduled-old", "MAIL#0:queued-old", "MAIL#0:running-old", "MAIL#0:scheduled-recent",
         "MAIL#0:queued-recent", "MAIL#0:running-recent", "MAIL#0:completed-recent", "MAIL#0:failed-recent",
-        "MAIL#0:cancelled-recent", "MAIL#0:stalled-recent",
+        "MAIL#0:cancelled-recent", "MAIL#0:stalled-recent", "MAIL#0:sleeping-old", "MAIL#0:sleeping-recent",
     }  # fmt: skip
 
 

@@ -28,6 +28,7 @@ from tsumugi_client._errors import (
     UnavailableError,
     WaitTimeoutError,
 )
+from tsumugi_client._events import EventSent
 from tsumugi_client._factory import create_client
 from tsumugi_client._job import AsyncJob, Job, PollSchedule
 from tsumugi_client._retry import RetryPolicy
@@ -35,7 +36,7 @@ from tsumugi_client._routing import MAX_BATCH_ITEMS, BindingConfig
 from tsumugi_client._runs import RunDetail, RunNodeView, RunsClient, RunStartError, RunView
 from tsumugi_client._schedules import ScheduleClient, ScheduleError, create_schedule_client
 from tsumugi_client._targets import PerformerRef, Performs, performer_ref
-from tsumugi_client._views import AttemptLogEntry, CancelResult, JobDetail
+from tsumugi_client._views import AttemptLogEntry, CancelResult, JobDetail, StepEntry
 from tsumugi_core.enqueue_defaults import (
     DEFAULTABLE_OPTIONS,
     NOT_DEFAULTABLE_OPTIONS,
@@ -73,6 +74,7 @@ __all__ = [
     "EnqueueItemDict",
     "EnqueueKwargs",
     "EnqueueValidationError",
+    "EventSent",
     "ExponentialBackoff",
     "FixedBackoff",
     "Guarantee",
@@ -94,6 +96,7 @@ __all__ = [
     "RunsClient",
     "ScheduleClient",
     "ScheduleError",
+    "StepEntry",
     "TsumugiClient",
     "TsumugiClientError",
     "UnavailableError",

@@ -18,6 +18,7 @@ from tsumugi_client import _calls as calls
 from tsumugi_client._calls import Call
 from tsumugi_client._enqueue_kwargs import EnqueueItemDict, EnqueueKwargs
 from tsumugi_client._enqueue_plan import Send, item_of, relocate, unprefixed
+from tsumugi_client._events import EventSent, event_body, send_event_call
 from tsumugi_client._http_setup import DEFAULT_TIMEOUT_S, HttpSetup
 from tsumugi_client._job import AsyncJob, PollSchedule
 from tsumugi_client._retry import RetryPolicy
@@ -237,6 +238,12 @@ class AsyncTsumugiClient:
     async def retry(self, job_id: str) -> None:
         """Run a FAILED or STALLED job again now (`ConflictError` in any other state)."""
         await self._run(calls.retry_job(checked_job_id(job_id)))
+
+    async def send_event(
+        self, name: str, *, key: str, payload: Any = None, event_id: str | None = None
+    ) -> EventSent:
+        """Send event ``name``/``key`` to the jobs waiting for it (ADR-0150); see `WorkerClient.send_event`."""
+        return await self._run(send_event_call(event_body(name, key, payload, event_id)))
 
     async def reschedule(
         self,

@@ -14,6 +14,7 @@ from typing import Any, Self, Unpack, overload
 
 from tsumugi_client._enqueue_kwargs import EnqueueItemDict, EnqueueKwargs, item_from_fields
 from tsumugi_client._enqueue_plan import item_of, relocate, unprefixed
+from tsumugi_client._events import EventSent, decode_event_sent, event_body
 from tsumugi_client._routing import Batch, Destination, destination_of, plan_batches
 from tsumugi_client._targets import P, PerformerRef, Performs, resolve_target
 from tsumugi_client._transport import Transport
@@ -193,6 +194,21 @@ class WorkerClient:
             TsumugiClientError: the job's state does not permit it (status 409), or a transport failure.
         """
         await self._transport.retry(env, _check_job_id(job_id))
+
+    async def send_event(
+        self, env: object, name: str, *, key: str, payload: Any = None, event_id: str | None = None
+    ) -> EventSent:
+        """Send event ``name``/``key``: every job waiting for it gets ``payload`` once (ADR-0150).
+
+        An event no job waits for yet is kept a day for jobs that start waiting later; ``event_id`` makes a
+        resend harmless while it is kept.
+
+        Raises:
+            EnqueueValidationError: ``name``, ``key``, ``payload`` or ``event_id`` breaks its rule (``field``).
+            TsumugiClientError: a transport failure.
+        """
+        answer = await self._transport.send_event(env, event_body(name, key, payload, event_id))
+        return decode_event_sent(answer)
 
     async def reschedule(
         self,

@@ -109,6 +109,13 @@ class HttpTransport:
         """``POST /api/jobs/{id}/reschedule``."""
         await self._mutate(job_id, "reschedule", body)
 
+    async def send_event(self, env: object, body: dict[str, Any]) -> object:
+        """``POST /api/events`` (ADR-0150)."""
+        response = await self._send("POST", f"{self._base_url}/api/events", body)
+        if not response.is_success:
+            raise _error(response)
+        return _decode(response)
+
     async def aclose(self) -> None:
         """Close the connection pool if this transport created it."""
         if self._owns_client and self._client is not None:

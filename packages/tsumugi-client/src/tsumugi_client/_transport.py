@@ -37,6 +37,10 @@ class Transport(Protocol):
         """Move a SCHEDULED job's run time (and priority) with a camelCase reschedule body."""
         ...
 
+    async def send_event(self, env: object, body: dict[str, Any]) -> object:
+        """Send an event (a checked ``POST /api/events`` body); answer the scheduler's plain answer."""
+        ...
+
     async def aclose(self) -> None:
         """Release what the transport owns (an HTTP connection pool); idempotent."""
         ...

@@ -36,6 +36,24 @@ class AttemptLogEntry(msgspec.Struct, frozen=True, kw_only=True):
     error: str | None
 
 
+class StepEntry(msgspec.Struct, frozen=True, kw_only=True):
+    """One durable step of a job, in the order the steps started.
+
+    Attributes:
+        name: The step's name (a repeated name carries its index, ``charge#2``).
+        state: ``done`` (its result is kept) or ``started`` (an at-most-once step whose outcome is unknown).
+        attempt: The invocation that started or finished it.
+        result: The step's result as JSON-shaped data.
+    """
+
+    name: str
+    state: str
+    attempt: int
+    started_at: int
+    finished_at: int | None = None
+    result: Any = None
+
+
 class JobDetail(msgspec.Struct, frozen=True, kw_only=True):
     """A job as the scheduler describes it (``GET /api/jobs/{id}`` -> ``job``, RPC ``get``).
 
@@ -66,6 +84,8 @@ class JobDetail(msgspec.Struct, frozen=True, kw_only=True):
     run_id: str | None = None
     node_id: str | None = None
     cancel_requested: bool = False
+    steps: tuple[StepEntry, ...] = ()
+    """The job's durable steps while its shard keeps it."""
 
     def payload_value(self) -> Any:
         """The payload, decoded from its JSON text."""

@@ -1,4 +1,4 @@
-"""The seven job states and the legal transitions between them, as data.
+"""The eight job states and the legal transitions between them, as data.
 
 The table is the single source of truth: the engine checks every state change against it and
 ``docs/state-machine.md`` is checked against it by a drift test.
@@ -43,9 +43,14 @@ class JobState(StrEnum):
     FAILED = "FAILED"
     CANCELLED = "CANCELLED"
     STALLED = "STALLED"
+    SLEEPING = "SLEEPING"
+    """Between invocations of a job made of steps: asleep or waiting for an event, holding no attempt
+    (ADR-0149); not one of the original's seven."""
 
 
-ACTIVE_STATES: frozenset[JobState] = frozenset({JobState.SCHEDULED, JobState.QUEUED, JobState.RUNNING})
+ACTIVE_STATES: frozenset[JobState] = frozenset(
+    {JobState.SCHEDULED, JobState.QUEUED, JobState.RUNNING, JobState.SLEEPING}
+)
 """States of a job that is not finished; the shard owns its future."""
 
 TERMINAL_STATES: frozenset[JobState] = frozenset(
@@ -62,8 +67,13 @@ TRANSITIONS: Mapping[JobState, frozenset[JobState]] = MappingProxyType(
         # CANCELLED from SCHEDULED covers both cancel and expiry (docs/reference/additions.md A5/A6).
         _S.SCHEDULED: frozenset({_S.QUEUED, _S.CANCELLED}),
         # QUEUED/RUNNING -> CANCELLED: a confirmed cancellation of a dispatched job (A6).
-        _S.QUEUED: frozenset({_S.RUNNING, _S.COMPLETED, _S.FAILED, _S.SCHEDULED, _S.STALLED, _S.CANCELLED}),
-        _S.RUNNING: frozenset({_S.COMPLETED, _S.FAILED, _S.SCHEDULED, _S.STALLED, _S.CANCELLED}),
+        # QUEUED/RUNNING -> SLEEPING: the attempt slept or waits for an event (ADR-0149).
+        _S.QUEUED: frozenset(
+            {_S.RUNNING, _S.COMPLETED, _S.FAILED, _S.SCHEDULED, _S.STALLED, _S.CANCELLED, _S.SLEEPING}
+        ),
+        _S.RUNNING: frozenset({_S.COMPLETED, _S.FAILED, _S.SCHEDULED, _S.STALLED, _S.CANCELLED, _S.SLEEPING}),
+        # SLEEPING -> SCHEDULED: its time came (or its event did); -> CANCELLED: cancel (ADR-0149).
+        _S.SLEEPING: frozenset({_S.SCHEDULED, _S.CANCELLED}),
         _S.COMPLETED: frozenset(),
         _S.FAILED: frozenset({_S.SCHEDULED}),
         _S.CANCELLED: frozenset(),

@@ -13,9 +13,17 @@ from tsumugi_performer._context import (
 )
 from tsumugi_performer._errors import InvalidPayloadError, NonRetryableError, RetryAfterError
 from tsumugi_performer._performer import Performer, payload_type_of
+from tsumugi_performer._steps import (
+    EventTimeoutError,
+    StepFencedError,
+    StepOutcomeUnknownError,
+    StepResultError,
+    StepsUnavailableError,
+)
 
 __all__ = [
     "DEFAULT_HEARTBEAT_INTERVAL_MS",
+    "EventTimeoutError",
     "HeartbeatAnswer",
     "HeartbeatError",
     "HeartbeatFn",
@@ -24,5 +32,9 @@ __all__ = [
     "NonRetryableError",
     "Performer",
     "RetryAfterError",
+    "StepFencedError",
+    "StepOutcomeUnknownError",
+    "StepResultError",
+    "StepsUnavailableError",
     "payload_type_of",
 ]

@@ -5,7 +5,8 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Awaitable, Callable
-from typing import Any, Final, TypeAlias
+from datetime import datetime, timedelta
+from typing import Any, Final, TypeAlias, TypeVar
 
 import msgspec
 
@@ -13,11 +14,13 @@ from tsumugi_core.clock import Clock
 from tsumugi_core.exceptions import InvalidFieldError, TsumugiError
 from tsumugi_core.flow_spec import node_key_problem
 from tsumugi_core.ids import parse_job_id
+from tsumugi_performer._steps import StepChannel, StepJournal, duration_ms, instant_of
 
 __all__ = ["DEFAULT_HEARTBEAT_INTERVAL_MS", "SPAWN_OPTIONS", "HeartbeatAnswer", "HeartbeatError", "HeartbeatFn",
            "JobContext"]  # fmt: skip
 
 _log = logging.getLogger("tsumugi_performer")
+_T = TypeVar("_T")
 
 DEFAULT_HEARTBEAT_INTERVAL_MS: Final = 5_000
 """Heartbeats closer together than this are dropped before they leave the performer (the original's 5 s); the
@@ -75,6 +78,10 @@ class JobContext:
         traceparent: W3C trace context given at enqueue, if any.
         clock: Used to throttle heartbeats; without one every heartbeat is sent.
         heartbeat_interval_ms: Minimum time between two sent heartbeats.
+        steps: Sends step commands to the job's shard (injected by the entrypoint); None keeps steps in
+            memory for this context only.
+        at_most_once: The job is at-most-once: a step whose outcome is unknown is never run again.
+        invocation_ends_at: When the invocation running this attempt is stopped (epoch ms), if known.
 
     Raises:
         InvalidJobIdError: `job_id` is not a job id.
@@ -92,6 +99,9 @@ class JobContext:
         traceparent: str | None = None,
         clock: Clock | None = None,
         heartbeat_interval_ms: int = DEFAULT_HEARTBEAT_INTERVAL_MS,
+        steps: StepChannel | None = None,
+        at_most_once: bool = False,
+        invocation_ends_at: int | None = None,
     ) -> None:
         self._job = parse_job_id(job_id)
         self._job_id = job_id
@@ -105,6 +115,8 @@ class JobContext:
         self._last_sent_at: int | None = None
         self._last_answer = _NOT_SENT
         self._spawns: list[dict[str, Any]] = []
+        self._journal = StepJournal(steps, job_id=job_id, at_most_once=at_most_once, clock=clock,
+                                    invocation_ends_at=invocation_ends_at)  # fmt: skip
 
     @property
     def job_id(self) -> str:
@@ -148,8 +160,8 @@ class JobContext:
 
     @property
     def cancel_requested(self) -> bool:
-        """Whether the latest heartbeat answer said the job should stop."""
-        return self._last_answer.cancel_requested
+        """Whether the latest heartbeat (or step) answer said the job should stop."""
+        return self._last_answer.cancel_requested or self._journal.cancel_requested
 
     async def heartbeat(self, progress: float | None = None) -> HeartbeatAnswer:
         """Tell the shard this attempt is alive, optionally with progress in [0, 1].
@@ -223,3 +235,71 @@ class JobContext:
     def spawns(self) -> list[dict[str, Any]]:
         """The children this attempt asked for, in order (``{"id", "binding", "payload", "options"}``)."""
         return list(self._spawns)
+
+    async def step(
+        self, name: str, fn: Callable[..., Awaitable[_T]] | Callable[..., _T], *args: Any, result_type: Any = None
+    ) -> _T:
+        """Run ``fn(*args)`` once per job, across attempts (ADR-0148).
+
+        The result is stored in the job's shard before this returns, and every later attempt gets the stored
+        result instead of running ``fn`` again. The n-th call with the same ``name`` in one run of ``perform`` is stored as ``name#n``, so a loop may
+        reuse a name. The result is stored as JSON and read back as ``result_type`` (default: ``fn``'s return
+        annotation), so the first run and every replay see the same value. A step that raises fails the
+        attempt, which the job's retry rules retry; an at-most-once job's step that began in an attempt whose
+        outcome is unknown is never run again (`StepOutcomeUnknownError`). Between steps, near the end of the
+        invocation's wall time, the job continues in a new invocation on its own (ADR-0151).
+
+        Raises:
+            ValueError: ``name`` breaks the naming rule (the message says which).
+            StepResultError: the result is not JSON-serialisable or does not fit ``result_type``.
+            StepFencedError: this invocation is no longer the job's live attempt.
+        """
+        return await self._journal.step(name, fn, args, result_type)
+
+    async def sleep(self, duration: timedelta, *, name: str | None = None) -> None:
+        """Sleep for ``duration`` without holding an invocation or using an attempt (ADR-0149).
+
+        The first time, the wake instant is stored as a step and the invocation ends; the job waits SLEEPING
+        in its shard and runs again from its stored steps once the time comes, under its binding's limits. Each
+        call is a step (named ``sleep``, ``sleep#2``, ... unless ``name`` is given).
+
+        Raises:
+            TypeError: ``duration`` is not a ``timedelta``.
+            ValueError: it is negative.
+        """
+        await self._journal.sleep_until(self._journal_now() + duration_ms(duration), name)
+
+    async def sleep_until(self, at: datetime, *, name: str | None = None) -> None:
+        """Sleep until the aware ``datetime`` ``at`` (see `sleep`); a time already past returns at once.
+
+        Raises:
+            ValueError: ``at`` is naive.
+        """
+        await self._journal.sleep_until(instant_of(at), name)
+
+    async def wait_for_event(
+        self, name: str, *, key: str, timeout: timedelta, result_type: Any = Any
+    ) -> Any:
+        """Wait for the event ``name``/``key`` without holding an invocation; answer its payload (ADR-0150).
+
+        The job sleeps (SLEEPING) until the event arrives (``POST /api/events``, RPC or a client's
+        ``send_event``) or ``timeout`` passes, then runs again from its stored steps. An event sent before the
+        wait began is kept for a day and answers at once. Each wait is a step (``event:<name>``, indexed when
+        repeated); a job gets each event at most once.
+
+        Raises:
+            EventTimeoutError: no event came in time (not retried unless caught: the performer decides).
+            ValueError: ``name`` or ``key`` breaks its rule.
+        """
+        until = self._journal_now() + duration_ms(timeout)
+        return await self._journal.wait_for_event(name, key, until, result_type)
+
+    def _journal_now(self) -> int:
+        if self._clock is None:
+            raise ValueError("sleep needs the context's clock")
+        return self._clock.now_ms()
+
+    @property
+    def step_names(self) -> list[str]:
+        """The step names this run of ``perform`` reached so far, in order (replayed steps included)."""
+        return list(self._journal.names)

@@ -46,6 +46,7 @@ from tsumugi_core.liveness import heartbeat_interval_ms
 from tsumugi_performer._context import HeartbeatAnswer, HeartbeatError, JobContext
 from tsumugi_performer._errors import NonRetryableError, RetryAfterError
 from tsumugi_performer._performer import Performer
+from tsumugi_performer._steps import StepChannel, SuspendSignal
 from tsumugi_performer._trace_paths import relative_trace
 
 __all__ = [
@@ -110,6 +111,10 @@ class AttemptDispatch(msgspec.Struct, frozen=True, kw_only=True, rename="camel")
     traceparent: str | None = None
     timeout_ms: int | None = None
     """The attempt's timeout; absent from an older scheduler (then ``deadline_at`` tells it)."""
+    claim_required: bool = False
+    """The job is at-most-once (its steps are marked begun before they run, ADR-0148)."""
+    invocation_ends_at: int | None = None
+    """When the consumer invocation running the attempt stops waiting (ADR-0151)."""
 
 
 _DISPATCH: Final = msgspec.json.Decoder(AttemptDispatch)
@@ -138,6 +143,13 @@ def _failure(error: BaseException, now_ms: int) -> dict[str, Any]:
         "retryable": not isinstance(error, NonRetryableError),
         "retryAt": retry_at,
     }
+
+
+def _suspension(signal: SuspendSignal) -> dict[str, Any]:
+    # ADR-0149: a failure with retryAt to a scheduler that predates sleeps (it retries at the wake time).
+    until = signal.suspension.until
+    return {"ok": False, "error": f"suspended: {signal}", "retryable": True, "retryAt": until,
+            "suspend": {"until": until, "reason": signal.suspension.reason, "step": signal.suspension.step}}  # fmt: skip
 
 
 def _result_value(result: Any) -> Any:
@@ -169,6 +181,16 @@ class PerformerRunner:
                 raise HeartbeatError(
                     f"the heartbeat's answer does not decode: {error} ({answer!r:.200})"
                 ) from None
+
+        return send
+
+    def _step_fn(self, heartbeat: Any) -> StepChannel | None:
+        # A step command is JSON text sent through the heartbeat stub (ADR-0148).
+        if heartbeat is None:
+            return None
+
+        async def send(command: str) -> Any:
+            return _plain(await heartbeat(command))
 
         return send
 
@@ -208,6 +230,9 @@ class PerformerRunner:
                     if attempt.timeout_ms is not None
                     else attempt.deadline_at - clock.now_ms()
                 ),
+                steps=self._step_fn(heartbeat),
+                at_most_once=attempt.claim_required,
+                invocation_ends_at=attempt.invocation_ends_at,
             )
         except (msgspec.ValidationError, msgspec.DecodeError, ValueError) as error:
             # A dispatch or payload that does not decode cannot succeed on a retry.
@@ -218,6 +243,8 @@ class PerformerRunner:
             payload = self.performer.decode_payload(attempt.payload)
             instance = self._factory(env) if self._factory is not None else self.performer()
             result = await instance.perform(payload, ctx)
+        except SuspendSignal as signal:
+            return _suspension(signal)
         except Exception as error:
             return _failure(error, clock.now_ms())
         if ctx.spawns:

@@ -23,6 +23,7 @@ import msgspec
 from tsumugi_core.clock import Clock
 from tsumugi_performer._context import HeartbeatAnswer, JobContext
 from tsumugi_performer._performer import Performer
+from tsumugi_performer._steps import StepsUnavailableError, SuspendSignal
 
 __all__ = [
     "DEFAULT_TEST_JOB_ID",
@@ -173,5 +174,10 @@ async def run_performer(
             typed: Performer[Any, Any] = performer
             payload = typed.decode_payload(payload)
         return Returned(value=await performer.perform(payload, context))
+    except SuspendSignal as signal:
+        # A sleep or an event wait ends the invocation; only a shard can resume the job (ADR-0149).
+        return Raised(error=StepsUnavailableError(
+            f"perform suspended ({signal}): sleeps and event waits resume only in a shard; "
+            "run the job under tsumugi dev (or LocalRuntime) to see it continue"))  # fmt: skip
     except Exception as error:
         return Raised(error=error)

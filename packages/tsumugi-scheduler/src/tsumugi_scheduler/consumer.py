@@ -29,7 +29,9 @@ from typing import Any, Final
 import msgspec
 
 from tsumugi_core.errors import timeout_error
+from tsumugi_core.events import box_name
 from tsumugi_core.options import MAX_TIMEOUT_MS
+from tsumugi_core.steps import StepAnswer, StepCommand
 from tsumugi_scheduler import _runtime
 from tsumugi_scheduler.deadlines import deadline_watch
 from tsumugi_scheduler.performer_lookup import find_performer
@@ -50,6 +52,8 @@ _HEARTBEAT_ANSWERS: Final = {
 }
 """The heartbeat's four possible answers, as the JSON text that crosses to the performer."""
 _JSON: Final = msgspec.json.Encoder()
+_STEP_COMMAND: Final = msgspec.json.Decoder(StepCommand)
+_STEP_ANSWER: Final = msgspec.json.Decoder(StepAnswer)
 _log = logging.getLogger("tsumugi_scheduler")
 _abandoned: set[asyncio.Future[Any]] = set()
 
@@ -86,6 +90,7 @@ class _Attempt:
     def __init__(self, dispatch: QueuedDispatch, env: Any, clock: TimeSource) -> None:
         self.dispatch = dispatch
         self.name = shard_of_job(dispatch.job_id)
+        self.env = env
         self.shard = env.JOB_SHARD.getByName(self.name)
         self.clock = clock
         self.started_at = clock.now_ms()
@@ -94,8 +99,13 @@ class _Attempt:
         self.deadline = min(self.started_at + dispatch.timeout_ms, self.latest)
 
     async def heartbeat(self, progress: Any = None) -> str:
-        """The performer's heartbeat stub: forwards to the shard and answers JSON text (ADR-0043)."""
+        """The performer's heartbeat stub: forwards to the shard and answers JSON text (ADR-0043).
+
+        JSON text instead of a number is a step command, forwarded to the shard's ``step`` (ADR-0148).
+        """
         d = self.dispatch
+        if isinstance(progress, str):
+            return await self.step(progress)
         value = progress if isinstance(progress, int | float) and not isinstance(progress, bool) else None
         answer = await self.shard.heartbeat(self.name, d.job_id, d.attempt, value)
         accepted = bool(answer["accepted"])
@@ -103,11 +113,37 @@ class _Attempt:
             self.deadline = min(self.clock.now_ms() + d.timeout_ms, self.latest)
         return _HEARTBEAT_ANSWERS[accepted, bool(answer["cancel_requested"])]
 
+    async def step(self, command: str) -> str:
+        """Forward a step command; an accepted ``save`` is a sign of life, as a heartbeat is (ADR-0148)."""
+        d = self.dispatch
+        decoded = _STEP_COMMAND.decode(command)  # a malformed command fails here, in the performer's step
+        op = decoded.op
+        if op == "wait":
+            command = await self._register_wait(decoded, command)
+        answer = str(await self.shard.step(self.name, d.job_id, d.attempt, command))
+        if op == "save" and _STEP_ANSWER.decode(answer).accepted:
+            self.deadline = min(self.clock.now_ms() + d.timeout_ms, self.latest)
+        return answer
+
+    async def _register_wait(self, wait: StepCommand, command: str) -> str:
+        # The event's box first: a kept event comes back at once, else the job waits there; then its shard
+        # records the wait (or the event), so no event sent in between is lost (ADR-0150).
+        d = self.dispatch
+        event, key, step = str(wait.event), str(wait.key), str(wait.name)
+        box = box_name(event, key)
+        kept = await self.env.JOB_SHARD.getByName(box).event_wait(
+            box, event, key, d.job_id, step, self.name, int(wait.until or 0), list(wait.seen)
+        )
+        if isinstance(kept, str):
+            return _JSON.encode(msgspec.structs.replace(wait, result=kept)).decode()
+        return command
+
     def request(self) -> str:
         d = self.dispatch
         return _JSON.encode({"jobId": d.job_id, "attempt": d.attempt, "maxAttempts": d.max_attempts or d.attempt,
                              "deadlineAt": min(self.started_at + d.timeout_ms, self.latest), "payload": d.payload,
-                             "traceparent": d.traceparent, "timeoutMs": d.timeout_ms}).decode()  # fmt: skip
+                             "traceparent": d.traceparent, "timeoutMs": d.timeout_ms,
+                             "claimRequired": d.claim_required, "invocationEndsAt": self.latest}).decode()  # fmt: skip
 
     async def call(self, performer: Any) -> dict[str, Any]:
         """Run the performer, waiting at most until the (heartbeat-extended) deadline."""

@@ -42,6 +42,7 @@ from tsumugi_scheduler import _runtime, run_service
 from tsumugi_scheduler.api.runs import read_run
 from tsumugi_scheduler.consumer import handle_batch
 from tsumugi_scheduler.definition import TsumugiDefinition
+from tsumugi_scheduler.event_service import send_event
 from tsumugi_scheduler.maintenance import sweep_read_model
 from tsumugi_scheduler.payload_schemas import PayloadSchemas
 from tsumugi_scheduler.producer_rpc import SchedulerService, bare_field
@@ -115,6 +116,14 @@ class JobShardMethods(_Mixin):
         """Record a running attempt's heartbeat."""
         return await self.host.heartbeat(name, job_id, attempt, progress)
 
+    async def step(self, name: str, job_id: str, attempt: int, command: str) -> str:
+        """A running attempt's step command, JSON text in and out (ADR-0148)."""
+        return await self.host.step(name, job_id, attempt, command)
+
+    async def deliver_events(self, name: str, deliveries: Any) -> list[bool]:
+        """Events for jobs of this shard that wait for them (ADR-0150)."""
+        return await self.host.deliver_events(name, _runtime.plain(deliveries))
+
     async def cancel(self, name: str, job_id: str) -> dict[str, Any]:
         """Cancel a job (or ask its running attempt to stop)."""
         return await self.host.cancel(name, job_id)
@@ -161,8 +170,17 @@ class JobShardMethods(_Mixin):
         """Each job's state or None (the Scheduler's overlap check)."""
         return await self.host.states_of(name, list(_runtime.plain(job_ids)))
 
+    async def event_send(self, box: str, name: str, key: str, payload: str, event_id: str | None = None) -> Any:
+        """Keep an event and deliver it to the jobs waiting for it (this object is its box, ADR-0150)."""
+        return await self.host.event_send(box, name, key, payload, event_id)
+
+    async def event_wait(self, box: str, name: str, key: str, job_id: str, step: str, shard: str, until: int,
+                         seen: Any = None) -> str | None:  # fmt: skip
+        """A kept event for a job that starts waiting (JSON text), or None once it waits here."""
+        return await self.host.event_wait(box, name, key, job_id, step, shard, until, _runtime.plain(seen))
+
     async def alarm(self, alarm_info: Any = None) -> None:
-        """Tick: dispatch, reap, project, notify."""
+        """Tick: dispatch, reap, project, notify (an event box retries its deliveries instead)."""
         await self.host.alarm()
 
 
@@ -241,6 +259,10 @@ class RpcMethods(_Mixin):
     async def enqueue_many(self, items: Any, settings: Any = None) -> list[str]:
         """Enqueue jobs."""
         return await self._service().enqueue_many(_runtime.plain(items), _runtime.plain(settings))
+
+    async def send_event(self, name: Any, key: Any, payload: Any = None, event_id: Any = None) -> dict[str, Any]:
+        """Send an event to the jobs waiting for ``name``/``key`` (ADR-0150); errors name the field."""
+        return await send_event(self.env, name, key, _runtime.plain(payload), event_id)
 
     async def get(self, job_id: Any) -> dict[str, Any] | None:
         """A job's detail."""

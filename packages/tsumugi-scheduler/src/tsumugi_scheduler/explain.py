@@ -12,7 +12,7 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, cast
 
 import msgspec
 
@@ -32,7 +32,7 @@ HOLDERS_SHOWN: Final = 20
 """Most in-flight jobs named as holders of a concurrency_key."""
 
 BlockerKind = Literal[
-    "run_after", "paused", "concurrency", "rate", "per_key_concurrency", "per_key_rate", "priority"
+    "run_after", "paused", "concurrency", "rate", "per_key_concurrency", "per_key_rate", "priority", "sleeping"
 ]
 
 _IN_FLIGHT: Final = "state IN ('QUEUED', 'RUNNING')"
@@ -66,7 +66,7 @@ class Explanation(msgspec.Struct, frozen=True, kw_only=True):
     """The answer of ``GET /api/jobs/{id}/explain``.
 
     Attributes:
-        waiting: True while the job is SCHEDULED (not yet dispatched).
+        waiting: True while the job is SCHEDULED (not yet dispatched) or SLEEPING (between invocations).
         blockers: Empty for a waiting job that the next tick would dispatch.
         jobs_ahead: Ready jobs that dispatch would pick first (capped at ``AHEAD_COUNT_CAP``).
     """
@@ -182,11 +182,26 @@ def _jobs_ahead(sql: SqlLike, job: JobRecord, policy: Policy, now: int) -> int:
     return _scalar(sql, query, *params)
 
 
+def _sleeping(sql: SqlLike, job: JobRecord, now: int) -> Blocker:
+    # A wait for an event names it (ADR-0150); a plain sleep only its end.
+    until = instant_words(job.run_after, now=now)
+    rows = sql.exec("SELECT result FROM step WHERE job_id = ? AND state = 'waiting' LIMIT 1", job.id).toArray()
+    if rows:
+        wait: Any = msgspec.json.decode(str(rows[0]["result"]))
+        if isinstance(wait, dict):
+            fields = cast("dict[str, object]", wait)
+            return Blocker(kind="sleeping", clears_at=job.run_after,
+                           message=f"waiting for event {fields.get('event')}/{fields.get('key')} until {until}")  # fmt: skip
+    return Blocker(kind="sleeping", clears_at=job.run_after, message=f"sleeping until {until}")
+
+
 def _summary(job: JobRecord, blockers: list[Blocker]) -> str:
     if job.state == JobState.QUEUED:
         return "the job is QUEUED: dispatched, waiting for a queue consumer to start its performer"
     if job.state == JobState.RUNNING:
         return "the job is RUNNING: its performer is executing"
+    if job.state == JobState.SLEEPING:
+        return f"the job is SLEEPING: {blockers[0].message}; it runs again then, under its binding's limits"
     if job.state != JobState.SCHEDULED:
         return f"the job is {job.state.value}: finished, not waiting"
     if not blockers:
@@ -226,8 +241,10 @@ def explain_job(sql: SqlLike, engine: JobShardEngine, job_id: str, now: int) -> 
                 blockers.append(Blocker(kind="priority", count=ahead,
                                         message=f"{_ready(ahead)} with a higher effective priority "
                                                 f"{'goes' if ahead == 1 else 'go'} first"))  # fmt: skip
+    if job.state == JobState.SLEEPING:  # ADR-0149: its wake instant is its run_after
+        blockers.append(_sleeping(sql, job, now))
     return Explanation(
         job_id=job.id, binding=job.binding, state=job.state.value, now=now,
-        waiting=job.state == JobState.SCHEDULED, summary=_summary(job, blockers), blockers=blockers,
+        waiting=job.state in (JobState.SCHEDULED, JobState.SLEEPING), summary=_summary(job, blockers), blockers=blockers,
         jobs_ahead=ahead,
     )  # fmt: skip

@@ -16,8 +16,9 @@ import msgspec
 from tsumugi_core.states import RETRYABLE_STATES, JobState, current_attempt
 from tsumugi_scheduler.readmodel import JobDetail as ReadModelDetail
 from tsumugi_scheduler.shard import AttemptRecord, JobRecord
+from tsumugi_scheduler.shard.schema import StepRow
 
-__all__ = ["ATTEMPTS_SHOWN", "detail_from_read_model", "detail_from_shard"]
+__all__ = ["ATTEMPTS_SHOWN", "detail_from_read_model", "detail_from_shard", "step_details"]
 
 ATTEMPTS_SHOWN: Final = 20
 """Newest attempts a detail shows (the original's cap)."""
@@ -73,3 +74,13 @@ def detail_from_read_model(row: ReadModelDetail) -> dict[str, Any]:
     detail["cancel_requested"] = row.cancel_requested_at is not None
     detail["current_attempt"] = current_attempt(row.state, row.attempts)
     return detail
+
+
+def step_details(steps: Sequence[StepRow]) -> list[dict[str, Any]]:
+    """A job's stored steps for its detail (ADR-0148): name, state, the attempt, times and the result."""
+    return [
+        {"name": step.name, "state": step.state, "attempt": step.attempt, "started_at": step.started_at,
+         "finished_at": step.finished_at,
+         "result": None if step.result is None else msgspec.json.decode(step.result)}
+        for step in steps
+    ]  # fmt: skip

@@ -33,10 +33,12 @@ from tsumugi_core.policy import ShardSettings
 from tsumugi_core.queue_size import MAX_BATCH_BYTES, MAX_BATCH_MESSAGES, json_bound, json_bytes
 from tsumugi_core.sharding import resolve_shard
 from tsumugi_core.states import TERMINAL_STATES, JobState
+from tsumugi_core.steps import StepCommand
 from tsumugi_scheduler import _runtime
 from tsumugi_scheduler.definition import TsumugiDefinition
 from tsumugi_scheduler.dispatch_send import send_dispatches
-from tsumugi_scheduler.job_view import detail_from_shard
+from tsumugi_scheduler.event_box import EventBoxHost, is_box_name
+from tsumugi_scheduler.job_view import detail_from_shard, step_details
 from tsumugi_scheduler.readmodel import project
 from tsumugi_scheduler.shard import (
     DispatchMessage,
@@ -48,6 +50,7 @@ from tsumugi_scheduler.shard import (
     ReportAnswer,
     SqlLike,
     Succeeded,
+    Suspended,
 )
 from tsumugi_scheduler.timing import entropy, time_source
 from tsumugi_scheduler.wire import convert_plain
@@ -91,6 +94,7 @@ JOB_LOGGER: Final = "tsumugi.jobs"
 """The logger of the one-line job events (under ``tsumugi``)."""
 
 _log = logging.getLogger("tsumugi_scheduler")
+_STEP_COMMAND: Final = msgspec.json.Decoder(StepCommand)
 _PendingReport = tuple[str, int, Outcome, "asyncio.Future[ReportAnswer]"]
 _job_log = logging.getLogger(JOB_LOGGER)
 _LIVE_ATTEMPT_STATES: Final = frozenset({JobState.QUEUED, JobState.RUNNING})
@@ -138,6 +142,14 @@ def _answer(answer: ReportAnswer) -> dict[str, Any]:
 
 
 def _outcome(value: Mapping[str, Any]) -> Outcome:
+    suspend = value.get("suspend")
+    if value.get("ok") is False and isinstance(suspend, Mapping):  # ADR-0149
+        until: Any = cast("Mapping[str, Any]", suspend).get("until")
+        reason: Any = cast("Mapping[str, Any]", suspend).get("reason")
+        if isinstance(until, int | float) and not isinstance(until, bool):
+            step: Any = cast("Mapping[str, Any]", suspend).get("step")
+            return Suspended(until=int(until), reason=str(reason or "sleep"),
+                             step=step if isinstance(step, str) else None)  # fmt: skip
     if value.get("ok") is True:
         spawns: Any = value.get("spawns")
         listed: list[Any] | None = list(cast("list[Any]", spawns)) if isinstance(spawns, list) and spawns else None
@@ -198,20 +210,34 @@ class JobShardHost:
         self._engine: JobShardEngine | None = None
         self._name: str | None = None
         self._reports: list[_PendingReport] = []
+        self._event_box: EventBoxHost | None = None
 
     # -- opening --------------------------------------------------------------------------------------------
+
+    def stored_name(self) -> str | None:
+        """The name this object was first used under, if any."""
+        return self._stored_name()
 
     def _stored_name(self) -> str | None:
         self._sql.exec(_IDENTITY_DDL)
         rows = self._sql.exec("SELECT name FROM shard_identity WHERE id = 1").toArray()
         return str(rows[0]["name"]) if rows else None
 
+    def is_event_box(self) -> bool:
+        """Whether this object is an event box (ADR-0150) rather than a shard."""
+        return self._engine is None and is_box_name(self._stored_name())
+
+    def remember(self, name: str) -> None:
+        """Record this object's name on its first use (an event box's; a shard's engine records its own)."""
+        self._sql.exec(_IDENTITY_DDL)
+        self._sql.exec("INSERT OR IGNORE INTO shard_identity (id, name) VALUES (1, ?)", name)
+
     def engine(self, name: str | None = None) -> JobShardEngine | None:
         """The engine of this object; ``name`` is required the first time the object is ever used."""
         if self._engine is not None:
             return self._engine
         stored = self._stored_name()
-        if stored is None and name is None:
+        if (stored is None and name is None) or is_box_name(stored):
             return None
         if stored is None and name is not None:
             self._sql.exec("INSERT INTO shard_identity (id, name) VALUES (1, ?)", name)
@@ -349,6 +375,41 @@ class JobShardHost:
         answer = await self._command(name, lambda e: e.heartbeat(job_id, int(attempt), value))
         return {"accepted": answer.accepted, "cancel_requested": answer.cancel_requested}
 
+    async def step(self, name: str, job_id: str, attempt: int, command: str) -> str:
+        """A step command of the live attempt (`tsumugi_core.steps.StepCommand` as JSON text); answers
+        `StepAnswer` as JSON text (ADR-0148). A command that does not decode or breaks a rule raises."""
+        decoded = _STEP_COMMAND.decode(command)
+        answer = await self._command(name, lambda e: e.step(job_id, int(attempt), decoded))
+        return msgspec.json.encode(answer).decode()
+
+    async def deliver_events(self, name: str, deliveries: Any) -> list[bool]:
+        """Store events for waiting jobs (``{"jobId", "step", "event"}`` each, event as JSON text); one answer
+        each: whether it reached a wait that was still open (ADR-0150)."""
+        items = [(str(d["jobId"]), str(d["step"]), str(d["event"])) for d in deliveries]
+        return await self._command(name, lambda e: e.deliver_events(items))
+
+    # -- an event box (ADR-0150): an object of this namespace named event:<digest>, never a shard ------------
+
+    def _box(self, box: str) -> EventBoxHost:
+        if self._event_box is None:
+            if not is_box_name(box):
+                raise ValueError(f"box must be an event box name (event:...), got {box!r}")
+            self.remember(box)
+            self._event_box = EventBoxHost(self._storage, self._sql, self._env, time_source(), entropy()[0])
+        return self._event_box
+
+    async def event_send(
+        self, box: str, name: str, key: str, payload: str, event_id: str | None
+    ) -> dict[str, Any]:
+        """Keep an event in this box and deliver it to the jobs waiting for it."""
+        return await self._box(box).send(name, key, payload, event_id)
+
+    async def event_wait(self, box: str, name: str, key: str, job_id: str, step: str, shard: str, until: int,
+                         seen: Any = None) -> str | None:  # fmt: skip
+        """A kept event for a job that starts waiting (JSON text), or None once it waits in this box."""
+        listed = [str(item) for item in cast("list[object]", seen or [])]
+        return await self._box(box).wait(name, key, job_id, step, shard, int(until), listed)
+
     async def cancel(self, name: str, job_id: str) -> dict[str, Any]:
         """Cancel, or ask a dispatched job to stop (A6)."""
         answer = await self._command(name, lambda e: e.cancel(job_id))
@@ -382,8 +443,10 @@ class JobShardHost:
         job = engine.get(job_id)
         if job is None:
             return None
-        return detail_from_shard(job, engine.attempts_of(job_id), now=time_source().now_ms(),
-                                 failed_retention_ms=engine.settings.retention.failed_retention_ms)  # fmt: skip
+        detail = detail_from_shard(job, engine.attempts_of(job_id), now=time_source().now_ms(),
+                                   failed_retention_ms=engine.settings.retention.failed_retention_ms)  # fmt: skip
+        detail["steps"] = step_details(engine.steps_of(job_id))
+        return detail
 
     async def states_of(self, name: str, job_ids: list[str]) -> list[str | None]:
         """Each job's state, None for a job the shard does not hold (the Scheduler's overlap check)."""
@@ -393,7 +456,13 @@ class JobShardHost:
     # -- the alarm ------------------------------------------------------------------------------------------
 
     async def alarm(self) -> None:
-        """Tick, send, project, notify; then arm the next alarm (or retry in 5 s after a failure)."""
+        """Tick, send, project, notify; then arm the next alarm (or retry in 5 s after a failure).
+
+        An event box retries its deliveries and drops what expired instead (ADR-0150).
+        """
+        if self.is_event_box():
+            await self._box(str(self._stored_name())).alarm()
+            return
         engine = self.engine()
         if engine is None:
             await self._storage.deleteAlarm()

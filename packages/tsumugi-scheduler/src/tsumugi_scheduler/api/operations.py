@@ -19,6 +19,7 @@ from starlette.responses import Response
 from tsumugi_scheduler.api import (
     bindings,
     bulk,
+    events,
     insight,
     jobs,
     metrics,
@@ -124,6 +125,11 @@ _LIST_QUERY = (
 )  # fmt: skip
 
 OPERATIONS: Final[tuple[Operation, ...]] = (
+    Operation(method="POST", path="/api/events", operation_id="sendEvent", role=Role.OPERATOR, tag="events",
+              summary="Send an event to the jobs waiting for its name and key (kept a day for later waits).",
+              endpoint=events.post_event, body=events.EventBody,
+              answers=_answers(s202=Answer(description="Sent: its id, the jobs it went to, until when it is kept.",
+                                           body=s.EventSent), s400=_BAD)),
     Operation(method="GET", path="/api/jobs", operation_id="listJobs", role=Role.VIEWER, summary="List jobs from the read model.",
               endpoint=jobs.list_jobs, query=_LIST_QUERY, answers=_answers(s200=Answer(description="A page and the total (exact up to 10,000, then `total_capped`).",
                                                 body=JobListBody))),

@@ -8,7 +8,7 @@ the list answer is `tsumugi_scheduler.api.job_list.JobListBody`.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 
@@ -113,6 +113,29 @@ class LogEntry(msgspec.Struct, frozen=True, kw_only=True):
     error: str | None
 
 
+class StepEntry(msgspec.Struct, frozen=True, kw_only=True):
+    """One stored step of a job (ADR-0148), in the order they started."""
+
+    name: str
+    state: Literal["done", "started", "waiting"]
+    attempt: int
+    started_at: int
+    finished_at: int | None
+    result: Any = None
+
+
+class EventSent(msgspec.Struct, frozen=True, kw_only=True):
+    """202 of ``POST /api/events`` (ADR-0150)."""
+
+    id: str
+    delivered: int
+    """How many waiting jobs the event goes to."""
+    kept_until: int
+    """Until when jobs that start waiting later still get it."""
+    duplicate: bool = False
+    """The ``id`` was sent before: nothing happened again."""
+
+
 class JobDetailView(msgspec.Struct, frozen=True, kw_only=True):
     """A job's detail (docs/design/scheduler-rpc.md §4.2): the original's keys plus ours."""
 
@@ -143,6 +166,8 @@ class JobDetailView(msgspec.Struct, frozen=True, kw_only=True):
     current_attempt: int | None
     """+ The attempt in progress (``attempts + 1``) while QUEUED or RUNNING, else null (``attempts`` counts
     finished attempts only)."""
+    steps: list[StepEntry] = []
+    """The job's durable steps while its shard holds it (empty once swept or for a job without steps)."""
 
 
 class ActionView(msgspec.Struct, frozen=True, kw_only=True):

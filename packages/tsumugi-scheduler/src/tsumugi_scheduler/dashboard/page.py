@@ -34,6 +34,7 @@ SCRIPT_ORDER: Final = (
     "modal.js",
     "jobs.js",
     "job_detail.js",
+    "steps.js",
     "explain.js",
     "new_job.js",
     "bindings.js",

@@ -23,6 +23,7 @@ from tsumugi_scheduler.shard.records import (
     SettledNotice,
     ShardDiagnostics,
     Succeeded,
+    Suspended,
     TickResult,
 )
 from tsumugi_scheduler.shard.sql_store import SqlShardStore
@@ -53,5 +54,6 @@ __all__ = [
     "SqlLike",
     "SqlShardStore",
     "Succeeded",
+    "Suspended",
     "TickResult",
 ]

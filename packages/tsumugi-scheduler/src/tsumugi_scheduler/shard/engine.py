@@ -34,15 +34,19 @@ from tsumugi_scheduler.shard.outcomes import encode_result, outcome_change
 from tsumugi_scheduler.shard.port import JobChange, SqlLike
 from tsumugi_scheduler.shard.records import (
     EnqueueResult,
+    Failed,
     HeartbeatAnswer,
     NoticeConfig,
     Outcome,
     ReportAnswer,
     Succeeded,
+    Suspended,
     TickResult,
 )
 from tsumugi_scheduler.shard.schema import JobRow, new_job_row
 from tsumugi_scheduler.shard.sql_store import SqlShardStore
+from tsumugi_scheduler.shard.step_commands import StepCommands
+from tsumugi_scheduler.shard.step_store import StepStore
 from tsumugi_scheduler.shard.tick import MAX_MAINTENANCE_PER_TICK, TickRunner
 
 __all__ = ["PROJECTION_HOLD_MS", "JobShardEngine"]
@@ -58,7 +62,7 @@ finishes before then is projected once, COMPLETED, instead of QUEUED and then CO
 """
 
 
-class JobShardEngine(ShardOperations):
+class JobShardEngine(StepCommands, ShardOperations):
     """The commands of one shard ``<binding>#<shard>``; all synchronous, each one transaction.
 
     The job lifecycle lives here; settings, operator commands, reads and feeds come from ``ShardOperations``.
@@ -70,6 +74,7 @@ class JobShardEngine(ShardOperations):
         self.binding, self.shard = binding, shard
         self._clock, self._ids, self._rand = clock, ids, rand
         self._store = SqlShardStore(sql)
+        self._steps = StepStore(sql)
         self._notices = NoticeWriter(notices or NoticeConfig(), binding)
         self._ticker = TickRunner(self._store, binding, self._notices)
         self._stored = self._store.settings()
@@ -201,8 +206,12 @@ class JobShardEngine(ShardOperations):
             job = self._live(job_id, attempt)
             if job is None:
                 return self._refused_report(job_id)
-            change = outcome_change(job, outcome, self._clock.now_ms(), self._rand.random(), self._notices)
+            now = self._clock.now_ms()
+            told = self._suspension(job_id, outcome, now) if isinstance(outcome, Suspended) else outcome
+            change = outcome_change(job, told, now, self._rand.random(), self._notices)
             self._store.write(change)
+            if isinstance(outcome, Failed | Suspended) and change.values["state"] != JobState.STALLED:
+                self._steps.clear_started(job_id, attempt)  # it ended knowingly: no step runs on (ADR-0148)
             return ReportAnswer(accepted=True, state=JobState(change.values["state"]))
 
         answer = self._store.atomically(run)
@@ -253,6 +262,7 @@ class JobShardEngine(ShardOperations):
         def run() -> tuple[TickResult, tuple[int, int, int] | None]:
             first = self._store.last_seq()
             settings = self._settings
+            self._wake_sleepers(now)
             requeued = self._ticker.maintain(now, settings)
             dispatches = self._ticker.dispatch(now, settings, requeued, self._stored)
             self._save_blocked()
@@ -301,6 +311,7 @@ class JobShardEngine(ShardOperations):
             ),
             None if view.next_unique_expiry_at is None else max(view.next_unique_expiry_at, now + 1000),
             key_bucket_sweep_at(view.oldest_key_bucket_at, policy.per_key_rate, now),
+            view.next_sleeper_at,
         )
 
     def next_wake_at(self) -> int | None:

@@ -20,8 +20,9 @@ from tsumugi_core.options import MAX_RESULT_CHARS, MAX_SAFE_INTEGER, Backoff, Gu
 from tsumugi_core.states import JobState
 from tsumugi_scheduler.shard.changes import NoticeWriter, transition
 from tsumugi_scheduler.shard.port import JobChange
-from tsumugi_scheduler.shard.records import Failed, Outcome
+from tsumugi_scheduler.shard.records import Failed, Outcome, Suspended
 from tsumugi_scheduler.shard.schema import AttemptRow, JobRow
+from tsumugi_scheduler.shard.step_commands import suspend_change
 
 __all__ = ["encode_result", "outcome_change"]
 
@@ -82,6 +83,8 @@ def outcome_change(job: JobRow, outcome: Outcome, now: int, rand: float, notices
     """The change a fenced (already accepted) report makes."""
     if isinstance(outcome, Failed):
         return _failure(job, outcome, now, rand, notices)
+    if isinstance(outcome, Suspended):
+        return suspend_change(job, outcome, now, notices)
     stored = encode_result(outcome.result)
     if stored is None and outcome.result is not None and job.run_id is not None:
         # A run's successors read this result, so losing it must fail the attempt (ADR-0035 of the original).

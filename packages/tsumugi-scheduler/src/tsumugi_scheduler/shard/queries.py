@@ -138,6 +138,7 @@ OVERVIEW_QUERY: Final = (
     " (SELECT MIN(updated_at) FROM job WHERE state IN ('FAILED', 'STALLED')) AS oldest_failed_at,"
     " (SELECT MIN(expires_at) FROM unique_key) AS next_unique_expiry_at,"
     " (SELECT MIN(refilled_at) FROM key_bucket) AS oldest_key_bucket_at,"
+    " (SELECT MIN(run_after) FROM job INDEXED BY job_sleep WHERE state = 'SLEEPING') AS next_sleeper_at,"
     # ?2 is the projection cursor; changes in (?3, ?4] are held (the last tick's own), the rest are due now.
     " (EXISTS (SELECT 1 FROM job WHERE seq > ?2 AND seq <= ?3) OR EXISTS (SELECT 1 FROM job WHERE seq > max(?2, ?4))"
     " OR EXISTS (SELECT 1 FROM notice) OR EXISTS (SELECT 1 FROM run_event)) AS outbox_pending,"

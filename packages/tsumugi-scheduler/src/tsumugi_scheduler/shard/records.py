@@ -32,6 +32,7 @@ __all__ = [
     "SettledNotice",
     "ShardDiagnostics",
     "Succeeded",
+    "Suspended",
     "TickResult",
 ]
 
@@ -61,7 +62,16 @@ class Failed(msgspec.Struct, frozen=True, kw_only=True, tag="failed"):
     """The consumer gave up waiting (timeout) or lost the call: the performer may still run (ADR-0051)."""
 
 
-Outcome = Succeeded | Failed
+class Suspended(msgspec.Struct, frozen=True, kw_only=True, tag="suspended"):
+    """The performer slept or continues elsewhere: resume at ``until`` without using an attempt (ADR-0149)."""
+
+    until: int
+    reason: str = "sleep"
+    step: str | None = None
+    """The sleep or event-wait step that suspended the job."""
+
+
+Outcome = Succeeded | Failed | Suspended
 
 
 class EnqueueResult(msgspec.Struct, frozen=True, kw_only=True):

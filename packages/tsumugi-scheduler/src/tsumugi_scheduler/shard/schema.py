@@ -12,7 +12,10 @@ Indexes exist so that no command reads the backlog (docs/design/job-shard.md §3
 - ``job_state``: in-flight counts, sweeps and their due times, diagnostics;
 - ``job_silence`` (partial, QUEUED/RUNNING): reaper and cancel-confirmation deadlines;
 - ``job_expiry`` (partial, active with an expiry and no cancel request): expiry;
-- ``job_seq``: the projection feed.
+- ``job_seq``: the projection feed;
+- ``job_sleep`` (partial, SLEEPING): the sleepers due to wake, by ``run_after`` (ADR-0149).
+
+``step`` holds a job's step results (ADR-0148), deleted with the job.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from tsumugi_core.options import Backoff, NewJob
 from tsumugi_core.states import JobState
 
 __all__ = ["DDL", "TABLE_ROWS", "AttemptRow", "JobRow", "KeyBucketRow", "NoticeRow", "RunEventRow", "SettingRow",
-           "UniqueKeyRow", "new_job_row"]  # fmt: skip
+           "StepRow", "UniqueKeyRow", "new_job_row"]  # fmt: skip
 
 
 class JobRow(msgspec.Struct, frozen=True, kw_only=True):
@@ -84,6 +87,22 @@ class AttemptRow(msgspec.Struct, frozen=True, kw_only=True):
     started_at: int | None
     finished_at: int
     error: str | None
+
+
+class StepRow(msgspec.Struct, frozen=True, kw_only=True):
+    """One step of a job (ADR-0148): ``done`` with its result, or ``started`` (an at-most-once step whose
+    outcome is not known yet)."""
+
+    job_id: str
+    name: str
+    state: str
+    """``done`` or ``started``."""
+    result: str | None
+    """The step's result as JSON text (``null`` included) once done."""
+    attempt: int
+    """The attempt (invocation number) that started or finished it."""
+    started_at: int
+    finished_at: int | None
 
 
 class UniqueKeyRow(msgspec.Struct, frozen=True, kw_only=True):
@@ -152,6 +171,7 @@ TABLE_ROWS: Final[dict[str, type[msgspec.Struct]]] = {
     "key_bucket": KeyBucketRow,
     "notice": NoticeRow,
     "run_event": RunEventRow,
+    "step": StepRow,
 }
 
 DDL: Final[tuple[str, ...]] = (
@@ -173,6 +193,7 @@ DDL: Final[tuple[str, ...]] = (
     """CREATE INDEX IF NOT EXISTS job_expiry ON job(expires_at) WHERE expires_at IS NOT NULL
         AND cancel_requested_at IS NULL AND state IN ('SCHEDULED', 'QUEUED', 'RUNNING')""",
     "CREATE INDEX IF NOT EXISTS job_seq ON job(seq)",
+    "CREATE INDEX IF NOT EXISTS job_sleep ON job(run_after) WHERE state = 'SLEEPING'",
     """CREATE TABLE IF NOT EXISTS attempt (
         job_id TEXT NOT NULL, attempt INTEGER NOT NULL, state TEXT NOT NULL, started_at INTEGER,
         finished_at INTEGER NOT NULL, error TEXT, PRIMARY KEY (job_id, attempt)) WITHOUT ROWID""",
@@ -187,6 +208,9 @@ DDL: Final[tuple[str, ...]] = (
         seq INTEGER PRIMARY KEY AUTOINCREMENT, target TEXT NOT NULL, body TEXT NOT NULL)""",
     """CREATE TABLE IF NOT EXISTS run_event (
         seq INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL, body TEXT NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS step (
+        job_id TEXT NOT NULL, name TEXT NOT NULL, state TEXT NOT NULL, result TEXT, attempt INTEGER NOT NULL,
+        started_at INTEGER NOT NULL, finished_at INTEGER, PRIMARY KEY (job_id, name)) WITHOUT ROWID""",
 )
 """Idempotent DDL of the current version (``SCHEMA_VERSION``), run in order on every engine construction after
 ``schema_migration.migrate`` has brought an older shard's tables to it."""

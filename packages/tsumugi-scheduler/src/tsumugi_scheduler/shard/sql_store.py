@@ -408,6 +408,7 @@ class SqlShardStore:
         if self._sql.exec(f"SELECT EXISTS (SELECT 1 FROM job WHERE {SWEEPABLE}) AS v", *params).one()["v"]:
             pick = f"SELECT id FROM job WHERE {SWEEPABLE} LIMIT ?"
             self._sql.exec(f"DELETE FROM attempt WHERE job_id IN ({pick})", *params, limit)
+            self._sql.exec(f"DELETE FROM step WHERE job_id IN ({pick})", *params, limit)  # ADR-0148
             deleted = len(
                 self._sql.exec(f"DELETE FROM job WHERE id IN ({pick}) RETURNING id", *params, limit).toArray()
             )
@@ -454,7 +455,7 @@ class SqlShardStore:
             oldest_ready_at=row["oldest_ready_at"], next_delayed_at=row["next_delayed_at"],
             next_silence_at=row["next_silence_at"], next_expiry_at=row["next_expiry_at"],
             oldest_settled_at=row["oldest_settled_at"], oldest_failed_at=row["oldest_failed_at"],
-            next_unique_expiry_at=row["next_unique_expiry_at"], oldest_key_bucket_at=row["oldest_key_bucket_at"],
+            next_unique_expiry_at=row["next_unique_expiry_at"], oldest_key_bucket_at=row["oldest_key_bucket_at"], next_sleeper_at=row["next_sleeper_at"],
             outbox_pending=bool(row["outbox_pending"]),
             held_pending=bool(row["held_pending"]),
         )  # fmt: skip

@@ -4,8 +4,8 @@
 
 // Injected by render_dashboard() right after <head>; the defaults apply when the file is opened directly.
 const CONFIG = Object.assign({ tokenCookie: null }, window.__TSUMUGI__ || {});
-const STATES = ['SCHEDULED', 'QUEUED', 'RUNNING', 'COMPLETED', 'FAILED', 'CANCELLED', 'STALLED'];
-const ACTIVE_STATES = ['SCHEDULED', 'QUEUED', 'RUNNING'];
+const STATES = ['SCHEDULED', 'QUEUED', 'RUNNING', 'COMPLETED', 'FAILED', 'CANCELLED', 'STALLED', 'SLEEPING'];
+const ACTIVE_STATES = ['SCHEDULED', 'QUEUED', 'RUNNING', 'SLEEPING'];
 
 const $ = (selector, root = document) => root.querySelector(selector);
 

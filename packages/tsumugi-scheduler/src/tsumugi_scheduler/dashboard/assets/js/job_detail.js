@@ -17,7 +17,7 @@ async function loadJobDetail(id) {
     return;
   }
   if (!app.modal || app.modal.route !== route) return; // closed or replaced meanwhile
-  const waiting = job.state === 'SCHEDULED' || job.state === 'QUEUED';
+  const waiting = job.state === 'SCHEDULED' || job.state === 'QUEUED' || job.state === 'SLEEPING';
   // The last explanation shows at once on a refresh (no flicker) and is replaced when the new one arrives.
   const explain = h('div', { id: 'job-explain' }, waiting && app.explained && app.explained.id === id ? app.explained.view : null);
   modalContent(renderJobDetail(job, explain));
@@ -48,6 +48,7 @@ function renderJobDetail(job, explain) {
       job.state === 'SCHEDULED' && !isCancelRequested(job) ? rescheduleForm(job.id, after) : null),
     explain,
     renderAttempts(job),
+    renderSteps(job),
     h('h3', null, 'Payload'), h('pre', { id: 'job-payload', class: 'code' }, prettyJson(job.payload)),
     job.result !== null && job.result !== undefined ? [h('h3', null, 'Result'), h('pre', { class: 'code' }, prettyJson(job.result))] : null);
 }
