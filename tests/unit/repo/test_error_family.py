@@ -37,6 +37,11 @@ PROTOCOL_RAISES = {
 }
 """(built-in exception, the method whose protocol requires it)."""
 FRAMEWORK_RAISES = {"HTTPException": "Starlette's: it answers the request (a 405 with its Allow header)"}
+CONTROL_FLOW = {
+    "tsumugi_performer._steps.SuspendSignal": "a BaseException that ends the invocation so a job sleeps; a performer's "
+    "`except Exception` must not swallow it (ADR-0149), and TsumugiError is an Exception",
+}
+"""Signals that are not errors, with why they cannot derive from TsumugiError."""
 ENTRY_MODULES = ("tsumugi_simulation.workers.",)
 """Worker entry modules the local runtime loads for a simulation; importing them elsewhere is refused."""
 
@@ -62,6 +67,7 @@ def class_problems(module: ModuleType) -> list[str]:
         if _is_exception(value)
         and value.__module__ == module.__name__
         and not issubclass(value, TsumugiError)
+        and f"{module.__name__}.{name}" not in CONTROL_FLOW
     ]
 
 
@@ -88,7 +94,7 @@ def _raised_problem(module: ModuleType, func: ast.expr, function: str) -> str | 
     value = vars(module).get(func.id, getattr(builtins, func.id, None))
     if not inspect.isclass(value) or not issubclass(value, BaseException):
         return None  # a factory call (``raise refusal_error(...)``) answers a checked class
-    if issubclass(value, TsumugiError):
+    if issubclass(value, TsumugiError) or f"{value.__module__}.{value.__name__}" in CONTROL_FLOW:
         return None
     if value is getattr(builtins, func.id, None) and (func.id, function) in PROTOCOL_RAISES:
         return None

@@ -11,7 +11,7 @@ from typing import Any, Final, TypeAlias, TypeVar
 import msgspec
 
 from tsumugi_core.clock import Clock
-from tsumugi_core.exceptions import InvalidFieldError, TsumugiError
+from tsumugi_core.exceptions import InvalidFieldError, NotConfiguredError, TsumugiError
 from tsumugi_core.flow_spec import node_key_problem
 from tsumugi_core.ids import parse_job_id
 from tsumugi_performer._steps import StepChannel, StepJournal, duration_ms, instant_of
@@ -296,7 +296,7 @@ class JobContext:
 
     def _journal_now(self) -> int:
         if self._clock is None:
-            raise ValueError("sleep needs the context's clock")
+            raise NotConfiguredError("sleep needs the context's clock")
         return self._clock.now_ms()
 
     @property

@@ -18,6 +18,7 @@ import msgspec
 
 from tsumugi_core.clock import Clock
 from tsumugi_core.events import event_problem
+from tsumugi_core.exceptions import InvalidFieldError, InvalidTypeError, TsumugiError
 from tsumugi_core.steps import (
     StepAnswer,
     StepCommand,
@@ -59,7 +60,7 @@ class SuspendSignal(BaseException):
         self.suspension = suspension
 
 
-class StepFencedError(Exception):
+class StepFencedError(TsumugiError):
     """The shard refused a step: this invocation is no longer the job's live attempt.
 
     It was reaped or cancelled, or a later attempt runs, so its results must not be stored.
@@ -168,7 +169,7 @@ class StepJournal:
     def _name(self, name: str) -> str:
         problem = step_name_problem(name)
         if problem is not None:
-            raise ValueError(f"step name {problem}")
+            raise InvalidFieldError("step name", problem)
         occurrence = self._seen.get(name, 0) + 1
         self._seen[name] = occurrence
         full = step_name(name, occurrence)
@@ -246,7 +247,7 @@ class StepJournal:
         """The payload of the first event ``event``/``key`` this job gets, once; suspend until it comes."""
         problem = event_problem(event, key)
         if problem is not None:
-            raise ValueError(f"event {problem}")
+            raise InvalidFieldError("event", problem)
         full = self._name(f"event:{event}")
         stored = (await self._steps()).get(full)
         if stored is None or stored.state != "done":
@@ -291,9 +292,17 @@ def instant_of(at: datetime) -> int:
         ValueError: ``at`` is naive (its instant would depend on the machine's time zone).
     """
     if not isinstance(at, datetime):  # pyright: ignore[reportUnnecessaryIsInstance]
-        raise TypeError(f"sleep_until takes a datetime, got {type(at).__name__}")
+        raise InvalidTypeError(
+            "at",
+            f"must be a datetime, got {type(at).__name__}",
+            message=f"sleep_until takes a datetime, got {type(at).__name__}",
+        )
     if at.tzinfo is None or at.utcoffset() is None:
-        raise ValueError(f"sleep_until needs an aware datetime (with tzinfo), got naive {at.isoformat()}")
+        raise InvalidFieldError(
+            "at",
+            f"must be an aware datetime (with tzinfo), got naive {at.isoformat()}",
+            message=f"sleep_until needs an aware datetime (with tzinfo), got naive {at.isoformat()}",
+        )
     return int(at.timestamp() * 1000)
 
 
@@ -305,7 +314,15 @@ def duration_ms(duration: timedelta) -> int:
         ValueError: it is negative.
     """
     if not isinstance(duration, timedelta):  # pyright: ignore[reportUnnecessaryIsInstance]
-        raise TypeError(f"sleep takes a timedelta, got {type(duration).__name__}")
+        raise InvalidTypeError(
+            "duration",
+            f"must be a timedelta, got {type(duration).__name__}",
+            message=f"sleep takes a timedelta, got {type(duration).__name__}",
+        )
     if duration < timedelta(0):
-        raise ValueError(f"sleep duration must not be negative, got {duration}")
+        raise InvalidFieldError(
+            "duration",
+            f"must not be negative, got {duration}",
+            message=f"sleep duration must not be negative, got {duration}",
+        )
     return duration // timedelta(milliseconds=1)

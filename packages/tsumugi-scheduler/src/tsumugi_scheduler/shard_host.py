@@ -27,6 +27,7 @@ from typing import Any, Final, cast
 
 import msgspec
 
+from tsumugi_core.exceptions import InvalidFieldError
 from tsumugi_core.ids import format_job_id, shard_name
 from tsumugi_core.options import EnqueueItem
 from tsumugi_core.policy import ShardSettings
@@ -393,7 +394,7 @@ class JobShardHost:
     def _box(self, box: str) -> EventBoxHost:
         if self._event_box is None:
             if not is_box_name(box):
-                raise ValueError(f"box must be an event box name (event:...), got {box!r}")
+                raise InvalidFieldError("box", f"must be an event box name (event:...), got {box!r}")
             self.remember(box)
             self._event_box = EventBoxHost(self._storage, self._sql, self._env, time_source(), entropy()[0])
         return self._event_box

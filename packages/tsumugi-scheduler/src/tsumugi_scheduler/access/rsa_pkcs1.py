@@ -17,6 +17,8 @@ import hashlib
 import hmac
 from typing import Final
 
+from tsumugi_core.exceptions import InvalidFieldError
+
 __all__ = ["MIN_MODULUS_BITS", "SHA256_DIGEST_INFO", "emsa_pkcs1_sha256", "verify_pkcs1_sha256"]
 
 SHA256_DIGEST_INFO: Final = bytes.fromhex("3031300d060960864801650304020105000420")
@@ -34,7 +36,7 @@ def emsa_pkcs1_sha256(message: bytes, length: int) -> bytes:
     t = SHA256_DIGEST_INFO + hashlib.sha256(message).digest()
     padding = length - len(t) - 3
     if padding < 8:
-        raise ValueError("intended encoded message length too short")
+        raise InvalidFieldError("key", "is too short for a SHA-256 signature (intended encoded message length too short)")
     return b"\x00\x01" + b"\xff" * padding + b"\x00" + t
 
 

@@ -24,6 +24,7 @@ from typing import Any, Final, cast
 
 import msgspec
 
+from tsumugi_core.exceptions import TsumugiError
 from tsumugi_scheduler.access.rsa_pkcs1 import verify_pkcs1_sha256
 
 __all__ = [
@@ -42,7 +43,7 @@ MAX_TOKEN_BYTES: Final = 16_384
 _B64URL: Final = re.compile(r"[A-Za-z0-9_-]*")
 
 
-class AccessTokenError(ValueError):
+class AccessTokenError(TsumugiError, ValueError):
     """A token failed a rule; ``reason`` names it (logged, never shown to the caller)."""
 
     def __init__(self, reason: str) -> None:

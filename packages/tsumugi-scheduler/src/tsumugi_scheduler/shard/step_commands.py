@@ -19,6 +19,7 @@ from typing import Any, Final
 import msgspec
 
 from tsumugi_core.clock import Clock
+from tsumugi_core.exceptions import TsumugiError
 from tsumugi_core.options import MAX_SAFE_INTEGER
 from tsumugi_core.states import ACTIVE_STATES, JobState
 from tsumugi_core.steps import StepAnswer, StepCommand, StepView
@@ -35,7 +36,7 @@ MAX_WAKES_PER_TICK: Final = 200
 _INFLIGHT: Final = (JobState.QUEUED, JobState.RUNNING)
 
 
-class StepLimitError(ValueError):
+class StepLimitError(TsumugiError, ValueError):
     """A step command breaks a rule (too many steps, a missing name); the message names it."""
 
 
