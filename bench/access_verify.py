@@ -1,4 +1,4 @@
-"""What verifying a Cloudflare Access token costs in pure Python, next to a bearer-token check (ADR-0154).
+"""What verifying a Cloudflare Access token costs in pure Python, next to a bearer-token check (ADR-0149).
 
 Run: ``uv run python bench/access_verify.py [--quick]``.
 

@@ -6,7 +6,7 @@ its count, JSON encoding), each query on its first pages:
 
 - ``by_state`` (``state=FAILED``), ``by_binding`` (``binding=SMS``), ``by_concurrency_key``
   (``concurrency_key=user-7``), ``newest_first`` (no filter, ``updated_at DESC``);
-- text searches (issue 26, ADR-0141): ``search_payload`` (``text=ada@example``, in 1 % of the payloads),
+- text searches (issue 26, ADR-0139): ``search_payload`` (``text=ada@example``, in 1 % of the payloads),
   ``search_error_of_failed`` (``state=FAILED&text=mailbox full``, in some FAILED jobs' errors) and
   ``search_binding_payload`` (``binding=SMS&text=...``). Each reads at most 2,000 jobs of the list's own
   indexed walk and matches the text inside that window only;
@@ -76,7 +76,7 @@ QUERIES: Final = {
     "by_binding": "binding=SMS",
     "by_concurrency_key": "concurrency_key=user-7",
     "newest_first": "",
-    # Issue 26: text searches read a window of at most 10,000 jobs of the list's indexed walk (ADR-0141).
+    # Issue 26: text searches read a window of at most 10,000 jobs of the list's indexed walk (ADR-0139).
     "search_payload": "text=ada%40example",
     "search_error_of_failed": "state=FAILED&text=mailbox%20full",
     "search_binding_payload": "binding=SMS&text=ada%40example",

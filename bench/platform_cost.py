@@ -5,7 +5,7 @@ Run: ``uv run python bench/platform.py [--jobs N] [--quick]`` (that file starts 
 
 Each workload runs the whole system (producer Worker -> scheduler Worker and its JobShard Durable Object ->
 queue -> consumer -> performer Worker -> report -> D1 read model, Analytics Engine) on a fresh data folder
-under a virtual clock, after one warm-up job; the runtime's meter (``tsumugi_dev.metering``, ADR-0131) is
+under a virtual clock, after one warm-up job; the runtime's meter (``tsumugi_dev.metering``, ADR-0130) is
 zeroed after the warm-up and read once every job has ended. Counts are divided by the jobs the workload
 made. Dollars apply Cloudflare's marginal prices on Workers Paid (``tsumugi_dev/cloudflare_prices.json``;
 beyond the monthly allowances, without the $5 minimum, CPU time left out: the local runtime cannot measure

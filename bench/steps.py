@@ -1,4 +1,4 @@
-"""Benchmark of durable steps and events on one JobShard engine and one event box (ADR-0148, ADR-0150).
+"""Benchmark of durable steps and events on one JobShard engine and one event box (ADR-0144, ADR-0146).
 
 Run: ``uv run python bench/steps.py [--quick]``. Prints one line per figure, then one ``RESULT {json}`` line.
 Measured on the local runtime's SQLite (``tsumugi_dev.do_sql.SqlStorage``), file-backed, with the wall clock:

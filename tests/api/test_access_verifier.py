@@ -1,4 +1,4 @@
-"""Cloudflare Access sign-in (issue 30 item 1, ADR-0154, ADR-0155): the token verifier's every rule, the JWKS
+"""Cloudflare Access sign-in (issue 30 item 1, ADR-0149, ADR-0150): the token verifier's every rule, the JWKS
 cache, the scheme's roles, its configuration errors, and the REST API behind it.
 
 Tokens are signed by the local Access stand-in (`tsumugi_dev.access_standin`), whose signer is written apart

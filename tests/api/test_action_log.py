@@ -1,4 +1,4 @@
-"""Who did what (issue 30, ADR-0156): a state change through the API records the identity that made it, in
+"""Who did what (issue 30, ADR-0151): a state change through the API records the identity that made it, in
 the job's log line and in the job detail; a refused one records, and changes, nothing."""
 
 from __future__ import annotations

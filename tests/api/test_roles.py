@@ -1,4 +1,4 @@
-"""Roles, driven from the route table (issue 30, ADR-0156): every route declares the least role that may call
+"""Roles, driven from the route table (issue 30, ADR-0151): every route declares the least role that may call
 it, and for each role every route answers 403 where the role falls short and 2xx where it suffices.
 
 Each operation has a case here that makes, as the admin, what the call needs (a failed job to retry, a

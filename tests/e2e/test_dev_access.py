@@ -1,4 +1,4 @@
-"""``tsumugi dev --access`` end to end (issue 30 item 3, ADR-0157): the real scheduler Worker, as the dev runs
+"""``tsumugi dev --access`` end to end (issue 30 item 3, ADR-0152): the real scheduler Worker, as the dev runs
 it, signs people in through the local Access stand-in. A viewer may look but not cancel; an operator's cancel
 is recorded under the operator's email and shows in the job detail.
 

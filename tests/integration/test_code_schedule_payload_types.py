@@ -1,4 +1,4 @@
-"""A code schedule's payload meets its performer's payload type when the scheduler is defined (ADR-0137).
+"""A code schedule's payload meets its performer's payload type when the scheduler is defined (ADR-0135).
 
 ``define_tsumugi(performers=[Hello, ...])`` knows Hello's payload type (``HelloPayload``: ``{"name": str}``),
 so a schedule whose payload value Hello would refuse is refused at definition, naming the field and the rule

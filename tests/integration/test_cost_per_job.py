@@ -1,4 +1,4 @@
-"""What a job costs on Cloudflare, counted by the runtime's meter (ADR-0131), and the cut of ADR-0133."""
+"""What a job costs on Cloudflare, counted by the runtime's meter (ADR-0130), and the cut of ADR-0132."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ async def test_a_job_dispatched_at_once_reaches_the_read_model_once(
     notices = await driver.notices_for("NotifySettled", job_id)
     assert [n["state"] for n in notices] == ["COMPLETED"]
     # One upsert each: the Hello job and its NotifySettled notice job, both projected only once finished
-    # (before ADR-0133 each was also projected SCHEDULED, just before its dispatch: four queries).
+    # (before ADR-0132 each was also projected SCHEDULED, just before its dispatch: four queries).
     assert queries == 2
 
 

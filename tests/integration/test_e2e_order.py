@@ -1,5 +1,5 @@
 """The example Order performer (services/performers) on the whole system: charge, wait for the shipment event,
-sleep, mail; its steps in the job's detail (ADR-0148 to ADR-0150)."""
+sleep, mail; its steps in the job's detail (ADR-0144 to ADR-0146)."""
 
 from __future__ import annotations
 

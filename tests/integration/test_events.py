@@ -1,4 +1,4 @@
-"""Events a performer waits for (ADR-0150): before, during and after the wait, timeouts, fan-out, REST and RPC."""
+"""Events a performer waits for (ADR-0146): before, during and after the wait, timeouts, fan-out, REST and RPC."""
 
 from __future__ import annotations
 

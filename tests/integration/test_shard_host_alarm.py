@@ -233,7 +233,7 @@ async def read_model_states(host: JobShardHost) -> dict[str, str]:
 
 async def test_a_short_job_dispatched_by_the_tick_that_read_it_is_projected_once_completed() -> None:
     host, storage, [job_id] = await dispatched(1)
-    # Read SCHEDULED before the tick, but the tick dispatched it: that snapshot is left out (ADR-0133).
+    # Read SCHEDULED before the tick, but the tick dispatched it: that snapshot is left out (ADR-0132).
     assert await read_model_states(host) == {}
     assert storage.alarm == NOW + PROJECTION_HOLD_MS  # the dispatch alone does not wake the shard
     assert await host.report(SHARD, job_id, 1, {"ok": True, "result": "hi"}) == {

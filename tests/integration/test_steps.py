@@ -1,4 +1,4 @@
-"""Durable steps and sleeps on the local runtime (ADR-0148, ADR-0149, ADR-0151).
+"""Durable steps and sleeps on the local runtime (ADR-0144, ADR-0145, ADR-0147).
 
 ``Script`` (fixtures/steps_scheduler) logs each real run of a step's function to a file, so these tests count
 runs across retries, duplicate deliveries and a restart of the whole runtime.
@@ -108,7 +108,7 @@ async def test_a_sleep_of_an_hour_holds_no_invocation_and_uses_no_attempt(
 
     await clock.advance(12_000)
     done = await _job(steps, job_id)
-    # max_attempts=1 and yet a second invocation ran: the sleep used no attempt (ADR-0149).
+    # max_attempts=1 and yet a second invocation ran: the sleep used no attempt (ADR-0145).
     assert done.state == "COMPLETED"
     assert _runs(log) == ["before", "after"]
     assert done.result_value()[1]["at"] >= asleep.run_after

@@ -1,4 +1,4 @@
-"""The runtime's meter counts each unit Cloudflare bills (ADR-0131): known operations give known counts.
+"""The runtime's meter counts each unit Cloudflare bills (ADR-0130): known operations give known counts.
 
 Rows written follow workerd's SQLite patch (one per table row inserted, updated or deleted and one per index
 entry inserted; an index entry removed is free), so each expected figure below is worked out from the schema.

@@ -17,7 +17,7 @@ from tsumugi_simulation import INVARIANTS, SimulationConfig, SimulationReport, s
 
 CI_SEEDS = tuple(range(10))
 """Small workloads (flows among them), every fault kind among them; about 2 s of CPU each on the local runtime
-(seeds 0-9 at this size: 24 s of CPU in all, ADR-0136)."""
+(seeds 0-9 at this size: 24 s of CPU in all, ADR-0134)."""
 BURST_SEEDS = (3, 5)
 """Seeds that add the hot-key burst (the starvation probe of item 2); a few seconds each."""
 CI_CONFIG = SimulationConfig(jobs=25, active_ms=25_000)

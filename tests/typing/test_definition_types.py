@@ -1,4 +1,4 @@
-"""define_tsumugi's options type-check (pyright on definition_cases.py): a misspelt key is an error (ADR-0145)."""
+"""define_tsumugi's options type-check (pyright on definition_cases.py): a misspelt key is an error (ADR-0142)."""
 
 from __future__ import annotations
 

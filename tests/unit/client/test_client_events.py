@@ -1,4 +1,4 @@
-"""``send_event`` on the HTTP clients (ADR-0150): the request, the answer, local checks and retries."""
+"""``send_event`` on the HTTP clients (ADR-0146): the request, the answer, local checks and retries."""
 
 from __future__ import annotations
 

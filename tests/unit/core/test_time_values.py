@@ -1,4 +1,4 @@
-"""timedelta and aware datetime are accepted wherever a duration or an instant is; naive is refused (ADR-0145)."""
+"""timedelta and aware datetime are accepted wherever a duration or an instant is; naive is refused (ADR-0142)."""
 
 from __future__ import annotations
 

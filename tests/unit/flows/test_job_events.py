@@ -1,4 +1,4 @@
-"""The job events a Run object takes: one JSON text from the shards (ADR-0135), or the array itself."""
+"""The job events a Run object takes: one JSON text from the shards (ADR-0133), or the array itself."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The performer's side of durable steps (ADR-0148, ADR-0149, ADR-0151), against a fake shard channel."""
+"""The performer's side of durable steps (ADR-0144, ADR-0145, ADR-0147), against a fake shard channel."""
 
 from __future__ import annotations
 

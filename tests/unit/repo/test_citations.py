@@ -1,4 +1,4 @@
-"""Every citation in a comment or doc resolves inside the repository (ADR-0143).
+"""Every citation in a comment or doc resolves inside the repository (ADR-0140).
 
 A citation is a repository path (`docs/...`, `packages/...`, ...), optionally with a `#anchor`, a section
 (`docs/reference/original.md §3.4`, or a bare `§2.1` inside a design or reference page, meaning that page) or an

@@ -1,4 +1,4 @@
-"""Every exception the packages define or raise derives from TsumugiError (ADR-0144).
+"""Every exception the packages define or raise derives from TsumugiError (ADR-0141).
 
 The walk imports every module of the library packages and reads its source: each exception class a module
 defines must subclass `TsumugiError`, and each ``raise X(...)`` must name such a class. A built-in exception is
@@ -39,7 +39,7 @@ PROTOCOL_RAISES = {
 FRAMEWORK_RAISES = {"HTTPException": "Starlette's: it answers the request (a 405 with its Allow header)"}
 CONTROL_FLOW = {
     "tsumugi_performer._steps.SuspendSignal": "a BaseException that ends the invocation so a job sleeps; a performer's "
-    "`except Exception` must not swallow it (ADR-0149), and TsumugiError is an Exception",
+    "`except Exception` must not swallow it (ADR-0145), and TsumugiError is an Exception",
 }
 """Signals that are not errors, with why they cannot derive from TsumugiError."""
 ENTRY_MODULES = ("tsumugi_simulation.workers.",)

@@ -108,7 +108,7 @@ def test_the_overview_is_one_statement_of_indexed_lookups(world: World) -> None:
     plan = _plan(world.sql, OVERVIEW_QUERY, (1, 0, 0, 0))
     job_lines = [line for line in plan if " job " in f"{line} "]
     assert len(job_lines) == 10, plan  # every sub-select over job searches an index
-    assert sum("job_sleep" in line for line in plan) == 1, plan  # the next sleeper to wake (ADR-0149)
+    assert sum("job_sleep" in line for line in plan) == 1, plan  # the next sleeper to wake (ADR-0145)
     # The feed checks (due now, and held) are seq ranges on job_seq, never a walk of the table.
     assert sum("job_seq (seq>? AND seq<?)" in line for line in plan) == 2, plan
     assert all(line.startswith("SEARCH job USING") for line in job_lines), plan

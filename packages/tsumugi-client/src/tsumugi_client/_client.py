@@ -198,7 +198,7 @@ class WorkerClient:
     async def send_event(
         self, env: object, name: str, *, key: str, payload: Any = None, event_id: str | None = None
     ) -> EventSent:
-        """Send event ``name``/``key``: every job waiting for it gets ``payload`` once (ADR-0150).
+        """Send event ``name``/``key``: every job waiting for it gets ``payload`` once (ADR-0146).
 
         An event no job waits for yet is kept a day for jobs that start waiting later; ``event_id`` makes a
         resend harmless while it is kept.

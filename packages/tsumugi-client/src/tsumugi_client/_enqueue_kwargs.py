@@ -21,7 +21,7 @@ class EnqueueKwargs(TypedDict, total=False):
     """Every enqueue option, by its Python name (see `tsumugi_core.options.EnqueueOptions`).
 
     Durations take integer milliseconds or a `datetime.timedelta`, instants epoch milliseconds or an aware
-    `datetime.datetime` (ADR-0145).
+    `datetime.datetime` (ADR-0142).
     """
 
     priority: int | None

@@ -1,4 +1,4 @@
-"""Sending events to waiting jobs (ADR-0150): the value the scheduler answers and the REST call.
+"""Sending events to waiting jobs (ADR-0146): the value the scheduler answers and the REST call.
 
 ``send_event`` on every client checks the name and key before anything is sent and answers `EventSent`.
 """

@@ -110,7 +110,7 @@ class HttpTransport:
         await self._mutate(job_id, "reschedule", body)
 
     async def send_event(self, env: object, body: dict[str, Any]) -> object:
-        """``POST /api/events`` (ADR-0150)."""
+        """``POST /api/events`` (ADR-0146)."""
         response = await self._send("POST", f"{self._base_url}/api/events", body)
         if not response.is_success:
             raise _error(response)

@@ -102,7 +102,7 @@ class ServiceBindingTransport:
         await self._mutate(env, "reschedule", job_id, body)
 
     async def send_event(self, env: object, body: dict[str, Any]) -> object:
-        """Call ``send_event(name, key, payload, id)`` (ADR-0150)."""
+        """Call ``send_event(name, key, payload, id)`` (ADR-0146)."""
         return await self._call(env, "send_event", body["name"], body["key"], body["payload"], body.get("id"))
 
     async def aclose(self) -> None:

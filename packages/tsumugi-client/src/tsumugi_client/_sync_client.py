@@ -245,7 +245,7 @@ class TsumugiClient:
     def send_event(
         self, name: str, *, key: str, payload: Any = None, event_id: str | None = None
     ) -> EventSent:
-        """Send event ``name``/``key`` to the jobs waiting for it (ADR-0150); see `WorkerClient.send_event`."""
+        """Send event ``name``/``key`` to the jobs waiting for it (ADR-0146); see `WorkerClient.send_event`."""
         return self._run(send_event_call(event_body(name, key, payload, event_id)))
 
     def reschedule(

@@ -1,4 +1,4 @@
-"""Events a waiting job receives: names, keys, who owns them, and how long an early one is kept (ADR-0150).
+"""Events a waiting job receives: names, keys, who owns them, and how long an early one is kept (ADR-0146).
 
 Example:
     >>> box_name("approved", "order-42") == box_name("approved", "order-42")

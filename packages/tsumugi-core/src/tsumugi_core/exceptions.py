@@ -1,4 +1,4 @@
-"""The root of every error Tsumugi raises, and the one base for "this field breaks this rule" (ADR-0144).
+"""The root of every error Tsumugi raises, and the one base for "this field breaks this rule" (ADR-0141).
 
 Every layer (core, client, performer, scheduler, the REST mapping) raises subclasses of `TsumugiError`, so
 ``except TsumugiError`` catches all of Tsumugi and nothing else. A bad value anywhere is an `InvalidFieldError`:

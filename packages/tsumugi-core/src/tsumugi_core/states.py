@@ -45,7 +45,7 @@ class JobState(StrEnum):
     STALLED = "STALLED"
     SLEEPING = "SLEEPING"
     """Between invocations of a job made of steps: asleep or waiting for an event, holding no attempt
-    (ADR-0149); not one of the original's seven."""
+    (ADR-0145); not one of the original's seven."""
 
 
 ACTIVE_STATES: frozenset[JobState] = frozenset(
@@ -67,12 +67,12 @@ TRANSITIONS: Mapping[JobState, frozenset[JobState]] = MappingProxyType(
         # CANCELLED from SCHEDULED covers both cancel and expiry (docs/reference/additions.md A5/A6).
         _S.SCHEDULED: frozenset({_S.QUEUED, _S.CANCELLED}),
         # QUEUED/RUNNING -> CANCELLED: a confirmed cancellation of a dispatched job (A6).
-        # QUEUED/RUNNING -> SLEEPING: the attempt slept or waits for an event (ADR-0149).
+        # QUEUED/RUNNING -> SLEEPING: the attempt slept or waits for an event (ADR-0145).
         _S.QUEUED: frozenset(
             {_S.RUNNING, _S.COMPLETED, _S.FAILED, _S.SCHEDULED, _S.STALLED, _S.CANCELLED, _S.SLEEPING}
         ),
         _S.RUNNING: frozenset({_S.COMPLETED, _S.FAILED, _S.SCHEDULED, _S.STALLED, _S.CANCELLED, _S.SLEEPING}),
-        # SLEEPING -> SCHEDULED: its time came (or its event did); -> CANCELLED: cancel (ADR-0149).
+        # SLEEPING -> SCHEDULED: its time came (or its event did); -> CANCELLED: cancel (ADR-0145).
         _S.SLEEPING: frozenset({_S.SCHEDULED, _S.CANCELLED}),
         _S.COMPLETED: frozenset(),
         _S.FAILED: frozenset({_S.SCHEDULED}),

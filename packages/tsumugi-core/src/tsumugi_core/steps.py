@@ -1,6 +1,6 @@
 """Durable steps: the messages between a performer and its shard, and the rules both sides share.
 
-A performer's ``ctx.step`` / ``ctx.sleep`` talk to the job's shard through the attempt's callback (ADR-0148):
+A performer's ``ctx.step`` / ``ctx.sleep`` talk to the job's shard through the attempt's callback (ADR-0144):
 a `StepCommand` goes out as JSON text, a `StepAnswer` comes back. The shard keeps each finished step's result
 in the job's own shard and answers it to any later attempt instead of running the step again.
 
@@ -33,7 +33,7 @@ __all__ = [
 STEP_NAME_MAX: Final = 200
 """The longest step name, index included."""
 CONTINUE_RESERVE_MS: Final = 60_000
-"""The least time an invocation keeps in hand before starting a step (ADR-0151)."""
+"""The least time an invocation keeps in hand before starting a step (ADR-0147)."""
 _NAME: Final = re.compile(r"[A-Za-z0-9_.:/\- ]+")
 
 
@@ -42,7 +42,7 @@ class StepCommand(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
 
     ``load``: every stored step of the job. ``begin``: an at-most-once job is about to run step ``name`` (its
     outcome is unknown from now until ``save``). ``save``: step ``name`` finished with ``result`` (JSON text).
-    ``wait``: step ``name`` waits for event ``event``/``key`` until ``until`` (ADR-0150); ``seen`` are the ids
+    ``wait``: step ``name`` waits for event ``event``/``key`` until ``until`` (ADR-0146); ``seen`` are the ids
     of the events of that name and key the job has had already; ``result`` is an event the consumer got from
     the event's box for it.
     """
@@ -109,7 +109,7 @@ def step_name(name: str, occurrence: int) -> str:
 
 
 def should_continue_elsewhere(*, now: int, invocation_ends_at: int | None, longest_step_ms: int) -> bool:
-    """Whether to continue in a new invocation before starting the next step (ADR-0151).
+    """Whether to continue in a new invocation before starting the next step (ADR-0147).
 
     The next step must fit: the time left must cover twice the longest step this invocation ran, and never
     less than `CONTINUE_RESERVE_MS`.

@@ -1,7 +1,7 @@
 """Python's own time types at the API's edge: `timedelta` for durations, aware `datetime` for instants.
 
 The wire and the stores keep integer milliseconds (``*_ms`` durations, ``*_at`` epoch-ms instants); every public
-call that takes one also takes the Python type and converts it here, once, before the usual checks (ADR-0145).
+call that takes one also takes the Python type and converts it here, once, before the usual checks (ADR-0142).
 A naive `datetime` names no instant (its zone is the reader's guess), so it is refused by name.
 
 Example:

@@ -1,4 +1,4 @@
-"""``tsumugi dev --access``: the scheduler signs in through the local Access stand-in (ADR-0157).
+"""``tsumugi dev --access``: the scheduler signs in through the local Access stand-in (ADR-0152).
 
 The stand-in (`tsumugi_dev.access_standin`) is served on its own port of 127.0.0.1; the scheduler (the first
 Worker) gets the vars ``TSUMUGI_ACCESS_TEAM`` and ``TSUMUGI_ACCESS_AUD`` naming the stand-in's team and audience,

@@ -1,4 +1,4 @@
-"""The local runtime playing Cloudflare Access (``tsumugi dev --access``, ADR-0157).
+"""The local runtime playing Cloudflare Access (``tsumugi dev --access``, ADR-0152).
 
 Access does two things a Worker sees: it signs a signed-in user's identity into a token (an RS256 JWT, in the
 ``CF_Authorization`` cookie and the ``Cf-Access-Jwt-Assertion`` header), and it publishes the team's public

@@ -209,7 +209,7 @@ class AnalyticsEngineDataset:
         self._store = store
         self.dataset = dataset
         self.usage: Usage | None = None
-        """Where the points this binding keeps are metered (set by the runtime; ADR-0131)."""
+        """Where the points this binding keeps are metered (set by the runtime; ADR-0130)."""
 
     def query(self, sql: str) -> list[JsDict]:
         """Local-only read path: a SELECT over this runtime's stored points (view named ``self.dataset``).

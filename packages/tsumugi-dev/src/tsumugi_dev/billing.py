@@ -1,4 +1,4 @@
-"""Cloudflare's prices applied to metered usage: dollars per unit on Workers Paid (ADR-0131).
+"""Cloudflare's prices applied to metered usage: dollars per unit on Workers Paid (ADR-0130).
 
 The prices, allowances, their source pages and the date they were read are data, in ``cloudflare_prices.json``
 beside this module; this module only multiplies. Per-job dollars are marginal: beyond the monthly allowances,

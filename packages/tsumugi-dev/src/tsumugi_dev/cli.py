@@ -67,7 +67,7 @@ def _parser() -> argparse.ArgumentParser:
     dev.add_argument(
         "--access",
         action="store_true",
-        help="play Cloudflare Access locally: sign in at the printed URL as any email and groups (ADR-0157)",
+        help="play Cloudflare Access locally: sign in at the printed URL as any email and groups (ADR-0152)",
     )
     add_scaffold_commands(commands)
     deploy = commands.add_parser(

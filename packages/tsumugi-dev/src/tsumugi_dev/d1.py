@@ -162,7 +162,7 @@ class D1Database:
         self._page_size: int | None = None
         self._thread = ThreadPoolExecutor(1, thread_name_prefix=f"d1-{name}") if offload else None
         self.usage: Usage | None = None
-        """Where this database's queries and rows are metered (set by the runtime; ADR-0131)."""
+        """Where this database's queries and rows are metered (set by the runtime; ADR-0130)."""
         self._written_rows = WrittenRows(self._conn, self._guard.trusted)
         self._last_rowid: int | None = 0
 

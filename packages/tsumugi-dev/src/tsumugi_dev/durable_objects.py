@@ -296,7 +296,7 @@ class NamespaceHost:
         self.subrequest_limit = SUBREQUESTS_PER_INVOCATION
         """The hosting Worker's ``limits.subrequests`` (set by `bind`)."""
         self.usage: Usage | None = None
-        """Where this class's requests, duration, SQL rows and subrequests are metered (ADR-0131)."""
+        """Where this class's requests, duration, SQL rows and subrequests are metered (ADR-0130)."""
         self.faults = faults
         self.class_name = class_name
         self.key = f"{script}:{class_name}"

@@ -1,6 +1,6 @@
 """Metering: every unit Cloudflare bills, counted per Worker, Durable Object class, queue and D1 database.
 
-The runtime's facades each call this module at one point (ADR-0131):
+The runtime's facades each call this module at one point (ADR-0130):
 
 - a Worker invocation (``WorkerHost.run``): one *request*, unless a Service Binding (or ``ctx.exports``) started
   it, which Cloudflare does not bill (counted apart as ``service_binding_calls``);

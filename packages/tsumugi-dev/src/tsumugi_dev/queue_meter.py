@@ -1,4 +1,4 @@
-"""Queue operations as Cloudflare Queues bills them, per queue (ADR-0131).
+"""Queue operations as Cloudflare Queues bills them, per queue (ADR-0130).
 
 Each message costs one operation per 64 KB when it is written (sent, or moved to a dead-letter queue), each
 time it is read (every delivery, so every retry), and when it is deleted (acked, or dropped after its last

@@ -139,7 +139,7 @@ class QueueStore:
         self._faults = faults
         self._listeners: dict[str, Callable[[], None]] = {}
         self.meter: QueueMeter | None = None
-        """Where queue operations are metered (set by the runtime; ADR-0131); None: nowhere."""
+        """Where queue operations are metered (set by the runtime; ADR-0130); None: nowhere."""
         conn.execute(
             # seq orders deliveries and names a row to lease and settle; a leased row is never deleted before it
             # is settled, so a reused rowid can never be confused with it (no AUTOINCREMENT bookkeeping). The

@@ -87,7 +87,7 @@ class LocalRuntime:
         """What platform limits dropped (Analytics Engine points beyond 250 per invocation), for tests."""
         self.faults = FaultInjector(self)
         self.meter = Meter()
-        """Every billable unit used so far, per Worker, Durable Object class, queue and database (ADR-0131)."""
+        """Every billable unit used so far, per Worker, Durable Object class, queue and database (ADR-0130)."""
         """Fault injection for tests (``tsumugi_dev.faults``); faults stay armed across a restart."""
 
     async def __aenter__(self) -> LocalRuntime:
@@ -159,7 +159,7 @@ class LocalRuntime:
     # -- wiring -------------------------------------------------------------------------------------------
 
     def _attach_meter(self) -> None:
-        """Give every facade its account in `meter` (ADR-0131), before any event runs."""
+        """Give every facade its account in `meter` (ADR-0130), before any event runs."""
         meter = self.meter
         for host in self.workers.values():
             host.usage = meter.usage(f"Worker {host.name}")

@@ -1,4 +1,4 @@
-"""Rows written as workerd's SQLite counts them, on stdlib ``sqlite3`` (ADR-0131).
+"""Rows written as workerd's SQLite counts them, on stdlib ``sqlite3`` (ADR-0130).
 
 workerd builds SQLite with a patch (patches/sqlite/0001-row-counts-plain.patch in cloudflare/workerd) that adds
 two statement counters, ``LIBSQL_STMTSTATUS_ROWS_READ`` and ``LIBSQL_STMTSTATUS_ROWS_WRITTEN``; the Durable

@@ -111,7 +111,7 @@ class WorkerHost:
         self._counters = counters
         self._label = f"Worker {config.name}"
         self.usage: Usage | None = None
-        """Where this Worker's requests and subrequests are metered (set by the runtime; ADR-0131)."""
+        """Where this Worker's requests and subrequests are metered (set by the runtime; ADR-0130)."""
         self.module = load_module(config)
         self.js_env = JsObject({})
         self.exports = JsObject({})
@@ -175,7 +175,7 @@ class WorkerHost:
         env_token = CURRENT_ENV.set(self.js_env)
         wait_token = CURRENT_WAIT_UNTIL.set(self.wait_until_function)
         usage = self.usage
-        if usage is not None:  # a Service Binding's callee is not billed as a request (ADR-0131)
+        if usage is not None:  # a Service Binding's callee is not billed as a request (ADR-0130)
             if share_connections:
                 usage.service_binding_calls += 1
             else:

@@ -239,7 +239,7 @@ class JobContext:
     async def step(
         self, name: str, fn: Callable[..., Awaitable[_T]] | Callable[..., _T], *args: Any, result_type: Any = None
     ) -> _T:
-        """Run ``fn(*args)`` once per job, across attempts (ADR-0148).
+        """Run ``fn(*args)`` once per job, across attempts (ADR-0144).
 
         The result is stored in the job's shard before this returns, and every later attempt gets the stored
         result instead of running ``fn`` again. The n-th call with the same ``name`` in one run of ``perform`` is stored as ``name#n``, so a loop may
@@ -247,7 +247,7 @@ class JobContext:
         annotation), so the first run and every replay see the same value. A step that raises fails the
         attempt, which the job's retry rules retry; an at-most-once job's step that began in an attempt whose
         outcome is unknown is never run again (`StepOutcomeUnknownError`). Between steps, near the end of the
-        invocation's wall time, the job continues in a new invocation on its own (ADR-0151).
+        invocation's wall time, the job continues in a new invocation on its own (ADR-0147).
 
         Raises:
             ValueError: ``name`` breaks the naming rule (the message says which).
@@ -257,7 +257,7 @@ class JobContext:
         return await self._journal.step(name, fn, args, result_type)
 
     async def sleep(self, duration: timedelta, *, name: str | None = None) -> None:
-        """Sleep for ``duration`` without holding an invocation or using an attempt (ADR-0149).
+        """Sleep for ``duration`` without holding an invocation or using an attempt (ADR-0145).
 
         The first time, the wake instant is stored as a step and the invocation ends; the job waits SLEEPING
         in its shard and runs again from its stored steps once the time comes, under its binding's limits. Each
@@ -280,7 +280,7 @@ class JobContext:
     async def wait_for_event(
         self, name: str, *, key: str, timeout: timedelta, result_type: Any = Any
     ) -> Any:
-        """Wait for the event ``name``/``key`` without holding an invocation; answer its payload (ADR-0150).
+        """Wait for the event ``name``/``key`` without holding an invocation; answer its payload (ADR-0146).
 
         The job sleeps (SLEEPING) until the event arrives (``POST /api/events``, RPC or a client's
         ``send_event``) or ``timeout`` passes, then runs again from its stored steps. An event sent before the

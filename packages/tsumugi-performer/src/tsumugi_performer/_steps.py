@@ -1,4 +1,4 @@
-"""Durable steps and sleeps of one attempt: the performer's side of ADR-0148, ADR-0149 and ADR-0151.
+"""Durable steps and sleeps of one attempt: the performer's side of ADR-0144, ADR-0145 and ADR-0147.
 
 A `StepJournal` belongs to one invocation. It loads the job's stored steps from the shard on first use, answers
 a stored step's result without running it, and stores a new step's result in the shard before the performer
@@ -70,7 +70,7 @@ class StepFencedError(TsumugiError):
 class StepOutcomeUnknownError(NonRetryableError):
     """An at-most-once job's step began in an attempt whose outcome is unknown.
 
-    It may have run, so it is never run again (ADR-0148), and the job fails.
+    It may have run, so it is never run again (ADR-0144), and the job fails.
     """
 
 
@@ -79,7 +79,7 @@ class StepResultError(NonRetryableError):
 
 
 class EventTimeoutError(NonRetryableError):
-    """No event came before the wait's timeout (ADR-0150): catch it to decide, else the job fails.
+    """No event came before the wait's timeout (ADR-0146): catch it to decide, else the job fails.
 
     Attributes:
         event: The event's name.
@@ -200,7 +200,7 @@ class StepJournal:
                    stored: StepView | None) -> StepView:  # fmt: skip
         self._continue_if_short(full)
         if self._at_most_once:
-            if stored is not None:  # a mark left by an earlier attempt: it may have run (ADR-0148)
+            if stored is not None:  # a mark left by an earlier attempt: it may have run (ADR-0144)
                 raise StepOutcomeUnknownError(
                     f"step {full} of at-most-once job {self._job_id} began in an earlier attempt whose outcome "
                     "is unknown; it is never run again"
@@ -223,7 +223,7 @@ class StepJournal:
         return await self._save(full, text)
 
     def _continue_if_short(self, full: str) -> None:
-        # ADR-0151: between steps, a new invocation when this one may not fit the next step.
+        # ADR-0147: between steps, a new invocation when this one may not fit the next step.
         if (
             self._ran
             and self._clock is not None

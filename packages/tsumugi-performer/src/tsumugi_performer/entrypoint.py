@@ -112,9 +112,9 @@ class AttemptDispatch(msgspec.Struct, frozen=True, kw_only=True, rename="camel")
     timeout_ms: int | None = None
     """The attempt's timeout; absent from an older scheduler (then ``deadline_at`` tells it)."""
     claim_required: bool = False
-    """The job is at-most-once (its steps are marked begun before they run, ADR-0148)."""
+    """The job is at-most-once (its steps are marked begun before they run, ADR-0144)."""
     invocation_ends_at: int | None = None
-    """When the consumer invocation running the attempt stops waiting (ADR-0151)."""
+    """When the consumer invocation running the attempt stops waiting (ADR-0147)."""
 
 
 _DISPATCH: Final = msgspec.json.Decoder(AttemptDispatch)
@@ -146,7 +146,7 @@ def _failure(error: BaseException, now_ms: int) -> dict[str, Any]:
 
 
 def _suspension(signal: SuspendSignal) -> dict[str, Any]:
-    # ADR-0149: a failure with retryAt to a scheduler that predates sleeps (it retries at the wake time).
+    # ADR-0145: a failure with retryAt to a scheduler that predates sleeps (it retries at the wake time).
     until = signal.suspension.until
     return {"ok": False, "error": f"suspended: {signal}", "retryable": True, "retryAt": until,
             "suspend": {"until": until, "reason": signal.suspension.reason, "step": signal.suspension.step}}  # fmt: skip
@@ -185,7 +185,7 @@ class PerformerRunner:
         return send
 
     def _step_fn(self, heartbeat: Any) -> StepChannel | None:
-        # A step command is JSON text sent through the heartbeat stub (ADR-0148).
+        # A step command is JSON text sent through the heartbeat stub (ADR-0144).
         if heartbeat is None:
             return None
 

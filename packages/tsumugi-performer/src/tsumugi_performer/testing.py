@@ -175,7 +175,7 @@ async def run_performer(
             payload = typed.decode_payload(payload)
         return Returned(value=await performer.perform(payload, context))
     except SuspendSignal as signal:
-        # A sleep or an event wait ends the invocation; only a shard can resume the job (ADR-0149).
+        # A sleep or an event wait ends the invocation; only a shard can resume the job (ADR-0145).
         return Raised(error=StepsUnavailableError(
             f"perform suspended ({signal}): sleeps and event waits resume only in a shard; "
             "run the job under tsumugi dev (or LocalRuntime) to see it continue"))  # fmt: skip

@@ -101,7 +101,7 @@ class _Attempt:
     async def heartbeat(self, progress: Any = None) -> str:
         """The performer's heartbeat stub: forwards to the shard and answers JSON text (ADR-0043).
 
-        JSON text instead of a number is a step command, forwarded to the shard's ``step`` (ADR-0148).
+        JSON text instead of a number is a step command, forwarded to the shard's ``step`` (ADR-0144).
         """
         d = self.dispatch
         if isinstance(progress, str):
@@ -114,7 +114,7 @@ class _Attempt:
         return _HEARTBEAT_ANSWERS[accepted, bool(answer["cancel_requested"])]
 
     async def step(self, command: str) -> str:
-        """Forward a step command; an accepted ``save`` is a sign of life, as a heartbeat is (ADR-0148)."""
+        """Forward a step command; an accepted ``save`` is a sign of life, as a heartbeat is (ADR-0144)."""
         d = self.dispatch
         decoded = _STEP_COMMAND.decode(command)  # a malformed command fails here, in the performer's step
         op = decoded.op
@@ -127,7 +127,7 @@ class _Attempt:
 
     async def _register_wait(self, wait: StepCommand, command: str) -> str:
         # The event's box first: a kept event comes back at once, else the job waits there; then its shard
-        # records the wait (or the event), so no event sent in between is lost (ADR-0150).
+        # records the wait (or the event), so no event sent in between is lost (ADR-0146).
         d = self.dispatch
         event, key, step = str(wait.event), str(wait.key), str(wait.name)
         box = box_name(event, key)

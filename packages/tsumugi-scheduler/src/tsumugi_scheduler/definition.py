@@ -231,7 +231,7 @@ def _settings(name: str, model: _BindingModel) -> ShardSettings:
 
 
 def _in_ms(prefix: str, raw: object, durations: tuple[str, ...]) -> object:
-    """``raw`` with its `timedelta` durations in milliseconds (ADR-0145); anything but a mapping unchanged."""
+    """``raw`` with its `timedelta` durations in milliseconds (ADR-0142); anything but a mapping unchanged."""
     if not isinstance(raw, Mapping):
         return raw
     try:
@@ -287,7 +287,7 @@ class TsumugiDefinition:
     ) -> None:
         """Hold already validated values (use `define_tsumugi`)."""
         self.auth = auth
-        """How requests sign in; ``"default"`` for the role tokens, None for no API at all (ADR-0156)."""
+        """How requests sign in; ``"default"`` for the role tokens, None for no API at all (ADR-0151)."""
         self.flows: dict[str, FlowSpec] = dict(flows or {})
         """Declared flows by name."""
         self.runs = runs or RunSettings()

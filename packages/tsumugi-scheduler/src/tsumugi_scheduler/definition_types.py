@@ -1,4 +1,4 @@
-"""The typed shapes of ``define_tsumugi``'s options, so pyright checks a definition before it runs (ADR-0145).
+"""The typed shapes of ``define_tsumugi``'s options, so pyright checks a definition before it runs (ADR-0142).
 
 They are TypedDicts: a definition stays plain dict literals, and a misspelt or unknown key, or a value of the
 wrong type, is a type error at the call. At run time ``define_tsumugi`` still checks every value and names the

@@ -117,11 +117,11 @@ class JobShardMethods(_Mixin):
         return await self.host.heartbeat(name, job_id, attempt, progress)
 
     async def step(self, name: str, job_id: str, attempt: int, command: str) -> str:
-        """A running attempt's step command, JSON text in and out (ADR-0148)."""
+        """A running attempt's step command, JSON text in and out (ADR-0144)."""
         return await self.host.step(name, job_id, attempt, command)
 
     async def deliver_events(self, name: str, deliveries: Any) -> list[bool]:
-        """Events for jobs of this shard that wait for them (ADR-0150)."""
+        """Events for jobs of this shard that wait for them (ADR-0146)."""
         return await self.host.deliver_events(name, _runtime.plain(deliveries))
 
     async def cancel(self, name: str, job_id: str) -> dict[str, Any]:
@@ -171,7 +171,7 @@ class JobShardMethods(_Mixin):
         return await self.host.states_of(name, list(_runtime.plain(job_ids)))
 
     async def event_send(self, box: str, name: str, key: str, payload: str, event_id: str | None = None) -> Any:
-        """Keep an event and deliver it to the jobs waiting for it (this object is its box, ADR-0150)."""
+        """Keep an event and deliver it to the jobs waiting for it (this object is its box, ADR-0146)."""
         return await self.host.event_send(box, name, key, payload, event_id)
 
     async def event_wait(self, box: str, name: str, key: str, job_id: str, step: str, shard: str, until: int,
@@ -261,7 +261,7 @@ class RpcMethods(_Mixin):
         return await self._service().enqueue_many(_runtime.plain(items), _runtime.plain(settings))
 
     async def send_event(self, name: Any, key: Any, payload: Any = None, event_id: Any = None) -> dict[str, Any]:
-        """Send an event to the jobs waiting for ``name``/``key`` (ADR-0150); errors name the field."""
+        """Send an event to the jobs waiting for ``name``/``key`` (ADR-0146); errors name the field."""
         return await send_event(self.env, name, key, _runtime.plain(payload), event_id)
 
     async def get(self, job_id: Any) -> dict[str, Any] | None:

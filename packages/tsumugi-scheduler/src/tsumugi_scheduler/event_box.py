@@ -1,4 +1,4 @@
-"""The event box: the one object that owns an event's ``(name, key)`` (ADR-0150).
+"""The event box: the one object that owns an event's ``(name, key)`` (ADR-0146).
 
 A box is an object of the JobShard namespace named `tsumugi_core.events.box_name` (``event:<digest>``): it never
 holds jobs, only the waiters of its ``(name, key)``, the events kept for jobs that start waiting later, and the

@@ -1,4 +1,4 @@
-"""Sending an event: check it, find its box, keep it and deliver it there (ADR-0150).
+"""Sending an event: check it, find its box, keep it and deliver it there (ADR-0146).
 
 The REST route, the RPC entrypoint and the clients all come through `send_event`, so every door checks the
 same rules and names the field that breaks one.

@@ -183,7 +183,7 @@ def _jobs_ahead(sql: SqlLike, job: JobRecord, policy: Policy, now: int) -> int:
 
 
 def _sleeping(sql: SqlLike, job: JobRecord, now: int) -> Blocker:
-    # A wait for an event names it (ADR-0150); a plain sleep only its end.
+    # A wait for an event names it (ADR-0146); a plain sleep only its end.
     until = instant_words(job.run_after, now=now)
     rows = sql.exec("SELECT result FROM step WHERE job_id = ? AND state = 'waiting' LIMIT 1", job.id).toArray()
     if rows:
@@ -241,7 +241,7 @@ def explain_job(sql: SqlLike, engine: JobShardEngine, job_id: str, now: int) -> 
                 blockers.append(Blocker(kind="priority", count=ahead,
                                         message=f"{_ready(ahead)} with a higher effective priority "
                                                 f"{'goes' if ahead == 1 else 'go'} first"))  # fmt: skip
-    if job.state == JobState.SLEEPING:  # ADR-0149: its wake instant is its run_after
+    if job.state == JobState.SLEEPING:  # ADR-0145: its wake instant is its run_after
         blockers.append(_sleeping(sql, job, now))
     return Explanation(
         job_id=job.id, binding=job.binding, state=job.state.value, now=now,

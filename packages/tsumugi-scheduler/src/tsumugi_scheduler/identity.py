@@ -1,6 +1,6 @@
 """Who a request is and what it may do: `Role`, `Identity`, and the `AuthScheme` every sign-in method is.
 
-Three roles, each allowing what the one before it does (ADR-0156): ``viewer`` reads everything; ``operator``
+Three roles, each allowing what the one before it does (ADR-0151): ``viewer`` reads everything; ``operator``
 also cancels, retries, reschedules, pauses, triggers, starts runs and enqueues; ``admin`` also changes
 policies and schedules and deletes. Every route of the REST API declares the role it needs
 (`tsumugi_scheduler.api.operations`).

@@ -77,7 +77,7 @@ def detail_from_read_model(row: ReadModelDetail) -> dict[str, Any]:
 
 
 def step_details(steps: Sequence[StepRow]) -> list[dict[str, Any]]:
-    """A job's stored steps for its detail (ADR-0148): name, state, the attempt, times and the result."""
+    """A job's stored steps for its detail (ADR-0144): name, state, the attempt, times and the result."""
     return [
         {"name": step.name, "state": step.state, "attempt": step.attempt, "started_at": step.started_at,
          "finished_at": step.finished_at,

@@ -144,7 +144,7 @@ def _answer(answer: ReportAnswer) -> dict[str, Any]:
 
 def _outcome(value: Mapping[str, Any]) -> Outcome:
     suspend = value.get("suspend")
-    if value.get("ok") is False and isinstance(suspend, Mapping):  # ADR-0149
+    if value.get("ok") is False and isinstance(suspend, Mapping):  # ADR-0145
         until: Any = cast("Mapping[str, Any]", suspend).get("until")
         reason: Any = cast("Mapping[str, Any]", suspend).get("reason")
         if isinstance(until, int | float) and not isinstance(until, bool):
@@ -225,7 +225,7 @@ class JobShardHost:
         return str(rows[0]["name"]) if rows else None
 
     def is_event_box(self) -> bool:
-        """Whether this object is an event box (ADR-0150) rather than a shard."""
+        """Whether this object is an event box (ADR-0146) rather than a shard."""
         return self._engine is None and is_box_name(self._stored_name())
 
     def remember(self, name: str) -> None:
@@ -378,18 +378,18 @@ class JobShardHost:
 
     async def step(self, name: str, job_id: str, attempt: int, command: str) -> str:
         """A step command of the live attempt (`tsumugi_core.steps.StepCommand` as JSON text); answers
-        `StepAnswer` as JSON text (ADR-0148). A command that does not decode or breaks a rule raises."""
+        `StepAnswer` as JSON text (ADR-0144). A command that does not decode or breaks a rule raises."""
         decoded = _STEP_COMMAND.decode(command)
         answer = await self._command(name, lambda e: e.step(job_id, int(attempt), decoded))
         return msgspec.json.encode(answer).decode()
 
     async def deliver_events(self, name: str, deliveries: Any) -> list[bool]:
         """Store events for waiting jobs (``{"jobId", "step", "event"}`` each, event as JSON text); one answer
-        each: whether it reached a wait that was still open (ADR-0150)."""
+        each: whether it reached a wait that was still open (ADR-0146)."""
         items = [(str(d["jobId"]), str(d["step"]), str(d["event"])) for d in deliveries]
         return await self._command(name, lambda e: e.deliver_events(items))
 
-    # -- an event box (ADR-0150): an object of this namespace named event:<digest>, never a shard ------------
+    # -- an event box (ADR-0146): an object of this namespace named event:<digest>, never a shard ------------
 
     def _box(self, box: str) -> EventBoxHost:
         if self._event_box is None:
@@ -459,7 +459,7 @@ class JobShardHost:
     async def alarm(self) -> None:
         """Tick, send, project, notify; then arm the next alarm (or retry in 5 s after a failure).
 
-        An event box retries its deliveries and drops what expired instead (ADR-0150).
+        An event box retries its deliveries and drops what expired instead (ADR-0146).
         """
         if self.is_event_box():
             await self._box(str(self._stored_name())).alarm()
@@ -576,7 +576,7 @@ class JobShardHost:
                     event["holdUntil"] = r.hold_until
                 by_run.setdefault(r.run_id, []).append(event)
             # One JSON text per run: a string crosses RPC as it is, where a list of dicts is converted value by
-            # value on both sides (ADR-0135).
+            # value on both sides (ADR-0133).
             texts = {run_id: msgspec.json.encode(events).decode() for run_id, events in by_run.items()}
             await asyncio.gather(*(runs.getByName(run_id).notify(text) for run_id, text in texts.items()))
             engine.ack_run_events(max(r.seq for r in records))
@@ -604,7 +604,7 @@ class JobShardHost:
 
 
 def _not_dispatched(snapshots: list[JobSnapshot], dispatches: list[DispatchMessage]) -> list[JobSnapshot]:
-    """The snapshots read before the tick, less those of jobs the tick dispatched (ADR-0133).
+    """The snapshots read before the tick, less those of jobs the tick dispatched (ADR-0132).
 
     Such a snapshot (mostly the SCHEDULED one of a job enqueued just before) is already stale: the job's row
     moved on with a later seq, held like every change of a tick (`PROJECTION_HOLD_MS`), and is projected by a

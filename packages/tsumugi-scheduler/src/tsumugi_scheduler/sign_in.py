@@ -1,4 +1,4 @@
-"""How people and programs sign in: the ``auth=`` of ``define_tsumugi`` (ADR-0156).
+"""How people and programs sign in: the ``auth=`` of ``define_tsumugi`` (ADR-0151).
 
 * `bearer_tokens()`: one token per role in the Worker's secrets (the default; ``TSUMUGI_TOKEN`` is the admin's);
 * `cloudflare_access(...)`: the deployment sits behind Cloudflare Access, which signs the user in; roles come

@@ -1,4 +1,4 @@
-"""``Order``: a job of durable steps (ADR-0148 to ADR-0151) that charges, waits for its shipment, sleeps, mails.
+"""``Order``: a job of durable steps (ADR-0144 to ADR-0147) that charges, waits for its shipment, sleeps, mails.
 
 1. ``charge`` is a step: it runs once per order, whatever retries follow (its result is kept in the job's
    shard; a real payment API would also get ``ctx.idempotency_key``).

@@ -1,4 +1,4 @@
-"""Cloudflare Access: verifying its signed tokens (RS256 JWTs) in pure Python (ADR-0154, ADR-0155).
+"""Cloudflare Access: verifying its signed tokens (RS256 JWTs) in pure Python (ADR-0149, ADR-0150).
 
 `token` decodes a token and checks its claims, `rsa_pkcs1` checks its signature, `jwks` keeps the team's keys.
 """

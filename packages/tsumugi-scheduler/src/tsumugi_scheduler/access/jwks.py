@@ -3,7 +3,7 @@
 Access publishes its current keys at ``https://<team>.cloudflareaccess.com/cdn-cgi/access/certs`` and rotates
 them (the old key stays published for a while). `JwksCache` loads that document once, keeps its RSA keys for
 ``ttl_ms``, and when a token names a ``kid`` it does not hold, fetches once more, at most once per
-``refresh_floor_ms`` so that tokens with made-up kids cannot make every request fetch (ADR-0155). It keeps at
+``refresh_floor_ms`` so that tokens with made-up kids cannot make every request fetch (ADR-0150). It keeps at
 most `MAX_KEYS` keys from a document of at most `MAX_JWKS_BYTES`; a fetch that fails, answers another status
 or a document it cannot read leaves no usable key, so the request is refused (fail-closed).
 

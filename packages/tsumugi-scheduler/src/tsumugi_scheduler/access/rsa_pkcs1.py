@@ -1,4 +1,4 @@
-"""RSASSA-PKCS1-v1_5 signature verification with SHA-256 (RFC 8017 §8.2.2), in pure Python (ADR-0154).
+"""RSASSA-PKCS1-v1_5 signature verification with SHA-256 (RFC 8017 §8.2.2), in pure Python (ADR-0149).
 
 Access signs its JWTs with RS256, which is this scheme. Verification needs only the public key: ``s ** e mod n``
 (Python's three-argument ``pow``), then a byte-for-byte comparison of the result with the one encoding the

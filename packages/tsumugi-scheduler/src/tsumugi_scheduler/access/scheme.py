@@ -1,4 +1,4 @@
-"""`CloudflareAccess`: the sign-in of a deployment behind Cloudflare Access (docs/reference/original.md §2.12, ADR-0155).
+"""`CloudflareAccess`: the sign-in of a deployment behind Cloudflare Access (docs/reference/original.md §2.12, ADR-0150).
 
 Access sits in front of the Worker: it signs the user in with the team's identity provider and then sends each
 request on with a signed token, in the ``Cf-Access-Jwt-Assertion`` header and the ``CF_Authorization``

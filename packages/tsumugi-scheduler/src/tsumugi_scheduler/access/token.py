@@ -1,4 +1,4 @@
-"""Cloudflare Access tokens: an RS256 JWT checked the way Access documents it (ADR-0155).
+"""Cloudflare Access tokens: an RS256 JWT checked the way Access documents it (ADR-0150).
 
 `parse_token` splits and decodes the three segments and refuses any header but ``alg: RS256`` with a
 ``kid``; `verify_signature` checks the signature with the key of that ``kid``; `check_claims` checks ``iss``

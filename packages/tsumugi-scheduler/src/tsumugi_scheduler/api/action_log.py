@@ -1,4 +1,4 @@
-"""Who changed what through the REST API (issue 30, ADR-0156): one line in the log, one row in D1.
+"""Who changed what through the REST API (issue 30, ADR-0151): one line in the log, one row in D1.
 
 After a state-changing route answers 2xx, the router records the change with the signed-in identity: a log line
 on ``tsumugi.jobs`` (``job <id> cancelJob by ada@acme.dev (operator)``; ``tsumugi dev`` shows it, on Cloudflare

@@ -1,4 +1,4 @@
-"""What a state change changed, as the action log names it: from the path, or from the answer (ADR-0156).
+"""What a state change changed, as the action log names it: from the path, or from the answer (ADR-0151).
 
 A job or run id from ``{id}``, ``binding:<name>`` from ``{binding}``, ``schedule:<name>`` from ``{name}``; a
 bulk action lists the ids it changed (its answer's ``ok``); a new schedule or run is named by its answer.

@@ -16,7 +16,7 @@ Pipeline for every request:
    the identity is kept in the scope (``scope["state"]["identity"]``) for the handlers;
 6. read-model migrations pending: ``503`` naming the files (`SchemaGate`);
 7. the route: a role short of the route's (`Operation.role`) is ``403 {"error": "forbidden", "needs":
-   <role>, "role": <yours>}`` (ADR-0156); unknown paths (a trailing slash included) ``404 {"error": "not found"}``, a known path
+   <role>, "role": <yours>}`` (ADR-0151); unknown paths (a trailing slash included) ``404 {"error": "not found"}``, a known path
    with another method ``405 {"error": "method not allowed"}``. A fault is ``500 {"error": "internal
    error"}`` with the detail in the log, never an exception escaping to the runtime.
 

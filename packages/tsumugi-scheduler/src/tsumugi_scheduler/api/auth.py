@@ -1,4 +1,4 @@
-"""Bearer-token authentication of the REST API, one token per role, fail-closed (ADR-0156).
+"""Bearer-token authentication of the REST API, one token per role, fail-closed (ADR-0151).
 
 Source: docs/reference/original.md §2.12.
 

@@ -1,4 +1,4 @@
-"""``POST /api/events``: send an event to the jobs waiting for it (ADR-0150)."""
+"""``POST /api/events``: send an event to the jobs waiting for it (ADR-0146)."""
 
 from __future__ import annotations
 

@@ -25,7 +25,7 @@ __all__ = ["SEARCH_WINDOW", "TOTAL_CAP", "JobListBody", "list_page", "list_state
 TOTAL_CAP: Final = 10_000
 """Totals are exact up to this many matching jobs."""
 SEARCH_WINDOW: Final = 2_000
-"""A text search reads at most this many jobs: the first ones the list's filters and order give (ADR-0141)."""
+"""A text search reads at most this many jobs: the first ones the list's filters and order give (ADR-0139)."""
 _TEXT_MATCH: Final = (
     "(instr(lower(payload), lower(?)) > 0 OR instr(lower(coalesce(last_error, '')), lower(?)) > 0"
     " OR instr(lower(coalesce(attempts_log, '')), lower(?)) > 0)"
@@ -67,7 +67,7 @@ def list_statements(
     order = f" ORDER BY {query.sort} {direction}, id DESC"
     if query.text is not None:
         # The window is the list's own indexed walk, stopped after SEARCH_WINDOW rows; the text is matched
-        # inside it only, so a search costs at most the window whatever the table holds (ADR-0141).
+        # inside it only, so a search costs at most the window whatever the table holds (ADR-0139).
         window = f"SELECT {_COLUMNS}, payload, last_error, attempts_log FROM job{where}{order} LIMIT ?"
         texts = [query.text] * 3
         page = f"SELECT {_COLUMNS} FROM ({window}) WHERE {_TEXT_MATCH}{order} LIMIT ? OFFSET ?"

@@ -126,7 +126,7 @@ async def get_job(request: Request) -> Response:
         detail = None if row is None else detail_from_read_model(row)
     if detail is None:
         raise _not_found(job_id)
-    # Who cancelled, retried or rescheduled it, and who changed its binding's policy (ADR-0156).
+    # Who cancelled, retried or rescheduled it, and who changed its binding's policy (ADR-0151).
     binding = job_id.split("#", 1)[0]
     actions = [*await actions_for(env.TSUMUGI_DB, job_id), *await actions_for(env.TSUMUGI_DB, f"binding:{binding}")]
     actions.sort(key=lambda a: a["at"], reverse=True)

@@ -66,7 +66,7 @@ class Operation:
     path: str
     operation_id: str
     role: Role
-    """The least role that may call it (ADR-0156): reads are the viewer's, actions the operator's, policies,
+    """The least role that may call it (ADR-0151): reads are the viewer's, actions the operator's, policies,
     schedules' definitions and deletes the admin's."""
     summary: str
     endpoint: Endpoint

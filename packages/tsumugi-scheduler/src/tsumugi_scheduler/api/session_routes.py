@@ -2,7 +2,7 @@
 
 * ``GET`` answers ``200 {"signedIn": bool, "identity": name | null, "role": role | null, "tokenSignIn": bool}``
   whatever the credentials, so the page can ask before it calls anything that would answer 401 (no console
-  errors before sign-in), and knows which actions its role allows (ADR-0156);
+  errors before sign-in), and knows which actions its role allows (ADR-0151);
 * ``POST {"token": "..."}`` checks the token, opens a session in D1, sets the HttpOnly session cookie
   (`session_cookie`) and answers the session's page key (``{"signedIn": true, "pageKey": ...}``), which the
   page sends with every call (ADR-0121); it also deletes a cookie of the same name at path ``/`` (where

@@ -114,7 +114,7 @@ class LogEntry(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class StepEntry(msgspec.Struct, frozen=True, kw_only=True):
-    """One stored step of a job (ADR-0148), in the order they started."""
+    """One stored step of a job (ADR-0144), in the order they started."""
 
     name: str
     state: Literal["done", "started", "waiting"]
@@ -125,7 +125,7 @@ class StepEntry(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class EventSent(msgspec.Struct, frozen=True, kw_only=True):
-    """202 of ``POST /api/events`` (ADR-0150)."""
+    """202 of ``POST /api/events`` (ADR-0146)."""
 
     id: str
     delivered: int
@@ -171,7 +171,7 @@ class JobDetailView(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class ActionView(msgspec.Struct, frozen=True, kw_only=True):
-    """One change made through the API (ADR-0156): when, by whom (an email or a token's name), with which role."""
+    """One change made through the API (ADR-0151): when, by whom (an email or a token's name), with which role."""
 
     at: int
     by: str

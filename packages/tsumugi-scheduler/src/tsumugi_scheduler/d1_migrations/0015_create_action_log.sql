@@ -1,4 +1,4 @@
--- Tsumugi for Python: who changed what through the REST API (ADR-0156). One row per accepted state change:
+-- Tsumugi for Python: who changed what through the REST API (ADR-0151). One row per accepted state change:
 -- at (epoch ms), the actor's name (an email, a token's secret name) and role, the operation id, and its
 -- target (a job id, a run id, a binding or a schedule name; NULL for a bulk action by filter). The job
 -- detail reads a job's rows and its binding's; the cron sweep deletes rows past the read model's retention.

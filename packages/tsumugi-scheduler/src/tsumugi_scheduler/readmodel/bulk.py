@@ -64,7 +64,7 @@ async def select_ids_for_bulk(
     )  # fmt: skip
     selected, count = await d1.batch([
         d1.prepare(f"SELECT id FROM job{where} ORDER BY created_at ASC, id ASC LIMIT ?").bind(*params, limit),
-        # Counted up to BULK_COUNT_CAP + 1 rows, as the job list's total: the cost stays bounded (ADR-0141).
+        # Counted up to BULK_COUNT_CAP + 1 rows, as the job list's total: the cost stays bounded (ADR-0139).
         d1.prepare(f"SELECT count(*) AS total FROM (SELECT 1 FROM job{where} LIMIT ?)")
         .bind(*params, BULK_COUNT_CAP + 1),
     ])  # fmt: skip

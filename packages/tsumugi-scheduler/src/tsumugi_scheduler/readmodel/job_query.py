@@ -74,7 +74,7 @@ class JobQuery(msgspec.Struct, frozen=True, kw_only=True):
     unique_key: str | None = None
     concurrency_key: str | None = None
     text: str | None = None
-    """Text the payload, the last error or an attempt log contains (case-insensitive; ADR-0141)."""
+    """Text the payload, the last error or an attempt log contains (case-insensitive; ADR-0139)."""
     created_from: int | None = None
     created_to: int | None = None
     exclude_bindings: tuple[str, ...] = ()

@@ -13,7 +13,7 @@ __all__ = ["distinct_bindings", "stats"]
 _BY_STATE: Final = "SELECT state, count(*) AS n FROM job GROUP BY state"
 # Left-out bindings (the notice receivers, by default in the dashboard) are counted per state and taken off
 # the totals: a range of job_binding_recent per binding, so the cost follows their rows, never a table scan
-# (ADR-0139).
+# (ADR-0137).
 _EXCLUDED_BY_STATE: Final = (
     "SELECT state, count(*) AS n FROM job INDEXED BY job_binding_recent WHERE binding = ? GROUP BY state"
 )

@@ -42,7 +42,7 @@ class SweepResult(msgspec.Struct, frozen=True, kw_only=True):
     runs: int
     nodes: int
     actions: int = 0
-    """Rows of the action log (who changed what, ADR-0156) past the same retention."""
+    """Rows of the action log (who changed what, ADR-0151) past the same retention."""
 
 
 def _marks(count: int) -> str:

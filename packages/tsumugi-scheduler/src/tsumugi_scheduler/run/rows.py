@@ -114,7 +114,7 @@ class JobEvent(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
 
 
 def job_events(raw: object) -> list[JobEvent]:
-    """Job events as the shards send them: one JSON text of an array of objects with camelCase keys (ADR-0135),
+    """Job events as the shards send them: one JSON text of an array of objects with camelCase keys (ADR-0133),
     or that array itself (as shards did before); a malformed one is dropped (it names no node of any run: the
     Run object would ignore it anyway)."""
     events: list[JobEvent] = []

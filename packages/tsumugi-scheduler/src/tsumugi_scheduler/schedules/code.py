@@ -7,7 +7,7 @@ optional ``deadline_ms``, ``every_ms`` or ``cron`` (with ``timezone``),
 
 A payload given as a value is checked against its performer's payload type when the definition knows it (the
 performer listed as a class in ``performers``): ``schedules.<name>.payload.<path> <rule>``, as an enqueue
-names it. A payload function's value is checked at each occurrence, by the enqueue (ADR-0137).
+names it. A payload function's value is checked at each occurrence, by the enqueue (ADR-0135).
 """
 
 from __future__ import annotations

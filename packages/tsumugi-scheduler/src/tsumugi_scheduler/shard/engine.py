@@ -211,7 +211,7 @@ class JobShardEngine(StepCommands, ShardOperations):
             change = outcome_change(job, told, now, self._rand.random(), self._notices)
             self._store.write(change)
             if isinstance(outcome, Failed | Suspended) and change.values["state"] != JobState.STALLED:
-                self._steps.clear_started(job_id, attempt)  # it ended knowingly: no step runs on (ADR-0148)
+                self._steps.clear_started(job_id, attempt)  # it ended knowingly: no step runs on (ADR-0144)
             return ReportAnswer(accepted=True, state=JobState(change.values["state"]))
 
         answer = self._store.atomically(run)

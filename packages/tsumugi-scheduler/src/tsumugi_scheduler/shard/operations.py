@@ -160,7 +160,7 @@ class ShardOperations:
         if job is None:
             return CancelAnswer(ok=False, reason="gone")
         never_started = job.state == JobState.QUEUED and job.guarantee == Guarantee.AT_MOST_ONCE
-        if job.state in (JobState.SCHEDULED, JobState.SLEEPING) or never_started:  # nothing runs (ADR-0149)
+        if job.state in (JobState.SCHEDULED, JobState.SLEEPING) or never_started:  # nothing runs (ADR-0145)
             self._store.write(transition(job, JobState.CANCELLED, now, self._notices,
                                          {"reason": "cancelled", "silence_at": None}))  # fmt: skip
             return CancelAnswer(ok=True)

@@ -98,7 +98,7 @@ class Overview(msgspec.Struct, frozen=True, kw_only=True):
     oldest_key_bucket_at: int | None = None
     """The oldest ``refilled_at`` of a stored per-key bucket."""
     next_sleeper_at: int | None = None
-    """The earliest wake time of a SLEEPING job (ADR-0149)."""
+    """The earliest wake time of a SLEEPING job (ADR-0145)."""
     outbox_pending: bool
     """A feed holds something to deliver now (held job changes excepted)."""
     held_pending: bool = False

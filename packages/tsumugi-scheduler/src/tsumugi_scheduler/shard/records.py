@@ -63,7 +63,7 @@ class Failed(msgspec.Struct, frozen=True, kw_only=True, tag="failed"):
 
 
 class Suspended(msgspec.Struct, frozen=True, kw_only=True, tag="suspended"):
-    """The performer slept or continues elsewhere: resume at ``until`` without using an attempt (ADR-0149)."""
+    """The performer slept or continues elsewhere: resume at ``until`` without using an attempt (ADR-0145)."""
 
     until: int
     reason: str = "sleep"

@@ -13,9 +13,9 @@ Indexes exist so that no command reads the backlog (docs/design/job-shard.md §3
 - ``job_silence`` (partial, QUEUED/RUNNING): reaper and cancel-confirmation deadlines;
 - ``job_expiry`` (partial, active with an expiry and no cancel request): expiry;
 - ``job_seq``: the projection feed;
-- ``job_sleep`` (partial, SLEEPING): the sleepers due to wake, by ``run_after`` (ADR-0149).
+- ``job_sleep`` (partial, SLEEPING): the sleepers due to wake, by ``run_after`` (ADR-0145).
 
-``step`` holds a job's step results (ADR-0148), deleted with the job.
+``step`` holds a job's step results (ADR-0144), deleted with the job.
 """
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ class AttemptRow(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class StepRow(msgspec.Struct, frozen=True, kw_only=True):
-    """One step of a job (ADR-0148): ``done`` with its result, or ``started`` (an at-most-once step whose
+    """One step of a job (ADR-0144): ``done`` with its result, or ``started`` (an at-most-once step whose
     outcome is not known yet)."""
 
     job_id: str

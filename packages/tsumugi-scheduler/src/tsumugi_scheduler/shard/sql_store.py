@@ -408,7 +408,7 @@ class SqlShardStore:
         if self._sql.exec(f"SELECT EXISTS (SELECT 1 FROM job WHERE {SWEEPABLE}) AS v", *params).one()["v"]:
             pick = f"SELECT id FROM job WHERE {SWEEPABLE} LIMIT ?"
             self._sql.exec(f"DELETE FROM attempt WHERE job_id IN ({pick})", *params, limit)
-            self._sql.exec(f"DELETE FROM step WHERE job_id IN ({pick})", *params, limit)  # ADR-0148
+            self._sql.exec(f"DELETE FROM step WHERE job_id IN ({pick})", *params, limit)  # ADR-0144
             deleted = len(
                 self._sql.exec(f"DELETE FROM job WHERE id IN ({pick}) RETURNING id", *params, limit).toArray()
             )

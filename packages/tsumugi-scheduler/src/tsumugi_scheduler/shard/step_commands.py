@@ -2,10 +2,10 @@
 
 A mixin like ``ShardOperations`` (the engine's constructor sets the shared attributes). Rules:
 
-- ADR-0148: a step command counts only for the live attempt (``attempts + 1`` of a QUEUED/RUNNING job), like
+- ADR-0144: a step command counts only for the live attempt (``attempts + 1`` of a QUEUED/RUNNING job), like
   a heartbeat or a report; a saved step is a sign of life (it moves the silence deadline as a heartbeat does);
   the first save of a name wins and every later attempt is answered the stored result.
-- ADR-0149: a suspension ends the invocation without using an attempt: ``attempts`` and ``max_attempts`` both
+- ADR-0145: a suspension ends the invocation without using an attempt: ``attempts`` and ``max_attempts`` both
   grow by one, so the invocation number stays the fence for late reports while the attempts left stay the
   same; the job sleeps (SLEEPING, ``run_after`` = its wake time) or, when the time has come already, goes
   straight back to SCHEDULED.
@@ -41,7 +41,7 @@ class StepLimitError(TsumugiError, ValueError):
 
 
 _TIMED_OUT: Final = '{"timeout":true}'
-"""The result a wait step gets when its timeout comes before its event (ADR-0150)."""
+"""The result a wait step gets when its timeout comes before its event (ADR-0146)."""
 
 
 def _view(row: StepRow) -> StepView:
@@ -50,7 +50,7 @@ def _view(row: StepRow) -> StepView:
 
 
 def suspend_change(job: JobRow, suspended: Suspended, now: int, notices: NoticeWriter) -> JobChange:
-    """The change a live attempt's suspension makes (ADR-0149)."""
+    """The change a live attempt's suspension makes (ADR-0145)."""
     if job.cancel_requested_at is not None:
         # Asked to stop, and it stopped: nothing runs now, so the cancel is confirmed.
         return transition(job, JobState.CANCELLED, now, notices,
@@ -66,7 +66,7 @@ def suspend_change(job: JobRow, suspended: Suspended, now: int, notices: NoticeW
         "eligible_at": max(job.created_at, until),
         "reason": None,
     }
-    if until <= now:  # a continuation (ADR-0151), or a sleep already over: due at once
+    if until <= now:  # a continuation (ADR-0147), or a sleep already over: due at once
         return transition(job, JobState.SCHEDULED, now, notices, values)
     return transition(job, JobState.SLEEPING, now, notices, values)
 
@@ -150,7 +150,7 @@ class StepCommands:
         """Move up to `MAX_WAKES_PER_TICK` due sleepers to SCHEDULED (inside the tick's transaction).
 
         A job waiting for an event whose timeout came first has its wait step ended as timed out, so an event
-        arriving later finds it done and changes nothing (ADR-0150).
+        arriving later finds it done and changes nothing (ADR-0146).
         """
         woken = 0
         for job in self._steps.due_sleepers(now, MAX_WAKES_PER_TICK):
@@ -159,7 +159,7 @@ class StepCommands:
         return woken
 
     def _suspension(self, job_id: str, outcome: Suspended, now: int) -> Suspended:
-        # An event that reached the wait step before the suspension was reported: due at once (ADR-0150).
+        # An event that reached the wait step before the suspension was reported: due at once (ADR-0146).
         if outcome.reason == "event" and outcome.step is not None:
             row = self._steps.step(job_id, outcome.step)
             if row is not None and row.state == "done":

@@ -1,4 +1,4 @@
-"""The ``step`` table of a shard and the sleepers' index: the SQL of durable steps (ADR-0148, ADR-0149).
+"""The ``step`` table of a shard and the sleepers' index: the SQL of durable steps (ADR-0144, ADR-0145).
 
 Every statement is a primary-key or index lookup: a job's steps by ``(job_id, name)``, the sleepers due by
 ``job_sleep``. Rows go when their job is swept (``SqlShardStore.housekeep``).

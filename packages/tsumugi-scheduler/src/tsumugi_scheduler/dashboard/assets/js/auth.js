@@ -74,7 +74,7 @@ function showSignOut() {
   header.append(h('button', { id: 'sign-out', type: 'button', onclick: signOut }, 'Sign out'));
 }
 
-// Roles (ADR-0156): every button that changes something carries data-needs="operator" or "admin". Those the
+// Roles (ADR-0151): every button that changes something carries data-needs="operator" or "admin". Those the
 // signed-in role may not use are disabled, their title says which role they need, and the header says who is
 // signed in with which role. The server refuses them anyway (403); this only keeps the page honest.
 const ROLE_RANK = { viewer: 0, operator: 1, admin: 2 };

@@ -1,4 +1,4 @@
-// A job's durable steps (ADR-0148) in its detail: a timeline in the order they started, each with its state,
+// A job's durable steps (ADR-0144) in its detail: a timeline in the order they started, each with its state,
 // the invocation that ran it, when it finished and its stored result (a sleep's or a wait's included).
 
 function stepLabel(step) {
