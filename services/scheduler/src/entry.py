@@ -13,9 +13,15 @@ from tsumugi_scheduler.entrypoints import DefaultMethods, JobShardMethods, RpcMe
 from tsumugi_scheduler.schedule_entrypoints import SchedulerMethods, ScheduleRpcMethods
 
 
-def _mail_defaults(item):
-    # Scheduler-side on_enqueue: mail gets more attempts unless the producer chose (beyond-the-original A1).
-    return {"max_attempts": 5} if item.binding == "SendMail" else None
+def _example_defaults(item):
+    # Scheduler-side on_enqueue, for options the producer left out (beyond-the-original A1): mail gets more
+    # attempts; a quiet Slow (the stall demonstration) is at-most-once, so its silence ends STALLED for a
+    # person to decide instead of being retried.
+    if item.binding == "SendMail":
+        return {"max_attempts": 5}
+    if item.binding == "Slow" and isinstance(item.payload, dict) and item.payload.get("quiet") is True:
+        return {"guarantee": "at-most-once"}
+    return None
 
 
 def _hello_payload(scheduled_at):
@@ -25,7 +31,7 @@ def _hello_payload(scheduled_at):
 TSUMUGI = define_tsumugi(
     performers=["Hello", "Boom", "Slow", "SendMail", "NotifyFailure", "NotifySettled", "ListNames", "ReportGreetings"],
     bindings={"Slow": {"policy": {"reaper_grace_ms": 5_000}}},
-    on_enqueue=_mail_defaults,
+    on_enqueue=_example_defaults,
     on_failure="NotifyFailure",
     on_settled={"binding": "NotifySettled", "states": ["COMPLETED", "FAILED", "CANCELLED", "STALLED"]},
     # A recurring job (issue 12): Hello every 10 minutes, its payload made per occurrence.
