@@ -20,7 +20,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "e2e"))
 
-from fake_api import CANCELLED_ID, DELAYED_ID, FAILED_ID, SCHEDULED_ID, FakeApi, serve  # noqa: E402
+from fake_api import CANCELLED_ID, DELAYED_ID, FAILED_ID, NOW, SCHEDULED_ID, FakeApi, serve  # noqa: E402
 from fake_runs import FAILED_RUN, FANOUT_RUN, WIDE_RUN  # noqa: E402
 from fake_schedules import FakeSchedules  # noqa: E402
 from playwright.sync_api import Page  # noqa: E402
@@ -61,8 +61,12 @@ def _settle(page: Page, route: str) -> None:
         page.wait_for_selector("#run-waterfall")
 
 
-def capture(base_url: str, out: Path, jobs: dict[str, str], runs: dict[str, str], token: str | None) -> list[Path]:
-    """Every view at every width; returns the PNG paths."""
+def capture(
+    base_url: str, out: Path, jobs: dict[str, str], runs: dict[str, str], token: str | None,
+    now_ms: int | None = None,
+) -> list[Path]:
+    """Every view at every width; returns the PNG paths. ``now_ms``: the page's clock (the fake API's data is
+    dated around its own NOW; without it every time reads "335 d ago")."""
     out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     with launch_chromium() as browser:
@@ -74,6 +78,8 @@ def capture(base_url: str, out: Path, jobs: dict[str, str], runs: dict[str, str]
                 if not signed.ok:
                     raise SystemExit(f"sign-in to {base_url} failed: HTTP {signed.status}")
             page = context.new_page()
+            if now_ms is not None:
+                page.clock.install(time=now_ms / 1000)
             page.add_init_script("localStorage.setItem('tsumugi:refresh', '0')")
             for name, route in views(jobs, runs).items():
                 page.goto("about:blank")  # a fresh document per view, so each starts from its own route
@@ -118,7 +124,8 @@ def main(argv: list[str] | None = None) -> int:
     else:
         jobs = {"failed": FAILED_ID, "waiting": SCHEDULED_ID, "delayed": DELAYED_ID, "cancelled": CANCELLED_ID}
         with _fake() as url:
-            written = capture(url, args.out, jobs, {"fan-out": FANOUT_RUN, "failed": FAILED_RUN, "wide": WIDE_RUN}, None)
+            shown_runs = {"fan-out": FANOUT_RUN, "failed": FAILED_RUN, "wide": WIDE_RUN}
+            written = capture(url, args.out, jobs, shown_runs, None, now_ms=NOW)
     for path in written:
         print(path)
     return 0

@@ -57,9 +57,16 @@ function dagLayout(nodes, width = DAG.width) {
 }
 
 // SVG text neither wraps nor clips, so the cards are made wide enough for their longest line (issue 26: cut
-// labels were unreadable). Widths per character are generous upper bounds: 13 px monospace advances 0.6 em;
-// 11 px sans-serif capitals and digits stay under 0.68 em.
-const DAG_TEXT = { left: 14, right: 10, idChar: 7.9, subChar: 7.5 };
+// labels were unreadable), measured in the fonts the stylesheet gives .dag-id and .dag-sub.
+const DAG_TEXT = { left: 14, right: 6 };
+let dagMeasure = null;
+
+function dagTextWidth(text, font) {
+  dagMeasure ||= document.createElement('canvas').getContext('2d');
+  if (!dagMeasure) return text.length * 8; // no canvas: a generous guess
+  dagMeasure.font = font;
+  return dagMeasure.measureText(text).width;
+}
 
 function dagLabels(node, kids) {
   const shown = shownState(node, kids);
@@ -67,8 +74,10 @@ function dagLabels(node, kids) {
 }
 
 function dagCardWidth(labels) {
-  const need = (text, perChar) => Math.ceil(DAG_TEXT.left + text.length * perChar + DAG_TEXT.right);
-  return Math.max(DAG.width, ...labels.map((l) => Math.max(need(l.id, DAG_TEXT.idChar), need(l.sub, DAG_TEXT.subChar))));
+  const family = getComputedStyle(document.body).fontFamily;
+  const idFont = '600 13px ui-monospace, SFMono-Regular, Menlo, monospace';
+  const need = (text, font) => Math.ceil(DAG_TEXT.left + dagTextWidth(text, font) + DAG_TEXT.right);
+  return Math.max(DAG.width, ...labels.map((l) => Math.max(need(l.id, idFont), need(l.sub, `11px ${family}`))));
 }
 
 // The card's second line: what kind of node it is and how far along.
