@@ -65,8 +65,8 @@ def capture(
     base_url: str, out: Path, jobs: dict[str, str], runs: dict[str, str], token: str | None,
     now_ms: int | None = None,
 ) -> list[Path]:
-    """Every view at every width; returns the PNG paths. ``now_ms``: the page's clock (the fake API's data is
-    dated around its own NOW; without it every time reads "335 d ago")."""
+    """Every view at every width; returns the PNG paths. ``now_ms``: the pages' clock (the fake API's jobs,
+    runs and schedules are dated around its own NOW; without it every time read "335 d ago")."""
     out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     with launch_chromium() as browser:
@@ -77,28 +77,26 @@ def capture(
                 signed = context.request.post(base_url.rstrip("/") + "/api/session", data={"token": token})
                 if not signed.ok:
                     raise SystemExit(f"sign-in to {base_url} failed: HTTP {signed.status}")
-            page = context.new_page()
-            if now_ms is not None:
-                page.clock.install(time=now_ms / 1000)
-            page.add_init_script("localStorage.setItem('tsumugi:refresh', '0')")
-            for name, route in views(jobs, runs).items():
-                page.goto("about:blank")  # a fresh document per view, so each starts from its own route
+            for name, route in [*views(jobs, runs).items(), ("new-job", "#/jobs")]:
+                # A fresh page per view, so each starts from its own route. The fake's metrics are laid over
+                # the wall clock, everything else over its NOW: the page's clock follows.
+                page = context.new_page()
+                if now_ms is not None and route != "#/metrics":
+                    page.clock.install(time=now_ms / 1000)
+                page.add_init_script("localStorage.setItem('tsumugi:refresh', '0')")
                 page.goto(base_url.rstrip("/") + "/" + route)
                 _settle(page, route)
-                if route.startswith(("#/jobs/", "#/runs/")):
+                if name == "new-job":
+                    page.wait_for_selector(".job-row")
+                    page.click("text=+ Job")
+                elif route.startswith(("#/jobs/", "#/runs/")):
                     # The detail is a fixed overlay: grow the window to the dialog so the picture shows it all.
                     tall = page.evaluate("document.querySelector('.modal-box').scrollHeight + 100")
                     page.set_viewport_size({"width": width, "height": max(height, int(tall))})
                 path = out / f"{name}-{width_name}.png"
                 page.screenshot(path=str(path), full_page=True)
-                page.set_viewport_size({"width": width, "height": height})
                 written.append(path)
-            page.goto(base_url.rstrip("/") + "/#/jobs")
-            page.wait_for_selector(".job-row")
-            page.click("text=+ Job")
-            path = out / f"new-job-{width_name}.png"
-            page.screenshot(path=str(path), full_page=True)
-            written.append(path)
+                page.close()
             context.close()
     return written
 
