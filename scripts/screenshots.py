@@ -72,17 +72,21 @@ def capture(
     with launch_chromium() as browser:
         for width_name, (width, height) in WIDTHS.items():
             context = browser.new_context(viewport={"width": width, "height": height})
+            clocked = False
             if token:
                 # Sign in as the page does (ADR-0064): the server's HttpOnly session cookie lands in the context.
                 signed = context.request.post(base_url.rstrip("/") + "/api/session", data={"token": token})
                 if not signed.ok:
                     raise SystemExit(f"sign-in to {base_url} failed: HTTP {signed.status}")
-            for name, route in [*views(jobs, runs).items(), ("new-job", "#/jobs")]:
-                # A fresh page per view, so each starts from its own route. The fake's metrics are laid over
-                # the wall clock, everything else over its NOW: the page's clock follows.
+            shots = [*views(jobs, runs).items(), ("new-job", "#/jobs")]
+            # A fresh page per view, so each starts from its own route. The fake's metrics are laid over the
+            # wall clock, everything else over its NOW; the clock is the context's, so metrics go first.
+            shots.sort(key=lambda shot: shot[1] != "#/metrics")
+            for name, route in shots:
+                if now_ms is not None and route != "#/metrics" and not clocked:
+                    context.clock.install(time=now_ms / 1000)
+                    clocked = True
                 page = context.new_page()
-                if now_ms is not None and route != "#/metrics":
-                    page.clock.install(time=now_ms / 1000)
                 page.add_init_script("localStorage.setItem('tsumugi:refresh', '0')")
                 page.goto(base_url.rstrip("/") + "/" + route)
                 _settle(page, route)

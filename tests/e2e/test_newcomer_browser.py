@@ -13,7 +13,7 @@ from typing import Any
 
 import fake_runs
 import pytest
-from fake_api import FAILED_ID, RUNNING_ID, FakeApi, serve
+from fake_api import CANCELLED_ID, FAILED_ID, RUNNING_ID, FakeApi, serve
 from fake_schedules import NOW, FakeSchedules, flow_schedule, schedule
 from playwright.sync_api import Page, expect
 from playwright_chromium import ConsoleLog
@@ -374,4 +374,16 @@ def test_run_graph_labels_are_whole_and_fit_their_cards(
         assert card["title"].startswith(f"{card['node']}: "), card  # the full name on hover too
         assert card["idEnd"] <= card["room"] - 4, card
         assert card["subEnd"] <= card["room"] - 4, card
+    assert mine(log.errors) == []
+
+
+def test_run_again_starts_at_the_left_edge_when_there_is_no_retry_or_cancel(dash: Dash) -> None:
+    # Seen in the screenshots: an empty Retry/Cancel group still took a gap, so "Run again" stood indented.
+    page, log, api = dash
+    page.goto(api.url(route(CANCELLED_ID)))
+    run_again = page.locator("#run-again")
+    expect(run_again).to_be_visible()
+    left = run_again.evaluate("b => b.getBoundingClientRect().left")
+    heading = page.locator("#job-detail h2").evaluate("e => e.getBoundingClientRect().left")
+    assert abs(left - heading) <= 1, (left, heading)
     assert mine(log.errors) == []
