@@ -20,7 +20,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "e2e"))
 
-from fake_api import CANCELLED_ID, DELAYED_ID, FAILED_ID, SCHEDULED_ID, FakeApi, serve  # noqa: E402
+from fake_api import CANCELLED_ID, DELAYED_ID, FAILED_ID, NOW, SCHEDULED_ID, FakeApi, serve  # noqa: E402
 from fake_runs import FAILED_RUN, FANOUT_RUN, WIDE_RUN  # noqa: E402
 from fake_schedules import FakeSchedules  # noqa: E402
 from playwright.sync_api import Page  # noqa: E402
@@ -61,38 +61,46 @@ def _settle(page: Page, route: str) -> None:
         page.wait_for_selector("#run-waterfall")
 
 
-def capture(base_url: str, out: Path, jobs: dict[str, str], runs: dict[str, str], token: str | None) -> list[Path]:
-    """Every view at every width; returns the PNG paths."""
+def capture(
+    base_url: str, out: Path, jobs: dict[str, str], runs: dict[str, str], token: str | None,
+    now_ms: int | None = None,
+) -> list[Path]:
+    """Every view at every width; returns the PNG paths. ``now_ms``: the pages' clock (the fake API's jobs,
+    runs and schedules are dated around its own NOW; without it every time read "335 d ago")."""
     out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     with launch_chromium() as browser:
         for width_name, (width, height) in WIDTHS.items():
             context = browser.new_context(viewport={"width": width, "height": height})
+            clocked = False
             if token:
                 # Sign in as the page does (ADR-0064): the server's HttpOnly session cookie lands in the context.
                 signed = context.request.post(base_url.rstrip("/") + "/api/session", data={"token": token})
                 if not signed.ok:
                     raise SystemExit(f"sign-in to {base_url} failed: HTTP {signed.status}")
-            page = context.new_page()
-            page.add_init_script("localStorage.setItem('tsumugi:refresh', '0')")
-            for name, route in views(jobs, runs).items():
-                page.goto("about:blank")  # a fresh document per view, so each starts from its own route
+            shots = [*views(jobs, runs).items(), ("new-job", "#/jobs")]
+            # A fresh page per view, so each starts from its own route. The fake's metrics are laid over the
+            # wall clock, everything else over its NOW; the clock is the context's, so metrics go first.
+            shots.sort(key=lambda shot: shot[1] != "#/metrics")
+            for name, route in shots:
+                if now_ms is not None and route != "#/metrics" and not clocked:
+                    context.clock.install(time=now_ms / 1000)
+                    clocked = True
+                page = context.new_page()
+                page.add_init_script("localStorage.setItem('tsumugi:refresh', '0')")
                 page.goto(base_url.rstrip("/") + "/" + route)
                 _settle(page, route)
-                if route.startswith(("#/jobs/", "#/runs/")):
+                if name == "new-job":
+                    page.wait_for_selector(".job-row")
+                    page.click("text=+ Job")
+                elif route.startswith(("#/jobs/", "#/runs/")):
                     # The detail is a fixed overlay: grow the window to the dialog so the picture shows it all.
                     tall = page.evaluate("document.querySelector('.modal-box').scrollHeight + 100")
                     page.set_viewport_size({"width": width, "height": max(height, int(tall))})
                 path = out / f"{name}-{width_name}.png"
                 page.screenshot(path=str(path), full_page=True)
-                page.set_viewport_size({"width": width, "height": height})
                 written.append(path)
-            page.goto(base_url.rstrip("/") + "/#/jobs")
-            page.wait_for_selector(".job-row")
-            page.click("text=+ Job")
-            path = out / f"new-job-{width_name}.png"
-            page.screenshot(path=str(path), full_page=True)
-            written.append(path)
+                page.close()
             context.close()
     return written
 
@@ -118,7 +126,8 @@ def main(argv: list[str] | None = None) -> int:
     else:
         jobs = {"failed": FAILED_ID, "waiting": SCHEDULED_ID, "delayed": DELAYED_ID, "cancelled": CANCELLED_ID}
         with _fake() as url:
-            written = capture(url, args.out, jobs, {"fan-out": FANOUT_RUN, "failed": FAILED_RUN, "wide": WIDE_RUN}, None)
+            shown_runs = {"fan-out": FANOUT_RUN, "failed": FAILED_RUN, "wide": WIDE_RUN}
+            written = capture(url, args.out, jobs, shown_runs, None, now_ms=NOW)
     for path in written:
         print(path)
     return 0

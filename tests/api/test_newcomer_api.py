@@ -213,3 +213,13 @@ async def test_retry_all_failed_of_one_binding_through_rest(world: World) -> Non
     assert (sorted(body["ok"]), body["failed"], body["remaining"]) == (sorted(mail), [], 0)
     states = {j: (await _detail(world, j))["state"] for j in [*mail, other]}
     assert states == {**dict.fromkeys(mail, "SCHEDULED"), other: "FAILED"}
+
+
+async def test_a_job_detail_shows_its_own_timeout_in_flight_and_after(world: World) -> None:
+    # Issue 26 item 9: "Timeout 1 min" was shown on a job whose timeout is 600 s.
+    # The detail view prints the detail's timeout_ms; it must be the job's own, before and after dispatch.
+    job_id = await world.enqueue("MAIL", timeoutMs=600_000)
+    assert (await _detail(world, job_id))["timeout_ms"] == 600_000
+    await world.tick()
+    await world.tick()
+    assert (await _detail(world, job_id))["timeout_ms"] == 600_000

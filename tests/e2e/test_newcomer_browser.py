@@ -9,9 +9,11 @@ from __future__ import annotations
 import re
 import urllib.parse
 from collections.abc import Iterator
+from typing import Any
 
+import fake_runs
 import pytest
-from fake_api import FAILED_ID, RUNNING_ID, FakeApi, serve
+from fake_api import CANCELLED_ID, FAILED_ID, RUNNING_ID, FakeApi, serve
 from fake_schedules import NOW, FakeSchedules, flow_schedule, schedule
 from playwright.sync_api import Page, expect
 from playwright_chromium import ConsoleLog
@@ -323,3 +325,65 @@ def test_a_finished_job_runs_again_with_an_edited_payload(dash: Dash) -> None:
     page.get_by_role("button", name="Create").click()
     expect(page.locator("#status")).to_contain_text("Job created: SendMail#0:newjob1")
     assert api.bodies == [("/api/jobs", {"binding": "SendMail", "payload": {"to": "b@example.com"}})]
+
+
+LONG_RUN = "greetings:long1"
+
+
+def _long_run() -> dict[str, Any]:
+    """The greetings flow as the example runs it, plus a node with a long name: the labels the run view cut."""
+    t = NOW - 30_000
+    nodes = [
+        fake_runs._node("names", "COMPLETED", t, t + 1_000, 0, binding="ListNames"),
+        fake_runs._node("hello", "COMPLETED", t, t + 5_000, 1, after=["names"], container=True),
+        fake_runs._node("report", "COMPLETED", t, t + 6_000, 2, binding="ReportGreetings", after=["hello"]),
+        fake_runs._node("notify-the-customer-success-team", "RUNNING", t, t + 7_000, 3,
+                        binding="NotifySettled", after=["report"]),
+    ]  # fmt: skip
+    return fake_runs._run(LONG_RUN, "RUNNING", nodes, t, t + 7_000, {"names": ["a"]})
+
+
+def test_run_graph_labels_are_whole_and_fit_their_cards(
+    page: tuple[Page, ConsoleLog], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Item 11: node labels were cut with an ellipsis ("COMPLETED · ReportGreetin…"); the cards now fit them,
+    # and the full name is also on hover.
+    opened, log = page
+    opened.add_init_script("localStorage.setItem('tsumugi:refresh', '0')")
+    monkeypatch.setitem(fake_runs.UNLISTED, LONG_RUN, _long_run())
+    with serve(FakeApi(flows=True)) as api:
+        opened.goto(api.url("#/runs/" + urllib.parse.quote(LONG_RUN, safe="")))
+        nodes = f'#run-detail[data-id="{LONG_RUN}"] .dag-node'
+        expect(opened.locator(nodes)).to_have_count(4)
+        cards: list[dict[str, Any]] = opened.eval_on_selector_all(
+            nodes,
+            """nodes => nodes.map((g) => {
+                 const card = g.querySelector('.dag-card'), ids = g.querySelector('.dag-id');
+                 const sub = g.querySelector('.dag-sub');
+                 return { node: g.dataset.node, id: ids.textContent, sub: sub.textContent,
+                          title: g.querySelector('title').textContent, room: card.width.baseVal.value,
+                          idEnd: ids.x.baseVal[0].value + ids.getComputedTextLength(),
+                          subEnd: sub.x.baseVal[0].value + sub.getComputedTextLength() };
+               })""",
+        )
+    report = next(c for c in cards if c["node"] == "report")
+    assert report["sub"] == "COMPLETED \u00b7 ReportGreetings", report
+    for card in cards:
+        assert card["id"] == card["node"], card
+        assert "\u2026" not in card["sub"], card
+        assert card["title"].startswith(f"{card['node']}: "), card  # the full name on hover too
+        assert card["idEnd"] <= card["room"] - 4, card
+        assert card["subEnd"] <= card["room"] - 4, card
+    assert mine(log.errors) == []
+
+
+def test_run_again_starts_at_the_left_edge_when_there_is_no_retry_or_cancel(dash: Dash) -> None:
+    # Seen in the screenshots: an empty Retry/Cancel group still took a gap, so "Run again" stood indented.
+    page, log, api = dash
+    page.goto(api.url(route(CANCELLED_ID)))
+    run_again = page.locator("#run-again")
+    expect(run_again).to_be_visible()
+    left = run_again.evaluate("b => b.getBoundingClientRect().left")
+    heading = page.locator("#job-detail h2").evaluate("e => e.getBoundingClientRect().left")
+    assert abs(left - heading) <= 1, (left, heading)
+    assert mine(log.errors) == []

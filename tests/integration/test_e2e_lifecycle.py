@@ -53,6 +53,27 @@ async def test_a_manual_retry_of_a_stalled_at_most_once_job_waits_for_the_invoca
     assert (job.attempts_log[0].started_at or 0) >= hold
 
 
+async def test_a_quiet_slow_with_no_options_ends_stalled_not_retried(
+    clock: VirtualClock, driver: Driver
+) -> None:
+    # Issue 26 item 9: the README's quiet Slow goes silent and shows the STALLED path; the example's on_enqueue
+    # makes it at-most-once when the producer did not choose, so the default 60 s timeout ends it STALLED.
+    job_id = await driver.enqueue("Slow", {"seconds": 120, "quiet": True})
+    job = await driver.job(job_id)
+    assert (job.guarantee, job.timeout_ms) == ("at-most-once", 60_000)
+    await clock.advance(59_000)
+    assert (await driver.job(job_id)).state == "RUNNING"
+
+    await clock.advance(2_000)
+    job = await driver.job(job_id)
+    assert (job.state, job.attempts) == ("STALLED", 1)
+    await clock.advance(120_000)  # the silent attempt finishes meanwhile; nothing retries it
+    job = await driver.job(job_id)
+    assert (job.state, len(job.attempts_log)) == ("STALLED", 1)
+    (notice,) = await driver.notices_for("NotifyFailure", job_id)
+    assert notice["payload"]["state"] == "STALLED"
+
+
 async def test_every_job_is_running_while_its_performer_runs(clock: VirtualClock, driver: Driver) -> None:
     job_id = await driver.enqueue("Slow", {"seconds": 10})  # at-least-once
     await clock.advance(1_000)

@@ -14,10 +14,15 @@ from tsumugi_scheduler.schedule_entrypoints import SchedulerMethods, ScheduleRpc
 from tsumugi_scheduler.sign_in import bearer_tokens, cloudflare_access
 
 
-def _mail_defaults(item):
-    # Scheduler-side on_enqueue: mail gets more attempts unless the producer chose
-    # (docs/reference/additions.md A1).
-    return {"max_attempts": 5} if item.binding == "SendMail" else None
+def _example_defaults(item):
+    # Scheduler-side on_enqueue, for options the producer left out (docs/reference/additions.md A1): mail gets more
+    # attempts; a quiet Slow (the stall demonstration) is at-most-once, so its silence ends STALLED for a
+    # person to decide instead of being retried.
+    if item.binding == "SendMail":
+        return {"max_attempts": 5}
+    if item.binding == "Slow" and isinstance(item.payload, dict) and item.payload.get("quiet") is True:
+        return {"guarantee": "at-most-once"}
+    return None
 
 
 def _hello_payload(scheduled_at):
@@ -28,7 +33,7 @@ TSUMUGI = define_tsumugi(
     performers=["Hello", "Boom", "Slow", "SendMail", "NotifyFailure", "NotifySettled", "ListNames", "ReportGreetings",
                 "Order"],
     bindings={"Slow": {"policy": {"reaper_grace_ms": 5_000}}},
-    on_enqueue=_mail_defaults,
+    on_enqueue=_example_defaults,
     on_failure="NotifyFailure",
     on_settled={"binding": "NotifySettled", "states": ["COMPLETED", "FAILED", "CANCELLED", "STALLED"]},
     # A recurring job (issue 12): Hello every 10 minutes, its payload made per occurrence.

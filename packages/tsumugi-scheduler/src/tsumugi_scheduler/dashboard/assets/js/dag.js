@@ -8,7 +8,8 @@ const DAG = { width: 168, height: 54, colGap: 56, rowGap: 16, pad: 8 };
 // Layer = 0 for a node without (known) dependencies, else 1 + the deepest dependency's layer. Within a
 // column, layer 0 keeps stored order and later columns are sorted by the mean row of their dependencies
 // (fewer crossings), ties by stored order.
-function dagLayout(nodes) {
+// width: the cards' width (renderDag widens them to fit their longest label); DAG.width when left out.
+function dagLayout(nodes, width = DAG.width) {
   const ids = new Set(nodes.map((n) => n.id));
   const roots = nodes.filter((n) => n.parent === null || n.parent === undefined || !ids.has(n.parent))
     .sort((a, b) => a.position - b.position);
@@ -35,8 +36,8 @@ function dagLayout(nodes) {
     column.forEach((node, i) => row.set(node.id, i));
   });
   const boxes = roots.map((node) => ({ id: node.id, layer: layer.get(node.id), row: row.get(node.id),
-    x: DAG.pad + layer.get(node.id) * (DAG.width + DAG.colGap), y: DAG.pad + row.get(node.id) * (DAG.height + DAG.rowGap),
-    width: DAG.width, height: DAG.height }));
+    x: DAG.pad + layer.get(node.id) * (width + DAG.colGap), y: DAG.pad + row.get(node.id) * (DAG.height + DAG.rowGap),
+    width, height: DAG.height }));
   const at = new Map(boxes.map((b) => [b.id, b]));
   const edges = [];
   for (const node of roots) {
@@ -51,13 +52,32 @@ function dagLayout(nodes) {
   const cols = columns.length;
   const rows = Math.max(0, ...columns.map((c) => c.length));
   return { boxes, edges,
-    width: cols ? 2 * DAG.pad + cols * DAG.width + (cols - 1) * DAG.colGap : 0,
+    width: cols ? 2 * DAG.pad + cols * width + (cols - 1) * DAG.colGap : 0,
     height: rows ? 2 * DAG.pad + rows * DAG.height + (rows - 1) * DAG.rowGap : 0 };
 }
 
-// At most `max` characters, an ellipsis marking the cut (SVG text does not wrap or clip by itself).
-function clip(text, max) {
-  return text.length > max ? `${text.slice(0, max - 1)}\u2026` : text;
+// SVG text neither wraps nor clips, so the cards are made wide enough for their longest line (issue 26: cut
+// labels were unreadable), measured in the fonts the stylesheet gives .dag-id and .dag-sub.
+const DAG_TEXT = { left: 14, right: 6 };
+let dagMeasure = null;
+
+function dagTextWidth(text, font) {
+  dagMeasure ||= document.createElement('canvas').getContext('2d');
+  if (!dagMeasure) return text.length * 8; // no canvas: a generous guess
+  dagMeasure.font = font;
+  return dagMeasure.measureText(text).width;
+}
+
+function dagLabels(node, kids) {
+  const shown = shownState(node, kids);
+  return { shown, id: node.id, sub: `${shown} \u00B7 ${dagCaption(node, kids)}` };
+}
+
+function dagCardWidth(labels) {
+  const family = getComputedStyle(document.body).fontFamily;
+  const idFont = '600 13px ui-monospace, SFMono-Regular, Menlo, monospace';
+  const need = (text, font) => Math.ceil(DAG_TEXT.left + dagTextWidth(text, font) + DAG_TEXT.right);
+  return Math.max(DAG.width, ...labels.map((l) => Math.max(need(l.id, idFont), need(l.sub, `11px ${family}`))));
 }
 
 // The card's second line: what kind of node it is and how far along.
@@ -74,17 +94,19 @@ function dagCaption(node, kids) {
 
 // ui: { selected: id|null, onSelect(id) }.
 function renderDag(nodes, ui) {
-  const layout = dagLayout(nodes);
-  if (!layout.boxes.length) return h('p', { class: 'empty' }, 'No nodes.');
   const byId = new Map(nodes.map((n) => [n.id, n]));
   const children = childrenByParent(nodes);
+  const labels = new Map(nodes.map((n) => [n.id, dagLabels(n, children.get(n.id) || [])]));
+  const layout = dagLayout(nodes, dagCardWidth(dagLayout(nodes).boxes.map((b) => labels.get(b.id))));
+  if (!layout.boxes.length) return h('p', { class: 'empty' }, 'No nodes.');
   const marker = svg('defs', null, svg('marker', { id: 'dag-arrow', viewBox: '0 0 8 8', refX: 8, refY: 4,
     markerWidth: 8, markerHeight: 8, orient: 'auto-start-reverse' }, svg('path', { d: 'M0 0 L8 4 L0 8 z', class: 'dag-arrowhead' })));
   const edges = layout.edges.map((e) => svg('path', { d: e.d, class: 'dag-edge', 'data-from': e.from, 'data-to': e.to,
     'marker-end': 'url(#dag-arrow)' }));
   const cards = layout.boxes.map((box) => {
     const node = byId.get(box.id);
-    const shown = shownState(node, children.get(node.id) || []);
+    const label = labels.get(node.id);
+    const shown = label.shown;
     const state = shown.toLowerCase();
     const select = () => ui.onSelect(node.id);
     return svg('g', { class: `dag-node node-${state}${ui.selected === node.id ? ' selected' : ''}`, 'data-node': node.id,
@@ -93,8 +115,8 @@ function renderDag(nodes, ui) {
     svg('title', null, `${node.id}: ${shown}${node.error ? ` \u2014 ${node.error}` : ''}`),
     svg('rect', { width: box.width, height: box.height, rx: 8, class: 'dag-card' }),
     svg('rect', { width: 6, height: box.height, rx: 3, class: `dag-stripe bar-${state}` }),
-    svg('text', { x: 14, y: 21, class: 'dag-id' }, clip(node.id, 19)),
-    svg('text', { x: 14, y: 41, class: 'dag-sub' }, clip(`${shown} \u00B7 ${dagCaption(node, children.get(node.id) || [])}`, 26)));
+    svg('text', { x: DAG_TEXT.left, y: 21, class: 'dag-id' }, label.id),
+    svg('text', { x: DAG_TEXT.left, y: 41, class: 'dag-sub' }, label.sub));
   });
   return dagViewport(layout, marker, edges, cards, ui.view || {});
 }

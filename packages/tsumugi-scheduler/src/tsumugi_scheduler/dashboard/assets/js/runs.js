@@ -42,7 +42,8 @@ function renderRunsTable(runs) {
       // The whole row opens the run (issue 26); its link keeps its own click (new tab, copy).
       onclick: (event) => { if (!event.target.closest('a, button')) openRun(run.id); } },
       // On narrow screens the ID column hides and the id shows under the flow, as the original does.
-      h('td', null, run.flow, h('div', { class: 'runs-narrow-id' }, runLink(run.id))),
+      // It may wrap after the flow's colon ("greetings:" / "bulk01"), not mid-word (issue 26, phone width).
+      h('td', null, run.flow, h('div', { class: 'runs-narrow-id' }, runLink(run.id, idWithBreak(run.id)))),
       h('td', { class: 'id runs-col-id' }, runLink(run.id)),
       h('td', null, stateBadge(run.state)),
       h('td', { class: 'run-nodes' }, `${run.node_done} / ${run.node_total}`,
@@ -56,6 +57,11 @@ function renderRunsTable(runs) {
 function runDuration(run) {
   if (run.state === 'RUNNING') return h('span', { class: 'muted' }, `${durationWords(Date.now() - run.created_at)} so far`);
   return fmtDuration(run.updated_at - run.created_at);
+}
+
+function idWithBreak(id) {
+  const colon = id.indexOf(':');
+  return colon < 0 ? id : [id.slice(0, colon + 1), h('wbr'), id.slice(colon + 1)];
 }
 
 // A real link (#/runs/<id>) so it can be copied or opened in a new tab; a plain click opens the detail here.
