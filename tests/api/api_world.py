@@ -26,6 +26,7 @@ from tsumugi_scheduler.definition import TsumugiDefinition, define_tsumugi
 from tsumugi_scheduler.identity import AuthScheme
 from tsumugi_scheduler.run.host import RunHost
 from tsumugi_scheduler.schedules.host import SchedulerHost
+from tsumugi_scheduler.shard.engine import PROJECTION_HOLD_MS
 from tsumugi_scheduler.shard_admin import ShardAdmin
 from tsumugi_scheduler.shard_host import JobShardHost
 
@@ -240,6 +241,13 @@ class World:
     async def tick(self) -> None:
         for shard in list(self.env.JOB_SHARD.objects.values()):
             await shard.host.alarm()
+
+    async def tick_and_project(self) -> None:
+        """One tick, then the alarm after the projection hold: a job the tick dispatched reaches the read
+        model with that later alarm (ADR-0132 leaves out its stale pre-tick snapshot)."""
+        await self.tick()
+        self.clock.advance(PROJECTION_HOLD_MS)
+        await self.tick()
 
     async def enqueue(self, binding: str = "MAIL", **options: Any) -> str:
         status, body = await self.request("POST", "/api/jobs", {"binding": binding, "payload": {}, **options})

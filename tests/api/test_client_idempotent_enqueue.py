@@ -52,7 +52,7 @@ async def test_a_retried_enqueue_that_had_arrived_finds_its_job_and_makes_no_sec
     finally:
         await client.aclose()
     assert transport.posts == 2
-    await world.tick()
+    await world.tick_and_project()
     status, listing = await world.request("GET", "/api/jobs?binding=MAIL")
     assert status == 200
     assert [row["id"] for row in listing["jobs"]] == [job.id]
@@ -70,7 +70,7 @@ async def test_a_retried_batch_that_had_arrived_stores_each_item_once_on_its_rou
         )
     finally:
         await client.aclose()
-    await world.tick()
+    await world.tick_and_project()
     _, listing = await world.request("GET", "/api/jobs?binding=SMS&limit=100")
     assert sorted(row["id"] for row in listing["jobs"]) == sorted(job.id for job in jobs)
     assert listing["total"] == 6

@@ -194,7 +194,7 @@ async def test_search_finds_jobs_by_payload_or_error_text_within_a_bounded_windo
 async def test_search_reads_no_more_than_its_window(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
     for n in range(5):
         await world.request("POST", "/api/jobs", {"binding": "MAIL", "payload": {"n": n, "tag": "x"}})
-    await world.tick()
+    await world.tick_and_project()
     monkeypatch.setattr(job_list, "SEARCH_WINDOW", 3)
     status, body = await world.request("GET", "/api/jobs", params={"text": "tag"})
     assert (status, body["searched"], body["total"], len(body["jobs"])) == (200, 3, 3, 3)

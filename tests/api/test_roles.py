@@ -104,6 +104,7 @@ CASES: dict[str, Case] = {
     "retryRun": lambda w: _then(_failed_run(w), lambda r: ("POST", f"/api/runs/{r}/retry", None)),
     "cancelRun": lambda w: _then(_run(w), lambda r: ("POST", f"/api/runs/{r}/cancel", None)),
     "listFlows": lambda w: _same(("GET", "/api/flows", None)),
+    "sendEvent": lambda w: _same(("POST", "/api/events", {"name": "approved", "key": "order-42"})),
 }  # fmt: skip
 
 

@@ -60,9 +60,12 @@ async def test_http_refuses_a_bad_token_and_names_an_invalid_field(driver: Drive
     assert (status, body["field"], body["rule"]) == (400, "maxAttempts", "must be at least 1")  # as sent
     status, body = await driver.rest("POST", "/api/jobs", {"binding": "Nope", "payload": {}})
     assert (status, body["field"]) == (400, "binding")
-    assert await driver.rest("GET", "/api/jobs/not-an-id") == (404, {"error": "not found"})  # ADR-0059
+    status, body = await driver.rest("GET", "/api/jobs/not-an-id")  # ADR-0059, with a hint about `#`
+    assert (status, body["error"]) == (404, "not found")
+    assert "percent-encode the id" in body["detail"]
     assert await driver.rest("POST", "/api/jobs/not-an-id/retry") == (400, {"error": "invalid job id"})
-    assert await driver.rest("GET", f"/api/jobs/{quoted('Hello#0:missing')}") == (404, {"error": "not found"})
+    status, body = await driver.rest("GET", f"/api/jobs/{quoted('Hello#0:missing')}")
+    assert (status, body["error"]) == (404, "not found")
 
 
 async def test_the_http_client_enqueues_and_reads_back_through_the_rest_api(

@@ -27,7 +27,7 @@ class EventBody(BaseModel):
 
     name: str = Field(min_length=1, max_length=STEP_NAME_MAX - 8, pattern=r"^[A-Za-z0-9_.:/\- ]+$")
     key: str = Field(min_length=1, max_length=EVENT_KEY_MAX)
-    payload: JsonValue | None = None
+    payload: JsonValue = Field(default=JsonValue(None), description="Any JSON value, null when absent.")
     id: str | None = Field(default=None, min_length=1, max_length=EVENT_ID_MAX)
 
 
