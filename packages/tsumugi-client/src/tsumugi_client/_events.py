@@ -6,9 +6,8 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
 import msgspec
 
 from tsumugi_client._calls import Call
@@ -16,6 +15,9 @@ from tsumugi_client._errors import TsumugiClientError
 from tsumugi_client._http_errors import decode_body, error_of
 from tsumugi_core.events import event_problem
 from tsumugi_core.options import EnqueueValidationError
+
+if TYPE_CHECKING:
+    import httpx  # annotations only: the HTTP clients import it (ADR-0107)
 
 __all__ = ["EventSent", "decode_event_sent", "event_body", "send_event_call"]
 
