@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from live_app import LiveApp, live_app
-from playwright.sync_api import Page
+from playwright.sync_api import Page, expect
 from playwright_chromium import ConsoleLog
 
 from tsumugi_dev.access_dev import AccessDev
@@ -128,7 +128,8 @@ def test_the_dashboard_as_a_viewer_shows_no_action_it_can_take_and_says_why(
     actions = opened.eval_on_selector_all(
         "[data-needs]", "els => els.map(e => [e.textContent, e.disabled, e.title])"
     )
-    assert {text for text, _, _ in actions} >= {"+ Job", "Retry", "Cancel", "Reschedule"}
+    # Only what the job can take is shown (issue 26): a scheduled job has Cancel and Reschedule, no Retry.
+    assert {text for text, _, _ in actions} >= {"+ Job", "Cancel", "Reschedule"}
     for text, disabled, title in actions:
         assert disabled, text
         assert title.startswith("Needs the operator role; viewer@example.com has the viewer role"), (
@@ -159,6 +160,12 @@ def test_the_dashboard_as_an_operator_may_cancel_but_not_change_a_policy(
     assert opened.text_content("#signed-in-as") == "operator@example.com \u00b7 operator"
     cancel = opened.locator(f"tbody tr:has-text('{created['id']}') button:has-text('Cancel')")
     assert cancel.is_enabled()
+    cancel.click()
+    opened.click("#confirm button:has-text('Cancel job')")
+    opened.click(f"tbody tr:has-text('{created['id']}') button.link")  # the detail says who cancelled it
+    expect(opened.locator("#job-changes li")).to_contain_text("Cancelled by operator@example.com (operator)")
+    opened.keyboard.press("Escape")
+    opened.wait_for_selector("#job-detail", state="detached")
     opened.click("#tabs button:has-text('bindings')")
     opened.wait_for_selector("form.policy [data-needs='admin']", state="attached")
     assert all(opened.eval_on_selector_all("form.policy [data-needs]", "els => els.map(e => e.disabled)"))

@@ -56,6 +56,7 @@ def test_the_mixed_in_methods_are_exported_as_the_entry_modules_own() -> None:
         "get_run",
         "cancel_run",
         "retry_run",
+        "send_event",
     }
     assert _exported_methods(Default) == {"fetch", "queue", "scheduled"}
 

@@ -8,8 +8,9 @@ function openJob(id) {
 async function loadJobDetail(id) {
   const route = `#/jobs/${enc(id)}`;
   let job;
+  let actions;
   try {
-    job = (await apiCall(API.job(id))).job;
+    ({ job, actions } = await apiCall(API.job(id)));
   } catch (error) {
     if (app.modal && app.modal.route === route) {
       modalContent(h('h2', null, id), h('p', { class: 'error-text' }, `Failed to load: ${error.message}`));
@@ -20,7 +21,7 @@ async function loadJobDetail(id) {
   const waiting = job.state === 'SCHEDULED' || job.state === 'QUEUED' || job.state === 'SLEEPING';
   // The last explanation shows at once on a refresh (no flicker) and is replaced when the new one arrives.
   const explain = h('div', { id: 'job-explain' }, waiting && app.explained && app.explained.id === id ? app.explained.view : null);
-  modalContent(renderJobDetail(job, explain));
+  modalContent(renderJobDetail(job, explain, actions || []));
   // Only a job that is waiting has something to explain (docs/reference/additions.md C4).
   if (waiting) loadExplain(job.id, explain);
 }
@@ -33,7 +34,7 @@ function stateBadges(job) {
     requested && job.state === 'CANCELLED' ? h('span', { class: 'muted small' }, 'cancelled on request') : null];
 }
 
-function renderJobDetail(job, explain) {
+function renderJobDetail(job, explain, actions = []) {
   const gone = app.jobs.gone.has(job.id);
   const after = () => { refreshModal(); refreshNow(); };
   return h('div', { id: 'job-detail', class: 'job-detail' },
@@ -49,8 +50,21 @@ function renderJobDetail(job, explain) {
     explain,
     renderAttempts(job),
     renderSteps(job),
+    renderChanges(actions),
     h('h3', null, 'Payload'), h('pre', { id: 'job-payload', class: 'code' }, prettyJson(job.payload)),
     job.result !== null && job.result !== undefined ? [h('h3', null, 'Result'), h('pre', { class: 'code' }, prettyJson(job.result))] : null);
+}
+
+// Who changed the job or its binding's policy through the API, newest first (ADR-0151).
+const CHANGE_WORDS = {
+  cancelJob: 'Cancelled', retryJob: 'Retried', rescheduleJob: 'Rescheduled', bulkCancelJobs: 'Cancelled (bulk)',
+  bulkRetryJobs: 'Retried (bulk)', setBindingPolicy: "Binding's policy changed", resetBindingPolicy: "Binding's policy reset",
+};
+
+function renderChanges(actions) {
+  if (actions.length === 0) return null;
+  return [h('h3', null, 'Changes'), h('ul', { id: 'job-changes', class: 'changes' }, actions.map((a) =>
+    h('li', null, `${CHANGE_WORDS[a.action] || a.action} by ${a.by}`, a.role ? ` (${a.role}) ` : ' ', timeEl(a.at))))];
 }
 
 function jobFields(job) {
