@@ -92,16 +92,35 @@ def rows(count: int) -> Iterator[tuple[Any, ...]]:
     for i in range(count):
         binding = BINDINGS[i % len(BINDINGS)]
         values = {
-            "id": f"{binding}#0:j{i:08d}", "seq": 1, "binding": binding, "state": STATES[i % len(STATES)],
-            "priority": i % 11 - 5, "attempts": i % 4, "max_attempts": 3,
+            "id": f"{binding}#0:j{i:08d}",
+            "seq": 1,
+            "binding": binding,
+            "state": STATES[i % len(STATES)],
+            "priority": i % 11 - 5,
+            "attempts": i % 4,
+            "max_attempts": 3,
             "concurrency_key": f"user-{i % 500}" if i % 3 == 0 else None,
-            "unique_key": f"u-{i}" if i % 10 == 0 else None, "guarantee": "at-least-once",
-            "created_at": T0 + i, "updated_at": T0 + (i * 7919) % count, "dispatched_at": None,
-            "payload": '{"to":"ada@example.com"}' if i % 100 == 0 else '{"n":1}', "run_id": None, "node_id": None,
-            "attempts_log": None, "result": None, "run_after": T0 + i, "progress": None, "traceparent": None,
-            "expires_at": None, "cancel_requested_at": None, "reason": None, "shard": 0,
-            "last_error": "SmtpError: mailbox full" if STATES[i % len(STATES)] == "FAILED" and i % 50 == 0 else None,
-        }  # fmt: skip
+            "unique_key": f"u-{i}" if i % 10 == 0 else None,
+            "guarantee": "at-least-once",
+            "created_at": T0 + i,
+            "updated_at": T0 + (i * 7919) % count,
+            "dispatched_at": None,
+            "payload": '{"to":"ada@example.com"}' if i % 100 == 0 else '{"n":1}',
+            "run_id": None,
+            "node_id": None,
+            "attempts_log": None,
+            "result": None,
+            "run_after": T0 + i,
+            "progress": None,
+            "traceparent": None,
+            "expires_at": None,
+            "cancel_requested_at": None,
+            "reason": None,
+            "shard": 0,
+            "last_error": "SmtpError: mailbox full"
+            if STATES[i % len(STATES)] == "FAILED" and i % 50 == 0
+            else None,
+        }
         yield tuple(values[c] for c in PROJECTED_COLUMNS)
 
 
@@ -175,8 +194,9 @@ async def time_queries(db: D1Database, rounds: int) -> dict[str, list[float]]:
 
     timings: dict[str, list[float]] = {name: [] for name in QUERIES}
     transport = httpx.ASGITransport(app=with_env)
-    async with httpx.AsyncClient(transport=transport, base_url="http://bench",
-                                 headers={"authorization": f"Bearer {TOKEN}"}) as client:  # fmt: skip
+    async with httpx.AsyncClient(
+        transport=transport, base_url="http://bench", headers={"authorization": f"Bearer {TOKEN}"}
+    ) as client:
         await client.get("/api/jobs")  # warm the schema check and the page cache
         for i in range(rounds):
             for name, query in QUERIES.items():
@@ -190,7 +210,7 @@ async def time_queries(db: D1Database, rounds: int) -> dict[str, list[float]]:
 
 
 def time_bulk_selection(db: D1Database, rounds: int) -> dict[str, Any]:
-    """"Retry all failed" of a binding (issue 26): each ``POST /api/jobs/bulk-retry {"binding", "state":
+    """ "Retry all failed" of a binding (issue 26): each ``POST /api/jobs/bulk-retry {"binding", "state":
     "FAILED"}`` first picks its 200 oldest targets and the capped count from the read model; that is the part
     whose cost grows with the table, so it is the part timed here (the shards then act on 200 ids)."""
     filters = BulkFilter(binding="SMS", states=("FAILED",))
@@ -202,11 +222,16 @@ def time_bulk_selection(db: D1Database, rounds: int) -> dict[str, Any]:
         timings.append((time.perf_counter() - start) * 1000)
         last = selection
     p50, p99 = statistics.median(timings), percentile(timings, 0.99)
-    print(f"{'retry_all_failed':>20}: p50 {p50:7.2f} ms  p99 {p99:7.2f} ms  (read-model selection of "
-          f"{len(last.ids)} ids, {last.remaining} more counted, count capped at {BULK_COUNT_CAP})",
-          flush=True)  # fmt: skip
-    return {"retry_all_failed_p50_ms": round(p50, 3), "retry_all_failed_p99_ms": round(p99, 3),
-            "retry_all_failed_remaining": last.remaining}  # fmt: skip
+    print(
+        f"{'retry_all_failed':>20}: p50 {p50:7.2f} ms  p99 {p99:7.2f} ms  (read-model selection of "
+        f"{len(last.ids)} ids, {last.remaining} more counted, count capped at {BULK_COUNT_CAP})",
+        flush=True,
+    )
+    return {
+        "retry_all_failed_p50_ms": round(p50, 3),
+        "retry_all_failed_p99_ms": round(p99, 3),
+        "retry_all_failed_remaining": last.remaining,
+    }
 
 
 def matching_rows(db: D1Database, query: str) -> int:
@@ -233,18 +258,31 @@ def percentile(values: list[float], q: float) -> float:
 def report(db: D1Database, name: str, query: str, timings: list[float], *, judged: bool) -> dict[str, Any]:
     """One query's figures, printed next to their targets; the ``RESULT`` keys for it."""
     p50, p99 = statistics.median(timings), percentile(timings, 0.99)
-    indexed = served_by_index(query_plans(db, parse_job_query(
-        {k: urllib.parse.unquote(v) for k, v in (p.split("=", 1) for p in query.split("&") if p)})))  # fmt: skip
+    indexed = served_by_index(
+        query_plans(
+            db,
+            parse_job_query(
+                {k: urllib.parse.unquote(v) for k, v in (p.split("=", 1) for p in query.split("&") if p)}
+            ),
+        )
+    )
     matches, was_capped = matching_rows(db, query), capped(db, query)
     within = p50 < P50_TARGET_MS and p99 < P99_TARGET_MS
     verdict = ("ok" if within else "MISSED") if judged else "not judged (quick)"
-    print(f"{name:>20}: p50 {p50:7.2f} ms (target < {P50_TARGET_MS:.0f})  p99 {p99:7.2f} ms (target < "
-          f"{P99_TARGET_MS:.0f})  {verdict}  index {'yes' if indexed else 'NO'}  {matches} matching rows, "
-          f"total {'capped' if was_capped else 'exact'}", flush=True)  # fmt: skip
+    print(
+        f"{name:>20}: p50 {p50:7.2f} ms (target < {P50_TARGET_MS:.0f})  p99 {p99:7.2f} ms (target < "
+        f"{P99_TARGET_MS:.0f})  {verdict}  index {'yes' if indexed else 'NO'}  {matches} matching rows, "
+        f"total {'capped' if was_capped else 'exact'}",
+        flush=True,
+    )
     return {
-        f"{name}_p50_ms": round(p50, 3), f"{name}_p99_ms": round(p99, 3), f"{name}_indexed": indexed,
-        f"{name}_matches": matches, f"{name}_total_capped": was_capped, f"{name}_within_target": within,
-    }  # fmt: skip
+        f"{name}_p50_ms": round(p50, 3),
+        f"{name}_p99_ms": round(p99, 3),
+        f"{name}_indexed": indexed,
+        f"{name}_matches": matches,
+        f"{name}_total_capped": was_capped,
+        f"{name}_within_target": within,
+    }
 
 
 class Address(msgspec.Struct):
@@ -264,7 +302,12 @@ class Order(msgspec.Struct):
     lines: list[str] = []
 
 
-ORDER: Final = {"name": "Ada", "address": {"city": "Paris", "zip": "75001"}, "quantity": 2, "lines": ["a", "b"]}
+ORDER: Final = {
+    "name": "Ada",
+    "address": {"city": "Paris", "zip": "75001"},
+    "quantity": 2,
+    "lines": ["a", "b"],
+}
 
 
 class Described:
@@ -304,7 +347,9 @@ BLOCK: Final = 100
 
 async def time_enqueues(rounds: int) -> dict[str, float]:
     """µs per one-item ``enqueue_many`` for the typed and the untyped performer, blocks interleaved."""
-    service = SchedulerService(EnqueueEnv(), define_tsumugi(performers=["Typed", "Untyped"]), PayloadSchemas())
+    service = SchedulerService(
+        EnqueueEnv(), define_tsumugi(performers=["Typed", "Untyped"]), PayloadSchemas()
+    )
     best = {"Typed": float("inf"), "Untyped": float("inf")}
     for binding in best:  # first enqueues fetch and compile the schemas: not timed
         await service.enqueue_many([{"binding": binding, "payload": ORDER}])
@@ -330,7 +375,10 @@ def _best(call: Any, rounds: int) -> float:
 
 def time_checks(rounds: int) -> dict[str, float]:
     """µs per call of the portability walk and of the compiled schema check on ``ORDER``."""
-    return {"portable": _best(check_portable, rounds), "schema": _best(compile_schema(msgspec.json.schema(Order)), rounds)}
+    return {
+        "portable": _best(check_portable, rounds),
+        "schema": _best(compile_schema(msgspec.json.schema(Order)), rounds),
+    }
 
 
 def report_enqueue_checks(rounds: int) -> dict[str, Any]:
@@ -338,12 +386,19 @@ def report_enqueue_checks(rounds: int) -> dict[str, Any]:
     per = asyncio.run(time_enqueues(rounds))
     alone = time_checks(rounds * 10)
     ratio = per["Typed"] / per["Untyped"]
-    print(f"enqueue (scheduler side, stub shard): {per['Typed']:.1f} µs with a payload schema, "
-          f"{per['Untyped']:.1f} µs without: ratio {ratio:.3f}; the checks alone: portability "
-          f"{alone['portable']:.2f} µs, schema {alone['schema']:.2f} µs", flush=True)  # fmt: skip
-    return {"enqueue_with_schema_us": round(per["Typed"], 2), "enqueue_without_schema_us": round(per["Untyped"], 2),
-            "enqueue_schema_ratio": round(ratio, 3), "portable_check_us": round(alone["portable"], 3),
-            "schema_check_us": round(alone["schema"], 3)}  # fmt: skip
+    print(
+        f"enqueue (scheduler side, stub shard): {per['Typed']:.1f} µs with a payload schema, "
+        f"{per['Untyped']:.1f} µs without: ratio {ratio:.3f}; the checks alone: portability "
+        f"{alone['portable']:.2f} µs, schema {alone['schema']:.2f} µs",
+        flush=True,
+    )
+    return {
+        "enqueue_with_schema_us": round(per["Typed"], 2),
+        "enqueue_without_schema_us": round(per["Untyped"], 2),
+        "enqueue_schema_ratio": round(ratio, 3),
+        "portable_check_us": round(alone["portable"], 3),
+        "schema_check_us": round(alone["schema"], 3),
+    }
 
 
 async def time_auth(db: D1Database, rounds: int) -> dict[str, float]:
@@ -374,11 +429,18 @@ def report_auth(db: D1Database, rounds: int) -> dict[str, Any]:
     """Authentication's cost per request, printed; the ``RESULT`` keys for it."""
     per = asyncio.run(time_auth(db, rounds))
     ratio = per["session"] / per["signature_only"]
-    print(f"auth per request: bearer {per['bearer']:.1f} µs; session {per['session']:.1f} µs (signature, page "
-          f"key and one D1 read) against {per['signature_only']:.1f} µs before (the signature alone): ratio "
-          f"{ratio:.1f}", flush=True)  # fmt: skip
-    return {"auth_bearer_us": round(per["bearer"], 2), "auth_session_us": round(per["session"], 2),
-            "auth_session_before_us": round(per["signature_only"], 2), "auth_session_ratio": round(ratio, 2)}  # fmt: skip
+    print(
+        f"auth per request: bearer {per['bearer']:.1f} µs; session {per['session']:.1f} µs (signature, page "
+        f"key and one D1 read) against {per['signature_only']:.1f} µs before (the signature alone): ratio "
+        f"{ratio:.1f}",
+        flush=True,
+    )
+    return {
+        "auth_bearer_us": round(per["bearer"], 2),
+        "auth_session_us": round(per["session"], 2),
+        "auth_session_before_us": round(per["signature_only"], 2),
+        "auth_session_ratio": round(ratio, 2),
+    }
 
 
 def main() -> None:
@@ -387,8 +449,12 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="20,000 rows, for a smoke test")
     args = parser.parse_args()
     count, rounds = (20_000, 40) if args.quick else (1_000_000, 400)
-    result: dict[str, Any] = {"mode": "quick" if args.quick else "full", "jobs": count,
-                              "p50_target_ms": P50_TARGET_MS, "p99_target_ms": P99_TARGET_MS}  # fmt: skip
+    result: dict[str, Any] = {
+        "mode": "quick" if args.quick else "full",
+        "jobs": count,
+        "p50_target_ms": P50_TARGET_MS,
+        "p99_target_ms": P99_TARGET_MS,
+    }
     with tempfile.TemporaryDirectory() as folder:
         start = time.perf_counter()
         with build_read_model(Path(folder), count) as db:

@@ -117,8 +117,9 @@ async def start_runtime(data_dir: Path, scheduler_kind: str) -> LocalRuntime:
     scheduler = load_config(SCHEDULER_CONFIG)
     main = PLAIN_SCHEDULER if scheduler_kind == "plain" else scheduler.main
     scheduler = msgspec.structs.replace(scheduler, main=main, vars={**scheduler.vars, "TSUMUGI_TOKEN": TOKEN})
-    runtime = LocalRuntime([scheduler, load_config(PERFORMERS_CONFIG), load_config(PRODUCER_CONFIG)],
-                           data_dir=data_dir)  # fmt: skip
+    runtime = LocalRuntime(
+        [scheduler, load_config(PERFORMERS_CONFIG), load_config(PRODUCER_CONFIG)], data_dir=data_dir
+    )
     await runtime.start()
     # As `tsumugi dev` does once its runtime has started; the setting is process-wide, so huey's rounds in this
     # process run with it too.
@@ -146,11 +147,13 @@ async def any_unfinished(runtime: LocalRuntime) -> bool:
     """
     row = (
         await runtime.d1(DATABASE)
-        .prepare("SELECT EXISTS (SELECT 1 FROM job WHERE state IN ('SCHEDULED', 'QUEUED', 'RUNNING')"
-                 " AND binding = ?) AS v")
+        .prepare(
+            "SELECT EXISTS (SELECT 1 FROM job WHERE state IN ('SCHEDULED', 'QUEUED', 'RUNNING')"
+            " AND binding = ?) AS v"
+        )
         .bind(BINDING)
         .first()
-    )  # fmt: skip
+    )
     return row is not None and bool(row["v"])
 
 
@@ -290,10 +293,12 @@ def compare(sizes: Sizes, scheduler_kind: str) -> dict[str, Any]:
     ours_runs = [f["tsumugi_jobs_per_s"] for f in ours]
     theirs_runs = [f["huey_jobs_per_s"] for f in theirs]
     result.update(
-        rounds=sizes.rounds, tsumugi_runs_per_s=ours_runs, huey_runs_per_s=theirs_runs,
+        rounds=sizes.rounds,
+        tsumugi_runs_per_s=ours_runs,
+        huey_runs_per_s=theirs_runs,
         ratio_vs_huey=_ratio(max(ours_runs), max(theirs_runs)),
         ratio_vs_huey_median=_ratio(statistics.median(ours_runs), statistics.median(theirs_runs)),
-    )  # fmt: skip
+    )
     return result
 
 
@@ -310,19 +315,29 @@ def peak_rss_mb() -> float:
 def report(result: dict[str, Any]) -> None:
     """Print each figure next to its target, then the single RESULT line."""
     ours, theirs = result["tsumugi_jobs_per_s"], result["huey_jobs_per_s"]
-    print(f"jobs: {result['jobs']} (completed: tsumugi {result['tsumugi_completed']}, "
-          f"huey {result['huey_completed']}); scheduler: {result['scheduler']}")  # fmt: skip
-    print(f"tsumugi throughput: {ours} jobs/s, best of {result['rounds']} (target >= 1000 and >= huey); "
-          f"runs {result['tsumugi_runs_per_s']}")  # fmt: skip
+    print(
+        f"jobs: {result['jobs']} (completed: tsumugi {result['tsumugi_completed']}, "
+        f"huey {result['huey_completed']}); scheduler: {result['scheduler']}"
+    )
+    print(
+        f"tsumugi throughput: {ours} jobs/s, best of {result['rounds']} (target >= 1000 and >= huey); "
+        f"runs {result['tsumugi_runs_per_s']}"
+    )
     print(
         f"huey throughput:    {theirs} jobs/s, best of {result['rounds']}; runs {result['huey_runs_per_s']}"
     )
-    print(f"ratio tsumugi/huey: {result['ratio_vs_huey']} best to best (target >= 1), "
-          f"{result['ratio_vs_huey_median']} median to median")  # fmt: skip
-    print(f"enqueue-to-dispatch (start) latency: p50 {result['start_latency_p50_ms']} ms, "
-          f"p99 {result['start_latency_p99_ms']} ms (read model dispatched_at - created_at)")  # fmt: skip
-    print(f"enqueue-to-completed latency under load: p50 {result['complete_latency_p50_ms']} ms, "
-          f"p99 {result['complete_latency_p99_ms']} ms")  # fmt: skip
+    print(
+        f"ratio tsumugi/huey: {result['ratio_vs_huey']} best to best (target >= 1), "
+        f"{result['ratio_vs_huey_median']} median to median"
+    )
+    print(
+        f"enqueue-to-dispatch (start) latency: p50 {result['start_latency_p50_ms']} ms, "
+        f"p99 {result['start_latency_p99_ms']} ms (read model dispatched_at - created_at)"
+    )
+    print(
+        f"enqueue-to-completed latency under load: p50 {result['complete_latency_p50_ms']} ms, "
+        f"p99 {result['complete_latency_p99_ms']} ms"
+    )
     print(
         f"idle single job enqueue-to-COMPLETED: p50 {result['single_complete_p50_ms']} ms "
         f"(target < 50 ms), max {result['single_complete_max_ms']} ms over {result['single_jobs']} jobs"
@@ -336,13 +351,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="small sizes for a smoke test")
     parser.add_argument(
-        "--scheduler", choices=("plain", "example"), default="plain",
+        "--scheduler",
+        choices=("plain", "example"),
+        default="plain",
         help="plain: no notices, like huey (default); example: the repository's definition with on_settled",
-    )  # fmt: skip
+    )
     args = parser.parse_args(argv)
     sizes = QUICK if args.quick else FULL
-    result: dict[str, Any] = {"mode": "quick" if args.quick else "full", "scheduler": args.scheduler,
-                              "jobs": sizes.jobs}  # fmt: skip
+    result: dict[str, Any] = {
+        "mode": "quick" if args.quick else "full",
+        "scheduler": args.scheduler,
+        "jobs": sizes.jobs,
+    }
     result.update(compare(sizes, args.scheduler))
     result["peak_rss_mb"] = peak_rss_mb()
     assert set(result) == set(RESULT_KEYS), sorted(set(result) ^ set(RESULT_KEYS))

@@ -21,13 +21,26 @@ from tsumugi_scheduler.schedule_entrypoints import SchedulerMethods
 def wide(f: FlowBuilder[GreetingsInput]) -> None:
     """greetings without its first node: the fan-out reads the run input, so it is not bound by the 8,192
     characters a node's result may hold (bench/flows.py's 10,000-node run)."""
-    hello = f.fan_out("hello", Hello, over=lambda run, deps: run.names,
-                      input=lambda name, run, index: HelloPayload(name=name))  # fmt: skip
+    hello = f.fan_out(
+        "hello",
+        Hello,
+        over=lambda run, deps: run.names,
+        input=lambda name, run, index: HelloPayload(name=name),
+    )
     f.node("report", ReportGreetings, after=[hello], input=lambda run, deps: deps[hello])
 
 
 TSUMUGI = define_tsumugi(
-    performers=["Hello", "Boom", "Slow", "SendMail", "NotifyFailure", "NotifySettled", "ListNames", "ReportGreetings"],
+    performers=[
+        "Hello",
+        "Boom",
+        "Slow",
+        "SendMail",
+        "NotifyFailure",
+        "NotifySettled",
+        "ListNames",
+        "ReportGreetings",
+    ],
     flows=[greetings, wide],
 )
 

@@ -184,10 +184,12 @@ def build_busy_key(path: Path, count: int, batch: int) -> None:
     """A shard holding ``count`` ready jobs of one concurrency key (default policy: one of them may run)."""
     engine, sql = open_engine(path, concurrency=100)
     for start in range(0, count, batch):
-        engine.enqueue_many([
-            EnqueueItem(binding=BINDING, payload={"n": start + n}, concurrency_key=BUSY_KEY)
-            for n in range(min(batch, count - start))
-        ])  # fmt: skip
+        engine.enqueue_many(
+            [
+                EnqueueItem(binding=BINDING, payload={"n": start + n}, concurrency_key=BUSY_KEY)
+                for n in range(min(batch, count - start))
+            ]
+        )
     project(engine)
     sql.close()
 

@@ -92,12 +92,16 @@ async def plain_round(data_dir: Path, n: int) -> tuple[float, float]:
         d1 = runtime.d1(DATABASE)
 
         async def done() -> bool:
-            row = await d1.prepare("SELECT COUNT(*) AS n FROM job WHERE binding = 'Hello' AND state = 'COMPLETED'").first()
+            row = await d1.prepare(
+                "SELECT COUNT(*) AS n FROM job WHERE binding = 'Hello' AND state = 'COMPLETED'"
+            ).first()
             return row is not None and int(row["n"]) >= n
 
         started, cpu = time.perf_counter(), time.process_time()
         for start in range(0, n, 500):
-            items: list[Any] = [{"binding": "Hello", "payload": {"name": f"n{i}"}} for i in range(start, min(n, start + 500))]
+            items: list[Any] = [
+                {"binding": "Hello", "payload": {"name": f"n{i}"}} for i in range(start, min(n, start + 500))
+            ]
             await client.enqueue_many(env, items)
         await _wait("plain jobs", done, 600)
         return time.perf_counter() - started, time.process_time() - cpu
@@ -134,9 +138,14 @@ async def run_round(data_dir: Path, n: int, flow: str = "greetings") -> tuple[fl
 
 
 def advance_peak_kb(nodes: int) -> float:
-    views = [NodeView(id="names", state="COMPLETED"), NodeView(id="hello", state="RUNNING", container=True,
-                                                               after=("names",))]  # fmt: skip
-    views += [NodeView(id=f"hello:{i}", state="SCHEDULED", parent="hello", origin="fanOut") for i in range(nodes - 3)]
+    views = [
+        NodeView(id="names", state="COMPLETED"),
+        NodeView(id="hello", state="RUNNING", container=True, after=("names",)),
+    ]
+    views += [
+        NodeView(id=f"hello:{i}", state="SCHEDULED", parent="hello", origin="fanOut")
+        for i in range(nodes - 3)
+    ]
     views.append(NodeView(id="report", state="PENDING", after=("hello",)))
     tracemalloc.start()
     advance(views)
@@ -145,8 +154,9 @@ def advance_peak_kb(nodes: int) -> float:
     return peak / 1024
 
 
-async def main(quick: bool, only: int | None = None, big_nodes: int | None = None,
-               rounds: int | None = None) -> dict[str, Any]:  # fmt: skip
+async def main(
+    quick: bool, only: int | None = None, big_nodes: int | None = None, rounds: int | None = None
+) -> dict[str, Any]:
     n, default_rounds, big = (100, 1, 500) if quick else (1_000, 3, 9_998)
     n, big, rounds = only or n, big_nodes or big, rounds or default_rounds
     plain: list[float] = []
@@ -165,17 +175,28 @@ async def main(quick: bool, only: int | None = None, big_nodes: int | None = Non
         big_seconds, _, big_nodes, _ = await run_round(Path(tmp) / "big", big, "wide")
     ratios = [f / p for f, p in zip(fan, plain, strict=True)]
     figures: dict[str, Any] = {
-        "mode": "quick" if quick else "full", "children": n, "plain_seconds": round(min(plain), 3),
-        "fan_out_seconds": round(min(fan), 3), "ratio": round(min(fan) / min(plain), 3),
-        "round_ratios": [round(r, 3) for r in ratios], "median_round_ratio": round(statistics.median(ratios), 3),
-        "plain_cpu_seconds": round(min(plain_cpu), 3), "fan_out_cpu_seconds": round(min(fan_cpu), 3),
+        "mode": "quick" if quick else "full",
+        "children": n,
+        "plain_seconds": round(min(plain), 3),
+        "fan_out_seconds": round(min(fan), 3),
+        "ratio": round(min(fan) / min(plain), 3),
+        "round_ratios": [round(r, 3) for r in ratios],
+        "median_round_ratio": round(statistics.median(ratios), 3),
+        "plain_cpu_seconds": round(min(plain_cpu), 3),
+        "fan_out_cpu_seconds": round(min(fan_cpu), 3),
         "cpu_ratio": round(min(fan_cpu) / min(plain_cpu), 3),
-        "run_nodes": total, "run_writes": writes, "run_writes_per_node": round(writes / total, 2),
-        "big_run_nodes": big_nodes, "big_run_seconds": round(big_seconds, 2),
+        "run_nodes": total,
+        "run_writes": writes,
+        "run_writes_per_node": round(writes / total, 2),
+        "big_run_nodes": big_nodes,
+        "big_run_seconds": round(big_seconds, 2),
         "big_run_peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-        "advance_peak_kb": round(advance_peak_kb(big + 2), 1), "plain_runs": plain, "fan_out_runs": fan,
-        "plain_cpu_runs": plain_cpu, "fan_out_cpu_runs": fan_cpu,
-    }  # fmt: skip
+        "advance_peak_kb": round(advance_peak_kb(big + 2), 1),
+        "plain_runs": plain,
+        "fan_out_runs": fan,
+        "plain_cpu_runs": plain_cpu,
+        "fan_out_cpu_runs": fan_cpu,
+    }
     return figures
 
 
@@ -188,12 +209,20 @@ if __name__ == "__main__":
     args = parser.parse_args()
     result = asyncio.run(main(args.quick, args.children, args.big, args.rounds))
     print(f"plain {result['children']} jobs: {result['plain_seconds']} s")
-    print(f"fan-out of {result['children']}: {result['fan_out_seconds']} s, ratio {result['ratio']} (target <= 1.5);"
-          f" per round {result['round_ratios']}, median {result['median_round_ratio']}")
-    print(f"CPU of this process: plain {result['plain_cpu_seconds']} s, fan-out {result['fan_out_cpu_seconds']} s,"
-          f" ratio {result['cpu_ratio']}")
-    print(f"Run object writes: {result['run_writes']} for {result['run_nodes']} nodes = {result['run_writes_per_node']}/node")
-    print(f"{result['big_run_nodes']}-node run (maxNodes 10,000): {result['big_run_seconds']} s, process peak RSS "
-          f"{result['big_run_peak_rss_mb']} MB, one advance over it peaks at {result['advance_peak_kb']} KB")
+    print(
+        f"fan-out of {result['children']}: {result['fan_out_seconds']} s, ratio {result['ratio']} (target <= 1.5);"
+        f" per round {result['round_ratios']}, median {result['median_round_ratio']}"
+    )
+    print(
+        f"CPU of this process: plain {result['plain_cpu_seconds']} s, fan-out {result['fan_out_cpu_seconds']} s,"
+        f" ratio {result['cpu_ratio']}"
+    )
+    print(
+        f"Run object writes: {result['run_writes']} for {result['run_nodes']} nodes = {result['run_writes_per_node']}/node"
+    )
+    print(
+        f"{result['big_run_nodes']}-node run (maxNodes 10,000): {result['big_run_seconds']} s, process peak RSS "
+        f"{result['big_run_peak_rss_mb']} MB, one advance over it peaks at {result['advance_peak_kb']} KB"
+    )
     print("RESULT " + json.dumps(result))
     sys.exit(0)

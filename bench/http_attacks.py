@@ -51,8 +51,12 @@ def dev_server(folder: Path) -> Iterator[tuple[int, str]]:
     env.pop("TSUMUGI_TOKEN", None)
     process = subprocess.Popen(
         [sys.executable, "-m", "tsumugi_dev", "dev", "--data-dir", str(folder / "data"), "--port", str(port)],
-        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
-    )  # fmt: skip
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+    )
     assert process.stdout is not None
     token = ""
     try:
@@ -81,8 +85,12 @@ def _request(port: int, head: bytes, body: bytes = b"", timeout: float = 30.0) -
 
 
 def _head(method: str, path: str, port: int, token: str, length: int = 0) -> bytes:
-    lines = [f"{method} {path} HTTP/1.1", f"Host: 127.0.0.1:{port}", f"Authorization: Bearer {token}",
-             "Connection: close"] + ([f"Content-Length: {length}", "Content-Type: application/json"] if length else [])  # fmt: skip
+    lines = [
+        f"{method} {path} HTTP/1.1",
+        f"Host: 127.0.0.1:{port}",
+        f"Authorization: Bearer {token}",
+        "Connection: close",
+    ] + ([f"Content-Length: {length}", "Content-Type: application/json"] if length else [])
     return ("\r\n".join(lines) + "\r\n\r\n").encode()
 
 
@@ -157,15 +165,25 @@ def never_read(port: int, token: str, stop: threading.Event) -> None:
 
 
 ATTACKS: Final[dict[str, Callable[[int, str, threading.Event], None] | None]] = {
-    "baseline": None, "deep_body": deep_body, "idle_flood": idle_flood, "never_read": never_read,
-}  # fmt: skip
+    "baseline": None,
+    "deep_body": deep_body,
+    "idle_flood": idle_flood,
+    "never_read": never_read,
+}
 
 
-def run(port: int, token: str, name: str, attack: Callable[[int, str, threading.Event], None] | None,
-        count: int) -> dict[str, Any]:  # fmt: skip
+def run(
+    port: int, token: str, name: str, attack: Callable[[int, str, threading.Event], None] | None, count: int
+) -> dict[str, Any]:
     stop = threading.Event()
-    threads = [threading.Thread(target=attack, args=(port, token, stop), daemon=True)
-               for _ in range(2 if name == "deep_body" else 1)] if attack else []  # fmt: skip
+    threads = (
+        [
+            threading.Thread(target=attack, args=(port, token, stop), daemon=True)
+            for _ in range(2 if name == "deep_body" else 1)
+        ]
+        if attack
+        else []
+    )
     for thread in threads:
         thread.start()
     time.sleep(2.0 if attack else 0.0)  # let the attack reach full strength
@@ -176,10 +194,16 @@ def run(port: int, token: str, name: str, attack: Callable[[int, str, threading.
     worst = max(latencies)
     p50 = statistics.median(latencies)
     within = worst <= TARGET_S
-    print(f"{name:>11}: second client p50 {p50 * 1000:8.1f} ms, worst {worst * 1000:8.1f} ms "
-          f"(target < {TARGET_S * 1000:.0f} ms): {'within' if within else 'MISSED'}", flush=True)  # fmt: skip
-    return {f"{name}_p50_ms": round(p50 * 1000, 1), f"{name}_worst_ms": round(worst * 1000, 1),
-            f"{name}_within_target": within}  # fmt: skip
+    print(
+        f"{name:>11}: second client p50 {p50 * 1000:8.1f} ms, worst {worst * 1000:8.1f} ms "
+        f"(target < {TARGET_S * 1000:.0f} ms): {'within' if within else 'MISSED'}",
+        flush=True,
+    )
+    return {
+        f"{name}_p50_ms": round(p50 * 1000, 1),
+        f"{name}_worst_ms": round(worst * 1000, 1),
+        f"{name}_within_target": within,
+    }
 
 
 def main() -> None:

@@ -44,10 +44,19 @@ from tsumugi_scheduler.shard_host import JobShardHost
 T0: Final = 1_767_225_600_000  # 2026-01-01T00:00:00Z, a minute boundary
 MINUTE: Final = 60_000
 KEYS: Final = (
-    "mode", "schedules", "fired", "alarms", "tsumugi_lateness_p50_ms", "tsumugi_lateness_p99_ms",
-    "tsumugi_ms_per_fire", "tsumugi_create_ms_per_schedule", "huey_fired", "huey_lateness_p50_ms",
-    "huey_lateness_p99_ms", "huey_ms_per_fire",
-)  # fmt: skip
+    "mode",
+    "schedules",
+    "fired",
+    "alarms",
+    "tsumugi_lateness_p50_ms",
+    "tsumugi_lateness_p99_ms",
+    "tsumugi_ms_per_fire",
+    "tsumugi_create_ms_per_schedule",
+    "huey_fired",
+    "huey_lateness_p50_ms",
+    "huey_lateness_p99_ms",
+    "huey_ms_per_fire",
+)
 
 
 class WallFollowingClock(FixedClock):
@@ -130,8 +139,15 @@ async def tsumugi_figures(count: int, folder: Path) -> dict[str, float]:
         host = SchedulerHost(storage, sql, env, definition)
         started = time.perf_counter()
         for i in range(count):
-            answer = await host.create(0, {"name": f"customer-{i}", "binding": "Report",
-                                           "payload": {"customer": i}, "cron": "* * * * *"})  # fmt: skip
+            answer = await host.create(
+                0,
+                {
+                    "name": f"customer-{i}",
+                    "binding": "Report",
+                    "payload": {"customer": i},
+                    "cron": "* * * * *",
+                },
+            )
             assert answer["ok"], answer
         create_ms = (time.perf_counter() - started) * 1000 / count
         assert storage.alarm == T0 + MINUTE
@@ -146,14 +162,21 @@ async def tsumugi_figures(count: int, folder: Path) -> dict[str, float]:
         spent_ms = (time.perf_counter() - spent) * 1000
         rows = sql.exec("SELECT name FROM schedule WHERE last_run_at = ?", T0 + MINUTE).toArray()
         # Lateness: when each occurrence's job was stored in its shard (its created_at) behind the due minute.
-        lateness = [float(r["created_at"] - T0 - MINUTE) for s in env.JOB_SHARD.storages
-                    for r in s.exec("SELECT created_at FROM job").toArray()]  # fmt: skip
+        lateness = [
+            float(r["created_at"] - T0 - MINUTE)
+            for s in env.JOB_SHARD.storages
+            for r in s.exec("SELECT created_at FROM job").toArray()
+        ]
         assert len(lateness) == len(rows) == count, (len(lateness), len(rows), count)
         return {
-            "schedules": count, "fired": len(rows), "alarms": alarms,
-            "tsumugi_lateness_p50_ms": _percentile(lateness, 0.5), "tsumugi_lateness_p99_ms": _percentile(lateness, 0.99),
-            "tsumugi_ms_per_fire": spent_ms / len(rows), "tsumugi_create_ms_per_schedule": create_ms,
-        }  # fmt: skip
+            "schedules": count,
+            "fired": len(rows),
+            "alarms": alarms,
+            "tsumugi_lateness_p50_ms": _percentile(lateness, 0.5),
+            "tsumugi_lateness_p99_ms": _percentile(lateness, 0.99),
+            "tsumugi_ms_per_fire": spent_ms / len(rows),
+            "tsumugi_create_ms_per_schedule": create_ms,
+        }
     finally:
         sql.close()
         env.JOB_SHARD.close()
@@ -182,9 +205,11 @@ def huey_figures(count: int) -> dict[str, float]:
         huey.storage.close()  # pyright: ignore[reportUnknownMemberType]
         assert queued == count, (queued, count)
         return {
-            "huey_fired": len(lateness), "huey_lateness_p50_ms": _percentile(lateness, 0.5),
-            "huey_lateness_p99_ms": _percentile(lateness, 0.99), "huey_ms_per_fire": spent_ms / len(lateness),
-        }  # fmt: skip
+            "huey_fired": len(lateness),
+            "huey_lateness_p50_ms": _percentile(lateness, 0.5),
+            "huey_lateness_p99_ms": _percentile(lateness, 0.99),
+            "huey_ms_per_fire": spent_ms / len(lateness),
+        }
 
 
 def main() -> None:
@@ -197,12 +222,16 @@ def main() -> None:
     theirs = huey_figures(count)
     result: dict[str, Any] = {"mode": "quick" if args.quick else "full", **ours, **theirs}
     print(f"{count} schedules due at the same minute")
-    print(f"  tsumugi Scheduler DO: fired {ours['fired']} in {ours['alarms']} alarms; lateness p50 "
-          f"{ours['tsumugi_lateness_p50_ms']:.0f} ms, p99 {ours['tsumugi_lateness_p99_ms']:.0f} ms; "
-          f"{ours['tsumugi_ms_per_fire']:.3f} ms per fired occurrence (created at "
-          f"{ours['tsumugi_create_ms_per_schedule']:.3f} ms each)")  # fmt: skip
-    print(f"  huey periodic tasks:  fired {theirs['huey_fired']}; lateness p50 {theirs['huey_lateness_p50_ms']:.0f} ms, "
-          f"p99 {theirs['huey_lateness_p99_ms']:.0f} ms; {theirs['huey_ms_per_fire']:.3f} ms per fired task")  # fmt: skip
+    print(
+        f"  tsumugi Scheduler DO: fired {ours['fired']} in {ours['alarms']} alarms; lateness p50 "
+        f"{ours['tsumugi_lateness_p50_ms']:.0f} ms, p99 {ours['tsumugi_lateness_p99_ms']:.0f} ms; "
+        f"{ours['tsumugi_ms_per_fire']:.3f} ms per fired occurrence (created at "
+        f"{ours['tsumugi_create_ms_per_schedule']:.3f} ms each)"
+    )
+    print(
+        f"  huey periodic tasks:  fired {theirs['huey_fired']}; lateness p50 {theirs['huey_lateness_p50_ms']:.0f} ms, "
+        f"p99 {theirs['huey_lateness_p99_ms']:.0f} ms; {theirs['huey_ms_per_fire']:.3f} ms per fired task"
+    )
     print(f"  per fire, tsumugi / huey: {ours['tsumugi_ms_per_fire'] / theirs['huey_ms_per_fire']:.2f}")
     assert set(result) == set(KEYS)
     print("RESULT " + json.dumps(result))

@@ -46,11 +46,17 @@ def _run_seeds(seeds: list[int], config: SimulationConfig) -> list[dict[str, Any
             report = await simulate(seed, config)
             if done % 100 == 0:
                 print(f"... {done} of {len(seeds)} seeds (up to {seed})", file=sys.stderr, flush=True)
-            out.append({
-                "seed": seed, "jobs": report.jobs, "executions": report.executions, "faults": dict(report.faults),
-                "violations": [(v.invariant, str(v)) for v in report.violations],
-                "summary": report.summary(), "wall_s": report.wall_s,
-            })  # fmt: skip
+            out.append(
+                {
+                    "seed": seed,
+                    "jobs": report.jobs,
+                    "executions": report.executions,
+                    "faults": dict(report.faults),
+                    "violations": [(v.invariant, str(v)) for v in report.violations],
+                    "summary": report.summary(),
+                    "wall_s": report.wall_s,
+                }
+            )
         return out
 
     return asyncio.run(run())
@@ -102,11 +108,17 @@ def main(argv: list[str] | None = None) -> int:
     print(f"invariants       {', '.join(config.invariants)}")
     print(f"wall time        {wall_s:.1f} s ({wall_s / max(1, len(results)):.2f} s per seed)")
     result = {
-        "seeds": len(results), "failing_seeds": failing[:100], "jobs": jobs, "executions": executions,
-        "faults": sum(faults.values()), "faults_by_kind": dict(sorted(faults.items())), "violations": violations,
-        "violations_by_invariant": dict(sorted(by_invariant.items())), "invariants": list(config.invariants),
+        "seeds": len(results),
+        "failing_seeds": failing[:100],
+        "jobs": jobs,
+        "executions": executions,
+        "faults": sum(faults.values()),
+        "faults_by_kind": dict(sorted(faults.items())),
+        "violations": violations,
+        "violations_by_invariant": dict(sorted(by_invariant.items())),
+        "invariants": list(config.invariants),
         "wall_s": round(wall_s, 2),
-    }  # fmt: skip
+    }
     print("RESULT " + json.dumps(result, sort_keys=True), flush=True)
     return 1 if violations else 0
 

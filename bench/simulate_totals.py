@@ -51,15 +51,20 @@ def totals(chunks: list[dict[str, Any]]) -> dict[str, Any]:
     ranges = sorted(tuple(c["range"]) for c in chunks if "range" in c)
     gaps = [(a[1] + 1, b[0] - 1) for a, b in itertools.pairwise(ranges) if b[0] != a[1] + 1]
     return {
-        "chunks": len(chunks), "seeds": sum(c["seeds"] for c in chunks),
-        "jobs": sum(c["jobs"] for c in chunks), "executions": sum(c["executions"] for c in chunks),
-        "faults": sum(faults.values()), "faults_by_kind": dict(sorted(faults.items())),
-        "violations": sum(violations.values()), "violations_by_invariant": dict(sorted(violations.items())),
+        "chunks": len(chunks),
+        "seeds": sum(c["seeds"] for c in chunks),
+        "jobs": sum(c["jobs"] for c in chunks),
+        "executions": sum(c["executions"] for c in chunks),
+        "faults": sum(faults.values()),
+        "faults_by_kind": dict(sorted(faults.items())),
+        "violations": sum(violations.values()),
+        "violations_by_invariant": dict(sorted(violations.items())),
         "failing_seeds": sorted(s for c in chunks for s in c["failing_seeds"]),
         "wall_s": round(sum(c["wall_s"] for c in chunks), 1),
         "commits": dict(Counter(c.get("commit", "unknown") for c in chunks)),
-        "seed_ranges": [list(r) for r in ranges], "gaps_or_overlaps": [list(g) for g in gaps],
-    }  # fmt: skip
+        "seed_ranges": [list(r) for r in ranges],
+        "gaps_or_overlaps": [list(g) for g in gaps],
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -85,11 +90,15 @@ def main(argv: list[str] | None = None) -> int:
     gaps = f"; gaps or overlaps: {result['gaps_or_overlaps']}" if result["gaps_or_overlaps"] else ""
     print(f"seeds            {result['seeds']}{span}{gaps}")
     print(f"simulated jobs   {result['jobs']} ({result['executions']} executions)")
-    print(f"faults injected  {result['faults']}: "
-          + ", ".join(f"{k} {v}" for k, v in result["faults_by_kind"].items()))  # fmt: skip
-    print(f"violations       {result['violations']}"
-          + "".join(f"; {k} {v}" for k, v in result["violations_by_invariant"].items())
-          + (f" (seeds {result['failing_seeds'][:20]})" if result["failing_seeds"] else ""))  # fmt: skip
+    print(
+        f"faults injected  {result['faults']}: "
+        + ", ".join(f"{k} {v}" for k, v in result["faults_by_kind"].items())
+    )
+    print(
+        f"violations       {result['violations']}"
+        + "".join(f"; {k} {v}" for k, v in result["violations_by_invariant"].items())
+        + (f" (seeds {result['failing_seeds'][:20]})" if result["failing_seeds"] else "")
+    )
     print(f"wall time        {result['wall_s']} s summed over the chunks")
     print("RESULT " + json.dumps(result, sort_keys=True), flush=True)
     return 1 if result["violations"] or unfinished else 0

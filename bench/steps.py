@@ -51,15 +51,20 @@ class WallClock:
 
 def _engine(path: Path) -> tuple[JobShardEngine, SqlStorage]:
     sql = SqlStorage(path)
-    engine = JobShardEngine(sql, binding=BINDING, shard=0, clock=WallClock(), ids=SequentialIds("b"),
-                            rand=random.Random(7))  # fmt: skip
+    engine = JobShardEngine(
+        sql, binding=BINDING, shard=0, clock=WallClock(), ids=SequentialIds("b"), rand=random.Random(7)
+    )
     engine.configure(PolicyPatch(concurrency=100_000))
     return engine, sql
 
 
 def _running(engine: JobShardEngine, count: int, guarantee: str = "at-least-once") -> list[tuple[str, int]]:
-    engine.enqueue_many([EnqueueItem(binding=BINDING, payload={"n": n}, guarantee=guarantee)  # type: ignore[arg-type]
-                         for n in range(count)])  # fmt: skip
+    engine.enqueue_many(
+        [
+            EnqueueItem(binding=BINDING, payload={"n": n}, guarantee=guarantee)  # type: ignore[arg-type]
+            for n in range(count)
+        ]
+    )
     live: list[tuple[str, int]] = []
     while dispatches := engine.tick().dispatches:
         live += [(d.job_id, d.attempt) for d in dispatches]
@@ -91,9 +96,14 @@ def measure_steps(folder: Path, jobs: int, steps: int) -> dict[str, float]:
         engine.step(job_id, attempt, StepCommand(op="begin", name="charge"))
         engine.step(job_id, attempt, StepCommand(op="save", name="charge", result=result))
     amo_writes = (sql.write_statements - before) / jobs
-    return {"job_writes": round(job_writes, 2), "job_us": round(job_us, 1), "step_writes": round(step_writes, 2),
-            "step_us": round(step_us, 1), "step_vs_job": round(step_us / job_us, 2),
-            "amo_step_writes": round(amo_writes, 2)}  # fmt: skip
+    return {
+        "job_writes": round(job_writes, 2),
+        "job_us": round(job_us, 1),
+        "step_writes": round(step_writes, 2),
+        "step_us": round(step_us, 1),
+        "step_vs_job": round(step_us / job_us, 2),
+        "amo_step_writes": round(amo_writes, 2),
+    }
 
 
 def measure_event(folder: Path, waiting: int, label: str) -> dict[str, float | str]:
@@ -103,8 +113,11 @@ def measure_event(folder: Path, waiting: int, label: str) -> dict[str, float | s
     key = f"order-{label}"
     until = WallClock().now_ms() + 3_600_000
     for job_id, attempt in _running(engine, waiting):
-        engine.step(job_id, attempt, StepCommand(op="wait", name="event:shipped", event="shipped", key=key,
-                                                 until=until))  # fmt: skip
+        engine.step(
+            job_id,
+            attempt,
+            StepCommand(op="wait", name="event:shipped", event="shipped", key=key, until=until),
+        )
         box.wait("shipped", key, job_id, "event:shipped", f"{BINDING}#0", until, [])
         engine.report(job_id, attempt, Suspended(until=until, reason="event", step="event:shipped"))
     box_before, shard_before = box_sql.write_statements, shard_sql.write_statements
@@ -116,10 +129,13 @@ def measure_event(folder: Path, waiting: int, label: str) -> dict[str, float | s
         assert all(answers), "every waiting job takes the event"
         box.confirm(shard, deliveries)
     took_ms = (time.perf_counter() - started) * 1000
-    return {f"event_{label}_box_writes": box_sql.write_statements - box_before,
-            f"event_{label}_shard_writes": shard_sql.write_statements - shard_before,
-            f"event_{label}_objects": 1 + len(pending), f"event_{label}_ms": round(took_ms, 2),
-            f"event_{label}_box": box_name("shipped", key)[:12]}  # fmt: skip
+    return {
+        f"event_{label}_box_writes": box_sql.write_statements - box_before,
+        f"event_{label}_shard_writes": shard_sql.write_statements - shard_before,
+        f"event_{label}_objects": 1 + len(pending),
+        f"event_{label}_ms": round(took_ms, 2),
+        f"event_{label}_box": box_name("shipped", key)[:12],
+    }
 
 
 def main() -> None:
@@ -133,14 +149,18 @@ def main() -> None:
         result.update(measure_steps(folder, jobs, steps))
         result.update(measure_event(folder, 1, "1"))
         result.update(measure_event(folder, fan_out, str(fan_out)))
-    print(f"one step save: {result['step_writes']} SQL writes, {result['step_us']} us "
-          f"(a whole no-op job: {result['job_writes']} writes, {result['job_us']} us; "
-          f"step/job time ratio {result['step_vs_job']})")  # fmt: skip
+    print(
+        f"one step save: {result['step_writes']} SQL writes, {result['step_us']} us "
+        f"(a whole no-op job: {result['job_writes']} writes, {result['job_us']} us; "
+        f"step/job time ratio {result['step_vs_job']})"
+    )
     print(f"one at-most-once step (begin + save): {result['amo_step_writes']} SQL writes")
     for label in ("1", str(fan_out)):
-        print(f"event to {label} waiting job(s): {result[f'event_{label}_objects']} objects, box writes "
-              f"{result[f'event_{label}_box_writes']}, shard writes {result[f'event_{label}_shard_writes']}, "
-              f"{result[f'event_{label}_ms']} ms")  # fmt: skip
+        print(
+            f"event to {label} waiting job(s): {result[f'event_{label}_objects']} objects, box writes "
+            f"{result[f'event_{label}_box_writes']}, shard writes {result[f'event_{label}_shard_writes']}, "
+            f"{result[f'event_{label}_ms']} ms"
+        )
     print(
         "per step on Cloudflare: 1 RPC round trip to the shard (2 at-most-once), 0 extra invocations; "
         "Workflows persists each step's result too (<= 1 MiB, 10,000 steps per instance by default)"

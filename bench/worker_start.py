@@ -75,20 +75,35 @@ def _pyodide_factor(pyodide: Path) -> dict[str, Any] | None:
     node = shutil.which("node")
     if node is None or not (pyodide / "pyodide.js").is_file():
         return None
-    done = subprocess.run([node, "-e", _NODE, str(pyodide), CALIBRATION, _CALIBRATE], capture_output=True,
-                          text=True, check=True, timeout=300)  # fmt: skip
+    done = subprocess.run(
+        [node, "-e", _NODE, str(pyodide), CALIBRATION, _CALIBRATE],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    )
     in_pyodide = json.loads(_json_line(done.stdout))
     cpython: list[float] = []
     for _ in range(3):
         with tempfile.TemporaryDirectory() as empty:  # no cached bytecode, as in Pyodide's standard library
             environ = {**os.environ, "PYTHONPYCACHEPREFIX": empty, "PYTHONDONTWRITEBYTECODE": "1"}
             script = f"CALIBRATION = {CALIBRATION!r}\n{_CALIBRATE}"
-            ran = subprocess.run([sys.executable, "-c", script, json.dumps(in_pyodide["before"])],
-                                 capture_output=True, text=True, check=True, env=environ, timeout=300)  # fmt: skip
+            ran = subprocess.run(
+                [sys.executable, "-c", script, json.dumps(in_pyodide["before"])],
+                capture_output=True,
+                text=True,
+                check=True,
+                env=environ,
+                timeout=300,
+            )
             cpython.append(json.loads(_json_line(ran.stdout))["seconds"])
     cpython_s = statistics.median(cpython)
-    return {"pyodide_s": in_pyodide["seconds"], "cpython_s": cpython_s, "factor": in_pyodide["seconds"] / cpython_s,
-            "modules": len(in_pyodide["new"])}  # fmt: skip
+    return {
+        "pyodide_s": in_pyodide["seconds"],
+        "cpython_s": cpython_s,
+        "factor": in_pyodide["seconds"] / cpython_s,
+        "modules": len(in_pyodide["new"]),
+    }
 
 
 def _measure(runs: int) -> dict[str, list[StartCost]]:
@@ -115,29 +130,45 @@ def main() -> None:
     if calibration is None:
         print("Pyodide factor: not measured (no --pyodide folder with pyodide.js, or no node)")
     else:
-        print(f"Pyodide factor: {calibration['factor']:.2f} (the same {calibration['modules']} standard-library "
-              f"modules: Pyodide {calibration['pyodide_s'] * 1000:.0f} ms, CPython {calibration['cpython_s'] * 1000:.0f} ms)")  # fmt: skip
-    result: dict[str, Any] = {"python": sys.version.split()[0], "startup_limit_s": STARTUP_LIMIT_S,
-                              "pyodide_factor": calibration and calibration["factor"], "workers": {}}  # fmt: skip
+        print(
+            f"Pyodide factor: {calibration['factor']:.2f} (the same {calibration['modules']} standard-library "
+            f"modules: Pyodide {calibration['pyodide_s'] * 1000:.0f} ms, CPython {calibration['cpython_s'] * 1000:.0f} ms)"
+        )
+    result: dict[str, Any] = {
+        "python": sys.version.split()[0],
+        "startup_limit_s": STARTUP_LIMIT_S,
+        "pyodide_factor": calibration and calibration["factor"],
+        "workers": {},
+    }
     for worker, costs in _measure(runs).items():
         seconds = statistics.median(c.seconds for c in costs)
         last = costs[-1]
         outside = len(last.outside_stdlib())
         estimate = seconds * calibration["factor"] if calibration else None
-        verdict = "" if estimate is None else (
-            f"; Pyodide estimate {estimate:.2f} s = {estimate / STARTUP_LIMIT_S:.1f}x the limit "
-            f"({'within' if estimate <= STARTUP_LIMIT_S else 'OVER'})"
-        )  # fmt: skip
+        verdict = (
+            ""
+            if estimate is None
+            else (
+                f"; Pyodide estimate {estimate:.2f} s = {estimate / STARTUP_LIMIT_S:.1f}x the limit "
+                f"({'within' if estimate <= STARTUP_LIMIT_S else 'OVER'})"
+            )
+        )
         print(f"\n{worker}: {seconds * 1000:.0f} ms on CPython{verdict}")
-        print(f"  modules loaded: {len(last.modules)} ({outside} outside the standard library); `workers` first: "
-              f"{last.sdk_modules} modules, {statistics.median(c.sdk_seconds for c in costs) * 1000:.0f} ms (not counted)")  # fmt: skip
+        print(
+            f"  modules loaded: {len(last.modules)} ({outside} outside the standard library); `workers` first: "
+            f"{last.sdk_modules} modules, {statistics.median(c.sdk_seconds for c in costs) * 1000:.0f} ms (not counted)"
+        )
         print("  by package: " + ", ".join(f"{root} {n}" for root, n in last.by_root().items()))
         if last.refused:
             print(
                 f"  optional imports the upload lacks (skipped, as on Cloudflare): {', '.join(last.refused)}"
             )
-        result["workers"][worker] = {"cpython_s": round(seconds, 4), "modules": len(last.modules),
-                                     "outside_stdlib": outside, "estimate_pyodide_s": estimate and round(estimate, 3)}  # fmt: skip
+        result["workers"][worker] = {
+            "cpython_s": round(seconds, 4),
+            "modules": len(last.modules),
+            "outside_stdlib": outside,
+            "estimate_pyodide_s": estimate and round(estimate, 3),
+        }
     print("RESULT " + json.dumps(result))
 
 

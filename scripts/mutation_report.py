@@ -43,7 +43,11 @@ def main(work: Path, module: str, equivalents_file: Path) -> int:
     unexplained = [name for name in survivors if name not in equivalents]
     for name in unexplained:
         shown = subprocess.run(
-            [sys.executable, "-m", "mutmut", "show", name], cwd=work, capture_output=True, text=True, check=False
+            [sys.executable, "-m", "mutmut", "show", name],
+            cwd=work,
+            capture_output=True,
+            text=True,
+            check=False,
         )
         print(shown.stdout.rstrip(), file=sys.stderr)
     for name in survivors:

@@ -92,11 +92,29 @@ def dev_server(folder: Path, log: Path) -> Iterator[tuple[str, str]]:
 def schemathesis(url: str, token: str, report: Path, args: argparse.Namespace) -> int:
     """Run ``st`` against the served document; its exit code."""
     command = [
-        sys.executable, "-m", "schemathesis.cli", "--config-file", str(CONFIG), "run", f"{url}/api/openapi.json",
-        "--checks", "all", "-H", f"Authorization: Bearer {token}", "--seed", str(args.seed), "--no-color",
-        "--generation-database", "none", "--report", "ndjson", "--report-ndjson-path", str(report),
-        "--request-timeout", "30",
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "schemathesis.cli",
+        "--config-file",
+        str(CONFIG),
+        "run",
+        f"{url}/api/openapi.json",
+        "--checks",
+        "all",
+        "-H",
+        f"Authorization: Bearer {token}",
+        "--seed",
+        str(args.seed),
+        "--no-color",
+        "--generation-database",
+        "none",
+        "--report",
+        "ndjson",
+        "--report-ndjson-path",
+        str(report),
+        "--request-timeout",
+        "30",
+    ]
     if args.max_examples:
         command += ["--max-examples", str(args.max_examples)]
     if args.phases:
@@ -114,7 +132,7 @@ def tally(report: Path) -> dict[str, Any]:
     errors = 0
     for line in report.read_text(encoding="utf-8").splitlines():
         event = json.loads(line)
-        (kind, body), = event.items()  # fmt: skip
+        ((kind, body),) = event.items()
         if kind == "ScenarioFinished":
             recorder = body["recorder"]
             label = str(recorder["label"])
@@ -127,8 +145,10 @@ def tally(report: Path) -> dict[str, Any]:
             errors += 1
         elif kind == "EngineFinished":
             totals = body
-    per_operation = {label: {"cases": len(ids), "failed": len(failed.get(label, ()))}
-                     for label, ids in sorted(cases.items())}  # fmt: skip
+    per_operation = {
+        label: {"cases": len(ids), "failed": len(failed.get(label, ()))}
+        for label, ids in sorted(cases.items())
+    }
     return {"per_operation": per_operation, "errors": errors, "engine": totals}
 
 
@@ -165,13 +185,19 @@ def main() -> int:
     for label, counts in [*per_operation.items(), (f"({STATEFUL}: sequences over the links)", stateful)]:
         print(f"{label:<46} {counts['cases']:>7} {counts['failed']:>7}")
     summary = {
-        "seed": args.seed, "exit_code": code, "operations_tested": len(per_operation),
+        "seed": args.seed,
+        "exit_code": code,
+        "operations_tested": len(per_operation),
         "cases": sum(c["cases"] for c in per_operation.values()) + stateful["cases"],
         "failed_cases": sum(c["failed"] for c in per_operation.values()) + stateful["failed"],
-        "errors": result["errors"], "per_operation": per_operation, "stateful": stateful,
-    }  # fmt: skip
-    print(f"\n{summary['operations_tested']} operations, {summary['cases']} cases, {summary['failed_cases']} failed, "
-          f"{summary['errors']} errors; schemathesis exit code {code}")  # fmt: skip
+        "errors": result["errors"],
+        "per_operation": per_operation,
+        "stateful": stateful,
+    }
+    print(
+        f"\n{summary['operations_tested']} operations, {summary['cases']} cases, {summary['failed_cases']} failed, "
+        f"{summary['errors']} errors; schemathesis exit code {code}"
+    )
     print("RESULT " + json.dumps(summary, sort_keys=True), flush=True)
     return code
 

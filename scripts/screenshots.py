@@ -35,10 +35,17 @@ def _job(job_id: str) -> str:
 
 def views(jobs: dict[str, str], runs: dict[str, str]) -> dict[str, str]:
     """Name -> hash route of every view to capture."""
-    found = {"jobs": "#/jobs", "bindings": "#/bindings", "metrics": "#/metrics", "schedules": "#/schedules",
-             "runs": "#/runs"}  # fmt: skip
+    found = {
+        "jobs": "#/jobs",
+        "bindings": "#/bindings",
+        "metrics": "#/metrics",
+        "schedules": "#/schedules",
+        "runs": "#/runs",
+    }
     found.update({f"job-{name}": _job(job_id) for name, job_id in jobs.items()})
-    found.update({f"run-{name}": "#/runs/" + urllib.parse.quote(run_id, safe="") for name, run_id in runs.items()})
+    found.update(
+        {f"run-{name}": "#/runs/" + urllib.parse.quote(run_id, safe="") for name, run_id in runs.items()}
+    )
     return found
 
 
@@ -62,7 +69,11 @@ def _settle(page: Page, route: str) -> None:
 
 
 def capture(
-    base_url: str, out: Path, jobs: dict[str, str], runs: dict[str, str], token: str | None,
+    base_url: str,
+    out: Path,
+    jobs: dict[str, str],
+    runs: dict[str, str],
+    token: str | None,
     now_ms: int | None = None,
 ) -> list[Path]:
     """Every view at every width; returns the PNG paths. ``now_ms``: the pages' clock (the fake API's jobs,
@@ -112,7 +123,9 @@ def _fake() -> Iterator[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--out", type=Path, default=REPO / ".tsumugi" / "screens")
     parser.add_argument("--url", help="a running scheduler (default: the fake API)")
     parser.add_argument("--token", help="the API token for --url")
@@ -124,7 +137,12 @@ def main(argv: list[str] | None = None) -> int:
         runs = dict(item.split("=", 1) for item in args.run)
         written = capture(args.url, args.out, jobs, runs, args.token)
     else:
-        jobs = {"failed": FAILED_ID, "waiting": SCHEDULED_ID, "delayed": DELAYED_ID, "cancelled": CANCELLED_ID}
+        jobs = {
+            "failed": FAILED_ID,
+            "waiting": SCHEDULED_ID,
+            "delayed": DELAYED_ID,
+            "cancelled": CANCELLED_ID,
+        }
         with _fake() as url:
             shown_runs = {"fan-out": FANOUT_RUN, "failed": FAILED_RUN, "wide": WIDE_RUN}
             written = capture(url, args.out, jobs, shown_runs, None, now_ms=NOW)

@@ -204,8 +204,16 @@ def quoted(job_id: str) -> str:
 class World:
     """An app, its env and a client; ``tick`` runs every shard's alarm (projection, then dispatch)."""
 
-    def __init__(self, folder: Path, clock: SteppedClock, definition: TsumugiDefinition | None = None,
-                 *, auth: AuthScheme | Literal["definition"] | None = "definition", token: str | None = TOKEN, d1: D1Database | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        folder: Path,
+        clock: SteppedClock,
+        definition: TsumugiDefinition | None = None,
+        *,
+        auth: AuthScheme | Literal["definition"] | None = "definition",
+        token: str | None = TOKEN,
+        d1: D1Database | None = None,
+    ) -> None:
         self.clock = clock
         self.folder = folder
         self.closing: list[Callable[[], None]] = []
@@ -221,12 +229,22 @@ class World:
         self._runs = self.env.RUN
         self.app = create_app(self.definition, auth=auth, gate=SchemaGate())
         transport = httpx.ASGITransport(app=with_env(self.app, self.env))
-        self.client = httpx.AsyncClient(transport=transport, base_url="http://scheduler.test",
-                                        headers={"authorization": f"Bearer {TOKEN}"})  # fmt: skip
+        self.client = httpx.AsyncClient(
+            transport=transport,
+            base_url="http://scheduler.test",
+            headers={"authorization": f"Bearer {TOKEN}"},
+        )
 
     async def request(self, method: str, path: str, body: Any = None, **kwargs: Any) -> tuple[int, Any]:
-        content = None if body is None else (body if isinstance(body, str | bytes) else httpx.Request(
-            "POST", "http://x", json=body).content)  # fmt: skip
+        content = (
+            None
+            if body is None
+            else (
+                body
+                if isinstance(body, str | bytes)
+                else httpx.Request("POST", "http://x", json=body).content
+            )
+        )
         if content is not None:
             # A body is declared JSON, as every client sends it (a state change without it answers 415).
             kwargs["headers"] = {"content-type": "application/json", **kwargs.get("headers", {})}

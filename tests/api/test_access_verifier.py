@@ -55,8 +55,16 @@ class Certs:
 
 
 def claims(**changes: Any) -> dict[str, Any]:
-    base: dict[str, Any] = {"aud": [AUD], "email": "ada@acme.dev", "exp": NOW_S + 600, "iat": NOW_S,
-                            "nbf": NOW_S, "iss": ISSUER, "type": "app", "groups": ["sre"]}  # fmt: skip
+    base: dict[str, Any] = {
+        "aud": [AUD],
+        "email": "ada@acme.dev",
+        "exp": NOW_S + 600,
+        "iat": NOW_S,
+        "nbf": NOW_S,
+        "iss": ISSUER,
+        "type": "app",
+        "groups": ["sre"],
+    }
     base.update(changes)
     return {k: v for k, v in base.items() if v is not None}
 
@@ -76,7 +84,11 @@ async def test_a_good_token_verifies_and_its_claims_and_role_reach_the_identity(
     identity = await scheme.admit(None, {"cf-access-jwt-assertion": token}, {}, now_ms=T0)
     assert identity is not None
     assert (identity.name, identity.role, identity.via, identity.claims["groups"]) == (
-        "ada@acme.dev", Role.OPERATOR, "access", ["sre"])  # fmt: skip
+        "ada@acme.dev",
+        Role.OPERATOR,
+        "access",
+        ["sre"],
+    )
     assert certs.urls == [CERTS]
     # The cookie carries the same token when the browser calls the API directly.
     by_cookie = await scheme.admit(None, {"cookie": f"a=1; CF_Authorization={token}"}, {}, now_ms=T0)
@@ -85,13 +97,17 @@ async def test_a_good_token_verifies_and_its_claims_and_role_reach_the_identity(
 
 @pytest.mark.parametrize(
     ("header", "reason"),
-    [({"alg": "HS256", "kid": "key-1"}, "header alg must be RS256, got 'HS256'"),
-     ({"alg": "none", "kid": "key-1"}, "header alg must be RS256, got 'none'"),
-     ({"alg": "RS512", "kid": "key-1"}, "header alg must be RS256, got 'RS512'"),
-     ({"alg": "RS256"}, "header kid is required"), ({"alg": "RS256", "kid": ""}, "header kid is required")],
-)  # fmt: skip
-async def test_a_header_without_rs256_and_a_kid_is_refused(key: RsaKey, header: dict[str, str],
-                                                             reason: str) -> None:  # fmt: skip
+    [
+        ({"alg": "HS256", "kid": "key-1"}, "header alg must be RS256, got 'HS256'"),
+        ({"alg": "none", "kid": "key-1"}, "header alg must be RS256, got 'none'"),
+        ({"alg": "RS512", "kid": "key-1"}, "header alg must be RS256, got 'RS512'"),
+        ({"alg": "RS256"}, "header kid is required"),
+        ({"alg": "RS256", "kid": ""}, "header kid is required"),
+    ],
+)
+async def test_a_header_without_rs256_and_a_kid_is_refused(
+    key: RsaKey, header: dict[str, str], reason: str
+) -> None:
     certs = Certs(key)
     with pytest.raises(AccessTokenError) as caught:
         await verify(access(certs), sign_rs256(key, claims(), header=header))
@@ -101,14 +117,19 @@ async def test_a_header_without_rs256_and_a_kid_is_refused(key: RsaKey, header: 
 
 @pytest.mark.parametrize(
     ("changes", "reason"),
-    [({"iss": "https://evil.cloudflareaccess.com"}, f"iss must be {ISSUER}"), ({"iss": None}, f"iss must be {ISSUER}"),
-     ({"aud": ["other-app", "third-app"]}, "aud must hold this application's audience tag"),
-     ({"aud": "other-app"}, "aud must hold this application's audience tag"),
-     ({"aud": None}, "aud must hold this application's audience tag"),
-     ({"exp": NOW_S}, "token has expired (exp)"), ({"exp": NOW_S - 1}, "token has expired (exp)"),
-     ({"exp": None}, "exp is required"), ({"exp": "soon"}, "exp must be a number of seconds"),
-     ({"nbf": NOW_S + 1}, "token is not valid yet (nbf)")],
-)  # fmt: skip
+    [
+        ({"iss": "https://evil.cloudflareaccess.com"}, f"iss must be {ISSUER}"),
+        ({"iss": None}, f"iss must be {ISSUER}"),
+        ({"aud": ["other-app", "third-app"]}, "aud must hold this application's audience tag"),
+        ({"aud": "other-app"}, "aud must hold this application's audience tag"),
+        ({"aud": None}, "aud must hold this application's audience tag"),
+        ({"exp": NOW_S}, "token has expired (exp)"),
+        ({"exp": NOW_S - 1}, "token has expired (exp)"),
+        ({"exp": None}, "exp is required"),
+        ({"exp": "soon"}, "exp must be a number of seconds"),
+        ({"nbf": NOW_S + 1}, "token is not valid yet (nbf)"),
+    ],
+)
 async def test_each_claim_rule_refuses_by_name(key: RsaKey, changes: dict[str, Any], reason: str) -> None:
     with pytest.raises(AccessTokenError) as caught:
         await verify(access(Certs(key)), sign_rs256(key, claims(**changes)))
@@ -129,8 +150,13 @@ async def test_a_bad_signature_is_refused(key: RsaKey, other_key: RsaKey) -> Non
     raw[-1] ^= 1
     flipped = base64.urlsafe_b64encode(bytes(raw)).rstrip(b"=").decode()
     forged_payload = base64.urlsafe_b64encode(json.dumps(claims(email="eve@acme.dev")).encode()).rstrip(b"=")
-    for bad in (f"{head}.{payload}.{flipped}", f"{head}.{forged_payload.decode()}.{signature}",
-                sign_rs256(other_key, claims()), f"{head}.{payload}.", f"{head}.{payload}.{signature}=="):  # fmt: skip
+    for bad in (
+        f"{head}.{payload}.{flipped}",
+        f"{head}.{forged_payload.decode()}.{signature}",
+        sign_rs256(other_key, claims()),
+        f"{head}.{payload}.",
+        f"{head}.{payload}.{signature}==",
+    ):
         with pytest.raises(AccessTokenError):
             await verify(scheme, bad)
 
@@ -189,8 +215,13 @@ async def test_a_failed_or_broken_jwks_fetch_refuses() -> None:
     with pytest.raises(AccessTokenError, match="JWKS must be an object"):
         parse_jwks("[]")
     # Keys of another type or use are skipped; the number kept is bounded.
-    many = {"keys": [{"kty": "EC", "kid": "ec"}, {"kty": "RSA", "kid": "enc", "use": "enc", "n": "AQAB", "e": "AQAB"},
-                     *({"kty": "RSA", "kid": f"k{i}", "n": "AQAB", "e": "AQAB"} for i in range(40))]}  # fmt: skip
+    many = {
+        "keys": [
+            {"kty": "EC", "kid": "ec"},
+            {"kty": "RSA", "kid": "enc", "use": "enc", "n": "AQAB", "e": "AQAB"},
+            *({"kty": "RSA", "kid": f"k{i}", "n": "AQAB", "e": "AQAB"} for i in range(40)),
+        ]
+    }
     assert sorted(parse_jwks(json.dumps(many))) == sorted(f"k{i}" for i in range(16))
 
 
@@ -217,17 +248,37 @@ def test_pkcs1_verify_compares_the_whole_encoding(key: RsaKey) -> None:
 
 @pytest.mark.parametrize(
     ("options", "message"),
-    [({"team": "acme.example.com"}, 'auth.team must be a team name such as "acme" or acme.cloudflareaccess.com, '
-                                    "got 'acme.example.com'"),
-     ({"aud": " "}, "auth.aud must be the Access application's audience tag, got ' '"),
-     ({"roles": {"superuser": {"emails": ["a@b"]}}}, "auth.roles.superuser must be one of viewer, operator, admin, got 'superuser'"),
-     ({"roles": {"admin": {"email": ["a@b"]}}}, "auth.roles.admin.email is not a known option (emails, groups)"),
-     ({"roles": {"admin": {"emails": "a@b"}}}, "auth.roles.admin.emails must be a list of strings, got 'a@b'"),
-     ({"roles": {"admin": {"groups": [""]}}}, "auth.roles.admin.groups[0] must be a non-empty string, got ''"),
-     ({"default_role": "root"}, "auth.default_role must be one of viewer, operator, admin, got 'root'"),
-     ({"cache_ttl_ms": 5}, "auth.cache_ttl_ms must be an integer of at least 60000, got 5"),
-     ({"team_var": "not a var"}, "auth.team_var must be the name of a Worker secret or var, got 'not a var'")],
-)  # fmt: skip
+    [
+        (
+            {"team": "acme.example.com"},
+            'auth.team must be a team name such as "acme" or acme.cloudflareaccess.com, '
+            "got 'acme.example.com'",
+        ),
+        ({"aud": " "}, "auth.aud must be the Access application's audience tag, got ' '"),
+        (
+            {"roles": {"superuser": {"emails": ["a@b"]}}},
+            "auth.roles.superuser must be one of viewer, operator, admin, got 'superuser'",
+        ),
+        (
+            {"roles": {"admin": {"email": ["a@b"]}}},
+            "auth.roles.admin.email is not a known option (emails, groups)",
+        ),
+        (
+            {"roles": {"admin": {"emails": "a@b"}}},
+            "auth.roles.admin.emails must be a list of strings, got 'a@b'",
+        ),
+        (
+            {"roles": {"admin": {"groups": [""]}}},
+            "auth.roles.admin.groups[0] must be a non-empty string, got ''",
+        ),
+        ({"default_role": "root"}, "auth.default_role must be one of viewer, operator, admin, got 'root'"),
+        ({"cache_ttl_ms": 5}, "auth.cache_ttl_ms must be an integer of at least 60000, got 5"),
+        (
+            {"team_var": "not a var"},
+            "auth.team_var must be the name of a Worker secret or var, got 'not a var'",
+        ),
+    ],
+)
 def test_bad_access_configuration_names_the_field(options: dict[str, Any], message: str) -> None:
     with pytest.raises(DefinitionError) as caught:
         cloudflare_access(**{"team": TEAM, "aud": AUD, **options})
@@ -248,9 +299,11 @@ def test_define_tsumugi_refuses_what_is_not_a_sign_in_scheme() -> None:
 
 @pytest.fixture
 async def access_world(tmp_path: Path, clock: SteppedClock, key: RsaKey) -> AsyncIterator[World]:
-    scheme = cloudflare_access(fetch=Certs(key), roles={"operator": {"groups": ["ops"]},
-                                                        "admin": {"emails": ["Boss@acme.dev"]}},
-                               default_role="viewer")  # fmt: skip
+    scheme = cloudflare_access(
+        fetch=Certs(key),
+        roles={"operator": {"groups": ["ops"]}, "admin": {"emails": ["Boss@acme.dev"]}},
+        default_role="viewer",
+    )
     built = World(tmp_path, clock, define_tsumugi(performers=["MAIL"], auth=[bearer_tokens(), scheme]))
     built.env.TSUMUGI_ACCESS_TEAM = TEAM  # type: ignore[attr-defined]
     built.env.TSUMUGI_ACCESS_AUD = AUD  # type: ignore[attr-defined]
@@ -284,23 +337,27 @@ async def test_behind_access_each_user_gets_the_role_its_claims_earn(
         "POST", f"/api/jobs/{job}/cancel", headers={**operator, **json_post}
     )
     assert status == 200
-    status, refused = await access_world.request("POST", "/api/bindings/MAIL/policy", '{"concurrency": 1}',
-                                                 headers={**operator, **json_post})  # fmt: skip
+    status, refused = await access_world.request(
+        "POST", "/api/bindings/MAIL/policy", '{"concurrency": 1}', headers={**operator, **json_post}
+    )
     assert (status, refused["needs"]) == (403, "admin")
     boss = as_user(key, "boss@acme.dev")
-    status, _ = await access_world.request("POST", "/api/bindings/MAIL/policy", '{"concurrency": 1}',
-                                           headers={**boss, **json_post})  # fmt: skip
+    status, _ = await access_world.request(
+        "POST", "/api/bindings/MAIL/policy", '{"concurrency": 1}', headers={**boss, **json_post}
+    )
     assert status == 200
     status, session = await access_world.request("GET", "/api/session", headers=operator)
     assert session == {"signedIn": True, "identity": "o@acme.dev", "role": "operator", "tokenSignIn": True}
 
 
-async def test_behind_access_the_browser_credential_gets_the_cross_origin_check(access_world: World,
-                                                                                key: RsaKey) -> None:  # fmt: skip
+async def test_behind_access_the_browser_credential_gets_the_cross_origin_check(
+    access_world: World, key: RsaKey
+) -> None:
     job = quoted(await access_world.enqueue("MAIL", delayMs=60_000))
     operator = as_user(key, "o@acme.dev", "ops")
-    status, body = await access_world.request("POST", f"/api/jobs/{job}/cancel",
-                                              headers={**operator, "origin": "https://evil.example"})  # fmt: skip
+    status, body = await access_world.request(
+        "POST", f"/api/jobs/{job}/cancel", headers={**operator, "origin": "https://evil.example"}
+    )
     assert status == 403, body
     assert body["error"].startswith("cross-origin request refused")
     assert (await access_world.request("POST", f"/api/jobs/{job}/cancel", headers=operator))[0] == 415

@@ -31,15 +31,23 @@ async def detail(world: World, job_id: str) -> dict[str, object]:
     return body
 
 
-async def test_a_cancel_records_who_made_it_in_the_detail_and_the_log(world: World,
-                                                                      caplog: pytest.LogCaptureFixture) -> None:  # fmt: skip
+async def test_a_cancel_records_who_made_it_in_the_detail_and_the_log(
+    world: World, caplog: pytest.LogCaptureFixture
+) -> None:
     job_id = await world.enqueue("MAIL", delayMs=60_000)
     world.clock.advance(5)
     with caplog.at_level(logging.INFO, logger="tsumugi.jobs"):
         assert (await world.request("POST", f"/api/jobs/{quoted(job_id)}/cancel", headers=OPERATOR))[0] == 200
     body = await detail(world, job_id)
-    assert body["actions"] == [{"at": T0 + 5, "by": "TSUMUGI_OPERATOR_TOKEN", "role": "operator",
-                                "action": "cancelJob", "target": job_id}]  # fmt: skip
+    assert body["actions"] == [
+        {
+            "at": T0 + 5,
+            "by": "TSUMUGI_OPERATOR_TOKEN",
+            "role": "operator",
+            "action": "cancelJob",
+            "target": job_id,
+        }
+    ]
     assert f"job {job_id} cancelJob by TSUMUGI_OPERATOR_TOKEN (operator)" in caplog.messages
 
 
@@ -50,8 +58,9 @@ async def test_retry_reschedule_and_the_bindings_policy_change_are_listed_newest
     world.clock.advance(10)
     assert (await world.request("POST", "/api/bindings/MAIL/policy", {"concurrency": 2}))[0] == 200
     world.clock.advance(10)
-    status, _ = await world.request("POST", f"/api/jobs/{quoted(failed)}/reschedule", {"delayMs": 1_000},
-                                    headers=OPERATOR)  # fmt: skip
+    status, _ = await world.request(
+        "POST", f"/api/jobs/{quoted(failed)}/reschedule", {"delayMs": 1_000}, headers=OPERATOR
+    )
     assert status == 200
     actions = (await detail(world, failed))["actions"]
     assert [(a["action"], a["by"], a["target"]) for a in actions] == [  # type: ignore[union-attr]
@@ -66,8 +75,9 @@ async def test_retry_reschedule_and_the_bindings_policy_change_are_listed_newest
 
 async def test_a_bulk_cancel_records_each_job_it_changed(world: World) -> None:
     first, second = await world.enqueue("MAIL"), await world.enqueue("MAIL")
-    status, body = await world.request("POST", "/api/jobs/bulk-cancel", {"ids": [first, second, "MAIL#0:nope"]},
-                                       headers=OPERATOR)  # fmt: skip
+    status, body = await world.request(
+        "POST", "/api/jobs/bulk-cancel", {"ids": [first, second, "MAIL#0:nope"]}, headers=OPERATOR
+    )
     assert status == 200, body
     assert sorted(body["ok"]) == sorted([first, second])
     for job_id in (first, second):

@@ -52,16 +52,26 @@ async def test_a_fault_answers_internal_error_and_logs_the_detail(
 
 async def test_a_missing_read_model_binding_is_503_naming_it(world: World) -> None:
     del world.env.TSUMUGI_DB
-    assert await world.request("GET", "/api/jobs") == (503, {
-        "error": "the TSUMUGI_DB binding (D1 read model) is missing", "missing": [{"kind": "d1", "name": "TSUMUGI_DB"}]})  # fmt: skip
+    assert await world.request("GET", "/api/jobs") == (
+        503,
+        {
+            "error": "the TSUMUGI_DB binding (D1 read model) is missing",
+            "missing": [{"kind": "d1", "name": "TSUMUGI_DB"}],
+        },
+    )
 
 
 @pytest.mark.parametrize("job_id", FOREIGN)
 @pytest.mark.parametrize(
     ("method", "suffix", "body"),
-    [("GET", "", None), ("GET", "/explain", None), ("POST", "/retry", None), ("POST", "/cancel", None),
-     ("POST", "/reschedule", {"delayMs": 1})],
-)  # fmt: skip
+    [
+        ("GET", "", None),
+        ("GET", "/explain", None),
+        ("POST", "/retry", None),
+        ("POST", "/cancel", None),
+        ("POST", "/reschedule", {"delayMs": 1}),
+    ],
+)
 async def test_an_id_of_a_binding_or_shard_we_lack_is_404_without_making_an_object(
     world: World, job_id: str, method: str, suffix: str, body: Any
 ) -> None:
@@ -77,8 +87,13 @@ async def test_bulk_refuses_ids_we_cannot_hold_as_invalid_id_without_making_obje
     )
     assert status == 200
     reasons = {f["id"]: f["reason"] for f in body["failed"]}
-    assert reasons == {"Foo#0:x": "invalid-id", "SMS#2:x": "invalid-id", "MAIL#1:x": "invalid-id",
-                       "MAIL#0:x": "gone", "junk": "invalid-id"}  # fmt: skip
+    assert reasons == {
+        "Foo#0:x": "invalid-id",
+        "SMS#2:x": "invalid-id",
+        "MAIL#1:x": "invalid-id",
+        "MAIL#0:x": "gone",
+        "junk": "invalid-id",
+    }
     assert sorted(world.env.JOB_SHARD.objects) == ["MAIL#0"]
 
 

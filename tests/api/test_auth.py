@@ -26,9 +26,14 @@ async def test_without_auth_every_api_path_answers_plain_404(tmp_path: Path, clo
 
 @pytest.mark.parametrize(
     "headers",
-    [{"authorization": ""}, {"authorization": "Bearer wrong"}, {"authorization": f"Basic {TOKEN}"},
-     {"authorization": f"Bearer {TOKEN}x"}, {"authorization": "", "cookie": "tsumugi_token=nope"}],
-)  # fmt: skip
+    [
+        {"authorization": ""},
+        {"authorization": "Bearer wrong"},
+        {"authorization": f"Basic {TOKEN}"},
+        {"authorization": f"Bearer {TOKEN}x"},
+        {"authorization": "", "cookie": "tsumugi_token=nope"},
+    ],
+)
 async def test_a_missing_or_wrong_token_is_401(world: World, headers: dict[str, str]) -> None:
     assert await world.request("GET", "/api/jobs", headers=headers) == (401, {"error": "unauthorized"})
 

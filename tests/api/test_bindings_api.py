@@ -16,7 +16,9 @@ from tsumugi_scheduler.shard.engine import PROJECTION_HOLD_MS
 
 async def test_bindings_lists_registered_performers_sorted_with_their_shard_counts(world: World) -> None:
     assert await world.request("GET", "/api/bindings") == (
-        200, {"bindings": ["MAIL", "Notify", "SMS"], "shards": {"MAIL": 1, "Notify": 1, "SMS": 2}, "notices": []})  # fmt: skip
+        200,
+        {"bindings": ["MAIL", "Notify", "SMS"], "shards": {"MAIL": 1, "Notify": 1, "SMS": 2}, "notices": []},
+    )
 
 
 async def test_without_registered_performers_bindings_come_from_the_read_model(
@@ -30,16 +32,19 @@ async def test_without_registered_performers_bindings_come_from_the_read_model(
         clock.advance(PROJECTION_HOLD_MS)
         await world.tick()
         assert await world.request("GET", "/api/bindings") == (
-            200, {"bindings": ["Alpha", "Zeta"], "shards": {"Alpha": 1, "Zeta": 1}, "notices": []})  # fmt: skip
+            200,
+            {"bindings": ["Alpha", "Zeta"], "shards": {"Alpha": 1, "Zeta": 1}, "notices": []},
+        )
     finally:
         await world.aclose()
 
 
 async def test_bindings_name_the_notice_receivers(tmp_path: Path, clock: SteppedClock) -> None:
     definition = define_tsumugi(
-        performers=["MAIL", "Failed", "Settled"], on_failure="Failed",
+        performers=["MAIL", "Failed", "Settled"],
+        on_failure="Failed",
         on_settled={"binding": "Settled", "states": ["COMPLETED"]},
-    )  # fmt: skip
+    )
     world = World(tmp_path, clock, definition)
     try:
         body = (await world.request("GET", "/api/bindings"))[1]
@@ -50,15 +55,28 @@ async def test_bindings_name_the_notice_receivers(tmp_path: Path, clock: Stepped
 
 async def test_policy_is_pinned_on_every_shard_and_reset_returns_to_the_code(world: World) -> None:
     status, body = await world.request(
-        "POST", "/api/bindings/SMS/policy", {"concurrency": 3, "rate": {"tokens": 2, "interval_ms": 1000},
-                                             "paused": True, "failed_retention_ms": 60_000})  # fmt: skip
+        "POST",
+        "/api/bindings/SMS/policy",
+        {
+            "concurrency": 3,
+            "rate": {"tokens": 2, "interval_ms": 1000},
+            "paused": True,
+            "failed_retention_ms": 60_000,
+        },
+    )
     assert status == 200
     assert [s["shard"] for s in body["shards"]] == [0, 1]
     for shard in body["shards"]:
         settings = shard["settings"]
-        assert (settings["concurrency"], settings["rate"], settings["paused"], settings["failed_retention_ms"]) == (
-            3, {"tokens": 2, "interval_ms": 1000}, True, 60_000)  # fmt: skip
-        assert settings["per_key_concurrency"] == 1  # not in the body: the value in force (the default) is pinned
+        assert (
+            settings["concurrency"],
+            settings["rate"],
+            settings["paused"],
+            settings["failed_retention_ms"],
+        ) == (3, {"tokens": 2, "interval_ms": 1000}, True, 60_000)
+        assert (
+            settings["per_key_concurrency"] == 1
+        )  # not in the body: the value in force (the default) is pinned
         assert shard["pinned"] is True
     for name in ("SMS#0", "SMS#1"):
         engine = world.shard(name).host.engine(name)
@@ -66,7 +84,9 @@ async def test_policy_is_pinned_on_every_shard_and_reset_returns_to_the_code(wor
         assert engine.settings.policy.paused
     status, body = await world.request("POST", "/api/bindings/SMS/policy/reset")
     assert status == 200
-    assert all(s["settings"]["paused"] is False and s["settings"]["concurrency"] == 100 for s in body["shards"])
+    assert all(
+        s["settings"]["paused"] is False and s["settings"]["concurrency"] == 100 for s in body["shards"]
+    )
     assert [s["pinned"] for s in body["shards"]] == [False, False]
 
 
@@ -86,7 +106,10 @@ async def test_a_runtime_change_pins_the_code_settings_in_force_and_diagnostics_
             assert shard["pinned"] is True
             settings = shard["settings"]
             assert (settings["concurrency"], settings["sweep_after_ms"], settings["failed_retention_ms"]) == (
-                4, 1_000, 60_000)  # fmt: skip
+                4,
+                1_000,
+                60_000,
+            )
         status, diagnostics = await world.request("GET", "/api/diagnostics")
         assert status == 200
         sms, mail = diagnostics["bindings"]["SMS"], diagnostics["bindings"]["MAIL"]
@@ -94,8 +117,9 @@ async def test_a_runtime_change_pins_the_code_settings_in_force_and_diagnostics_
         assert (mail["pinned"], [s["pinned"] for s in mail["shards"]]) == (False, [False])
         status, body = await world.request("POST", "/api/bindings/SMS/policy/reset")
         assert [(s["pinned"], s["settings"]["sweep_after_ms"]) for s in body["shards"]] == [
-            (False, 300_000), (False, 300_000),
-        ]  # fmt: skip
+            (False, 300_000),
+            (False, 300_000),
+        ]
         status, diagnostics = await world.request("GET", "/api/diagnostics")
         assert diagnostics["bindings"]["SMS"]["pinned"] is False
     finally:
@@ -115,8 +139,16 @@ async def test_pausing_stops_dispatch_but_not_enqueue(world: World) -> None:
 @pytest.mark.parametrize(
     ("body", "field", "rule"),
     [
-        ({}, "body", "must set at least one of concurrency, rate, per_key_concurrency, per_key_rate, aging_interval_ms, reaper_grace_ms, paused, sweep_after_ms, failed_retention_ms"),
-        ({"speed": 1}, "speed", "is not a policy field (one of concurrency, rate, per_key_concurrency, per_key_rate, aging_interval_ms, reaper_grace_ms, paused, sweep_after_ms, failed_retention_ms)"),
+        (
+            {},
+            "body",
+            "must set at least one of concurrency, rate, per_key_concurrency, per_key_rate, aging_interval_ms, reaper_grace_ms, paused, sweep_after_ms, failed_retention_ms",
+        ),
+        (
+            {"speed": 1},
+            "speed",
+            "is not a policy field (one of concurrency, rate, per_key_concurrency, per_key_rate, aging_interval_ms, reaper_grace_ms, paused, sweep_after_ms, failed_retention_ms)",
+        ),
         ({"concurrency": -1}, "concurrency", "must be at least 0"),
         ({"concurrency": 1.5}, "concurrency", "must be an integer"),
         ({"per_key_concurrency": 0}, "per_key_concurrency", "must be at least 1"),
@@ -127,21 +159,31 @@ async def test_pausing_stops_dispatch_but_not_enqueue(world: World) -> None:
         ({"sweep_after_ms": None}, "sweep_after_ms", "must be an integer"),
         ({"aging_interval_ms": 0}, "aging_interval_ms", "must be at least 1"),
     ],
-)  # fmt: skip
+)
 async def test_policy_refuses_bad_fields_naming_the_field_and_rule(
     world: World, body: dict[str, object], field: str, rule: str
 ) -> None:
     assert await world.request("POST", "/api/bindings/MAIL/policy", body) == (
-        400, {"error": f"{field} {rule}", "field": field, "rule": rule})  # fmt: skip
+        400,
+        {"error": f"{field} {rule}", "field": field, "rule": rule},
+    )
 
 
 async def test_policy_of_an_unknown_or_malformed_binding_is_refused(world: World) -> None:
     assert await world.request("POST", "/api/bindings/Nope/policy", {"paused": True}) == (
-        404, {"error": "unknown binding: Nope"})  # fmt: skip
+        404,
+        {"error": "unknown binding: Nope"},
+    )
     assert await world.request("POST", "/api/bindings/9x/policy/reset") == (
-        400, {"error": "binding is not a valid name"})  # fmt: skip
+        400,
+        {"error": "binding is not a valid name"},
+    )
     assert await world.request("POST", "/api/bindings/MAIL/policy", "{") == (
         400,
-        {"error": "body must be valid JSON", "line": 1, "column": 2,
-         "detail": "Expecting property name enclosed in double quotes"},
+        {
+            "error": "body must be valid JSON",
+            "line": 1,
+            "column": 2,
+            "detail": "Expecting property name enclosed in double quotes",
+        },
     )

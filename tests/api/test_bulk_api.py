@@ -36,7 +36,9 @@ async def test_bulk_retry_refuses_bad_bodies_with_the_original_messages(
 
 async def test_bulk_cancel_allows_only_scheduled_by_filter(world: World) -> None:
     assert await world.request("POST", "/api/jobs/bulk-cancel", {"state": "FAILED"}) == (
-        400, {"error": "state must be one of SCHEDULED for cancel"})  # fmt: skip
+        400,
+        {"error": "state must be one of SCHEDULED for cancel"},
+    )
 
 
 async def test_bulk_by_ids_reports_each_refusal_and_changes_the_rest(world: World) -> None:
@@ -49,10 +51,13 @@ async def test_bulk_by_ids_reports_each_refusal_and_changes_the_rest(world: Worl
     assert status == 200
     assert body == {
         "ok": [cancellable, sms],
-        "failed": [{"id": "bad-id", "reason": "invalid-id"}, {"id": "MAIL#0:never", "reason": "gone"},
-                   {"id": done, "reason": "invalid-state"}],
+        "failed": [
+            {"id": "bad-id", "reason": "invalid-id"},
+            {"id": "MAIL#0:never", "reason": "gone"},
+            {"id": done, "reason": "invalid-state"},
+        ],
         "remaining": 0,
-    }  # fmt: skip
+    }
 
 
 async def test_bulk_by_filter_takes_the_oldest_up_to_limit_and_estimates_the_rest(world: World) -> None:

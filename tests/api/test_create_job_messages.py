@@ -26,8 +26,15 @@ def _rule(field: str, rule: str) -> dict[str, str]:
 
 
 ORIGINAL = [
-    ("{not json", {"error": "body must be valid JSON", "line": 1, "column": 2,
-                   "detail": "Expecting property name enclosed in double quotes"}),
+    (
+        "{not json",
+        {
+            "error": "body must be valid JSON",
+            "line": 1,
+            "column": 2,
+            "detail": "Expecting property name enclosed in double quotes",
+        },
+    ),
     ('{"binding": "MAIL", "payload": Infinity}', {"error": "body must be valid JSON"}),
     ('"MAIL"', {"error": "body must be an object"}),
     ({"payload": 1}, _rule("binding", "is required")),
@@ -71,7 +78,10 @@ OURS = [
     ({**B, "backoff": {"kind": "slow"}}, _rule("backoff.kind", "must be 'fixed' or 'exponential'")),
     ({**B, "backoff": {"kind": "fixed"}}, _rule("backoff.delayMs", "is required for a fixed backoff")),
     ({**B, "backoff": {"kind": "fixed", "delayMs": "1"}}, _rule("backoff.delayMs", "must be a number")),
-    ({**B, "backoff": {"kind": "fixed", "delayMs": -1}}, _rule("backoff.delayMs", "must be between 0 and 9007199254740991")),
+    (
+        {**B, "backoff": {"kind": "fixed", "delayMs": -1}},
+        _rule("backoff.delayMs", "must be between 0 and 9007199254740991"),
+    ),
     ({**B, "backoff": {"kind": "exponential", "factor": 0.5}}, _rule("backoff.factor", "must be at least 1")),
     (
         {**B, "backoff": {"kind": "fixed", "delayMs": 1, "jitter": 1}},
@@ -101,7 +111,10 @@ async def test_a_pinned_id_of_another_binding_is_a_409_conflict(world: World) ->
     # Well-formed, and matching the document's id pattern (any served binding and shard): in conflict with the
     # item's binding, as a shard of another config is (issue 25 item 11; ADR-0125).
     body = {**B, "id": "SMS#0:x"}
-    assert await world.request("POST", "/api/jobs", body) == (409, _rule("id", "must belong to binding MAIL: SMS#0:x"))
+    assert await world.request("POST", "/api/jobs", body) == (
+        409,
+        _rule("id", "must belong to binding MAIL: SMS#0:x"),
+    )
     status, bulk = await world.request("POST", "/api/jobs/bulk-enqueue", {"items": [B, body]})
     assert (status, bulk["field"]) == (409, "items[1].id")
 
@@ -122,6 +135,8 @@ async def test_whole_floats_and_nulls_are_accepted_as_json_has_one_number_type(w
 async def test_bulk_enqueue_items_get_the_same_checks_prefixed_with_their_index(world: World) -> None:
     items = [{**B, "concurrencyKey": ""}, {**B, "maxAttempts": "x"}]
     assert await world.request("POST", "/api/jobs/bulk-enqueue", {"items": items}) == (
-        400, _rule("items[1].maxAttempts", "must be a number"))  # fmt: skip
+        400,
+        _rule("items[1].maxAttempts", "must be a number"),
+    )
     status, body = await world.request("POST", "/api/jobs/bulk-enqueue", {"items": items[:1]})
     assert (status, len(body["ids"])) == (201, 1)

@@ -22,9 +22,13 @@ INT_RULE = f"must be an integer between -{SAFE} and {SAFE} (JavaScript's safe in
 # -- option spelling (issue 11) --------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("options", "field"), [
-    ({"maxAttempts": 0}, "maxAttempts"), ({"max_attempts": 0}, "max_attempts"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("options", "field"),
+    [
+        ({"maxAttempts": 0}, "maxAttempts"),
+        ({"max_attempts": 0}, "max_attempts"),
+    ],
+)
 async def test_an_error_names_the_option_as_the_request_spelled_it(
     world: World, options: Any, field: str
 ) -> None:
@@ -32,19 +36,29 @@ async def test_an_error_names_the_option_as_the_request_spelled_it(
     assert await world.request("POST", "/api/jobs", body) == _refusal(field, "must be at least 1")
 
 
-@pytest.mark.parametrize(("options", "field", "rule"), [
-    ({"run_at": 1, "delay_ms": 1}, "run_at", "and delay_ms are mutually exclusive"),
-    ({"expires_at": 1, "expires_in_ms": 1}, "expires_at", "and expires_in_ms are mutually exclusive"),
-    ({"node_id": "n"}, "node_id", "is set only by the run a job belongs to"),
-    ({"run_id": "f:r"}, "run_id", "is set only by the run a job belongs to"),
-    ({"timeout_ms": "1s"}, "timeout_ms", "must be a number"),
-    ({"backoff": {"kind": "fixed", "delay_ms": -1}}, "backoff.delay_ms", f"must be between 0 and {SAFE}"),
-    ({"backoff": {"kind": "fixed", "delayMs": -1}}, "backoff.delayMs", f"must be between 0 and {SAFE}"),
-    ({"concurrency_key": 5}, "concurrency_key", "must be a string"),
-    ({"max_attempts": 2, "maxAttempts": 2}, "maxAttempts", "and max_attempts are one option: send it once"),
-    ({"backoff": {"kind": "fixed", "delayMs": 1, "delay_ms": 1}}, "backoff.delay_ms",
-     "and backoff.delayMs are one option: send it once"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("options", "field", "rule"),
+    [
+        ({"run_at": 1, "delay_ms": 1}, "run_at", "and delay_ms are mutually exclusive"),
+        ({"expires_at": 1, "expires_in_ms": 1}, "expires_at", "and expires_in_ms are mutually exclusive"),
+        ({"node_id": "n"}, "node_id", "is set only by the run a job belongs to"),
+        ({"run_id": "f:r"}, "run_id", "is set only by the run a job belongs to"),
+        ({"timeout_ms": "1s"}, "timeout_ms", "must be a number"),
+        ({"backoff": {"kind": "fixed", "delay_ms": -1}}, "backoff.delay_ms", f"must be between 0 and {SAFE}"),
+        ({"backoff": {"kind": "fixed", "delayMs": -1}}, "backoff.delayMs", f"must be between 0 and {SAFE}"),
+        ({"concurrency_key": 5}, "concurrency_key", "must be a string"),
+        (
+            {"max_attempts": 2, "maxAttempts": 2},
+            "maxAttempts",
+            "and max_attempts are one option: send it once",
+        ),
+        (
+            {"backoff": {"kind": "fixed", "delayMs": 1, "delay_ms": 1}},
+            "backoff.delay_ms",
+            "and backoff.delayMs are one option: send it once",
+        ),
+    ],
+)
 async def test_snake_case_options_are_read_and_named_as_sent(
     world: World, options: Any, field: str, rule: str
 ) -> None:
@@ -58,19 +72,32 @@ async def test_snake_case_options_take_effect_and_payload_keys_are_never_renamed
     status, body = await world.request("GET", f"/api/jobs/{quoted(job_id)}")
     assert status == 200
     job = body["job"]
-    assert (job["max_attempts"], job["unique_key"], json.loads(job["payload"]) if isinstance(job["payload"], str)
-            else job["payload"]) == (7, "u", payload)  # fmt: skip
-    status, body = await world.request("POST", "/api/jobs/bulk-enqueue", {"items": [
-        {"binding": "MAIL", "payload": 1, "maxAttempts": 2}, {"binding": "MAIL", "payload": 2, "max_attempts": 0}]})  # fmt: skip
+    assert (
+        job["max_attempts"],
+        job["unique_key"],
+        json.loads(job["payload"]) if isinstance(job["payload"], str) else job["payload"],
+    ) == (7, "u", payload)
+    status, body = await world.request(
+        "POST",
+        "/api/jobs/bulk-enqueue",
+        {
+            "items": [
+                {"binding": "MAIL", "payload": 1, "maxAttempts": 2},
+                {"binding": "MAIL", "payload": 2, "max_attempts": 0},
+            ]
+        },
+    )
     assert (status, body) == _refusal("items[1].max_attempts", "must be at least 1")
 
 
 async def test_policy_and_reschedule_take_either_spelling(world: World) -> None:
     assert (await world.request("POST", "/api/bindings/MAIL/policy", {"perKeyConcurrency": 2}))[0] == 200
     assert await world.request("POST", "/api/bindings/MAIL/policy", {"perKeyConcurrency": 0}) == _refusal(
-        "perKeyConcurrency", "must be at least 1")  # fmt: skip
-    assert await world.request("POST", "/api/bindings/MAIL/policy", {"rate": {"tokens": 1, "intervalMs": 0}}) == (
-        _refusal("rate.intervalMs", "must be at least 1"))  # fmt: skip
+        "perKeyConcurrency", "must be at least 1"
+    )
+    assert await world.request(
+        "POST", "/api/bindings/MAIL/policy", {"rate": {"tokens": 1, "intervalMs": 0}}
+    ) == (_refusal("rate.intervalMs", "must be at least 1"))
     job_id = await world.enqueue("MAIL", delayMs=60_000)
     path = f"/api/jobs/{quoted(job_id)}/reschedule"
     assert await world.request("POST", path, {"delay_ms": 1_000}) == (200, {"ok": True})
@@ -83,14 +110,25 @@ async def test_policy_and_reschedule_take_either_spelling(world: World) -> None:
 # -- reschedule bounds (issue 15 item 7) -----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("body", "field", "rule"), [
-    ({"delayMs": 1e300}, "delayMs", "must be between 0 and 8000000000000000 (now + delayMs must stay a safe integer), got 1e+300"),
-    ({"delayMs": SAFE}, "delayMs", f"must be between 0 and 8000000000000000 (now + delayMs must stay a safe integer), got {SAFE}"),
-    ({"runAt": -5}, "runAt", f"must be between 0 and {SAFE}, got -5"),
-    ({"runAt": 1e300}, "runAt", f"must be between 0 and {SAFE}, got 1e+300"),
-    ({"run_at": 1e300}, "run_at", f"must be between 0 and {SAFE}, got 1e+300"),
-    ({"runAt": 1, "priority": -1e300}, "priority", f"must be between -{SAFE} and {SAFE}, got -1e+300"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("body", "field", "rule"),
+    [
+        (
+            {"delayMs": 1e300},
+            "delayMs",
+            "must be between 0 and 8000000000000000 (now + delayMs must stay a safe integer), got 1e+300",
+        ),
+        (
+            {"delayMs": SAFE},
+            "delayMs",
+            f"must be between 0 and 8000000000000000 (now + delayMs must stay a safe integer), got {SAFE}",
+        ),
+        ({"runAt": -5}, "runAt", f"must be between 0 and {SAFE}, got -5"),
+        ({"runAt": 1e300}, "runAt", f"must be between 0 and {SAFE}, got 1e+300"),
+        ({"run_at": 1e300}, "run_at", f"must be between 0 and {SAFE}, got 1e+300"),
+        ({"runAt": 1, "priority": -1e300}, "priority", f"must be between -{SAFE} and {SAFE}, got -1e+300"),
+    ],
+)
 async def test_reschedule_refuses_out_of_range_values_naming_the_bound(
     world: World, body: Any, field: str, rule: str
 ) -> None:
@@ -102,13 +140,16 @@ async def test_reschedule_refuses_out_of_range_values_naming_the_bound(
 # -- payload values that cannot cross (issue 15 items 4, 7, 8) ------------------------------------------------------
 
 
-@pytest.mark.parametrize(("payload_json", "field", "rule"), [
-    ('{"n": 18446744073709551616}', "payload.n", f"{INT_RULE}18446744073709551616"),
-    ('{"n": [9007199254740992]}', "payload.n[0]", f"{INT_RULE}9007199254740992"),
-    ('{"n": -9007199254740992}', "payload.n", f"{INT_RULE}-9007199254740992"),
-    ('{"x": 1e400}', "payload.x", "must be a finite number, got inf"),
-    ('{"x": {"odd key": -1e400}}', 'payload.x["odd key"]', "must be a finite number, got -inf"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("payload_json", "field", "rule"),
+    [
+        ('{"n": 18446744073709551616}', "payload.n", f"{INT_RULE}18446744073709551616"),
+        ('{"n": [9007199254740992]}', "payload.n[0]", f"{INT_RULE}9007199254740992"),
+        ('{"n": -9007199254740992}', "payload.n", f"{INT_RULE}-9007199254740992"),
+        ('{"x": 1e400}', "payload.x", "must be a finite number, got inf"),
+        ('{"x": {"odd key": -1e400}}', 'payload.x["odd key"]', "must be a finite number, got -inf"),
+    ],
+)
 async def test_a_value_that_cannot_cross_a_queue_or_rpc_is_refused_naming_its_path(
     world: World, payload_json: str, field: str, rule: str
 ) -> None:
@@ -143,13 +184,15 @@ async def test_a_payload_nested_400_levels_is_refused_with_the_limit(world: Worl
     assert body["field"] == "payload" + ".a" * 64
     deep = "[" * 400 + "]" * 400
     assert await world.request("POST", "/api/jobs", f'{{"binding": "MAIL", "payload": {deep}}}') == _refusal(
-        "body", "must be nested at most 100 levels deep (arrays and objects)")  # fmt: skip
+        "body", "must be nested at most 100 levels deep (arrays and objects)"
+    )
 
 
 async def test_a_body_nested_1000_levels_is_a_400_not_a_500(world: World) -> None:
     body = '{"a":' * 1000 + "1" + "}" * 1000
     assert await world.request("POST", "/api/jobs", body) == _refusal(
-        "body", "must be nested at most 100 levels deep (arrays and objects)")  # fmt: skip
+        "body", "must be nested at most 100 levels deep (arrays and objects)"
+    )
     # Brackets inside strings are text, not nesting.
     status, _ = await world.request(
         "POST", "/api/jobs", json.dumps({"binding": "MAIL", "payload": "[" * 1000})
@@ -160,13 +203,17 @@ async def test_a_body_nested_1000_levels_is_a_400_not_a_500(world: World) -> Non
 async def test_invalid_utf8_is_refused_not_stored_as_replacement_characters(world: World) -> None:
     body = b'{"binding": "MAIL", "payload": "caf\xe9"}'
     assert await world.request("POST", "/api/jobs", body) == _refusal(
-        "body", "must be UTF-8 text (invalid byte at offset 35)")  # fmt: skip
+        "body", "must be UTF-8 text (invalid byte at offset 35)"
+    )
 
 
-@pytest.mark.parametrize(("body", "key"), [
-    ('{"binding": "MAIL", "payload": {"to": "a", "to": "b"}}', "to"),
-    ('{"binding": "MAIL", "binding": "SMS", "payload": 1}', "binding"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("body", "key"),
+    [
+        ('{"binding": "MAIL", "payload": {"to": "a", "to": "b"}}', "to"),
+        ('{"binding": "MAIL", "binding": "SMS", "payload": 1}', "binding"),
+    ],
+)
 async def test_a_key_given_twice_is_refused_naming_it(world: World, body: str, key: str) -> None:
     assert await world.request("POST", "/api/jobs", body) == _refusal(key, "is given twice in one object")
 

@@ -29,7 +29,9 @@ async def test_stats_count_states_and_the_longest_wait_from_the_read_model(world
     await world.tick()
     world.clock.advance(3_000)
     assert await world.request("GET", "/api/stats") == (
-        200, {"byState": {"QUEUED": 1, "SCHEDULED": 1}, "oldestScheduledMs": 2_000})  # fmt: skip
+        200,
+        {"byState": {"QUEUED": 1, "SCHEDULED": 1}, "oldestScheduledMs": 2_000},
+    )
 
 
 async def test_diagnostics_say_what_holds_each_binding_back_per_shard(world: World) -> None:
@@ -85,7 +87,9 @@ async def test_explain_names_every_blocker_and_when_it_clears(world: World) -> N
     assert kinds["per_key_rate"]["clears_at"] == T0 + 10_000
     assert explain["waiting"] is True
     # Words with relative times for people (no raw epoch ms, no phrase twice); the key beside the holders.
-    assert kinds["run_after"]["message"] == "run_after is in the future: ready in 500 ms (2026-01-01T00:00:00Z)"
+    assert (
+        kinds["run_after"]["message"] == "run_after is in the future: ready in 500 ms (2026-01-01T00:00:00Z)"
+    )
     assert kinds["per_key_concurrency"]["message"] == (
         f"waits for job {holder} of concurrency_key 'user-1' (per-key concurrency 1)"
     )
@@ -119,7 +123,9 @@ async def test_explain_of_a_ready_job_with_room_has_no_blocker_and_a_running_job
 
 async def test_explain_answers_404_unknown_or_malformed_and_410_swept(world: World) -> None:
     assert await world.request("GET", f"/api/jobs/{quoted('MAIL#0:never')}/explain") == (
-        404, {"error": "not found", "detail": "no job has the id 'MAIL#0:never'"})  # fmt: skip
+        404,
+        {"error": "not found", "detail": "no job has the id 'MAIL#0:never'"},
+    )
     status, body = await world.request("GET", "/api/jobs/MAIL/explain")  # ADR-0059
     assert (status, body["error"]) == (404, "not found")
     job_id = await world.enqueue("MAIL")
@@ -133,8 +139,12 @@ async def test_explain_answers_404_unknown_or_malformed_and_410_swept(world: Wor
 
 async def test_metrics_is_501_until_configured_and_validates_its_query(world: World) -> None:
     assert await world.request("GET", "/api/metrics") == (501, {"error": "metrics is not configured"})
-    for query, message in [("hours=0", "hours must be at least 1"), ("hours=721", "hours must not exceed 720"),
-                           ("hours=abc", "hours must be a number"), ("binding=x';--", "binding is not a valid name")]:  # fmt: skip
+    for query, message in [
+        ("hours=0", "hours must be at least 1"),
+        ("hours=721", "hours must not exceed 720"),
+        ("hours=abc", "hours must be a number"),
+        ("binding=x';--", "binding is not a valid name"),
+    ]:
         assert await world.request("GET", f"/api/metrics?{query}") == (400, {"error": message})
 
 
@@ -150,8 +160,13 @@ async def test_metrics_read_back_local_points_weighted_per_binding_and_hour(
     dataset = LocalMetrics(store, "tsumugi_metrics")
     points = [("COMPLETED", "MAIL", 1, 100), ("FAILED", "MAIL", 3, 300), ("COMPLETED", "SMS", 1, 50)]
     for state, binding, attempts, duration in points:
-        dataset.writeDataPoint({"indexes": [binding], "blobs": [state, binding, "at-least-once"],
-                                "doubles": [attempts, duration]})  # fmt: skip
+        dataset.writeDataPoint(
+            {
+                "indexes": [binding],
+                "blobs": [state, binding, "at-least-once"],
+                "doubles": [attempts, duration],
+            }
+        )
     world.env.TSUMUGI_METRICS = dataset  # type: ignore[attr-defined]
     world.clock.advance(60_000)
     status, body = await world.request("GET", "/api/metrics?hours=2")
@@ -165,8 +180,17 @@ async def test_metrics_read_back_local_points_weighted_per_binding_and_hour(
         300,
         2,
     )
-    assert body["series"] == [{"at": T0, "total": 3, "failed": 1, "avgDurationMs": 150, "p50DurationMs": 100,
-                               "p95DurationMs": 300, "p99DurationMs": 300}]  # fmt: skip
+    assert body["series"] == [
+        {
+            "at": T0,
+            "total": 3,
+            "failed": 1,
+            "avgDurationMs": 150,
+            "p50DurationMs": 100,
+            "p95DurationMs": 300,
+            "p99DurationMs": 300,
+        }
+    ]
     assert (mail["p50DurationMs"], mail["p99DurationMs"], body["bucketMs"]) == (100, 300, 3_600_000)
     status, body = await world.request("GET", "/api/metrics?binding=SMS")
     assert [b["binding"] for b in body["bindings"]] == ["SMS"]
@@ -175,9 +199,13 @@ async def test_metrics_read_back_local_points_weighted_per_binding_and_hour(
 
 def test_the_series_falls_in_the_asked_buckets_with_weighted_percentiles() -> None:
     minute = 60_000
-    points = [{"state": "COMPLETED", "binding": "A", "attempts": 1, "duration": d, "weight": 1, "at_ms": T0 + at}
-              for d, at in [(10, 0), (20, minute), (30, 4 * minute), (1000, 5 * minute), (40, 6 * minute)]]  # fmt: skip
-    points.append({"state": "FAILED", "binding": "A", "attempts": 2, "duration": 50, "weight": 98, "at_ms": T0})
+    points = [
+        {"state": "COMPLETED", "binding": "A", "attempts": 1, "duration": d, "weight": 1, "at_ms": T0 + at}
+        for d, at in [(10, 0), (20, minute), (30, 4 * minute), (1000, 5 * minute), (40, 6 * minute)]
+    ]
+    points.append(
+        {"state": "FAILED", "binding": "A", "attempts": 2, "duration": 50, "weight": 98, "at_ms": T0}
+    )
     report = aggregate_points(points, hours=1, bucket_ms=5 * minute)
     assert [(b.at, b.total, b.failed) for b in report.series] == [(T0, 101, 98), (T0 + 5 * minute, 2, 0)]
     first = report.series[0]
@@ -192,24 +220,30 @@ async def test_metrics_buckets_are_asked_in_whole_minutes(world: World, tmp_path
     store = AnalyticsStore(tmp_path / "ae.sqlite", cast(Any, world.clock))
     dataset = LocalMetrics(store, "tsumugi_metrics")
     for _ in range(2):
-        dataset.writeDataPoint({"indexes": ["MAIL"], "blobs": ["COMPLETED", "MAIL", "at-least-once"],
-                                "doubles": [1, 10]})  # fmt: skip
+        dataset.writeDataPoint(
+            {"indexes": ["MAIL"], "blobs": ["COMPLETED", "MAIL", "at-least-once"], "doubles": [1, 10]}
+        )
         world.clock.advance(300_000)
     world.env.TSUMUGI_METRICS = dataset  # type: ignore[attr-defined]
     status, body = await world.request("GET", "/api/metrics?hours=1&bucket_minutes=5")
     assert (status, body["bucketMs"], [p["at"] for p in body["series"]]) == (200, 300_000, [T0, T0 + 300_000])
-    for query, message in [("bucket_minutes=0", "bucket_minutes must be 1..1440"),
-                           ("bucket_minutes=1441", "bucket_minutes must be 1..1440"),
-                           ("bucket_minutes=1.5", "bucket_minutes must be a whole number")]:  # fmt: skip
+    for query, message in [
+        ("bucket_minutes=0", "bucket_minutes must be 1..1440"),
+        ("bucket_minutes=1441", "bucket_minutes must be 1..1440"),
+        ("bucket_minutes=1.5", "bucket_minutes must be a whole number"),
+    ]:
         assert await world.request("GET", f"/api/metrics?{query}") == (400, {"error": message})
     store.close()
 
 
 def test_sampled_points_weigh_by_their_sample_interval() -> None:
-    report = aggregate_points([
-        {"state": "FAILED", "binding": "A", "attempts": 1, "duration": 10, "weight": 9, "at_ms": 0},
-        {"state": "COMPLETED", "binding": "A", "attempts": 1, "duration": 1000, "weight": 1, "at_ms": 0},
-    ], hours=1)  # fmt: skip
+    report = aggregate_points(
+        [
+            {"state": "FAILED", "binding": "A", "attempts": 1, "duration": 10, "weight": 9, "at_ms": 0},
+            {"state": "COMPLETED", "binding": "A", "attempts": 1, "duration": 1000, "weight": 1, "at_ms": 0},
+        ],
+        hours=1,
+    )
     assert (report.bindings[0].failure_rate, report.bindings[0].avg_duration_ms) == (0.9, 109.0)
     assert report.bindings[0].p95_duration_ms == 1000
 
@@ -218,8 +252,19 @@ async def test_metrics_on_cloudflare_query_the_account_sql_api(world: World) -> 
     world.env.CF_ACCOUNT_ID, world.env.CF_API_TOKEN = "acc1", "tok"  # type: ignore[attr-defined]
     world.env.TSUMUGI_METRICS_DATASET = "tsumugi"  # type: ignore[attr-defined]
     url = "https://api.cloudflare.com/client/v4/accounts/acc1/analytics_engine/sql"
-    by_binding = {"data": [{"binding": "MAIL", "total": "4", "failed": "1", "avg_duration": 20, "max_duration": 40,
-                            "p95_duration": 39.5, "avg_attempts": "1.25"}]}  # fmt: skip
+    by_binding = {
+        "data": [
+            {
+                "binding": "MAIL",
+                "total": "4",
+                "failed": "1",
+                "avg_duration": 20,
+                "max_duration": 40,
+                "p95_duration": 39.5,
+                "avg_attempts": "1.25",
+            }
+        ]
+    }
     by_hour = {"data": [{"at": "2026-01-01 00:00:00", "total": 4, "failed": 1, "avg_duration": "NaN"}]}
     with respx.mock(assert_all_called=True) as mock:
         route = mock.post(url).mock(
@@ -233,8 +278,17 @@ async def test_metrics_on_cloudflare_query_the_account_sql_api(world: World) -> 
     assert sql.endswith("FORMAT JSON")
     assert route.calls[0].request.headers["authorization"] == "Bearer tok"
     assert body["bindings"][0]["failureRate"] == 0.25
-    assert body["series"] == [{"at": T0, "total": 4, "failed": 1, "avgDurationMs": 0, "p50DurationMs": 0,
-                               "p95DurationMs": 0, "p99DurationMs": 0}]  # fmt: skip
+    assert body["series"] == [
+        {
+            "at": T0,
+            "total": 4,
+            "failed": 1,
+            "avgDurationMs": 0,
+            "p50DurationMs": 0,
+            "p95DurationMs": 0,
+            "p99DurationMs": 0,
+        }
+    ]
     assert "INTERVAL '60' MINUTE" in route.calls[1].request.content.decode()
     assert "quantileWeighted(0.99)(double2, _sample_interval) AS p99_duration" in sql
     with respx.mock() as mock:
@@ -245,11 +299,15 @@ async def test_metrics_on_cloudflare_query_the_account_sql_api(world: World) -> 
 
 @pytest.mark.parametrize(
     ("method", "path", "message"),
-    [("POST", "/api/runs", "run creation is not available"), ("POST", "/api/runs/f:1/retry", "run control is not available"),
-     ("POST", "/api/runs/f:1/cancel", "run control is not available")],
-)  # fmt: skip
-async def test_run_control_answers_501_until_it_exists(world: World, method: str, path: str,
-                                                                    message: str) -> None:  # fmt: skip
+    [
+        ("POST", "/api/runs", "run creation is not available"),
+        ("POST", "/api/runs/f:1/retry", "run control is not available"),
+        ("POST", "/api/runs/f:1/cancel", "run control is not available"),
+    ],
+)
+async def test_run_control_answers_501_until_it_exists(
+    world: World, method: str, path: str, message: str
+) -> None:
     assert await world.request(method, path) == (501, {"error": message})
 
 

@@ -16,20 +16,37 @@ async def test_create_answers_201_with_the_id_and_the_same_id_for_a_dedup_hit(wo
 @pytest.mark.parametrize(
     ("body", "expected"),
     [
-        ("{not json", {"error": "body must be valid JSON", "line": 1, "column": 2,
-                       "detail": "Expecting property name enclosed in double quotes"}),
+        (
+            "{not json",
+            {
+                "error": "body must be valid JSON",
+                "line": 1,
+                "column": 2,
+                "detail": "Expecting property name enclosed in double quotes",
+            },
+        ),
         ('{"binding": "MAIL", "payload": NaN}', {"error": "body must be valid JSON"}),
         ("[1, 2]", {"error": "body must be an object"}),
-        ('{"binding": "MAIL", "payload": {}, "maxAttempts": 0}',
-         {"error": "maxAttempts must be at least 1", "field": "maxAttempts", "rule": "must be at least 1"}),
+        (
+            '{"binding": "MAIL", "payload": {}, "maxAttempts": 0}',
+            {"error": "maxAttempts must be at least 1", "field": "maxAttempts", "rule": "must be at least 1"},
+        ),
         ('{"payload": {}}', {"error": "binding is required", "field": "binding", "rule": "is required"}),
         ('{"binding": "MAIL"}', {"error": "payload is required", "field": "payload", "rule": "is required"}),
-        ('{"binding": "Nope", "payload": 1}', {"error": "binding is not a registered performer: Nope",
-                                               "field": "binding", "rule": "is not a registered performer: Nope"}),
-        ('{"binding": "MAIL", "payload": 1, "color": "red"}',
-         {"error": "color is not an enqueue option", "field": "color", "rule": "is not an enqueue option"}),
+        (
+            '{"binding": "Nope", "payload": 1}',
+            {
+                "error": "binding is not a registered performer: Nope",
+                "field": "binding",
+                "rule": "is not a registered performer: Nope",
+            },
+        ),
+        (
+            '{"binding": "MAIL", "payload": 1, "color": "red"}',
+            {"error": "color is not an enqueue option", "field": "color", "rule": "is not an enqueue option"},
+        ),
     ],
-)  # fmt: skip
+)
 async def test_create_refuses_bad_bodies_naming_the_field(
     world: World, body: str, expected: dict[str, str]
 ) -> None:
@@ -44,7 +61,9 @@ async def test_bulk_enqueue_answers_ids_in_input_order_and_refuses_without_items
     assert status == 201
     assert [i.split("#")[0] for i in body["ids"]] == ["MAIL", "MAIL", "MAIL", "SMS"]
     assert await world.request("POST", "/api/jobs/bulk-enqueue", {}) == (
-        400, {"error": "items is required", "field": "items", "rule": "is required"})  # fmt: skip
+        400,
+        {"error": "items is required", "field": "items", "rule": "is required"},
+    )
     status, body = await world.request("POST", "/api/jobs/bulk-enqueue", {"items": [{"binding": "MAIL"}]})
     assert (status, body["field"]) == (400, "items[0].payload")
 
@@ -79,14 +98,18 @@ async def test_detail_answers_404_for_a_malformed_or_unknown_id(world: World) ->
     assert (status, body["error"]) == (404, "not found")
     assert body["detail"].startswith("'not-an-id' is not a whole job id")  # with a hint since issue 26
     assert await world.request("GET", f"/api/jobs/{quoted('MAIL#0:missing')}") == (
-        404, {"error": "not found", "detail": "no job has the id 'MAIL#0:missing'"})  # fmt: skip
+        404,
+        {"error": "not found", "detail": "no job has the id 'MAIL#0:missing'"},
+    )
 
 
 async def test_retry_moves_a_failed_job_back_and_refuses_other_states(world: World) -> None:
     job_id = await world.enqueue("MAIL", maxAttempts=1)
     path = f"/api/jobs/{quoted(job_id)}/retry"
     assert await world.request("POST", path) == (
-        409, {"ok": False, "reason": "invalid-state", "error": "not allowed in the current state"})  # fmt: skip
+        409,
+        {"ok": False, "reason": "invalid-state", "error": "not allowed in the current state"},
+    )
     await world.fail(job_id)
     assert await world.request("POST", path) == (200, {"ok": True})
     assert (await world.request("GET", f"/api/jobs/{quoted(job_id)}"))[1]["job"]["state"] == "SCHEDULED"

@@ -60,14 +60,23 @@ async def _ids(world: World, query: str) -> tuple[list[str], int]:
         ("id=MAIL%230%3Aj00000", lambda j: j.id == "MAIL#0:j00000"),
         ("unique_key=u-120", lambda j: j.unique_key == "u-120"),
         ("concurrency_key=user-7", lambda j: j.concurrency_key == "user-7"),
-        (f"created_from={T0 + 1000}&created_to={T0 + 5000}", lambda j: T0 + 1000 <= j.created_at <= T0 + 5000),
+        (
+            f"created_from={T0 + 1000}&created_to={T0 + 5000}",
+            lambda j: T0 + 1000 <= j.created_at <= T0 + 5000,
+        ),
         (f"created_from=0&created_to={T0}", lambda j: j.created_at <= T0),
-        ("state=QUEUED&binding=MAIL&concurrency_key=user-3", lambda j: (j.state, j.binding, j.concurrency_key) == ("QUEUED", "MAIL", "user-3")),
+        (
+            "state=QUEUED&binding=MAIL&concurrency_key=user-3",
+            lambda j: (j.state, j.binding, j.concurrency_key) == ("QUEUED", "MAIL", "user-3"),
+        ),
         ("created_from=&created_to=soon&state=", lambda j: True),
         ("exclude_bindings=SMS", lambda j: j.binding != "SMS"),
-        ("exclude_bindings=SMS,%20MAIL,,SMS&state=FAILED", lambda j: j.binding not in ("SMS", "MAIL") and j.state == "FAILED"),
+        (
+            "exclude_bindings=SMS,%20MAIL,,SMS&state=FAILED",
+            lambda j: j.binding not in ("SMS", "MAIL") and j.state == "FAILED",
+        ),
     ],
-)  # fmt: skip
+)
 async def test_filters_are_exact_and_anded_and_the_total_counts_every_match(
     big: World, query: str, keep: Any
 ) -> None:
@@ -86,9 +95,18 @@ async def test_every_sort_column_orders_with_id_desc_as_tie_break(big: World, so
 
 @pytest.mark.parametrize(
     ("query", "start", "count"),
-    [("", 0, 20), ("limit=0", 0, 20), ("limit=junk", 0, 20), ("limit=-5", 0, 20), ("limit=500", 0, 100),
-     ("limit=7.9&offset=3.2", 3, 7), ("offset=-4", 0, 20), ("offset=9995", 9995, 5), ("sort=constructor&order=up", 0, 20)],
-)  # fmt: skip
+    [
+        ("", 0, 20),
+        ("limit=0", 0, 20),
+        ("limit=junk", 0, 20),
+        ("limit=-5", 0, 20),
+        ("limit=500", 0, 100),
+        ("limit=7.9&offset=3.2", 3, 7),
+        ("offset=-4", 0, 20),
+        ("offset=9995", 9995, 5),
+        ("sort=constructor&order=up", 0, 20),
+    ],
+)
 async def test_paging_is_lenient_as_the_original(big: World, query: str, start: int, count: int) -> None:
     expected = rw.reference_order(JOBS, "updated_at", "desc")
     ids, total = await _ids(big, query)
@@ -98,8 +116,19 @@ async def test_paging_is_lenient_as_the_original(big: World, query: str, start: 
 async def test_list_rows_carry_the_summary_keys_and_retryable(big: World) -> None:
     status, body = await big.request("GET", "/api/jobs?state=FAILED&limit=1")
     assert status == 200
-    assert set(body["jobs"][0]) == {"id", "binding", "state", "priority", "attempts", "max_attempts", "created_at",
-                                    "updated_at", "dispatched_at", "retryable", "current_attempt"}  # fmt: skip
+    assert set(body["jobs"][0]) == {
+        "id",
+        "binding",
+        "state",
+        "priority",
+        "attempts",
+        "max_attempts",
+        "created_at",
+        "updated_at",
+        "dispatched_at",
+        "retryable",
+        "current_attempt",
+    }
     assert body["jobs"][0]["retryable"] is False  # updated long before the 7-day window of this clock
 
 

@@ -23,13 +23,17 @@ def _configure(world: World, account: str = "acc1") -> None:
         ([httpx.Response(200, json=[1, 2])], "metrics query answered no JSON"),
         ([httpx.Response(200, json={"data": {"oops": 1}})], "not a list of rows"),
         ([httpx.Response(200, json={"data": ["row"]})], "not a list of rows"),
-        ([httpx.Response(200, json=BY_BINDING), httpx.Response(200, json={"data": [{"at": "yesterday"}]})],
-         "unreadable row"),
-        ([httpx.Response(200, json=BY_BINDING), httpx.Response(200, json={"data": [{"at": None}]})],
-         "unreadable row"),
+        (
+            [httpx.Response(200, json=BY_BINDING), httpx.Response(200, json={"data": [{"at": "yesterday"}]})],
+            "unreadable row",
+        ),
+        (
+            [httpx.Response(200, json=BY_BINDING), httpx.Response(200, json={"data": [{"at": None}]})],
+            "unreadable row",
+        ),
     ],
     ids=["html-200", "json-not-object", "data-object", "data-not-rows", "at-unparseable", "at-null"],
-)  # fmt: skip
+)
 async def test_an_unreadable_upstream_answer_is_502_naming_the_problem(
     world: World, answers: list[httpx.Response], message: str
 ) -> None:
@@ -49,8 +53,20 @@ async def test_an_iso_hour_is_read_as_utc(world: World) -> None:
             side_effect=[httpx.Response(200, json=BY_BINDING), httpx.Response(200, json=by_hour)]
         )
         status, body = await world.request("GET", "/api/metrics")
-    assert (status, body["series"]) == (200, [{"at": T0, "total": 2, "failed": 1, "avgDurationMs": 5, "p50DurationMs": 0,
-                                              "p95DurationMs": 0, "p99DurationMs": 0}])  # fmt: skip
+    assert (status, body["series"]) == (
+        200,
+        [
+            {
+                "at": T0,
+                "total": 2,
+                "failed": 1,
+                "avgDurationMs": 5,
+                "p50DurationMs": 0,
+                "p95DurationMs": 0,
+                "p99DurationMs": 0,
+            }
+        ],
+    )
 
 
 async def test_a_connection_failure_and_an_unusable_account_id_are_502(world: World) -> None:

@@ -75,8 +75,9 @@ async def test_metrics_leave_out_the_notice_bindings_from_totals_and_the_failure
     with AnalyticsStore(tmp_path / "ae.sqlite", cast(Any, world.clock)) as store:
         dataset = LocalMetrics(store, "tsumugi_metrics")
         for state, binding in [("FAILED", "MAIL"), ("COMPLETED", "MAIL"), ("COMPLETED", "Notify")]:
-            dataset.writeDataPoint({"indexes": [binding], "blobs": [state, binding, "at-least-once"],
-                                    "doubles": [1, 10]})  # fmt: skip
+            dataset.writeDataPoint(
+                {"indexes": [binding], "blobs": [state, binding, "at-least-once"], "doubles": [1, 10]}
+            )
         world.env.TSUMUGI_METRICS = dataset  # type: ignore[attr-defined]
         world.clock.advance(60_000)
         status, everything = await world.request("GET", "/api/metrics")

@@ -30,14 +30,17 @@ ALL_CHECKS = CHECKS.get_all()
 """Every check schemathesis has (``not_a_server_error`` ... ``ignored_auth``, ``unsupported_method``)."""
 FEATURE_GATED = {
     "startRun": "run creation is not available",
-    "retryRun": "run control is not available", "cancelRun": "run control is not available",
-}  # fmt: skip
+    "retryRun": "run control is not available",
+    "cancelRun": "run control is not available",
+}
 """Operations that answer the original's 501 while no schedule or flow is defined.
 
 Source: docs/reference/original.md §4.2.
 """
 BINDINGS = ("MAIL", "SMS", "Notify")
-schema = schemathesis.openapi.from_dict(build_document(OPERATIONS, bindings={"MAIL": 1, "SMS": 2, "Notify": 1}))
+schema = schemathesis.openapi.from_dict(
+    build_document(OPERATIONS, bindings={"MAIL": 1, "SMS": 2, "Notify": 1})
+)
 SEEDED: list[str] = []
 """Job ids of the fuzz world, in several states."""
 SEEN: dict[str, set[int]] = {}
@@ -126,7 +129,9 @@ def test_no_server_error_and_every_answer_fits_the_document(case: Any, fuzz_worl
             case.path_parameters[name] = _seeded(name, value)
     operation = case.operation.definition.raw["operationId"]
     gated = operation in FEATURE_GATED
-    response = case.call_and_validate(checks=[c for c in ALL_CHECKS if not (gated and c is not_a_server_error)])
+    response = case.call_and_validate(
+        checks=[c for c in ALL_CHECKS if not (gated and c is not_a_server_error)]
+    )
     if gated and response.status_code >= 500:
         # The original's answer for a feature this deployment lacks (docs/reference/original.md §4): 501, its
         # text, nothing else.
@@ -139,8 +144,11 @@ def test_the_fuzz_run_sent_undeclared_methods_and_every_one_was_405() -> None:
     # unsupported_method only judges the coverage phase's requests with a method the path lacks.
     # PATCH and DELETE are declared on /api/schedules/{name}: a request is undeclared when its method is not
     # its operation's.
-    undeclared = [(method, status) for method, status, declared in SENT
-                  if not declared and method not in ("GET", "POST", "HEAD", "OPTIONS")]  # fmt: skip
+    undeclared = [
+        (method, status)
+        for method, status, declared in SENT
+        if not declared and method not in ("GET", "POST", "HEAD", "OPTIONS")
+    ]
     assert undeclared, SENT
     assert {status for _, status in undeclared} == {405}, undeclared
 
@@ -166,10 +174,31 @@ def test_the_served_document_is_the_generated_one(tmp_path: Path) -> None:
         assert status == 200
         assert document == build_document(OPERATIONS, bindings={"MAIL": 1, "SMS": 2, "Notify": 1})
         operations = {op["operationId"] for path in document["paths"].values() for op in path.values()}
-        assert {"listJobs", "createJob", "getJob", "retryJob", "rescheduleJob", "cancelJob", "bulkRetryJobs",
-                "bulkCancelJobs", "listBindings", "getMetrics", "getStats", "getDiagnostics", "listSchedules",
-                "listRuns", "startRun", "getRun", "retryRun", "cancelRun", "listFlows", "getOpenApi",
-                "explainJob", "setBindingPolicy", "resetBindingPolicy"} <= operations  # fmt: skip
+        assert {
+            "listJobs",
+            "createJob",
+            "getJob",
+            "retryJob",
+            "rescheduleJob",
+            "cancelJob",
+            "bulkRetryJobs",
+            "bulkCancelJobs",
+            "listBindings",
+            "getMetrics",
+            "getStats",
+            "getDiagnostics",
+            "listSchedules",
+            "listRuns",
+            "startRun",
+            "getRun",
+            "retryRun",
+            "cancelRun",
+            "listFlows",
+            "getOpenApi",
+            "explainJob",
+            "setBindingPolicy",
+            "resetBindingPolicy",
+        } <= operations
         assert document["paths"]["/api/openapi.json"]["get"]["security"] == []
         assert set(document["components"]["securitySchemes"]) == {"bearerAuth", "cookieAuth", "accessAuth"}
     finally:

@@ -107,36 +107,62 @@ def _refusal(field: str, rule: str) -> tuple[int, dict[str, str]]:
     return 400, {"error": f"{field} {rule}", "field": field, "rule": rule}
 
 
-@pytest.mark.parametrize(("payload", "field", "rule"), [
-    ({"name": 5, "address": {"city": "Paris"}}, "payload.name", "must be a string, got an integer"),
-    ({"name": "Ada"}, "payload.address", "is required"),
-    ({"name": "Ada", "address": {"city": 7}}, "payload.address.city", "must be a string, got an integer"),
-    ({**GOOD, "address": {"city": "Paris", "zip": 75}}, "payload.address.zip", "must be a string or null, got an integer"),
-    ({**GOOD, "quantity": [1]}, "payload.quantity", "must be an integer or a string, got an array"),
-    ({**GOOD, "pay": {"type": "cash"}}, "payload.pay.type", 'must be one of "card", "invoice", got "cash"'),
-    ({**GOOD, "pay": {"type": "invoice", "days": "10"}}, "payload.pay.days", "must be an integer, got a string"),
-    ({**GOOD, "lines": [{"city": "A"}, {"zip": "1"}]}, "payload.lines[1].city", "is required"),
-    ({**GOOD, "mode": "warp"}, "payload.mode", 'must be one of "fast", "slow", got "warp"'),
-    ("Ada", "payload", "must be an object, got a string"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("payload", "field", "rule"),
+    [
+        ({"name": 5, "address": {"city": "Paris"}}, "payload.name", "must be a string, got an integer"),
+        ({"name": "Ada"}, "payload.address", "is required"),
+        ({"name": "Ada", "address": {"city": 7}}, "payload.address.city", "must be a string, got an integer"),
+        (
+            {**GOOD, "address": {"city": "Paris", "zip": 75}},
+            "payload.address.zip",
+            "must be a string or null, got an integer",
+        ),
+        ({**GOOD, "quantity": [1]}, "payload.quantity", "must be an integer or a string, got an array"),
+        (
+            {**GOOD, "pay": {"type": "cash"}},
+            "payload.pay.type",
+            'must be one of "card", "invoice", got "cash"',
+        ),
+        (
+            {**GOOD, "pay": {"type": "invoice", "days": "10"}},
+            "payload.pay.days",
+            "must be an integer, got a string",
+        ),
+        ({**GOOD, "lines": [{"city": "A"}, {"zip": "1"}]}, "payload.lines[1].city", "is required"),
+        ({**GOOD, "mode": "warp"}, "payload.mode", 'must be one of "fast", "slow", got "warp"'),
+        ("Ada", "payload", "must be an object, got a string"),
+    ],
+)
 async def test_rest_refuses_a_payload_the_type_refuses_naming_the_path(
     typed: World, payload: Any, field: str, rule: str
 ) -> None:
     assert await typed.request("POST", "/api/jobs", {"binding": "Order", "payload": payload}) == _refusal(
         field, rule
     )
-    status, body = await typed.request("POST", "/api/jobs/bulk-enqueue", {"items": [
-        {"binding": "Order", "payload": GOOD}, {"binding": "Order", "payload": payload}]})  # fmt: skip
+    status, body = await typed.request(
+        "POST",
+        "/api/jobs/bulk-enqueue",
+        {"items": [{"binding": "Order", "payload": GOOD}, {"binding": "Order", "payload": payload}]},
+    )
     assert (status, body["field"]) == (400, f"items[1].{field}")
     assert typed.env.TSUMUGI_QUEUE.sent == []
     assert typed.env.JOB_SHARD.objects == {}  # nothing reached a shard: nothing stored
 
 
-@pytest.mark.parametrize("payload", [
-    GOOD,
-    {**GOOD, "quantity": "2", "note": None, "pay": None, "mode": "slow"},
-    {**GOOD, "pay": {"type": "card", "number": "4242"}, "lines": [{"city": "B", "zip": None}], "extra": 1},
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "payload",
+    [
+        GOOD,
+        {**GOOD, "quantity": "2", "note": None, "pay": None, "mode": "slow"},
+        {
+            **GOOD,
+            "pay": {"type": "card", "number": "4242"},
+            "lines": [{"city": "B", "zip": None}],
+            "extra": 1,
+        },
+    ],
+)
 async def test_a_payload_the_type_accepts_is_stored(typed: World, payload: Any) -> None:
     status, body = await typed.request("POST", "/api/jobs", {"binding": "Order", "payload": payload})
     assert status == 201, body
@@ -173,7 +199,8 @@ async def test_a_refusal_asks_again_so_a_redeployed_performer_is_never_refused_b
     assert order.describes == 2
     # The fresh schema is kept: a payload the new type refuses is refused without another fetch.
     assert await typed.request("POST", "/api/jobs", {"binding": "Order", "payload": {"name": 1}}) == _refusal(
-        "payload.name", "must be a string, got an integer")  # fmt: skip
+        "payload.name", "must be a string, got an integer"
+    )
     assert order.describes == 2
 
 

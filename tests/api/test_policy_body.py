@@ -16,8 +16,14 @@ from tsumugi_scheduler.api import OPERATIONS, build_document
 from tsumugi_scheduler.api.bodies import POLICY_FIELDS
 
 NULLABLE = {"rate", "per_key_rate", "aging_interval_ms"}
-MINIMUM = {"concurrency": 0, "per_key_concurrency": 1, "aging_interval_ms": 1, "reaper_grace_ms": 0,
-           "sweep_after_ms": 0, "failed_retention_ms": 0}  # fmt: skip
+MINIMUM = {
+    "concurrency": 0,
+    "per_key_concurrency": 1,
+    "aging_interval_ms": 1,
+    "reaper_grace_ms": 0,
+    "sweep_after_ms": 0,
+    "failed_retention_ms": 0,
+}
 SAFE = 2**53 - 1
 
 
@@ -62,8 +68,14 @@ async def test_an_empty_body_is_refused_by_both(world: World) -> None:
 
 async def test_a_value_beyond_javascripts_exact_range_is_refused_naming_the_limit(world: World) -> None:
     status, body = await world.request("POST", "/api/bindings/MAIL/policy", {"sweep_after_ms": 10**30})
-    assert (status, body) == (400, {"error": "sweep_after_ms must be at most 9007199254740991",
-                                    "field": "sweep_after_ms", "rule": "must be at most 9007199254740991"})  # fmt: skip
+    assert (status, body) == (
+        400,
+        {
+            "error": "sweep_after_ms must be at most 9007199254740991",
+            "field": "sweep_after_ms",
+            "rule": "must be at most 9007199254740991",
+        },
+    )
     status, body = await world.request(
         "POST", "/api/bindings/MAIL/policy", {"rate": {"tokens": SAFE + 1, "interval_ms": 1}}
     )

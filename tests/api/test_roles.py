@@ -57,8 +57,17 @@ async def _failed_run(world: World) -> str:
     _, run = await world.request("GET", f"/api/runs/{run_id}")
     first = run["nodes"][0]
     # The job's shard reports its end to the run: here it failed for good.
-    await run_object.host.notify([{"nodeId": first["id"], "jobId": first["job_id"], "state": "FAILED",
-                                   "result": None, "error": "boom"}])  # fmt: skip
+    await run_object.host.notify(
+        [
+            {
+                "nodeId": first["id"],
+                "jobId": first["job_id"],
+                "state": "FAILED",
+                "result": None,
+                "error": "boom",
+            }
+        ]
+    )
     await run_object.host.alarm()
     _, run = await world.request("GET", f"/api/runs/{run_id}")
     assert run["run"]["state"] == "FAILED", run
@@ -75,15 +84,22 @@ async def _metrics(world: World) -> Request:
 CASES: dict[str, Case] = {
     "listJobs": lambda w: _same(("GET", "/api/jobs", None)),
     "createJob": lambda w: _same(("POST", "/api/jobs", {"binding": "MAIL", "payload": {}})),
-    "bulkEnqueueJobs": lambda w: _same(("POST", "/api/jobs/bulk-enqueue", {"items": [{"binding": "MAIL", "payload": {}}]})),
-    "bulkRetryJobs": lambda w: _then(_failed_job(w), lambda j: ("POST", "/api/jobs/bulk-retry", {"ids": [_raw(j)]})),
-    "bulkCancelJobs": lambda w: _then(_job(w), lambda j: ("POST", "/api/jobs/bulk-cancel", {"ids": [_raw(j)]})),
+    "bulkEnqueueJobs": lambda w: _same(
+        ("POST", "/api/jobs/bulk-enqueue", {"items": [{"binding": "MAIL", "payload": {}}]})
+    ),
+    "bulkRetryJobs": lambda w: _then(
+        _failed_job(w), lambda j: ("POST", "/api/jobs/bulk-retry", {"ids": [_raw(j)]})
+    ),
+    "bulkCancelJobs": lambda w: _then(
+        _job(w), lambda j: ("POST", "/api/jobs/bulk-cancel", {"ids": [_raw(j)]})
+    ),
     "getJob": lambda w: _then(_job(w), lambda j: ("GET", f"/api/jobs/{j}", None)),
     "explainJob": lambda w: _then(_job(w), lambda j: ("GET", f"/api/jobs/{j}/explain", None)),
     "retryJob": lambda w: _then(_failed_job(w), lambda j: ("POST", f"/api/jobs/{j}/retry", None)),
     "cancelJob": lambda w: _then(_job(w), lambda j: ("POST", f"/api/jobs/{j}/cancel", None)),
-    "rescheduleJob": lambda w: _then(_job(w, delayMs=60_000),
-                                     lambda j: ("POST", f"/api/jobs/{j}/reschedule", {"delayMs": 1_000})),
+    "rescheduleJob": lambda w: _then(
+        _job(w, delayMs=60_000), lambda j: ("POST", f"/api/jobs/{j}/reschedule", {"delayMs": 1_000})
+    ),
     "listBindings": lambda w: _same(("GET", "/api/bindings", None)),
     "setBindingPolicy": lambda w: _same(("POST", "/api/bindings/MAIL/policy", {"concurrency": 3})),
     "resetBindingPolicy": lambda w: _same(("POST", "/api/bindings/MAIL/policy/reset", None)),
@@ -93,7 +109,9 @@ CASES: dict[str, Case] = {
     "listSchedules": lambda w: _same(("GET", "/api/schedules", None)),
     "createSchedule": lambda w: _same(("POST", "/api/schedules", SCHEDULE)),
     "getSchedule": lambda w: _then(_schedule(w), lambda n: ("GET", f"/api/schedules/{n}", None)),
-    "updateSchedule": lambda w: _then(_schedule(w), lambda n: ("PATCH", f"/api/schedules/{n}", {"overlap": "overlap"})),
+    "updateSchedule": lambda w: _then(
+        _schedule(w), lambda n: ("PATCH", f"/api/schedules/{n}", {"overlap": "overlap"})
+    ),
     "deleteSchedule": lambda w: _then(_schedule(w), lambda n: ("DELETE", f"/api/schedules/{n}", None)),
     "pauseSchedule": lambda w: _then(_schedule(w), lambda n: ("POST", f"/api/schedules/{n}/pause", None)),
     "resumeSchedule": lambda w: _then(_schedule(w), lambda n: ("POST", f"/api/schedules/{n}/resume", None)),
@@ -105,7 +123,7 @@ CASES: dict[str, Case] = {
     "cancelRun": lambda w: _then(_run(w), lambda r: ("POST", f"/api/runs/{r}/cancel", None)),
     "listFlows": lambda w: _same(("GET", "/api/flows", None)),
     "sendEvent": lambda w: _same(("POST", "/api/events", {"name": "approved", "key": "order-42"})),
-}  # fmt: skip
+}
 
 
 async def _same(request: Request) -> Request:
@@ -140,8 +158,9 @@ def test_every_route_declares_a_role_and_has_a_case() -> None:
 
 @pytest.mark.parametrize("role", list(Role), ids=lambda r: r.value)
 @pytest.mark.parametrize("op", OPERATIONS, ids=lambda op: op.operation_id)
-async def test_a_route_refuses_a_role_below_its_own_and_serves_the_rest(world: World, op: Operation,
-                                                                        role: Role) -> None:  # fmt: skip
+async def test_a_route_refuses_a_role_below_its_own_and_serves_the_rest(
+    world: World, op: Operation, role: Role
+) -> None:
     method, path, body = await CASES[op.operation_id](world)
     status, answer = await world.request(
         method, path, body, headers={"authorization": f"Bearer {TOKENS[role]}"}
@@ -150,8 +169,10 @@ async def test_a_route_refuses_a_role_below_its_own_and_serves_the_rest(world: W
         assert 200 <= status < 300, (status, answer)
     else:
         assert (status, answer["needs"], answer["role"]) == (403, op.role.value, role.value), answer
-        assert answer["reason"] == (f"{op.operation_id} needs the {op.role.value} role; "
-                                    f"TSUMUGI_{role.value.upper()}_TOKEN has the {role.value} role")  # fmt: skip
+        assert answer["reason"] == (
+            f"{op.operation_id} needs the {op.role.value} role; "
+            f"TSUMUGI_{role.value.upper()}_TOKEN has the {role.value} role"
+        )
 
 
 async def test_the_openapi_document_says_each_routes_role(world: World) -> None:

@@ -38,12 +38,15 @@ async def test_a_run_is_readable_as_soon_as_its_start_answers(world: World) -> N
     assert [r["id"] for r in listed["runs"]] == [created["id"]]
 
 
-@pytest.mark.parametrize(("run_input", "field", "rule"), [
-    ({"names": "64"}, "input.names", "must be an array, got a string"),
-    ({"names": ["a", 5]}, "input.names[1]", "must be a string, got an integer"),
-    ({}, "input.names", "is required"),
-    ([1], "input", "must be an object, got an array"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("run_input", "field", "rule"),
+    [
+        ({"names": "64"}, "input.names", "must be an array, got a string"),
+        ({"names": ["a", 5]}, "input.names[1]", "must be a string, got an integer"),
+        ({}, "input.names", "is required"),
+        ([1], "input", "must be an object, got an array"),
+    ],
+)
 async def test_a_run_input_the_flows_type_refuses_is_a_400_naming_the_field_and_the_rule(
     world: World, run_input: Any, field: str, rule: str
 ) -> None:
@@ -74,22 +77,34 @@ async def test_every_code_the_run_routes_answer_is_declared(world: World) -> Non
         ),
         ("post", "/api/runs/{id}/retry", await world.request("POST", "/api/runs/bad/retry")),
     ]
-    undeclared = [(method, path, status) for method, path, (status, _) in answers
-                  if str(status) not in document["paths"][path][method]["responses"]]  # fmt: skip
+    undeclared = [
+        (method, path, status)
+        for method, path, (status, _) in answers
+        if str(status) not in document["paths"][path][method]["responses"]
+    ]
     assert undeclared == []
     assert [status for _, _, (status, _) in answers] == [400, 400, 404, 410, 410, 400]
 
 
 async def test_a_failed_run_says_why_in_one_line(world: World) -> None:
     db = world.d1.connection
-    db.execute("INSERT INTO run (id, seq, flow, state, input, node_total, node_done, node_failed, created_at, "
-               "updated_at) VALUES ('greetings:f', 1, 'greetings', 'FAILED', '{}', 3, 3, 1, 1, 2)")  # fmt: skip
-    for position, (node, state, error) in enumerate([("names", "COMPLETED", None),
-                                                     ("hello", "FAILED", "fan-out failed: boom\nTraceback ..."),
-                                                     ("report", "SKIPPED", None)]):  # fmt: skip
-        db.execute("INSERT INTO run_node (run_id, node_id, seq, binding, state, container, origin, after, error, "
-                   "position, created_at, updated_at) VALUES ('greetings:f', ?, 1, 'Hello', ?, 0, 'static', '[]', ?, "
-                   "?, 1, 2)", (node, state, error, position))  # fmt: skip
+    db.execute(
+        "INSERT INTO run (id, seq, flow, state, input, node_total, node_done, node_failed, created_at, "
+        "updated_at) VALUES ('greetings:f', 1, 'greetings', 'FAILED', '{}', 3, 3, 1, 1, 2)"
+    )
+    for position, (node, state, error) in enumerate(
+        [
+            ("names", "COMPLETED", None),
+            ("hello", "FAILED", "fan-out failed: boom\nTraceback ..."),
+            ("report", "SKIPPED", None),
+        ]
+    ):
+        db.execute(
+            "INSERT INTO run_node (run_id, node_id, seq, binding, state, container, origin, after, error, "
+            "position, created_at, updated_at) VALUES ('greetings:f', ?, 1, 'Hello', ?, 0, 'static', '[]', ?, "
+            "?, 1, 2)",
+            (node, state, error, position),
+        )
     status, found = await world.request("GET", f"/api/runs/{quoted('greetings:f')}")
     assert (status, found["run"]["failure"]) == (200, "node hello failed: fan-out failed: boom")
     db.execute(

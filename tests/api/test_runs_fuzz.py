@@ -68,8 +68,12 @@ class _BearerToken:
 
 
 @schema.parametrize()
-@settings(max_examples=25, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large])  # fmt: skip
+@settings(
+    max_examples=25,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large],
+)
 def test_the_run_routes_answer_inside_the_document(case: Any, runs_world: World) -> None:
     negative_path = case.meta is not None and case.meta.is_negative_at(ParameterLocation.PATH)
     for name in list(case.path_parameters or {}):

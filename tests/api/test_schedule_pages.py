@@ -39,8 +39,10 @@ async def test_pages_by_name_follow_next_to_the_end(world: World) -> None:
     assert seen == [["a", "b"], ["c", "d"], ["e"]]
     status, everything = await world.request("GET", "/api/schedules")  # without paging: the original's list
     assert (status, [s["name"] for s in everything["schedules"]], "next" in everything) == (
-        200, ["a", "b", "c", "d", "e"], False,
-    )  # fmt: skip
+        200,
+        ["a", "b", "c", "d", "e"],
+        False,
+    )
 
 
 @pytest.mark.parametrize("limit", ["0", "501", "x", "", "\u0661"])

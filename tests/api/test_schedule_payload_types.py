@@ -20,11 +20,14 @@ def _refusal(field: str, rule: str) -> tuple[int, dict[str, str]]:
     return 400, {"error": f"{field} {rule}", "field": field, "rule": rule}
 
 
-@pytest.mark.parametrize(("payload", "field", "rule"), [
-    ({"name": 5, "address": {"city": "Paris"}}, "payload.name", "must be a string, got an integer"),
-    ({"name": "Ada"}, "payload.address", "is required"),
-    ("Ada", "payload", "must be an object, got a string"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("payload", "field", "rule"),
+    [
+        ({"name": 5, "address": {"city": "Paris"}}, "payload.name", "must be a string, got an integer"),
+        ({"name": "Ada"}, "payload.address", "is required"),
+        ("Ada", "payload", "must be an object, got a string"),
+    ],
+)
 async def test_a_schedule_whose_payload_the_type_refuses_is_not_created(
     typed: World,  # noqa: F811 - the imported fixture
     payload: Any,
@@ -72,7 +75,6 @@ async def test_a_schedule_body_with_invalid_utf8_is_refused(world: World) -> Non
     assert await world.request("GET", "/api/schedules") == (200, {"schedules": []})
 
 
-
 async def test_a_trigger_the_performer_type_now_refuses_is_a_conflict_naming_the_field(
     typed: World,  # noqa: F811 - the imported fixture
 ) -> None:
@@ -84,7 +86,12 @@ async def test_a_trigger_the_performer_type_now_refuses_is_a_conflict_naming_the
     assert created[0] == 201, created
     typed.env.Order = order  # type: ignore[attr-defined]
     refused = await typed.request("POST", "/api/schedules/orders/trigger")
-    assert refused == (409, {"error": "payload.address is required", "field": "payload.address",
-                             "rule": "is required"})  # fmt: skip
+    assert refused == (
+        409,
+        {"error": "payload.address is required", "field": "payload.address", "rule": "is required"},
+    )
     status, kept = await typed.request("GET", "/api/schedules/orders")
-    assert (status, kept["last_error"]) == (200, "EnqueueValidationError: items[0].payload.address is required")
+    assert (status, kept["last_error"]) == (
+        200,
+        "EnqueueValidationError: items[0].payload.address is required",
+    )

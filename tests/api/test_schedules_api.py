@@ -22,10 +22,15 @@ BODY = {
 
 @pytest.fixture
 async def code_world(tmp_path: Path, clock: SteppedClock) -> AsyncIterator[World]:
-    built = World(tmp_path, clock, define_tsumugi(
-        performers=["MAIL", "SMS", "Notify"], bindings={"SMS": {"shards": 2}},
-        schedules={"code-one": {"binding": "Notify", "payload": None, "every_ms": 60_000}},
-    ))  # fmt: skip
+    built = World(
+        tmp_path,
+        clock,
+        define_tsumugi(
+            performers=["MAIL", "SMS", "Notify"],
+            bindings={"SMS": {"shards": 2}},
+            schedules={"code-one": {"binding": "Notify", "payload": None, "every_ms": 60_000}},
+        ),
+    )
     yield built
     await built.aclose()
 
@@ -45,8 +50,10 @@ async def test_create_read_change_pause_resume_trigger_delete(world: World) -> N
     assert status == 201
     schedule = created["schedule"]
     assert (schedule["description"], schedule["source"], schedule["next_occurrences"][:2]) == (
-        "every day at 03:00, Asia/Tokyo", "runtime", [T0 + 18 * 3_600_000, T0 + 42 * 3_600_000],
-    )  # fmt: skip
+        "every day at 03:00, Asia/Tokyo",
+        "runtime",
+        [T0 + 18 * 3_600_000, T0 + 42 * 3_600_000],
+    )
     assert (await world.request("POST", "/api/schedules", BODY))[0] == 409
     status, one = await world.request("GET", "/api/schedules/nightly")
     assert (status, one["name"], one["timezone"]) == (200, "nightly", "Asia/Tokyo")
@@ -68,8 +75,14 @@ async def test_create_read_change_pause_resume_trigger_delete(world: World) -> N
 
 async def test_invalid_bodies_answer_400_naming_the_field_as_sent(world: World) -> None:
     status, body = await world.request("POST", "/api/schedules", {**BODY, "cron": None, "everyMs": 1000})
-    assert (status, body) == (400, {"error": "timezone applies to cron only: every_ms is a period in real time",
-                                    "field": "timezone", "rule": "applies to cron only: every_ms is a period in real time"})  # fmt: skip
+    assert (status, body) == (
+        400,
+        {
+            "error": "timezone applies to cron only: every_ms is a period in real time",
+            "field": "timezone",
+            "rule": "applies to cron only: every_ms is a period in real time",
+        },
+    )
     status, body = await world.request(
         "POST", "/api/schedules", {**BODY, "timezone": None, "cron": None, "everyMs": 10}
     )
@@ -102,25 +115,41 @@ async def test_code_schedules_are_listed_and_read_only(code_world: World) -> Non
         ({"a b": {}}, "schedules key must match ^[A-Za-z0-9_-]+$ and be at most 64 characters, got 'a b'"),
         ({"s": 3}, "schedules.s must be a mapping of options"),
         ({"s": {"binding": "MAIL", "payload": 1}}, "schedules.s.every_ms or cron: exactly one is required"),
-        ({"s": {"binding": "MAIL", "payload": 1, "every_ms": 10}},
-         "schedules.s.every_ms must be an integer of at least 1000, got 10"),
-        ({"s": {"binding": "MAIL", "payload": 1, "cron": "0 0 30 2 *"}},
-         "schedules.s.cron is invalid: no occurrence within 1830 days"),
-        ({"s": {"binding": "MAIL", "payload": 1, "cron": "0 3 * * *", "timezone": "Asia/Tokio"}},
-         "schedules.s.timezone must be an IANA time zone such as Asia/Tokyo, got 'Asia/Tokio'"),
-        ({"s": {"binding": "Other", "payload": 1, "every_ms": 1000}},
-         "schedules.s.binding is not a registered performer: Other"),
-        ({"s": {"binding": "SMS", "payload": 1, "every_ms": 1000}},
-         "schedules.s.partition_key is required: SMS is split into 2 shards"),
+        (
+            {"s": {"binding": "MAIL", "payload": 1, "every_ms": 10}},
+            "schedules.s.every_ms must be an integer of at least 1000, got 10",
+        ),
+        (
+            {"s": {"binding": "MAIL", "payload": 1, "cron": "0 0 30 2 *"}},
+            "schedules.s.cron is invalid: no occurrence within 1830 days",
+        ),
+        (
+            {"s": {"binding": "MAIL", "payload": 1, "cron": "0 3 * * *", "timezone": "Asia/Tokio"}},
+            "schedules.s.timezone must be an IANA time zone such as Asia/Tokyo, got 'Asia/Tokio'",
+        ),
+        (
+            {"s": {"binding": "Other", "payload": 1, "every_ms": 1000}},
+            "schedules.s.binding is not a registered performer: Other",
+        ),
+        (
+            {"s": {"binding": "SMS", "payload": 1, "every_ms": 1000}},
+            "schedules.s.partition_key is required: SMS is split into 2 shards",
+        ),
         ({"s": {"binding": "MAIL", "every_ms": 1000}}, "schedules.s.payload is required"),
-        ({"s": {"binding": "MAIL", "payload": 1, "every_ms": 1000, "run_at": 5}},
-         "schedules.s.run_at is not allowed in a schedule: the occurrence sets the job's id and time"),
-        ({"s": {"binding": "MAIL", "payload": 1, "every_ms": 1000, "overlap": "queue"}},
-         "schedules.s.overlap must be 'skip' or 'overlap', got 'queue'"),
-        ({"s": {"binding": "MAIL", "payload": 1, "every_ms": 1000, "colour": "red"}},
-         "schedules.s.colour is not a schedule option"),
+        (
+            {"s": {"binding": "MAIL", "payload": 1, "every_ms": 1000, "run_at": 5}},
+            "schedules.s.run_at is not allowed in a schedule: the occurrence sets the job's id and time",
+        ),
+        (
+            {"s": {"binding": "MAIL", "payload": 1, "every_ms": 1000, "overlap": "queue"}},
+            "schedules.s.overlap must be 'skip' or 'overlap', got 'queue'",
+        ),
+        (
+            {"s": {"binding": "MAIL", "payload": 1, "every_ms": 1000, "colour": "red"}},
+            "schedules.s.colour is not a schedule option",
+        ),
     ],
-)  # fmt: skip
+)
 def test_define_tsumugi_refuses_each_rule_naming_the_option(schedules: dict[str, Any], message: str) -> None:
     with pytest.raises(DefinitionError) as caught:
         define_tsumugi(performers=["MAIL", "SMS"], bindings={"SMS": {"shards": 2}}, schedules=schedules)

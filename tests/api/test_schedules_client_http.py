@@ -13,8 +13,15 @@ async def test_the_http_client_round_trips_every_call(world: World) -> None:
     transport = httpx.ASGITransport(app=with_env(world.app, world.env))
     async with httpx.AsyncClient(transport=transport) as http:
         schedules = create_schedule_client(base_url="http://scheduler.test/", token=TOKEN, http_client=http)
-        made = await schedules.create(None, "tokyo", binding="MAIL", payload={"a": 1}, cron="0 9 * * *",
-                                      timezone="Asia/Tokyo", max_attempts=4)  # fmt: skip
+        made = await schedules.create(
+            None,
+            "tokyo",
+            binding="MAIL",
+            payload={"a": 1},
+            cron="0 9 * * *",
+            timezone="Asia/Tokyo",
+            max_attempts=4,
+        )
         assert (made["description"], made["options"]) == (
             "every day at 09:00, Asia/Tokyo",
             {"maxAttempts": 4},

@@ -29,8 +29,9 @@ def definition(schedules: dict[str, Any] | None = None) -> TsumugiDefinition:
 
 
 def code(**extra: Any) -> dict[str, Any]:
-    return {"greet": {"flow": "greetings", "input": lambda at: {"names": [f"at-{at}"]}, "every_ms": MIN,
-                      **extra}}  # fmt: skip
+    return {
+        "greet": {"flow": "greetings", "input": lambda at: {"names": [f"at-{at}"]}, "every_ms": MIN, **extra}
+    }
 
 
 @pytest.fixture
@@ -79,9 +80,19 @@ class TestFiring:
             f'{{"names":["at-{T0 + MIN}"]}}',
         )
         greet = await view(world)
-        assert (greet["kind"], greet["target"], greet["flow"], greet["last_run_id"], greet["last_job_id"]) == (
-            "flow", "greetings", "greetings", first, None,
-        )  # fmt: skip
+        assert (
+            greet["kind"],
+            greet["target"],
+            greet["flow"],
+            greet["last_run_id"],
+            greet["last_job_id"],
+        ) == (
+            "flow",
+            "greetings",
+            "greetings",
+            first,
+            None,
+        )
         end_run(runs(world)[first])
         await fire_at(world, T0 + 2 * MIN)
         assert list(runs(world)) == [first, f"greetings:greet-{T0 + 2 * MIN}"]
@@ -98,7 +109,8 @@ class TestFiring:
         assert list(runs(world)) == [fired]
         assert runs(world)[fired].starts == 2
         assert (
-            runs(world)[fired].host.engine.store.sql.exec("SELECT count(*) AS n FROM run").toArray()[0]["n"] == 1
+            runs(world)[fired].host.engine.store.sql.exec("SELECT count(*) AS n FROM run").toArray()[0]["n"]
+            == 1
         )
 
     async def test_overlap_skip_skips_while_the_previous_run_is_running(self, world: World) -> None:
@@ -152,8 +164,9 @@ class TestValidation:
             ({"deadline_ms": 0}, "schedules.greet.deadline_ms", "must be a positive integer"),
         ],
     )
-    def test_a_bad_flow_schedule_is_refused_naming_the_field(self, options: dict[str, Any], field: str,
-                                                             rule: str) -> None:  # fmt: skip
+    def test_a_bad_flow_schedule_is_refused_naming_the_field(
+        self, options: dict[str, Any], field: str, rule: str
+    ) -> None:
         with pytest.raises(DefinitionError) as caught:
             definition(code(**options))
         assert caught.value.args[0].startswith(f"{field} {rule}") or f"{field} {rule}" in str(caught.value)
@@ -169,14 +182,22 @@ class TestValidation:
 
 class TestRest:
     async def test_post_creates_a_flow_schedule_that_fires_a_run(self, world: World) -> None:
-        body = {"name": "nightly", "flow": "greetings", "input": {"names": ["a"]}, "everyMs": MIN,
-                "deadlineMs": 5_000}  # fmt: skip
+        body = {
+            "name": "nightly",
+            "flow": "greetings",
+            "input": {"names": ["a"]},
+            "everyMs": MIN,
+            "deadlineMs": 5_000,
+        }
         status, created = await world.request("POST", "/api/schedules", body)
         assert status == 201, created
         created = created["schedule"]
         assert (created["kind"], created["flow"], created["input"], created["deadline_ms"]) == (
-            "flow", "greetings", {"names": ["a"]}, 5_000,
-        )  # fmt: skip
+            "flow",
+            "greetings",
+            {"names": ["a"]},
+            5_000,
+        )
         await fire_at(world, T0 + MIN)
         run = runs(world)[f"greetings:nightly-{T0 + MIN}"].host.engine.run()
         assert run is not None
@@ -228,8 +249,9 @@ class TestClient:
             schedules = create_schedule_client(
                 base_url="http://scheduler.test/", token=TOKEN, http_client=http
             )
-            made = await schedules.create(None, "hourly", flow="greetings", input=None, cron="0 * * * *",
-                                          deadline_ms=60_000)  # fmt: skip
+            made = await schedules.create(
+                None, "hourly", flow="greetings", input=None, cron="0 * * * *", deadline_ms=60_000
+            )
             assert (made["kind"], made["input"], made["deadline_ms"]) == ("flow", None, 60_000)
             assert await schedules.trigger(None, "hourly") == f"greetings:hourly-now-{T0}"
             with pytest.raises(ScheduleError) as caught:
@@ -251,14 +273,19 @@ async def test_a_job_field_for_a_flow_schedule_is_a_conflict_with_it(world: Worl
 
 
 @pytest.mark.parametrize("option", ["partitionKey", "maxAttempts", "priority"])
-async def test_a_job_option_for_a_stored_flow_schedule_is_a_conflict_with_it(world: World, option: str) -> None:
+async def test_a_job_option_for_a_stored_flow_schedule_is_a_conflict_with_it(
+    world: World, option: str
+) -> None:
     # Found by the live schemathesis run: PATCH {"partitionKey": ..., "cron": ...} is valid by the document
     # (a body alone cannot know the schedule is a flow's) and answered 400; what it conflicts with is stored.
     body = {"name": "nightly", "flow": "greetings", "input": {"names": ["a"]}, "everyMs": 60_000}
     assert (await world.request("POST", "/api/schedules", body))[0] == 201
     rule = "is not allowed with a flow: the flow's nodes set their options"
-    changed = await world.request("PATCH", "/api/schedules/nightly", {option: "p" if option == "partitionKey" else 2,
-                                                                      "cron": "9 */5 18 11 *"})  # fmt: skip
+    changed = await world.request(
+        "PATCH",
+        "/api/schedules/nightly",
+        {option: "p" if option == "partitionKey" else 2, "cron": "9 */5 18 11 *"},
+    )
     assert changed == (409, {"error": f"{option} {rule}", "field": option, "rule": rule})
     assert (await view(world, "nightly"))["cron"] is None  # nothing changed
 
@@ -271,7 +298,10 @@ async def test_a_deadline_longer_than_a_run_takes_is_refused_at_definition(world
     rule = f"must be at most {MAX_DEADLINE_MS}, got 1340716791695"
     refused = await world.request("POST", "/api/schedules", {**body, "deadlineMs": 1_340_716_791_695})
     assert refused == (400, {"error": f"deadlineMs {rule}", "field": "deadlineMs", "rule": rule})
-    assert await world.request("GET", "/api/schedules/nightly") == (404, {"error": "schedule not found: nightly"})
+    assert await world.request("GET", "/api/schedules/nightly") == (
+        404,
+        {"error": "schedule not found: nightly"},
+    )
     created = await world.request("POST", "/api/schedules", {**body, "deadlineMs": MAX_DEADLINE_MS})
     assert created[0] == 201, created
     status, triggered = await world.request("POST", "/api/schedules/nightly/trigger")
@@ -279,5 +309,7 @@ async def test_a_deadline_longer_than_a_run_takes_is_refused_at_definition(world
     _, document = await world.request("GET", "/api/openapi.json")
     deadline = document["components"]["schemas"]["ScheduleCreateBody"]["properties"]["deadlineMs"]
     assert deadline["maximum"] == MAX_DEADLINE_MS
-    with pytest.raises(DefinitionError, match=rf"schedules\.greet\.deadline_ms must be at most {MAX_DEADLINE_MS}"):
+    with pytest.raises(
+        DefinitionError, match=rf"schedules\.greet\.deadline_ms must be at most {MAX_DEADLINE_MS}"
+    ):
         definition(code(deadline_ms=MAX_DEADLINE_MS + 1))

@@ -21,8 +21,9 @@ MIN = 60_000
 
 
 def definition(schedules: dict[str, Any] | None = None, **extra: Any) -> TsumugiDefinition:
-    return define_tsumugi(performers=["MAIL", "SMS", "Notify"], bindings={"SMS": {"shards": 2}},
-                          schedules=schedules, **extra)  # fmt: skip
+    return define_tsumugi(
+        performers=["MAIL", "SMS", "Notify"], bindings={"SMS": {"shards": 2}}, schedules=schedules, **extra
+    )
 
 
 EVERY_MINUTE = {"tick": {"binding": "MAIL", "payload": {"n": 1}, "every_ms": MIN}}
@@ -72,8 +73,10 @@ class TestTiming:
         assert jobs(code_world) == [f"MAIL#0:tick-{T0 + MIN}"]
         tick = await view(code_world, "tick")
         assert (tick["last_run_at"], tick["last_job_id"], tick["next_run_at"]) == (
-            T0 + MIN, f"MAIL#0:tick-{T0 + MIN}", T0 + 2 * MIN,
-        )  # fmt: skip
+            T0 + MIN,
+            f"MAIL#0:tick-{T0 + MIN}",
+            T0 + 2 * MIN,
+        )
         assert scheduler(code_world).storage.alarm == T0 + 2 * MIN
 
     async def test_a_late_alarm_fires_only_the_oldest_missed_occurrence_and_keeps_the_phase(
@@ -85,8 +88,10 @@ class TestTiming:
         assert jobs(code_world) == [f"MAIL#0:tick-{T0 + MIN}"]
         tick = await view(code_world, "tick")
         assert (tick["last_run_at"], tick["last_fired_at"], tick["next_run_at"]) == (
-            T0 + MIN, T0 + 3 * MIN + 1_000, T0 + 4 * MIN,
-        )  # fmt: skip
+            T0 + MIN,
+            T0 + 3 * MIN + 1_000,
+            T0 + 4 * MIN,
+        )
 
     async def test_overlap_skip_counts_a_skip_while_the_previous_job_is_active(
         self, code_world: World
@@ -152,8 +157,16 @@ class TestTiming:
     async def test_payload_as_a_function_of_scheduled_at_and_job_options(
         self, tmp_path: Path, clock: SteppedClock
     ) -> None:
-        schedules = {"report": {"binding": "SMS", "payload": lambda at: {"at": at}, "every_ms": MIN,
-                                "partition_key": "p", "max_attempts": 7, "priority": 4}}  # fmt: skip
+        schedules = {
+            "report": {
+                "binding": "SMS",
+                "payload": lambda at: {"at": at},
+                "every_ms": MIN,
+                "partition_key": "p",
+                "max_attempts": 7,
+                "priority": 4,
+            }
+        }
         world = World(tmp_path, clock, definition(schedules))
         try:
             await scheduler(world).host.sync(0)
@@ -222,10 +235,13 @@ class TestReconcile:
         await scheduler(code_world).host.sync(0)
         await fire_at(code_world, T0 + MIN)  # next run T0 + 2 min: the phase
         code_world.clock.set(T0 + MIN + 5_000)
-        host = await self.deploy(code_world, {
-            "tick": {"binding": "Notify", "payload": {"n": 2}, "every_ms": MIN},  # target changed
-            "new": {"binding": "MAIL", "payload": None, "every_ms": 10 * MIN},
-        })  # fmt: skip
+        host = await self.deploy(
+            code_world,
+            {
+                "tick": {"binding": "Notify", "payload": {"n": 2}, "every_ms": MIN},  # target changed
+                "new": {"binding": "MAIL", "payload": None, "every_ms": 10 * MIN},
+            },
+        )
         await host.sync(0)
         tick, new = await view(code_world, "tick"), await view(code_world, "new")
         assert (tick["target"], tick["payload"], tick["next_run_at"]) == ("Notify", {"n": 2}, T0 + 2 * MIN)
@@ -292,21 +308,33 @@ class TestControls:
 
     async def test_runtime_create_update_delete(self, code_world: World) -> None:
         host = scheduler(code_world).host
-        body = {"name": "cust-7", "binding": "MAIL", "payload": {"c": 7}, "cron": "0 9 * * *",
-                "timezone": "Asia/Tokyo", "maxAttempts": 2}  # fmt: skip
+        body = {
+            "name": "cust-7",
+            "binding": "MAIL",
+            "payload": {"c": 7},
+            "cron": "0 9 * * *",
+            "timezone": "Asia/Tokyo",
+            "maxAttempts": 2,
+        }
         created = await host.create(0, body)
         assert created["ok"] is True
         schedule = created["schedule"]
         day = 86_400_000  # T0 is 09:00 in Tokyo exactly: the first fire is the next day's
         assert (schedule["next_run_at"], schedule["description"], schedule["options"]) == (
-            T0 + day, "every day at 09:00, Asia/Tokyo", {"maxAttempts": 2},
-        )  # fmt: skip
+            T0 + day,
+            "every day at 09:00, Asia/Tokyo",
+            {"maxAttempts": 2},
+        )
         assert (await host.create(0, body))["status"] == 409
         changed = await host.update(0, "cust-7", {"payload": {"c": 8}})
         assert (changed["schedule"]["payload"], changed["schedule"]["next_run_at"]) == ({"c": 8}, T0 + day)
         changed = await host.update(0, "cust-7", {"everyMs": 5 * MIN})
-        assert (changed["schedule"]["every_ms"], changed["schedule"]["cron"], changed["schedule"]["timezone"],
-                changed["schedule"]["next_run_at"]) == (5 * MIN, None, "UTC", T0 + 5 * MIN)  # fmt: skip
+        assert (
+            changed["schedule"]["every_ms"],
+            changed["schedule"]["cron"],
+            changed["schedule"]["timezone"],
+            changed["schedule"]["next_run_at"],
+        ) == (5 * MIN, None, "UTC", T0 + 5 * MIN)
         assert (await host.delete(0, "cust-7"))["ok"] is True
         assert await host.get(0, "cust-7") is None
         assert (await host.delete(0, "cust-7"))["status"] == 404
@@ -316,9 +344,10 @@ class TestControls:
         await host.sync(0)
         for answer in (await host.update(0, "tick", {"payload": 2}), await host.delete(0, "tick")):
             assert (answer["status"], answer["error"]) == (
-                409, "schedule tick is defined in code and is read-only; pause, resume and trigger it, "
-                     "or change it in the code",
-            )  # fmt: skip
+                409,
+                "schedule tick is defined in code and is read-only; pause, resume and trigger it, "
+                "or change it in the code",
+            )
         assert (await host.create(0, {"name": "tick", "binding": "MAIL", "payload": 1, "everyMs": 1000}))[
             "status"
         ] == 409
@@ -327,26 +356,50 @@ class TestControls:
         ("body", "field", "rule"),
         [
             ({"binding": "MAIL", "payload": 1, "everyMs": 1000}, "name", "is required"),
-            ({"name": "a", "binding": "MAIL", "payload": 1, "everyMs": 999}, "everyMs",
-             "must be an integer of at least 1000, got 999"),
+            (
+                {"name": "a", "binding": "MAIL", "payload": 1, "everyMs": 999},
+                "everyMs",
+                "must be an integer of at least 1000, got 999",
+            ),
             ({"name": "a", "binding": "MAIL", "payload": 1}, "everyMs", "or cron: exactly one is required"),
-            ({"name": "a", "binding": "MAIL", "payload": 1, "cron": "0 0 31 2 *"}, "cron",
-             "is invalid: no occurrence within 1830 days"),
-            ({"name": "a", "binding": "MAIL", "payload": 1, "cron": "0 3 * * *", "timezone": "Moon/Base"},
-             "timezone", "must be an IANA time zone such as Asia/Tokyo, got 'Moon/Base'"),
-            ({"name": "a", "binding": "MAIL", "payload": 1, "everyMs": 1000, "uniqueKey": "u"}, "uniqueKey",
-             "is not allowed in a schedule: the occurrence sets the job's id and time"),
-            ({"name": "a", "binding": "MAIL", "payload": 1, "everyMs": 1000, "maxAttempts": 0}, "maxAttempts",
-             "must be at least 1"),
-            ({"name": "a", "binding": "SMS", "payload": 1, "everyMs": 1000}, "partitionKey",
-             "is required: SMS is split into 2 shards"),
-            ({"name": "a", "binding": "Nope", "payload": 1, "everyMs": 1000}, "binding",
-             "is not a registered performer: Nope"),
+            (
+                {"name": "a", "binding": "MAIL", "payload": 1, "cron": "0 0 31 2 *"},
+                "cron",
+                "is invalid: no occurrence within 1830 days",
+            ),
+            (
+                {"name": "a", "binding": "MAIL", "payload": 1, "cron": "0 3 * * *", "timezone": "Moon/Base"},
+                "timezone",
+                "must be an IANA time zone such as Asia/Tokyo, got 'Moon/Base'",
+            ),
+            (
+                {"name": "a", "binding": "MAIL", "payload": 1, "everyMs": 1000, "uniqueKey": "u"},
+                "uniqueKey",
+                "is not allowed in a schedule: the occurrence sets the job's id and time",
+            ),
+            (
+                {"name": "a", "binding": "MAIL", "payload": 1, "everyMs": 1000, "maxAttempts": 0},
+                "maxAttempts",
+                "must be at least 1",
+            ),
+            (
+                {"name": "a", "binding": "SMS", "payload": 1, "everyMs": 1000},
+                "partitionKey",
+                "is required: SMS is split into 2 shards",
+            ),
+            (
+                {"name": "a", "binding": "Nope", "payload": 1, "everyMs": 1000},
+                "binding",
+                "is not a registered performer: Nope",
+            ),
             ({"name": "a", "binding": "MAIL", "everyMs": 1000}, "payload", "is required"),
-            ({"name": "a", "binding": "MAIL", "payload": 1, "everyMs": 1000, "overlap": "never"}, "overlap",
-             "must be 'skip' or 'overlap', got 'never'"),
+            (
+                {"name": "a", "binding": "MAIL", "payload": 1, "everyMs": 1000, "overlap": "never"},
+                "overlap",
+                "must be 'skip' or 'overlap', got 'never'",
+            ),
         ],
-    )  # fmt: skip
+    )
     async def test_invalid_bodies_name_the_field_as_sent(
         self, code_world: World, body: dict[str, Any], field: str, rule: str
     ) -> None:
@@ -364,8 +417,10 @@ async def test_schedules_shard_by_name_across_objects(tmp_path: Path, clock: Ste
 
         directory = ScheduleDirectory(world.env, world.env.SCHEDULER.definition)
         await directory.sync()
-        held = {name: len(await obj.host.list(int(name.split("#")[1])))
-                for name, obj in world.env.SCHEDULER.objects.items()}  # fmt: skip
+        held = {
+            name: len(await obj.host.list(int(name.split("#")[1])))
+            for name, obj in world.env.SCHEDULER.objects.items()
+        }
         assert sorted(held) == ["scheduler#0", "scheduler#1", "scheduler#2"]
         assert sum(held.values()) == 12
         assert all(count > 0 for count in held.values())

@@ -69,14 +69,19 @@ async def test_sign_in_sets_an_httponly_strict_api_scoped_cookie_that_is_not_the
     response = await sign_in(world)
 
     assert response.status_code == 200
-    assert response.json() == {"signedIn": True, "pageKey": session_value(response).key,
-                               "identity": "TSUMUGI_TOKEN", "role": "admin"}  # fmt: skip
+    assert response.json() == {
+        "signedIn": True,
+        "pageKey": session_value(response).key,
+        "identity": "TSUMUGI_TOKEN",
+        "role": "admin",
+    }
     session, legacy = response.headers.get_list("set-cookie")
     value = session_value(response)
     assert TOKEN not in session
     assert TOKEN not in value.key
     assert re.fullmatch(
-        r"tsumugi_token=v2\.\d+\.[\w-]{22}\.[\w-]+; Path=/api; Max-Age=43200; HttpOnly; SameSite=Strict", session
+        r"tsumugi_token=v2\.\d+\.[\w-]{22}\.[\w-]+; Path=/api; Max-Age=43200; HttpOnly; SameSite=Strict",
+        session,
     ), session
     # A raw token an earlier dashboard stored at path "/" (readable by any page of the host) is deleted.
     assert legacy == "tsumugi_token=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict"
@@ -183,7 +188,13 @@ async def test_sign_out_closes_the_session_on_the_server(world: World) -> None:
 
 
 @pytest.mark.parametrize(
-    "cookie", ["v1.\u00b2.x", "v2.\u00b2.AAAAAAAAAAAAAAAAAAAAAA.x", "v2.\u00b9\u00b2.AAAAAAAAAAAAAAAAAAAAAA.x", "v2..."]
+    "cookie",
+    [
+        "v1.\u00b2.x",
+        "v2.\u00b2.AAAAAAAAAAAAAAAAAAAAAA.x",
+        "v2.\u00b9\u00b2.AAAAAAAAAAAAAAAAAAAAAA.x",
+        "v2...",
+    ],
 )
 async def test_a_malformed_session_cookie_is_a_401_not_a_fault(world: World, cookie: str) -> None:
     headers = {**NO_BEARER, "cookie": f"tsumugi_token={cookie}", PAGE_KEY_HEADER: "k"}
@@ -203,9 +214,14 @@ async def test_a_deeply_nested_sign_in_body_is_a_400(world: World) -> None:
 
 @pytest.mark.parametrize(
     "where",
-    [{"origin": OTHER_PORT}, {"origin": "null"}, {"sec-fetch-site": "same-site"}, {"sec-fetch-site": "cross-site"},
-     {"origin": ORIGIN, "sec-fetch-site": "same-site"}],
-)  # fmt: skip
+    [
+        {"origin": OTHER_PORT},
+        {"origin": "null"},
+        {"sec-fetch-site": "same-site"},
+        {"sec-fetch-site": "cross-site"},
+        {"origin": ORIGIN, "sec-fetch-site": "same-site"},
+    ],
+)
 async def test_a_cookie_from_another_origin_changes_nothing(world: World, where: dict[str, str]) -> None:
     value = session_value(await sign_in(world))
     before = await jobs_total(world)
@@ -292,6 +308,9 @@ class _UnreadRequest:
 
 async def test_the_worker_refuses_an_oversized_body_before_the_adapter_reads_it(world: World) -> None:
     answer = await _runtime.serve_asgi(world.app, _UnreadRequest(), world.env)
-    assert (answer.status, await answer.json()) == (413, {"error": f"body must be at most {MAX_BODY_BYTES} bytes"})
+    assert (answer.status, await answer.json()) == (
+        413,
+        {"error": f"body must be at most {MAX_BODY_BYTES} bytes"},
+    )
     small = Request("http://scheduler.test/api/session", headers={"content-length": "0"})
     assert (await _runtime.serve_asgi(world.app, small, world.env)).status == 200

@@ -42,11 +42,23 @@ class _Recorder:
 
 def _every_command(engine: JobShardEngine, clock: FixedClock) -> None:
     steps: list[Callable[[], object]] = []
-    ids = [r.id for r in engine.enqueue_many(
-        [EnqueueItem(binding="MAIL", payload=i, unique_key=f"u{i}", concurrency_key="k" if i else None,
-                     guarantee=Guarantee.AT_MOST_ONCE if i == 2 else None, max_attempts=1) for i in range(4)],
-        settings=ShardSettings(),
-    )]  # fmt: skip
+    ids = [
+        r.id
+        for r in engine.enqueue_many(
+            [
+                EnqueueItem(
+                    binding="MAIL",
+                    payload=i,
+                    unique_key=f"u{i}",
+                    concurrency_key="k" if i else None,
+                    guarantee=Guarantee.AT_MOST_ONCE if i == 2 else None,
+                    max_attempts=1,
+                )
+                for i in range(4)
+            ],
+            settings=ShardSettings(),
+        )
+    ]
     engine.configure(PolicyPatch(concurrency=10))
     messages = {m.job_id: m for m in engine.tick().dispatches}
     steps += [
@@ -81,8 +93,15 @@ def test_the_engine_touches_exactly_the_pinned_surface() -> None:
     clock = FixedClock(1000)
     with SqlStorage() as storage:
         sql = _Recorder(storage, "storage", touched)
-        engine = JobShardEngine(sql, binding="MAIL", shard=0, clock=clock, ids=SequentialIds(), rand=FixedRandom(),  # type: ignore[arg-type]
-                                notices=NoticeConfig(on_failure="N"))  # fmt: skip
+        engine = JobShardEngine(
+            sql,  # type: ignore[arg-type]
+            binding="MAIL",
+            shard=0,
+            clock=clock,
+            ids=SequentialIds(),
+            rand=FixedRandom(),
+            notices=NoticeConfig(on_failure="N"),
+        )
         _every_command(engine, clock)
         assert touched == ENGINE_SQL_SURFACE
 
@@ -111,9 +130,12 @@ def test_no_engine_statement_binds_more_than_workerd_allows() -> None:
             sql, binding="MAIL", shard=0, clock=clock, ids=SequentialIds(), rand=FixedRandom()
         )  # type: ignore[arg-type]
         engine.configure(PolicyPatch(concurrency=250, per_key_rate=RateLimit(tokens=1, interval_ms=1000)))
-        ids = [r.id for r in engine.enqueue_many(
-            [EnqueueItem(binding="MAIL", payload=i, concurrency_key=f"k{i}") for i in range(250)]
-        )]  # fmt: skip
+        ids = [
+            r.id
+            for r in engine.enqueue_many(
+                [EnqueueItem(binding="MAIL", payload=i, concurrency_key=f"k{i}") for i in range(250)]
+            )
+        ]
         messages = engine.tick().dispatches
         assert len(messages) == 250
         for m in messages:

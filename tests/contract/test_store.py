@@ -26,13 +26,36 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SqlShardSt
 
 def row(store: SqlShardStore, local: str, **fields: object) -> JobRow:
     base = JobRow(
-        id=f"M#0:{local}", binding="M", state=JobState.SCHEDULED, priority=0, attempts=0, max_attempts=3,
-        guarantee="at-least-once", timeout_ms=100, backoff='{"kind":"fixed","delayMs":0,"jitter":false}',
-        concurrency_key=None, unique_key=None, run_after=0, eligible_at=0, expires_at=None, created_at=0,
-        updated_at=0, dispatched_at=None, heartbeat_at=None, silence_at=None, progress=None,
-        cancel_requested_at=None, payload="{}", result=None, error=None, reason=None, traceparent=None,
-        run_id=None, node_id=None, seq=store.next_seq(),
-    )  # fmt: skip
+        id=f"M#0:{local}",
+        binding="M",
+        state=JobState.SCHEDULED,
+        priority=0,
+        attempts=0,
+        max_attempts=3,
+        guarantee="at-least-once",
+        timeout_ms=100,
+        backoff='{"kind":"fixed","delayMs":0,"jitter":false}',
+        concurrency_key=None,
+        unique_key=None,
+        run_after=0,
+        eligible_at=0,
+        expires_at=None,
+        created_at=0,
+        updated_at=0,
+        dispatched_at=None,
+        heartbeat_at=None,
+        silence_at=None,
+        progress=None,
+        cancel_requested_at=None,
+        payload="{}",
+        result=None,
+        error=None,
+        reason=None,
+        traceparent=None,
+        run_id=None,
+        node_id=None,
+        seq=store.next_seq(),
+    )
     return msgspec.structs.replace(base, **fields)
 
 
@@ -59,9 +82,14 @@ def test_admit_dedupes_by_id_and_live_unique_key(store: SqlShardStore) -> None:
 
 def test_write_is_compare_and_set_and_rolls_back_with_the_transaction(store: SqlShardStore) -> None:
     store.admit(row(store, "a"), None, now=0)
-    change = JobChange(job_id="M#0:a", expect_state=JobState.SCHEDULED, values={"state": "QUEUED"},
-                       attempt=AttemptRow(job_id="M#0:a", attempt=1, state=JobState.FAILED, started_at=None,
-                                          finished_at=1, error="e"))  # fmt: skip
+    change = JobChange(
+        job_id="M#0:a",
+        expect_state=JobState.SCHEDULED,
+        values={"state": "QUEUED"},
+        attempt=AttemptRow(
+            job_id="M#0:a", attempt=1, state=JobState.FAILED, started_at=None, finished_at=1, error="e"
+        ),
+    )
     assert store.write(change) is True
     assert store.write(change) is False  # the state moved on
     assert store.job("M#0:a").state == JobState.QUEUED  # type: ignore[union-attr]

@@ -122,13 +122,17 @@ def _assert_complete(upload: Path) -> None:
     assert not any(name.startswith("tsumugi-") for name in third_party)
 
 
-def test_the_added_performer_is_in_the_performers_upload_and_bound_by_the_scheduler(init_run: InitRun) -> None:
+def test_the_added_performer_is_in_the_performers_upload_and_bound_by_the_scheduler(
+    init_run: InitRun,
+) -> None:
     dist = init_run.out / "my-jobs-performers" / "dist"
     reached = reached_modules(dist, "entry.py")
     assert {"my_jobs_performers.hello", "my_jobs_performers.resize"} <= reached
     assert "tsumugi_performer.entrypoint" in reached  # vendored, not fetched
     scheduler = json.loads((init_run.out / "my-jobs-scheduler" / "wrangler.jsonc").read_text())
-    assert {"binding": "Resize", "service": "my-jobs-performers", "entrypoint": "Resize"} in scheduler["services"]
+    assert {"binding": "Resize", "service": "my-jobs-performers", "entrypoint": "Resize"} in scheduler[
+        "services"
+    ]
     assert '"Resize"' in (init_run.out / "my-jobs-scheduler" / "dist" / "entry.py").read_text()
 
 

@@ -34,8 +34,10 @@ def test_a_scheduler_without_its_performers_package_is_refused_naming_the_module
     pyproject.write_text(text.replace('    "my-jobs-performers",\n', ""))
     done = deploy([], cwd=project, out_dir=Path(".tsumugi/build"), dry_run=True, environ=offline_env())
     assert done.status == EXIT_USAGE, done.out + done.err
-    assert re.search(r"my-jobs-scheduler: the upload cannot start: 'my_jobs_performers' \(imported by entry, line \d+\)",
-                     done.err), done.err  # fmt: skip
+    assert re.search(
+        r"my-jobs-scheduler: the upload cannot start: 'my_jobs_performers' \(imported by entry, line \d+\)",
+        done.err,
+    ), done.err
     assert "wrangler" not in done.out  # refused before any Worker's dry run
 
 
@@ -51,8 +53,10 @@ def test_a_module_removed_from_a_built_upload_is_named_with_its_importer(tmp_pat
 
 
 def test_guarded_and_type_checking_imports_do_not_count_and_relative_ones_resolve(tmp_path: Path) -> None:
-    src = _write(tmp_path, {
-        "entry.py": """
+    src = _write(
+        tmp_path,
+        {
+            "entry.py": """
             from typing import TYPE_CHECKING
             import pkg.a
             try:
@@ -62,10 +66,11 @@ def test_guarded_and_type_checking_imports_do_not_count_and_relative_ones_resolv
             if TYPE_CHECKING:
                 import only_for_types
         """,
-        "pkg/__init__.py": "",
-        "pkg/a.py": "from . import b\nfrom .c import thing\n",
-        "pkg/b.py": "import json\nimport msgspec\n",
-    })  # fmt: skip
+            "pkg/__init__.py": "",
+            "pkg/a.py": "from . import b\nfrom .c import thing\n",
+            "pkg/b.py": "import json\nimport msgspec\n",
+        },
+    )
     found = [(m.module, m.importer) for m in missing_modules(src, "entry.py", frozenset({"msgspec"}))]
     assert found == [("pkg.c", "pkg.a")]
     unprovided = [(m.module, m.importer) for m in missing_modules(src, "entry.py", frozenset())]

@@ -55,7 +55,10 @@ def test_the_init_projects_configs_and_every_generated_config_validate(
     assert len(sources) == 3
     for config in sources:
         assert _errors(loads_jsonc(config.read_text())) == [], config
-    generated = [*sorted(init_run.out.glob("*/wrangler.jsonc")), *sorted(repo_run[1].glob("*/wrangler.jsonc"))]
+    generated = [
+        *sorted(init_run.out.glob("*/wrangler.jsonc")),
+        *sorted(repo_run[1].glob("*/wrangler.jsonc")),
+    ]
     assert len(generated) == 6
     for config in generated:
         assert _errors(json.loads(config.read_text())) == [], config

@@ -164,9 +164,16 @@ def import_time_imports(root: Path, entry: str) -> set[str]:
     return found
 
 
-PYODIDE_ENVIRONMENT = {"sys_platform": "emscripten", "platform_system": "Emscripten", "python_version": "3.13",
-                       "python_full_version": "3.13.2", "implementation_name": "cpython", "os_name": "posix",
-                       "platform_machine": "wasm32", "extra": ""}  # fmt: skip
+PYODIDE_ENVIRONMENT = {
+    "sys_platform": "emscripten",
+    "platform_system": "Emscripten",
+    "python_version": "3.13",
+    "python_full_version": "3.13.2",
+    "implementation_name": "cpython",
+    "os_name": "posix",
+    "platform_machine": "wasm32",
+    "extra": "",
+}
 """PEP 508 marker values on Pyodide 0.28 (Python 3.13.2, Emscripten, wasm32), where pywrangler resolves."""
 
 

@@ -77,10 +77,21 @@ JOBS = [
 
 def _detail(summary: dict[str, Any], **fields: Any) -> dict[str, Any]:
     base = {
-        "concurrency_key": None, "unique_key": None, "guarantee": "at-least-once", "run_after": NOW - 60_000,
-        "progress": None, "payload": "{}", "result": None, "timeout_ms": 60_000, "expires_at": None,
-        "traceparent": None, "run_id": None, "node_id": None, "cancel_requested": False, "attempts_log": [],
-    }  # fmt: skip
+        "concurrency_key": None,
+        "unique_key": None,
+        "guarantee": "at-least-once",
+        "run_after": NOW - 60_000,
+        "progress": None,
+        "payload": "{}",
+        "result": None,
+        "timeout_ms": 60_000,
+        "expires_at": None,
+        "traceparent": None,
+        "run_id": None,
+        "node_id": None,
+        "cancel_requested": False,
+        "attempts_log": [],
+    }
     return {**summary, **base, **fields}
 
 
@@ -90,13 +101,29 @@ FAILED_DETAIL = _detail(
     progress=0.5,
     payload=json.dumps({"to": "a@example.com"}),
     attempts_log=[  # newest first, as the API sends it
-        {"attempt": 3, "state": "FAILED", "started_at": NOW - 5_000, "finished_at": NOW - 1_000, "error": TRACEBACK},
-        {"attempt": 2, "state": "FAILED", "started_at": NOW - 30_000, "finished_at": NOW - 29_000,
-         "error": "SmtpError: connection reset (second)"},
-        {"attempt": 1, "state": "FAILED", "started_at": NOW - 50_000, "finished_at": NOW - 49_500,
-         "error": "SmtpError: timeout (first)"},
+        {
+            "attempt": 3,
+            "state": "FAILED",
+            "started_at": NOW - 5_000,
+            "finished_at": NOW - 1_000,
+            "error": TRACEBACK,
+        },
+        {
+            "attempt": 2,
+            "state": "FAILED",
+            "started_at": NOW - 30_000,
+            "finished_at": NOW - 29_000,
+            "error": "SmtpError: connection reset (second)",
+        },
+        {
+            "attempt": 1,
+            "state": "FAILED",
+            "started_at": NOW - 50_000,
+            "finished_at": NOW - 49_500,
+            "error": "SmtpError: timeout (first)",
+        },
     ],
-)  # fmt: skip
+)
 
 SCHEDULED_DETAIL = _detail(_summary(SCHEDULED_ID, "SCHEDULED", 0), concurrency_key="user-1", run_after=NOW)
 
@@ -107,9 +134,16 @@ DELAYED_DETAIL = _detail(_summary(DELAYED_ID, "SCHEDULED", 0), run_after=NOW + 2
 CANCELLED_DETAIL = _detail(
     _summary(CANCELLED_ID, "CANCELLED", 1),
     cancel_requested=True,
-    attempts_log=[{"attempt": 1, "state": "FAILED", "started_at": NOW - 12_000, "finished_at": NOW - 1_000,
-                   "error": "SlowCancelledError: cancelled after 10s of 30s"}],
-)  # fmt: skip
+    attempts_log=[
+        {
+            "attempt": 1,
+            "state": "FAILED",
+            "started_at": NOW - 12_000,
+            "finished_at": NOW - 1_000,
+            "error": "SlowCancelledError: cancelled after 10s of 30s",
+        }
+    ],
+)
 
 EXPLAIN = {  # GET /api/jobs/{id}/explain wraps the shard's Explanation
     "explain": {
@@ -136,14 +170,26 @@ EXPLAIN = {  # GET /api/jobs/{id}/explain wraps the shard's Explanation
 
 DELAYED_EXPLAIN = {
     "explain": {
-        "job_id": DELAYED_ID, "binding": "Hello", "state": "SCHEDULED", "now": NOW, "waiting": True,
+        "job_id": DELAYED_ID,
+        "binding": "Hello",
+        "state": "SCHEDULED",
+        "now": NOW,
+        "waiting": True,
         "summary": "run_after is in the future: ready in 4 min 12 s (2026-01-01T00:04:12Z)",
-        "blockers": [{"kind": "run_after", "message": "run_after is in the future: ready in 4 min 12 s "
-                      "(2026-01-01T00:04:12Z)", "clears_at": NOW + 252_000, "count": None, "holders": [],
-                      "key": None, "limit": None}],
+        "blockers": [
+            {
+                "kind": "run_after",
+                "message": "run_after is in the future: ready in 4 min 12 s (2026-01-01T00:04:12Z)",
+                "clears_at": NOW + 252_000,
+                "count": None,
+                "holders": [],
+                "key": None,
+                "limit": None,
+            }
+        ],
         "jobs_ahead": 0,
     }
-}  # fmt: skip
+}
 
 
 def _quoted(job_id: str) -> str:
@@ -156,25 +202,41 @@ DETAILS = {
     DELAYED_ID: DELAYED_DETAIL,
     CANCELLED_ID: CANCELLED_DETAIL,
     RUNNING_ID: _detail(
-        _summary(RUNNING_ID, "RUNNING", 1), concurrency_key="user-1", progress=0.3,
-        attempts_log=[{"attempt": 1, "state": "FAILED", "started_at": NOW - 40_000, "finished_at": NOW - 39_000,
-                       "error": "ConnectionResetError: first attempt lost its connection"}],
+        _summary(RUNNING_ID, "RUNNING", 1),
+        concurrency_key="user-1",
+        progress=0.3,
+        attempts_log=[
+            {
+                "attempt": 1,
+                "state": "FAILED",
+                "started_at": NOW - 40_000,
+                "finished_at": NOW - 39_000,
+                "error": "ConnectionResetError: first attempt lost its connection",
+            }
+        ],
     ),
-    NOTICE_ID: _detail(_summary(NOTICE_ID, "COMPLETED", 1), result=json.dumps("FAILED SendMail#0:failedjob1")),
+    NOTICE_ID: _detail(
+        _summary(NOTICE_ID, "COMPLETED", 1), result=json.dumps("FAILED SendMail#0:failedjob1")
+    ),
 }
 
 _CODE = ShardSettings()
 _RATE = ShardSettings(policy=Policy(rate=RateLimit(tokens=10, interval_ms=1_000), concurrency=4))
 
 
-def _raw_shard(counts: dict[str, int], blocked: dict[str, int], settings: ShardSettings, pinned: bool,
-               outbox: int = 0) -> dict[str, Any]:  # fmt: skip
+def _raw_shard(
+    counts: dict[str, int], blocked: dict[str, int], settings: ShardSettings, pinned: bool, outbox: int = 0
+) -> dict[str, Any]:
     """One shard's answer as ``ShardAdmin.diagnostics`` gives it."""
     return {
-        "counts": counts, "changes_pending": outbox, "notices_pending": 0, "run_events_pending": 0,
-        "blocked": {axis: blocked.get(axis, 0) for axis in AXES}, "settings": settings_view(settings),
+        "counts": counts,
+        "changes_pending": outbox,
+        "notices_pending": 0,
+        "run_events_pending": 0,
+        "blocked": {axis: blocked.get(axis, 0) for axis in AXES},
+        "settings": settings_view(settings),
         "pinned": pinned,
-    }  # fmt: skip
+    }
 
 
 def _binding_view(shards: list[dict[str, Any]]) -> dict[str, Any]:
@@ -182,12 +244,17 @@ def _binding_view(shards: list[dict[str, Any]]) -> dict[str, Any]:
     views = [shard_view(i, raw) for i, raw in enumerate(shards)]
     first = views[0]
     return {
-        "active": first["active"], "outbox": first["outbox"],
-        "blocked": {"capacity": first["blocked"]["capacity"] > 0, "tokens": first["blocked"]["rate"] > 0,
-                    "perKey": first["blocked"]["per_key_concurrency"] + first["blocked"]["per_key_rate"] > 0},
+        "active": first["active"],
+        "outbox": first["outbox"],
+        "blocked": {
+            "capacity": first["blocked"]["capacity"] > 0,
+            "tokens": first["blocked"]["rate"] > 0,
+            "perKey": first["blocked"]["per_key_concurrency"] + first["blocked"]["per_key_rate"] > 0,
+        },
         "held_back_by": sorted({a for v in views for a in v["held_back_by"]}, key=AXES.index),
-        "pinned": any(v["pinned"] for v in views), "shards": views,
-    }  # fmt: skip
+        "pinned": any(v["pinned"] for v in views),
+        "shards": views,
+    }
 
 
 def _metrics(hours: int, binding: str | None, bucket_minutes: int) -> dict[str, Any]:
@@ -201,15 +268,43 @@ def _metrics(hours: int, binding: str | None, bucket_minutes: int) -> dict[str, 
             continue  # a quiet bucket: no point at all, as Analytics Engine answers
         total = 5 + (i * 7) % 11
         failed = (i % 5 == 0) + (i % 9 == 0)
-        series.append({"at": at, "total": total, "failed": failed, "avgDurationMs": 90 + i % 13 * 10,
-                       "p50DurationMs": 80 + i % 7 * 5, "p95DurationMs": 400 + i % 11 * 40,
-                       "p99DurationMs": 900 + i % 6 * 200})  # fmt: skip
+        series.append(
+            {
+                "at": at,
+                "total": total,
+                "failed": failed,
+                "avgDurationMs": 90 + i % 13 * 10,
+                "p50DurationMs": 80 + i % 7 * 5,
+                "p95DurationMs": 400 + i % 11 * 40,
+                "p99DurationMs": 900 + i % 6 * 200,
+            }
+        )
     rows = [
-        {"binding": "SendMail", "total": 10, "failed": 2, "failureRate": 0.2, "avgDurationMs": 120,
-         "maxDurationMs": 2_500, "p95DurationMs": 900, "avgAttempts": 1.5, "p50DurationMs": 80, "p99DurationMs": 2_400},
-        {"binding": "Hello", "total": 40, "failed": 0, "failureRate": 0.0, "avgDurationMs": 3, "maxDurationMs": 20,
-         "p95DurationMs": 9, "avgAttempts": 1.0, "p50DurationMs": 2, "p99DurationMs": 18},
-    ]  # fmt: skip
+        {
+            "binding": "SendMail",
+            "total": 10,
+            "failed": 2,
+            "failureRate": 0.2,
+            "avgDurationMs": 120,
+            "maxDurationMs": 2_500,
+            "p95DurationMs": 900,
+            "avgAttempts": 1.5,
+            "p50DurationMs": 80,
+            "p99DurationMs": 2_400,
+        },
+        {
+            "binding": "Hello",
+            "total": 40,
+            "failed": 0,
+            "failureRate": 0.0,
+            "avgDurationMs": 3,
+            "maxDurationMs": 20,
+            "p95DurationMs": 9,
+            "avgAttempts": 1.0,
+            "p50DurationMs": 2,
+            "p99DurationMs": 18,
+        },
+    ]
     if binding:
         rows = [r for r in rows if r["binding"] == binding]
     return {"hours": hours, "bindings": rows, "series": series, "bucketMs": bucket}
@@ -218,9 +313,13 @@ def _metrics(hours: int, binding: str | None, bucket_minutes: int) -> dict[str, 
 def _job_list(query: dict[str, str]) -> dict[str, Any]:
     """``GET /api/jobs``: the filters the dashboard sends, and a text search as the real API answers it."""
     excluded = set(filter(None, query.get("exclude_bindings", "").split(",")))
-    jobs = [j for j in JOBS if j["binding"] not in excluded
-            and (not query.get("binding") or j["binding"] == query["binding"])
-            and (not query.get("state") or j["state"] == query["state"])]  # fmt: skip
+    jobs = [
+        j
+        for j in JOBS
+        if j["binding"] not in excluded
+        and (not query.get("binding") or j["binding"] == query["binding"])
+        and (not query.get("state") or j["state"] == query["state"])
+    ]
     text = query.get("text")
     if not text:
         return {"jobs": jobs, "total": len(jobs)}
@@ -232,18 +331,25 @@ def _job_list(query: dict[str, str]) -> dict[str, Any]:
 def _default_shards() -> dict[str, list[dict[str, Any]]]:
     return {
         "Hello": [_raw_shard({"RUNNING": 1, "SCHEDULED": 2}, {"per_key_concurrency": 1}, _CODE, pinned=True)],
-        "SendMail": [_raw_shard({"FAILED": 1, "QUEUED": 3, "SCHEDULED": 5}, {"rate": 5}, _RATE, pinned=False),
-                     _raw_shard({"RUNNING": 1}, {}, _RATE, pinned=False, outbox=2)],
+        "SendMail": [
+            _raw_shard({"FAILED": 1, "QUEUED": 3, "SCHEDULED": 5}, {"rate": 5}, _RATE, pinned=False),
+            _raw_shard({"RUNNING": 1}, {}, _RATE, pinned=False, outbox=2),
+        ],
         "Slow": [_raw_shard({"CANCELLED": 1}, {}, _CODE, pinned=False)],
         "Boom": [_raw_shard({"FAILED": 4}, {}, _CODE, pinned=False)],
         "NotifyFailure": [_raw_shard({"COMPLETED": 1}, {}, _CODE, pinned=False)],
         "NotifySettled": [_raw_shard({}, {}, _CODE, pinned=False)],
-    }  # fmt: skip
+    }
 
 
 NOT_CONFIGURED = {"/api/schedules": "schedules are not available"}
-_POLICY_MINIMUM = {"concurrency": 0, "per_key_concurrency": 1, "reaper_grace_ms": 0, "sweep_after_ms": 0,
-                   "failed_retention_ms": 0}  # fmt: skip
+_POLICY_MINIMUM = {
+    "concurrency": 0,
+    "per_key_concurrency": 1,
+    "reaper_grace_ms": 0,
+    "sweep_after_ms": 0,
+    "failed_retention_ms": 0,
+}
 
 
 _FAKE_SESSION = "v1.fake-session"
@@ -293,9 +399,14 @@ class FakeApi:
         if path == "/api/bindings":
             return 200, {"bindings": BINDINGS, "notices": NOTICES}
         if path == "/api/diagnostics":
-            return 200, {"shard": 0, "bindings": {b: _binding_view(s) for b, s in sorted(self.shards.items())}}
+            return 200, {
+                "shard": 0,
+                "bindings": {b: _binding_view(s) for b, s in sorted(self.shards.items())},
+            }
         if path == "/api/metrics":
-            return 200, _metrics(int(query.get("hours", 24)), query.get("binding"), int(query.get("bucket_minutes", 60)))
+            return 200, _metrics(
+                int(query.get("hours", 24)), query.get("binding"), int(query.get("bucket_minutes", 60))
+            )
         if path == "/api/stats":
             excluded = set(filter(None, query.get("exclude_bindings", "").split(",")))
             by_state: dict[str, int] = {}
@@ -324,7 +435,9 @@ class FakeApi:
             return 201, {"id": f"{body['binding']}#0:newjob1"}
         if path in ("/api/jobs/bulk-retry", "/api/jobs/bulk-cancel"):
             if "ids" not in body:  # by filter: the fake's failed jobs of that binding, all in one call
-                ids = [j["id"] for j in JOBS if j["binding"] == body.get("binding") and j["state"] == "FAILED"]
+                ids = [
+                    j["id"] for j in JOBS if j["binding"] == body.get("binding") and j["state"] == "FAILED"
+                ]
                 return 200, {"ok": ids, "failed": [], "remaining": 0}
             return 200, {"ok": list(body["ids"]), "failed": []}
         if path.endswith("/cancel"):
@@ -343,8 +456,10 @@ class FakeApi:
             else:
                 raw["settings"] = {**raw["settings"], **patch}
                 raw["pinned"] = True
-        shards = [{"shard": i, "pinned": raw["pinned"], "settings": raw["settings"]}
-                  for i, raw in enumerate(self.shards[binding])]  # fmt: skip
+        shards = [
+            {"shard": i, "pinned": raw["pinned"], "settings": raw["settings"]}
+            for i, raw in enumerate(self.shards[binding])
+        ]
         return 200, {"binding": binding, "shards": shards}
 
 

@@ -264,7 +264,9 @@ SUBFLOW = _run(
     {},
 )
 
-FAILED["run"]["failure"] = "node transform failed: SmtpError: mailbox full (third)"  # as GET /api/runs/{id} says it
+FAILED["run"]["failure"] = (
+    "node transform failed: SmtpError: mailbox full (third)"  # as GET /api/runs/{id} says it
+)
 
 DETAILS = {r["run"]["id"]: r for r in (FANOUT, FAILED, RUNNING, SUBFLOW)}
 
@@ -306,10 +308,18 @@ def _wide() -> dict[str, Any]:
         )
     )
     nodes += [
-        _node(f"shards:{i}", "COMPLETED" if i < 120 else "SCHEDULED", W0 + 2_000, W0 + 2_000 + 100 * i, 45 + i,
-              parent="shards", origin="fanOut", job_id=f"Hello#0:wshard{i}")
+        _node(
+            f"shards:{i}",
+            "COMPLETED" if i < 120 else "SCHEDULED",
+            W0 + 2_000,
+            W0 + 2_000 + 100 * i,
+            45 + i,
+            parent="shards",
+            origin="fanOut",
+            job_id=f"Hello#0:wshard{i}",
+        )
         for i in range(300)
-    ]  # fmt: skip
+    ]
     return _run(WIDE_RUN, "RUNNING", nodes, W0, W0 + 32_000, {"day": "2026-01-01"})
 
 

@@ -15,33 +15,70 @@ LAST_RUN = "greetings:running1"  # a run the fake API serves with flows on (fake
 
 def schedule(name: str, **changes: Any) -> dict[str, Any]:
     base: dict[str, Any] = {
-        "name": name, "kind": "job", "target": "Hello", "every_ms": None, "cron": "0 3 * * *",
-        "timezone": "Asia/Tokyo", "overlap": "skip", "next_run_at": NOW + 18 * 3_600_000,
-        "last_run_at": NOW - 3_600_000, "last_fired_at": NOW - 3_600_000 + 2_500, "last_job_id": LAST_JOB,
-        "last_run_id": None, "last_skipped_at": NOW - 7_200_000, "skipped_count": 2,
-        "last_error": None, "source": "code", "paused": False, "description": "every day at 03:00, Asia/Tokyo",
+        "name": name,
+        "kind": "job",
+        "target": "Hello",
+        "every_ms": None,
+        "cron": "0 3 * * *",
+        "timezone": "Asia/Tokyo",
+        "overlap": "skip",
+        "next_run_at": NOW + 18 * 3_600_000,
+        "last_run_at": NOW - 3_600_000,
+        "last_fired_at": NOW - 3_600_000 + 2_500,
+        "last_job_id": LAST_JOB,
+        "last_run_id": None,
+        "last_skipped_at": NOW - 7_200_000,
+        "skipped_count": 2,
+        "last_error": None,
+        "source": "code",
+        "paused": False,
+        "description": "every day at 03:00, Asia/Tokyo",
         "next_occurrences": [NOW + 18 * 3_600_000, NOW + 42 * 3_600_000, NOW + 66 * 3_600_000],
-        "binding": "Hello", "payload": {"name": "night"}, "payload_from_code": False, "options": {},
-        "created_at": NOW - 86_400_000, "updated_at": NOW - 3_600_000,
-    }  # fmt: skip
+        "binding": "Hello",
+        "payload": {"name": "night"},
+        "payload_from_code": False,
+        "options": {},
+        "created_at": NOW - 86_400_000,
+        "updated_at": NOW - 3_600_000,
+    }
     return {**base, **changes}
 
 
 def flow_schedule() -> dict[str, Any]:
     """A code schedule that starts a flow run at each occurrence; its last run is a run, not a job."""
-    return schedule("greet-hourly", kind="flow", target="greetings", binding=None, flow="greetings",
-                    input={"names": ["a"]}, deadline_ms=None, payload=None, last_job_id=None,
-                    last_run_id=LAST_RUN)  # fmt: skip
+    return schedule(
+        "greet-hourly",
+        kind="flow",
+        target="greetings",
+        binding=None,
+        flow="greetings",
+        input={"names": ["a"]},
+        deadline_ms=None,
+        payload=None,
+        last_job_id=None,
+        last_run_id=LAST_RUN,
+    )
 
 
 def default_schedules() -> list[dict[str, Any]]:
     return [
         schedule("nightly"),
-        schedule("per-customer-7", source="runtime", cron=None, every_ms=10 * MIN, timezone="UTC",
-                 description="every 10 minutes", last_job_id=None, last_run_at=None, last_fired_at=None,
-                 skipped_count=0, last_skipped_at=None, last_error="ValueError: no data yet",
-                 next_occurrences=[NOW + 10 * MIN, NOW + 20 * MIN, NOW + 30 * MIN]),
-    ]  # fmt: skip
+        schedule(
+            "per-customer-7",
+            source="runtime",
+            cron=None,
+            every_ms=10 * MIN,
+            timezone="UTC",
+            description="every 10 minutes",
+            last_job_id=None,
+            last_run_at=None,
+            last_fired_at=None,
+            skipped_count=0,
+            last_skipped_at=None,
+            last_error="ValueError: no data yet",
+            next_occurrences=[NOW + 10 * MIN, NOW + 20 * MIN, NOW + 30 * MIN],
+        ),
+    ]
 
 
 @dataclass
@@ -68,9 +105,16 @@ class FakeSchedules:
                 rule = f"must be an integer of at least 1000, got {body['everyMs']}"
                 return 400, {"error": f"everyMs {rule}", "field": "everyMs", "rule": rule}
             target = body.get("flow") or body.get("binding")
-            created = schedule(body["name"], source="runtime", target=target, binding=body.get("binding"),
-                               cron=body.get("cron"), every_ms=body.get("everyMs"), last_job_id=None,
-                               description=body.get("cron") or f"every {body.get('everyMs')} ms")  # fmt: skip
+            created = schedule(
+                body["name"],
+                source="runtime",
+                target=target,
+                binding=body.get("binding"),
+                cron=body.get("cron"),
+                every_ms=body.get("everyMs"),
+                last_job_id=None,
+                description=body.get("cron") or f"every {body.get('everyMs')} ms",
+            )
             if body.get("flow"):
                 created.update(kind="flow", flow=body["flow"], input=body.get("input"), payload=None)
             self.items.append(created)

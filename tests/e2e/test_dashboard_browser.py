@@ -119,7 +119,9 @@ def test_bindings_view_offers_a_policy_form_per_binding():
 
     cards = {a.get("data-binding"): text for a, text in dom.by_class("binding")}
     assert list(cards) == ["Boom", "Hello", "NotifyFailure", "NotifySettled", "SendMail", "Slow"]
-    assert "Per-key concurrency: 1 ready job waits for their key" in cards["Hello"]  # what holds Hello back now
+    assert (
+        "Per-key concurrency: 1 ready job waits for their key" in cards["Hello"]
+    )  # what holds Hello back now
     pinned = {a.get("data-binding") for a, _ in dom.by_class("binding") if "runtime policy" in _}
     assert pinned == {"Hello"}  # Hello's settings were changed at run time (ADR-0058)
     assert "Nothing holds it back." in cards["Slow"]

@@ -31,8 +31,14 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 def dev_url(tmp_path: Path) -> Iterator[str]:
     """``tsumugi dev`` on free ports; its output read line by line until it says ready (no polling)."""
     env = {**os.environ, "TSUMUGI_TOKEN": TOKEN}
-    dev = DevProcess(ROOT, "--data-dir", str(tmp_path / "data"), env=env, stop_signal=signal.SIGINT,
-                     timeout_s=STOP_TIMEOUT_S)  # fmt: skip
+    dev = DevProcess(
+        ROOT,
+        "--data-dir",
+        str(tmp_path / "data"),
+        env=env,
+        stop_signal=signal.SIGINT,
+        timeout_s=STOP_TIMEOUT_S,
+    )
     try:
         yield dev.ready_url("tsumugi-scheduler")
     finally:
@@ -51,8 +57,13 @@ def test_the_dashboard_over_the_real_api_is_quiet_and_consistent(
     with httpx.Client(base_url=dev_url, headers=auth, timeout=10.0) as http:
         boom = http.post("/api/jobs", json={"binding": "Boom", "payload": {}, "maxAttempts": 1}).json()["id"]
         assert http.post("/api/bindings/SendMail/policy", json={"paused": True}).status_code == 200
-        mail = http.post("/api/jobs", json={"binding": "SendMail", "payload": {
-            "to": "a@example.com", "subject": "hi", "body": "hello"}}).json()["id"]  # fmt: skip
+        mail = http.post(
+            "/api/jobs",
+            json={
+                "binding": "SendMail",
+                "payload": {"to": "a@example.com", "subject": "hi", "body": "hello"},
+            },
+        ).json()["id"]
     # Sign in as the page does (ADR-0069, ADR-0121): the session cookie lands in the context's cookie jar and
     # the page keeps the session's page key, which every API call sends with the cookie.
     signed_in = opened.context.request.post(f"{dev_url}/api/session", data={"token": TOKEN})
@@ -75,7 +86,9 @@ def test_the_dashboard_over_the_real_api_is_quiet_and_consistent(
         opened.wait_for_selector(ready)
     card = opened.locator('.binding-card[data-binding="SendMail"]')
     opened.locator('[data-tab="bindings"]').click()
-    expect(card.locator(".held-item")).to_have_text("Paused: 1 waiting job will not start until dispatch is resumed.")
+    expect(card.locator(".held-item")).to_have_text(
+        "Paused: 1 waiting job will not start until dispatch is resumed."
+    )
     opened.evaluate(f"location.hash = {route(mail)!r}")
     expect(opened.locator("#job-explain li")).to_have_text(
         "Its binding is paused: it starts once dispatch is resumed (bindings tab)."

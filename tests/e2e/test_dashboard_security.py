@@ -63,8 +63,9 @@ def test_a_page_on_another_port_can_neither_act_nor_read_the_credential(
 ) -> None:
     opened, log = page
     with live_app(tmp_path / "data", TOKEN) as app:
-        status, created = app.api("POST", "/api/jobs", {"binding": "Hello", "payload": {"name": "later"},
-                                                        "delayMs": 3_600_000})  # fmt: skip
+        status, created = app.api(
+            "POST", "/api/jobs", {"binding": "Hello", "payload": {"name": "later"}, "delayMs": 3_600_000}
+        )
         assert status == 201, created
         scheduled_id = created["id"]
         policy_before = _concurrency_of(app, "SendMail")

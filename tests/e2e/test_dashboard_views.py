@@ -63,8 +63,12 @@ def test_bindings_are_compact_cards_in_words(dash: Dash) -> None:
     )
     send_mail = page.locator('.binding-card[data-binding="SendMail"]')
     expect(send_mail.locator(".gauge-text")).to_have_text("4 / 8")  # two shards of concurrency 4
-    expect(send_mail.locator(".held-item")).to_have_text("Rate limit: 5 ready jobs wait for a token (10 per 1 s).")
-    expect(page.locator('.binding-card[data-binding="NotifyFailure"] .badge')).to_contain_text(["idle", "notices"])
+    expect(send_mail.locator(".held-item")).to_have_text(
+        "Rate limit: 5 ready jobs wait for a token (10 per 1 s)."
+    )
+    expect(page.locator('.binding-card[data-binding="NotifyFailure"] .badge')).to_contain_text(
+        ["idle", "notices"]
+    )
     # Per-shard detail is folded away; opened, durations are words and missing values a dash.
     shard_table = send_mail.locator("table.shards")
     expect(shard_table).to_be_hidden()
@@ -85,7 +89,9 @@ def test_pausing_a_binding_reads_paused_everywhere_and_says_what_was_applied(das
     hello.get_by_text("Edit policy").click()
     hello.get_by_label("Dispatch").select_option("true")
     hello.get_by_role("button", name="Apply").click()
-    expect(hello.locator(".policy-result")).to_have_text("Applied to 1 shard: paused = true. Pinned until reset.")
+    expect(hello.locator(".policy-result")).to_have_text(
+        "Applied to 1 shard: paused = true. Pinned until reset."
+    )
     expect(hello.locator(".card-head .badge").first).to_have_text("paused")
     # The held-back reason and the shard's count agree (never "paused" beside a paused count of 0).
     expect(hello.locator(".held-item").first).to_have_text(
@@ -125,8 +131,11 @@ def test_policy_edits_are_checked_before_sending_and_name_the_field(dash: Dash) 
 def test_metrics_are_charts_with_axes_units_time_labels_and_legends(dash: Dash) -> None:
     page, log, api = dash
     page.goto(api.url("#/metrics"))
-    legends = {"chart-throughput": ["completed", "failed"], "chart-failure-rate": ["failure rate"],
-               "chart-durations": ["p50", "p95", "p99"]}  # fmt: skip
+    legends = {
+        "chart-throughput": ["completed", "failed"],
+        "chart-failure-rate": ["failure rate"],
+        "chart-durations": ["p50", "p95", "p99"],
+    }
     for chart_id, names in legends.items():
         chart = page.locator(f"#{chart_id}")
         expect(chart).to_be_visible()
@@ -138,10 +147,16 @@ def test_metrics_are_charts_with_axes_units_time_labels_and_legends(dash: Dash) 
         for label in chart.locator(".x-label").all_text_contents():
             assert re.search(r"\d{1,2}:\d{2}|[A-Z][a-z]{2} \d{1,2}", label), label  # times or dates
     expect(page.locator("figure.chart-figure figcaption")).to_have_text(
-        ["Throughput · jobs per hour", "Failure rate · % of finished jobs", "Duration · percentiles per bucket"]
+        [
+            "Throughput · jobs per hour",
+            "Failure rate · % of finished jobs",
+            "Duration · percentiles per bucket",
+        ]
     )
     assert (page.locator("#chart-failure-rate .y-label").last.text_content() or "").endswith("%")
-    assert any(t.endswith(("ms", " s")) for t in page.locator("#chart-durations .y-label").all_text_contents())
+    assert any(
+        t.endswith(("ms", " s")) for t in page.locator("#chart-durations .y-label").all_text_contents()
+    )
     expect(page.locator("#metrics-table thead th")).to_contain_text(["p50", "p95", "p99"])
     # The range and the binding are chosen: each asks the API for that window, bucket and binding.
     page.get_by_role("button", name="7 d").click()
@@ -162,7 +177,9 @@ def test_explanations_are_words_with_relative_times_and_links(dash: Dash) -> Non
     assert not re.search(r"\d{12,}", explain.inner_text())  # no raw epoch milliseconds
     page.goto(api.url(route(SCHEDULED_ID)))
     page.reload()
-    expect(explain.locator("li")).to_have_text(f"Waits for job {RUNNING_ID} of key user-1 (at most 1 at a time per key).")
+    expect(explain.locator("li")).to_have_text(
+        f"Waits for job {RUNNING_ID} of key user-1 (at most 1 at a time per key)."
+    )
     assert explain.inner_text().count(RUNNING_ID) == 1  # never "held by X held by X"
     explain.get_by_role("button", name=RUNNING_ID).click()
     expect(page.locator("#job-detail .job-id")).to_have_text(RUNNING_ID)
@@ -180,8 +197,10 @@ def test_job_detail_has_a_timeline_full_width_tracebacks_and_both_times(dash: Da
     trace = attempts.nth(2).locator("pre.trace")
     expect(trace).to_contain_text("SmtpError: mailbox full (third)")
     # Both widths in one evaluation: the detail redraws on its refresh, so two reads could straddle a redraw.
-    width, body = trace.evaluate("e => [e.getBoundingClientRect().width,"
-                                 " document.querySelector('#modal-body').getBoundingClientRect().width]")  # fmt: skip
+    width, body = trace.evaluate(
+        "e => [e.getBoundingClientRect().width,"
+        " document.querySelector('#modal-body').getBoundingClientRect().width]"
+    )
     assert width > 0.9 * body  # full width, not a narrow column
     # One scroll place: the traceback wraps and grows; it has no scrollbar of its own.
     assert trace.evaluate("e => e.scrollWidth <= e.clientWidth && e.scrollHeight <= e.clientHeight")

@@ -79,8 +79,10 @@ def test_a_viewer_looks_an_operator_cancels_and_the_detail_says_who(app: LiveApp
     viewer = sign_in(app.access, "viewer@example.com")
     operator = sign_in(app.access, "operator@example.com", "tsumugi-operators")
 
-    assert call(app, viewer, "GET", "/api/session") == (200, {"signedIn": True, "identity": "viewer@example.com",
-                                                             "role": "viewer", "tokenSignIn": True})  # fmt: skip
+    assert call(app, viewer, "GET", "/api/session") == (
+        200,
+        {"signedIn": True, "identity": "viewer@example.com", "role": "viewer", "tokenSignIn": True},
+    )
     assert call(app, viewer, "GET", f"/api/jobs/{job}")[0] == 200
     status, refused = call(app, viewer, "POST", f"/api/jobs/{job}/cancel")
     assert (status, refused["needs"]) == (403, "operator")

@@ -207,8 +207,13 @@ def test_a_new_schedule_can_start_a_flow(page: tuple[Page, ConsoleLog]) -> None:
         expect(opened.locator(".schedule-create-result")).to_contain_text("Created greet-often")
     (method, path, body) = fake.calls[-1]
     assert (method, path) == ("POST", "/api/schedules")
-    assert body == {"name": "greet-often", "flow": "greetings", "input": {"names": ["a"]}, "overlap": "skip",
-                    "everyMs": 60_000}  # fmt: skip
+    assert body == {
+        "name": "greet-often",
+        "flow": "greetings",
+        "input": {"names": ["a"]},
+        "overlap": "skip",
+        "everyMs": 60_000,
+    }
 
 
 def test_a_late_fire_reads_in_words_and_a_tiny_one_not_at_all(page: tuple[Page, ConsoleLog]) -> None:
@@ -226,8 +231,10 @@ def test_a_late_fire_reads_in_words_and_a_tiny_one_not_at_all(page: tuple[Page, 
         assert "+" not in last.inner_text()
 
 
-@pytest.mark.parametrize("route_", ["#/jobs", "#/runs", "#/schedules", "#/metrics", "#/bindings",
-                                    route(FAILED_ID), route(RUNNING_ID)])  # fmt: skip
+@pytest.mark.parametrize(
+    "route_",
+    ["#/jobs", "#/runs", "#/schedules", "#/metrics", "#/bindings", route(FAILED_ID), route(RUNNING_ID)],
+)
 def test_no_view_is_wider_than_a_phone(page: tuple[Page, ConsoleLog], route_: str) -> None:
     # Item 4's acceptance: at 420 px nothing scrolls sideways, schedules with long names and a flow included.
     opened, _ = page
@@ -337,9 +344,16 @@ def _long_run() -> dict[str, Any]:
         fake_runs._node("names", "COMPLETED", t, t + 1_000, 0, binding="ListNames"),
         fake_runs._node("hello", "COMPLETED", t, t + 5_000, 1, after=["names"], container=True),
         fake_runs._node("report", "COMPLETED", t, t + 6_000, 2, binding="ReportGreetings", after=["hello"]),
-        fake_runs._node("notify-the-customer-success-team", "RUNNING", t, t + 7_000, 3,
-                        binding="NotifySettled", after=["report"]),
-    ]  # fmt: skip
+        fake_runs._node(
+            "notify-the-customer-success-team",
+            "RUNNING",
+            t,
+            t + 7_000,
+            3,
+            binding="NotifySettled",
+            after=["report"],
+        ),
+    ]
     return fake_runs._run(LONG_RUN, "RUNNING", nodes, t, t + 7_000, {"names": ["a"]})
 
 

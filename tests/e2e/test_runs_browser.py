@@ -380,8 +380,18 @@ def test_waterfall_colours_states_and_a_failed_run_shows_them_in_the_legend(
 def test_a_large_fan_out_shows_a_hundred_children_needing_attention_first(page: Opened, api: FakeApi) -> None:
     opened, log = page
     _open(opened, api, "#/runs")
-    big = {"id": "big", "state": "COMPLETED", "container": True, "parent": None, "after": [], "position": 0,
-           "created_at": T0, "updated_at": T0 + 10_000, "job_id": None, "child_run_id": None}  # fmt: skip
+    big = {
+        "id": "big",
+        "state": "COMPLETED",
+        "container": True,
+        "parent": None,
+        "after": [],
+        "position": 0,
+        "created_at": T0,
+        "updated_at": T0 + 10_000,
+        "job_id": None,
+        "child_run_id": None,
+    }
     kids = [
         {
             **big,
@@ -525,7 +535,9 @@ def test_a_fan_out_whose_children_failed_is_never_drawn_completed(page: Opened, 
     opened, log = page
     _open_run(opened, api, FAILED_RUN)
     container = {"id": "each", "state": "COMPLETED", "container": True, "binding": "Hello"}
-    kids = [{"id": f"each:{i}", "state": state, "parent": "each"} for i, state in enumerate(("FAILED", "STALLED"))]
+    kids = [
+        {"id": f"each:{i}", "state": state, "parent": "each"} for i, state in enumerate(("FAILED", "STALLED"))
+    ]
     shown = "([node, kids]) => [shownState(node, kids), dagCaption(node, kids)]"
     assert opened.evaluate(shown, [container, kids]) == ["FAILED", "Hello \u00b7 0/2 ok"]
     kids[0]["state"] = "COMPLETED"

@@ -68,7 +68,9 @@ def test_a_flow_schedules_last_run_links_to_its_run(page: tuple[Page, ConsoleLog
         assert flow_row.locator(".schedule-job").count() == 0
         flow_row.locator(".schedule-run").click()
         opened.wait_for_function(f"location.hash === '#/runs/{urllib.parse.quote(LAST_RUN, safe='')}'")
-        opened.wait_for_selector(f'#run-detail[data-id="{LAST_RUN}"]')  # drawn from the answer, so it was asked
+        opened.wait_for_selector(
+            f'#run-detail[data-id="{LAST_RUN}"]'
+        )  # drawn from the answer, so it was asked
         assert f"/api/runs/{urllib.parse.quote(LAST_RUN, safe='')}" in " ".join(api.api_paths())
     assert log.errors == []
 
@@ -84,9 +86,10 @@ def test_pause_resume_and_run_now_call_the_api_and_show_the_result(page: tuple[P
             "document.querySelector('#status').textContent.includes('Enqueued one nightly job')"
         )
         assert [(m, p) for m, p, _ in fake.calls] == [
-            ("POST", "/api/schedules/nightly/pause"), ("POST", "/api/schedules/nightly/resume"),
+            ("POST", "/api/schedules/nightly/pause"),
+            ("POST", "/api/schedules/nightly/resume"),
             ("POST", "/api/schedules/nightly/trigger"),
-        ]  # fmt: skip
+        ]
 
 
 def test_delete_asks_first_and_keep_changes_nothing(page: tuple[Page, ConsoleLog]) -> None:
@@ -126,8 +129,14 @@ def test_the_form_creates_a_run_time_schedule_and_shows_a_refusal(page: tuple[Pa
         opened.wait_for_selector(row(opened, "cust-9"))
         method, path, body = fake.calls[-1]
         assert (method, path) == ("POST", "/api/schedules")
-        assert body == {"name": "cust-9", "binding": "Hello", "payload": {"customer": 9}, "overlap": "skip",
-                        "cron": "0 9 * * 1-5", "timezone": "Europe/Berlin"}  # fmt: skip
+        assert body == {
+            "name": "cust-9",
+            "binding": "Hello",
+            "payload": {"customer": 9},
+            "overlap": "skip",
+            "cron": "0 9 * * 1-5",
+            "timezone": "Europe/Berlin",
+        }
         assert json.dumps(fake.calls[0][2]["everyMs"]) == "500"
 
 

@@ -25,8 +25,14 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 @pytest.fixture
 def dev_url(tmp_path: Path) -> Iterator[str]:
     env = {**os.environ, "TSUMUGI_TOKEN": TOKEN}
-    dev = DevProcess(ROOT, "--data-dir", str(tmp_path / "data"), env=env, stop_signal=signal.SIGINT,
-                     timeout_s=STOP_TIMEOUT_S)  # fmt: skip
+    dev = DevProcess(
+        ROOT,
+        "--data-dir",
+        str(tmp_path / "data"),
+        env=env,
+        stop_signal=signal.SIGINT,
+        timeout_s=STOP_TIMEOUT_S,
+    )
     try:
         yield dev.ready_url("tsumugi-scheduler")
     finally:

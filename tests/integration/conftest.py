@@ -84,4 +84,3 @@ def fixture_module(flows: LocalRuntime) -> Iterator[Any]:
     yield flow_fixture
     flow_fixture.TSUMUGI.flows.clear()
     flow_fixture.TSUMUGI.flows.update(saved)
-

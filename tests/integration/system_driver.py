@@ -42,8 +42,9 @@ class Driver:
         content = None if body is None else json.dumps(body)
         if content is not None:
             headers["content-type"] = "application/json"  # a body must be declared JSON (ADR-0064)
-        response = await self.system.fetch(SCHEDULER, f"http://scheduler{path}", method=method, headers=headers,
-                                           body=content)  # fmt: skip
+        response = await self.system.fetch(
+            SCHEDULER, f"http://scheduler{path}", method=method, headers=headers, body=content
+        )
         text = await response.text()
         return response.status, json.loads(text) if text.startswith(("{", "[")) else text
 

@@ -70,8 +70,15 @@ class Base:
 
 
 def body(binding: str, *, claim: bool = False) -> dict[str, Any]:
-    return {"jobId": f"{binding}#0:abc", "binding": binding, "attempt": 1, "payload": 7, "timeoutMs": 1000,
-            "claimRequired": claim, "maxAttempts": 2}  # fmt: skip
+    return {
+        "jobId": f"{binding}#0:abc",
+        "binding": binding,
+        "attempt": 1,
+        "payload": 7,
+        "timeoutMs": 1000,
+        "claimRequired": claim,
+        "maxAttempts": 2,
+    }
 
 
 async def test_a_local_export_runs_before_a_service_binding_and_its_outcome_is_reported() -> None:
@@ -95,5 +102,9 @@ async def test_an_unknown_binding_fails_the_attempt_with_performer_not_found() -
     shard = Shard()
     await handle_batch(Batch(Message(body("Ghost"))), Env(shard), Ctx({}))
     (call,) = shard.calls
-    assert call[-1] == {"ok": False, "error": "performer not found: Ghost (export it, or add a service binding)",
-                        "retryable": True, "retryAt": None}  # fmt: skip
+    assert call[-1] == {
+        "ok": False,
+        "error": "performer not found: Ghost (export it, or add a service binding)",
+        "retryable": True,
+        "retryAt": None,
+    }

@@ -67,8 +67,15 @@ class Env:
 
 class Message:
     def __init__(self, local: str, timeout_ms: int) -> None:
-        self.body = {"jobId": f"Slow#0:{local}", "binding": "Slow", "attempt": 1, "payload": local,
-                     "timeoutMs": timeout_ms, "claimRequired": False, "maxAttempts": 1}  # fmt: skip
+        self.body = {
+            "jobId": f"Slow#0:{local}",
+            "binding": "Slow",
+            "attempt": 1,
+            "payload": local,
+            "timeoutMs": timeout_ms,
+            "claimRequired": False,
+            "maxAttempts": 1,
+        }
         self.acked = 0
 
     def ack(self) -> None:
@@ -105,8 +112,13 @@ class Scripted:
 
 
 def timed_out(local: str, timeout_ms: int) -> dict[str, Any]:
-    return {"ok": False, "error": f"TsumugiTimeoutError: job timed out (Slow#0:{local}, {timeout_ms}ms)",
-            "retryable": True, "retryAt": None, "outcomeUnknown": True}  # fmt: skip
+    return {
+        "ok": False,
+        "error": f"TsumugiTimeoutError: job timed out (Slow#0:{local}, {timeout_ms}ms)",
+        "retryable": True,
+        "retryAt": None,
+        "outcomeUnknown": True,
+    }
 
 
 async def run(clock: VirtualClock, performer: Scripted, messages: list[Message], until_ms: int) -> Shard:

@@ -13,18 +13,25 @@ from tsumugi_scheduler.definition import DefinitionError, define_tsumugi
 def test_settings_notices_and_retention_come_out_as_core_values() -> None:
     app = define_tsumugi(
         performers=["Mail", "Alert", "Audit"],
-        bindings={"Mail": {"shards": 4, "policy": {"concurrency": 3, "rate": {"tokens": 5, "interval_ms": 1000}},
-                           "sweep_after_ms": 10_000}},
+        bindings={
+            "Mail": {
+                "shards": 4,
+                "policy": {"concurrency": 3, "rate": {"tokens": 5, "interval_ms": 1000}},
+                "sweep_after_ms": 10_000,
+            }
+        },
         on_failure="Alert",
         on_settled={"binding": "Audit", "states": ["COMPLETED", "CANCELLED"]},
         retention={"older_than_ms": 86_400_000, "limit": 50},
-    )  # fmt: skip
+    )
     settings = app.settings_of("Mail")
     assert settings is not None
     assert (app.shards_of("Mail"), app.shards_of("Alert")) == (4, 1)
     assert (settings.policy.concurrency, settings.policy.rate, settings.retention.sweep_after_ms) == (
-        3, settings.policy.rate, 10_000,
-    )  # fmt: skip
+        3,
+        settings.policy.rate,
+        10_000,
+    )
     assert settings.policy.rate is not None
     assert (settings.policy.rate.tokens, settings.policy.rate.interval_ms) == (5, 1000)
     assert app.settings_of("Alert") is None

@@ -14,8 +14,9 @@ def test_performers_must_be_a_list_not_a_string(performers: Any) -> None:
     with pytest.raises(DefinitionError) as caught:
         define_tsumugi(performers=performers)
     assert (caught.value.option, caught.value.rule) == (
-        "performers", "must be a list of binding names or Performer classes",
-    )  # fmt: skip
+        "performers",
+        "must be a list of binding names or Performer classes",
+    )
 
 
 def test_a_performer_class_counts_by_its_name() -> None:
@@ -35,9 +36,13 @@ def test_zero_retention_is_honoured_not_replaced_by_the_defaults() -> None:
 
 
 def test_aging_interval_absent_keeps_the_default_and_none_disables_it() -> None:
-    app = define_tsumugi(bindings={
-        "Default": {}, "Off": {"policy": {"aging_interval_ms": None}}, "Set": {"policy": {"aging_interval_ms": 5}},
-    })  # fmt: skip
+    app = define_tsumugi(
+        bindings={
+            "Default": {},
+            "Off": {"policy": {"aging_interval_ms": None}},
+            "Set": {"policy": {"aging_interval_ms": 5}},
+        }
+    )
     intervals = {}
     for name in ("Default", "Off", "Set"):
         settings = app.settings_of(name)
@@ -49,7 +54,10 @@ def test_aging_interval_absent_keeps_the_default_and_none_disables_it() -> None:
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"bindings": {"A": {"policy": {"aging_interval_ms": 0}}}}, "bindings.A.policy.aging_interval_ms must be at least 1"),
+        (
+            {"bindings": {"A": {"policy": {"aging_interval_ms": 0}}}},
+            "bindings.A.policy.aging_interval_ms must be at least 1",
+        ),
         (
             {"bindings": {"A": {"policy": {"aging_disabled": True, "aging_interval_ms": 10}}}},
             "bindings.A.policy.aging_disabled cannot be combined with an aging_interval_ms",
@@ -75,12 +83,21 @@ def test_aging_interval_absent_keeps_the_default_and_none_disables_it() -> None:
             {"bindings": {"X": {"policy": {"rate": {"tokens": 1.5, "interval_ms": 1}}}}},
             "bindings.X.policy.rate.tokens must be an integer, got 1.5",
         ),
-        ({"bindings": {"X": {"policy": {"paused": "yes"}}}}, "bindings.X.policy.paused must be a boolean, got 'yes'"),
+        (
+            {"bindings": {"X": {"policy": {"paused": "yes"}}}},
+            "bindings.X.policy.paused must be a boolean, got 'yes'",
+        ),
         ({"on_settled": 5}, "on_settled must be a mapping of options, got 5"),
-        ({"on_settled": {"binding": "A", "states": "FAILED"}}, "on_settled.states must be a list, got 'FAILED'"),
+        (
+            {"on_settled": {"binding": "A", "states": "FAILED"}},
+            "on_settled.states must be a list, got 'FAILED'",
+        ),
         ({"on_settled": {"binding": "A", "states": [1]}}, "on_settled.states[0] must be a string, got 1"),
         ({"on_settled": {"binding": 7, "states": ["FAILED"]}}, "on_settled.binding must be a string, got 7"),
-        ({"on_settled": {"binding": "A", "states": ["FAILED"], "x": 1}}, "on_settled.x is not a known option"),
+        (
+            {"on_settled": {"binding": "A", "states": ["FAILED"], "x": 1}},
+            "on_settled.x is not a known option",
+        ),
         ({"retention": {"limit": "10"}}, "retention.limit must be an integer, got '10'"),
         ({"retention": {"older_than_ms": 0}}, "retention.older_than_ms must be at least 1"),
         (
@@ -88,7 +105,7 @@ def test_aging_interval_absent_keeps_the_default_and_none_disables_it() -> None:
             "bindings.Zzz is not one of the performers (Hello, Boom)",
         ),
     ],
-)  # fmt: skip
+)
 def test_errors_name_the_option_path_and_the_rule_in_the_house_style(
     options: dict[str, Any], message: str
 ) -> None:

@@ -40,8 +40,9 @@ async def test_an_attempt_past_its_timeout_fails_with_the_timeout_error(
     clock: VirtualClock, driver: Driver
 ) -> None:
     # A quiet Slow never heartbeats: its 2 s timeout runs out.
-    job_id = await driver.enqueue("Slow", {"seconds": 6, "quiet": True}, timeout_ms=2_000, max_attempts=1,
-                                  guarantee="at-least-once")  # fmt: skip
+    job_id = await driver.enqueue(
+        "Slow", {"seconds": 6, "quiet": True}, timeout_ms=2_000, max_attempts=1, guarantee="at-least-once"
+    )
     await clock.advance(2_500)
 
     job = await driver.job(job_id)

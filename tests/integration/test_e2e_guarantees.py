@@ -26,8 +26,15 @@ async def test_an_at_most_once_job_runs_once_under_duplicate_delivery(
 ) -> None:
     mail = {"to": "a@example.com", "subject": "hi"}
     job_id = await driver.enqueue("SendMail", mail, guarantee="at-most-once", delay_ms=1_000)
-    duplicate = {"jobId": job_id, "binding": "SendMail", "attempt": 1, "payload": mail, "timeoutMs": 60_000,
-                 "claimRequired": True, "maxAttempts": 5}  # fmt: skip
+    duplicate = {
+        "jobId": job_id,
+        "binding": "SendMail",
+        "attempt": 1,
+        "payload": mail,
+        "timeoutMs": 60_000,
+        "claimRequired": True,
+        "maxAttempts": 5,
+    }
     # Visible at the instant the shard dispatches: both copies arrive in the same batch.
     await system.env(SCHEDULER).TSUMUGI_QUEUE.send(duplicate, delaySeconds=1)
     await clock.advance(1_100)

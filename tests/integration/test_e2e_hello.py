@@ -41,8 +41,10 @@ async def test_hello_over_http_is_created_read_back_and_listed(clock: VirtualClo
     assert status == 200
     job = body["job"]
     assert (job["state"], json.loads(job["result"]), job["attempts_log"][0]["state"]) == (
-        "COMPLETED", "Hello, Bo!", "COMPLETED",
-    )  # fmt: skip
+        "COMPLETED",
+        "Hello, Bo!",
+        "COMPLETED",
+    )
     # Read back by its percent-encoded id (a raw "#" would start the URL's fragment, on workerd as here).
     assert (await driver.rest("GET", f"/api/jobs/{quoted(created['id'])}"))[1]["job"]["id"] == created["id"]
     status, listing = await driver.rest("GET", "/api/jobs?binding=Hello")
@@ -72,8 +74,13 @@ async def test_the_http_client_enqueues_and_reads_back_through_the_rest_api(
     system: LocalRuntime, clock: VirtualClock
 ) -> None:
     async def to_scheduler(request: httpx.Request) -> httpx.Response:
-        answer = await system.fetch(SCHEDULER, str(request.url), method=request.method,
-                                    headers=dict(request.headers), body=request.content or None)  # fmt: skip
+        answer = await system.fetch(
+            SCHEDULER,
+            str(request.url),
+            method=request.method,
+            headers=dict(request.headers),
+            body=request.content or None,
+        )
         return httpx.Response(
             answer.status, content=await answer.bytes(), headers=list(answer.headers.items())
         )

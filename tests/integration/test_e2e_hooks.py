@@ -36,7 +36,10 @@ async def test_the_schedulers_on_enqueue_fills_what_the_producer_left_out(
 
 async def test_the_clients_on_enqueue_applies_before_sending(system: LocalRuntime, driver: Driver) -> None:
     created = await system.fetch(
-        PRODUCER, "http://producer/hello?name=p", method="POST", headers={"authorization": f"Bearer {PRODUCER_TOKEN}"}
+        PRODUCER,
+        "http://producer/hello?name=p",
+        method="POST",
+        headers={"authorization": f"Bearer {PRODUCER_TOKEN}"},
     )
     from_producer = json.loads(await created.text())["id"]
     plain = await driver.enqueue("Hello", {"name": "q"})
@@ -93,8 +96,10 @@ async def test_a_failed_notice_job_reaches_on_failure_unless_it_is_on_failures_o
     # Seed: only the on_failure binding's own failures are not sent to it; on_settled skips both bindings' jobs.
     (notice,) = await driver.notices_for("NotifyFailure", settled_job)
     assert (notice["state"], notice["payload"]["binding"], notice["payload"]["state"]) == (
-        "COMPLETED", "NotifySettled", "FAILED",
-    )  # fmt: skip
+        "COMPLETED",
+        "NotifySettled",
+        "FAILED",
+    )
     assert await driver.notices_for("NotifyFailure", failure_job) == []
     assert await driver.notices_for("NotifySettled", settled_job) == []
     assert await driver.notices_for("NotifySettled", failure_job) == []

@@ -15,8 +15,9 @@ async def test_a_timed_out_at_most_once_job_is_never_started_again(
     clock: VirtualClock, driver: Driver
 ) -> None:
     # Issue 10 item 1: 20 s of silent work, a 2 s timeout and a second attempt to spare.
-    job_id = await driver.enqueue("Slow", {"seconds": 20, "quiet": True}, guarantee="at-most-once",
-                                  timeout_ms=2_000, max_attempts=2)  # fmt: skip
+    job_id = await driver.enqueue(
+        "Slow", {"seconds": 20, "quiet": True}, guarantee="at-most-once", timeout_ms=2_000, max_attempts=2
+    )
     await clock.advance(2_500)
 
     job = await driver.job(job_id)
@@ -32,8 +33,9 @@ async def test_a_timed_out_at_most_once_job_is_never_started_again(
 async def test_a_manual_retry_of_a_stalled_at_most_once_job_waits_for_the_invocation_end(
     clock: VirtualClock, driver: Driver
 ) -> None:
-    job_id = await driver.enqueue("Slow", {"seconds": 20, "quiet": True}, guarantee="at-most-once",
-                                  timeout_ms=2_000, max_attempts=2)  # fmt: skip
+    job_id = await driver.enqueue(
+        "Slow", {"seconds": 20, "quiet": True}, guarantee="at-most-once", timeout_ms=2_000, max_attempts=2
+    )
     await clock.advance(2_500)
     started_at = (await driver.job(job_id)).dispatched_at
     assert started_at is not None
@@ -96,8 +98,15 @@ async def test_silence_is_measured_from_the_start_of_execution(
     driver.lose_messages_of(job_id)
     created_at = (await driver.job(job_id)).created_at
     await clock.advance(created_at + 12_000 - clock.now_ms())
-    late = {"jobId": job_id, "binding": "Slow", "attempt": 1, "payload": {"seconds": 8, "quiet": True},
-            "timeoutMs": 10_000, "claimRequired": False, "maxAttempts": 3}  # fmt: skip
+    late = {
+        "jobId": job_id,
+        "binding": "Slow",
+        "attempt": 1,
+        "payload": {"seconds": 8, "quiet": True},
+        "timeoutMs": 10_000,
+        "claimRequired": False,
+        "maxAttempts": 3,
+    }
     await system.env(SCHEDULER).TSUMUGI_QUEUE.send(late)
     # dispatch + timeout + grace = 15 s passes while it runs; start + timeout + grace = 27 s does not.
     await clock.advance(10_000)

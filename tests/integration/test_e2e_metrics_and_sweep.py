@@ -36,12 +36,18 @@ async def test_each_terminal_job_writes_one_data_point_in_the_reference_layout(
     # attempts, double2 max(0, updated_at - dispatched_at), 0 when never dispatched.
     expected = sorted(
         (
-            {"index1": j.binding, "blob1": j.state, "blob2": j.binding, "blob3": j.guarantee,
-             "double1": float(j.attempts), "double2": _duration(j)}
+            {
+                "index1": j.binding,
+                "blob1": j.state,
+                "blob2": j.binding,
+                "blob3": j.guarantee,
+                "double1": float(j.attempts),
+                "double2": _duration(j),
+            }
             for j in jobs.values()
         ),
         key=lambda p: (p["blob2"], p["blob1"]),
-    )  # fmt: skip
+    )
     assert [dict(p) for p in system.analytics.query(POINTS)] == expected
     assert jobs[failed].attempts == 2
     assert _duration(jobs[cancelled]) == 0.0

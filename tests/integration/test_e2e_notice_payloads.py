@@ -10,12 +10,29 @@ from system_driver import Driver
 from tsumugi_dev.clock import VirtualClock
 
 FAILURE_NOTICE_KEYS = {
-    "job_id", "binding", "state", "attempts", "max_attempts", "error", "run_id", "node_id", "failed_at",
-}  # fmt: skip
+    "job_id",
+    "binding",
+    "state",
+    "attempts",
+    "max_attempts",
+    "error",
+    "run_id",
+    "node_id",
+    "failed_at",
+}
 """docs/reference/additions.md A2."""
 SETTLED_NOTICE_KEYS = {
-    "job_id", "binding", "state", "attempts", "max_attempts", "error", "result", "run_id", "node_id", "settled_at",
-}  # fmt: skip
+    "job_id",
+    "binding",
+    "state",
+    "attempts",
+    "max_attempts",
+    "error",
+    "result",
+    "run_id",
+    "node_id",
+    "settled_at",
+}
 """docs/reference/additions.md A3."""
 
 
@@ -33,8 +50,10 @@ async def test_notice_payloads_hold_exactly_the_documented_fields(
     assert set(settled_failure["payload"]) == SETTLED_NOTICE_KEYS
     assert set(settled_success["payload"]) == SETTLED_NOTICE_KEYS
     assert (failure["payload"]["state"], failure["payload"]["binding"], failure["payload"]["attempts"]) == (
-        "FAILED", "Boom", 1,
-    )  # fmt: skip
+        "FAILED",
+        "Boom",
+        1,
+    )
     assert "intentional failure" in failure["payload"]["error"]
     assert (settled_success["payload"]["state"], settled_success["payload"]["result"]) == (
         "COMPLETED",

@@ -37,8 +37,9 @@ async def test_an_order_waits_for_its_shipment_sleeps_and_mails_once(
         "the job is SLEEPING: waiting for event shipped/order-42 until in 6 d"
     )
 
-    status, sent = await driver.rest("POST", "/api/events", {"name": "shipped", "key": "order-42",
-                                                              "payload": {"tracking": "JP123"}})  # fmt: skip
+    status, sent = await driver.rest(
+        "POST", "/api/events", {"name": "shipped", "key": "order-42", "payload": {"tracking": "JP123"}}
+    )
     assert (status, sent["delivered"]) == (202, 1)
     await clock.advance(1_000)
     assert (await driver.job(job_id)).state == "SLEEPING"  # now the hour before the follow-up mail

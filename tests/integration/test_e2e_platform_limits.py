@@ -37,7 +37,9 @@ number, it is over 126,000: the size rule of ADR-0044 refused it (issue 22, item
 async def test_a_payload_of_14000_halves_is_taken_through_rest_and_the_client_and_dispatched(
     system: LocalRuntime, clock: VirtualClock, driver: Driver
 ) -> None:
-    status, created = await driver.rest("POST", "/api/jobs", {"binding": "Boom", "payload": HALVES, "maxAttempts": 1})
+    status, created = await driver.rest(
+        "POST", "/api/jobs", {"binding": "Boom", "payload": HALVES, "maxAttempts": 1}
+    )
     assert status == 201, created
     by_client = await driver.enqueue("Boom", HALVES, max_attempts=1)
     await clock.advance(1_000)

@@ -31,12 +31,18 @@ async def test_enqueue_over_rpc_returns_the_id_and_the_job_runs(clock: VirtualCl
 @pytest.mark.parametrize(
     ("item", "message"),
     [
-        ({"binding": "Hello", "payload": {}, "maxAttempts": 0}, "EnqueueValidationError: max_attempts must be at least 1"),
-        ({"binding": "Hello", "payload": {}, "colour": 1}, "EnqueueValidationError: colour is not an enqueue option"),
+        (
+            {"binding": "Hello", "payload": {}, "maxAttempts": 0},
+            "EnqueueValidationError: max_attempts must be at least 1",
+        ),
+        (
+            {"binding": "Hello", "payload": {}, "colour": 1},
+            "EnqueueValidationError: colour is not an enqueue option",
+        ),
         ({"payload": {}}, "EnqueueValidationError: binding is required"),
         ("Hello", "EnqueueValidationError: item must be an object, got str"),
     ],
-)  # fmt: skip
+)
 async def test_a_bad_item_raises_naming_the_bare_field(driver: Driver, item: object, message: str) -> None:
     with pytest.raises(Exception, match="EnqueueValidationError") as caught:
         await driver.producer_env.TSUMUGI.enqueue(item)

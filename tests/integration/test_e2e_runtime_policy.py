@@ -14,7 +14,11 @@ async def test_a_runtime_change_pins_the_deployed_settings_and_holds_until_reset
     status, body = await driver.rest("POST", "/api/bindings/Slow/policy", {"paused": True})
     assert status == 200
     [shard] = body["shards"]
-    assert (shard["pinned"], shard["settings"]["paused"], shard["settings"]["reaper_grace_ms"]) == (True, True, 5_000)
+    assert (shard["pinned"], shard["settings"]["paused"], shard["settings"]["reaper_grace_ms"]) == (
+        True,
+        True,
+        5_000,
+    )
 
     job_id = await driver.enqueue("Slow", {"seconds": 1})  # the enqueue carries the code's settings: ignored
     await clock.advance(1_000)

@@ -51,8 +51,13 @@ async def _send(runtime: LocalRuntime, key: str, payload: Any, **extra: Any) -> 
 
 
 async def _post(runtime: LocalRuntime, body: Any) -> tuple[int, Any]:
-    response = await runtime.fetch(STEPS, "http://scheduler/api/events", method="POST", body=json.dumps(body),
-                                   headers={"authorization": f"Bearer {TOKEN}", "content-type": "application/json"})  # fmt: skip
+    response = await runtime.fetch(
+        STEPS,
+        "http://scheduler/api/events",
+        method="POST",
+        body=json.dumps(body),
+        headers={"authorization": f"Bearer {TOKEN}", "content-type": "application/json"},
+    )
     return response.status, json.loads(await response.text())
 
 

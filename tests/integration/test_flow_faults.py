@@ -34,8 +34,11 @@ class Runs:
         return self.env.RUN.getByName(run_id)
 
     async def start(self, run_id: str, run_input: Any, deadline_ms: int | None = None) -> dict[str, Any]:
-        return dict(await self.stub(run_id).start(run_id, run_id.partition(":")[0], json.dumps(run_input),
-                                                  deadline_ms, None, 0))  # fmt: skip
+        return dict(
+            await self.stub(run_id).start(
+                run_id, run_id.partition(":")[0], json.dumps(run_input), deadline_ms, None, 0
+            )
+        )
 
     async def read(self, run_id: str) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
         d1 = self.runtime.d1("tsumugi-flows")
@@ -129,14 +132,25 @@ async def test_item4_parents_of_different_flows_with_one_local_id_get_their_own_
         assert json.loads(job["result"]) == {"from": parent}
 
 
-@pytest.mark.parametrize(("deadline_ms", "ended", "final"), [
-    (None, "STALLED", ("COMPLETED", "COMPLETED", 2)),
-    (1_000, "CANCELLED", ("FAILED", "FAILED", 1)),  # the resumed run's deadline (1 s) passes while its job waits
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("deadline_ms", "ended", "final"),
+    [
+        (None, "STALLED", ("COMPLETED", "COMPLETED", 2)),
+        (
+            1_000,
+            "CANCELLED",
+            ("FAILED", "FAILED", 1),
+        ),  # the resumed run's deadline (1 s) passes while its job waits
+    ],
+)
 async def test_item5_resume_holds_an_at_most_once_node_whose_attempt_may_still_run(
-    runs: Runs, clock: VirtualClock, fixture_module: Any, deadline_ms: int | None, ended: str,
+    runs: Runs,
+    clock: VirtualClock,
+    fixture_module: Any,
+    deadline_ms: int | None,
+    ended: str,
     final: tuple[str, str, int],
-) -> None:  # fmt: skip
+) -> None:
     # STALLED: the consumer gave up at the 2 s timeout, the outcome unknown. CANCELLED: the deadline drained the
     # run, asking the running attempt to stop, and the consumer then gave up on it. Either way it still runs.
     await runs.start("stall:s", {}, deadline_ms=deadline_ms)
@@ -160,8 +174,9 @@ async def test_item5_resume_holds_an_at_most_once_node_whose_attempt_may_still_r
     assert (state, nodes["once"], len(fixture_module.RUNS)) == final
 
 
-async def test_item6_a_nodes_job_is_not_retried_behind_its_runs_back(runs: Runs, clock: VirtualClock,
-                                                                    fixture_module: Any) -> None:  # fmt: skip
+async def test_item6_a_nodes_job_is_not_retried_behind_its_runs_back(
+    runs: Runs, clock: VirtualClock, fixture_module: Any
+) -> None:
     await runs.start("chain:j", {"key": "j"})
     await clock.advance(2_000)
     run, nodes = await runs.read("chain:j")
@@ -271,14 +286,20 @@ def _old_node_job_id(binding: str, run_id: str, node_id: str, gen: int) -> str:
 
 
 async def test_item11_a_caller_cannot_pin_a_nodes_job_with_its_run(runs: Runs, clock: VirtualClock) -> None:
-    forged = {"binding": "Echo", "payload": "999 of 999", "id": _old_node_job_id("Echo", "chain:h", "a", 0),
-              "runId": "chain:h", "nodeId": "a"}  # fmt: skip
+    forged = {
+        "binding": "Echo",
+        "payload": "999 of 999",
+        "id": _old_node_job_id("Echo", "chain:h", "a", 0),
+        "runId": "chain:h",
+        "nodeId": "a",
+    }
     with pytest.raises(Exception, match=r"items\[0\]\.run_id is set only by the run a job belongs to"):
         await runs.env.TSUMUGI.enqueue_many([forged])
 
 
-async def test_item11_a_job_pinned_at_a_nodes_old_id_is_not_adopted_by_the_run(runs: Runs, clock: VirtualClock,
-                                                                              fixture_module: Any) -> None:  # fmt: skip
+async def test_item11_a_job_pinned_at_a_nodes_old_id_is_not_adopted_by_the_run(
+    runs: Runs, clock: VirtualClock, fixture_module: Any
+) -> None:
     fixture_module.SEEN.add("h:A")  # b succeeds at once
     squatter = {"binding": "Echo", "payload": "999", "id": _old_node_job_id("Echo", "chain:h", "a", 0)}
     await runs.env.TSUMUGI.enqueue_many([squatter])

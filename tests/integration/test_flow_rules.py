@@ -30,8 +30,11 @@ class Runs:
         return self.env.RUN.getByName(run_id)
 
     async def start(self, run_id: str, run_input: Any, deadline_ms: int | None = None) -> dict[str, Any]:
-        return dict(await self.stub(run_id).start(run_id, run_id.partition(":")[0], json.dumps(run_input),
-                                                  deadline_ms, None, 0))  # fmt: skip
+        return dict(
+            await self.stub(run_id).start(
+                run_id, run_id.partition(":")[0], json.dumps(run_input), deadline_ms, None, 0
+            )
+        )
 
     async def read(self, run_id: str) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
         d1 = self.runtime.d1("tsumugi-flows")
@@ -74,7 +77,9 @@ async def test_a_failure_skips_downstream_while_an_independent_branch_finishes_t
     assert detail["b"]["error"] is None
 
 
-async def test_nodes_carry_when_they_were_scheduled_and_when_they_finished(runs: Runs, clock: VirtualClock) -> None:
+async def test_nodes_carry_when_they_were_scheduled_and_when_they_finished(
+    runs: Runs, clock: VirtualClock
+) -> None:
     started = clock.now_ms()
     await runs.start("chain:t", {"key": "t", "wait": 3})
     await clock.advance(5_000)
@@ -104,8 +109,9 @@ async def test_start_is_idempotent_by_run_id_and_the_shape_is_frozen(runs: Runs,
     assert json.loads(nodes["each"]["result"]) == {"total": 2, "succeeded": 2, "failed": 0}
 
 
-async def test_failing_fan_out_children_are_counted_and_do_not_fail_downstream(runs: Runs,
-                                                                              clock: VirtualClock) -> None:  # fmt: skip
+async def test_failing_fan_out_children_are_counted_and_do_not_fail_downstream(
+    runs: Runs, clock: VirtualClock
+) -> None:
     await runs.start("failfan:x", {"items": ["p", "q"]})
     await clock.advance(1_000)
     run, nodes = await runs.read("failfan:x")
@@ -114,8 +120,9 @@ async def test_failing_fan_out_children_are_counted_and_do_not_fail_downstream(r
     assert run["node_failed"] == 2
 
 
-async def test_a_child_whose_job_the_scheduler_refuses_fails_alone_with_the_refusal(runs: Runs,
-                                                                                   clock: VirtualClock) -> None:  # fmt: skip
+async def test_a_child_whose_job_the_scheduler_refuses_fails_alone_with_the_refusal(
+    runs: Runs, clock: VirtualClock
+) -> None:
     await runs.start("fan:big", {"items": [1, 2**53 + 1, 3]})  # a payload JavaScript would round
     await clock.advance(1_000)
     run, nodes = await runs.read("fan:big")
@@ -146,8 +153,9 @@ async def test_a_fan_out_whose_keys_cannot_name_children_fails_its_node_not_the_
     assert set(nodes) == {"each", "after"}  # no child was made
 
 
-async def test_a_child_payload_too_large_for_a_job_fails_that_child_before_it_is_stored(runs: Runs,
-                                                                                        clock: VirtualClock) -> None:  # fmt: skip
+async def test_a_child_payload_too_large_for_a_job_fails_that_child_before_it_is_stored(
+    runs: Runs, clock: VirtualClock
+) -> None:
     await runs.start("plainfan:big", {"items": [1, "y" * 150_000, 3]})
     await clock.advance(1_000)
     run, nodes = await runs.read("plainfan:big")
@@ -162,7 +170,11 @@ async def test_a_runs_counters_follow_its_children_while_it_runs(runs: Runs, clo
     await runs.start("waits:c", {"seconds": [1, 6]})
     await clock.advance(3_000)  # the first child ended; its ending could start nothing, so it ticked later
     run, nodes = await runs.read("waits:c")
-    assert (run["state"], nodes["each:0"]["state"], nodes["each:1"]["state"]) == ("RUNNING", "COMPLETED", "SCHEDULED")
+    assert (run["state"], nodes["each:0"]["state"], nodes["each:1"]["state"]) == (
+        "RUNNING",
+        "COMPLETED",
+        "SCHEDULED",
+    )
     assert (run["node_total"], run["node_done"]) == (3, 1)
     await clock.advance(5_000)
     run, _ = await runs.read("waits:c")
@@ -278,11 +290,19 @@ async def test_duplicate_and_stale_job_events_are_ignored(runs: Runs, clock: Vir
     await runs.stub("chain:e").retry()
     await clock.advance(1_000)
     stub = runs.stub("chain:e")
-    await stub.notify([
-        {"nodeId": "b", "jobId": old_b, "state": "FAILED", "result": None, "error": "stale"},  # before resume
-        {"nodeId": "a", "jobId": nodes["a"]["job_id"], "state": "FAILED", "result": None, "error": "dup"},
-        {"nodeId": "ghost", "jobId": "Echo#0:x", "state": "COMPLETED", "result": "1", "error": None},
-    ])  # fmt: skip
+    await stub.notify(
+        [
+            {
+                "nodeId": "b",
+                "jobId": old_b,
+                "state": "FAILED",
+                "result": None,
+                "error": "stale",
+            },  # before resume
+            {"nodeId": "a", "jobId": nodes["a"]["job_id"], "state": "FAILED", "result": None, "error": "dup"},
+            {"nodeId": "ghost", "jobId": "Echo#0:x", "state": "COMPLETED", "result": "1", "error": None},
+        ]
+    )
     await clock.advance(1_000)
     run, nodes = await runs.read("chain:e")
     assert run["state"] == "COMPLETED"
@@ -291,8 +311,9 @@ async def test_duplicate_and_stale_job_events_are_ignored(runs: Runs, clock: Vir
     )
 
 
-async def test_restarts_of_the_run_object_and_job_shards_mid_run_lose_no_node(runs: Runs, clock: VirtualClock,
-                                                                              flows: LocalRuntime) -> None:  # fmt: skip
+async def test_restarts_of_the_run_object_and_job_shards_mid_run_lose_no_node(
+    runs: Runs, clock: VirtualClock, flows: LocalRuntime
+) -> None:
     flows.faults.restart_during_next_alarm(WORKER, "FlowRun", name="fan:restart", n=2)
     await runs.start("fan:restart", {"items": [1, 2, 3, 4, 5]})
     await clock.advance(5)
@@ -321,25 +342,32 @@ async def test_a_settled_run_is_deleted_after_retention_and_a_failed_one_kept_fo
     assert await runs.stub("chain:keep").state() == "FAILED"
 
 
-async def test_spawned_children_run_inside_their_parent_and_gate_its_downstream(runs: Runs,
-                                                                               clock: VirtualClock) -> None:  # fmt: skip
+async def test_spawned_children_run_inside_their_parent_and_gate_its_downstream(
+    runs: Runs, clock: VirtualClock
+) -> None:
     await runs.start("spawny:ok", {"children": {"c0": "Echo", "c1": "Echo"}})
     await clock.advance(1_000)
     run, nodes = await runs.read("spawny:ok")
     assert run["state"] == "COMPLETED"
     assert list(nodes) == ["parent", "after", "parent:c0", "parent:c1"]  # one child per spawn id
     assert {n["origin"] for k, n in nodes.items() if k.startswith("parent:")} == {"spawn"}
-    assert nodes["after"]["updated_at"] >= max(nodes["parent:c0"]["updated_at"], nodes["parent:c1"]["updated_at"])
+    assert nodes["after"]["updated_at"] >= max(
+        nodes["parent:c0"]["updated_at"], nodes["parent:c1"]["updated_at"]
+    )
     job = await runs.env.TSUMUGI.get(nodes["parent:c1"]["job_id"])
     assert json.loads(job["payload"]) == "payload of c1"
 
 
-async def test_a_failed_spawned_child_fails_its_parent_for_downstream(runs: Runs, clock: VirtualClock) -> None:
+async def test_a_failed_spawned_child_fails_its_parent_for_downstream(
+    runs: Runs, clock: VirtualClock
+) -> None:
     await runs.start("spawny:bad", {"children": {"ok": "Echo", "bad": "Fail"}})
     await clock.advance(1_000)
     state, nodes = await runs.states("spawny:bad")
-    assert (state, nodes) == ("FAILED", {"parent": "COMPLETED", "after": "SKIPPED", "parent:ok": "COMPLETED",
-                                         "parent:bad": "FAILED"})  # fmt: skip
+    assert (state, nodes) == (
+        "FAILED",
+        {"parent": "COMPLETED", "after": "SKIPPED", "parent:ok": "COMPLETED", "parent:bad": "FAILED"},
+    )
 
 
 async def test_spawns_of_a_failed_attempt_are_discarded(runs: Runs, clock: VirtualClock) -> None:
@@ -349,9 +377,9 @@ async def test_spawns_of_a_failed_attempt_are_discarded(runs: Runs, clock: Virtu
     assert (state, sorted(nodes)) == ("COMPLETED", ["after", "parent", "parent:kept"])
 
 
-async def test_run_notices_reach_the_flows_bindings_once_per_ending(runs: Runs, clock: VirtualClock,
-                                                                   fixture_module: Any,
-                                                                   flows: LocalRuntime) -> None:  # fmt: skip
+async def test_run_notices_reach_the_flows_bindings_once_per_ending(
+    runs: Runs, clock: VirtualClock, fixture_module: Any, flows: LocalRuntime
+) -> None:
     flows.faults.restart_during_next_alarm(WORKER, "FlowRun", name="chain:nt", n=3)
     await runs.start("chain:nt", {"key": "nt"})
     await clock.advance(2_000)
@@ -362,4 +390,6 @@ async def test_run_notices_reach_the_flows_bindings_once_per_ending(runs: Runs, 
     assert failure["failed_nodes"] == [{"id": "b", "error": "NonRetryableError: first time for nt:A"}]
     await runs.stub("chain:nt").retry()
     await clock.advance(2_000)
-    assert [(n["kind"], n["state"]) for n in notices[2:]] == [("settled", "COMPLETED")]  # a resumed run ends anew
+    assert [(n["kind"], n["state"]) for n in notices[2:]] == [
+        ("settled", "COMPLETED")
+    ]  # a resumed run ends anew

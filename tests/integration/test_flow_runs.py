@@ -27,18 +27,25 @@ async def _run(system: LocalRuntime, run_id: str) -> tuple[dict[str, Any] | None
     return (None if run is None else dict(run)), [dict(n) for n in nodes.results]
 
 
-async def test_greetings_completes_with_a_fan_out_summary(system: LocalRuntime, clock: VirtualClock,
-                                                         driver: Driver) -> None:  # fmt: skip
+async def test_greetings_completes_with_a_fan_out_summary(
+    system: LocalRuntime, clock: VirtualClock, driver: Driver
+) -> None:
     assert await _start(system, "greetings:one", "greetings", {"names": ["a", "b", "c"]}) == {
-        "id": "greetings:one", "created": True}  # fmt: skip
+        "id": "greetings:one",
+        "created": True,
+    }
     await clock.advance(1_000)
     run, nodes = await _run(system, "greetings:one")
     assert run is not None
     assert (run["state"], run["node_total"], run["node_done"], run["node_failed"]) == ("COMPLETED", 6, 6, 0)
     assert [(n["node_id"], n["state"]) for n in nodes] == [
-        ("names", "COMPLETED"), ("hello", "COMPLETED"), ("report", "COMPLETED"),
-        ("hello:0", "COMPLETED"), ("hello:1", "COMPLETED"), ("hello:2", "COMPLETED"),
-    ]  # fmt: skip
+        ("names", "COMPLETED"),
+        ("hello", "COMPLETED"),
+        ("report", "COMPLETED"),
+        ("hello:0", "COMPLETED"),
+        ("hello:1", "COMPLETED"),
+        ("hello:2", "COMPLETED"),
+    ]
     assert json.loads(nodes[1]["result"]) == {"total": 3, "succeeded": 3, "failed": 0}
     report = await driver.job(nodes[2]["job_id"])
     assert json.loads(str(report.result)) == "greeted 3 of 3 (0 failed)"
@@ -47,16 +54,21 @@ async def test_greetings_completes_with_a_fan_out_summary(system: LocalRuntime, 
 async def test_rest_starts_lists_reads_and_controls_runs(clock: VirtualClock, driver: Driver) -> None:
     assert await driver.rest("GET", "/api/flows") == (200, {"flows": ["greetings"]})
     for body, message in [
-        ({}, "flow is required"), ({"flow": "nope", "input": 1}, "unknown flow: nope"),
-        ({"flow": "greetings"}, "input is required"), ({"flow": "greetings", "input": {}, "id": 3}, "id must be a string"),
+        ({}, "flow is required"),
+        ({"flow": "nope", "input": 1}, "unknown flow: nope"),
+        ({"flow": "greetings"}, "input is required"),
+        ({"flow": "greetings", "input": {}, "id": 3}, "id must be a string"),
         ({"flow": "greetings", "input": {}, "deadlineMs": 0}, "deadlineMs must be a positive integer"),
         ([], "body must be an object"),
-    ]:  # fmt: skip
+    ]:
         assert await driver.rest("POST", "/api/runs", body) == (400, {"error": message}), body
-    status, created = await driver.rest("POST", "/api/runs", {"flow": "greetings", "input": {"names": ["x"]},
-                                                              "id": "r1"})  # fmt: skip
+    status, created = await driver.rest(
+        "POST", "/api/runs", {"flow": "greetings", "input": {"names": ["x"]}, "id": "r1"}
+    )
     assert (status, created) == (201, {"id": "greetings:r1"})
-    assert await driver.rest("POST", "/api/runs", {"flow": "greetings", "input": {"names": []}, "id": "r1"}) == (201, created)
+    assert await driver.rest(
+        "POST", "/api/runs", {"flow": "greetings", "input": {"names": []}, "id": "r1"}
+    ) == (201, created)
     await clock.advance(1_000)
     status, listing = await driver.rest("GET", "/api/runs?flow=greetings&state=COMPLETED")
     assert status == 200
@@ -65,7 +77,10 @@ async def test_rest_starts_lists_reads_and_controls_runs(clock: VirtualClock, dr
     status, detail = await driver.rest("GET", "/api/runs/greetings:r1")
     assert status == 200
     assert (detail["run"]["state"], detail["run"]["retryable"], json.loads(detail["run"]["input"])) == (
-        "COMPLETED", False, {"names": ["x"]})  # fmt: skip
+        "COMPLETED",
+        False,
+        {"names": ["x"]},
+    )
     assert json.loads(detail["run"]["output"]) == "greeted 1 of 1 (0 failed)"
     assert all(n["waiting_on"] == [] for n in detail["nodes"])
     assert [n["id"] for n in detail["nodes"]] == ["names", "hello", "report", "hello:0"]
@@ -73,7 +88,9 @@ async def test_rest_starts_lists_reads_and_controls_runs(clock: VirtualClock, dr
     assert detail["nodes"][3]["origin"] == "fanOut"
     assert detail["nodes"][3]["parent"] == "hello"
     assert await driver.rest("POST", "/api/runs/greetings:r1/cancel") == (
-        409, {"ok": False, "reason": "invalid-state", "error": "not allowed in the current state"})  # fmt: skip
+        409,
+        {"ok": False, "reason": "invalid-state", "error": "not allowed in the current state"},
+    )
     assert (await driver.rest("POST", "/api/runs/greetings:r1/retry"))[0] == 409
     assert (await driver.rest("POST", "/api/runs/greetings:never/retry"))[0] == 410
     assert await driver.rest("POST", "/api/runs/nocolon/cancel") == (400, {"error": "invalid run id"})
@@ -87,18 +104,23 @@ class _RuntimeTransport(httpx.AsyncBaseTransport):
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         body = request.content.decode() or None
-        answer = await self.system.fetch(SCHEDULER, str(request.url), method=request.method,
-                                         headers=dict(request.headers), body=body)  # fmt: skip
+        answer = await self.system.fetch(
+            SCHEDULER, str(request.url), method=request.method, headers=dict(request.headers), body=body
+        )
         return httpx.Response(answer.status, content=(await answer.text()).encode())
 
 
 @pytest.mark.parametrize("transport", ["rpc", "http"])
-async def test_the_runs_client_starts_reads_and_steers_runs(system: LocalRuntime, clock: VirtualClock,
-                                                            driver: Driver, transport: str) -> None:  # fmt: skip
+async def test_the_runs_client_starts_reads_and_steers_runs(
+    system: LocalRuntime, clock: VirtualClock, driver: Driver, transport: str
+) -> None:
     http = None
     if transport == "http":
-        http = httpx.AsyncClient(base_url="http://scheduler", transport=_RuntimeTransport(system),
-                                 headers={"authorization": f"Bearer {TOKEN}"})  # fmt: skip
+        http = httpx.AsyncClient(
+            base_url="http://scheduler",
+            transport=_RuntimeTransport(system),
+            headers={"authorization": f"Bearer {TOKEN}"},
+        )
     runs = RunsClient(http=http)
     env = driver.producer_env
     try:
@@ -124,7 +146,9 @@ async def test_the_runs_client_starts_reads_and_steers_runs(system: LocalRuntime
         await runs.aclose()
 
 
-async def test_a_wide_fan_out_stays_within_the_sql_bind_limit(system: LocalRuntime, clock: VirtualClock) -> None:
+async def test_a_wide_fan_out_stays_within_the_sql_bind_limit(
+    system: LocalRuntime, clock: VirtualClock
+) -> None:
     names = [f"n{i}" for i in range(60)]  # 60 children: inserts and snapshots are chunked under 100 binds
     await _start(system, "greetings:wide", "greetings", {"names": names})
     await clock.advance(2_000)
@@ -134,8 +158,9 @@ async def test_a_wide_fan_out_stays_within_the_sql_bind_limit(system: LocalRunti
     assert json.loads(nodes[1]["result"]) == {"total": 60, "succeeded": 60, "failed": 0}
 
 
-async def test_an_empty_fan_out_completes_with_a_zero_summary_in_the_same_tick(system: LocalRuntime,
-                                                                               clock: VirtualClock) -> None:  # fmt: skip
+async def test_an_empty_fan_out_completes_with_a_zero_summary_in_the_same_tick(
+    system: LocalRuntime, clock: VirtualClock
+) -> None:
     # Found by the whole-system simulator: the container expanded to nothing, and its aggregate decision in
     # the same tick was dropped as "already handled", leaving the run RUNNING forever.
     await _start(system, "greetings:empty", "greetings", {"names": []})

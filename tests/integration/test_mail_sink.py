@@ -58,8 +58,13 @@ def performers_http(system: LocalRuntime) -> Iterator[respx.MockRouter]:
     """httpx requests to the performer Worker's dev port reach its fetch, as tsumugi dev's HTTP server would."""
 
     async def to_performers(request: httpx.Request) -> httpx.Response:
-        answer = await system.fetch(PERFORMERS, str(request.url), method=request.method,
-                                    headers=dict(request.headers), body=request.content or None)  # fmt: skip
+        answer = await system.fetch(
+            PERFORMERS,
+            str(request.url),
+            method=request.method,
+            headers=dict(request.headers),
+            body=request.content or None,
+        )
         return httpx.Response(
             answer.status, content=await answer.bytes(), headers=list(answer.headers.items())
         )

@@ -31,8 +31,14 @@ class Ship(Performer[Order, dict[str, Any]]):
             raise RetryAfterError("nothing yet", delay_ms=1_000)
         if payload.qty > 100:
             raise RuntimeError("too many")
-        return {"shipped": payload.qty, "job": ctx.job_id, "attempt": ctx.attempt, "of": ctx.max_attempts,
-                "deadline": ctx.deadline_at, "cancel": answer.cancel_requested}  # fmt: skip
+        return {
+            "shipped": payload.qty,
+            "job": ctx.job_id,
+            "attempt": ctx.attempt,
+            "of": ctx.max_attempts,
+            "deadline": ctx.deadline_at,
+            "cancel": answer.cancel_requested,
+        }
 
 
 def dispatch(qty: Any) -> dict[str, Any]:
@@ -67,8 +73,17 @@ async def test_a_success_answers_the_result_with_the_context_fields_and_the_hear
         return {"accepted": True, "cancel_requested": True}
 
     answer = await run(3, heartbeat)
-    assert answer == {"ok": True, "result": {"shipped": 3, "job": "Ship#0:abc", "attempt": 2, "of": 3,
-                                             "deadline": 9_000, "cancel": True}}  # fmt: skip
+    assert answer == {
+        "ok": True,
+        "result": {
+            "shipped": 3,
+            "job": "Ship#0:abc",
+            "attempt": 2,
+            "of": 3,
+            "deadline": 9_000,
+            "cancel": True,
+        },
+    }
     assert sent == [0.5]
 
 
@@ -116,8 +131,17 @@ async def test_json_text_in_answers_json_text_and_reads_a_text_heartbeat_answer(
     text = msgspec.json.encode(dispatch(3)).decode()
     answer = await getattr(cls(None, None), DISPATCH_METHOD)(text, heartbeat)
     assert isinstance(answer, str)
-    assert msgspec.json.decode(answer) == {"ok": True, "result": {"shipped": 3, "job": "Ship#0:abc", "attempt": 2,
-                                                                  "of": 3, "deadline": 9_000, "cancel": True}}  # fmt: skip
+    assert msgspec.json.decode(answer) == {
+        "ok": True,
+        "result": {
+            "shipped": 3,
+            "job": "Ship#0:abc",
+            "attempt": 2,
+            "of": 3,
+            "deadline": 9_000,
+            "cancel": True,
+        },
+    }
 
 
 async def test_a_heartbeat_answer_that_does_not_decode_fails_the_attempt_naming_it() -> None:

@@ -24,9 +24,14 @@ async def _hello_jobs(driver: Driver, clock: VirtualClock) -> list[str]:
 
 @pytest.mark.parametrize(
     ("method", "headers"),
-    [("POST", {}), ("POST", {"authorization": "Bearer wrong"}), ("POST", {"authorization": f"Basic {PRODUCER_TOKEN}"}),
-     ("GET", {}), ("GET", BEARER)],
-)  # fmt: skip
+    [
+        ("POST", {}),
+        ("POST", {"authorization": "Bearer wrong"}),
+        ("POST", {"authorization": f"Basic {PRODUCER_TOKEN}"}),
+        ("GET", {}),
+        ("GET", BEARER),
+    ],
+)
 async def test_only_an_authorized_post_enqueues(
     system: LocalRuntime, clock: VirtualClock, driver: Driver, method: str, headers: dict[str, str]
 ) -> None:

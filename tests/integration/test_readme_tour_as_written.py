@@ -82,8 +82,15 @@ def test_every_shell_block_of_the_tour_runs_as_written(dev: str) -> None:
     script = "\n".join(
         code.replace(ORIGIN, url) for role, lang, code in tour_blocks() if (role, lang) == ("run", "sh")
     )
-    done = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=REPO, env=_env(), capture_output=True,
-                          text=True, timeout=DEADLINE_S, check=False)  # fmt: skip
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", script],
+        cwd=REPO,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=DEADLINE_S,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "error" not in done.stderr.lower(), done.stderr
 
@@ -105,8 +112,15 @@ def test_every_python_block_of_the_tour_runs_as_written(dev: str) -> None:
         script = REPO / f".readme-tour-{os.getpid()}-{number}.py"
         script.write_text(code.replace(ORIGIN, url), encoding="utf-8")
         try:
-            done = subprocess.run([*_uv(), "run", "--frozen", "python", script.name], cwd=REPO, env=env,
-                                  capture_output=True, text=True, timeout=DEADLINE_S, check=False)  # fmt: skip
+            done = subprocess.run(
+                [*_uv(), "run", "--frozen", "python", script.name],
+                cwd=REPO,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=DEADLINE_S,
+                check=False,
+            )
         finally:
             script.unlink()
         assert done.returncode == 0, f"block {number}:\n{code}\n{done.stdout}{done.stderr}"

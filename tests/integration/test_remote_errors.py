@@ -27,10 +27,13 @@ def test_a_python_error_is_recorded_as_its_last_line_then_the_traceback() -> Non
 @pytest.mark.parametrize(
     ("error", "text"),
     [
-        (js_error("DataCloneError", "Proxy could not be serialized"), "DataCloneError: Proxy could not be serialized"),
+        (
+            js_error("DataCloneError", "Proxy could not be serialized"),
+            "DataCloneError: Proxy could not be serialized",
+        ),
         (RuntimeError("plain"), "RuntimeError: plain"),
     ],
-)  # fmt: skip
+)
 def test_other_errors_are_name_and_message(error: Exception, text: str) -> None:
     assert error_text(error) == text
 

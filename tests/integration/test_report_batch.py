@@ -40,10 +40,11 @@ class Shard:
             raise self.missing
         self.calls.append(("report_many", name, len(reports)))
         return [
-            {"error": f"RuntimeError: disk on fire for {r['jobId']}"} if r["jobId"] in self.fail_ids
+            {"error": f"RuntimeError: disk on fire for {r['jobId']}"}
+            if r["jobId"] in self.fail_ids
             else {"accepted": True, "state": "COMPLETED"}
             for r in reports
-        ]  # fmt: skip
+        ]
 
 
 class Namespace:

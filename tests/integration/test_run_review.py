@@ -86,7 +86,10 @@ async def test_a_retry_that_lands_while_the_tick_sends_the_notices_gets_its_own_
     run, _ = await read(flows, "chain:rt")
     assert run["state"] == "COMPLETED"
     assert sorted((n["kind"], n["state"]) for n in fixture_module.NOTICES) == [
-        ("failure", "FAILED"), ("settled", "COMPLETED"), ("settled", "FAILED")]  # fmt: skip
+        ("failure", "FAILED"),
+        ("settled", "COMPLETED"),
+        ("settled", "FAILED"),
+    ]
 
 
 async def test_a_cancel_that_lands_while_the_tick_sends_stops_unstarted_nodes_at_once(

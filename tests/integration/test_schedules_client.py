@@ -51,8 +51,10 @@ async def test_refusals_raise_schedule_error_with_status_field_and_rule(driver: 
     with pytest.raises(ScheduleError) as caught:
         await schedules.create(env, "bad", binding="Hello", payload=None, every_ms=10)
     assert (caught.value.status, caught.value.field, caught.value.rule) == (
-        400, "everyMs", "must be an integer of at least 1000, got 10",
-    )  # fmt: skip
+        400,
+        "everyMs",
+        "must be an integer of at least 1000, got 10",
+    )
     with pytest.raises(ScheduleError) as caught:
         await schedules.delete(env, "hello-every-10-minutes")
     assert caught.value.status == 409

@@ -45,7 +45,9 @@ async def test_the_job_shard_serves_jobs_on_the_raw_state(
     await _assert_raw_state(_instance(system, "TsumugiJobShard"))
 
 
-async def test_the_run_and_scheduler_objects_serve_on_the_raw_state(system: LocalRuntime, clock: VirtualClock) -> None:
+async def test_the_run_and_scheduler_objects_serve_on_the_raw_state(
+    system: LocalRuntime, clock: VirtualClock
+) -> None:
     stub = system.env(SCHEDULER).RUN.getByName("raw-run")
     answer = dict(await stub.start("raw-run", "greetings", json.dumps({"names": ["A"]}), None, None, 0))
     assert answer["created"] is True

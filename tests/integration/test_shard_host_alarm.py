@@ -201,9 +201,11 @@ async def test_a_refused_or_failing_report_leaves_the_rest_of_its_group_applied(
     engine = failing_report_for(host, ids[2])
     ok = {"ok": True, "result": None}
     results = await asyncio.gather(
-        host.report(SHARD, ids[0], 1, ok), host.report(SHARD, ids[1], 9, ok), host.report(SHARD, ids[2], 1, ok),
+        host.report(SHARD, ids[0], 1, ok),
+        host.report(SHARD, ids[1], 9, ok),
+        host.report(SHARD, ids[2], 1, ok),
         return_exceptions=True,
-    )  # fmt: skip
+    )
     assert results[0] == {"accepted": True, "state": "COMPLETED"}
     assert results[1] == {"accepted": False, "state": "QUEUED"}  # a stale attempt is refused
     assert isinstance(results[2], RuntimeError)
@@ -263,11 +265,14 @@ async def test_report_many_applies_one_group_and_answers_each_report_in_order() 
     engine = failing_report_for(host, ids[2])
     outer = count_outer_transactions(host)
     ok = {"ok": True, "result": None}
-    answers = await host.report_many(SHARD, [
-        {"jobId": ids[0], "attempt": 1, "outcome": ok},
-        {"jobId": ids[1], "attempt": 9, "outcome": ok},
-        {"jobId": ids[2], "attempt": 1, "outcome": ok},
-    ])  # fmt: skip
+    answers = await host.report_many(
+        SHARD,
+        [
+            {"jobId": ids[0], "attempt": 1, "outcome": ok},
+            {"jobId": ids[1], "attempt": 9, "outcome": ok},
+            {"jobId": ids[2], "attempt": 1, "outcome": ok},
+        ],
+    )
     assert answers == [
         {"accepted": True, "state": "COMPLETED"},
         {"accepted": False, "state": "QUEUED"},  # a stale attempt is refused

@@ -56,8 +56,13 @@ async def test_a_step_result_survives_a_retry(
     steps: LocalRuntime, clock: VirtualClock, tmp_path: Path
 ) -> None:
     log = tmp_path / "runs.log"
-    job_id = await _enqueue(steps, log, [{"step": "charge"}, {"step": "ship", "fail_times": 1}], max_attempts=3,
-                            backoff=FixedBackoff(delay_ms=1_000))  # fmt: skip
+    job_id = await _enqueue(
+        steps,
+        log,
+        [{"step": "charge"}, {"step": "ship", "fail_times": 1}],
+        max_attempts=3,
+        backoff=FixedBackoff(delay_ms=1_000),
+    )
     await clock.advance(5_000)
 
     job = await _job(steps, job_id)
@@ -73,8 +78,12 @@ async def test_a_repeated_name_gets_an_index_and_each_runs_once(
     steps: LocalRuntime, clock: VirtualClock, tmp_path: Path
 ) -> None:
     log = tmp_path / "runs.log"
-    job_id = await _enqueue(steps, log, [{"step": "item", "times": 3}, {"step": "end", "fail_times": 1}],
-                            backoff=FixedBackoff(delay_ms=1_000))  # fmt: skip
+    job_id = await _enqueue(
+        steps,
+        log,
+        [{"step": "item", "times": 3}, {"step": "end", "fail_times": 1}],
+        backoff=FixedBackoff(delay_ms=1_000),
+    )
     await clock.advance(5_000)
 
     job = await _job(steps, job_id)
@@ -87,8 +96,9 @@ async def test_a_sleep_of_an_hour_holds_no_invocation_and_uses_no_attempt(
     steps: LocalRuntime, clock: VirtualClock, tmp_path: Path
 ) -> None:
     log = tmp_path / "runs.log"
-    job_id = await _enqueue(steps, log, [{"step": "before"}, {"sleep_ms": HOUR_MS}, {"step": "after"}],
-                            max_attempts=1)  # fmt: skip
+    job_id = await _enqueue(
+        steps, log, [{"step": "before"}, {"sleep_ms": HOUR_MS}, {"step": "after"}], max_attempts=1
+    )
     await clock.advance(1_000)
 
     asleep = await _job(steps, job_id)
@@ -157,8 +167,15 @@ async def test_a_duplicated_delivery_reads_the_stored_step(
     job_id = await _enqueue(steps, log, [{"step": "charge"}, {"work_ms": 5_000}])
     await clock.advance(1_000)  # attempt 1 stored charge and works on
     assert _runs(log) == ["charge"]
-    duplicate = {"jobId": job_id, "binding": "Script", "attempt": 1, "timeoutMs": 60_000, "claimRequired": False,
-                 "maxAttempts": 3, "payload": {"log": str(log), "actions": [{"step": "charge"}, {"work_ms": 5_000}]}}  # fmt: skip
+    duplicate = {
+        "jobId": job_id,
+        "binding": "Script",
+        "attempt": 1,
+        "timeoutMs": 60_000,
+        "claimRequired": False,
+        "maxAttempts": 3,
+        "payload": {"log": str(log), "actions": [{"step": "charge"}, {"work_ms": 5_000}]},
+    }
     await steps.env(STEPS).TSUMUGI_QUEUE.send(duplicate)
     await clock.advance(10_000)
 
@@ -172,8 +189,14 @@ async def test_an_at_most_once_step_with_an_unknown_outcome_is_never_run_again(
 ) -> None:
     log = tmp_path / "runs.log"
     # The step works longer than the attempt's timeout: the consumer gives up, the outcome is unknown.
-    job_id = await _enqueue(steps, log, [{"step": "charge", "work_ms": 20_000}], guarantee="at-most-once",
-                            timeout_ms=5_000, max_attempts=3)  # fmt: skip
+    job_id = await _enqueue(
+        steps,
+        log,
+        [{"step": "charge", "work_ms": 20_000}],
+        guarantee="at-most-once",
+        timeout_ms=5_000,
+        max_attempts=3,
+    )
     await clock.advance(30_000)
     stalled = await _job(steps, job_id)
     assert stalled.state == "STALLED"
@@ -191,8 +214,13 @@ async def test_an_at_most_once_step_that_failed_knowingly_runs_again(
     steps: LocalRuntime, clock: VirtualClock, tmp_path: Path
 ) -> None:
     log = tmp_path / "runs.log"
-    job_id = await _enqueue(steps, log, [{"step": "charge", "fail_times": 1}], guarantee="at-most-once",
-                            backoff=FixedBackoff(delay_ms=1_000))  # fmt: skip
+    job_id = await _enqueue(
+        steps,
+        log,
+        [{"step": "charge", "fail_times": 1}],
+        guarantee="at-most-once",
+        backoff=FixedBackoff(delay_ms=1_000),
+    )
     await clock.advance(5_000)
     job = await _job(steps, job_id)
     assert job.state == "COMPLETED"
@@ -204,8 +232,13 @@ async def test_a_job_of_steps_runs_two_hours_across_invocations(
 ) -> None:
     log = tmp_path / "runs.log"
     # 12 steps of 10 minutes: each invocation (at most 14 minutes) fits one, then continues in a new one.
-    job_id = await _enqueue(steps, log, [{"step": "chunk", "times": 12, "work_ms": 600_000}],
-                            timeout_ms=11 * 60_000, max_attempts=1)  # fmt: skip
+    job_id = await _enqueue(
+        steps,
+        log,
+        [{"step": "chunk", "times": 12, "work_ms": 600_000}],
+        timeout_ms=11 * 60_000,
+        max_attempts=1,
+    )
     await clock.advance(2 * HOUR_MS + 10 * 60_000)
 
     job = await _job(steps, job_id)

@@ -49,14 +49,26 @@ class Subclassed(dict[str, object]):
 
 def test_integral_reads_integral_floats_as_ints_at_every_depth_and_copies_containers() -> None:
     raw: dict[str, object] = {
-        "a": 1.0, "b": [2.0, 2.5, {"c": 3.0, 4: True}], "d": Subclassed(e=5.0), "f": None, "g": "6.0",
-        "h": 2.0**60, "i": [[7.0]], "j": False,
-    }  # fmt: skip
+        "a": 1.0,
+        "b": [2.0, 2.5, {"c": 3.0, 4: True}],
+        "d": Subclassed(e=5.0),
+        "f": None,
+        "g": "6.0",
+        "h": 2.0**60,
+        "i": [[7.0]],
+        "j": False,
+    }
     converted = integral(raw)
     assert converted == {
-        "a": 1, "b": [2, 2.5, {"c": 3, "4": True}], "d": {"e": 5}, "f": None, "g": "6.0", "h": 2.0**60,
-        "i": [[7]], "j": False,
-    }  # fmt: skip
+        "a": 1,
+        "b": [2, 2.5, {"c": 3, "4": True}],
+        "d": {"e": 5},
+        "f": None,
+        "g": "6.0",
+        "h": 2.0**60,
+        "i": [[7]],
+        "j": False,
+    }
     kinds = (type(converted["a"]), type(converted["b"][0]), type(converted["i"][0][0]), type(converted["h"]))
     assert kinds == (int, int, int, float)
     assert converted["j"] is False
@@ -91,16 +103,25 @@ def test_a_known_shard_prefix_still_refuses_a_malformed_id(job_id: object, error
 
 def test_job_shard_answers_name_and_index_for_each_prefix() -> None:
     assert [job_shard(i) for i in ("A#0:x", "A#1:x", "A#0:y", "B#0:x")] == [
-        ("A#0", 0), ("A#1", 1), ("A#0", 0), ("B#0", 0),
-    ]  # fmt: skip
+        ("A#0", 0),
+        ("A#1", 1),
+        ("A#0", 0),
+        ("B#0", 0),
+    ]
 
 
 @pytest.mark.parametrize(
     "value",
     [
-        {"a": 1.0}, {"a": [1, {"b": 2.0}]}, {1: "int key"}, [3.0], 4.0, Subclassed(x=1), {"s": Subclassed(x=1)},
+        {"a": 1.0},
+        {"a": [1, {"b": 2.0}]},
+        {1: "int key"},
+        [3.0],
+        4.0,
+        Subclassed(x=1),
+        {"s": Subclassed(x=1)},
     ],
-)  # fmt: skip
+)
 def test_integral_shared_converts_like_integral_when_something_changes(value: object) -> None:
     converted = integral_shared(value)
     assert converted == integral(value)

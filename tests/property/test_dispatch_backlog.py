@@ -53,10 +53,15 @@ bursts = st.builds(
 def _enqueue(engine: JobShardEngine, clock: FixedClock, burst: Burst) -> list[str]:
     clock.advance(burst.advance_ms)
     items = [
-        EnqueueItem(binding="MAIL", payload=n, concurrency_key=burst.key,
-                    priority=burst.first_priority + burst.spread * n, delay_ms=burst.delay_ms or None)
+        EnqueueItem(
+            binding="MAIL",
+            payload=n,
+            concurrency_key=burst.key,
+            priority=burst.first_priority + burst.spread * n,
+            delay_ms=burst.delay_ms or None,
+        )
         for n in range(burst.count)
-    ]  # fmt: skip
+    ]
     return [r.id for r in engine.enqueue_many(items)]
 
 
@@ -71,16 +76,27 @@ def _enqueue(engine: JobShardEngine, clock: FixedClock, burst: Burst) -> list[st
 )
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_a_tick_dispatches_the_reference_batch_over_the_whole_backlog(
-    plan: list[Burst], concurrency: int, per_key: int, aging: int | None, warm_up: bool, finish: int,
+    plan: list[Burst],
+    concurrency: int,
+    per_key: int,
+    aging: int | None,
+    warm_up: bool,
+    finish: int,
     last_advance: int,
-) -> None:  # fmt: skip
+) -> None:
     clock = FixedClock(START_MS)
     with SqlStorage() as sql:
         engine = JobShardEngine(
             sql, binding="MAIL", shard=0, clock=clock, ids=SequentialIds(), rand=FixedRandom(0.5)
         )
-        engine.configure(PolicyPatch(concurrency=concurrency, per_key_concurrency=per_key, aging_interval_ms=aging,
-                                     reaper_grace_ms=10 * DAY_MS))  # the warm-up's jobs stay in flight  # fmt: skip
+        engine.configure(
+            PolicyPatch(
+                concurrency=concurrency,
+                per_key_concurrency=per_key,
+                aging_interval_ms=aging,
+                reaper_grace_ms=10 * DAY_MS,
+            )
+        )  # the warm-up's jobs stay in flight
         ids = _enqueue(engine, clock, plan[0])
         if warm_up:  # some jobs in flight, some finished, before the rest arrive
             for message in engine.tick().dispatches[:finish]:

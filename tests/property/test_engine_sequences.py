@@ -227,9 +227,10 @@ class ShardMachine(RuleBasedStateMachine):
         # A key is blocked after the tick when it is full; with a per-key rate any key may be out of tokens.
         keys = {job.key for job in left if job.key is not None}
         blocked = {
-            key for key in keys
+            key
+            for key in keys
             if policy.per_key_rate is not None or self.model.in_flight(key) >= policy.per_key_concurrency
-        }  # fmt: skip
+        }
         sent = [self._ready_job(job_id) for job_id in dispatched]
         problems = priority_order_violations(left, sent, blocked_keys=blocked)
         if policy.rate is None and count < DISPATCH_CAP_GUARD:
@@ -240,9 +241,12 @@ class ShardMachine(RuleBasedStateMachine):
     def _ready_job(self, job_id: str) -> ReadyJob:
         job, policy = self.model.jobs[job_id], self.model.policy
         return ReadyJob(
-            id=job_id, score=job.effective_priority(self.now, policy.aging_interval_ms),
-            eligible_at=job.eligible_at, created_at=job.created_at, key=job.concurrency_key,
-        )  # fmt: skip
+            id=job_id,
+            score=job.effective_priority(self.now, policy.aging_interval_ms),
+            eligible_at=job.eligible_at,
+            created_at=job.created_at,
+            key=job.concurrency_key,
+        )
 
     # -- the queue and its consumer ---------------------------------------------------------------------------
 

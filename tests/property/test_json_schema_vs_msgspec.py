@@ -38,11 +38,35 @@ _seen = {"types": 0, "values": 0, "accepted": 0}
 
 FIELD_NAMES = ("a", "b", "kind", "type", "x")
 TEXTS = (
-    "", "a", "ab", "abc", "kind", "x", "1", "1.5", "-2", "1e3", "nan", "Infinity", " 1",
-    "2026-01-01T00:00:00Z", "2026-01-01T00:00:00", "2026-01-01", "12:30:00", "P1D", "PT1H",
-    "c2FtcGxl", "not base64!", "00000000-0000-0000-0000-000000000000", "0123456789abcdef0123456789abcdef",
-    "{00000000-0000-0000-0000-000000000000}", "red", "blue", "one", "two",
-)  # fmt: skip
+    "",
+    "a",
+    "ab",
+    "abc",
+    "kind",
+    "x",
+    "1",
+    "1.5",
+    "-2",
+    "1e3",
+    "nan",
+    "Infinity",
+    " 1",
+    "2026-01-01T00:00:00Z",
+    "2026-01-01T00:00:00",
+    "2026-01-01",
+    "12:30:00",
+    "P1D",
+    "PT1H",
+    "c2FtcGxl",
+    "not base64!",
+    "00000000-0000-0000-0000-000000000000",
+    "0123456789abcdef0123456789abcdef",
+    "{00000000-0000-0000-0000-000000000000}",
+    "red",
+    "blue",
+    "one",
+    "two",
+)
 
 
 def _name(prefix: str) -> str:
@@ -52,9 +76,20 @@ def _name(prefix: str) -> str:
 # -- types -----------------------------------------------------------------------------------------------------
 
 _SCALARS: list[Any] = [
-    int, float, str, bool, type(None), bytes, decimal.Decimal, datetime.date, datetime.timedelta, uuid.UUID, Any,
-    Annotated[datetime.datetime, msgspec.Meta(tz=True)], Annotated[datetime.time, msgspec.Meta(tz=True)],
-]  # fmt: skip
+    int,
+    float,
+    str,
+    bool,
+    type(None),
+    bytes,
+    decimal.Decimal,
+    datetime.date,
+    datetime.timedelta,
+    uuid.UUID,
+    Any,
+    Annotated[datetime.datetime, msgspec.Meta(tz=True)],
+    Annotated[datetime.time, msgspec.Meta(tz=True)],
+]
 """Every scalar msgspec publishes a checkable schema for. Not a ``datetime`` or ``time`` that may be naive:
 msgspec publishes those as ``{"type": "string"}`` with no format, so no schema reader can tell their text from
 any other string (the performer refuses a malformed one at its first attempt)."""
@@ -81,8 +116,14 @@ def _constrained(draw: st.DrawFn) -> Any:
 
 @st.composite
 def _literal(draw: st.DrawFn) -> Any:
-    values = draw(st.lists(st.one_of(st.integers(-2, 2), st.sampled_from(["one", "two", "1"])), min_size=1,
-                           max_size=3, unique=True))  # fmt: skip
+    values = draw(
+        st.lists(
+            st.one_of(st.integers(-2, 2), st.sampled_from(["one", "two", "1"])),
+            min_size=1,
+            max_size=3,
+            unique=True,
+        )
+    )
     return Literal[tuple(values)]  # type: ignore[valid-type]
 
 
@@ -161,10 +202,15 @@ TYPE_STRATEGY = st.recursive(_leaves(), _compound, max_leaves=6)
 # -- values ----------------------------------------------------------------------------------------------------
 
 _JSON_LEAVES = st.one_of(
-    st.none(), st.booleans(), st.integers(-SAFE, SAFE), st.integers(-4, 4),
-    st.floats(allow_nan=False, allow_infinity=False), st.sampled_from([0.5, 1.0, -1.5, 2.0, 3.0]),
-    st.sampled_from(TEXTS), st.text(max_size=4),
-)  # fmt: skip
+    st.none(),
+    st.booleans(),
+    st.integers(-SAFE, SAFE),
+    st.integers(-4, 4),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.sampled_from([0.5, 1.0, -1.5, 2.0, 3.0]),
+    st.sampled_from(TEXTS),
+    st.text(max_size=4),
+)
 RANDOM_JSON = st.recursive(
     _JSON_LEAVES,
     lambda inner: st.one_of(
@@ -248,8 +294,12 @@ def _converts(value: Any, kind: Any) -> bool:
 
 
 @pytest.mark.timeout(900)
-@settings(max_examples=TYPES, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large],
-          phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink])  # fmt: skip
+@settings(
+    max_examples=TYPES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large],
+    phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
+)
 @given(kind=TYPE_STRATEGY, data=st.data())
 def test_the_checker_accepts_exactly_what_msgspec_converts(kind: Any, data: st.DataObject) -> None:
     try:
@@ -271,5 +321,7 @@ def test_the_checker_accepts_exactly_what_msgspec_converts(kind: Any, data: st.D
 @pytest.fixture(scope="module", autouse=True)
 def _report() -> Any:
     yield
-    print(f"\njson_schema vs msgspec.convert: {_seen['types']} types, {_seen['values']} values "
-          f"({_seen['accepted']} accepted by msgspec)")  # fmt: skip
+    print(
+        f"\njson_schema vs msgspec.convert: {_seen['types']} types, {_seen['values']} values "
+        f"({_seen['accepted']} accepted by msgspec)"
+    )

@@ -129,7 +129,9 @@ class Reentrant(DurableObject):
             self.done.set()
 
 
-async def test_an_alarm_due_while_alarm_runs_fires_after_it_returns(tmp_path: Path, state: sqlite3.Connection) -> None:
+async def test_an_alarm_due_while_alarm_runs_fires_after_it_returns(
+    tmp_path: Path, state: sqlite3.Connection
+) -> None:
     clock = RealClock()
     namespace: NamespaceHost | None = None
 

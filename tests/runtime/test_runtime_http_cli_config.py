@@ -145,7 +145,7 @@ def test_connections_the_dev_server_accepts_send_small_writes_at_once() -> None:
                 assert accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
 
 
-BROKEN_SCHEDULE = '''\
+BROKEN_SCHEDULE = """\
 from workers import WorkerEntrypoint
 
 from tsumugi_scheduler.definition import define_tsumugi
@@ -158,15 +158,17 @@ TSUMUGI = define_tsumugi(performers=["Hello"], schedules={
 class Default(WorkerEntrypoint):
     async def fetch(self, request):
         return None
-'''
+"""
 
 
 def _broken_worker(folder: Path) -> Path:
     (folder / "src").mkdir()
     (folder / "src" / "entry.py").write_text(BROKEN_SCHEDULE)
     config = folder / "wrangler.toml"
-    config.write_text('name = "broken"\nmain = "src/entry.py"\ncompatibility_date = "2025-11-01"\n'
-                      'compatibility_flags = ["python_workers"]\n')  # fmt: skip
+    config.write_text(
+        'name = "broken"\nmain = "src/entry.py"\ncompatibility_date = "2025-11-01"\n'
+        'compatibility_flags = ["python_workers"]\n'
+    )
     return config
 
 

@@ -73,7 +73,11 @@ async def test_a_declared_oversized_body_is_refused_before_any_of_it_is_read(run
     # JSON, as every REST error is (issue 26 item 7): it was the one plain-text error a client met.
     assert b"content-type: application/json" in answer.lower()
     body = json.loads(answer.split(b"\r\n\r\n", 1)[1])
-    assert body == {"error": "request body larger than 1024 bytes", "field": "body", "rule": "must be at most 1024 bytes"}
+    assert body == {
+        "error": "request body larger than 1024 bytes",
+        "field": "body",
+        "rule": "must be at most 1024 bytes",
+    }
 
 
 async def test_a_chunked_body_is_counted_while_it_is_read(runtime: LocalRuntime) -> None:

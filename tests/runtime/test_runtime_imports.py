@@ -34,7 +34,10 @@ def test_imports_alone_in_a_fresh_interpreter(statement: str) -> None:
 
 def test_workers_is_the_installed_cloudflare_sdk() -> None:
     done = subprocess.run(
-        [sys.executable, "-c", "import workers; print(workers.__file__)"], capture_output=True, text=True, check=True
+        [sys.executable, "-c", "import workers; print(workers.__file__)"],
+        capture_output=True,
+        text=True,
+        check=True,
     )
     printed = Path(done.stdout.strip()).resolve()
     distribution = importlib.metadata.distribution("workers-runtime-sdk")

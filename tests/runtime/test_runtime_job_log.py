@@ -105,7 +105,9 @@ def test_by_default_the_console_shows_job_events_and_warnings_and_verbose_the_re
             configure_logging(stream, verbose=verbose)
             logging.getLogger(JOB_LOGGER).info("job H#0:x COMPLETED attempt 1")
             logging.getLogger("tsumugi.runs").info("run greetings:a COMPLETED")
-            logging.getLogger("tsumugi_dev").info("tsumugi-scheduler GET http://127.0.0.1:8787/api/jobs -> 200")
+            logging.getLogger("tsumugi_dev").info(
+                "tsumugi-scheduler GET http://127.0.0.1:8787/api/jobs -> 200"
+            )
             logging.getLogger("tsumugi_dev").info("alarm of JobShard ab12 ran (retry 0)")
             logging.getLogger("tsumugi_scheduler").warning("outbox send failed; retrying")
             logging.getLogger("tsumugi_examples").info("mail sink: mail-1 to a@example.com: hi")
@@ -114,6 +116,10 @@ def test_by_default_the_console_shows_job_events_and_warnings_and_verbose_the_re
         root.handlers[:] = handlers
         root.setLevel(level)
     quiet = [line.split(" ", 2)[2] for line in shown[False].splitlines()]
-    assert quiet == ["job H#0:x COMPLETED attempt 1", "run greetings:a COMPLETED", "outbox send failed; retrying",
-                     "mail sink: mail-1 to a@example.com: hi"]  # fmt: skip
+    assert quiet == [
+        "job H#0:x COMPLETED attempt 1",
+        "run greetings:a COMPLETED",
+        "outbox send failed; retrying",
+        "mail sink: mail-1 to a@example.com: hi",
+    ]
     assert len(shown[True].splitlines()) == 6

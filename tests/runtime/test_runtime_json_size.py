@@ -54,9 +54,21 @@ def test_sizes_match_what_json_stringify_writes(value: Any, size: int) -> None:
 
 @pytest.mark.parametrize(
     "value",
-    [[], {}, [[]] * 50, [{}] * 50, [None] * 50, [False] * 50, list(range(200)), {"": False}, ["\x00"] * 30,
-     {"k": [None, True, -1, 2**40, "é€", b"", b"xyz"]}, b"\xff" * 10_000, [1e20] * 30],
-)  # fmt: skip
+    [
+        [],
+        {},
+        [[]] * 50,
+        [{}] * 50,
+        [None] * 50,
+        [False] * 50,
+        list(range(200)),
+        {"": False},
+        ["\x00"] * 30,
+        {"k": [None, True, -1, 2**40, "é€", b"", b"xyz"]},
+        b"\xff" * 10_000,
+        [1e20] * 30,
+    ],
+)
 def test_the_msgpack_bound_holds(value: Any) -> None:
     # The queue binding skips the walk when msgpack bytes x ratio is under the limit.
     assert json_size(value) <= len(msgspec.msgpack.encode(value)) * JSON_TO_MSGPACK_MAX_RATIO

@@ -163,7 +163,9 @@ async def test_numbers_are_measured_as_json_not_as_v8_doubles(limits: LocalRunti
 
 async def test_a_non_ascii_text_is_measured_in_utf8(limits: LocalRuntime) -> None:
     # 43,000 euro signs: 3 bytes each in UTF-8 (129,000 + quotes), although V8 would store 2 bytes each.
-    with pytest.raises(Exception, match=r"Payload Too Large \(send body: message length of 129002 bytes as UTF-8 JSON"):
+    with pytest.raises(
+        Exception, match=r"Payload Too Large \(send body: message length of 129002 bytes as UTF-8 JSON"
+    ):
         await limits.env("limits").OUT.send("€" * 43_000)
     await limits.env("limits").OUT.send("€" * 42_600)  # 127,802 bytes
     assert len(limits.queues.pending("limits-q")) == 1

@@ -99,7 +99,9 @@ async def test_send_batch_and_bad_input(runtime: LocalRuntime, clock: VirtualClo
         await jobs.send({"kind": "ok", "n": (1, 2)})
     with pytest.raises(JsException, match="delaySeconds"):
         await jobs.send({"n": 1}, delaySeconds=-1)
-    with pytest.raises(JsException, match=r"TypeError: sendBatch\(\) requires at least one message"):  # workerd's
+    with pytest.raises(
+        JsException, match=r"TypeError: sendBatch\(\) requires at least one message"
+    ):  # workerd's
         await jobs.sendBatch([])
     with pytest.raises(JsException, match="unknown option"):
         await jobs.send({"n": 1}, delay=3)

@@ -137,7 +137,9 @@ async def test_bytes_come_back_as_a_memoryview(runtime: LocalRuntime) -> None:
 
 def test_do_sql_binds_numbers_as_doubles_booleans_as_text_and_refuses_bigints() -> None:
     with SqlStorage() as sql:
-        row = sql.exec("SELECT typeof(?) AS i, typeof(?) AS f, ? || '' AS text, ? AS b", 1, 1.5, 2, True).one()
+        row = sql.exec(
+            "SELECT typeof(?) AS i, typeof(?) AS f, ? || '' AS text, ? AS b", 1, 1.5, 2, True
+        ).one()
         assert row == {"i": "real", "f": "real", "text": "2.0", "b": "true"}
         assert sql.exec("SELECT ? AS v", 2**53 - 1).one()["v"] == 2**53 - 1
         with pytest.raises(JsException, match="TypeError: Cannot convert a BigInt value to a number"):

@@ -29,7 +29,9 @@ async def test_workers_call_each_other(runtime: LocalRuntime) -> None:
 
 async def test_unsupported_types_fail_clearly(runtime: LocalRuntime) -> None:
     peer = runtime.env("conformance").PEER
-    with pytest.raises(TypeError, match=r"^<class 'tuple'> cannot be sent over RPC\.$"):  # the SDK's own check
+    with pytest.raises(
+        TypeError, match=r"^<class 'tuple'> cannot be sent over RPC\.$"
+    ):  # the SDK's own check
         await peer.add((1,), (2,))
     with pytest.raises(RemoteError, match="DataCloneError: Proxy could not be serialized"):  # a PyProxy
         await peer.add(object(), 1)

@@ -182,9 +182,17 @@ def test_the_runtimes_own_cf_table_is_out_of_the_applications_reach(tmp_path: Pa
 
 def test_pragmas_outside_the_allowlist_are_refused_even_ones_the_runtime_ran_itself(sql: SqlStorage) -> None:
     # The runtime sets these up before the authorizer; the same text from the application is refused.
-    for query in ("PRAGMA journal_mode=MEMORY", "PRAGMA synchronous=NORMAL", "PRAGMA page_count", "PRAGMA page_size=512",
-                  "PRAGMA writable_schema=ON", "PRAGMA FOREIGN_KEYS=ON", "PRAGMA foreign_keys=maybe",
-                  "PRAGMA optimize(abc)", "PRAGMA index_list"):  # fmt: skip
+    for query in (
+        "PRAGMA journal_mode=MEMORY",
+        "PRAGMA synchronous=NORMAL",
+        "PRAGMA page_count",
+        "PRAGMA page_size=512",
+        "PRAGMA writable_schema=ON",
+        "PRAGMA FOREIGN_KEYS=ON",
+        "PRAGMA foreign_keys=maybe",
+        "PRAGMA optimize(abc)",
+        "PRAGMA index_list",
+    ):
         assert _refused(sql, query) == "not authorized: SQLITE_AUTH", query
     assert sql.databaseSize > 0  # the runtime's own size pragmas still run
 
@@ -211,8 +219,10 @@ def test_allowed_sql_still_runs(sql: SqlStorage) -> None:
     values = [x for n in range(50) for x in (f"k{n}", f"v{n}")]
     assert sql.exec(f"INSERT INTO t (k, v) VALUES {marks}", *values).rowsWritten == 50  # 100 binds
     assert sql.exec("SELECT value FROM json_each(?) ORDER BY value", "[3, 1, 2]").toArray() == [
-        {"value": 1}, {"value": 2}, {"value": 3}
-    ]  # fmt: skip
+        {"value": 1},
+        {"value": 2},
+        {"value": 3},
+    ]
     assert sql.exec("SELECT json_extract(?, '$.a.b') AS x", '{"a": {"b": 7}}').one() == {"x": 7}
     assert sql.exec("SELECT ? ->> '$.a' AS x", '{"a": "y"}').one() == {"x": "y"}
     sql.exec("CREATE TABLE patch (k TEXT PRIMARY KEY, v TEXT)")
@@ -224,8 +234,16 @@ def test_allowed_sql_still_runs(sql: SqlStorage) -> None:
     assert [row["k"] for row in sql.exec(ranked)] == ["k2", "k1"]
     sql.exec("INSERT INTO t VALUES ('k1', 'again') ON CONFLICT (k) DO UPDATE SET v = excluded.v")
     assert sql.exec("SELECT v FROM t WHERE k = 'k1'").one() == {"v": "again"}
-    for query in ("PRAGMA foreign_keys = ON", "PRAGMA table_info(t)", "PRAGMA table_list", "PRAGMA index_list(t)",
-                  "PRAGMA quick_check", "PRAGMA optimize", "PRAGMA data_version", "PRAGMA page_size"):  # fmt: skip
+    for query in (
+        "PRAGMA foreign_keys = ON",
+        "PRAGMA table_info(t)",
+        "PRAGMA table_list",
+        "PRAGMA index_list(t)",
+        "PRAGMA quick_check",
+        "PRAGMA optimize",
+        "PRAGMA data_version",
+        "PRAGMA page_size",
+    ):
         sql.exec(query)
     assert [r["name"] for r in sql.exec("SELECT name FROM pragma_table_info('t')")] == ["k", "v"]
     assert sql.exec("SELECT count(*) AS n FROM sqlite_master WHERE name = 't'").one() == {"n": 1}
@@ -234,8 +252,9 @@ def test_allowed_sql_still_runs(sql: SqlStorage) -> None:
     sql.exec("CREATE INDEX t_v ON t (v)")
     sql.exec("DROP TABLE patch")
     assert sql.exec("SELECT typeof(unixepoch('2026-01-01')) AS t, printf('%05d', 42) AS p").one() == {
-        "t": "integer", "p": "00042"
-    }  # fmt: skip
+        "t": "integer",
+        "p": "00042",
+    }
 
 
 # -- D1 ------------------------------------------------------------------------------------------------------------
@@ -257,8 +276,13 @@ async def test_d1_applies_workerds_other_limits_and_authorizer(d1: D1Database) -
     assert await _d1_refused(d1, "SELECT 1" + " " * 100_000) == "D1_ERROR: statement too long: SQLITE_TOOBIG"
     six = " UNION ALL ".join(f"SELECT {n}" for n in range(6))
     assert await _d1_refused(d1, six) == "D1_ERROR: too many terms in compound SELECT: SQLITE_ERROR"
-    for query in ("ATTACH DATABASE ':memory:' AS other", "BEGIN TRANSACTION", "CREATE TEMP TABLE x (a)",
-                  "CREATE TABLE _cf_x (a)", "PRAGMA journal_mode=DELETE"):  # fmt: skip
+    for query in (
+        "ATTACH DATABASE ':memory:' AS other",
+        "BEGIN TRANSACTION",
+        "CREATE TEMP TABLE x (a)",
+        "CREATE TABLE _cf_x (a)",
+        "PRAGMA journal_mode=DELETE",
+    ):
         assert await _d1_refused(d1, query) == "D1_ERROR: not authorized: SQLITE_AUTH", query
     name = await _d1_refused(d1, "SELECT sqlite_version()")
     assert name == "D1_ERROR: not authorized to use function: sqlite_version: SQLITE_ERROR"
@@ -270,9 +294,9 @@ async def test_d1_still_runs_batches_exec_and_allowed_sql(d1: D1Database) -> Non
     insert = d1.prepare("INSERT INTO t (k, v) VALUES (?, ?)")
     results = await d1.batch([insert.bind("a", "1"), insert.bind("b", "2")])  # the runtime's own transaction
     assert [r.meta.changes for r in results] == [1, 1]
-    assert (await d1.prepare("SELECT k FROM t, json_each(?) AS j WHERE j.value = t.v").bind('["2"]').all()).results == [
-        {"k": "b"}
-    ]  # fmt: skip
+    assert (
+        await d1.prepare("SELECT k FROM t, json_each(?) AS j WHERE j.value = t.v").bind('["2"]').all()
+    ).results == [{"k": "b"}]
     assert await d1.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").raw() == [["t"]]
     # exec runs every statement of each line and counts lines, as workerd's D1 API does (d1-api.ts)
     assert (await d1.exec("PRAGMA foreign_keys = OFF; PRAGMA table_info(t)")).count == 1

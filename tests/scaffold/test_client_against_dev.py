@@ -87,8 +87,14 @@ def test_the_readmes_client_snippets_run_as_written(server: DevProcess, tmp_path
         assert "http://127.0.0.1:8787" in block
         script = tmp_path / f"readme_{index}.py"
         script.write_text(block.replace("http://127.0.0.1:8787", url), encoding="utf-8")
-        done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=False,
-                              timeout=DEADLINE_S, env={**os.environ, "TSUMUGI_TOKEN": TOKEN})  # fmt: skip
+        done = subprocess.run(
+            [sys.executable, str(script)],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=DEADLINE_S,
+            env={**os.environ, "TSUMUGI_TOKEN": TOKEN},
+        )
         assert done.returncode == 0, done.stderr
         outputs.append(done.stdout.strip())
     assert re.fullmatch(r"Hello#0:[a-z0-9]{24} Hello, a!", outputs[0])

@@ -102,7 +102,9 @@ def test_each_worker_depends_on_published_packages_by_version(
     assert (own in dependencies) == (worker == "scheduler")
     tool = tomllib.loads((project.root / worker / "pyproject.toml").read_text()).get("tool", {})
     # Only the performers package is built (uv_build, for the root project's path source): no other tool table.
-    assert tool == ({"uv": {"build-backend": {"module-name": project.package}}} if worker == "performers" else {})
+    assert tool == (
+        {"uv": {"build-backend": {"module-name": project.package}}} if worker == "performers" else {}
+    )
 
 
 def test_the_migrations_are_the_installed_schedulers(project: InitResult) -> None:
@@ -141,12 +143,16 @@ def test_the_readme_says_how_to_get_wrangler_for_the_deploy(project: InitResult)
     assert "uv run tsumugi deploy --dry-run" in deploying
 
 
-def test_the_schedulers_rules_upload_each_dashboard_file_once_as_the_repositorys_do(project: InitResult) -> None:
+def test_the_schedulers_rules_upload_each_dashboard_file_once_as_the_repositorys_do(
+    project: InitResult,
+) -> None:
     # index.html is Text by wrangler's default rule already; a rule matching it too makes a duplicate module.
     rules = rules_from_config(loads_jsonc((project.root / "scheduler" / "wrangler.jsonc").read_text()))
     assert rules == rules_from_config(loads_jsonc((REPO / "services/scheduler/wrangler.jsonc").read_text()))
     assets = REPO / "packages/tsumugi-scheduler/src/tsumugi_scheduler/dashboard/assets"
-    files = [f"tsumugi_scheduler/dashboard/{p.relative_to(assets.parent).as_posix()}" for p in assets.rglob("*.*")]
+    files = [
+        f"tsumugi_scheduler/dashboard/{p.relative_to(assets.parent).as_posix()}" for p in assets.rglob("*.*")
+    ]
     matched = match_modules(files, effective_rules(rules))
     assert (matched.duplicates, matched.unmatched) == ((), ())
     assert set(matched.modules.values()) == {"Text"}

@@ -63,7 +63,15 @@ def test_the_mixed_in_methods_are_exported_as_the_entry_modules_own() -> None:
     class TsumugiRun(RunMethods, DurableObject):
         tsumugi = TSUMUGI
 
-    assert _exported_methods(TsumugiRun) == {"start", "notify", "notify_child", "cancel", "retry", "state", "alarm"}
+    assert _exported_methods(TsumugiRun) == {
+        "start",
+        "notify",
+        "notify_child",
+        "cancel",
+        "retry",
+        "state",
+        "alarm",
+    }
 
 
 def test_a_class_without_its_definition_is_refused_when_defined() -> None:

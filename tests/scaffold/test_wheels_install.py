@@ -33,8 +33,16 @@ def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("wheels")
     built = _uv("build", "--all-packages", "--wheel", "--out-dir", str(out), cwd=REPO)
     assert built.returncode == 0, built.stderr
-    exported = _uv("export", "--frozen", "--no-hashes", "--all-packages", "--no-emit-workspace", "--no-header",
-                   "--no-annotate", cwd=REPO)  # fmt: skip
+    exported = _uv(
+        "export",
+        "--frozen",
+        "--no-hashes",
+        "--all-packages",
+        "--no-emit-workspace",
+        "--no-header",
+        "--no-annotate",
+        cwd=REPO,
+    )
     assert exported.returncode == 0, exported.stderr
     (out / "constraints.txt").write_text(exported.stdout, encoding="utf-8")
     return out
@@ -56,8 +64,12 @@ def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_a_wheel_installs_from_the_wheelhouse_with_only_its_own_tsumugi_closure(
     wheelhouse: Path, tmp_path: Path, distribution: str, modules: str, ours: set[str]
 ) -> None:
-    env = {**os.environ, "UV_OFFLINE": "1", "UV_PYTHON_DOWNLOADS": "never",
-           "UV_CONSTRAINT": str(wheelhouse / "constraints.txt")}  # fmt: skip
+    env = {
+        **os.environ,
+        "UV_OFFLINE": "1",
+        "UV_PYTHON_DOWNLOADS": "never",
+        "UV_CONSTRAINT": str(wheelhouse / "constraints.txt"),
+    }
     # The suite's own environment variables name the repository's environments (the 3.13 run sets
     # UV_PROJECT_ENVIRONMENT=.venv-3.13): the program gets its own .venv.
     for name in ("VIRTUAL_ENV", "UV_PROJECT_ENVIRONMENT"):

@@ -34,8 +34,11 @@ def quiet_logs() -> Iterator[None]:
 async def test_a_seed_replays_exactly() -> None:
     first, again = await simulate(4, SMALL), await simulate(4, SMALL)
     assert (first.jobs, first.executions, first.faults, first.operations) == (
-        again.jobs, again.executions, again.faults, again.operations
-    )  # fmt: skip
+        again.jobs,
+        again.executions,
+        again.faults,
+        again.operations,
+    )
     assert [str(v) for v in first.violations] == [str(v) for v in again.violations]
     assert first.replay == "uv run python bench/simulate.py --seed 4 --jobs 12 --active-ms 10000"
     assert first.jobs > 12  # notices and retries come on top of the enqueued jobs
@@ -62,10 +65,15 @@ def repo_system() -> SystemUnderTest:
         on_settled="NotifySettled",
     )
     return SystemUnderTest(
-        configs=(scheduler, performers, producer), scenario=scenario, work_bindings=("Hello", "Slow"),
-        payload=_repo_payload, scheduler="tsumugi-scheduler", producer="tsumugi-producer",
-        performers=("tsumugi-performers",), token="t",
-    )  # fmt: skip
+        configs=(scheduler, performers, producer),
+        scenario=scenario,
+        work_bindings=("Hello", "Slow"),
+        payload=_repo_payload,
+        scheduler="tsumugi-scheduler",
+        producer="tsumugi-producer",
+        performers=("tsumugi-performers",),
+        token="t",
+    )
 
 
 async def test_users_run_their_own_workers_under_the_same_faults() -> None:

@@ -54,12 +54,31 @@ def test_ci_seeds_exercise_every_fault_kind_and_check_every_invariant(
     reports: dict[int, SimulationReport],
 ) -> None:
     struck = set().union(*(r.faults for r in reports.values()))
-    assert struck >= {"drop", "duplicate", "reorder", "crash_consumer", "alarm", "restart", "restart_mid_alarm",
-                      "rpc_performer", "rpc_shard", "d1_outage", "raise", "hang"}  # fmt: skip
+    assert struck >= {
+        "drop",
+        "duplicate",
+        "reorder",
+        "crash_consumer",
+        "alarm",
+        "restart",
+        "restart_mid_alarm",
+        "rpc_performer",
+        "rpc_shard",
+        "d1_outage",
+        "raise",
+        "hang",
+    }
     assert all(r.jobs > 0 and r.executions > 0 for r in reports.values())
     operations: set[str] = set().union(*(r.operations for r in reports.values()))
-    assert operations >= {"run_start_simflow", "run_start_simsub", "run_start_simnest", "resume_200",
-                          "retry_node_job_refused", "schedule_create_201", "schedule_delete_200"}  # fmt: skip
+    assert operations >= {
+        "run_start_simflow",
+        "run_start_simsub",
+        "run_start_simnest",
+        "resume_200",
+        "retry_node_job_refused",
+        "schedule_create_201",
+        "schedule_delete_200",
+    }
     assert any(op.startswith("run_start_") and op.endswith("_again") for op in operations)  # a reused run id
     assert any(op.startswith("cancel_run_") for op in operations)
     assert not [v for r in reports.values() for v in r.violations if v.invariant == "crash"]

@@ -22,15 +22,38 @@ SCENARIO = Scenario(
 )
 
 
-def job(local: str, *, state: str = "COMPLETED", guarantee: str = "at-least-once", key: str | None = None,
-        attempts: int = 1, binding: str = "A", payload: str = "{}") -> JobTruth:  # fmt: skip
-    return JobTruth(id=f"{binding}#0:{local}", binding=binding, state=state, attempts=attempts, guarantee=guarantee,
-                    concurrency_key=key, payload=payload, timeout_ms=10_000)  # fmt: skip
+def job(
+    local: str,
+    *,
+    state: str = "COMPLETED",
+    guarantee: str = "at-least-once",
+    key: str | None = None,
+    attempts: int = 1,
+    binding: str = "A",
+    payload: str = "{}",
+) -> JobTruth:
+    return JobTruth(
+        id=f"{binding}#0:{local}",
+        binding=binding,
+        state=state,
+        attempts=attempts,
+        guarantee=guarantee,
+        concurrency_key=key,
+        payload=payload,
+        timeout_ms=10_000,
+    )
 
 
 def run(j: JobTruth, attempt: int, start: int, end: int | None) -> Execution:
-    return Execution(binding=j.binding, job_id=j.id, attempt=attempt, started_at=START_MS + start, payload=None,
-                     ended_at=None if end is None else START_MS + end, outcome="ok")  # fmt: skip
+    return Execution(
+        binding=j.binding,
+        job_id=j.id,
+        attempt=attempt,
+        started_at=START_MS + start,
+        payload=None,
+        ended_at=None if end is None else START_MS + end,
+        outcome="ok",
+    )
 
 
 def observed(jobs: list[JobTruth], executions: list[Execution], end: int = 100_000) -> Observed:
@@ -92,8 +115,9 @@ def test_fairness_holds_a_retried_at_most_once_job_until_the_hard_end_of_its_unk
     late = START_MS + 1_500 + MAX_INVOCATION_MS
     hard_end = late - START_MS
     seen = observed([once], [run(once, 2, hard_end, hard_end + 5)], end=hard_end + 60_000)
-    seen.submitted[once.id] = Submitted(job_id=once.id, enqueued_at=START_MS + 1_500, ready_at=START_MS + 1_500,
-                                        retried_at=[START_MS + 8_000])  # fmt: skip
+    seen.submitted[once.id] = Submitted(
+        job_id=once.id, enqueued_at=START_MS + 1_500, ready_at=START_MS + 1_500, retried_at=[START_MS + 8_000]
+    )
     seen.states_seen[once.id] = [(START_MS + 2_250, "STALLED"), (START_MS + 8_250, "SCHEDULED")]
     seen.dispatched = {(once.id, 1): START_MS + 1_500, (once.id, 2): late}
     seen.finished = {(once.id, 1): START_MS + 1_500, (once.id, 2): late + 5}
@@ -105,8 +129,9 @@ def test_fairness_holds_a_retried_at_most_once_job_until_the_hard_end_of_its_unk
     # An at-least-once job is held only until the retry, and a retry the job was not terminal for holds nothing.
     many = job("many", attempts=2)
     seen = observed([many], [run(many, 2, 20_000, 20_005)])
-    seen.submitted[many.id] = Submitted(job_id=many.id, enqueued_at=START_MS, ready_at=START_MS,
-                                        retried_at=[START_MS + 8_000])  # fmt: skip
+    seen.submitted[many.id] = Submitted(
+        job_id=many.id, enqueued_at=START_MS, ready_at=START_MS, retried_at=[START_MS + 8_000]
+    )
     seen.states_seen[many.id] = [(START_MS + 1_000, "FAILED"), (START_MS + 8_250, "SCHEDULED")]
     seen.dispatched = {(many.id, 1): START_MS, (many.id, 2): START_MS + 20_000}
     seen.finished = {(many.id, 1): START_MS + 500, (many.id, 2): START_MS + 20_005}

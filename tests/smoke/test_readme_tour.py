@@ -30,8 +30,14 @@ class TourDev(DevProcess):
     """``tsumugi dev`` at the repository root, as the README's run command starts it, ready; Ctrl-C stops it."""
 
     def __init__(self, tmp_path: Path, env: dict[str, str]) -> None:
-        super().__init__(ROOT, "--data-dir", str(tmp_path / "data"), env=env, stop_signal=signal.SIGINT,
-                         timeout_s=DEADLINE_S)  # fmt: skip
+        super().__init__(
+            ROOT,
+            "--data-dir",
+            str(tmp_path / "data"),
+            env=env,
+            stop_signal=signal.SIGINT,
+            timeout_s=DEADLINE_S,
+        )
         try:
             self.url = self.ready_url("tsumugi-scheduler")
         except BaseException:

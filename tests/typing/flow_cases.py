@@ -36,10 +36,17 @@ class Greet(Performer[Greeting, str]):
 def typed(f: FlowBuilder[Names]) -> None:
     names = f.node("names", Split, input=lambda run, deps: run)
     reveal_type(names)  # revealed: Ref[list[str]]
-    hello = f.fan_out("hello", Greet, after=[names], over=lambda run, deps: deps[names],
-                      input=lambda name, run, index: Greeting(name=name))  # fmt: skip
+    hello = f.fan_out(
+        "hello",
+        Greet,
+        after=[names],
+        over=lambda run, deps: deps[names],
+        input=lambda name, run, index: Greeting(name=name),
+    )
     reveal_type(hello)  # revealed: Ref[FanOutSummary]
-    last = f.node("last", Greet, after=[hello], input=lambda run, deps: Greeting(name=str(deps[hello]["total"])))
+    last = f.node(
+        "last", Greet, after=[hello], input=lambda run, deps: Greeting(name=str(deps[hello]["total"]))
+    )
     reveal_type(last)  # revealed: Ref[str]
     f.node("wrong", Greet, input=lambda run, deps: run)  # error
     f.node("keyed", Split, input=lambda run, deps: run, unique_key="k")  # error

@@ -16,8 +16,9 @@ ERROR_RE = re.compile(r"#\s*error\s*$")
 
 def test_flow_reveal_types_and_errors_match_the_annotations() -> None:
     pyright = Path(sys.executable).parent / "pyright"
-    completed = subprocess.run([str(pyright), "--outputjson", str(CASES)], capture_output=True, text=True,
-                               check=False, cwd=REPO_ROOT)  # fmt: skip
+    completed = subprocess.run(
+        [str(pyright), "--outputjson", str(CASES)], capture_output=True, text=True, check=False, cwd=REPO_ROOT
+    )
     lines = CASES.read_text(encoding="utf-8").splitlines()
     expected_reveals = {n: m.group(1) for n, text in enumerate(lines, 1) if (m := REVEALED_RE.search(text))}
     expected_errors = {n for n, text in enumerate(lines, 1) if ERROR_RE.search(text)}

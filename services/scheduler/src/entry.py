@@ -30,8 +30,17 @@ def _hello_payload(scheduled_at):
 
 
 TSUMUGI = define_tsumugi(
-    performers=["Hello", "Boom", "Slow", "SendMail", "NotifyFailure", "NotifySettled", "ListNames", "ReportGreetings",
-                "Order"],
+    performers=[
+        "Hello",
+        "Boom",
+        "Slow",
+        "SendMail",
+        "NotifyFailure",
+        "NotifySettled",
+        "ListNames",
+        "ReportGreetings",
+        "Order",
+    ],
     bindings={"Slow": {"policy": {"reaper_grace_ms": 5_000}}},
     on_enqueue=_example_defaults,
     on_failure="NotifyFailure",

@@ -26,8 +26,9 @@ def _bench_module() -> Any:
 
 @pytest.mark.timeout(120)
 def test_quick_api_bench_ends_with_one_result_line_with_every_figure() -> None:
-    done = subprocess.run([sys.executable, str(BENCH), "--quick"], capture_output=True, text=True, timeout=110,
-                          check=False)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, str(BENCH), "--quick"], capture_output=True, text=True, timeout=110, check=False
+    )
     assert done.returncode == 0, done.stderr
     lines = done.stdout.strip().splitlines()
     assert [line for line in lines if line.startswith("RESULT ")] == [lines[-1]]

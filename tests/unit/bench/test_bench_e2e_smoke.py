@@ -41,8 +41,11 @@ EXPECTED_KEYS = {
 def test_quick_e2e_bench_ends_with_one_result_line_with_every_key(scheduler: str) -> None:
     done = subprocess.run(
         [sys.executable, str(BENCH), "--quick", "--scheduler", scheduler],
-        capture_output=True, text=True, timeout=110, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=110,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     lines = done.stdout.strip().splitlines()
     result_lines = [line for line in lines if line.startswith("RESULT ")]

@@ -18,8 +18,9 @@ BENCH = Path(__file__).resolve().parents[3] / "bench" / "http_attacks.py"
 
 @pytest.mark.timeout(300)
 def test_quick_attack_bench_measures_a_second_client_under_each_attack() -> None:
-    done = subprocess.run([sys.executable, str(BENCH), "--quick"], capture_output=True, text=True, timeout=290,
-                          check=False)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, str(BENCH), "--quick"], capture_output=True, text=True, timeout=290, check=False
+    )
     assert done.returncode == 0, done.stderr
     lines = done.stdout.strip().splitlines()
     assert [line for line in lines if line.startswith("RESULT ")] == [lines[-1]]

@@ -13,18 +13,31 @@ from quick_bench import BENCH_DIR
 
 def _chunk(path: Path, start: int, seeds: int, violations: dict[str, int], failing: list[int]) -> Path:
     result: dict[str, Any] = {
-        "seeds": seeds, "jobs": 10 * seeds, "executions": 11 * seeds, "faults": 2 * seeds,
-        "faults_by_kind": {"drop": seeds, "restart": seeds}, "violations": sum(violations.values()),
-        "violations_by_invariant": violations, "failing_seeds": failing, "wall_s": 1.5 * seeds,
-    }  # fmt: skip
-    path.write_text(f"commit {'a' * 40} seeds {start}..{start + seeds - 1} started now\nseeds ...\n"
-                    f"RESULT {json.dumps(result)}\ncpu_user_s 1 cpu_sys_s 0 wall_s 2\n")  # fmt: skip
+        "seeds": seeds,
+        "jobs": 10 * seeds,
+        "executions": 11 * seeds,
+        "faults": 2 * seeds,
+        "faults_by_kind": {"drop": seeds, "restart": seeds},
+        "violations": sum(violations.values()),
+        "violations_by_invariant": violations,
+        "failing_seeds": failing,
+        "wall_s": 1.5 * seeds,
+    }
+    path.write_text(
+        f"commit {'a' * 40} seeds {start}..{start + seeds - 1} started now\nseeds ...\n"
+        f"RESULT {json.dumps(result)}\ncpu_user_s 1 cpu_sys_s 0 wall_s 2\n"
+    )
     return path
 
 
 def _run(*paths: Path) -> tuple[int, dict[str, Any]]:
-    done = subprocess.run([sys.executable, str(BENCH_DIR / "simulate_totals.py"), *map(str, paths)],
-                          capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, str(BENCH_DIR / "simulate_totals.py"), *map(str, paths)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     last = done.stdout.strip().splitlines()[-1]
     return done.returncode, json.loads(last.removeprefix("RESULT "))
 

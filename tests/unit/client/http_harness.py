@@ -24,11 +24,26 @@ def detail(
 ) -> dict[str, Any]:
     """A JobDetail as ``GET /api/jobs/{id}`` answers it."""
     return {
-        "id": job_id, "binding": job_id.split("#")[0], "state": state, "priority": 0, "attempts": 1,
-        "max_attempts": 3, "concurrency_key": None, "unique_key": None, "guarantee": "at-least-once",
-        "created_at": 1, "updated_at": 2, "dispatched_at": None, "run_after": 1, "progress": None,
-        "payload": "{}", "result": None, "retryable": False, "attempts_log": [], **fields,
-    }  # fmt: skip
+        "id": job_id,
+        "binding": job_id.split("#")[0],
+        "state": state,
+        "priority": 0,
+        "attempts": 1,
+        "max_attempts": 3,
+        "concurrency_key": None,
+        "unique_key": None,
+        "guarantee": "at-least-once",
+        "created_at": 1,
+        "updated_at": 2,
+        "dispatched_at": None,
+        "run_after": 1,
+        "progress": None,
+        "payload": "{}",
+        "result": None,
+        "retryable": False,
+        "attempts_log": [],
+        **fields,
+    }
 
 
 class Clock:

@@ -17,8 +17,10 @@ async def test_send_event_posts_the_event_and_reads_the_answer(h: Harness, api: 
     sent = await h(h.client().send_event("shipped", key="order-42", payload={"carrier": "x"}))
     assert sent == EventSent(id="e-1", delivered=3, kept_until=99)
     assert json.loads(route.calls.last.request.content) == {
-        "name": "shipped", "key": "order-42", "payload": {"carrier": "x"},
-    }  # fmt: skip
+        "name": "shipped",
+        "key": "order-42",
+        "payload": {"carrier": "x"},
+    }
 
 
 async def test_a_bad_key_is_refused_before_anything_is_sent(h: Harness, api: respx.MockRouter) -> None:

@@ -62,8 +62,13 @@ class TestEnqueue:
         assert job.id == FIRST_ID
         sent = route.calls.last.request
         assert body_of(sent) == {
-            "binding": "Hello", "payload": {"name": "a"}, "priority": 5, "delayMs": 1000, "id": FIRST_ID, "shard": 0
-        }  # fmt: skip
+            "binding": "Hello",
+            "payload": {"name": "a"},
+            "priority": 5,
+            "delayMs": 1000,
+            "id": FIRST_ID,
+            "shard": 0,
+        }
         assert sent.headers["authorization"] == f"Bearer {TOKEN}"
         assert sent.headers["content-type"] == "application/json"
         await h(client.enqueue("Hello", {"name": "b"}))
@@ -120,8 +125,13 @@ class TestEnqueue:
     ) -> None:
         one_shard_each(api, "Hello")
         api.post("/api/jobs").respond(
-            400, json={"error": "binding is not a registered performer: Hello", "field": "binding",
-                       "rule": "is not a registered performer: Hello"})  # fmt: skip
+            400,
+            json={
+                "error": "binding is not a registered performer: Hello",
+                "field": "binding",
+                "rule": "is not a registered performer: Hello",
+            },
+        )
         with pytest.raises(EnqueueValidationError) as caught:
             await h(h.client().enqueue("Hello", {}))
         assert (caught.value.field, caught.value.rule) == ("binding", "is not a registered performer: Hello")
@@ -147,7 +157,9 @@ class TestEnqueue:
         api.get("/api/jobs/Greet%230%3Ajob000000000000000000001").respond(
             200, json={"job": detail("Greet#0:job000000000000000000001", result='{"text":"Hi"}')}
         )
-        ref: PerformerRef[dict[str, str], Greeting] = PerformerRef[dict[str, str], Greeting]("Greet").returning(Greeting)
+        ref: PerformerRef[dict[str, str], Greeting] = PerformerRef[dict[str, str], Greeting](
+            "Greet"
+        ).returning(Greeting)
         job = await h(h.client().enqueue(ref, {"name": "a"}))
         assert body_of(route.calls.last.request)["payload"] == {"name": "a"}
         assert await h(job.result()) == Greeting(text="Hi")
@@ -196,8 +208,13 @@ class TestEnqueueMany:
     ) -> None:
         one_shard_each(api, "A", "B")
         api.post("/api/jobs/bulk-enqueue").respond(
-            400, json={"error": "items[1].priority must be an integer", "field": "items[1].priority",
-                       "rule": "must be an integer"})  # fmt: skip
+            400,
+            json={
+                "error": "items[1].priority must be an integer",
+                "field": "items[1].priority",
+                "rule": "must be an integer",
+            },
+        )
         api.post("/api/jobs").respond(201, json={"id": "B#0:job000000000000000000002"})
         items: list[Any] = [
             {"binding": "A", "payload": 0},
@@ -332,8 +349,9 @@ class TestErrors:
         assert caught.value.status == status
 
     async def test_a_state_refusal_is_a_conflict(self, h: Harness, api: respx.MockRouter) -> None:
-        api.post(f"{ENCODED}/retry").respond(409, json={"ok": False, "reason": "invalid-state",
-                                                        "error": "not allowed in the current state"})  # fmt: skip
+        api.post(f"{ENCODED}/retry").respond(
+            409, json={"ok": False, "reason": "invalid-state", "error": "not allowed in the current state"}
+        )
         with pytest.raises(ConflictError) as caught:
             await h(h.client().retry(FIRST_ID))
         assert (caught.value.status, caught.value.reason, caught.value.field) == (409, "invalid-state", None)

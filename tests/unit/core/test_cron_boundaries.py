@@ -34,7 +34,9 @@ def test_a_january_only_first_of_month_is_found_from_mid_december() -> None:
         ("* * * 1-12/12 *", "months", (1,)),
     ],
 )
-def test_the_largest_step_of_a_field_is_its_width(expression: str, field: str, allowed: tuple[int, ...]) -> None:
+def test_the_largest_step_of_a_field_is_its_width(
+    expression: str, field: str, allowed: tuple[int, ...]
+) -> None:
     assert getattr(parse_cron(expression), field) == allowed
 
 

@@ -57,21 +57,53 @@ class Everything(msgspec.Struct, rename="camel"):
 
 BASE: dict[str, Any] = {"name": "ab", "point": {"x": 1}}
 CASES: list[Any] = [
-    BASE, {}, {**BASE, "name": ""}, {**BASE, "name": "abcdef"}, {**BASE, "name": "Ab"}, {**BASE, "name": 1},
-    {**BASE, "point": {"x": 1.5}}, {**BASE, "point": {"x": True}}, {**BASE, "point": {"x": 1, "z": 0}},
-    {**BASE, "point": {"x": 1, "y": 10}}, {**BASE, "point": {"x": 1, "y": -0.5}}, {**BASE, "point": {"x": 1, "y": 3}},
-    {**BASE, "maybe": None}, {**BASE, "maybe": "1"}, {**BASE, "either": "s"}, {**BASE, "either": 1.5},
-    {**BASE, "shape": {"shape": "square", "side": 1}}, {**BASE, "shape": {"shape": "rect", "w": "1"}},
-    {**BASE, "shape": {"shape": "oval"}}, {**BASE, "shape": {"side": 1}}, {**BASE, "shape": []},
-    {**BASE, "mode": "c"}, {**BASE, "mode": "b"}, {**BASE, "tags": ["a", "b", "c"]}, {**BASE, "tags": ["a", 1]},
-    {**BASE, "pair": [1, "a"]}, {**BASE, "pair": [1]}, {**BASE, "pair": [1, "a", 2]}, {**BASE, "pair": ["a", 1]},
-    {**BASE, "scores": {"a": 1, "b": 2.5}}, {**BASE, "scores": {"a": "x"}}, {**BASE, "when": "2024-02-30"},
-    {**BASE, "when": "2024-02-28"}, {**BASE, "uid": "nope"}, {**BASE, "uid": str(uuid.UUID(int=7))},
-    {**BASE, "blob": "aGk="}, {**BASE, "blob": "!"}, {**BASE, "step": 10}, {**BASE, "step": 7},
+    BASE,
+    {},
+    {**BASE, "name": ""},
+    {**BASE, "name": "abcdef"},
+    {**BASE, "name": "Ab"},
+    {**BASE, "name": 1},
+    {**BASE, "point": {"x": 1.5}},
+    {**BASE, "point": {"x": True}},
+    {**BASE, "point": {"x": 1, "z": 0}},
+    {**BASE, "point": {"x": 1, "y": 10}},
+    {**BASE, "point": {"x": 1, "y": -0.5}},
+    {**BASE, "point": {"x": 1, "y": 3}},
+    {**BASE, "maybe": None},
+    {**BASE, "maybe": "1"},
+    {**BASE, "either": "s"},
+    {**BASE, "either": 1.5},
+    {**BASE, "shape": {"shape": "square", "side": 1}},
+    {**BASE, "shape": {"shape": "rect", "w": "1"}},
+    {**BASE, "shape": {"shape": "oval"}},
+    {**BASE, "shape": {"side": 1}},
+    {**BASE, "shape": []},
+    {**BASE, "mode": "c"},
+    {**BASE, "mode": "b"},
+    {**BASE, "tags": ["a", "b", "c"]},
+    {**BASE, "tags": ["a", 1]},
+    {**BASE, "pair": [1, "a"]},
+    {**BASE, "pair": [1]},
+    {**BASE, "pair": [1, "a", 2]},
+    {**BASE, "pair": ["a", 1]},
+    {**BASE, "scores": {"a": 1, "b": 2.5}},
+    {**BASE, "scores": {"a": "x"}},
+    {**BASE, "when": "2024-02-30"},
+    {**BASE, "when": "2024-02-28"},
+    {**BASE, "uid": "nope"},
+    {**BASE, "uid": str(uuid.UUID(int=7))},
+    {**BASE, "blob": "aGk="},
+    {**BASE, "blob": "!"},
+    {**BASE, "step": 10},
+    {**BASE, "step": 7},
     {**BASE, "tree": {"value": 1, "children": [{"value": 2, "children": [{"value": "x"}]}]}},
-    {**BASE, "tree": {"value": 1, "children": [{"value": 2}]}}, {**BASE, "freeForm": [1, {"a": None}]},
-    {**BASE, "unknown": 1}, "text", None, [BASE],
-]  # fmt: skip
+    {**BASE, "tree": {"value": 1, "children": [{"value": 2}]}},
+    {**BASE, "freeForm": [1, {"a": None}]},
+    {**BASE, "unknown": 1},
+    "text",
+    None,
+    [BASE],
+]
 SCHEMA = msgspec.json.schema(Everything)
 # Compiled in each test, not at import: mutation testing (ADR-0088) forks after importing the tests, so a check
 # compiled here would never see a mutant of the compiler.
@@ -98,24 +130,56 @@ def test_the_check_accepts_exactly_what_msgspec_converts(value: Any) -> None:
     assert _checks(compile_schema(SCHEMA), value) == _converts(value, Everything)
 
 
-@pytest.mark.parametrize(("kind", "value", "path", "rule"), [
-    (Everything, {**BASE, "point": {"x": "1"}}, "payload.point.x", "must be an integer, got a string"),
-    (Everything, {"point": {"x": 1}}, "payload.name", "is required"),
-    (Everything, {**BASE, "point": {"x": 1, "z": 0}}, "payload.point.z", "is not a field of Point (unknown fields are refused)"),
-    (Everything, {**BASE, "maybe": "1"}, "payload.maybe", "must be an integer or null, got a string"),
-    (Everything, {**BASE, "shape": {"shape": "oval"}}, "payload.shape.shape", 'must be one of "square", "rect", got "oval"'),
-    (Everything, {**BASE, "shape": {"side": 1}}, "payload.shape.shape", 'is required (one of "square", "rect")'),
-    (Everything, {**BASE, "shape": {"shape": "rect", "w": "1"}}, "payload.shape.w", "must be an integer, got a string"),
-    (Everything, {**BASE, "tree": {"value": 1, "children": [{"value": "x"}]}}, "payload.tree.children[0].value",
-     "must be an integer, got a string"),
-    (Everything, {**BASE, "point": {"x": 1, "y": 10}}, "payload.point.y", "must be less than 10, got 10"),
-    (Everything, {**BASE, "name": "Ab"}, "payload.name", 'must match the pattern "^[a-z]", got "Ab"'),
-    (Everything, {**BASE, "tags": ["a", "b", "c"]}, "payload.tags", "must hold at most 2 items, got 3"),
-    (Everything, {**BASE, "step": 7}, "payload.step", "must be a multiple of 5, got 7"),
-    (Everything, {**BASE, "when": "2024-02-30"}, "payload.when", 'must be an ISO 8601 date, got "2024-02-30"'),
-    (Circle, {"type": "circle", "r": 0}, "payload.r", "must be greater than 0, got 0"),
-    (dict[str, int], {"a b": "1"}, 'payload["a b"]', "must be an integer, got a string"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("kind", "value", "path", "rule"),
+    [
+        (Everything, {**BASE, "point": {"x": "1"}}, "payload.point.x", "must be an integer, got a string"),
+        (Everything, {"point": {"x": 1}}, "payload.name", "is required"),
+        (
+            Everything,
+            {**BASE, "point": {"x": 1, "z": 0}},
+            "payload.point.z",
+            "is not a field of Point (unknown fields are refused)",
+        ),
+        (Everything, {**BASE, "maybe": "1"}, "payload.maybe", "must be an integer or null, got a string"),
+        (
+            Everything,
+            {**BASE, "shape": {"shape": "oval"}},
+            "payload.shape.shape",
+            'must be one of "square", "rect", got "oval"',
+        ),
+        (
+            Everything,
+            {**BASE, "shape": {"side": 1}},
+            "payload.shape.shape",
+            'is required (one of "square", "rect")',
+        ),
+        (
+            Everything,
+            {**BASE, "shape": {"shape": "rect", "w": "1"}},
+            "payload.shape.w",
+            "must be an integer, got a string",
+        ),
+        (
+            Everything,
+            {**BASE, "tree": {"value": 1, "children": [{"value": "x"}]}},
+            "payload.tree.children[0].value",
+            "must be an integer, got a string",
+        ),
+        (Everything, {**BASE, "point": {"x": 1, "y": 10}}, "payload.point.y", "must be less than 10, got 10"),
+        (Everything, {**BASE, "name": "Ab"}, "payload.name", 'must match the pattern "^[a-z]", got "Ab"'),
+        (Everything, {**BASE, "tags": ["a", "b", "c"]}, "payload.tags", "must hold at most 2 items, got 3"),
+        (Everything, {**BASE, "step": 7}, "payload.step", "must be a multiple of 5, got 7"),
+        (
+            Everything,
+            {**BASE, "when": "2024-02-30"},
+            "payload.when",
+            'must be an ISO 8601 date, got "2024-02-30"',
+        ),
+        (Circle, {"type": "circle", "r": 0}, "payload.r", "must be greater than 0, got 0"),
+        (dict[str, int], {"a b": "1"}, 'payload["a b"]', "must be an integer, got a string"),
+    ],
+)
 def test_a_refusal_names_the_path_and_the_rule(kind: Any, value: Any, path: str, rule: str) -> None:
     with pytest.raises(InvalidValueError) as caught:
         compile_schema(msgspec.json.schema(kind))(value)
@@ -136,16 +200,26 @@ def test_an_unresolvable_reference_or_pattern_is_a_schema_error() -> None:
 
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-(2**53) + 1, 2**53 - 1) | st.floats(allow_nan=False, allow_infinity=False)
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**53) + 1, 2**53 - 1)
+    | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(max_size=4),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(["x", "y", "name", "point", "mode"]), inner, max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.sampled_from(["x", "y", "name", "point", "mode"]), inner, max_size=3)
+    ),
     max_leaves=8,
-)  # fmt: skip
+)
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.fixed_dictionaries({"name": st.text(max_size=6), "point": json_values}, optional={"mode": json_values,
-       "either": json_values, "shape": json_values, "tags": json_values}))  # fmt: skip
+@given(
+    st.fixed_dictionaries(
+        {"name": st.text(max_size=6), "point": json_values},
+        optional={"mode": json_values, "either": json_values, "shape": json_values, "tags": json_values},
+    )
+)
 def test_random_values_agree_with_msgspec(value: dict[str, Any]) -> None:
     assert _checks(compile_schema(SCHEMA), value) == _converts(value, Everything)
 

@@ -38,10 +38,18 @@ def _refusal(schema: Any, value: Any) -> tuple[str, str]:
 @pytest.mark.parametrize(
     ("value", "name"),
     [
-        (True, "a boolean"), (False, "a boolean"), (0, "an integer"), (1.5, "a number"), ("", "a string"),
-        (None, "null"), ({}, "an object"), ([], "an array"), (b"x", "bytes"), ((1,), "tuple"),
+        (True, "a boolean"),
+        (False, "a boolean"),
+        (0, "an integer"),
+        (1.5, "a number"),
+        ("", "a string"),
+        (None, "null"),
+        ({}, "an object"),
+        ([], "an array"),
+        (b"x", "bytes"),
+        ((1,), "tuple"),
     ],
-)  # fmt: skip
+)
 def test_a_values_json_type_in_words(value: Any, name: str) -> None:
     assert json_type_name(value) == name
 
@@ -71,16 +79,31 @@ DEFS = {
     ("branches", "rule"),
     [
         ([{"type": "string", "const": "é"}, {"type": "boolean"}], 'must be "é" or a boolean, got an integer'),
-        ([{"type": ["string", "null"]}, {"type": "array", "enum": [[1.5]]}],
-         "must be a string or null or one of [1.5], got an integer"),
-        ([{"$ref": "#/$defs/U"}, {"anyOf": [{"type": "string", "const": "x"}, {"type": "null"}]}],
-         'must be an object or "x" or null, got an integer'),
-        ([{"$ref": "#/$defs/T"}, {"$ref": "#/$defs/E"}], 'must be an object (Thing) or one of "on", "off", got an integer'),
-        ([{"allOf": [{"type": "string"}, {"minLength": 1}]}, {"type": "null"}], "must be a value of the declared type or null, got an integer"),
-        ([{"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]}, {"type": "null"}],
-         "must be a string or an array or null, got an integer"),
+        (
+            [{"type": ["string", "null"]}, {"type": "array", "enum": [[1.5]]}],
+            "must be a string or null or one of [1.5], got an integer",
+        ),
+        (
+            [{"$ref": "#/$defs/U"}, {"anyOf": [{"type": "string", "const": "x"}, {"type": "null"}]}],
+            'must be an object or "x" or null, got an integer',
+        ),
+        (
+            [{"$ref": "#/$defs/T"}, {"$ref": "#/$defs/E"}],
+            'must be an object (Thing) or one of "on", "off", got an integer',
+        ),
+        (
+            [{"allOf": [{"type": "string"}, {"minLength": 1}]}, {"type": "null"}],
+            "must be a value of the declared type or null, got an integer",
+        ),
+        (
+            [
+                {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]},
+                {"type": "null"},
+            ],
+            "must be a string or an array or null, got an integer",
+        ),
     ],
-)  # fmt: skip
+)
 def test_a_hand_written_any_of_describes_its_branches(branches: list[Any], rule: str) -> None:
     assert _refusal({"anyOf": branches, "$defs": DEFS}, 1) == ("payload", rule)
 
@@ -143,36 +166,70 @@ STRING_RULES: list[tuple[dict[str, Any], list[Any], Any, str]] = [
     ({"pattern": "^é"}, ["é"], "a" * 78, 'must match the pattern "^é", got "' + "a" * 78 + '"'),
 ]
 FORMAT_RULES: list[tuple[dict[str, Any], list[Any], Any, str]] = [
-    ({"format": "date-time"}, ["2024-02-28T10:00:00Z", 5], "2024-02-30T10:00:00Z",
-     'must be an RFC 3339 date-time, got "2024-02-30T10:00:00Z"'),
+    (
+        {"format": "date-time"},
+        ["2024-02-28T10:00:00Z", 5],
+        "2024-02-30T10:00:00Z",
+        'must be an RFC 3339 date-time, got "2024-02-30T10:00:00Z"',
+    ),
     ({"format": "date"}, ["2024-02-28", None], "2024-13-01", 'must be an ISO 8601 date, got "2024-13-01"'),
-    ({"format": "time"}, ["10:00:00+09:00", 1.5], "10:00:00", 'must be an ISO 8601 time with an offset, got "10:00:00"'),
+    (
+        {"format": "time"},
+        ["10:00:00+09:00", 1.5],
+        "10:00:00",
+        'must be an ISO 8601 time with an offset, got "10:00:00"',
+    ),
     ({"format": "duration"}, ["P1DT2H", []], "two days", 'must be an ISO 8601 duration, got "two days"'),
     ({"format": "decimal"}, ["1.25", {}], "one", 'must be a decimal number, got "one"'),
-    ({"format": "uuid"}, ["0000000000000000000000000000000A", "00000000-0000-0000-0000-00000000000a", 7], "nope",
-     'must be a UUID, got "nope"'),
-    ({"format": "uuid"}, [], "00000000-0000-0000-0000-00000000000g", 'must be a UUID, got "00000000-0000-0000-0000-00000000000g"'),
+    (
+        {"format": "uuid"},
+        ["0000000000000000000000000000000A", "00000000-0000-0000-0000-00000000000a", 7],
+        "nope",
+        'must be a UUID, got "nope"',
+    ),
+    (
+        {"format": "uuid"},
+        [],
+        "00000000-0000-0000-0000-00000000000g",
+        'must be a UUID, got "00000000-0000-0000-0000-00000000000g"',
+    ),
     ({"contentEncoding": "base64"}, ["aGk=", 3], "!", 'must be base64 text, got "!"'),
     ({"format": "email", "type": "string"}, ["not an address"], 1, "must be a string, got an integer"),
-]  # fmt: skip
+]
 ARRAY_RULES: list[tuple[dict[str, Any], list[Any], Any, str]] = [
     ({"minItems": 1}, [[0], "x", {}], [], "must hold at least 1 items, got 0"),
     ({"maxItems": 2}, [[], [1, 2], "abc"], [1, 2, 3], "must hold at most 2 items, got 3"),
-    ({"prefixItems": [{"type": "integer"}, {"type": "string"}], "items": False}, [[1, "a"], [1], []], [1, "a", 2],
-     "must hold at most 2 items, got 3"),
-    ({"prefixItems": [{"type": "integer"}], "items": {"type": "string"}}, [[1, "a", "b"]], [1, "a", 2],
-     "must be a string, got an integer"),
-]  # fmt: skip
+    (
+        {"prefixItems": [{"type": "integer"}, {"type": "string"}], "items": False},
+        [[1, "a"], [1], []],
+        [1, "a", 2],
+        "must hold at most 2 items, got 3",
+    ),
+    (
+        {"prefixItems": [{"type": "integer"}], "items": {"type": "string"}},
+        [[1, "a", "b"]],
+        [1, "a", 2],
+        "must be a string, got an integer",
+    ),
+]
 OBJECT_RULES: list[tuple[dict[str, Any], list[Any], Any, str]] = [
     ({"minProperties": 2}, [{"a": 1, "b": 2}, [1], "ab"], {"a": 1}, "must hold at least 2 fields"),
     ({"maxProperties": 1}, [{}, {"a": 1}, [1, 2]], {"a": 1, "b": 2}, "must hold at most 1 fields"),
-    ({"properties": {"a": {"type": "integer"}}, "additionalProperties": False}, [{"a": 1}, {}], {"b": 1},
-     "is not an allowed field (unknown fields are refused)"),
-    ({"additionalProperties": {"type": "integer"}}, [{"a": 1, "b": 2}], {"a": 1, "b": "x"},
-     "must be an integer, got a string"),
+    (
+        {"properties": {"a": {"type": "integer"}}, "additionalProperties": False},
+        [{"a": 1}, {}],
+        {"b": 1},
+        "is not an allowed field (unknown fields are refused)",
+    ),
+    (
+        {"additionalProperties": {"type": "integer"}},
+        [{"a": 1, "b": 2}],
+        {"a": 1, "b": "x"},
+        "must be an integer, got a string",
+    ),
     ({"required": ["a"]}, [{"a": None}, "not an object"], {"b": 1}, "is required"),
     ({"properties": {"a": {"minimum": 1}}}, [{"a": 1}, {"b": 0}], {"a": 0}, "must be at least 1, got 0"),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(

@@ -15,9 +15,18 @@ from tsumugi_core.liveness import (
 
 @pytest.mark.parametrize(
     ("timeout_ms", "interval"),
-    [(60_000, 5_000), (15_000, 5_000), (14_999, 4_999), (2_000, 666), (3, 1), (1, 1), (None, 5_000), (0, 5_000),
-     (-5, 5_000)],
-)  # fmt: skip
+    [
+        (60_000, 5_000),
+        (15_000, 5_000),
+        (14_999, 4_999),
+        (2_000, 666),
+        (3, 1),
+        (1, 1),
+        (None, 5_000),
+        (0, 5_000),
+        (-5, 5_000),
+    ],
+)
 def test_the_heartbeat_interval_is_a_third_of_the_timeout_at_most_five_seconds(
     timeout_ms: int | None, interval: int
 ) -> None:

@@ -33,16 +33,42 @@ def refusal(item: EnqueueItem) -> EnqueueValidationError:
 def test_every_given_option_reaches_the_new_job() -> None:
     backoff = FixedBackoff(delay_ms=250, jitter=False)
     given = EnqueueItem(
-        binding="MAIL", payload={"n": 1}, priority=7, max_attempts=9, backoff=backoff, timeout_ms=5_000,
-        guarantee=Guarantee.AT_MOST_ONCE, concurrency_key="ck", unique_key="uk", unique_for_ms=60_000, run_at=2_000,
-        expires_at=9_000, traceparent=TRACEPARENT, id="MAIL#3:given", run_id="flow:r1", node_id="n1",
-    )  # fmt: skip
+        binding="MAIL",
+        payload={"n": 1},
+        priority=7,
+        max_attempts=9,
+        backoff=backoff,
+        timeout_ms=5_000,
+        guarantee=Guarantee.AT_MOST_ONCE,
+        concurrency_key="ck",
+        unique_key="uk",
+        unique_for_ms=60_000,
+        run_at=2_000,
+        expires_at=9_000,
+        traceparent=TRACEPARENT,
+        id="MAIL#3:given",
+        run_id="flow:r1",
+        node_id="n1",
+    )
     assert normalize_enqueue(given, now=1_000) == NewJob(
-        binding="MAIL", payload_json='{"n":1}', priority=7, max_attempts=9, backoff=backoff, timeout_ms=5_000,
-        guarantee=Guarantee.AT_MOST_ONCE, concurrency_key="ck", unique_key="uk", unique_for_ms=60_000,
-        run_after=2_000, expires_at=9_000, traceparent=TRACEPARENT, id="MAIL#3:given", run_id="flow:r1",
-        node_id="n1", created_at=1_000,
-    )  # fmt: skip
+        binding="MAIL",
+        payload_json='{"n":1}',
+        priority=7,
+        max_attempts=9,
+        backoff=backoff,
+        timeout_ms=5_000,
+        guarantee=Guarantee.AT_MOST_ONCE,
+        concurrency_key="ck",
+        unique_key="uk",
+        unique_for_ms=60_000,
+        run_after=2_000,
+        expires_at=9_000,
+        traceparent=TRACEPARENT,
+        id="MAIL#3:given",
+        run_id="flow:r1",
+        node_id="n1",
+        created_at=1_000,
+    )
 
 
 def test_a_fixed_backoff_and_an_explicit_at_least_once_are_taken() -> None:
@@ -56,8 +82,10 @@ def test_a_fixed_backoff_and_an_explicit_at_least_once_are_taken() -> None:
 def test_the_error_carries_the_field_and_the_rule_apart() -> None:
     error = refusal(EnqueueItem(binding="MAIL", payload=1, expires_at=-1))
     assert (error.field, error.rule, str(error)) == (
-        "expires_at", "must not be negative", "expires_at must not be negative"
-    )  # fmt: skip
+        "expires_at",
+        "must not be negative",
+        "expires_at must not be negative",
+    )
 
 
 def test_a_binding_that_is_not_a_string_is_refused_on_binding() -> None:

@@ -79,7 +79,9 @@ def test_a_timeout_of_840_000_ms_is_taken_and_840_001_refused() -> None:
     assert refusal(timeout_ms=840_001).startswith("timeout_ms must be at most 840000 (14 minutes)")
 
 
-@pytest.mark.parametrize(("factor", "shown"), [(True, "True"), (False, "False"), ("2", "'2'"), (None, "None")])
+@pytest.mark.parametrize(
+    ("factor", "shown"), [(True, "True"), (False, "False"), ("2", "'2'"), (None, "None")]
+)
 def test_a_backoff_factor_that_is_not_a_number_is_a_validation_error(factor: object, shown: str) -> None:
     message = refusal(backoff=ExponentialBackoff(factor=factor))  # type: ignore[arg-type]
     assert message == f"backoff.factor must be a finite number, got {shown}"

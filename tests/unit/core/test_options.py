@@ -36,8 +36,12 @@ def item(**options: Any) -> EnqueueItem:
 def test_defaults_are_the_originals() -> None:
     job = normalize_enqueue(item(), now=1000)
     assert (job.priority, job.max_attempts, job.timeout_ms, job.guarantee, job.unique_for_ms) == (
-        0, 3, 60_000, Guarantee.AT_LEAST_ONCE, 86_400_000,
-    )  # fmt: skip
+        0,
+        3,
+        60_000,
+        Guarantee.AT_LEAST_ONCE,
+        86_400_000,
+    )
     assert job.backoff == ExponentialBackoff(base_ms=1000, factor=2, max_ms=3_600_000, jitter=True)
     assert DEFAULTS.backoff == job.backoff
     assert (job.run_after, job.created_at, job.expires_at) == (1000, 1000, None)
@@ -149,11 +153,20 @@ def test_each_rule_has_a_message_naming_the_field(options: dict[str, Any], messa
 def test_valid_edge_values_pass() -> None:
     validate_enqueue(
         item(
-            priority=-3, max_attempts=1, timeout_ms=1, delay_ms=0, unique_for_ms=1, expires_in_ms=1,
-            backoff=ExponentialBackoff(base_ms=0, factor=1), traceparent="00-" + "a" * 32 + "-" + "b" * 16 + "-01",
-            id="MAIL#2:abc", run_id="flow:r", node_id="n", payload="x" * (MAX_PAYLOAD_BYTES - 2),
+            priority=-3,
+            max_attempts=1,
+            timeout_ms=1,
+            delay_ms=0,
+            unique_for_ms=1,
+            expires_in_ms=1,
+            backoff=ExponentialBackoff(base_ms=0, factor=1),
+            traceparent="00-" + "a" * 32 + "-" + "b" * 16 + "-01",
+            id="MAIL#2:abc",
+            run_id="flow:r",
+            node_id="n",
+            payload="x" * (MAX_PAYLOAD_BYTES - 2),
         )
-    )  # fmt: skip
+    )
 
 
 def test_wire_form_is_camel_case_and_round_trips() -> None:

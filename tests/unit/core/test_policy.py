@@ -22,13 +22,20 @@ from tsumugi_core.policy import (
 
 def test_defaults() -> None:
     assert DEFAULT_SETTINGS.policy == Policy(
-        concurrency=100, rate=None, per_key_concurrency=1, per_key_rate=None,
-        aging_interval_ms=60_000, reaper_grace_ms=30_000, paused=False,
-    )  # fmt: skip
+        concurrency=100,
+        rate=None,
+        per_key_concurrency=1,
+        per_key_rate=None,
+        aging_interval_ms=60_000,
+        reaper_grace_ms=30_000,
+        paused=False,
+    )
     assert DEFAULT_SETTINGS.retention == Retention(sweep_after_ms=300_000, failed_retention_ms=604_800_000)
 
 
-CODE = ShardSettings(policy=Policy(concurrency=10, aging_interval_ms=5), retention=Retention(sweep_after_ms=1))
+CODE = ShardSettings(
+    policy=Policy(concurrency=10, aging_interval_ms=5), retention=Retention(sweep_after_ms=1)
+)
 
 
 def test_a_patch_replaces_the_fields_it_sets_and_none_is_a_real_value() -> None:

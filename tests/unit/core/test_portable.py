@@ -24,24 +24,52 @@ def _nested(levels: int) -> Any:
     return value
 
 
-@pytest.mark.parametrize("value", [
-    None, True, "x", MAX_SAFE_INTEGER, -MAX_SAFE_INTEGER, 1e308, -0.0, {"a": [1, 2.5, None]}, _nested(MAX_NESTING),
-    Mail(to="a", tries=3), datetime.date(2024, 1, 1), (1, 2),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "value",
+    [
+        None,
+        True,
+        "x",
+        MAX_SAFE_INTEGER,
+        -MAX_SAFE_INTEGER,
+        1e308,
+        -0.0,
+        {"a": [1, 2.5, None]},
+        _nested(MAX_NESTING),
+        Mail(to="a", tries=3),
+        datetime.date(2024, 1, 1),
+        (1, 2),
+    ],
+)
 def test_portable_values_pass(value: Any) -> None:
     check_portable(value)
 
 
-@pytest.mark.parametrize(("value", "path", "rule"), [
-    ({"n": MAX_SAFE_INTEGER + 1}, "payload.n", f"must be an integer between -{MAX_SAFE_INTEGER} and {MAX_SAFE_INTEGER} "
-     f"(JavaScript's safe integers), got {MAX_SAFE_INTEGER + 1}"),
-    ([1, [2, float("nan")]], "payload[1][1]", "must be a finite number, got nan"),
-    ({"a": {"b": float("-inf")}}, "payload.a.b", "must be a finite number, got -inf"),
-    ({1: "x"}, "payload", "must have string keys, got int 1"),
-    (_nested(MAX_NESTING + 1), "payload" + "[0]" * MAX_NESTING, f"must be nested at most {MAX_NESTING} levels deep (arrays and objects)"),
-    (Mail(to="a", tries=2**60), "payload.tries", f"must be an integer between -{MAX_SAFE_INTEGER} and {MAX_SAFE_INTEGER} "
-     f"(JavaScript's safe integers), got {2**60}"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("value", "path", "rule"),
+    [
+        (
+            {"n": MAX_SAFE_INTEGER + 1},
+            "payload.n",
+            f"must be an integer between -{MAX_SAFE_INTEGER} and {MAX_SAFE_INTEGER} "
+            f"(JavaScript's safe integers), got {MAX_SAFE_INTEGER + 1}",
+        ),
+        ([1, [2, float("nan")]], "payload[1][1]", "must be a finite number, got nan"),
+        ({"a": {"b": float("-inf")}}, "payload.a.b", "must be a finite number, got -inf"),
+        ({1: "x"}, "payload", "must have string keys, got int 1"),
+        (
+            _nested(MAX_NESTING + 1),
+            "payload" + "[0]" * MAX_NESTING,
+            f"must be nested at most {MAX_NESTING} levels deep (arrays and objects)",
+        ),
+        (
+            Mail(to="a", tries=2**60),
+            "payload.tries",
+            f"must be an integer between -{MAX_SAFE_INTEGER} and {MAX_SAFE_INTEGER} "
+            f"(JavaScript's safe integers), got {2**60}",
+        ),
+    ],
+)
 def test_values_that_cannot_cross_are_refused_with_their_path(value: Any, path: str, rule: str) -> None:
     with pytest.raises(InvalidValueError) as caught:
         check_portable(value)

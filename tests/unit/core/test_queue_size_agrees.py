@@ -19,12 +19,25 @@ from tsumugi_core.queue_size import JS_PER_JSON_BYTE, js_number, json_bound, jso
 from tsumugi_dev import json_size as runtime
 
 JAVASCRIPT: list[tuple[float, str]] = [
-    (1e20, "100000000000000000000"), (1e21, "1e+21"), (-1e20, "-100000000000000000000"),
-    (1e-6, "0.000001"), (1e-7, "1e-7"), (1.5e-7, "1.5e-7"), (123.456, "123.456"), (1.0, "1"), (-0.0, "0"),
-    (0.1, "0.1"), (5e-324, "5e-324"), (1.7976931348623157e308, "1.7976931348623157e+308"),
-    (9.999999999999999e20, "999999999999999900000"), (123456789012345680000.0, "123456789012345680000"),
-    (2.5e-8, "2.5e-8"), (100.0, "100"), (float("nan"), "null"), (float("inf"), "null"),
-]  # fmt: skip
+    (1e20, "100000000000000000000"),
+    (1e21, "1e+21"),
+    (-1e20, "-100000000000000000000"),
+    (1e-6, "0.000001"),
+    (1e-7, "1e-7"),
+    (1.5e-7, "1.5e-7"),
+    (123.456, "123.456"),
+    (1.0, "1"),
+    (-0.0, "0"),
+    (0.1, "0.1"),
+    (5e-324, "5e-324"),
+    (1.7976931348623157e308, "1.7976931348623157e+308"),
+    (9.999999999999999e20, "999999999999999900000"),
+    (123456789012345680000.0, "123456789012345680000"),
+    (2.5e-8, "2.5e-8"),
+    (100.0, "100"),
+    (float("nan"), "null"),
+    (float("inf"), "null"),
+]
 
 
 @pytest.mark.parametrize(("value", "text"), JAVASCRIPT)
@@ -40,17 +53,51 @@ def test_text_measures_in_utf8_with_javascripts_escapes() -> None:
 
 def test_a_dispatch_of_14000_halves_measures_56148_bytes() -> None:
     # The message of issue 22 item 3, measured by Node.js: Buffer.byteLength(JSON.stringify(message)).
-    message = {"jobId": "Hello#0:abc", "binding": "Hello", "attempt": 1, "maxAttempts": 3, "payload": [0.5] * 14_000,
-               "timeoutMs": 60_000, "claimRequired": False, "deadlineAt": 1_700_000_000_000}  # fmt: skip
+    message = {
+        "jobId": "Hello#0:abc",
+        "binding": "Hello",
+        "attempt": 1,
+        "maxAttempts": 3,
+        "payload": [0.5] * 14_000,
+        "timeoutMs": 60_000,
+        "claimRequired": False,
+        "deadlineAt": 1_700_000_000_000,
+    }
     assert json_bytes(message) == runtime.json_size(message) == 56_148
     assert json_bytes({"name": "Ada", "score": 1e20}) == 44
 
 
 EDGES: list[Any] = [
-    None, True, False, 0, -1, 2**53 - 1, -(2**53) + 1, 0.5, -2.25, 1e300, 1e20, 1e-7, 1.0, -0.0,
-    "", "a", "é", "€", "😀", "\x00", '"', [], [1], [None] * 127, {}, {"k": 1}, {"€": "€"}, {"a": [1, {"b": "c"}]},
+    None,
+    True,
+    False,
+    0,
+    -1,
+    2**53 - 1,
+    -(2**53) + 1,
+    0.5,
+    -2.25,
+    1e300,
+    1e20,
+    1e-7,
+    1.0,
+    -0.0,
+    "",
+    "a",
+    "é",
+    "€",
+    "😀",
+    "\x00",
+    '"',
+    [],
+    [1],
+    [None] * 127,
+    {},
+    {"k": 1},
+    {"€": "€"},
+    {"a": [1, {"b": "c"}]},
     (1, 2.0),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize("value", EDGES)

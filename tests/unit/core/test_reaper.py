@@ -21,9 +21,14 @@ GRACE = 30
 
 def inflight(**fields: Any) -> InFlightJob:
     base: dict[str, Any] = {
-        "id": "M#0:a", "state": JobState.QUEUED, "guarantee": Guarantee.AT_LEAST_ONCE, "attempts": 0,
-        "max_attempts": 3, "timeout_ms": 100, "dispatched_at": 1000,
-    }  # fmt: skip
+        "id": "M#0:a",
+        "state": JobState.QUEUED,
+        "guarantee": Guarantee.AT_LEAST_ONCE,
+        "attempts": 0,
+        "max_attempts": 3,
+        "timeout_ms": 100,
+        "dispatched_at": 1000,
+    }
     base.update(fields)
     return InFlightJob(**base)
 

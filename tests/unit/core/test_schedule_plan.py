@@ -49,8 +49,9 @@ def test_reconcile_each_case() -> None:
     ]
     b = msgspec.structs.replace(SPEC, name="b")
     assert reconcile({"b": b, "a": SPEC}, [], 100) == [
-        Insert(name="a", spec=SPEC, next_run_at=1_100), Insert(name="b", spec=b, next_run_at=1_100),
-    ]  # fmt: skip
+        Insert(name="a", spec=SPEC, next_run_at=1_100),
+        Insert(name="b", spec=b, next_run_at=1_100),
+    ]
 
 
 @pytest.mark.parametrize(

@@ -84,7 +84,11 @@ def test_occurrence_ids_are_deterministic_and_sharded_by_partition_key() -> None
 def test_occurrence_item_carries_the_options_and_the_id() -> None:
     item = occurrence_item(spec(max_attempts=5, priority=3), {"at": 1}, "Hello#0:tick-1")
     assert (item.binding, item.payload, item.id, item.max_attempts, item.priority) == (
-        "Hello", {"at": 1}, "Hello#0:tick-1", 5, 3,
-    )  # fmt: skip
+        "Hello",
+        {"at": 1},
+        "Hello#0:tick-1",
+        5,
+        3,
+    )
     assert item.unique_key is None
     assert item.delay_ms is None

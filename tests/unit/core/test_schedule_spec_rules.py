@@ -130,7 +130,9 @@ class TestFlowSchedules:
             "deadline_ms",
             f"must be at most {MAX_DEADLINE_MS}, got {deadline}",
         )
-        validate_schedule(msgspec.structs.replace(FLOW, deadline_ms=MAX_DEADLINE_MS), registered=(), shards={})
+        validate_schedule(
+            msgspec.structs.replace(FLOW, deadline_ms=MAX_DEADLINE_MS), registered=(), shards={}
+        )
 
     def test_occurrence_and_trigger_ids_are_run_ids(self) -> None:
         assert occurrence_job_id(FLOW, 1, 1_767_204_000_000) == "Report:nightly-1767204000000"

@@ -102,8 +102,7 @@ class TestCronInAZone:
             5,
         )
         gap_end = fires[0]
-        assert fires == [gap_end, gap_end + 15 * MIN, gap_end + 30 * MIN, gap_end + 45 * MIN,
-                         fires[4]]  # fmt: skip
+        assert fires == [gap_end, gap_end + 15 * MIN, gap_end + 30 * MIN, gap_end + 45 * MIN, fires[4]]
         assert fires[4] == gap_end + 23 * 3_600_000  # the next day's 02:00
 
     @pytest.mark.parametrize(
@@ -157,17 +156,26 @@ class TestValidation:
             (Timing(every_ms=1000, cron="* * * * *"), "every_ms or cron: exactly one is required"),
             (Timing(every_ms=999), "every_ms must be an integer of at least 1000, got 999"),
             (Timing(every_ms=True), "every_ms must be an integer of at least 1000, got True"),
-            (Timing(every_ms=366 * 86_400_000 + 1), "every_ms must be at most 31622400000 (366 days), got 31622400001"),
+            (
+                Timing(every_ms=366 * 86_400_000 + 1),
+                "every_ms must be at most 31622400000 (366 days), got 31622400001",
+            ),
             (Timing(cron="0 0 31 2 *"), "cron is invalid: no occurrence within 1830 days"),
             (Timing(cron="0 0 * * MON"), "cron is invalid: invalid day of week value: MON"),
-            (Timing(cron="0 3 * * *", timezone="Mars/Olympus"),
-             "timezone must be an IANA time zone such as Asia/Tokyo, got 'Mars/Olympus'"),
-            (Timing(cron="0 3 * * *", timezone="../etc/passwd"),
-             "timezone must be an IANA time zone such as Asia/Tokyo, got '../etc/passwd'"),
-            (Timing(every_ms=1000, timezone="Asia/Tokyo"),
-             "timezone applies to cron only: every_ms is a period in real time"),
+            (
+                Timing(cron="0 3 * * *", timezone="Mars/Olympus"),
+                "timezone must be an IANA time zone such as Asia/Tokyo, got 'Mars/Olympus'",
+            ),
+            (
+                Timing(cron="0 3 * * *", timezone="../etc/passwd"),
+                "timezone must be an IANA time zone such as Asia/Tokyo, got '../etc/passwd'",
+            ),
+            (
+                Timing(every_ms=1000, timezone="Asia/Tokyo"),
+                "timezone applies to cron only: every_ms is a period in real time",
+            ),
         ],
-    )  # fmt: skip
+    )
     def test_each_rule_names_its_field(self, timing: Timing, message: str) -> None:
         with pytest.raises(InvalidTimingError) as caught:
             validate_timing(timing)

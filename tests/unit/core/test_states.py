@@ -47,8 +47,15 @@ ALL_PAIRS = list(itertools.product(JobState, JobState))
 
 def test_the_original_seven_states_keep_their_names_and_sleeping_follows() -> None:
     assert [s.value for s in JobState] == [
-        "SCHEDULED", "QUEUED", "RUNNING", "COMPLETED", "FAILED", "CANCELLED", "STALLED", "SLEEPING",
-    ]  # fmt: skip
+        "SCHEDULED",
+        "QUEUED",
+        "RUNNING",
+        "COMPLETED",
+        "FAILED",
+        "CANCELLED",
+        "STALLED",
+        "SLEEPING",
+    ]
     assert len(ALL_PAIRS) == 64
 
 

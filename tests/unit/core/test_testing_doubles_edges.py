@@ -18,7 +18,10 @@ def test_a_fixed_clock_starts_at_0_advances_by_0_and_refuses_going_back() -> Non
 
 def test_sequential_ids_count_from_1_one_at_a_time_with_the_job_prefix() -> None:
     ids = SequentialIds()
-    assert [ids.new_local_id(), ids.new_local_id()] == ["job000000000000000000001", "job000000000000000000002"]
+    assert [ids.new_local_id(), ids.new_local_id()] == [
+        "job000000000000000000001",
+        "job000000000000000000002",
+    ]
 
 
 def test_a_fixed_random_is_0_5_by_default_takes_0_and_refuses_1() -> None:

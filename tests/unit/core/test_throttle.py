@@ -112,7 +112,9 @@ def test_a_bucket_untouched_for_one_interval_is_full_at_any_capacity() -> None:
     # The weakest stored bucket (spent to zero at 6_500) is full exactly one interval later, so dropping it is
     # the same as keeping it; one millisecond sooner it is not.
     empty = TokenBucket(tokens=0.0, refilled_at=6_500)
-    assert refill(empty, rate, 7_500) == TokenBucket(tokens=4.0, refilled_at=7_500) == full_bucket(rate, 7_500)
+    assert (
+        refill(empty, rate, 7_500) == TokenBucket(tokens=4.0, refilled_at=7_500) == full_bucket(rate, 7_500)
+    )
     assert refill(empty, rate, 7_499).tokens < 4
     # A larger capacity set since: still full after one interval of the rate in force.
     bigger = RateLimit(tokens=40, interval_ms=1_000)
@@ -127,7 +129,9 @@ def test_the_bucket_sweep_wakes_two_intervals_after_the_oldest_bucket() -> None:
     rate = RateLimit(tokens=1, interval_ms=60_000)
     assert key_bucket_sweep_at(None, rate, 5_000) is None
     assert key_bucket_sweep_at(3_000, rate, 5_000) == 123_000
-    assert key_bucket_sweep_at(3_000, RateLimit(tokens=1, interval_ms=10), 5_000) == 6_000  # at least 1 s ahead
+    assert (
+        key_bucket_sweep_at(3_000, RateLimit(tokens=1, interval_ms=10), 5_000) == 6_000
+    )  # at least 1 s ahead
     assert key_bucket_sweep_at(3_000, None, 5_000) == 6_000
     huge = RateLimit(tokens=1, interval_ms=9_007_199_254_740_991)
     assert key_bucket_sweep_at(3_000, huge, 5_000) == 9_007_199_254_740_991

@@ -8,7 +8,9 @@ from collections import Counter
 
 from tsumugi_scheduler.dashboard.page import SCRIPT_ORDER, render_dashboard
 
-_TOP_LEVEL = re.compile(r"^(?:const|let|var|class|function|async function)\s+([A-Za-z_$][\w$]*)", re.MULTILINE)
+_TOP_LEVEL = re.compile(
+    r"^(?:const|let|var|class|function|async function)\s+([A-Za-z_$][\w$]*)", re.MULTILINE
+)
 
 
 def test_no_name_is_declared_at_top_level_twice_in_the_page() -> None:

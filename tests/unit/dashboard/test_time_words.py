@@ -14,9 +14,18 @@ NOW = 1_767_225_600_000  # 2026-01-01T00:00:00Z
 
 @pytest.mark.parametrize(
     ("ms", "words"),
-    [(0, "0 ms"), (999, "999 ms"), (1_000, "1 s"), (61_000, "1 min 1 s"), (252_000, "4 min 12 s"),
-     (3_600_000, "1 h"), (7_500_000, "2 h 5 min"), (604_800_000, "7 d"), (90_061_000, "1 d 1 h")],
-)  # fmt: skip
+    [
+        (0, "0 ms"),
+        (999, "999 ms"),
+        (1_000, "1 s"),
+        (61_000, "1 min 1 s"),
+        (252_000, "4 min 12 s"),
+        (3_600_000, "1 h"),
+        (7_500_000, "2 h 5 min"),
+        (604_800_000, "7 d"),
+        (90_061_000, "1 d 1 h"),
+    ],
+)
 def test_durations_use_the_two_largest_units(ms: int, words: str) -> None:
     assert duration_words(ms) == words
 

@@ -30,6 +30,7 @@ class Report(Performer[FanOutSummary, str]):
 @flow("demo", Names)
 def demo(f: FlowBuilder[Names]) -> None:
     names = f.node("list", Split, input=lambda run, deps: run)
-    greet = f.fan_out("greet", Greet, after=[names], over=lambda run, deps: deps[names],
-                      input=lambda item, run, index: item)  # fmt: skip
+    greet = f.fan_out(
+        "greet", Greet, after=[names], over=lambda run, deps: deps[names], input=lambda item, run, index: item
+    )
     f.node("report", Report, after=[greet], input=lambda run, deps: deps[greet])

@@ -23,9 +23,10 @@ def test_roots_start_and_a_node_waits_until_its_dependencies_settle() -> None:
 
 def test_a_failure_skips_only_its_downstream_and_the_run_fails_after_independent_branches_finish() -> None:
     nodes = [
-        NodeView(id="a", state="FAILED"), NodeView(id="b", state="PENDING", after=("a",)),
+        NodeView(id="a", state="FAILED"),
+        NodeView(id="b", state="PENDING", after=("a",)),
         NodeView(id="c", state="SCHEDULED"),
-    ]  # fmt: skip
+    ]
     assert _d(nodes) == [("skip", "b")]
     nodes[1] = NodeView(id="b", state="SKIPPED", after=("a",))
     assert run_state(nodes) == "RUNNING"  # c still runs
@@ -70,9 +71,11 @@ def test_a_failed_spawned_child_fails_its_parent_for_downstream_gating() -> None
 
 def test_halting_cancels_unstarted_and_scheduled_nodes_and_running_subflows() -> None:
     nodes = [
-        NodeView(id="a", state="PENDING"), NodeView(id="b", state="SCHEDULED"),
-        NodeView(id="s", state="RUNNING", subflow=True), NodeView(id="c", state="COMPLETED"),
-    ]  # fmt: skip
+        NodeView(id="a", state="PENDING"),
+        NodeView(id="b", state="SCHEDULED"),
+        NodeView(id="s", state="RUNNING", subflow=True),
+        NodeView(id="c", state="COMPLETED"),
+    ]
     assert _d(nodes, cancelling=True) == [("cancel", "a"), ("cancel", "b"), ("cancel", "s")]
     assert _d(nodes, expired=True) == _d(nodes, cancelling=True)
     done = [NodeView(id="a", state="CANCELLED"), NodeView(id="c", state="COMPLETED")]

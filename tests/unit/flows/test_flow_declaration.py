@@ -48,8 +48,12 @@ def test_a_fan_out_maps_every_item_with_one_conversion_of_the_run_input() -> Non
 
     @flow("each", Names)
     def each(f: FlowBuilder[Names]) -> None:
-        f.fan_out("greet", Greet, over=lambda run, deps: run.names,
-                  input=lambda item, run, index: seen.append(run) or item)  # fmt: skip
+        f.fan_out(
+            "greet",
+            Greet,
+            over=lambda run, deps: run.names,
+            input=lambda item, run, index: seen.append(run) or item,
+        )
 
     fan = each.spec.node("greet")
     assert fan is not None
@@ -66,8 +70,10 @@ def test_a_fan_out_maps_every_item_with_one_conversion_of_the_run_input() -> Non
     ("declare", "message"),
     [
         (lambda f: f.node("bad id", Split, input=lambda r, d: r), "flow bad: invalid node id: 'bad id'"),
-        (lambda f: f.node("n" * 129, Split, input=lambda r, d: r),
-         "flow bad: invalid node id: 'nnnnnnnnnnnnnnnnnnnn'... is longer than 128 characters"),
+        (
+            lambda f: f.node("n" * 129, Split, input=lambda r, d: r),
+            "flow bad: invalid node id: 'nnnnnnnnnnnnnnnnnnnn'... is longer than 128 characters",
+        ),
         (
             lambda f: (f.node("a", Split, input=lambda r, d: r), f.node("a", Split, input=lambda r, d: r)),
             "flow bad: duplicate node id: a",
@@ -112,8 +118,13 @@ def test_flow_name_and_deadline_are_checked() -> None:
 
 def test_a_spec_refuses_a_cycle_because_dependencies_must_come_first() -> None:
     with pytest.raises(InvalidFlowError, match="depends on an undeclared node: a -> b"):
-        FlowSpec(name="f", nodes=(NodeSpec(id="a", kind=NodeKind.JOB, binding="X", after=("b",)),
-                                  NodeSpec(id="b", kind=NodeKind.JOB, binding="X", after=("a",))))  # fmt: skip
+        FlowSpec(
+            name="f",
+            nodes=(
+                NodeSpec(id="a", kind=NodeKind.JOB, binding="X", after=("b",)),
+                NodeSpec(id="b", kind=NodeKind.JOB, binding="X", after=("a",)),
+            ),
+        )
 
 
 def test_deps_refuse_a_ref_that_is_not_a_dependency() -> None:

@@ -47,12 +47,17 @@ def test_child_run_ids_differ_by_parent_flow_incarnation_node_and_resume() -> No
     assert base.startswith("leaf:order-42-sub-")
     assert parse_run_id(base).flow == "leaf"
     assert child_run_id("leaf", "fulfil:order-42", "n1", "sub", 0) == base
-    assert len({
-        base,
-        child_run_id("leaf", "refund:order-42", "n1", "sub", 0),  # another parent flow, same local id
-        child_run_id("leaf", "fulfil:order-42", "n2", "sub", 0),  # the parent started again
-        child_run_id("leaf", "fulfil:order-42", "n1", "sub", 1),  # the node resumed
-    }) == 4  # fmt: skip
+    assert (
+        len(
+            {
+                base,
+                child_run_id("leaf", "refund:order-42", "n1", "sub", 0),  # another parent flow, same local id
+                child_run_id("leaf", "fulfil:order-42", "n2", "sub", 0),  # the parent started again
+                child_run_id("leaf", "fulfil:order-42", "n1", "sub", 1),  # the node resumed
+            }
+        )
+        == 4
+    )
 
 
 def test_a_child_run_id_needs_a_valid_parent_run_id() -> None:
@@ -65,33 +70,47 @@ def _steps(nodes: list[NodeView], refused: tuple[str, ...] = ()) -> list[tuple[s
 
 
 def test_resume_reruns_what_did_not_succeed_and_keeps_what_did() -> None:
-    nodes = [NodeView(id="a", state="COMPLETED"), NodeView(id="b", state="FAILED", after=("a",)),
-             NodeView(id="c", state="SKIPPED", after=("b",)), NodeView(id="d", state="STALLED"),
-             NodeView(id="e", state="CANCELLED"), NodeView(id="s", state="FAILED", subflow=True)]  # fmt: skip
+    nodes = [
+        NodeView(id="a", state="COMPLETED"),
+        NodeView(id="b", state="FAILED", after=("a",)),
+        NodeView(id="c", state="SKIPPED", after=("b",)),
+        NodeView(id="d", state="STALLED"),
+        NodeView(id="e", state="CANCELLED"),
+        NodeView(id="s", state="FAILED", subflow=True),
+    ]
     assert _steps(nodes) == [("b", "rerun"), ("c", "rerun"), ("d", "rerun"), ("e", "rerun"), ("s", "rerun")]
 
 
 def test_a_completed_fan_out_is_reopened_when_a_child_runs_again_and_kept_when_none_does() -> None:
-    drained = [NodeView(id="each", state="COMPLETED", container=True),
-               NodeView(id="each:0", state="COMPLETED", parent="each", origin="fanOut"),
-               NodeView(id="each:1", state="FAILED", parent="each", origin="fanOut")]  # fmt: skip
+    drained = [
+        NodeView(id="each", state="COMPLETED", container=True),
+        NodeView(id="each:0", state="COMPLETED", parent="each", origin="fanOut"),
+        NodeView(id="each:1", state="FAILED", parent="each", origin="fanOut"),
+    ]
     assert _steps(drained) == [("each", "reopen"), ("each:1", "rerun")]
-    settled = [NodeView(id="each", state="COMPLETED", container=True),
-               NodeView(id="each:0", state="COMPLETED", parent="each", origin="fanOut")]  # fmt: skip
+    settled = [
+        NodeView(id="each", state="COMPLETED", container=True),
+        NodeView(id="each:0", state="COMPLETED", parent="each", origin="fanOut"),
+    ]
     assert _steps(settled) == []
 
 
 def test_a_failed_fan_out_reopens_once_expanded_and_expands_again_when_it_never_did() -> None:
-    expanded = [NodeView(id="each", state="FAILED", container=True),
-                NodeView(id="each:0", state="COMPLETED", parent="each", origin="fanOut")]  # fmt: skip
+    expanded = [
+        NodeView(id="each", state="FAILED", container=True),
+        NodeView(id="each:0", state="COMPLETED", parent="each", origin="fanOut"),
+    ]
     assert _steps(expanded) == [("each", "reopen")]
     never = [NodeView(id="each", state="FAILED", container=True)]
     assert _steps(never) == [("each", "rerun")]
 
 
 def test_a_child_refused_when_made_stays_failed_and_does_not_reopen_its_fan_out() -> None:
-    nodes = [NodeView(id="each", state="COMPLETED", container=True),
-             NodeView(id="each:0", state="FAILED", parent="each", origin="fanOut"),
-             NodeView(id="p", state="COMPLETED"), NodeView(id="p:s", state="FAILED", parent="p", origin="spawn")]  # fmt: skip
+    nodes = [
+        NodeView(id="each", state="COMPLETED", container=True),
+        NodeView(id="each:0", state="FAILED", parent="each", origin="fanOut"),
+        NodeView(id="p", state="COMPLETED"),
+        NodeView(id="p:s", state="FAILED", parent="p", origin="spawn"),
+    ]
     assert _steps(nodes, refused=("each:0", "p:s")) == []
     assert resume_steps(nodes, ("each:0",)) == [ResumeStep(node_id="p:s", kind="rerun")]

@@ -42,16 +42,22 @@ def leafy(f: FlowBuilder[dict[str, Any]]) -> None:
 @flow("shape", dict)
 def shape(f: FlowBuilder[dict[str, Any]]) -> None:
     first = f.node("first", Echo, input=lambda run, deps: run["n"])
-    each = f.fan_out("each", Echo, after=[first], over=lambda run, deps: run["items"],
-                     input=lambda item, run, index: item)  # fmt: skip
+    each = f.fan_out(
+        "each", Echo, after=[first], over=lambda run, deps: run["items"], input=lambda item, run, index: item
+    )
     f.node("last", Echo, after=[each], input=lambda run, deps: deps[each])
     f.subflow("sub", leafy, input=lambda run, deps: {"from": "shape"})
 
 
 @flow("badfan", dict)
 def badfan(f: FlowBuilder[dict[str, Any]]) -> None:
-    f.fan_out("each", Echo, over=lambda run, deps: run["items"], input=lambda item, run, index: item,
-              concurrency_key=lambda item, index: complex(item, index))  # type: ignore[arg-type, return-value]  # fmt: skip
+    f.fan_out(
+        "each",
+        Echo,
+        over=lambda run, deps: run["items"],
+        input=lambda item, run, index: item,
+        concurrency_key=lambda item, index: complex(item, index),  # type: ignore[arg-type, return-value]
+    )
     f.node("other", Echo, input=lambda run, deps: {"no": complex(1, 2)})  # no JSON form
 
 
@@ -71,8 +77,14 @@ def sql() -> Iterator[SqlStorage]:
 
 
 def engine_on(sql: SqlStorage, clock: FixedClock, ids: Ids | None = None) -> RunEngine:
-    return RunEngine(sql, flows={"shape": shape.spec, "leafy": leafy.spec, "badfan": badfan.spec}, settings=RunSettings(),
-                     shards_of=lambda binding: 1, clock=clock, ids=ids or Ids())  # fmt: skip
+    return RunEngine(
+        sql,
+        flows={"shape": shape.spec, "leafy": leafy.spec, "badfan": badfan.spec},
+        settings=RunSettings(),
+        shards_of=lambda binding: 1,
+        clock=clock,
+        ids=ids or Ids(),
+    )
 
 
 def tables(sql: SqlStorage) -> list[str]:
@@ -92,8 +104,10 @@ def delete_all(sql: SqlStorage) -> None:
 def finish(
     engine: RunEngine, job_ids: dict[str, str], state: str = "COMPLETED", result: str = '"ok"'
 ) -> None:
-    events = [JobEvent(node_id=node, job_id=job, state=state, result=result if state == "COMPLETED" else None)
-              for node, job in job_ids.items()]  # fmt: skip
+    events = [
+        JobEvent(node_id=node, job_id=job, state=state, result=result if state == "COMPLETED" else None)
+        for node, job in job_ids.items()
+    ]
     engine.notify(events)
 
 
@@ -117,7 +131,8 @@ def test_a_run_goes_from_start_to_its_sweep_with_the_host_doing_the_io(sql: SqlS
     assert plan is not None
     assert [j.node_id for j in plan.jobs] == ["first"]
     assert [(c.node_id, c.run.flow, c.run.parent, c.run.depth) for c in plan.children] == [
-        ("sub", "leafy", ParentLink(run_id="shape:r", node_id="sub"), 1)]  # fmt: skip
+        ("sub", "leafy", ParentLink(run_id="shape:r", node_id="sub"), 1)
+    ]
     item = plan.jobs[0].item
     assert (item["runId"], item["nodeId"], item["payload"], item["partitionKey"]) == (
         "shape:r",

@@ -31,9 +31,20 @@ def opened(storage: SqlStorage) -> SqlRunStore:
 def run_store(storage: SqlStorage, count: int, error: str | None = None) -> SqlRunStore:
     store = opened(storage)
     rows = [{"id": f"each:{i}", "payload": "null", "options": "{}", "seq": 1 + i} for i in range(count)]
-    store.insert_nodes(rows, {"binding": "Hello", "state": "FAILED", "container": 0, "parent": "each",
-                              "origin": "fanOut", "after": "[]", "error": error, "created_at": 5,
-                              "updated_at": 6})  # fmt: skip
+    store.insert_nodes(
+        rows,
+        {
+            "binding": "Hello",
+            "state": "FAILED",
+            "container": 0,
+            "parent": "each",
+            "origin": "fanOut",
+            "after": "[]",
+            "error": error,
+            "created_at": 5,
+            "updated_at": 6,
+        },
+    )
     return store
 
 
@@ -46,7 +57,11 @@ async def project(store: SqlRunStore, d1: D1Database) -> OutboxBatch | None:
 
 
 async def read(d1: D1Database, node_id: str) -> dict[str, object]:
-    row = await d1.prepare("SELECT * FROM run_node WHERE run_id = 'fan:r' AND node_id = ?").bind(node_id).first()
+    row = (
+        await d1.prepare("SELECT * FROM run_node WHERE run_id = 'fan:r' AND node_id = ?")
+        .bind(node_id)
+        .first()
+    )
     return dict(row or {})
 
 
@@ -73,15 +88,29 @@ async def test_node_rows_reach_the_read_model_in_chunks_and_an_older_row_never_w
         store.outbox_nodes(f"each:{i}" for i in range(count))
         pages = node_rows(storage, "fan:r", count, page_bytes=20_000)
         assert len(pages) > 1
-        assert all(len(p.encode()) < 20_000 + 1_000 for p in pages)  # a page passes the bound by one row at most
-        assert sorted(row[1] for p in pages for row in msgspec.json.decode(p)) == sorted(f"each:{i}" for i in range(count))
+        assert all(
+            len(p.encode()) < 20_000 + 1_000 for p in pages
+        )  # a page passes the bound by one row at most
+        assert sorted(row[1] for p in pages for row in msgspec.json.decode(p)) == sorted(
+            f"each:{i}" for i in range(count)
+        )
         await project(store, d1)
-        rows = (await d1.prepare("SELECT * FROM run_node WHERE run_id = 'fan:r' ORDER BY position").all()).results
+        rows = (
+            await d1.prepare("SELECT * FROM run_node WHERE run_id = 'fan:r' ORDER BY position").all()
+        ).results
         assert len(rows) == count
         first = await read(d1, "each:0")
-        assert {k: first[k] for k in ("seq", "state", "binding", "parent", "origin", "position", "after")} == {
-            "seq": 1, "state": "FAILED", "binding": "Hello", "parent": "each", "origin": "fanOut", "position": 1,
-            "after": "[]"}  # fmt: skip
+        assert {
+            k: first[k] for k in ("seq", "state", "binding", "parent", "origin", "position", "after")
+        } == {
+            "seq": 1,
+            "state": "FAILED",
+            "binding": "Hello",
+            "parent": "each",
+            "origin": "fanOut",
+            "position": 1,
+            "after": "[]",
+        }
 
         storage.exec("UPDATE node SET state = 'COMPLETED' WHERE id = 'each:0'")
         assert node_rows(storage, "fan:r", 0) == []  # nothing named up to seq 0
@@ -89,7 +118,9 @@ async def test_node_rows_reach_the_read_model_in_chunks_and_an_older_row_never_w
         await project(store, d1)
         assert (await read(d1, "each:0"))["state"] == "COMPLETED"
         storage.exec("UPDATE node SET state = 'FAILED' WHERE id = 'each:0'")
-        storage.exec("INSERT INTO run_outbox (seq, kind, target) VALUES (2, 'node', 'each:0')")  # a replayed row
+        storage.exec(
+            "INSERT INTO run_outbox (seq, kind, target) VALUES (2, 'node', 'each:0')"
+        )  # a replayed row
         await project(store, d1)
         assert (await read(d1, "each:0"))["state"] == "COMPLETED"
     d1.close()

@@ -19,11 +19,19 @@ def _outline(outcome: Any) -> list[tuple[str, str, str, Any, Any, str | None]]:
 
 
 def test_fan_out_children_take_their_key_payload_binding_and_parent() -> None:
-    spec = FlowSpec(name="keys", nodes=(
-        NodeSpec(id="m", kind=NodeKind.FAN_OUT, binding="Mail", over=lambda run, deps: run["to"],
-                 key=lambda item, index: f"{item}-{index}",
-                 item_input=lambda item, run, index: {"to": item, "n": index, "from": run["from"]}),
-    ))  # fmt: skip
+    spec = FlowSpec(
+        name="keys",
+        nodes=(
+            NodeSpec(
+                id="m",
+                kind=NodeKind.FAN_OUT,
+                binding="Mail",
+                over=lambda run, deps: run["to"],
+                key=lambda item, index: f"{item}-{index}",
+                item_input=lambda item, run, index: {"to": item, "n": index, "from": run["from"]},
+            ),
+        ),
+    )
     outcome = simulate_flow(spec, {"to": ["ann", "bo"], "from": "me"}, results=lambda n: n.payload["n"] * 10)
     assert _outline(outcome) == [
         ("m:ann-0", "Mail", "COMPLETED", {"to": "ann", "n": 0, "from": "me"}, 0, "m"),
@@ -34,9 +42,10 @@ def test_fan_out_children_take_their_key_payload_binding_and_parent() -> None:
 
 
 def test_fan_out_children_without_item_input_get_no_payload_and_are_keyed_by_index() -> None:
-    spec = FlowSpec(name="bare", nodes=(
-        NodeSpec(id="m", kind=NodeKind.FAN_OUT, binding="Tick", over=lambda run, deps: ["x", "y"]),
-    ))  # fmt: skip
+    spec = FlowSpec(
+        name="bare",
+        nodes=(NodeSpec(id="m", kind=NodeKind.FAN_OUT, binding="Tick", over=lambda run, deps: ["x", "y"]),),
+    )
     outcome = simulate_flow(spec, None)
     assert _outline(outcome)[:2] == [
         ("m:0", "Tick", "COMPLETED", None, None, "m"),
@@ -45,10 +54,13 @@ def test_fan_out_children_without_item_input_get_no_payload_and_are_keyed_by_ind
 
 
 def test_without_results_every_job_completes_with_none_and_a_results_function_sees_the_binding() -> None:
-    spec = FlowSpec(name="plain", nodes=(
-        NodeSpec(id="a", kind=NodeKind.JOB, binding="Alpha", input=lambda run, deps: run),
-        NodeSpec(id="b", kind=NodeKind.JOB, binding="Beta", after=("a",), input=lambda run, deps: deps),
-    ))  # fmt: skip
+    spec = FlowSpec(
+        name="plain",
+        nodes=(
+            NodeSpec(id="a", kind=NodeKind.JOB, binding="Alpha", input=lambda run, deps: run),
+            NodeSpec(id="b", kind=NodeKind.JOB, binding="Beta", after=("a",), input=lambda run, deps: deps),
+        ),
+    )
     outcome = simulate_flow(spec, 7)
     assert _outline(outcome) == [
         ("a", "Alpha", "COMPLETED", 7, None, None),
@@ -61,10 +73,15 @@ def test_without_results_every_job_completes_with_none_and_a_results_function_se
 
 
 def test_a_subflow_node_completes_without_running_its_child_flow() -> None:
-    spec = FlowSpec(name="parent", nodes=(
-        NodeSpec(id="s", kind=NodeKind.SUBFLOW, binding="", subflow="child", input=lambda run, deps: run),
-        NodeSpec(id="after", kind=NodeKind.JOB, binding="Next", after=("s",), input=lambda run, deps: deps),
-    ))  # fmt: skip
+    spec = FlowSpec(
+        name="parent",
+        nodes=(
+            NodeSpec(id="s", kind=NodeKind.SUBFLOW, binding="", subflow="child", input=lambda run, deps: run),
+            NodeSpec(
+                id="after", kind=NodeKind.JOB, binding="Next", after=("s",), input=lambda run, deps: deps
+            ),
+        ),
+    )
     asked: list[str] = []
     outcome = simulate_flow(spec, {"x": 1}, results=lambda n: asked.append(n.id) or "r")
     assert _outline(outcome) == [
@@ -83,8 +100,11 @@ def _chain(fan_outs: int, jobs: int) -> FlowSpec:
     for i in range(fan_outs + jobs):
         after = (nodes[-1].id,) if nodes else ()
         if i < fan_outs:
-            nodes.append(NodeSpec(id=f"n{i}", kind=NodeKind.FAN_OUT, binding="Step", after=after,
-                                  over=lambda run, deps: []))  # fmt: skip
+            nodes.append(
+                NodeSpec(
+                    id=f"n{i}", kind=NodeKind.FAN_OUT, binding="Step", after=after, over=lambda run, deps: []
+                )
+            )
         else:
             nodes.append(NodeSpec(id=f"n{i}", kind=NodeKind.JOB, binding="Step", after=after))
     return FlowSpec(name="chain", nodes=tuple(nodes))

@@ -18,7 +18,12 @@ def test_spawn_records_children_with_a_binding_name_or_class_and_job_options() -
     ctx.spawn("a", "Echo", {"x": 1}, max_attempts=2, concurrency_key="k")
     ctx.spawn("b", Greet, "hi")
     assert ctx.spawns == [
-        {"id": "a", "binding": "Echo", "payload": {"x": 1}, "options": {"max_attempts": 2, "concurrency_key": "k"}},
+        {
+            "id": "a",
+            "binding": "Echo",
+            "payload": {"x": 1},
+            "options": {"max_attempts": 2, "concurrency_key": "k"},
+        },
         {"id": "b", "binding": "Greet", "payload": "hi", "options": {}},
     ]
 
@@ -33,8 +38,9 @@ def test_spawn_records_children_with_a_binding_name_or_class_and_job_options() -
         (("a", "Echo"), {"partition_key": "p"}, "partition_key is not a spawn option"),
     ],
 )
-def test_spawn_refuses_bad_ids_bindings_and_options(args: tuple[Any, ...], options: dict[str, Any],
-                                                    message: str) -> None:  # fmt: skip
+def test_spawn_refuses_bad_ids_bindings_and_options(
+    args: tuple[Any, ...], options: dict[str, Any], message: str
+) -> None:
     with pytest.raises(ValueError, match=message):
         create_test_context().spawn(*args, **options)
 
@@ -48,8 +54,17 @@ class Spawning(Performer[bool, str]):
 
 
 def _dispatch(payload: Any) -> str:
-    return json.dumps({"jobId": "Spawning#0:j1", "binding": "Spawning", "attempt": 1, "maxAttempts": 3,
-                       "payload": payload, "deadlineAt": 10**12, "timeoutMs": 60_000})  # fmt: skip
+    return json.dumps(
+        {
+            "jobId": "Spawning#0:j1",
+            "binding": "Spawning",
+            "attempt": 1,
+            "maxAttempts": 3,
+            "payload": payload,
+            "deadlineAt": 10**12,
+            "timeoutMs": 60_000,
+        }
+    )
 
 
 async def test_the_outcome_of_a_success_carries_its_spawns_and_a_failure_none() -> None:

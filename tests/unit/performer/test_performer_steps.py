@@ -50,9 +50,17 @@ class Charge(msgspec.Struct, frozen=True):
 def _ctx(
     shard: Any, clock: FixedClock, *, at_most_once: bool = False, ends_at: int | None = None
 ) -> JobContext:
-    return JobContext(job_id=JOB, attempt=1, max_attempts=3, deadline_at=clock.now_ms() + 60_000,
-                      heartbeat=_no_heartbeat, clock=clock, steps=shard, at_most_once=at_most_once,
-                      invocation_ends_at=ends_at)  # fmt: skip
+    return JobContext(
+        job_id=JOB,
+        attempt=1,
+        max_attempts=3,
+        deadline_at=clock.now_ms() + 60_000,
+        heartbeat=_no_heartbeat,
+        clock=clock,
+        steps=shard,
+        at_most_once=at_most_once,
+        invocation_ends_at=ends_at,
+    )
 
 
 async def _no_heartbeat(progress: float | None) -> Any:

@@ -34,13 +34,36 @@ def migrated_d1(folder: Path) -> D1Database:
 def job_row(**overrides: Any) -> JobRecord:
     """A shard job row with plausible defaults; ``overrides`` replace fields."""
     fields: dict[str, Any] = {
-        "id": "MAIL#0:job1", "binding": "MAIL", "state": JobState.SCHEDULED, "priority": 0, "attempts": 0,
-        "max_attempts": 3, "guarantee": "at-least-once", "timeout_ms": 60_000, "backoff": '{"kind":"fixed"}',
-        "concurrency_key": None, "unique_key": None, "run_after": T0, "eligible_at": T0, "expires_at": None,
-        "created_at": T0, "updated_at": T0, "dispatched_at": None, "heartbeat_at": None, "silence_at": None,
-        "progress": None, "cancel_requested_at": None, "payload": '{"to":"a@example.com"}', "result": None,
-        "error": None, "reason": None, "traceparent": None, "run_id": None, "node_id": None, "seq": 1,
-    }  # fmt: skip
+        "id": "MAIL#0:job1",
+        "binding": "MAIL",
+        "state": JobState.SCHEDULED,
+        "priority": 0,
+        "attempts": 0,
+        "max_attempts": 3,
+        "guarantee": "at-least-once",
+        "timeout_ms": 60_000,
+        "backoff": '{"kind":"fixed"}',
+        "concurrency_key": None,
+        "unique_key": None,
+        "run_after": T0,
+        "eligible_at": T0,
+        "expires_at": None,
+        "created_at": T0,
+        "updated_at": T0,
+        "dispatched_at": None,
+        "heartbeat_at": None,
+        "silence_at": None,
+        "progress": None,
+        "cancel_requested_at": None,
+        "payload": '{"to":"a@example.com"}',
+        "result": None,
+        "error": None,
+        "reason": None,
+        "traceparent": None,
+        "run_id": None,
+        "node_id": None,
+        "seq": 1,
+    }
     fields.update(overrides)
     return JobRecord(**fields)
 
@@ -105,23 +128,35 @@ def population(count: int = 10_000) -> list[Job]:
         binding = BINDINGS[i % len(BINDINGS)]
         jobs.append(
             Job(
-                id=f"{binding}#{(i // 4) % 2}:j{i:05d}", binding=binding, state=STATES[i % len(STATES)],
-                priority=(i * 7) % 11 - 5, attempts=i % 4,
+                id=f"{binding}#{(i // 4) % 2}:j{i:05d}",
+                binding=binding,
+                state=STATES[i % len(STATES)],
+                priority=(i * 7) % 11 - 5,
+                attempts=i % 4,
                 concurrency_key=f"user-{i % 50}" if i % 3 == 0 else None,
                 unique_key=f"u-{i}" if i % 10 == 0 else None,
-                created_at=T0 + i * 1000, updated_at=T0 + ((i * 7919) % 10_000 // 2) * 1000,
+                created_at=T0 + i * 1000,
+                updated_at=T0 + ((i * 7919) % 10_000 // 2) * 1000,
             )
-        )  # fmt: skip
+        )
     return jobs
 
 
 def as_snapshot(job: Job, seq: int) -> JobSnapshot:
     """The shard snapshot that projects ``job``."""
     return snapshot(
-        id=job.id, binding=job.binding, state=JobState(job.state), priority=job.priority, attempts=job.attempts,
-        concurrency_key=job.concurrency_key, unique_key=job.unique_key, created_at=job.created_at,
-        updated_at=job.updated_at, run_after=job.created_at, seq=seq,
-    )  # fmt: skip
+        id=job.id,
+        binding=job.binding,
+        state=JobState(job.state),
+        priority=job.priority,
+        attempts=job.attempts,
+        concurrency_key=job.concurrency_key,
+        unique_key=job.unique_key,
+        created_at=job.created_at,
+        updated_at=job.updated_at,
+        run_after=job.created_at,
+        seq=seq,
+    )
 
 
 def reference_order(jobs: Iterable[Job], sort: str, order: str) -> list[str]:

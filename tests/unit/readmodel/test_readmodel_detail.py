@@ -12,12 +12,34 @@ from tsumugi_scheduler.readmodel import AttemptLogEntry, JobDetail, RetryWindow,
 
 DETAIL_KEYS = {
     # The original's JobDetail (docs/reference/original.md §4.3) ...
-    "id", "binding", "state", "priority", "attempts", "max_attempts", "concurrency_key", "unique_key", "guarantee",
-    "created_at", "updated_at", "dispatched_at", "run_after", "progress", "payload", "result", "retryable",
+    "id",
+    "binding",
+    "state",
+    "priority",
+    "attempts",
+    "max_attempts",
+    "concurrency_key",
+    "unique_key",
+    "guarantee",
+    "created_at",
+    "updated_at",
+    "dispatched_at",
+    "run_after",
+    "progress",
+    "payload",
+    "result",
+    "retryable",
     "attempts_log",
     # ... plus the run link (gap 34) and this project's additions.
-    "run_id", "node_id", "traceparent", "expires_at", "cancel_requested_at", "last_error", "reason", "shard",
-}  # fmt: skip
+    "run_id",
+    "node_id",
+    "traceparent",
+    "expires_at",
+    "cancel_requested_at",
+    "last_error",
+    "reason",
+    "shard",
+}
 
 
 async def test_an_unknown_job_is_none(d1: D1Database) -> None:
@@ -25,23 +47,68 @@ async def test_an_unknown_job_is_none(d1: D1Database) -> None:
 
 
 async def test_every_field_round_trips(d1: D1Database) -> None:
-    await project(d1, [snapshot(
-        id="MAIL#2:full", state=JobState.RUNNING, priority=3, attempts=1, max_attempts=5, concurrency_key="k",
-        unique_key="u", guarantee="at-most-once", created_at=T0, updated_at=T0 + 9, dispatched_at=T0 + 8,
-        run_after=T0 + 1, progress=0.5, payload='{"a":1}', run_id="flow:r", node_id="n", traceparent="00-a-b-01",
-        expires_at=T0 + 100, cancel_requested_at=T0 + 9, error="e", reason="cancel requested",
-        log=[attempt("MAIL#2:full", 1)],
-    )])  # fmt: skip
+    await project(
+        d1,
+        [
+            snapshot(
+                id="MAIL#2:full",
+                state=JobState.RUNNING,
+                priority=3,
+                attempts=1,
+                max_attempts=5,
+                concurrency_key="k",
+                unique_key="u",
+                guarantee="at-most-once",
+                created_at=T0,
+                updated_at=T0 + 9,
+                dispatched_at=T0 + 8,
+                run_after=T0 + 1,
+                progress=0.5,
+                payload='{"a":1}',
+                run_id="flow:r",
+                node_id="n",
+                traceparent="00-a-b-01",
+                expires_at=T0 + 100,
+                cancel_requested_at=T0 + 9,
+                error="e",
+                reason="cancel requested",
+                log=[attempt("MAIL#2:full", 1)],
+            )
+        ],
+    )
     detail = await get_job(d1, "MAIL#2:full")
     assert detail == JobDetail(
-        id="MAIL#2:full", binding="MAIL", state="RUNNING", priority=3, attempts=1, max_attempts=5,
-        concurrency_key="k", unique_key="u", guarantee="at-most-once", created_at=T0, updated_at=T0 + 9,
-        dispatched_at=T0 + 8, run_after=T0 + 1, progress=0.5, payload='{"a":1}', result=None, retryable=False,
-        attempts_log=[AttemptLogEntry(attempt=1, state="FAILED", started_at=T0 + 1000, finished_at=T0 + 1100,
-                                      error="boom")],
-        run_id="flow:r", node_id="n", traceparent="00-a-b-01", expires_at=T0 + 100, cancel_requested_at=T0 + 9,
-        last_error="e", reason="cancel requested", shard=2,
-    )  # fmt: skip
+        id="MAIL#2:full",
+        binding="MAIL",
+        state="RUNNING",
+        priority=3,
+        attempts=1,
+        max_attempts=5,
+        concurrency_key="k",
+        unique_key="u",
+        guarantee="at-most-once",
+        created_at=T0,
+        updated_at=T0 + 9,
+        dispatched_at=T0 + 8,
+        run_after=T0 + 1,
+        progress=0.5,
+        payload='{"a":1}',
+        result=None,
+        retryable=False,
+        attempts_log=[
+            AttemptLogEntry(
+                attempt=1, state="FAILED", started_at=T0 + 1000, finished_at=T0 + 1100, error="boom"
+            )
+        ],
+        run_id="flow:r",
+        node_id="n",
+        traceparent="00-a-b-01",
+        expires_at=T0 + 100,
+        cancel_requested_at=T0 + 9,
+        last_error="e",
+        reason="cancel requested",
+        shard=2,
+    )
     assert set(msgspec.to_builtins(detail)) == DETAIL_KEYS
 
 
@@ -54,9 +121,14 @@ async def test_an_integral_progress_is_still_a_float(d1: D1Database) -> None:
 
 
 async def test_a_first_try_success_gets_a_synthesised_attempt(d1: D1Database) -> None:
-    await project(d1, [snapshot(
-        state=JobState.COMPLETED, attempts=1, dispatched_at=T0 + 10, updated_at=T0 + 50, result='"ok"'
-    )])  # fmt: skip
+    await project(
+        d1,
+        [
+            snapshot(
+                state=JobState.COMPLETED, attempts=1, dispatched_at=T0 + 10, updated_at=T0 + 50, result='"ok"'
+            )
+        ],
+    )
     detail = await get_job(d1, "MAIL#0:job1")
     assert detail is not None
     assert detail.result == '"ok"'
@@ -107,9 +179,14 @@ async def test_a_malformed_log_reads_as_empty(d1: D1Database, stored: str) -> No
 
 @pytest.mark.parametrize(
     ("state", "updated_at", "retryable"),
-    [(JobState.FAILED, T0 - 2 * DAY_MS + 1, True), (JobState.STALLED, T0 - 2 * DAY_MS + 1, True),
-     (JobState.FAILED, T0 - 2 * DAY_MS, False), (JobState.COMPLETED, T0, False), (JobState.SCHEDULED, T0, False)],
-)  # fmt: skip
+    [
+        (JobState.FAILED, T0 - 2 * DAY_MS + 1, True),
+        (JobState.STALLED, T0 - 2 * DAY_MS + 1, True),
+        (JobState.FAILED, T0 - 2 * DAY_MS, False),
+        (JobState.COMPLETED, T0, False),
+        (JobState.SCHEDULED, T0, False),
+    ],
+)
 async def test_retryable_follows_the_window(
     d1: D1Database, state: JobState, updated_at: int, retryable: bool
 ) -> None:

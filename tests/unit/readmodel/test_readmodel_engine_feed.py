@@ -16,12 +16,22 @@ from tsumugi_scheduler.shard.records import Failed, Succeeded
 async def test_engine_changes_project_into_the_read_model(d1: D1Database) -> None:
     clock = FixedClock(T0)
     with SqlStorage() as sql:
-        engine = JobShardEngine(sql, binding="MAIL", shard=1, clock=clock, ids=SequentialIds(),
-                                rand=FixedRandom(0.5))  # fmt: skip
-        ok_id, bad_id = (r.id for r in engine.enqueue_many([
-            EnqueueItem(binding="MAIL", payload={"n": 1}, traceparent="00-" + "a" * 32 + "-" + "b" * 16 + "-01"),
-            EnqueueItem(binding="MAIL", payload={"n": 2}, concurrency_key="user-1"),
-        ]))  # fmt: skip
+        engine = JobShardEngine(
+            sql, binding="MAIL", shard=1, clock=clock, ids=SequentialIds(), rand=FixedRandom(0.5)
+        )
+        ok_id, bad_id = (
+            r.id
+            for r in engine.enqueue_many(
+                [
+                    EnqueueItem(
+                        binding="MAIL",
+                        payload={"n": 1},
+                        traceparent="00-" + "a" * 32 + "-" + "b" * 16 + "-01",
+                    ),
+                    EnqueueItem(binding="MAIL", payload={"n": 2}, concurrency_key="user-1"),
+                ]
+            )
+        )
         clock.advance(10)
         assert len(engine.tick().dispatches) == 2
         clock.advance(10)
@@ -37,8 +47,11 @@ async def test_engine_changes_project_into_the_read_model(d1: D1Database) -> Non
             assert stored is not None
             assert detail is not None
             assert (detail.state, detail.attempts, detail.updated_at, detail.run_after) == (
-                stored.state.value, stored.attempts, stored.updated_at, stored.run_after
-            )  # fmt: skip
+                stored.state.value,
+                stored.attempts,
+                stored.updated_at,
+                stored.run_after,
+            )
             assert detail.shard == 1
         ok = await get_job(d1, ok_id)
         bad = await get_job(d1, bad_id)

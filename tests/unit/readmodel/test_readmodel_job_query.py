@@ -19,9 +19,15 @@ def test_no_parameters_give_the_defaults() -> None:
 
 
 def test_string_filters_are_exact_and_empty_means_absent() -> None:
-    query = parse_job_query({
-        "state": "FAILED", "binding": "MAIL", "id": "MAIL#0:a", "unique_key": "u", "concurrency_key": "",
-    })  # fmt: skip
+    query = parse_job_query(
+        {
+            "state": "FAILED",
+            "binding": "MAIL",
+            "id": "MAIL#0:a",
+            "unique_key": "u",
+            "concurrency_key": "",
+        }
+    )
     assert (query.state, query.binding, query.id, query.unique_key) == ("FAILED", "MAIL", "MAIL#0:a", "u")
     assert query.concurrency_key is None
 
@@ -32,9 +38,20 @@ def test_any_state_string_is_passed_through() -> None:
 
 @pytest.mark.parametrize(
     ("raw", "expected"),
-    [("0", 0), ("1700000000000", 1_700_000_000_000), (" 42 ", 42), ("1e3", 1000), ("", None), ("abc", None),
-     ("12abc", None), ("1_000", None), ("NaN", None), ("Infinity", None), ("-5", -5)],
-)  # fmt: skip
+    [
+        ("0", 0),
+        ("1700000000000", 1_700_000_000_000),
+        (" 42 ", 42),
+        ("1e3", 1000),
+        ("", None),
+        ("abc", None),
+        ("12abc", None),
+        ("1_000", None),
+        ("NaN", None),
+        ("Infinity", None),
+        ("-5", -5),
+    ],
+)
 def test_created_bounds_take_numbers_and_ignore_the_rest(raw: str, expected: int | None) -> None:
     query = parse_job_query({"created_from": raw, "created_to": raw})
     assert (query.created_from, query.created_to) == (expected, expected)
@@ -71,9 +88,19 @@ def test_only_asc_is_ascending(order: str, expected: str) -> None:
 
 @pytest.mark.parametrize(
     ("raw", "expected"),
-    [("5", 5), ("100", 100), ("101", 100), ("5000", 100), ("0", 20), ("-5", 20), ("abc", 20), ("", 20),
-     ("7.9", 7), ("0.5", 20)],
-)  # fmt: skip
+    [
+        ("5", 5),
+        ("100", 100),
+        ("101", 100),
+        ("5000", 100),
+        ("0", 20),
+        ("-5", 20),
+        ("abc", 20),
+        ("", 20),
+        ("7.9", 7),
+        ("0.5", 20),
+    ],
+)
 def test_limit_defaults_and_caps(raw: str, expected: int) -> None:
     assert parse_job_query({"limit": raw}).limit == expected
 
@@ -85,10 +112,14 @@ def test_offset_is_never_negative(raw: str, expected: int) -> None:
 
 @pytest.mark.parametrize(
     ("kwargs", "message"),
-    [({"limit": 0}, "limit must be between 1 and 100"), ({"limit": 101}, "limit must be between 1 and 100"),
-     ({"offset": -1}, "offset must not be negative"), ({"sort": "payload"}, "sort must be one of"),
-     ({"order": "up"}, "order must be 'asc' or 'desc'")],
-)  # fmt: skip
+    [
+        ({"limit": 0}, "limit must be between 1 and 100"),
+        ({"limit": 101}, "limit must be between 1 and 100"),
+        ({"offset": -1}, "offset must not be negative"),
+        ({"sort": "payload"}, "sort must be one of"),
+        ({"order": "up"}, "order must be 'asc' or 'desc'"),
+    ],
+)
 def test_a_directly_built_query_is_checked(kwargs: dict[str, object], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         JobQuery(**kwargs)  # pyright: ignore[reportArgumentType]

@@ -55,14 +55,35 @@ async def test_every_sort_and_order(big_d1: D1Database, jobs: list[Job], sort: s
         ({"created_to": str(T0 + 999_000)}, lambda j: j.created_at <= T0 + 999_000),
         ({"created_from": "0"}, lambda j: True),
         ({"created_to": "0"}, lambda j: False),
-        ({"state": "QUEUED", "binding": "MAIL", "created_from": str(T0 + 1_000_000),
-          "created_to": str(T0 + 5_000_000)},
-         lambda j: j.state == "QUEUED" and j.binding == "MAIL" and T0 + 1_000_000 <= j.created_at <= T0 + 5_000_000),
+        (
+            {
+                "state": "QUEUED",
+                "binding": "MAIL",
+                "created_from": str(T0 + 1_000_000),
+                "created_to": str(T0 + 5_000_000),
+            },
+            lambda j: (
+                j.state == "QUEUED"
+                and j.binding == "MAIL"
+                and T0 + 1_000_000 <= j.created_at <= T0 + 5_000_000
+            ),
+        ),
         ({"state": "NOPE"}, lambda j: False),
     ],
-    ids=["state", "binding", "id", "unique_key", "concurrency_key", "created_from", "created_to", "from_zero",
-         "to_zero", "combined", "unknown_state"],
-)  # fmt: skip
+    ids=[
+        "state",
+        "binding",
+        "id",
+        "unique_key",
+        "concurrency_key",
+        "created_from",
+        "created_to",
+        "from_zero",
+        "to_zero",
+        "combined",
+        "unknown_state",
+    ],
+)
 async def test_every_filter_and_their_total(
     big_d1: D1Database, jobs: list[Job], params: dict[str, str], keep: Callable[[Job], bool]
 ) -> None:
@@ -112,8 +133,11 @@ async def test_summaries_carry_the_list_fields(big_d1: D1Database, jobs: list[Jo
     (summary,) = page.jobs
     job = jobs[7]
     assert (summary.binding, summary.state, summary.priority, summary.attempts) == (
-        job.binding, job.state, job.priority, job.attempts
-    )  # fmt: skip
+        job.binding,
+        job.state,
+        job.priority,
+        job.attempts,
+    )
     assert (summary.max_attempts, summary.created_at, summary.updated_at) == (
         3,
         job.created_at,

@@ -43,15 +43,40 @@ def test_applied_schema_has_exactly_the_columns_the_projector_writes(d1: D1Datab
 
 def test_run_tables_match_the_reference(d1: D1Database) -> None:
     assert _columns(d1, "run") == [
-        "id", "seq", "flow", "state", "input", "node_total", "node_done", "node_failed", "created_at",
-        "updated_at", "parent_run_id", "parent_node_id",
+        "id",
+        "seq",
+        "flow",
+        "state",
+        "input",
+        "node_total",
+        "node_done",
+        "node_failed",
+        "created_at",
+        "updated_at",
+        "parent_run_id",
+        "parent_node_id",
         "output",  # beyond the original: migration 0012 (ADR-0084)
-    ]  # fmt: skip
+    ]
     assert _columns(d1, "run_node") == [
-        "run_id", "node_id", "seq", "binding", "state", "container", "parent", "origin", "after", "job_id",
-        "result", "error", "position", "created_at", "updated_at", "child_run_id",
-        "scheduled_at", "finished_at",  # beyond the original: migration 0013 (ADR-0094)
-    ]  # fmt: skip
+        "run_id",
+        "node_id",
+        "seq",
+        "binding",
+        "state",
+        "container",
+        "parent",
+        "origin",
+        "after",
+        "job_id",
+        "result",
+        "error",
+        "position",
+        "created_at",
+        "updated_at",
+        "child_run_id",
+        "scheduled_at",
+        "finished_at",  # beyond the original: migration 0013 (ADR-0094)
+    ]
 
 
 def test_after_the_original_eight_the_reference_indexes_exist(tmp_path: Path) -> None:
@@ -63,14 +88,22 @@ def test_after_the_original_eight_the_reference_indexes_exist(tmp_path: Path) ->
     apply_d1_migrations(db, original)
     indexes = {
         name: [c for (c,) in db.connection.execute("SELECT name FROM pragma_index_info(?)", (name,))]
-        for (name,) in db.connection.execute("SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL")
-    }  # fmt: skip
+        for (name,) in db.connection.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL"
+        )
+    }
     assert indexes == {
-        "job_state": ["state", "updated_at"], "job_binding": ["binding", "updated_at"], "job_created": ["created_at"],
-        "job_unique_key": ["unique_key", "updated_at"], "job_concurrency_key": ["concurrency_key", "updated_at"],
-        "run_state": ["state", "updated_at"], "run_flow": ["flow", "updated_at"], "run_created": ["created_at"],
-        "run_updated": ["updated_at", "id"], "run_node_run": ["run_id", "position"],
-    }  # fmt: skip
+        "job_state": ["state", "updated_at"],
+        "job_binding": ["binding", "updated_at"],
+        "job_created": ["created_at"],
+        "job_unique_key": ["unique_key", "updated_at"],
+        "job_concurrency_key": ["concurrency_key", "updated_at"],
+        "run_state": ["state", "updated_at"],
+        "run_flow": ["flow", "updated_at"],
+        "run_created": ["created_at"],
+        "run_updated": ["updated_at", "id"],
+        "run_node_run": ["run_id", "position"],
+    }
     db.close()
 
 
@@ -85,7 +118,7 @@ def test_after_every_migration_the_indexes_are_the_list_indexes_and_three_partia
         for (name, partial) in conn.execute(
             "SELECT name, partial FROM pragma_index_list('job') WHERE origin = 'c'"
         )
-    }  # fmt: skip
+    }
     assert indexes == {
         "job_state_recent": (["state", "updated_at", "id"], False),
         "job_binding_recent": (["binding", "updated_at", "id"], False),
@@ -97,8 +130,10 @@ def test_after_every_migration_the_indexes_are_the_list_indexes_and_three_partia
     }
     conditions = {
         name: " ".join(sql.split(" WHERE ", 1)[1].split())
-        for (name, sql) in conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql LIKE '%WHERE%'")
-    }  # fmt: skip
+        for (name, sql) in conn.execute(
+            "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql LIKE '%WHERE%'"
+        )
+    }
     assert conditions == {
         "job_concurrency_key_recent": "concurrency_key IS NOT NULL",
         "job_unique_key_recent": "unique_key IS NOT NULL",

@@ -17,11 +17,25 @@ from tsumugi_scheduler.readmodel.projection import snapshot_values
 
 async def test_a_new_job_is_inserted_with_every_column(d1: D1Database) -> None:
     snap = snapshot(
-        id="MAIL#3:abc", state=JobState.RUNNING, priority=4, attempts=1, concurrency_key="user-1",
-        unique_key="welcome-1", run_after=T0 + 5, dispatched_at=T0 + 6, progress=0.25, traceparent="00-t-s-01",
-        expires_at=T0 + 99, cancel_requested_at=T0 + 7, error="last", reason="reaped", run_id="flow:r1",
-        node_id="n1", result=None, seq=9,
-    )  # fmt: skip
+        id="MAIL#3:abc",
+        state=JobState.RUNNING,
+        priority=4,
+        attempts=1,
+        concurrency_key="user-1",
+        unique_key="welcome-1",
+        run_after=T0 + 5,
+        dispatched_at=T0 + 6,
+        progress=0.25,
+        traceparent="00-t-s-01",
+        expires_at=T0 + 99,
+        cancel_requested_at=T0 + 7,
+        error="last",
+        reason="reaped",
+        run_id="flow:r1",
+        node_id="n1",
+        result=None,
+        seq=9,
+    )
     assert await project(d1, [snap]) == 1
     row = stored_row(d1, "MAIL#3:abc")
     assert row is not None
@@ -104,8 +118,12 @@ async def test_attempts_log_is_json_newest_first_and_at_most_twenty(d1: D1Databa
     log = json.loads(row["attempts_log"])
     assert [e["attempt"] for e in log] == list(range(25, 5, -1))
     assert log[0] == {
-        "attempt": 25, "state": "FAILED", "started_at": T0 + 25_000, "finished_at": T0 + 25_100, "error": "boom"
-    }  # fmt: skip
+        "attempt": 25,
+        "state": "FAILED",
+        "started_at": T0 + 25_000,
+        "finished_at": T0 + 25_100,
+        "error": "boom",
+    }
 
 
 async def test_a_batch_applies_whole_or_not_at_all(d1: D1Database) -> None:
@@ -131,21 +149,59 @@ async def test_too_many_snapshots_are_refused_before_touching_d1(d1: D1Database)
 def test_snapshot_values_follow_projected_columns_one_by_one() -> None:
     # Every field distinct, so a value built in the wrong position cannot match its column by accident.
     snap = snapshot(
-        [attempt("MAIL#7:ordered", 1)], id="MAIL#7:ordered", seq=11, state=JobState.RUNNING, priority=12,
-        attempts=13, max_attempts=14, concurrency_key="ck", unique_key="uk", guarantee="at-most-once",
-        created_at=T0 + 15, updated_at=T0 + 16, dispatched_at=T0 + 17, payload='{"p":18}', run_id="flow:r19",
-        node_id="n20", result='{"r":21}', run_after=T0 + 22, progress=0.23, traceparent="00-24", expires_at=T0 + 25,
-        cancel_requested_at=T0 + 26, error="e27", reason="r28",
-    )  # fmt: skip
+        [attempt("MAIL#7:ordered", 1)],
+        id="MAIL#7:ordered",
+        seq=11,
+        state=JobState.RUNNING,
+        priority=12,
+        attempts=13,
+        max_attempts=14,
+        concurrency_key="ck",
+        unique_key="uk",
+        guarantee="at-most-once",
+        created_at=T0 + 15,
+        updated_at=T0 + 16,
+        dispatched_at=T0 + 17,
+        payload='{"p":18}',
+        run_id="flow:r19",
+        node_id="n20",
+        result='{"r":21}',
+        run_after=T0 + 22,
+        progress=0.23,
+        traceparent="00-24",
+        expires_at=T0 + 25,
+        cancel_requested_at=T0 + 26,
+        error="e27",
+        reason="r28",
+    )
     job = snap.job
     expected = {
-        "id": job.id, "seq": 11, "binding": "MAIL", "state": "RUNNING", "priority": 12, "attempts": 13,
-        "max_attempts": 14, "concurrency_key": "ck", "unique_key": "uk", "guarantee": "at-most-once",
-        "created_at": T0 + 15, "updated_at": T0 + 16, "dispatched_at": T0 + 17, "payload": '{"p":18}',
-        "run_id": "flow:r19", "node_id": "n20", "result": '{"r":21}', "run_after": T0 + 22, "progress": 0.23,
-        "traceparent": "00-24", "expires_at": T0 + 25, "cancel_requested_at": T0 + 26, "last_error": "e27",
-        "reason": "r28", "shard": 7,
-    }  # fmt: skip
+        "id": job.id,
+        "seq": 11,
+        "binding": "MAIL",
+        "state": "RUNNING",
+        "priority": 12,
+        "attempts": 13,
+        "max_attempts": 14,
+        "concurrency_key": "ck",
+        "unique_key": "uk",
+        "guarantee": "at-most-once",
+        "created_at": T0 + 15,
+        "updated_at": T0 + 16,
+        "dispatched_at": T0 + 17,
+        "payload": '{"p":18}',
+        "run_id": "flow:r19",
+        "node_id": "n20",
+        "result": '{"r":21}',
+        "run_after": T0 + 22,
+        "progress": 0.23,
+        "traceparent": "00-24",
+        "expires_at": T0 + 25,
+        "cancel_requested_at": T0 + 26,
+        "last_error": "e27",
+        "reason": "r28",
+        "shard": 7,
+    }
     values = dict(zip(PROJECTED_COLUMNS, snapshot_values(snap), strict=True))
     log = json.loads(values.pop("attempts_log"))
     assert values == expected
@@ -200,9 +256,16 @@ async def test_values_cross_the_json_text_exactly(d1: D1Database) -> None:
     # characters; integers past 2**53; a float that is not a short decimal; NULLs.
     text = 'q"\\ \n\t \U0001f600 \u00e9 {"a": [1]}'
     snap = snapshot(
-        id="MAIL#2:exact", seq=2**62, payload=text, error=text, progress=0.1 + 0.2, created_at=2**53 + 1,
-        updated_at=2**63 - 1, concurrency_key=None, result='"\\u0000"',
-    )  # fmt: skip
+        id="MAIL#2:exact",
+        seq=2**62,
+        payload=text,
+        error=text,
+        progress=0.1 + 0.2,
+        created_at=2**53 + 1,
+        updated_at=2**63 - 1,
+        concurrency_key=None,
+        result='"\\u0000"',
+    )
     assert await project(d1, [snap]) == 1
     row = stored_row(d1, "MAIL#2:exact")
     assert row is not None

@@ -23,20 +23,32 @@ async def test_an_empty_model(d1: D1Database) -> None:
 
 
 async def test_counts_only_states_present(d1: D1Database) -> None:
-    await project(d1, [
-        snapshot(id="MAIL#0:a", state=JobState.FAILED), snapshot(id="MAIL#0:b", state=JobState.FAILED),
-        snapshot(id="MAIL#0:c", state=JobState.QUEUED),
-    ])  # fmt: skip
+    await project(
+        d1,
+        [
+            snapshot(id="MAIL#0:a", state=JobState.FAILED),
+            snapshot(id="MAIL#0:b", state=JobState.FAILED),
+            snapshot(id="MAIL#0:c", state=JobState.QUEUED),
+        ],
+    )
     assert (await stats(d1, T0)).by_state == {"FAILED": 2, "QUEUED": 1}
 
 
 async def test_oldest_scheduled_counts_from_run_after_not_created_at(d1: D1Database) -> None:
     # Created long ago but delayed until T0: it has been waiting 5 s, not an hour.
-    await project(d1, [
-        snapshot(id="MAIL#0:delayed", created_at=T0 - 3_600_000, run_after=T0),
-        snapshot(id="MAIL#0:later", created_at=T0 - 1000, run_after=T0 + 1000),
-        snapshot(id="MAIL#0:done", state=JobState.COMPLETED, created_at=T0 - 9_999_999, run_after=T0 - 9_999_999),
-    ])  # fmt: skip
+    await project(
+        d1,
+        [
+            snapshot(id="MAIL#0:delayed", created_at=T0 - 3_600_000, run_after=T0),
+            snapshot(id="MAIL#0:later", created_at=T0 - 1000, run_after=T0 + 1000),
+            snapshot(
+                id="MAIL#0:done",
+                state=JobState.COMPLETED,
+                created_at=T0 - 9_999_999,
+                run_after=T0 - 9_999_999,
+            ),
+        ],
+    )
     assert (await stats(d1, T0 + 5000)).oldest_scheduled_ms == 5000
 
 
@@ -57,8 +69,9 @@ async def test_stats_use_the_original_wire_names(d1: D1Database) -> None:
 
     await project(d1, [snapshot(run_after=T0)])
     assert msgspec.json.decode(msgspec.json.encode(await stats(d1, T0 + 1))) == {
-        "byState": {"SCHEDULED": 1}, "oldestScheduledMs": 1
-    }  # fmt: skip
+        "byState": {"SCHEDULED": 1},
+        "oldestScheduledMs": 1,
+    }
 
 
 async def test_ten_thousand_jobs_stats_and_bindings(big_d1: D1Database, jobs: list[Job]) -> None:
@@ -71,8 +84,9 @@ async def test_bulk_picks_the_oldest_matches_and_estimates_the_rest(
     big_d1: D1Database, jobs: list[Job]
 ) -> None:
     matching = sorted(
-        (j for j in jobs if j.binding == "MAIL" and j.state in ("FAILED", "STALLED")), key=lambda j: (j.created_at, j.id)
-    )  # fmt: skip
+        (j for j in jobs if j.binding == "MAIL" and j.state in ("FAILED", "STALLED")),
+        key=lambda j: (j.created_at, j.id),
+    )
     selection = await select_ids_for_bulk(big_d1, BulkFilter(binding="MAIL", states=("FAILED", "STALLED")))
     assert selection.ids == [j.id for j in matching[:200]]
     assert selection.remaining == len(matching) - 200
@@ -86,9 +100,12 @@ async def test_bulk_filters_are_anded(big_d1: D1Database, jobs: list[Job]) -> No
         created_to=T0 + 8_000_000,
     )
     expected = [
-        j.id for j in sorted(jobs, key=lambda j: (j.created_at, j.id))
-        if j.state == "SCHEDULED" and j.concurrency_key == "user-3" and T0 + 1_000_000 <= j.created_at <= T0 + 8_000_000
-    ]  # fmt: skip
+        j.id
+        for j in sorted(jobs, key=lambda j: (j.created_at, j.id))
+        if j.state == "SCHEDULED"
+        and j.concurrency_key == "user-3"
+        and T0 + 1_000_000 <= j.created_at <= T0 + 8_000_000
+    ]
     selection = await select_ids_for_bulk(big_d1, filters, limit=200)
     assert selection.ids == expected
     assert selection.remaining == 0

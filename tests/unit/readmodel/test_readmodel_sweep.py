@@ -28,25 +28,37 @@ async def test_only_terminal_rows_older_than_retention_go(d1: D1Database) -> Non
     result = await sweep(d1, NOW)
     assert result.jobs == 4
     assert _ids(d1) == {
-        "MAIL#0:scheduled-old", "MAIL#0:queued-old", "MAIL#0:running-old", "MAIL#0:scheduled-recent",
-        "MAIL#0:queued-recent", "MAIL#0:running-recent", "MAIL#0:completed-recent", "MAIL#0:failed-recent",
-        "MAIL#0:cancelled-recent", "MAIL#0:stalled-recent", "MAIL#0:sleeping-old", "MAIL#0:sleeping-recent",
-    }  # fmt: skip
+        "MAIL#0:scheduled-old",
+        "MAIL#0:queued-old",
+        "MAIL#0:running-old",
+        "MAIL#0:scheduled-recent",
+        "MAIL#0:queued-recent",
+        "MAIL#0:running-recent",
+        "MAIL#0:completed-recent",
+        "MAIL#0:failed-recent",
+        "MAIL#0:cancelled-recent",
+        "MAIL#0:stalled-recent",
+        "MAIL#0:sleeping-old",
+        "MAIL#0:sleeping-recent",
+    }
 
 
 async def test_the_cutoff_is_exclusive(d1: D1Database) -> None:
-    await project(d1, [
-        snapshot(id="MAIL#0:at", state=JobState.COMPLETED, updated_at=NOW - 1000),
-        snapshot(id="MAIL#0:before", state=JobState.COMPLETED, updated_at=NOW - 1001),
-    ])  # fmt: skip
+    await project(
+        d1,
+        [
+            snapshot(id="MAIL#0:at", state=JobState.COMPLETED, updated_at=NOW - 1000),
+            snapshot(id="MAIL#0:before", state=JobState.COMPLETED, updated_at=NOW - 1001),
+        ],
+    )
     assert (await sweep(d1, NOW, older_than_ms=1000)).jobs == 1
     assert _ids(d1) == {"MAIL#0:at"}
 
 
 async def test_limit_bounds_one_call_and_oldest_go_first(d1: D1Database) -> None:
-    await project(d1, [
-        snapshot(id=f"MAIL#0:j{i}", state=JobState.FAILED, updated_at=OLD - i) for i in range(10)
-    ])  # fmt: skip
+    await project(
+        d1, [snapshot(id=f"MAIL#0:j{i}", state=JobState.FAILED, updated_at=OLD - i) for i in range(10)]
+    )
     assert (await sweep(d1, NOW, limit=4)).jobs == 4
     assert _ids(d1) == {f"MAIL#0:j{i}" for i in range(6)}
     assert (await sweep(d1, NOW, limit=4)).jobs == 4

@@ -159,13 +159,23 @@ def test_ruff_config_bans_each_name_in_core(tmp_path: Path) -> None:
     )
     result = subprocess.run(
         [
-            sys.executable, "-m", "ruff", "check", "--no-cache", "--config", str(CORE_PYPROJECT),
-            "--select", "TID251", "--output-format", "concise", str(sample),
+            sys.executable,
+            "-m",
+            "ruff",
+            "check",
+            "--no-cache",
+            "--config",
+            str(CORE_PYPROJECT),
+            "--select",
+            "TID251",
+            "--output-format",
+            "concise",
+            str(sample),
         ],
         capture_output=True,
         text=True,
         check=False,
-    )  # fmt: skip
+    )
     for name in [
         "random",
         "secrets",
@@ -184,12 +194,20 @@ def test_ruff_config_bans_each_name_in_core(tmp_path: Path) -> None:
 def test_core_source_passes_the_ruff_banned_api_check() -> None:
     result = subprocess.run(
         [
-            sys.executable, "-m", "ruff", "check", "--no-cache", "--select", "TID251",
-            "--output-format", "concise", str(CORE_SRC),
+            sys.executable,
+            "-m",
+            "ruff",
+            "check",
+            "--no-cache",
+            "--select",
+            "TID251",
+            "--output-format",
+            "concise",
+            str(CORE_SRC),
         ],
         capture_output=True,
         text=True,
         check=False,
         cwd=REPO_ROOT,
-    )  # fmt: skip
+    )
     assert result.returncode == 0, result.stdout + result.stderr

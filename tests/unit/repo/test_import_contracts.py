@@ -81,7 +81,9 @@ def test_each_arrow_of_the_package_graph_has_a_contract() -> None:
     assert above | (ours - {"tsumugi_core", "tsumugi_client"}) <= _forbidden_for("tsumugi_client")
     assert above | (ours - {"tsumugi_core", "tsumugi_performer"}) <= _forbidden_for("tsumugi_performer")
     assert above | {"tsumugi_client", "tsumugi_performer"} <= _forbidden_for("tsumugi_scheduler")
-    assert (ours - {"tsumugi_dev"}) | {"tsumugi_simulation", "tsumugi_examples"} <= _forbidden_for("tsumugi_dev")
+    assert (ours - {"tsumugi_dev"}) | {"tsumugi_simulation", "tsumugi_examples"} <= _forbidden_for(
+        "tsumugi_dev"
+    )
     assert "tsumugi_examples" in _forbidden_for("tsumugi_simulation")
 
 

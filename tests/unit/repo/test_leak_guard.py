@@ -8,7 +8,7 @@ import pytest
 
 GUARD = Path(__file__).resolve().parents[2] / "conftest.py"
 
-LEAKING = '''
+LEAKING = """
 def test_leaks_a_file_in_a_cycle():
     handle = open(__file__)  # never closed; warns on every Python when it is freed
     cycle = [handle]
@@ -17,7 +17,7 @@ def test_leaks_a_file_in_a_cycle():
 
 def test_after_it():
     pass
-'''
+"""
 
 
 def test_a_leak_in_a_reference_cycle_fails_the_test_that_made_it(pytester: pytest.Pytester) -> None:

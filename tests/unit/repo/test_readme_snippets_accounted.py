@@ -33,7 +33,9 @@ def test_every_readme_block_is_run_or_says_why_not() -> None:
     openings = _openings(README.read_text(encoding="utf-8"))
     assert len(openings) >= 10
     unmarked = [number for number, before in openings if not _MARK.match(before)]
-    assert unmarked == [], f"README blocks at lines {unmarked} need <!-- tour -->, <!-- client --> or <!-- not run: why -->"
+    assert unmarked == [], (
+        f"README blocks at lines {unmarked} need <!-- tour -->, <!-- client --> or <!-- not run: why -->"
+    )
 
 
 def test_the_check_finds_an_unmarked_block() -> None:

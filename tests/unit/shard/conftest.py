@@ -21,8 +21,15 @@ def make_world() -> Iterator[Callable[..., World]]:
         sql = SqlStorage()
         opened.append(sql)
         clock = FixedClock(T0)
-        engine = JobShardEngine(sql, binding=binding, shard=0, clock=clock, ids=SequentialIds(), rand=FixedRandom(0.5),
-                                notices=notices)  # fmt: skip
+        engine = JobShardEngine(
+            sql,
+            binding=binding,
+            shard=0,
+            clock=clock,
+            ids=SequentialIds(),
+            rand=FixedRandom(0.5),
+            notices=notices,
+        )
         return World(sql=sql, clock=clock, engine=engine)
 
     yield make

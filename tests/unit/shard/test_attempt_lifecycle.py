@@ -105,8 +105,11 @@ def test_a_retried_stalled_at_most_once_job_waits_for_the_claims_invocation_end(
     assert world.engine.retry(job_id).ok
     job = world.engine.get(job_id)
     assert job is not None
-    assert (job.state, job.run_after, job.eligible_at) == (JobState.SCHEDULED, T0 + 10 + MAX_INVOCATION_MS,
-                                                           T0 + 10 + MAX_INVOCATION_MS)  # fmt: skip
+    assert (job.state, job.run_after, job.eligible_at) == (
+        JobState.SCHEDULED,
+        T0 + 10 + MAX_INVOCATION_MS,
+        T0 + 10 + MAX_INVOCATION_MS,
+    )
     assert world.dispatch() == []
     world.clock.advance(MAX_INVOCATION_MS)
     assert [m.job_id for m in world.dispatch()] == [job_id]

@@ -19,15 +19,20 @@ from tsumugi_dev.jsdict import JsDict
 def sql() -> Iterator[SqlStorage]:
     with SqlStorage() as storage:
         storage.exec("CREATE TABLE t (k TEXT, r REAL, b BLOB)")
-        storage.exec("INSERT INTO t VALUES ('plain', NULL, NULL), ('whole', 2.0, NULL), ('half', 0.5, x'00ff')")
+        storage.exec(
+            "INSERT INTO t VALUES ('plain', NULL, NULL), ('whole', 2.0, NULL), ('half', 0.5, x'00ff')"
+        )
         yield storage
 
 
 def test_to_array_gives_js_dicts_with_js_number_semantics(sql: SqlStorage) -> None:
     rows = sql.exec("SELECT k, r, b FROM t ORDER BY rowid").toArray()
     assert all(type(row) is JsDict for row in rows)
-    assert rows == [{"k": "plain", "r": None, "b": None}, {"k": "whole", "r": 2, "b": None},
-                    {"k": "half", "r": 0.5, "b": b"\x00\xff"}]  # fmt: skip
+    assert rows == [
+        {"k": "plain", "r": None, "b": None},
+        {"k": "whole", "r": 2, "b": None},
+        {"k": "half", "r": 0.5, "b": b"\x00\xff"},
+    ]
     assert type(rows[1]["r"]) is int
     assert rows[2].k == "half"
 

@@ -136,8 +136,12 @@ def test_no_statement_of_a_busy_tick_or_report_scans_the_job_table(make_world: C
     recorder = _Recorder(world.sql)
     world.engine._store._sql = recorder  # type: ignore[attr-defined]  # observe the statements the engine runs
     world.engine.configure(PolicyPatch(concurrency=3, per_key_concurrency=1))
-    world.engine.enqueue_many([EnqueueItem(binding="MAIL", payload=i, priority=i % 3,
-                                           concurrency_key="k" if i % 2 else None) for i in range(12)])  # fmt: skip
+    world.engine.enqueue_many(
+        [
+            EnqueueItem(binding="MAIL", payload=i, priority=i % 3, concurrency_key="k" if i % 2 else None)
+            for i in range(12)
+        ]
+    )
     first, second, *_ = world.dispatch()
     world.engine.report(first.job_id, first.attempt, Succeeded(result=1))
     world.engine.report(second.job_id, second.attempt, Failed(error="e"))

@@ -60,8 +60,10 @@ def test_explicit_id_is_idempotent_and_unique_key_returns_the_holder(world: Worl
 def test_given_ids_already_stored_or_repeated_in_the_same_call_are_absorbed(world: World) -> None:
     world.engine.enqueue_many([EnqueueItem(binding="MAIL", payload=0, id="MAIL#0:old")])
     items = [EnqueueItem(binding="MAIL", payload=i, id=f"MAIL#0:n{i}") for i in range(300)]
-    items += [EnqueueItem(binding="MAIL", payload="again", id="MAIL#0:n7"),
-              EnqueueItem(binding="MAIL", payload="known", id="MAIL#0:old")]  # fmt: skip
+    items += [
+        EnqueueItem(binding="MAIL", payload="again", id="MAIL#0:n7"),
+        EnqueueItem(binding="MAIL", payload="known", id="MAIL#0:old"),
+    ]
     results = world.engine.enqueue_many(items)
     assert [r.created for r in results] == [True] * 300 + [False, False]
     assert [r.id for r in results[-2:]] == ["MAIL#0:n7", "MAIL#0:old"]
@@ -216,8 +218,11 @@ def test_a_success_clears_the_attempt_and_tells_its_run_and_the_feed(world: Worl
     assert (job.heartbeat_at, job.progress, job.silence_at) == (None, None, None)
     [success, failure] = world.engine.attempts_of(job_id)
     assert (success.attempt, success.state, success.started_at, success.finished_at) == (
-        2, JobState.COMPLETED, T0 + 10, T0 + 20,
-    )  # fmt: skip
+        2,
+        JobState.COMPLETED,
+        T0 + 10,
+        T0 + 20,
+    )
     assert failure.error == "first"
     assert [(e.state, e.result) for e in world.engine.run_events()][-1] == (JobState.COMPLETED, '{"sum":3}')
     changes = world.engine.changes()

@@ -234,8 +234,11 @@ def test_sweep_waits_for_projection_and_retention(world: World) -> None:
 
 
 def test_notices_are_written_with_the_terminal_transition(make_world: Callable[..., World]) -> None:
-    config = NoticeConfig(on_failure="NOTIFY", on_settled_binding="SETTLED",
-                          on_settled_states=frozenset({JobState.COMPLETED, JobState.FAILED}))  # fmt: skip
+    config = NoticeConfig(
+        on_failure="NOTIFY",
+        on_settled_binding="SETTLED",
+        on_settled_states=frozenset({JobState.COMPLETED, JobState.FAILED}),
+    )
     world = make_world(notices=config)
     failing = world.enqueue(max_attempts=1)
     ok = world.enqueue()
@@ -244,8 +247,10 @@ def test_notices_are_written_with_the_terminal_transition(make_world: Callable[.
     world.engine.report(ok, 1, Succeeded(result={"r": 1}))
     notices = world.engine.notices()
     assert [(n.target, type(n.notice)) for n in notices] == [
-        ("NOTIFY", FailureNotice), ("SETTLED", SettledNotice), ("SETTLED", SettledNotice),
-    ]  # fmt: skip
+        ("NOTIFY", FailureNotice),
+        ("SETTLED", SettledNotice),
+        ("SETTLED", SettledNotice),
+    ]
     failure = notices[0].notice
     assert isinstance(failure, FailureNotice)
     assert (failure.job_id, failure.state, failure.error, failure.attempts) == (
@@ -270,12 +275,17 @@ def test_jobs_of_a_notice_binding_are_not_notified(make_world: Callable[..., Wor
     assert world.engine.notices() == []
 
 
-BOTH = NoticeConfig(on_failure="NOTIFY", on_settled_binding="SETTLED",
-                    on_settled_states=frozenset({JobState.COMPLETED, JobState.FAILED}))  # fmt: skip
+BOTH = NoticeConfig(
+    on_failure="NOTIFY",
+    on_settled_binding="SETTLED",
+    on_settled_states=frozenset({JobState.COMPLETED, JobState.FAILED}),
+)
 
 
 def _fail_and_complete(world: World) -> list[tuple[str, str]]:
-    failing = world.engine.enqueue_many([EnqueueItem(binding=world.engine.binding, payload=1, max_attempts=1)])[0].id
+    failing = world.engine.enqueue_many(
+        [EnqueueItem(binding=world.engine.binding, payload=1, max_attempts=1)]
+    )[0].id
     ok = world.engine.enqueue_many([EnqueueItem(binding=world.engine.binding, payload=2)])[0].id
     world.dispatch()
     world.engine.report(failing, 1, Failed(error="boom"))
@@ -289,23 +299,31 @@ def test_failures_of_the_on_settled_binding_reach_on_failure(make_world: Callabl
     assert _fail_and_complete(make_world(notices=BOTH, binding="SETTLED")) == [("NOTIFY", "failed")]
 
 
-def test_jobs_of_the_on_failure_binding_reach_neither_notice_binding(make_world: Callable[..., World]) -> None:
+def test_jobs_of_the_on_failure_binding_reach_neither_notice_binding(
+    make_world: Callable[..., World],
+) -> None:
     assert _fail_and_complete(make_world(notices=BOTH, binding="NOTIFY")) == []
 
 
 def test_every_other_binding_is_notified_to_both(make_world: Callable[..., World]) -> None:
     assert _fail_and_complete(make_world(notices=BOTH, binding="MAIL")) == [
-        ("NOTIFY", "failed"), ("SETTLED", "failed"), ("SETTLED", "completed"),
-    ]  # fmt: skip
+        ("NOTIFY", "failed"),
+        ("SETTLED", "failed"),
+        ("SETTLED", "completed"),
+    ]
 
 
 def test_a_runtime_change_pins_every_field_until_reset(world: World) -> None:
     # Seed: settings changed at run time win over the bindings', and after that the bindings' no longer apply.
     world.engine.enqueue_many([], settings=ShardSettings(policy=Policy(concurrency=1, reaper_grace_ms=7)))
     world.engine.configure(PolicyPatch(paused=True))
-    deploy = ShardSettings(policy=Policy(concurrency=5, reaper_grace_ms=9), retention=Retention(sweep_after_ms=3))
+    deploy = ShardSettings(
+        policy=Policy(concurrency=5, reaper_grace_ms=9), retention=Retention(sweep_after_ms=3)
+    )
     world.engine.enqueue_many([], settings=deploy)  # a deploy that changes fields the pin did not name
-    assert world.engine.settings == ShardSettings(policy=Policy(concurrency=1, reaper_grace_ms=7, paused=True))
+    assert world.engine.settings == ShardSettings(
+        policy=Policy(concurrency=1, reaper_grace_ms=7, paused=True)
+    )
     assert world.engine.pinned is True
     world.engine.reset_policy()
     assert world.engine.settings == deploy
@@ -327,8 +345,9 @@ def test_a_retention_only_change_pins_retention_and_policy(world: World) -> None
 def test_field_pins_stored_before_adr_0058_become_whole_pins_when_the_shard_opens(world: World) -> None:
     world.engine.enqueue_many([], settings=ShardSettings(policy=Policy(concurrency=3)))
     world.sql.exec("INSERT INTO setting (key, value) VALUES ('pins', ?)", '{"paused":true,"sweepAfterMs":5}')
-    reopened = JobShardEngine(world.sql, binding="MAIL", shard=0, clock=world.clock, ids=SequentialIds(),
-                              rand=FixedRandom(0.5))  # fmt: skip
+    reopened = JobShardEngine(
+        world.sql, binding="MAIL", shard=0, clock=world.clock, ids=SequentialIds(), rand=FixedRandom(0.5)
+    )
     pinned = ShardSettings(policy=Policy(concurrency=3, paused=True), retention=Retention(sweep_after_ms=5))
     assert (reopened.settings, reopened.pinned) == (pinned, True)
     assert world.sql.exec("SELECT value FROM setting WHERE key = 'pins'").toArray() == []

@@ -36,5 +36,7 @@ def test_an_aged_job_below_more_levels_than_the_walk_may_visit_still_goes(world:
     world.engine.configure(PolicyPatch(concurrency=1))
     aged = world.enqueue(priority=0)
     world.clock.advance(5_000 * MIN)
-    world.engine.enqueue_many([EnqueueItem(binding="MAIL", payload=p, priority=p) for p in range(1_000, 1_400)])
+    world.engine.enqueue_many(
+        [EnqueueItem(binding="MAIL", payload=p, priority=p) for p in range(1_000, 1_400)]
+    )
     assert [m.job_id for m in world.dispatch()] == [aged]

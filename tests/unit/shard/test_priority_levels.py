@@ -65,8 +65,10 @@ def test_a_batch_follows_the_exact_dispatch_order_with_ties_across_levels(world:
         world.clock.advance(MIN if step % 2 else MIN // 2)
     now = world.clock.now_ms()
     rows = [row for row in (world.engine.get(i) for i in ids) if row is not None]
-    candidates = [Candidate(id=r.id, priority=r.priority, eligible_at=r.eligible_at, created_at=r.created_at)
-                  for r in rows]  # fmt: skip
+    candidates = [
+        Candidate(id=r.id, priority=r.priority, eligible_at=r.eligible_at, created_at=r.created_at)
+        for r in rows
+    ]
     expected = dispatch_order(candidates, now, MIN)
     assert len(expected) == len(ids) <= 40
     assert now > T0

@@ -72,8 +72,10 @@ def test_a_report_rolled_back_in_a_batch_loses_only_its_own_rows(world: World) -
     engine.report_batch(apply)
     assert [(e.node_id, e.result) for e in engine.run_events(10)] == [("n0", '"1"'), ("n2", '"3"')]
     assert [engine.get(j).state for j in (first, second, third)] == [  # type: ignore[union-attr]
-        JobState.COMPLETED, JobState.QUEUED, JobState.COMPLETED,
-    ]  # fmt: skip
+        JobState.COMPLETED,
+        JobState.QUEUED,
+        JobState.COMPLETED,
+    ]
 
 
 def test_a_batch_that_fails_as_a_whole_writes_no_rows(world: World) -> None:

@@ -64,8 +64,14 @@ def test_a_version_1_shard_gets_key_heads_and_the_new_indexes() -> None:
         heads = {
             r["id"]: r["key_head"] for r in sql.exec("SELECT id, key_head FROM job WHERE state = 'SCHEDULED'")
         }
-        assert heads == {"MAIL#0:k1": 1, "MAIL#0:k2": 0, "MAIL#0:k3": 0, "MAIL#0:k9": 1, "MAIL#0:l1": 1,
-                         "MAIL#0:free": 1}  # fmt: skip
+        assert heads == {
+            "MAIL#0:k1": 1,
+            "MAIL#0:k2": 0,
+            "MAIL#0:k3": 0,
+            "MAIL#0:k9": 1,
+            "MAIL#0:l1": 1,
+            "MAIL#0:free": 1,
+        }
         indexes = {
             r["name"]: r["sql"] for r in sql.exec("SELECT name, sql FROM sqlite_master WHERE type = 'index'")
         }

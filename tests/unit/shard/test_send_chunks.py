@@ -12,8 +12,17 @@ from tsumugi_scheduler.shard_host import SEND_BATCH_BYTES, send_chunks
 
 
 def _body(name: str, payload: Any) -> dict[str, Any]:
-    return {"body": {"jobId": f"Hello#0:{name}", "binding": "Hello", "attempt": 1, "timeoutMs": 60_000,
-                     "claimRequired": False, "payload": payload, "maxAttempts": 3}}  # fmt: skip
+    return {
+        "body": {
+            "jobId": f"Hello#0:{name}",
+            "binding": "Hello",
+            "attempt": 1,
+            "timeoutMs": 60_000,
+            "claimRequired": False,
+            "payload": payload,
+            "maxAttempts": 3,
+        }
+    }
 
 
 def _real_sizes(chunk: list[dict[str, Any]]) -> int:

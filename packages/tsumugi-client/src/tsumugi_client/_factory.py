@@ -78,7 +78,8 @@ def create_client(
     if base_url is None:
         if token is not None or http_client is not None:
             raise InvalidFieldError(
-                "base_url", "is required with token or http_client",
+                "base_url",
+                "is required with token or http_client",
                 message="token and http_client apply to HTTP only: give base_url too",
             )
         try:

@@ -59,7 +59,8 @@ class RetryPolicy(msgspec.Struct, frozen=True, kw_only=True):
             raise InvalidFieldError("attempts", f"must be at least 1, got {self.attempts}")
         if self.base_s < 0 or self.max_s < 0 or self.factor < 1:
             raise InvalidFieldError(
-                "base_s", "and max_s must not be negative, factor must be at least 1",
+                "base_s",
+                "and max_s must not be negative, factor must be at least 1",
                 message="base_s and max_s must not be negative, factor must be at least 1",
             )
 

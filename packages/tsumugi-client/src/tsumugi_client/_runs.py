@@ -28,7 +28,15 @@ from tsumugi_core.exceptions import TsumugiError
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["RUN_GONE_MESSAGE", "FlowLike", "RunDetail", "RunNodeView", "RunStartError", "RunView", "RunsClient"]
+__all__ = [
+    "RUN_GONE_MESSAGE",
+    "FlowLike",
+    "RunDetail",
+    "RunNodeView",
+    "RunStartError",
+    "RunView",
+    "RunsClient",
+]
 # Exported from tsumugi_client; kept apart from the job client so it can join whichever client class hosts it.
 
 RUN_GONE_MESSAGE: Final = "run not found (deleted after its retention, or never started)"
@@ -108,7 +116,9 @@ def _name(flow: str | FlowLike) -> str:
     return flow if isinstance(flow, str) else flow.name
 
 
-def _body(flow: str | FlowLike, run_input: Any, run_id: str | None, deadline_ms: int | None) -> dict[str, Any]:
+def _body(
+    flow: str | FlowLike, run_input: Any, run_id: str | None, deadline_ms: int | None
+) -> dict[str, Any]:
     body: dict[str, Any] = {"flow": _name(flow), "input": msgspec.to_builtins(run_input)}
     if run_id is not None:
         body["id"] = run_id
@@ -137,9 +147,13 @@ class RunsClient:
     """Runs over the Service Binding ``binding`` (default ``TSUMUGI``), or over HTTP when ``base_url`` is given."""
 
     def __init__(
-        self, *, binding: str = "TSUMUGI", base_url: str | None = None, token: str | None = None,
+        self,
+        *,
+        binding: str = "TSUMUGI",
+        base_url: str | None = None,
+        token: str | None = None,
         http: httpx.AsyncClient | None = None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         """Choose the transport; ``http`` lets a caller share (and close) its own httpx client."""
         self._binding = binding
         self._http = http
@@ -180,9 +194,14 @@ class RunsClient:
             raise TsumugiClientError(None, f"{method} {path} failed: {exc}") from exc
 
     async def start(
-        self, env: object, flow: str | FlowLike, run_input: Any, *, run_id: str | None = None,
+        self,
+        env: object,
+        flow: str | FlowLike,
+        run_input: Any,
+        *,
+        run_id: str | None = None,
         deadline_ms: int | None = None,
-    ) -> str:  # fmt: skip
+    ) -> str:
         """Start a run of ``flow`` on ``run_input``; answers ``<flow>:<local>``.
 
         A ``run_id`` used before answers that run's id (the start is idempotent).

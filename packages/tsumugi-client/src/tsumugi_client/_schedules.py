@@ -30,12 +30,33 @@ if TYPE_CHECKING:
 __all__ = ["ScheduleClient", "ScheduleError", "create_schedule_client", "schedule_body"]
 
 _CAMEL: Final = {
-    "every_ms": "everyMs", "partition_key": "partitionKey", "max_attempts": "maxAttempts",
-    "timeout_ms": "timeoutMs", "concurrency_key": "concurrencyKey", "deadline_ms": "deadlineMs",
-}  # fmt: skip
-_OPTIONS: Final = frozenset({"payload", "every_ms", "cron", "timezone", "overlap", "binding", "partition_key",
-                             "max_attempts", "backoff", "timeout_ms", "priority", "guarantee", "concurrency_key",
-                             "flow", "input", "deadline_ms"})  # fmt: skip
+    "every_ms": "everyMs",
+    "partition_key": "partitionKey",
+    "max_attempts": "maxAttempts",
+    "timeout_ms": "timeoutMs",
+    "concurrency_key": "concurrencyKey",
+    "deadline_ms": "deadlineMs",
+}
+_OPTIONS: Final = frozenset(
+    {
+        "payload",
+        "every_ms",
+        "cron",
+        "timezone",
+        "overlap",
+        "binding",
+        "partition_key",
+        "max_attempts",
+        "backoff",
+        "timeout_ms",
+        "priority",
+        "guarantee",
+        "concurrency_key",
+        "flow",
+        "input",
+        "deadline_ms",
+    }
+)
 
 
 class ScheduleError(TsumugiClientError):
@@ -82,8 +103,14 @@ def _refusal(answer: Mapping[str, Any], status: int | None = None) -> ScheduleEr
 class ScheduleClient:
     """Schedule calls over RPC (``env`` given to each call) or HTTP (``base_url``)."""
 
-    def __init__(self, *, base_url: str | None = None, token: str | None = None,
-                 http_client: httpx.AsyncClient | None = None, service: str = "TSUMUGI") -> None:  # fmt: skip
+    def __init__(
+        self,
+        *,
+        base_url: str | None = None,
+        token: str | None = None,
+        http_client: httpx.AsyncClient | None = None,
+        service: str = "TSUMUGI",
+    ) -> None:
         """Use HTTP when ``base_url`` is given, else the Service Binding ``env.<service>``."""
         self._base_url = None if base_url is None else base_url.rstrip("/")
         self._token = token
@@ -220,7 +247,12 @@ class ScheduleClient:
             self._owned = None
 
 
-def create_schedule_client(*, base_url: str | None = None, token: str | None = None,
-                           http_client: httpx.AsyncClient | None = None, service: str = "TSUMUGI") -> ScheduleClient:  # fmt: skip
+def create_schedule_client(
+    *,
+    base_url: str | None = None,
+    token: str | None = None,
+    http_client: httpx.AsyncClient | None = None,
+    service: str = "TSUMUGI",
+) -> ScheduleClient:
     """A `ScheduleClient`: HTTP when ``base_url`` is given, else Service Binding RPC (``env.<service>``)."""
     return ScheduleClient(base_url=base_url, token=token, http_client=http_client, service=service)

@@ -96,8 +96,17 @@ class TsumugiClient:
         Raises:
             ValueError: a setting breaks its rule; the message names it.
         """
-        self._setup = HttpSetup(base_url, token=token, bindings=bindings, on_enqueue=on_enqueue, retry=retry,
-                                seed=seed, ids=ids, clock=clock, poll=poll)  # fmt: skip
+        self._setup = HttpSetup(
+            base_url,
+            token=token,
+            bindings=bindings,
+            on_enqueue=on_enqueue,
+            retry=retry,
+            seed=seed,
+            ids=ids,
+            clock=clock,
+            poll=poll,
+        )
         self._owns_http = http_client is None
         self._http = http_client or httpx.Client(timeout=timeout, limits=limits or httpx.Limits())
         self._sleep = sleep or time.sleep

@@ -44,8 +44,11 @@ class ResumeStep(msgspec.Struct, frozen=True, kw_only=True):
 def resume_steps(nodes: Sequence[NodeView], refused: Collection[str] = ()) -> list[ResumeStep]:
     """The steps of one resume, in node order; ``refused``: children whose job was refused when made."""
     expanded = {n.parent for n in nodes if n.parent is not None}
-    rerun = {n.id for n in nodes if n.state in RESUMABLE_STATES and n.id not in refused
-             and not (n.container and n.id in expanded)}  # fmt: skip
+    rerun = {
+        n.id
+        for n in nodes
+        if n.state in RESUMABLE_STATES and n.id not in refused and not (n.container and n.id in expanded)
+    }
     reopened = {n.parent for n in nodes if n.id in rerun and n.parent is not None}
     steps: list[ResumeStep] = []
     for node in nodes:

@@ -86,18 +86,34 @@ class _Simulator:
         self.results = results
         self.fails = fails
         self.nodes: dict[str, _Node] = {
-            n.id: _Node(view=NodeView(id=n.id, state="PENDING", container=n.kind is NodeKind.FAN_OUT,
-                                      subflow=n.kind is NodeKind.SUBFLOW, after=n.after), binding=n.binding)
+            n.id: _Node(
+                view=NodeView(
+                    id=n.id,
+                    state="PENDING",
+                    container=n.kind is NodeKind.FAN_OUT,
+                    subflow=n.kind is NodeKind.SUBFLOW,
+                    after=n.after,
+                ),
+                binding=n.binding,
+            )
             for n in spec.nodes
-        }  # fmt: skip
+        }
         self.finished: list[SimulatedNode] = []
 
     def settle(self, node: _Node, state: str, result: Any) -> None:
         node.view = msgspec.structs.replace(node.view, state=state)
         node.result = result
         v = node.view
-        self.finished.append(SimulatedNode(id=v.id, binding=node.binding, payload=node.payload, state=state,
-                                           result=result, parent=v.parent))  # fmt: skip
+        self.finished.append(
+            SimulatedNode(
+                id=v.id,
+                binding=node.binding,
+                payload=node.payload,
+                state=state,
+                result=result,
+                parent=v.parent,
+            )
+        )
 
     def result_of(self, node: _Node) -> Any:
         if callable(self.results):

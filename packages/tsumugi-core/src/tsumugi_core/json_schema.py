@@ -46,9 +46,14 @@ Check = Callable[[Any], None]
 """A compiled schema: returns for a value that fits, raises `InvalidValueError` otherwise."""
 
 _TYPE_NAMES: Final = {
-    "string": "a string", "integer": "an integer", "number": "a number", "boolean": "a boolean",
-    "null": "null", "object": "an object", "array": "an array",
-}  # fmt: skip
+    "string": "a string",
+    "integer": "an integer",
+    "number": "a number",
+    "boolean": "a boolean",
+    "null": "null",
+    "object": "an object",
+    "array": "an array",
+}
 _FORMATS: Final[dict[str, tuple[Any, str]]] = {
     # msgspec writes these two formats only for a type that requires a UTC offset (``Meta(tz=True)``); a
     # datetime or time that may be naive is published as a plain string, so only such strings are checked here.
@@ -93,9 +98,14 @@ def _accept(value: Any) -> None:
 
 
 _PY_TYPES: Final[dict[str, tuple[type, ...]]] = {
-    "string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,), "null": (type(None),),
-    "object": (dict,), "array": (list,),
-}  # fmt: skip
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "null": (type(None),),
+    "object": (dict,),
+    "array": (list,),
+}
 """The Python types of plain JSON values each JSON Schema type takes (``bool`` is never an integer)."""
 
 

@@ -121,6 +121,7 @@ def check_portable(value: Any) -> None:
             _walk(msgspec.to_builtins(value), 0)
         except _NotPlainError:
             raise InvalidTypeError(
-                "value", f"is not a JSON value: {type(value).__name__}",
+                "value",
+                f"is not a JSON value: {type(value).__name__}",
                 message=f"not a JSON value: {type(value).__name__}",
             ) from None

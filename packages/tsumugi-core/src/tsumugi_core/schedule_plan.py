@@ -94,9 +94,12 @@ def reconcile(
             continue
         keep = spec.timing == row.spec.timing
         changes.append(
-            Update(name=row.name, spec=spec,
-                   next_run_at=row.next_run_at if keep else first_occurrence(spec.timing, now))
-        )  # fmt: skip
+            Update(
+                name=row.name,
+                spec=spec,
+                next_run_at=row.next_run_at if keep else first_occurrence(spec.timing, now),
+            )
+        )
     changes.extend(
         Insert(name=name, spec=spec, next_run_at=first_occurrence(spec.timing, now))
         for name, spec in code.items()

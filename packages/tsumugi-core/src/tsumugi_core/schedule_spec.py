@@ -64,11 +64,27 @@ __all__ = [
 SCHEDULE_NAME_RE: Final = re.compile(r"[A-Za-z0-9_-]+")
 MAX_SCHEDULE_NAME_CHARS: Final = 64
 ALLOWED_JOB_OPTIONS: Final = (
-    "partition_key", "max_attempts", "backoff", "timeout_ms", "priority", "guarantee", "concurrency_key",
-)  # fmt: skip
+    "partition_key",
+    "max_attempts",
+    "backoff",
+    "timeout_ms",
+    "priority",
+    "guarantee",
+    "concurrency_key",
+)
 """Enqueue options a job schedule may set (the original's list)."""
-FORBIDDEN_JOB_OPTIONS: Final = ("unique_key", "unique_for_ms", "delay_ms", "run_at", "id", "expires_at",
-                                "expires_in_ms", "run_id", "node_id", "traceparent")  # fmt: skip
+FORBIDDEN_JOB_OPTIONS: Final = (
+    "unique_key",
+    "unique_for_ms",
+    "delay_ms",
+    "run_at",
+    "id",
+    "expires_at",
+    "expires_in_ms",
+    "run_id",
+    "node_id",
+    "traceparent",
+)
 """Enqueue options a schedule refuses: the occurrence decides the job's id and time (original: uniqueKey,
 delayMs, runAt; the rest follow from the same reason)."""
 

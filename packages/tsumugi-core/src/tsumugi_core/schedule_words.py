@@ -29,8 +29,20 @@ from tsumugi_core.schedule_timing import Timing
 __all__ = ["describe", "describe_every"]
 
 _DAYS: Final = ("Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday")
-_MONTHS: Final = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
-                  "October", "November", "December")  # fmt: skip
+_MONTHS: Final = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
 _UNITS: Final = ((86_400_000, "day"), (3_600_000, "hour"), (60_000, "minute"), (1000, "second"))
 
 

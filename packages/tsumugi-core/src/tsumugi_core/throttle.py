@@ -90,7 +90,9 @@ def full_key_buckets_before(per_key_rate: RateLimit | None, now: int) -> int:
     return MAX_SAFE_INTEGER if per_key_rate is None else now - per_key_rate.interval_ms
 
 
-def key_bucket_sweep_at(oldest_refilled_at: int | None, per_key_rate: RateLimit | None, now: int) -> int | None:
+def key_bucket_sweep_at(
+    oldest_refilled_at: int | None, per_key_rate: RateLimit | None, now: int
+) -> int | None:
     """When an otherwise idle shard must wake to drop full per-key buckets; None when none is stored.
 
     Waiting two intervals past the oldest bucket lets one wake drop every bucket written in the first of them,

@@ -114,7 +114,12 @@ def _assign(target: Any, *sources: Any) -> Any:
 
 def _same_value(a: Any, b: Any) -> bool:
     """ECMAScript SameValue (``Object.is``): NaN is NaN, 0 is not -0."""
-    if isinstance(a, float | int) and isinstance(b, float | int) and not isinstance(a, bool) and not isinstance(b, bool):
+    if (
+        isinstance(a, float | int)
+        and isinstance(b, float | int)
+        and not isinstance(a, bool)
+        and not isinstance(b, bool)
+    ):
         if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
             return True
         return a == b and math.copysign(1, a) == math.copysign(1, b)
@@ -135,7 +140,9 @@ define_global(
             "fromEntries": OBJECT_FROM_ENTRIES,
             "keys": JsCallable(_keys, name="keys"),
             "values": JsCallable(lambda o: JsArray([o._js_get(k) for k in o._js_keys()]), name="values"),
-            "entries": JsCallable(lambda o: JsArray([JsArray([k, o._js_get(k)]) for k in o._js_keys()]), name="entries"),
+            "entries": JsCallable(
+                lambda o: JsArray([JsArray([k, o._js_get(k)]) for k in o._js_keys()]), name="entries"
+            ),
             "assign": JsCallable(_assign, name="assign"),
             "create": JsCallable(_create, name="create"),
             "is": JsCallable(_same_value, name="is"),
@@ -283,12 +290,16 @@ def _promise_all(values: Any) -> JsPromise:
 define_global(
     "Promise",
     JsCallable(
-        lambda *_: (_ for _ in ()).throw(js_error("TypeError", "Promise constructor cannot be invoked without 'new'")),
+        lambda *_: (_ for _ in ()).throw(
+            js_error("TypeError", "Promise constructor cannot be invoked without 'new'")
+        ),
         name="Promise",
         construct=_promise_new,
         static={
             "resolve": JsCallable(lambda value=UNDEFINED: JsPromise.resolved(value), name="resolve"),
-            "reject": JsCallable(lambda reason=UNDEFINED: JsPromise.rejected(JsException(reason)), name="reject"),
+            "reject": JsCallable(
+                lambda reason=UNDEFINED: JsPromise.rejected(JsException(reason)), name="reject"
+            ),
             "all": JsCallable(_promise_all, name="all"),
         },
     ),
@@ -304,7 +315,9 @@ def _uint8_new(source: Any = 0, offset: Any = UNDEFINED, length: Any = UNDEFINED
         return Uint8Array(ArrayBuffer(bytearray(int(source))))
     if isinstance(source, Uint8Array):
         return Uint8Array.copy_of(source.to_bytes())
-    return Uint8Array.copy_of(bytes(int(v) & 0xFF if isinstance(v, int | float) else 0 for v in _iterate(source)))
+    return Uint8Array.copy_of(
+        bytes(int(v) & 0xFF if isinstance(v, int | float) else 0 for v in _iterate(source))
+    )
 
 
 define_global(
@@ -318,13 +331,23 @@ define_global(
 )
 define_global(
     "ArrayBuffer",
-    JsCallable(lambda n=0: ArrayBuffer(bytearray(int(n))), name="ArrayBuffer", construct=lambda n=0: ArrayBuffer(bytearray(int(n)))),
+    JsCallable(
+        lambda n=0: ArrayBuffer(bytearray(int(n))),
+        name="ArrayBuffer",
+        construct=lambda n=0: ArrayBuffer(bytearray(int(n))),
+    ),
 )
 
 
 # -- numbers, Map, Set -------------------------------------------------------------------------------------
 def _is_safe_integer(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool | JsBigIntValue) and math.isfinite(value) and float(value).is_integer() and abs(value) <= MAX_SAFE_INTEGER
+    return (
+        isinstance(value, int | float)
+        and not isinstance(value, bool | JsBigIntValue)
+        and math.isfinite(value)
+        and float(value).is_integer()
+        and abs(value) <= MAX_SAFE_INTEGER
+    )
 
 
 define_global(
@@ -341,20 +364,34 @@ define_global(
             "isNaN": JsCallable(lambda v=UNDEFINED: isinstance(v, float) and math.isnan(v), name="isNaN"),
             "isSafeInteger": JsCallable(_is_safe_integer, name="isSafeInteger"),
             "isInteger": JsCallable(
-                lambda v: isinstance(v, int | float) and not isinstance(v, bool | JsBigIntValue) and math.isfinite(v) and float(v).is_integer(),
+                lambda v: (
+                    isinstance(v, int | float)
+                    and not isinstance(v, bool | JsBigIntValue)
+                    and math.isfinite(v)
+                    and float(v).is_integer()
+                ),
                 name="isInteger",
             ),
         },
     ),
 )
+
+
 def _bigint(value: Any) -> JsBigIntValue:
     if isinstance(value, str):
         try:
-            return JsBigIntValue(int(value.strip() or "0", 0) if value.strip()[:2].lower() in ("0x", "0o", "0b") else int(value.strip() or "0"))
+            return JsBigIntValue(
+                int(value.strip() or "0", 0)
+                if value.strip()[:2].lower() in ("0x", "0o", "0b")
+                else int(value.strip() or "0")
+            )
         except ValueError:
             raise js_error("SyntaxError", f"Cannot convert {value} to a BigInt") from None
     if isinstance(value, float) and not value.is_integer():
-        raise js_error("RangeError", f"The number {json_text.number_text(value)} cannot be converted to a BigInt because it is not an integer")
+        raise js_error(
+            "RangeError",
+            f"The number {json_text.number_text(value)} cannot be converted to a BigInt because it is not an integer",
+        )
     return JsBigIntValue(int(value))
 
 
@@ -365,7 +402,9 @@ define_global(
         lambda *_: (_ for _ in ()).throw(js_error("TypeError", "Constructor Map requires 'new'")),
         name="Map",
         construct=lambda entries=UNDEFINED: JsMap(
-            {} if entries is UNDEFINED or entries is jsnull else dict(_pair(entry) for entry in _iterate(entries))
+            {}
+            if entries is UNDEFINED or entries is jsnull
+            else dict(_pair(entry) for entry in _iterate(entries))
         ),
     ),
 )

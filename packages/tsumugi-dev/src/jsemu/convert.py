@@ -100,7 +100,9 @@ class _ToJs:
         if isinstance(value, bool | int | float | str):  # subclasses (an enum member): the plain value
             return self.convert(plain_value(value), inner + 1)
         if self.default_converter is not None:
-            result = _to_js_result(self.default_converter(value, lambda v: self.convert(v, inner), self.cache))
+            result = _to_js_result(
+                self.default_converter(value, lambda v: self.convert(v, inner), self.cache)
+            )
             self.cache[id(value)] = result
             return result
         return self.leaf(value)
@@ -116,7 +118,9 @@ class _ToJs:
                 obj._props[property_key(self.convert(k, inner))] = self.convert(v, inner)  # pyright: ignore[reportPrivateUsage]
             return obj
         if self.dict_converter is not None:
-            pairs = JsArray([JsArray([self.convert(k, inner), self.convert(v, inner)]) for k, v in value.items()])
+            pairs = JsArray(
+                [JsArray([self.convert(k, inner), self.convert(v, inner)]) for k, v in value.items()]
+            )
             result = _to_js_result(self.dict_converter(pairs))
             self.cache[id(value)] = result
             return result
@@ -147,7 +151,12 @@ def to_js(
 ) -> Any:
     """Convert ``obj`` deeply to JS; answers what Python then sees of the result (a proxy or a primitive)."""
     kind = type(obj)
-    if kind is str or kind is float or kind is bool or (kind is int and -MAX_SAFE_INTEGER < obj < MAX_SAFE_INTEGER):
+    if (
+        kind is str
+        or kind is float
+        or kind is bool
+        or (kind is int and -MAX_SAFE_INTEGER < obj < MAX_SAFE_INTEGER)
+    ):
         return obj  # a primitive crosses as itself and reads back the same
     run = _ToJs(
         pyproxies=pyproxies,
@@ -219,13 +228,17 @@ class _ToPy:
             props = value._props
             for name in ordered_keys(props):
                 item = props[name]
-                result[name] = item if type(item) in _PLAIN or item is jsnull else self.convert(item, level - 1)
+                result[name] = (
+                    item if type(item) in _PLAIN or item is jsnull else self.convert(item, level - 1)
+                )
             return result
         if kind is JsArray:
             items: list[Any] = []
             self.cache[id(value)] = items
             for item in value._items:
-                items.append(item if type(item) in _PLAIN or item is jsnull else self.convert(item, level - 1))
+                items.append(
+                    item if type(item) in _PLAIN or item is jsnull else self.convert(item, level - 1)
+                )
             return items
         return self.other(value, kind, level - 1)
 

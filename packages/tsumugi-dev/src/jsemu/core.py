@@ -537,7 +537,9 @@ class PyProxy(JsProxy):
     _roundtrip: bool
     js_class: ClassVar[str] = "PyProxy"
 
-    def __init__(self, obj: Any, *, borrowed: bool = False, once: bool = False, roundtrip: bool = True) -> None:
+    def __init__(
+        self, obj: Any, *, borrowed: bool = False, once: bool = False, roundtrip: bool = True
+    ) -> None:
         object.__setattr__(self, "_obj", obj)
         object.__setattr__(self, "_borrowed", borrowed)
         object.__setattr__(self, "_destroyed", None)
@@ -574,7 +576,11 @@ class PyProxy(JsProxy):
     def destroy(self) -> None:
         """Release the Python object (``PyProxy.destroy``; again is a no-op, as in Pyodide 0.28)."""
         if self._destroyed is None:
-            gone = "OnceProxy can only be called once" if self._once else "Object has already been destroyed" + _DEBUG_HINT
+            gone = (
+                "OnceProxy can only be called once"
+                if self._once
+                else "Object has already been destroyed" + _DEBUG_HINT
+            )
             object.__setattr__(self, "_destroyed", gone)
 
     def _check_alive(self) -> None:

@@ -60,7 +60,9 @@ workerEntrypoint = JsObject({})
 def doAnImport(module_name: Any) -> Any:
     """``import(module_name)``: there is no JavaScript module to import locally."""
     return JsPromise.rejected(
-        js_error("Error", f"No such module \"{module_name}\" (JavaScript modules do not exist in the local runtime)")
+        js_error(
+            "Error", f'No such module "{module_name}" (JavaScript modules do not exist in the local runtime)'
+        )
     )
 
 

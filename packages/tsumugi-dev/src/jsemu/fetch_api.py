@@ -38,11 +38,37 @@ __all__ = ["URL", "Headers", "ReadableStream", "Request", "Response", "Transform
 NULL_BODY_STATUSES = frozenset({101, 103, 204, 205, 304})
 WORKERD_METHODS = frozenset(
     {
-        "GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH", "PURGE", "COPY", "LOCK",
-        "MKCOL", "MOVE", "PROPFIND", "PROPPATCH", "SEARCH", "UNLOCK", "ACL", "REPORT", "MKACTIVITY", "CHECKOUT",
-        "MERGE", "MSEARCH", "NOTIFY", "SUBSCRIBE", "UNSUBSCRIBE", "QUERY", "BAN",
+        "GET",
+        "HEAD",
+        "POST",
+        "PUT",
+        "DELETE",
+        "CONNECT",
+        "OPTIONS",
+        "TRACE",
+        "PATCH",
+        "PURGE",
+        "COPY",
+        "LOCK",
+        "MKCOL",
+        "MOVE",
+        "PROPFIND",
+        "PROPPATCH",
+        "SEARCH",
+        "UNLOCK",
+        "ACL",
+        "REPORT",
+        "MKACTIVITY",
+        "CHECKOUT",
+        "MERGE",
+        "MSEARCH",
+        "NOTIFY",
+        "SUBSCRIBE",
+        "UNSUBSCRIBE",
+        "QUERY",
+        "BAN",
     }
-)  # fmt: skip
+)
 """Methods workerd knows (kj ``KJ_HTTP_FOR_EACH_METHOD`` plus CONNECT); a Request with another one throws."""
 
 
@@ -255,8 +281,13 @@ class ReadableStream(HostObject):
         return JsObject(
             {
                 "read": JsCallable(lambda: JsPromise.from_awaitable(read()), name="read"),
-                "releaseLock": JsCallable(lambda: object.__setattr__(self, "_locked", False) or UNDEFINED, name="releaseLock"),
-                "cancel": JsCallable(lambda *_: (self._chunks.clear(), self.close(), JsPromise.resolved(UNDEFINED))[2], name="cancel"),
+                "releaseLock": JsCallable(
+                    lambda: object.__setattr__(self, "_locked", False) or UNDEFINED, name="releaseLock"
+                ),
+                "cancel": JsCallable(
+                    lambda *_: (self._chunks.clear(), self.close(), JsPromise.resolved(UNDEFINED))[2],
+                    name="cancel",
+                ),
             }
         )
 
@@ -314,8 +345,14 @@ class TransformStream(HostObject):
         return JsObject({"getWriter": JsCallable(lambda: _Writer(readable), name="getWriter")})
 
 
-define_global("TransformStream", JsCallable(lambda: TransformStream(), name="TransformStream", construct=lambda *_: TransformStream()))
-define_global("ReadableStream", JsCallable(lambda *_: ReadableStream(), name="ReadableStream", construct=lambda *_: ReadableStream()))
+define_global(
+    "TransformStream",
+    JsCallable(lambda: TransformStream(), name="TransformStream", construct=lambda *_: TransformStream()),
+)
+define_global(
+    "ReadableStream",
+    JsCallable(lambda *_: ReadableStream(), name="ReadableStream", construct=lambda *_: ReadableStream()),
+)
 
 
 def chunk_bytes(chunk: Any) -> bytes:
@@ -326,7 +363,10 @@ def chunk_bytes(chunk: Any) -> bytes:
         return chunk.encode()
     if isinstance(chunk, PyProxy) and isinstance(chunk._obj, bytes | bytearray | memoryview):
         return bytes(chunk._obj)
-    raise js_error("TypeError", "This TransformStream is being used as a byte stream, but received an object of non-ArrayBuffer/ArrayBufferView type on its writable side.")
+    raise js_error(
+        "TypeError",
+        "This TransformStream is being used as a byte stream, but received an object of non-ArrayBuffer/ArrayBufferView type on its writable side.",
+    )
 
 
 def _body_of(body: Any) -> bytes | ReadableStream | None:
@@ -376,7 +416,10 @@ class _Body(HostObject):
     async def read_bytes(self) -> bytes:
         """Consume the body."""
         if self._used:
-            raise js_error("TypeError", "Body has already been used. It can only be used once. Use tee() first if you need to read it twice.")
+            raise js_error(
+                "TypeError",
+                "Body has already been used. It can only be used once. Use tee() first if you need to read it twice.",
+            )
         object.__setattr__(self, "_used", True)
         body = self._body
         if body is None:
@@ -414,7 +457,9 @@ class _Body(HostObject):
         return JsPromise.from_awaitable(parsed())
 
     def js_formData(self) -> Any:
-        return JsPromise.rejected(js_error("TypeError", "FormData bodies are not emulated by the local runtime"))
+        return JsPromise.rejected(
+            js_error("TypeError", "FormData bodies are not emulated by the local runtime")
+        )
 
     def js_blob(self) -> Any:
         return JsPromise.rejected(js_error("TypeError", "Blob bodies are not emulated by the local runtime"))
@@ -438,7 +483,14 @@ class Request(_Body):
     _url: Any
     js_class: ClassVar[str] = "Request"
 
-    def __init__(self, url: str, method: str, headers: Headers, body: bytes | ReadableStream | None, cf: Any = UNDEFINED) -> None:
+    def __init__(
+        self,
+        url: str,
+        method: str,
+        headers: Headers,
+        body: bytes | ReadableStream | None,
+        cf: Any = UNDEFINED,
+    ) -> None:
         object.__setattr__(self, "_url", url)
         object.__setattr__(self, "_method", method)
         object.__setattr__(self, "_headers", headers)
@@ -469,7 +521,9 @@ class Request(_Body):
     def js_clone(self) -> Any:
         if self._used:
             raise js_error("TypeError", "Body has already been used.")
-        return Request(self._url, self._method, Headers(list(self._headers._pairs)), self._copy_body(), self._cf)
+        return Request(
+            self._url, self._method, Headers(list(self._headers._pairs)), self._copy_body(), self._cf
+        )
 
     def _copy_body(self) -> bytes | ReadableStream | None:
         body = self._body
@@ -488,7 +542,12 @@ _METHODS_NORMALISED = frozenset({"DELETE", "GET", "HEAD", "OPTIONS", "POST", "PU
 def _request_new(input: Any, init: Any = UNDEFINED) -> Request:
     if isinstance(input, Request):
         base = input
-        url, method, headers, body = base._url, base._method, Headers(list(base._headers._pairs)), base._copy_body()
+        url, method, headers, body = (
+            base._url,
+            base._method,
+            Headers(list(base._headers._pairs)),
+            base._copy_body(),
+        )
     else:
         url, method, headers, body = _text(input), "GET", Headers(), None
         parts = urlsplit(url)
@@ -525,7 +584,15 @@ class Response(_Body):
     _web_socket: Any
     js_class: ClassVar[str] = "Response"
 
-    def __init__(self, body: bytes | ReadableStream | None, status: int, status_text: str, headers: Headers, url: str = "", web_socket: Any = jsnull) -> None:
+    def __init__(
+        self,
+        body: bytes | ReadableStream | None,
+        status: int,
+        status_text: str,
+        headers: Headers,
+        url: str = "",
+        web_socket: Any = jsnull,
+    ) -> None:
         object.__setattr__(self, "_body", body)
         object.__setattr__(self, "_used", False)
         object.__setattr__(self, "_status", status)
@@ -588,18 +655,32 @@ def _response_new(body: Any = UNDEFINED, init: Any = UNDEFINED) -> Response:
     status = 200 if status_value is UNDEFINED else int(status_value)
     web_socket = _init_get(init, "webSocket")
     if status == 101 and web_socket in (UNDEFINED, jsnull):
-        raise js_error("RangeError", "Responses may only be constructed with status codes in the range 200 to 599, inclusive.")
+        raise js_error(
+            "RangeError",
+            "Responses may only be constructed with status codes in the range 200 to 599, inclusive.",
+        )
     if not (200 <= status <= 599 or status == 101):
-        raise js_error("RangeError", "Responses may only be constructed with status codes in the range 200 to 599, inclusive.")
+        raise js_error(
+            "RangeError",
+            "Responses may only be constructed with status codes in the range 200 to 599, inclusive.",
+        )
     content = _body_of(body)
     if content is not None and status in NULL_BODY_STATUSES:
-        raise js_error("TypeError", "Response with null body status (101, 204, 205, or 304) cannot have a body.")
+        raise js_error(
+            "TypeError", "Response with null body status (101, 204, 205, or 304) cannot have a body."
+        )
     headers_value = _init_get(init, "headers")
     headers = Headers(_pairs(headers_value)) if headers_value is not UNDEFINED else Headers()
     if isinstance(body, str) and not any(name == "content-type" for name, _ in headers._pairs):
         headers.js_append("content-type", "text/plain;charset=UTF-8")
     status_text = _init_get(init, "statusText")
-    return Response(content, status, "" if status_text is UNDEFINED else _text(status_text), headers, web_socket=jsnull if web_socket is UNDEFINED else web_socket)
+    return Response(
+        content,
+        status,
+        "" if status_text is UNDEFINED else _text(status_text),
+        headers,
+        web_socket=jsnull if web_socket is UNDEFINED else web_socket,
+    )
 
 
 def _response_json(data: Any, init: Any = UNDEFINED) -> Response:
@@ -616,7 +697,9 @@ def _response_json(data: Any, init: Any = UNDEFINED) -> Response:
 def _response_redirect(url: Any, status: Any = 302) -> Response:
     code = int(status)
     if code not in (301, 302, 303, 307, 308):
-        raise js_error("RangeError", f"Failed to execute 'redirect' on 'Response': Invalid status code {code}")
+        raise js_error(
+            "RangeError", f"Failed to execute 'redirect' on 'Response': Invalid status code {code}"
+        )
     return Response(None, code, "", Headers([("location", _text(url))]))
 
 

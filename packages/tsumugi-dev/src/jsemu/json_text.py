@@ -89,14 +89,20 @@ def _restringify(value: Any, replacer: Any, space: Any) -> Any:
         indent = min(int(space), 10)
     elif isinstance(space, str) and space:
         indent = space[:10]
-    return json.dumps(walk("", value), indent=indent, ensure_ascii=False, separators=(",", ": " if indent else ":"))
+    return json.dumps(
+        walk("", value), indent=indent, ensure_ascii=False, separators=(",", ": " if indent else ":")
+    )
 
 
 def _write(value: Any, out: list[str], seen: set[int]) -> bool:  # noqa: C901 - one case a kind
     if value is jsnull:
         out.append("null")
         return True
-    if value is UNDEFINED or isinstance(value, JsCallable) or (isinstance(value, PyProxy) and callable(value._obj)):
+    if (
+        value is UNDEFINED
+        or isinstance(value, JsCallable)
+        or (isinstance(value, PyProxy) and callable(value._obj))
+    ):
         return False
     kind: Any = type(value)
     if kind is bool:

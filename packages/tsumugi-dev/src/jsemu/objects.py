@@ -161,7 +161,9 @@ class ObjectMap(JsProxy):
 
 
 _OBJECT_PROTOTYPE: dict[str, Any] = {
-    "hasOwnProperty": lambda self: JsCallable(lambda key: property_key(key) in self._props, name="hasOwnProperty"),
+    "hasOwnProperty": lambda self: JsCallable(
+        lambda key: property_key(key) in self._props, name="hasOwnProperty"
+    ),
     "toString": lambda self: JsCallable(lambda: self._js_to_string(), name="toString"),
     "valueOf": lambda self: JsCallable(lambda: self, name="valueOf"),
 }
@@ -323,7 +325,9 @@ def _call_js(fn: Any, *args: Any) -> Any:
 _ARRAY_METHODS: dict[str, Any] = {
     "push": lambda self, *values: (self._items.extend(values), len(self._items))[1],
     "pop": lambda self: self._items.pop() if self._items else UNDEFINED,
-    "at": lambda self, i: self._items[int(i)] if -len(self._items) <= int(i) < len(self._items) else UNDEFINED,
+    "at": lambda self, i: (
+        self._items[int(i)] if -len(self._items) <= int(i) < len(self._items) else UNDEFINED
+    ),
     "slice": lambda self, start=0, end=UNDEFINED: JsArray(
         self._items[_index(start) : None if end is UNDEFINED else _index(end)]
     ),
@@ -331,9 +335,13 @@ _ARRAY_METHODS: dict[str, Any] = {
         "" if v is UNDEFINED or v is jsnull else _string_of(v) for v in self._items
     ),
     "map": lambda self, fn: JsArray([_call_js(fn, v, i, self) for i, v in enumerate(list(self._items))]),
-    "forEach": lambda self, fn: [_call_js(fn, v, i, self) for i, v in enumerate(list(self._items))] and UNDEFINED,
+    "forEach": lambda self, fn: (
+        [_call_js(fn, v, i, self) for i, v in enumerate(list(self._items))] and UNDEFINED
+    ),
     "includes": lambda self, value: any(v == value and type(v) is type(value) for v in self._items),
-    "indexOf": lambda self, value: next((i for i, v in enumerate(self._items) if v is value or v == value), -1),
+    "indexOf": lambda self, value: next(
+        (i for i, v in enumerate(self._items) if v is value or v == value), -1
+    ),
     "toString": lambda self: self._js_to_string(),
     "values": lambda self: JsIterator(iter(list(self._items))),
 }
@@ -658,7 +666,11 @@ class JsError(JsProxy):
     crosses_as_exception: ClassVar[bool] = True
 
     def __init__(self, name: str, message: str, extra: dict[str, Any] | None = None) -> None:
-        props: dict[str, Any] = {"name": name, "message": message, "stack": f"{name}: {message}\n    at <local>"}
+        props: dict[str, Any] = {
+            "name": name,
+            "message": message,
+            "stack": f"{name}: {message}\n    at <local>",
+        }
         if extra:
             props.update(extra)
         object.__setattr__(self, "_props", props)
@@ -699,7 +711,16 @@ class JsError(JsProxy):
 
 
 _ERROR_CLASSES = frozenset(
-    {"Error", "TypeError", "RangeError", "SyntaxError", "ReferenceError", "EvalError", "URIError", "DOMException"}
+    {
+        "Error",
+        "TypeError",
+        "RangeError",
+        "SyntaxError",
+        "ReferenceError",
+        "EvalError",
+        "URIError",
+        "DOMException",
+    }
 )
 
 

@@ -144,7 +144,9 @@ class JsPromise(JsProxy):
         for on_fulfilled, on_rejected in callbacks:
             _soon(on_fulfilled if state == _FULFILLED else on_rejected, value)
 
-    def _subscribe(self, on_fulfilled: Callable[[Any], Any], on_rejected: Callable[[BaseException], Any]) -> None:
+    def _subscribe(
+        self, on_fulfilled: Callable[[Any], Any], on_rejected: Callable[[BaseException], Any]
+    ) -> None:
         self._start_pending()
         if self._state == _PENDING:
             self._callbacks.append((on_fulfilled, on_rejected))
@@ -186,7 +188,9 @@ class JsPromise(JsProxy):
             raise result
         return result
 
-    def then(self, on_fulfilled: Callable[..., Any] | None = None, on_rejected: Callable[..., Any] | None = None) -> JsPromise:
+    def then(
+        self, on_fulfilled: Callable[..., Any] | None = None, on_rejected: Callable[..., Any] | None = None
+    ) -> JsPromise:
         """``promise.then`` with Python callables (they receive Python values)."""
         following = JsPromise()
 

@@ -18,7 +18,11 @@ def relaxed_call(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     params = list(signature.parameters.values())
     if any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params):
         return func(*args, **kwargs)
-    positional = [p for p in params if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    positional = [
+        p
+        for p in params
+        if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    ]
     if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
         names = {p.name for p in params}
         kwargs = {k: v for k, v in kwargs.items() if k in names}

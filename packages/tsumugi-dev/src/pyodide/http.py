@@ -20,7 +20,9 @@ __all__ = ["FetchResponse", "pyfetch"]
 class FetchResponse:
     """A JS Response with Python readers: ``status``, ``ok``, ``headers``, ``text()``, ``json()``, ``bytes()``."""
 
-    def __init__(self, url: str, js_response: JsProxy, abort_controller: Any = None, abort_signal: Any = None) -> None:
+    def __init__(
+        self, url: str, js_response: JsProxy, abort_controller: Any = None, abort_signal: Any = None
+    ) -> None:
         self._url = url
         self.js_response = js_response
         self.abort_controller = abort_controller

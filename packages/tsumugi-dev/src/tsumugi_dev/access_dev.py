@@ -39,15 +39,20 @@ class AccessDev:
     def configure(self, configs: Sequence[WorkerConfig]) -> list[WorkerConfig]:
         """``configs`` with the team and audience vars given to the scheduler (the first Worker)."""
         access_vars = {TEAM_VAR: self.stand_in.team, AUD_VAR: self.stand_in.aud}
-        return [msgspec.structs.replace(c, vars={**c.vars, **access_vars}) if i == 0 else c
-                for i, c in enumerate(configs)]  # fmt: skip
+        return [
+            msgspec.structs.replace(c, vars={**c.vars, **access_vars}) if i == 0 else c
+            for i, c in enumerate(configs)
+        ]
 
     def login_url(self, email: str, groups: Sequence[str] = (), redirect_url: str = "") -> str:
         """Where a browser signs in as ``email`` (with ``groups``), then goes to ``redirect_url``."""
         from urllib.parse import urlencode
 
-        query = {"email": email, **({"groups": ",".join(groups)} if groups else {}),
-                 **({"redirect_url": redirect_url} if redirect_url else {})}  # fmt: skip
+        query = {
+            "email": email,
+            **({"groups": ",".join(groups)} if groups else {}),
+            **({"redirect_url": redirect_url} if redirect_url else {}),
+        }
         return f"{self.url}/cdn-cgi/access/login?{urlencode(query)}"
 
     async def start(self) -> None:

@@ -83,8 +83,14 @@ class RsaKey(msgspec.Struct, frozen=True, kw_only=True):
 
     def jwk(self) -> dict[str, str]:
         """The public half as a JWK, as Access publishes it."""
-        return {"kid": self.kid, "kty": "RSA", "alg": "RS256", "use": "sig", "e": _b64(_bytes(self.e)),
-                "n": _b64(_bytes(self.n))}  # fmt: skip
+        return {
+            "kid": self.kid,
+            "kty": "RSA",
+            "alg": "RS256",
+            "use": "sig",
+            "e": _b64(_bytes(self.e)),
+            "n": _b64(_bytes(self.n)),
+        }
 
 
 def generate_rsa_key(bits: int = 2048, e: int = 65537, kid: str | None = None) -> RsaKey:
@@ -126,13 +132,23 @@ class AccessStandIn:
         self.key = key or generate_rsa_key()
         self.issuer = f"https://{team}.cloudflareaccess.com"
 
-    def token_for(self, email: str, *, groups: Sequence[str] = (), now_s: int | None = None,
-                  ttl_s: int = 86_400) -> str:  # fmt: skip
+    def token_for(
+        self, email: str, *, groups: Sequence[str] = (), now_s: int | None = None, ttl_s: int = 86_400
+    ) -> str:
         """A token for ``email`` as Access issues one after a sign-in (``groups`` as a custom claim)."""
         now = int(time.time()) if now_s is None else now_s
-        claims: dict[str, Any] = {"aud": [self.aud], "email": email, "exp": now + ttl_s, "iat": now,
-                                  "nbf": now, "iss": self.issuer, "type": "app", "sub": _b64(email.encode()),
-                                  "identity_nonce": secrets.token_hex(8), "country": "XX"}  # fmt: skip
+        claims: dict[str, Any] = {
+            "aud": [self.aud],
+            "email": email,
+            "exp": now + ttl_s,
+            "iat": now,
+            "nbf": now,
+            "iss": self.issuer,
+            "type": "app",
+            "sub": _b64(email.encode()),
+            "identity_nonce": secrets.token_hex(8),
+            "country": "XX",
+        }
         if groups:
             claims["groups"] = list(groups)
         return sign_rs256(self.key, claims)
@@ -153,8 +169,11 @@ class AccessStandIn:
             groups = [g for g in query.get("groups", "").split(",") if g]
             token = self.token_for(query["email"], groups=groups)
             target = query.get("redirect_url", "/")
-            headers = [(b"set-cookie", f"CF_Authorization={token}; Path=/; HttpOnly; SameSite=Lax".encode()),
-                       (b"location", target.encode()), (b"content-type", b"text/plain")]  # fmt: skip
+            headers = [
+                (b"set-cookie", f"CF_Authorization={token}; Path=/; HttpOnly; SameSite=Lax".encode()),
+                (b"location", target.encode()),
+                (b"content-type", b"text/plain"),
+            ]
             await _answer(send, 302, f"signed in as {query['email']}\n".encode(), headers)
         elif path == "/cdn-cgi/access/logout":
             headers = [(b"set-cookie", b"CF_Authorization=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax")]

@@ -167,8 +167,15 @@ def configure_logging(stream: TextIO, *, verbose: bool = False) -> None:
         logging.getLogger(name).setLevel(logging.INFO if verbose else logging.WARNING)
 
 
-def run_dev(paths: Sequence[Path], *, data_dir: Path, port: int, test_scheduled: bool = False,
-            verbose: bool = False, access: bool = False) -> int:  # fmt: skip
+def run_dev(
+    paths: Sequence[Path],
+    *,
+    data_dir: Path,
+    port: int,
+    test_scheduled: bool = False,
+    verbose: bool = False,
+    access: bool = False,
+) -> int:
     """Run the Workers of ``paths`` until SIGINT/SIGTERM; returns the exit status."""
     try:
         lock = lock_data_dir(data_dir)  # one dev per data directory (ADR-0114)
@@ -206,19 +213,26 @@ def start_failure_line(error: BaseException, root: Path) -> str:
 
 
 def _run_locked(
-    paths: Sequence[Path], data_dir: Path, port: int, test_scheduled: bool, lock: DataDirLock,
-    verbose: bool = False, access: bool = False,
-) -> int:  # fmt: skip
+    paths: Sequence[Path],
+    data_dir: Path,
+    port: int,
+    test_scheduled: bool,
+    lock: DataDirLock,
+    verbose: bool = False,
+    access: bool = False,
+) -> int:
     configs = _load(paths, data_dir)
     if configs is None:
         return EXIT_USAGE
     configure_logging(sys.stdout, verbose=verbose)
     try:
-        return asyncio.run(_serve(configs, data_dir, port, test_scheduled, lock, verbose,
-                                  AccessDev() if access else None))  # fmt: skip
+        return asyncio.run(
+            _serve(configs, data_dir, port, test_scheduled, lock, verbose, AccessDev() if access else None)
+        )
     except _StartFailedError as exc:
-        print(f"tsumugi dev: a Worker failed to start: {exc} (--verbose shows the traceback)",
-              file=sys.stderr)  # fmt: skip
+        print(
+            f"tsumugi dev: a Worker failed to start: {exc} (--verbose shows the traceback)", file=sys.stderr
+        )
         return EXIT_USAGE
     except ConfigError as exc:
         print(f"tsumugi dev: {exc}", file=sys.stderr)
@@ -238,9 +252,14 @@ def _free_port() -> int:
 
 
 async def _serve(
-    configs: list[WorkerConfig], data_dir: Path, port: int, test_scheduled: bool, lock: DataDirLock,
-    verbose: bool = False, access: AccessDev | None = None,
-) -> int:  # fmt: skip
+    configs: list[WorkerConfig],
+    data_dir: Path,
+    port: int,
+    test_scheduled: bool,
+    lock: DataDirLock,
+    verbose: bool = False,
+    access: AccessDev | None = None,
+) -> int:
     planned = plan_ports([config.name for config in configs], port, _free_port)
     configs = [follow_ports(config, planned) for config in configs]  # ADR-0067
     if access is not None:
@@ -272,8 +291,11 @@ async def _serve(
                 print(f"{config.name}: {server.url}", flush=True)
         if access is not None and servers:
             dashboard = servers[0].url + "/"
-            print(f"Access stand-in: {access.url} (team {access.stand_in.team}); sign in with "
-                  f"{access.login_url('you@example.com', ['tsumugi-operators'], dashboard)}", flush=True)  # fmt: skip
+            print(
+                f"Access stand-in: {access.url} (team {access.stand_in.team}); sign in with "
+                f"{access.login_url('you@example.com', ['tsumugi-operators'], dashboard)}",
+                flush=True,
+            )
         lock.record(urlsplit(servers[0].url).port if servers else None)
         print(f"tsumugi dev: ready (data in {data_dir}); Ctrl-C stops", flush=True)
         watch = asyncio.create_task(watch_data_dir(lock, stop))

@@ -314,7 +314,11 @@ class NamespaceHost:
         self._hex_by_name: dict[str, str] = {}
 
     def bind(
-        self, cls: type, env: Any, subrequest_limit: int = SUBREQUESTS_PER_INVOCATION, wait_until: Any = None,
+        self,
+        cls: type,
+        env: Any,
+        subrequest_limit: int = SUBREQUESTS_PER_INVOCATION,
+        wait_until: Any = None,
         exports: Any = None,
     ) -> None:
         """Attach the class (once the Worker module is loaded), the raw env its instances get, their limit and
@@ -373,7 +377,9 @@ class JsDurableObjectStub(RpcStub):
         namespace = host.namespace
 
         def wrap(name: str, call: Call) -> Call:
-            return subrequest_call(guard_rpc(namespace.faults, namespace.script, namespace.class_name, name, call))
+            return subrequest_call(
+                guard_rpc(namespace.faults, namespace.script, namespace.class_name, name, call)
+            )
 
         super().__init__(host.event, wrap, _fetch_charged)
         object.__setattr__(self, "_host", host)
@@ -400,7 +406,10 @@ class JsDurableObjectNamespace(HostObject):
 
     def js_idFromName(self, name: Any) -> Any:
         if not isinstance(name, str):
-            raise js_error("TypeError", "Failed to execute 'idFromName' on 'DurableObjectNamespace': parameter 1 is not of type 'string'.")
+            raise js_error(
+                "TypeError",
+                "Failed to execute 'idFromName' on 'DurableObjectNamespace': parameter 1 is not of type 'string'.",
+            )
         return JsDurableObjectId(self._host.id_from_name(name))
 
     def js_idFromString(self, hex_id: Any) -> Any:
@@ -413,7 +422,10 @@ class JsDurableObjectNamespace(HostObject):
 
     def js_get(self, object_id: Any, options: Any = UNDEFINED) -> Any:
         if not isinstance(object_id, JsDurableObjectId):
-            raise js_error("TypeError", "Failed to execute 'get' on 'DurableObjectNamespace': parameter 1 is not of type 'DurableObjectId'.")
+            raise js_error(
+                "TypeError",
+                "Failed to execute 'get' on 'DurableObjectNamespace': parameter 1 is not of type 'DurableObjectId'.",
+            )
         return JsDurableObjectStub(self._host.host(object_id.local_id))
 
     def js_getByName(self, name: Any, options: Any = UNDEFINED) -> Any:

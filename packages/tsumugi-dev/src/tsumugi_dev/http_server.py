@@ -105,8 +105,9 @@ def _internal_error() -> JsResponse:
     return JsResponse(b"Internal Server Error", 500, "", Headers([("content-type", "text/plain")]))
 
 
-def asgi_app(runtime: LocalRuntime, worker: str, limits: HttpLimits = DEFAULT_LIMITS, *,
-             test_scheduled: bool = False) -> ASGIApp:  # fmt: skip
+def asgi_app(
+    runtime: LocalRuntime, worker: str, limits: HttpLimits = DEFAULT_LIMITS, *, test_scheduled: bool = False
+) -> ASGIApp:
     """The ASGI app that serves ``worker`` within ``limits``; ``test_scheduled`` exposes the cron trigger URL."""
 
     async def app(scope: Scope, receive: Receive, send: Send) -> None:
@@ -191,13 +192,25 @@ class _QuietServer(uvicorn.Server):
 class WorkerServer:
     """Serves one Worker on ``127.0.0.1:port`` until ``stop()``, within ``limits`` (`HttpLimits`)."""
 
-    def __init__(self, runtime: LocalRuntime, worker: str, port: int, host: str = "127.0.0.1", *,
-                 limits: HttpLimits = DEFAULT_LIMITS, test_scheduled: bool = False) -> None:  # fmt: skip
+    def __init__(
+        self,
+        runtime: LocalRuntime,
+        worker: str,
+        port: int,
+        host: str = "127.0.0.1",
+        *,
+        limits: HttpLimits = DEFAULT_LIMITS,
+        test_scheduled: bool = False,
+    ) -> None:
         raise_open_files_limit()  # before the cap is derived from it (deadline_protocol)
         config = uvicorn.Config(
-            asgi_app(runtime, worker, limits, test_scheduled=test_scheduled), host=host, port=port,
-            log_level="warning", lifespan="off", http=deadline_protocol(limits),
-        )  # fmt: skip
+            asgi_app(runtime, worker, limits, test_scheduled=test_scheduled),
+            host=host,
+            port=port,
+            log_level="warning",
+            lifespan="off",
+            http=deadline_protocol(limits),
+        )
         self.url = f"http://{host}:{port}"
         self._host, self._port = host, port
         self._server = _QuietServer(config)
@@ -233,7 +246,9 @@ class AppServer:
     def __init__(self, app: Any, port: int, host: str = "127.0.0.1") -> None:
         """Serve ``app``; port 0 picks a free one (see `url` after `start`)."""
         self._host, self._port = host, port
-        self._server = _QuietServer(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off"))
+        self._server = _QuietServer(
+            uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off")
+        )
         self._task: asyncio.Task[None] | None = None
         self._socket: socket.socket | None = None
         self.url = f"http://{host}:{port}"

@@ -126,7 +126,10 @@ class JsD1Database(HostObject):
     def js_batch(self, statements: Any) -> Any:
         items = statements._items if isinstance(statements, JsArray) else []
         if not all(isinstance(item, JsD1Statement) for item in items):
-            raise js_error("TypeError", "Failed to execute 'batch' on 'D1Database': statements must be prepared statements")
+            raise js_error(
+                "TypeError",
+                "Failed to execute 'batch' on 'D1Database': statements must be prepared statements",
+            )
         return _promise(self._db.batch([item.statement for item in items]))
 
     def js_exec(self, query: Any) -> Any:
@@ -164,7 +167,9 @@ def _message_body(body: Any, content_type: Any) -> Any:
     if kind not in _CONTENT_TYPES:
         raise js_error("TypeError", f"Unsupported queue message content type: {kind}")
     if kind == "text" and not isinstance(body, str):
-        raise js_error("TypeError", f'Content Type "text" requires a value of type string, but received: {_typeof(body)}')
+        raise js_error(
+            "TypeError", f'Content Type "text" requires a value of type string, but received: {_typeof(body)}'
+        )
     if kind != "json":
         return platform_py(body)
     text = json_text.stringify(body)  # BigInt and cycles throw TypeError; functions and undefined drop out
@@ -200,7 +205,9 @@ class JsQueue(HostObject):
             checked: list[Any] = []
             for item in items:
                 if not isinstance(item, JsObject):
-                    raise js_error("TypeError", "Incorrect type: the provided value is not of type 'MessageSendRequest'.")
+                    raise js_error(
+                        "TypeError", "Incorrect type: the provided value is not of type 'MessageSendRequest'."
+                    )
                 body = _message_body(_option(item, "body"), _option(item, "contentType"))
                 others = JsObject({k: v for k, v in item._props.items() if k != "body"})
                 checked.append({**platform_py(others), "body": body})

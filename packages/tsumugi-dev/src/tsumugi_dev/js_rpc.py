@@ -41,13 +41,24 @@ from pyodide.code import relaxed_call
 
 from tsumugi_dev.js_values import RpcReference, remote_js_error, structured_clone
 
-python_from_rpc: Callable[[Any], Any] = cast(Any, _sdk).python_from_rpc  # the SDK's own conversions (unannotated)
+python_from_rpc: Callable[[Any], Any] = cast(
+    Any, _sdk
+).python_from_rpc  # the SDK's own conversions (unannotated)
 python_to_rpc: Callable[[Any], Any] = cast(Any, _sdk).python_to_rpc
 
 __all__ = ["RESERVED_NAMES", "JsExecutionContext", "JsFetcher", "invoke", "invoke_fetch", "rpc_function"]
 
 RESERVED_NAMES = frozenset(
-    {"fetch", "connect", "alarm", "webSocketMessage", "webSocketClose", "webSocketError", "dup", "constructor"}
+    {
+        "fetch",
+        "connect",
+        "alarm",
+        "webSocketMessage",
+        "webSocketClose",
+        "webSocketError",
+        "dup",
+        "constructor",
+    }
 )
 """Names workerd never routes to an entrypoint or Durable Object method (``isReservedName``)."""
 _HANDLERS = frozenset({"queue", "scheduled"})

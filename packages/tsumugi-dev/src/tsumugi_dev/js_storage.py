@@ -168,7 +168,9 @@ class _JsSqlStorage(HostObject):
 
     def js_exec(self, query: Any, *bindings: Any) -> Any:
         if not isinstance(query, str):
-            raise js_error("TypeError", "Failed to execute 'exec' on 'SqlStorage': parameter 1 is not of type 'string'.")
+            raise js_error(
+                "TypeError", "Failed to execute 'exec' on 'SqlStorage': parameter 1 is not of type 'string'."
+            )
         params = [sql_binding(value, i) for i, value in enumerate(bindings)]
         try:
             return JsSqlCursor(self._storage.sql.exec(query, *params))
@@ -207,7 +209,10 @@ class _JsStorage(HostObject):
         elif isinstance(scheduled_time, int | float) and not isinstance(scheduled_time, bool):
             scheduled = scheduled_time
         else:
-            raise js_error("TypeError", "Failed to execute 'setAlarm' on 'DurableObjectStorage': parameter 1 is not of type 'date'.")
+            raise js_error(
+                "TypeError",
+                "Failed to execute 'setAlarm' on 'DurableObjectStorage': parameter 1 is not of type 'date'.",
+            )
         if not math.isfinite(scheduled):
             raise js_error("TypeError", "The value cannot be converted because it is not a valid Date.")
         self._storage.setAlarm(int(scheduled))

@@ -135,7 +135,9 @@ def structured_clone(value: Any, where: str) -> Any:
 
 def _clone_object(value: Any, where: str) -> Any:
     if isinstance(value, JsMap):
-        return JsMap({structured_clone(k, where): structured_clone(v, where) for k, v in value._entries.items()})
+        return JsMap(
+            {structured_clone(k, where): structured_clone(v, where) for k, v in value._entries.items()}
+        )
     if isinstance(value, JsSet):
         return JsSet(structured_clone(v, where) for v in value._values)
     if isinstance(value, Uint8Array):
@@ -157,7 +159,9 @@ def _clone_object(value: Any, where: str) -> Any:
     if isinstance(value, JsProxy) and value.js_class in ("Request", "Response"):
         return cast(Any, value).js_clone()
     kind_name = value.js_class if isinstance(value, JsProxy) else type(value).__name__
-    raise data_clone_error(f'Could not serialize object of type "{kind_name}". This type does not support serialization.')
+    raise data_clone_error(
+        f'Could not serialize object of type "{kind_name}". This type does not support serialization.'
+    )
 
 
 class _DomException(JsError):

@@ -132,7 +132,9 @@ class LocalRuntime:
         for namespace in self._namespaces.values():
             host = self._worker_for(namespace.script, f"durable_objects class {namespace.class_name}")
             cls = host.durable_object_class(namespace.class_name)
-            namespace.bind(cls, host.js_env, host.config.subrequest_limit, host.wait_until_function, host.exports)
+            namespace.bind(
+                cls, host.js_env, host.config.subrequest_limit, host.wait_until_function, host.exports
+            )
         for config in self.configs:
             self._start_consumers(config)
         self._restore_alarms()
@@ -217,11 +219,17 @@ class LocalRuntime:
         """The Worker's env as JS values: vars (JSON values), secrets (strings) and binding objects."""
         values: dict[str, Any] = {name: platform_js(value) for name, value in config.vars.items()}
         for do in config.durable_objects:
-            values[do.name] = JsDurableObjectNamespace(self._namespace(do.script_name or config.name, do.class_name))
+            values[do.name] = JsDurableObjectNamespace(
+                self._namespace(do.script_name or config.name, do.class_name)
+            )
         for producer in config.queue_producers:
-            values[producer.binding] = JsQueue(QueueBinding(self.queues, producer.queue, producer.delivery_delay))
+            values[producer.binding] = JsQueue(
+                QueueBinding(self.queues, producer.queue, producer.delivery_delay)
+            )
         for d1 in config.d1_databases:
-            values[d1.binding] = JsD1Database(self._database(d1.database_name, config.directory / d1.migrations_dir))
+            values[d1.binding] = JsD1Database(
+                self._database(d1.database_name, config.directory / d1.migrations_dir)
+            )
         for dataset in config.analytics_datasets:
             binding = AnalyticsEngineDataset(self.analytics, dataset.dataset or dataset.binding)
             binding.usage = self.meter.usage(f"Analytics Engine {binding.dataset}")

@@ -275,9 +275,32 @@ def describe(exc: BaseException) -> str:
 
 
 _PRIMARY_WORDS: Final = (
-    "ERROR", "INTERNAL", "PERM", "ABORT", "BUSY", "LOCKED", "NOMEM", "READONLY", "INTERRUPT", "IOERR", "CORRUPT",
-    "NOTFOUND", "FULL", "CANTOPEN", "PROTOCOL", "EMPTY", "SCHEMA", "TOOBIG", "CONSTRAINT", "MISMATCH", "MISUSE",
-    "NOLFS", "AUTH", "FORMAT", "RANGE", "NOTADB",
-)  # fmt: skip
+    "ERROR",
+    "INTERNAL",
+    "PERM",
+    "ABORT",
+    "BUSY",
+    "LOCKED",
+    "NOMEM",
+    "READONLY",
+    "INTERRUPT",
+    "IOERR",
+    "CORRUPT",
+    "NOTFOUND",
+    "FULL",
+    "CANTOPEN",
+    "PROTOCOL",
+    "EMPTY",
+    "SCHEMA",
+    "TOOBIG",
+    "CONSTRAINT",
+    "MISMATCH",
+    "MISUSE",
+    "NOLFS",
+    "AUTH",
+    "FORMAT",
+    "RANGE",
+    "NOTADB",
+)
 _PRIMARY_CODES: Final = {code: f"SQLITE_{word}" for code, word in enumerate(_PRIMARY_WORDS, start=1)}
 """SQLite's primary result codes by number (an extended code's low byte is its primary code)."""

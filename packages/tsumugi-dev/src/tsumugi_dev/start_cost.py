@@ -157,9 +157,14 @@ def measure_start(
         if cold:
             environ["PYTHONPYCACHEPREFIX"] = no_bytecode  # an empty cache: nothing compiled is found
         done = subprocess.run(
-            [python, "-c", _PROBE, args], capture_output=True, text=True, check=False, cwd=build_dir,
-            env=environ, timeout=300,
-        )  # fmt: skip
+            [python, "-c", _PROBE, args],
+            capture_output=True,
+            text=True,
+            check=False,
+            cwd=build_dir,
+            env=environ,
+            timeout=300,
+        )
     if done.returncode != 0:
         raise RuntimeError(f"importing {source.name}'s entry failed:\n{done.stderr[-4000:]}")
     found: Any = json.loads(done.stdout.strip().splitlines()[-1])

@@ -161,8 +161,14 @@ def resolve_dependencies(dependencies: Sequence[str], *, owner: str) -> Resoluti
         dist = _distribution(requirement.name)
         local = find_local_package(requirement.name, Path(owner)) if dist is None else None
         if local is not None:  # the project's own package, by its path source (ADR-0112)
-            vendored[requirement.name] = [VendoredPackage(distribution=local.name, version=local.version,
-                                                          import_name=local.import_name, source=local.source)]  # fmt: skip
+            vendored[requirement.name] = [
+                VendoredPackage(
+                    distribution=local.name,
+                    version=local.version,
+                    import_name=local.import_name,
+                    source=local.source,
+                )
+            ]
             pending.extend((parse_requirement(text), local.name) for text in local.requires)
             continue
         if not _is_vendored(requirement.name, dist):

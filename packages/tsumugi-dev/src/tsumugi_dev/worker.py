@@ -91,7 +91,9 @@ def _fetch_charged(call: Call) -> Call:
     return charged
 
 
-def service_binding(target: WorkerHost, entrypoint: str | None, faults: FaultInjector | None = None) -> JsFetcher:
+def service_binding(
+    target: WorkerHost, entrypoint: str | None, faults: FaultInjector | None = None
+) -> JsFetcher:
     """A Service Binding to ``target``'s ``entrypoint`` (``Default`` when None): a ``Fetcher``."""
 
     def wrap(name: str, call: Call) -> Call:
@@ -104,7 +106,9 @@ def service_binding(target: WorkerHost, entrypoint: str | None, faults: FaultInj
 class WorkerHost:
     """A loaded Worker: makes entrypoint instances and runs their handlers."""
 
-    def __init__(self, config: WorkerConfig, clock: RuntimeClock, counters: LimitCounters | None = None) -> None:
+    def __init__(
+        self, config: WorkerConfig, clock: RuntimeClock, counters: LimitCounters | None = None
+    ) -> None:
         self.config = config
         self.name = config.name
         self._clock = clock
@@ -133,14 +137,18 @@ class WorkerHost:
         return [
             name
             for name, value in vars(self.module).items()
-            if inspect.isclass(value) and issubclass(value, WorkerEntrypoint) and value is not WorkerEntrypoint
+            if inspect.isclass(value)
+            and issubclass(value, WorkerEntrypoint)
+            and value is not WorkerEntrypoint
         ]
 
     def durable_object_class(self, class_name: str) -> type:
         """The Durable Object class ``class_name`` of this Worker."""
         cls = getattr(self.module, class_name, None)
         if not (inspect.isclass(cls) and issubclass(cls, DurableObject)):
-            raise ImportError(f"{self.config.path}: {self.config.main.name} has no DurableObject class {class_name}")
+            raise ImportError(
+                f"{self.config.path}: {self.config.main.name} has no DurableObject class {class_name}"
+            )
         return cls
 
     def _spawn(self, work: Awaitable[Any]) -> None:
@@ -165,7 +173,11 @@ class WorkerHost:
         return make(JsExecutionContext(self._spawn, self.exports), self.js_env)
 
     async def run(
-        self, entrypoint: str | None, handler: Callable[[Any], Awaitable[Any]], *, share_connections: bool = False
+        self,
+        entrypoint: str | None,
+        handler: Callable[[Any], Awaitable[Any]],
+        *,
+        share_connections: bool = False,
     ) -> Any:
         """Run ``handler`` against a fresh entrypoint instance as one invocation of this Worker.
 
@@ -211,7 +223,9 @@ class WorkerHost:
     async def scheduled(self, cron: str, scheduled_time: int) -> None:
         """Run ``scheduled``: the controller and two undefined arguments, as workerd passes them."""
         controller = JsScheduledController(cron, scheduled_time)
-        await self.run(None, lambda instance: invoke(instance, "scheduled", [controller, UNDEFINED, UNDEFINED]))
+        await self.run(
+            None, lambda instance: invoke(instance, "scheduled", [controller, UNDEFINED, UNDEFINED])
+        )
 
 
 def service_stub(target: WorkerHost, entrypoint: str | None = None) -> Any:

@@ -16,8 +16,14 @@ from tsumugi_core.flow_spec import node_key_problem
 from tsumugi_core.ids import parse_job_id
 from tsumugi_performer._steps import StepChannel, StepJournal, duration_ms, instant_of
 
-__all__ = ["DEFAULT_HEARTBEAT_INTERVAL_MS", "SPAWN_OPTIONS", "HeartbeatAnswer", "HeartbeatError", "HeartbeatFn",
-           "JobContext"]  # fmt: skip
+__all__ = [
+    "DEFAULT_HEARTBEAT_INTERVAL_MS",
+    "SPAWN_OPTIONS",
+    "HeartbeatAnswer",
+    "HeartbeatError",
+    "HeartbeatFn",
+    "JobContext",
+]
 
 _log = logging.getLogger("tsumugi_performer")
 _T = TypeVar("_T")
@@ -44,8 +50,18 @@ HeartbeatFn: TypeAlias = Callable[[float | None], Awaitable[HeartbeatAnswer]]
 """Sends one heartbeat (with optional progress in [0, 1]) for the running attempt and returns the answer."""
 
 _NOT_SENT: Final = HeartbeatAnswer(accepted=False, cancel_requested=False)
-SPAWN_OPTIONS: Final = frozenset({"max_attempts", "backoff", "delay_ms", "run_at", "timeout_ms", "priority", "guarantee",
-                                  "concurrency_key"})  # fmt: skip
+SPAWN_OPTIONS: Final = frozenset(
+    {
+        "max_attempts",
+        "backoff",
+        "delay_ms",
+        "run_at",
+        "timeout_ms",
+        "priority",
+        "guarantee",
+        "concurrency_key",
+    }
+)
 """Options a spawned child may take: a node's job options and ``concurrency_key`` (no ``unique_key``)."""
 _REFUSED_CROSSING: Final = "DataCloneError"
 """The JS error name of a value workerd refuses to send over RPC: the two sides disagree on the protocol."""
@@ -115,8 +131,13 @@ class JobContext:
         self._last_sent_at: int | None = None
         self._last_answer = _NOT_SENT
         self._spawns: list[dict[str, Any]] = []
-        self._journal = StepJournal(steps, job_id=job_id, at_most_once=at_most_once, clock=clock,
-                                    invocation_ends_at=invocation_ends_at)  # fmt: skip
+        self._journal = StepJournal(
+            steps,
+            job_id=job_id,
+            at_most_once=at_most_once,
+            clock=clock,
+            invocation_ends_at=invocation_ends_at,
+        )
 
     @property
     def job_id(self) -> str:
@@ -189,13 +210,18 @@ class JobContext:
         try:
             answer = await self._heartbeat(progress)
         except HeartbeatError:
-            _log.error("heartbeat for %s attempt %d has no usable answer", self._job_id, self._attempt,
-                       exc_info=True)  # fmt: skip
+            _log.error(
+                "heartbeat for %s attempt %d has no usable answer", self._job_id, self._attempt, exc_info=True
+            )
             raise
         except Exception as error:
             if getattr(error, "name", None) == _REFUSED_CROSSING:
-                _log.error("heartbeat for %s attempt %d: its answer cannot cross RPC", self._job_id,
-                           self._attempt, exc_info=True)  # fmt: skip
+                _log.error(
+                    "heartbeat for %s attempt %d: its answer cannot cross RPC",
+                    self._job_id,
+                    self._attempt,
+                    exc_info=True,
+                )
                 raise HeartbeatError(f"the heartbeat's answer cannot cross RPC ({error})") from error
             # A lost heartbeat must not fail a healthy attempt (the original's heartbeat never throws).
             _log.warning("heartbeat for %s attempt %d failed", self._job_id, self._attempt, exc_info=True)
@@ -226,10 +252,18 @@ class JobContext:
             raise InvalidFieldError("binding", rule, message=f"spawn binding {rule}")
         for option in options:
             if option not in SPAWN_OPTIONS:
-                rule = "is not allowed on a spawned child" if option == "unique_key" else "is not a spawn option"
+                rule = (
+                    "is not allowed on a spawned child" if option == "unique_key" else "is not a spawn option"
+                )
                 raise InvalidFieldError(option, rule)
-        self._spawns.append({"id": spawn_id, "binding": name, "payload": msgspec.to_builtins(payload),
-                             "options": msgspec.to_builtins(options)})  # fmt: skip
+        self._spawns.append(
+            {
+                "id": spawn_id,
+                "binding": name,
+                "payload": msgspec.to_builtins(payload),
+                "options": msgspec.to_builtins(options),
+            }
+        )
 
     @property
     def spawns(self) -> list[dict[str, Any]]:
@@ -237,7 +271,11 @@ class JobContext:
         return list(self._spawns)
 
     async def step(
-        self, name: str, fn: Callable[..., Awaitable[_T]] | Callable[..., _T], *args: Any, result_type: Any = None
+        self,
+        name: str,
+        fn: Callable[..., Awaitable[_T]] | Callable[..., _T],
+        *args: Any,
+        result_type: Any = None,
     ) -> _T:
         """Run ``fn(*args)`` once per job, across attempts (ADR-0144).
 
@@ -277,9 +315,7 @@ class JobContext:
         """
         await self._journal.sleep_until(instant_of(at), name)
 
-    async def wait_for_event(
-        self, name: str, *, key: str, timeout: timedelta, result_type: Any = Any
-    ) -> Any:
+    async def wait_for_event(self, name: str, *, key: str, timeout: timedelta, result_type: Any = Any) -> Any:
         """Wait for the event ``name``/``key`` without holding an invocation; answer its payload (ADR-0146).
 
         The job sleeps (SLEEPING) until the event arrives (``POST /api/events``, RPC or a client's

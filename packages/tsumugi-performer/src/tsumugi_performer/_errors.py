@@ -66,11 +66,14 @@ class RetryAfterError(TsumugiError):
         """
         if (delay_ms is None) == (at is None):
             raise InvalidFieldError(
-                "delay_ms", "or at is required, not both",
+                "delay_ms",
+                "or at is required, not both",
                 message="RetryAfterError needs exactly one of delay_ms and at",
             )
         super().__init__(message)
-        self.delay_ms = None if delay_ms is None else _check_instant("delay_ms", duration_ms("delay_ms", delay_ms))
+        self.delay_ms = (
+            None if delay_ms is None else _check_instant("delay_ms", duration_ms("delay_ms", delay_ms))
+        )
         self.at = None if at is None else _check_instant("at", instant_ms("at", at))
 
     def retry_at(self, now_ms: int) -> int:

@@ -115,8 +115,15 @@ def _until_of(stored: StepView) -> int:
 class StepJournal:
     """The steps of one job as one invocation sees them."""
 
-    def __init__(self, channel: StepChannel | None, *, job_id: str, at_most_once: bool, clock: Clock | None,
-                 invocation_ends_at: int | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        channel: StepChannel | None,
+        *,
+        job_id: str,
+        at_most_once: bool,
+        clock: Clock | None,
+        invocation_ends_at: int | None = None,
+    ) -> None:
         """Talk to the shard through ``channel`` (None: no shard, e.g. a bare test context)."""
         self._channel = channel
         self._job_id = job_id
@@ -196,8 +203,9 @@ class StepJournal:
         except msgspec.ValidationError as error:
             raise StepResultError(f"step {full}: the stored result does not fit {kind!r}: {error}") from None
 
-    async def _run(self, full: str, fn: Callable[..., Any], args: tuple[Any, ...],
-                   stored: StepView | None) -> StepView:  # fmt: skip
+    async def _run(
+        self, full: str, fn: Callable[..., Any], args: tuple[Any, ...], stored: StepView | None
+    ) -> StepView:
         self._continue_if_short(full)
         if self._at_most_once:
             if stored is not None:  # a mark left by an earlier attempt: it may have run (ADR-0144)

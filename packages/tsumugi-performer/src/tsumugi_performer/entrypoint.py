@@ -148,8 +148,13 @@ def _failure(error: BaseException, now_ms: int) -> dict[str, Any]:
 def _suspension(signal: SuspendSignal) -> dict[str, Any]:
     # ADR-0145: a failure with retryAt to a scheduler that predates sleeps (it retries at the wake time).
     until = signal.suspension.until
-    return {"ok": False, "error": f"suspended: {signal}", "retryable": True, "retryAt": until,
-            "suspend": {"until": until, "reason": signal.suspension.reason, "step": signal.suspension.step}}  # fmt: skip
+    return {
+        "ok": False,
+        "error": f"suspended: {signal}",
+        "retryable": True,
+        "retryAt": until,
+        "suspend": {"until": until, "reason": signal.suspension.reason, "step": signal.suspension.step},
+    }
 
 
 def _result_value(result: Any) -> Any:

@@ -173,8 +173,15 @@ class FlowBuilder(Generic[_I]):
         """A node running one ``performer`` job with ``input(run_input, deps)`` as its payload."""
         self._forbidden(node_id, forbidden, self._name)
         ids, types = self._after(node_id, after)
-        options = _options(max_attempts=max_attempts, backoff=backoff, delay_ms=delay_ms, run_at=run_at,
-                           timeout_ms=timeout_ms, priority=priority, guarantee=guarantee)  # fmt: skip
+        options = _options(
+            max_attempts=max_attempts,
+            backoff=backoff,
+            delay_ms=delay_ms,
+            run_at=run_at,
+            timeout_ms=timeout_ms,
+            priority=priority,
+            guarantee=guarantee,
+        )
 
         def payload(raw_input: Any, raw_deps: Mapping[str, Any]) -> Any:
             return _plain(input(self._run_input(raw_input), Deps(raw_deps, types)))
@@ -187,8 +194,17 @@ class FlowBuilder(Generic[_I]):
                 return user_key(self._run_input(raw_input), Deps(raw_deps, types))
 
             key = key_of
-        self._add(NodeSpec(id=node_id, kind=NodeKind.JOB, binding=performer.__name__, after=ids, input=payload,
-                           concurrency_key=key, options=options))  # fmt: skip
+        self._add(
+            NodeSpec(
+                id=node_id,
+                kind=NodeKind.JOB,
+                binding=performer.__name__,
+                after=ids,
+                input=payload,
+                concurrency_key=key,
+                options=options,
+            )
+        )
         return Ref(node_id, result_type_of(performer))
 
     def fan_out(
@@ -216,8 +232,15 @@ class FlowBuilder(Generic[_I]):
         """
         self._forbidden(node_id, forbidden, self._name)
         ids, types = self._after(node_id, after)
-        options = _options(max_attempts=max_attempts, backoff=backoff, delay_ms=delay_ms, run_at=run_at,
-                           timeout_ms=timeout_ms, priority=priority, guarantee=guarantee)  # fmt: skip
+        options = _options(
+            max_attempts=max_attempts,
+            backoff=backoff,
+            delay_ms=delay_ms,
+            run_at=run_at,
+            timeout_ms=timeout_ms,
+            priority=priority,
+            guarantee=guarantee,
+        )
 
         def items(raw_input: Any, raw_deps: Mapping[str, Any]) -> Any:
             return list(over(self._run_input(raw_input), Deps(raw_deps, types)))
@@ -225,9 +248,19 @@ class FlowBuilder(Generic[_I]):
         def item_payload(item: Any, raw_input: Any, index: int) -> Any:
             return _plain(input(item, self._run_input(raw_input), index))
 
-        self._add(NodeSpec(id=node_id, kind=NodeKind.FAN_OUT, binding=performer.__name__, after=ids, over=items,
-                           item_input=item_payload, key=key, concurrency_key=concurrency_key,
-                           options=options))  # fmt: skip
+        self._add(
+            NodeSpec(
+                id=node_id,
+                kind=NodeKind.FAN_OUT,
+                binding=performer.__name__,
+                after=ids,
+                over=items,
+                item_input=item_payload,
+                key=key,
+                concurrency_key=concurrency_key,
+                options=options,
+            )
+        )
         return Ref(node_id, FanOutSummary)
 
     def subflow(
@@ -244,8 +277,16 @@ class FlowBuilder(Generic[_I]):
         def child_input(raw_input: Any, raw_deps: Mapping[str, Any]) -> Any:
             return _plain(input(self._run_input(raw_input), Deps(raw_deps, types)))
 
-        self._add(NodeSpec(id=node_id, kind=NodeKind.SUBFLOW, binding="", after=ids, input=child_input,
-                           subflow=child.name))  # fmt: skip
+        self._add(
+            NodeSpec(
+                id=node_id,
+                kind=NodeKind.SUBFLOW,
+                binding="",
+                after=ids,
+                input=child_input,
+                subflow=child.name,
+            )
+        )
         self._subflows.append(child)
         return Ref(node_id, type(None))
 
@@ -259,8 +300,15 @@ class FlowBuilder(Generic[_I]):
         self, deadline_ms: int | None, on_failure: str | None = None, on_settled: str | None = None
     ) -> Flow[_I]:
         """The declared flow (raises when no node was declared)."""
-        spec = FlowSpec(name=self._name, nodes=tuple(self._nodes), deadline_ms=deadline_ms, output=self._output,
-                        on_failure=on_failure, on_settled=on_settled, input_schema=_input_schema(self._input_type))  # fmt: skip
+        spec = FlowSpec(
+            name=self._name,
+            nodes=tuple(self._nodes),
+            deadline_ms=deadline_ms,
+            output=self._output,
+            on_failure=on_failure,
+            on_settled=on_settled,
+            input_schema=_input_schema(self._input_type),
+        )
         return Flow(spec, self._input_type, self._subflows)
 
 
@@ -309,7 +357,10 @@ def flow(
     def declare(body: Callable[[FlowBuilder[_I]], object]) -> Flow[_I]:
         builder = FlowBuilder[_I](name, input_type)
         body(builder)
-        return builder.build(deadline_ms, _notice_binding(name, "on_failure", on_failure),
-                             _notice_binding(name, "on_settled", on_settled))  # fmt: skip
+        return builder.build(
+            deadline_ms,
+            _notice_binding(name, "on_failure", on_failure),
+            _notice_binding(name, "on_settled", on_settled),
+        )
 
     return declare

@@ -176,8 +176,11 @@ async def run_performer(
         return Returned(value=await performer.perform(payload, context))
     except SuspendSignal as signal:
         # A sleep or an event wait ends the invocation; only a shard can resume the job (ADR-0145).
-        return Raised(error=StepsUnavailableError(
-            f"perform suspended ({signal}): sleeps and event waits resume only in a shard; "
-            "run the job under tsumugi dev (or LocalRuntime) to see it continue"))  # fmt: skip
+        return Raised(
+            error=StepsUnavailableError(
+                f"perform suspended ({signal}): sleeps and event waits resume only in a shard; "
+                "run the job under tsumugi dev (or LocalRuntime) to see it continue"
+            )
+        )
     except Exception as error:
         return Raised(error=error)

@@ -140,10 +140,19 @@ class _Attempt:
 
     def request(self) -> str:
         d = self.dispatch
-        return _JSON.encode({"jobId": d.job_id, "attempt": d.attempt, "maxAttempts": d.max_attempts or d.attempt,
-                             "deadlineAt": min(self.started_at + d.timeout_ms, self.latest), "payload": d.payload,
-                             "traceparent": d.traceparent, "timeoutMs": d.timeout_ms,
-                             "claimRequired": d.claim_required, "invocationEndsAt": self.latest}).decode()  # fmt: skip
+        return _JSON.encode(
+            {
+                "jobId": d.job_id,
+                "attempt": d.attempt,
+                "maxAttempts": d.max_attempts or d.attempt,
+                "deadlineAt": min(self.started_at + d.timeout_ms, self.latest),
+                "payload": d.payload,
+                "traceparent": d.traceparent,
+                "timeoutMs": d.timeout_ms,
+                "claimRequired": d.claim_required,
+                "invocationEndsAt": self.latest,
+            }
+        ).decode()
 
     async def call(self, performer: Any) -> dict[str, Any]:
         """Run the performer, waiting at most until the (heartbeat-extended) deadline."""

@@ -162,8 +162,12 @@ def _rule(kind: str, context: Mapping[str, Any], value: object) -> str:
     if kind == "missing":
         return "is required"
     if kind in ("greater_than_equal", "greater_than", "less_than_equal", "less_than"):
-        bound = {"greater_than_equal": ("at least", "ge"), "greater_than": ("more than", "gt"),
-                 "less_than_equal": ("at most", "le"), "less_than": ("less than", "lt")}[kind]  # fmt: skip
+        bound = {
+            "greater_than_equal": ("at least", "ge"),
+            "greater_than": ("more than", "gt"),
+            "less_than_equal": ("at most", "le"),
+            "less_than": ("less than", "lt"),
+        }[kind]
         return f"must be {bound[0]} {context[bound[1]]}"
     if kind == "literal_error":
         return f"must be one of {context['expected']}, got {_shown(value)}"
@@ -469,8 +473,13 @@ def define_tsumugi(
     except InvalidFieldError as exc:
         raise DefinitionError(exc.field, exc.rule) from None
     try:
-        code = code_schedules(schedules, registered=registered, shards=shard_counts, flows=tuple(flow_specs),
-                              payload_types=_payload_types(performers))  # fmt: skip
+        code = code_schedules(
+            schedules,
+            registered=registered,
+            shards=shard_counts,
+            flows=tuple(flow_specs),
+            payload_types=_payload_types(performers),
+        )
     except InvalidScheduleError as exc:
         raise DefinitionError(exc.field, exc.rule) from None
     return TsumugiDefinition(

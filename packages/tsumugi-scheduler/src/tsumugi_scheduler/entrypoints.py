@@ -170,12 +170,15 @@ class JobShardMethods(_Mixin):
         """Each job's state or None (the Scheduler's overlap check)."""
         return await self.host.states_of(name, list(_runtime.plain(job_ids)))
 
-    async def event_send(self, box: str, name: str, key: str, payload: str, event_id: str | None = None) -> Any:
+    async def event_send(
+        self, box: str, name: str, key: str, payload: str, event_id: str | None = None
+    ) -> Any:
         """Keep an event and deliver it to the jobs waiting for it (this object is its box, ADR-0146)."""
         return await self.host.event_send(box, name, key, payload, event_id)
 
-    async def event_wait(self, box: str, name: str, key: str, job_id: str, step: str, shard: str, until: int,
-                         seen: Any = None) -> str | None:  # fmt: skip
+    async def event_wait(
+        self, box: str, name: str, key: str, job_id: str, step: str, shard: str, until: int, seen: Any = None
+    ) -> str | None:
         """A kept event for a job that starts waiting (JSON text), or None once it waits here."""
         return await self.host.event_wait(box, name, key, job_id, step, shard, until, _runtime.plain(seen))
 
@@ -197,14 +200,28 @@ class RunMethods(_Mixin):
         """Open the run's host over the storage of the SDK's context (``self.ctx``, not the raw ``ctx``)."""
         super().__init__(ctx, env)
         storage = self.ctx.storage
-        self.run = RunHost(storage, _runtime.DurableObjectSql(storage, ctx.storage.sql), self.env, self.tsumugi,
-                           self._schemas, getattr(self.ctx, "exports", None))  # fmt: skip
+        self.run = RunHost(
+            storage,
+            _runtime.DurableObjectSql(storage, ctx.storage.sql),
+            self.env,
+            self.tsumugi,
+            self._schemas,
+            getattr(self.ctx, "exports", None),
+        )
 
-    async def start(self, run_id: str, flow: str, input_json: str, deadline_ms: Any = None, parent: Any = None,
-                    depth: int = 0) -> dict[str, Any]:  # fmt: skip
+    async def start(
+        self,
+        run_id: str,
+        flow: str,
+        input_json: str,
+        deadline_ms: Any = None,
+        parent: Any = None,
+        depth: int = 0,
+    ) -> dict[str, Any]:
         """Start the run (idempotent by run id)."""
-        return await self.run.start(run_id, flow, input_json, _runtime.plain(deadline_ms), _runtime.plain(parent),
-                                    depth)  # fmt: skip
+        return await self.run.start(
+            run_id, flow, input_json, _runtime.plain(deadline_ms), _runtime.plain(parent), depth
+        )
 
     async def notify(self, events: Any) -> None:
         """Job events of the run's nodes, from the job shards' outbox."""
@@ -260,7 +277,9 @@ class RpcMethods(_Mixin):
         """Enqueue jobs."""
         return await self._service().enqueue_many(_runtime.plain(items), _runtime.plain(settings))
 
-    async def send_event(self, name: Any, key: Any, payload: Any = None, event_id: Any = None) -> dict[str, Any]:
+    async def send_event(
+        self, name: Any, key: Any, payload: Any = None, event_id: Any = None
+    ) -> dict[str, Any]:
         """Send an event to the jobs waiting for ``name``/``key`` (ADR-0146); errors name the field."""
         return await send_event(self.env, name, key, _runtime.plain(payload), event_id)
 

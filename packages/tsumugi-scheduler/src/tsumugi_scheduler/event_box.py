@@ -68,8 +68,12 @@ class EventBox:
         def run() -> SendAnswer:
             now = self._clock.now_ms()
             if event_id is not None:
-                rows = self._sql.exec("SELECT expires_at FROM event_kept WHERE name = ? AND key = ? AND id = ?",
-                                      name, key, event_id).toArray()  # fmt: skip
+                rows = self._sql.exec(
+                    "SELECT expires_at FROM event_kept WHERE name = ? AND key = ? AND id = ?",
+                    name,
+                    key,
+                    event_id,
+                ).toArray()
                 if rows:
                     return SendAnswer(
                         id=event_id, delivered=0, kept_until=int(rows[0]["expires_at"]), duplicate=True
@@ -79,44 +83,65 @@ class EventBox:
                 id=eid, name=name, key=key, payload=msgspec.Raw(payload.encode()), sent_at=now
             )
             body = _encode(record).decode()
-            self._sql.exec("INSERT INTO event_kept (name, key, id, body, sent_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)",
-                           name, key, eid, body, now, now + EVENT_KEEP_MS)  # fmt: skip
+            self._sql.exec(
+                "INSERT INTO event_kept (name, key, id, body, sent_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)",
+                name,
+                key,
+                eid,
+                body,
+                now,
+                now + EVENT_KEEP_MS,
+            )
             self._sql.exec(
                 "DELETE FROM event_kept WHERE name = ?1 AND key = ?2 AND id IN (SELECT id FROM event_kept"
                 " WHERE name = ?1 AND key = ?2 ORDER BY sent_at DESC, id DESC LIMIT -1 OFFSET ?3)",
-                name, key, KEPT_PER_BOX,
-            )  # fmt: skip
+                name,
+                key,
+                KEPT_PER_BOX,
+            )
             waiters = self._sql.exec(
                 "DELETE FROM event_waiter WHERE name = ? AND key = ? RETURNING job_id, step, shard, until",
-                name, key,
-            ).toArray()  # fmt: skip
+                name,
+                key,
+            ).toArray()
             live = [w for w in waiters if int(w["until"]) > now]
             for w in live:
                 self._sql.exec(
                     "INSERT OR REPLACE INTO event_delivery (shard, job_id, step, body) VALUES (?, ?, ?, ?)",
-                    w["shard"], w["job_id"], w["step"], body,
-                )  # fmt: skip
+                    w["shard"],
+                    w["job_id"],
+                    w["step"],
+                    body,
+                )
             return SendAnswer(id=eid, delivered=len(live), kept_until=now + EVENT_KEEP_MS)
 
         return self._sql.transaction_sync(run)
 
-    def wait(self, name: str, key: str, job_id: str, step: str, shard: str, until: int,
-             seen: list[str]) -> str | None:  # fmt: skip
+    def wait(
+        self, name: str, key: str, job_id: str, step: str, shard: str, until: int, seen: list[str]
+    ) -> str | None:
         """The oldest kept event the job has not had (its JSON), or register the job as a waiter (None)."""
 
         def run() -> str | None:
             now = self._clock.now_ms()
             kept = self._sql.exec(
                 "SELECT id, body FROM event_kept WHERE name = ? AND key = ? AND expires_at > ? ORDER BY sent_at, id",
-                name, key, now,
-            ).toArray()  # fmt: skip
+                name,
+                key,
+                now,
+            ).toArray()
             for row in kept:
                 if str(row["id"]) not in seen:
                     return str(row["body"])
             self._sql.exec(
                 "INSERT OR REPLACE INTO event_waiter (name, key, job_id, step, shard, until) VALUES (?, ?, ?, ?, ?, ?)",
-                name, key, job_id, step, shard, until,
-            )  # fmt: skip
+                name,
+                key,
+                job_id,
+                step,
+                shard,
+                until,
+            )
             return None
 
         return self._sql.transaction_sync(run)
@@ -133,8 +158,12 @@ class EventBox:
     def confirm(self, shard: str, deliveries: list[dict[str, str]]) -> None:
         """Drop deliveries a shard has taken."""
         for d in deliveries:
-            self._sql.exec("DELETE FROM event_delivery WHERE shard = ? AND job_id = ? AND step = ?",
-                           shard, d["jobId"], d["step"])  # fmt: skip
+            self._sql.exec(
+                "DELETE FROM event_delivery WHERE shard = ? AND job_id = ? AND step = ?",
+                shard,
+                d["jobId"],
+                d["step"],
+            )
 
     def expire(self) -> int | None:
         """Drop expired kept events and waiters; answers when the next one expires."""
@@ -162,8 +191,9 @@ class EventBoxHost:
         await self.deliver()
         return msgspec.to_builtins(answer)
 
-    async def wait(self, name: str, key: str, job_id: str, step: str, shard: str, until: int,
-                   seen: list[str]) -> str | None:  # fmt: skip
+    async def wait(
+        self, name: str, key: str, job_id: str, step: str, shard: str, until: int, seen: list[str]
+    ) -> str | None:
         """A kept event for the job, or None once it is registered as a waiter."""
         found = self.box.wait(name, key, job_id, step, shard, until, seen)
         if found is None:

@@ -32,7 +32,14 @@ HOLDERS_SHOWN: Final = 20
 """Most in-flight jobs named as holders of a concurrency_key."""
 
 BlockerKind = Literal[
-    "run_after", "paused", "concurrency", "rate", "per_key_concurrency", "per_key_rate", "priority", "sleeping"
+    "run_after",
+    "paused",
+    "concurrency",
+    "rate",
+    "per_key_concurrency",
+    "per_key_rate",
+    "priority",
+    "sleeping",
 ]
 
 _IN_FLIGHT: Final = "state IN ('QUEUED', 'RUNNING')"
@@ -96,8 +103,14 @@ def _stored_bucket(sql: SqlLike, query: str, *params: Any) -> TokenBucket | None
     return TokenBucket(tokens=float(row["tokens"]), refilled_at=int(row["refilled_at"]))
 
 
-def _token_blocker(kind: BlockerKind, what: str, bucket: TokenBucket | None, rate: RateLimit,
-                   now: int, key: str | None = None) -> Blocker | None:  # fmt: skip
+def _token_blocker(
+    kind: BlockerKind,
+    what: str,
+    bucket: TokenBucket | None,
+    rate: RateLimit,
+    now: int,
+    key: str | None = None,
+) -> Blocker | None:
     current = refill(bucket, rate, now)
     if current.tokens >= 1:
         return None
@@ -124,11 +137,15 @@ def _capacity_blockers(sql: SqlLike, job: JobRecord, policy: Policy, now: int) -
     blockers: list[Blocker] = []
     in_flight = _scalar(sql, f"SELECT COUNT(*) AS n FROM job WHERE {_IN_FLIGHT}")
     if in_flight >= policy.concurrency:
-        blockers.append(Blocker(
-            kind="concurrency", count=in_flight, limit=policy.concurrency,
-            message=f"{_jobs(in_flight)} in flight {'reaches' if in_flight == 1 else 'reach'} the binding's "
-                    f"concurrency of {policy.concurrency}",
-        ))  # fmt: skip
+        blockers.append(
+            Blocker(
+                kind="concurrency",
+                count=in_flight,
+                limit=policy.concurrency,
+                message=f"{_jobs(in_flight)} in flight {'reaches' if in_flight == 1 else 'reach'} the binding's "
+                f"concurrency of {policy.concurrency}",
+            )
+        )
     if policy.rate is not None:
         bucket = _stored_bucket(sql, "SELECT value FROM setting WHERE key = 'bucket'")
         blocker = _token_blocker("rate", "the binding's rate limit", bucket, policy.rate, now)
@@ -136,17 +153,28 @@ def _capacity_blockers(sql: SqlLike, job: JobRecord, policy: Policy, now: int) -
     key = job.concurrency_key
     if key is None:
         return blockers  # jobs without a key are exempt from both per-key limits
-    holders = [str(r["id"]) for r in sql.exec(
-        f"SELECT id FROM job WHERE {_IN_FLIGHT} AND concurrency_key = ? ORDER BY id LIMIT ?", key, HOLDERS_SHOWN,
-    ).toArray()]  # fmt: skip
+    holders = [
+        str(r["id"])
+        for r in sql.exec(
+            f"SELECT id FROM job WHERE {_IN_FLIGHT} AND concurrency_key = ? ORDER BY id LIMIT ?",
+            key,
+            HOLDERS_SHOWN,
+        ).toArray()
+    ]
     held = _scalar(sql, f"SELECT COUNT(*) AS n FROM job WHERE {_IN_FLIGHT} AND concurrency_key = ?", key)
     if held >= policy.per_key_concurrency:
         limit = policy.per_key_concurrency
-        blockers.append(Blocker(
-            kind="per_key_concurrency", count=held, holders=holders, key=key, limit=limit,
-            message=f"waits for {_holders_text(holders, held)} of concurrency_key {key!r} "
-                    f"(per-key concurrency {limit})",
-        ))  # fmt: skip
+        blockers.append(
+            Blocker(
+                kind="per_key_concurrency",
+                count=held,
+                holders=holders,
+                key=key,
+                limit=limit,
+                message=f"waits for {_holders_text(holders, held)} of concurrency_key {key!r} "
+                f"(per-key concurrency {limit})",
+            )
+        )
     if policy.per_key_rate is not None:
         bucket = _stored_bucket(sql, "SELECT tokens, refilled_at FROM key_bucket WHERE key = ?", key)
         blocker = _token_blocker(
@@ -185,13 +213,18 @@ def _jobs_ahead(sql: SqlLike, job: JobRecord, policy: Policy, now: int) -> int:
 def _sleeping(sql: SqlLike, job: JobRecord, now: int) -> Blocker:
     # A wait for an event names it (ADR-0146); a plain sleep only its end.
     until = instant_words(job.run_after, now=now)
-    rows = sql.exec("SELECT result FROM step WHERE job_id = ? AND state = 'waiting' LIMIT 1", job.id).toArray()
+    rows = sql.exec(
+        "SELECT result FROM step WHERE job_id = ? AND state = 'waiting' LIMIT 1", job.id
+    ).toArray()
     if rows:
         wait: Any = msgspec.json.decode(str(rows[0]["result"]))
         if isinstance(wait, dict):
             fields = cast("dict[str, object]", wait)
-            return Blocker(kind="sleeping", clears_at=job.run_after,
-                           message=f"waiting for event {fields.get('event')}/{fields.get('key')} until {until}")  # fmt: skip
+            return Blocker(
+                kind="sleeping",
+                clears_at=job.run_after,
+                message=f"waiting for event {fields.get('event')}/{fields.get('key')} until {until}",
+            )
     return Blocker(kind="sleeping", clears_at=job.run_after, message=f"sleeping until {until}")
 
 
@@ -227,8 +260,13 @@ def explain_job(sql: SqlLike, engine: JobShardEngine, job_id: str, now: int) -> 
         policy = engine.settings.policy
         if job.eligible_at > now:
             ready = instant_words(job.eligible_at, now=now)
-            blockers.append(Blocker(kind="run_after", clears_at=job.eligible_at,
-                                    message=f"run_after is in the future: ready {ready}"))  # fmt: skip
+            blockers.append(
+                Blocker(
+                    kind="run_after",
+                    clears_at=job.eligible_at,
+                    message=f"run_after is in the future: ready {ready}",
+                )
+            )
         if policy.paused:
             blockers.append(
                 Blocker(kind="paused", message=f"dispatch of {job.binding} is paused until resumed")
@@ -238,13 +276,23 @@ def explain_job(sql: SqlLike, engine: JobShardEngine, job_id: str, now: int) -> 
             ahead = _jobs_ahead(sql, job, policy, now)
             free = policy.concurrency - _scalar(sql, f"SELECT COUNT(*) AS n FROM job WHERE {_IN_FLIGHT}")
             if ahead > 0 and ahead >= free:
-                blockers.append(Blocker(kind="priority", count=ahead,
-                                        message=f"{_ready(ahead)} with a higher effective priority "
-                                                f"{'goes' if ahead == 1 else 'go'} first"))  # fmt: skip
+                blockers.append(
+                    Blocker(
+                        kind="priority",
+                        count=ahead,
+                        message=f"{_ready(ahead)} with a higher effective priority "
+                        f"{'goes' if ahead == 1 else 'go'} first",
+                    )
+                )
     if job.state == JobState.SLEEPING:  # ADR-0145: its wake instant is its run_after
         blockers.append(_sleeping(sql, job, now))
     return Explanation(
-        job_id=job.id, binding=job.binding, state=job.state.value, now=now,
-        waiting=job.state in (JobState.SCHEDULED, JobState.SLEEPING), summary=_summary(job, blockers), blockers=blockers,
+        job_id=job.id,
+        binding=job.binding,
+        state=job.state.value,
+        now=now,
+        waiting=job.state in (JobState.SCHEDULED, JobState.SLEEPING),
+        summary=_summary(job, blockers),
+        blockers=blockers,
         jobs_ahead=ahead,
-    )  # fmt: skip
+    )

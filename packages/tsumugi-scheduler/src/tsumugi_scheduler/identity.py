@@ -87,8 +87,9 @@ class AuthScheme(abc.ABC):
     """A way of signing in: `admit` answers the request's identity, or None to refuse it (401)."""
 
     @abc.abstractmethod
-    async def admit(self, env: Any, headers: Mapping[str, str], scope: Mapping[str, Any], *,
-                    now_ms: int) -> Identity | None:  # fmt: skip
+    async def admit(
+        self, env: Any, headers: Mapping[str, str], scope: Mapping[str, Any], *, now_ms: int
+    ) -> Identity | None:
         """The identity the request proves; None when it proves none (fail-closed on any doubt)."""
 
     @property
@@ -117,8 +118,9 @@ class AnyOf(AuthScheme):
         """The first part that is a ``kind``."""
         return next((found for s in self.schemes if (found := s.find(kind)) is not None), None)
 
-    async def admit(self, env: Any, headers: Mapping[str, str], scope: Mapping[str, Any], *,
-                    now_ms: int) -> Identity | None:  # fmt: skip
+    async def admit(
+        self, env: Any, headers: Mapping[str, str], scope: Mapping[str, Any], *, now_ms: int
+    ) -> Identity | None:
         """The first identity any scheme admits."""
         for scheme in self.schemes:
             found = await scheme.admit(env, headers, scope, now_ms=now_ms)

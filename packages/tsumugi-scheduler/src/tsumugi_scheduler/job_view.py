@@ -39,8 +39,15 @@ def _attempts_log(job: JobRecord, attempts: Sequence[AttemptRecord]) -> list[dic
     if newest or job.state != JobState.COMPLETED or job.dispatched_at is None:
         return [_log_entry(a) for a in newest]
     # A first-try success records no attempt row; the view shows it anyway (docs/reference/original.md §3.3).
-    return [{"attempt": job.attempts or 1, "state": "COMPLETED", "started_at": job.dispatched_at,
-             "finished_at": job.updated_at, "error": None}]  # fmt: skip
+    return [
+        {
+            "attempt": job.attempts or 1,
+            "state": "COMPLETED",
+            "started_at": job.dispatched_at,
+            "finished_at": job.updated_at,
+            "error": None,
+        }
+    ]
 
 
 def detail_from_shard(
@@ -49,26 +56,63 @@ def detail_from_shard(
     """The JobDetail of a job the shard holds; ``retryable`` within the failed retention."""
     retryable = job.state in RETRYABLE_STATES and job.updated_at + failed_retention_ms > now
     return {
-        "id": job.id, "binding": job.binding, "state": job.state.value, "priority": job.priority,
-        "attempts": job.attempts, "max_attempts": job.max_attempts, "concurrency_key": job.concurrency_key,
-        "unique_key": job.unique_key, "guarantee": job.guarantee, "created_at": job.created_at,
-        "updated_at": job.updated_at, "run_after": job.run_after, "dispatched_at": job.dispatched_at,
-        "progress": job.progress, "payload": job.payload, "result": job.result, "retryable": retryable,
-        "attempts_log": _attempts_log(job, attempts), "timeout_ms": job.timeout_ms,
-        "expires_at": job.expires_at, "traceparent": job.traceparent, "run_id": job.run_id,
-        "node_id": job.node_id, "cancel_requested": job.cancel_requested_at is not None,
+        "id": job.id,
+        "binding": job.binding,
+        "state": job.state.value,
+        "priority": job.priority,
+        "attempts": job.attempts,
+        "max_attempts": job.max_attempts,
+        "concurrency_key": job.concurrency_key,
+        "unique_key": job.unique_key,
+        "guarantee": job.guarantee,
+        "created_at": job.created_at,
+        "updated_at": job.updated_at,
+        "run_after": job.run_after,
+        "dispatched_at": job.dispatched_at,
+        "progress": job.progress,
+        "payload": job.payload,
+        "result": job.result,
+        "retryable": retryable,
+        "attempts_log": _attempts_log(job, attempts),
+        "timeout_ms": job.timeout_ms,
+        "expires_at": job.expires_at,
+        "traceparent": job.traceparent,
+        "run_id": job.run_id,
+        "node_id": job.node_id,
+        "cancel_requested": job.cancel_requested_at is not None,
         "current_attempt": current_attempt(job.state, job.attempts),
-    }  # fmt: skip
+    }
 
 
 def detail_from_read_model(row: ReadModelDetail) -> dict[str, Any]:
     """The JobDetail of a job only the read model still holds (swept from its shard)."""
     fields: dict[str, Any] = msgspec.to_builtins(row)
-    detail = {key: fields[key] for key in (
-        "id", "binding", "state", "priority", "attempts", "max_attempts", "concurrency_key", "unique_key",
-        "guarantee", "created_at", "updated_at", "dispatched_at", "progress", "payload", "result", "retryable",
-        "attempts_log", "expires_at", "traceparent", "run_id", "node_id",
-    )}  # fmt: skip
+    detail = {
+        key: fields[key]
+        for key in (
+            "id",
+            "binding",
+            "state",
+            "priority",
+            "attempts",
+            "max_attempts",
+            "concurrency_key",
+            "unique_key",
+            "guarantee",
+            "created_at",
+            "updated_at",
+            "dispatched_at",
+            "progress",
+            "payload",
+            "result",
+            "retryable",
+            "attempts_log",
+            "expires_at",
+            "traceparent",
+            "run_id",
+            "node_id",
+        )
+    }
     detail["run_after"] = row.run_after if row.run_after is not None else row.created_at
     detail["timeout_ms"] = None
     detail["cancel_requested"] = row.cancel_requested_at is not None
@@ -79,8 +123,13 @@ def detail_from_read_model(row: ReadModelDetail) -> dict[str, Any]:
 def step_details(steps: Sequence[StepRow]) -> list[dict[str, Any]]:
     """A job's stored steps for its detail (ADR-0144): name, state, the attempt, times and the result."""
     return [
-        {"name": step.name, "state": step.state, "attempt": step.attempt, "started_at": step.started_at,
-         "finished_at": step.finished_at,
-         "result": None if step.result is None else msgspec.json.decode(step.result)}
+        {
+            "name": step.name,
+            "state": step.state,
+            "attempt": step.attempt,
+            "started_at": step.started_at,
+            "finished_at": step.finished_at,
+            "result": None if step.result is None else msgspec.json.decode(step.result),
+        }
         for step in steps
-    ]  # fmt: skip
+    ]

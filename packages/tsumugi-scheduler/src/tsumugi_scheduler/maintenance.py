@@ -17,7 +17,8 @@ _log = logging.getLogger("tsumugi_scheduler")
 async def sweep_read_model(env: Any, definition: TsumugiDefinition) -> SweepResult:
     """Delete terminal rows older than the definition's retention, at most its limit per run."""
     options = definition.sweep
-    result = await sweep(env.TSUMUGI_DB, time_source().now_ms(), older_than_ms=options.older_than_ms,
-                         limit=options.limit)  # fmt: skip
+    result = await sweep(
+        env.TSUMUGI_DB, time_source().now_ms(), older_than_ms=options.older_than_ms, limit=options.limit
+    )
     _log.info("read-model sweep: %d jobs, %d runs, %d nodes deleted", result.jobs, result.runs, result.nodes)
     return result

@@ -118,10 +118,17 @@ async def _ask(binding: str, env: Any, exports: Any) -> tuple[Check | None, Any]
         schema = description["payloadSchema"]
         return compile_schema(schema), schema
     except SchemaError as exc:
-        _log.warning("performer %s published a schema this scheduler cannot read, so its payloads are not "
-                     "checked at enqueue: %s", binding, exc)  # fmt: skip
+        _log.warning(
+            "performer %s published a schema this scheduler cannot read, so its payloads are not "
+            "checked at enqueue: %s",
+            binding,
+            exc,
+        )
     except Exception as exc:
         # No describe (an older performer), an unreachable Worker, a malformed answer: not checked.
-        _log.info("performer %s publishes no payload schema (%s): payloads are not checked at enqueue",
-                  binding, error_text(exc).splitlines()[0])  # fmt: skip
+        _log.info(
+            "performer %s publishes no payload schema (%s): payloads are not checked at enqueue",
+            binding,
+            error_text(exc).splitlines()[0],
+        )
     return None, None

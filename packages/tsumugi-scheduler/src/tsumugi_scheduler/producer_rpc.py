@@ -120,8 +120,13 @@ def _check_pinned_binding(item: EnqueueItem) -> None:
 class SchedulerService:
     """Producer and performer calls, over the JobShard namespace of ``env``."""
 
-    def __init__(self, env: Any, definition: TsumugiDefinition, schemas: PayloadSchemas | None = None,
-                 exports: Any = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        env: Any,
+        definition: TsumugiDefinition,
+        schemas: PayloadSchemas | None = None,
+        exports: Any = None,
+    ) -> None:
         """Serve with the bindings of ``env`` and the scheduler's ``definition``.
 
         ``schemas`` caches the performers' payload schemas; give the isolate's own (a fresh cache asks each
@@ -142,7 +147,9 @@ class SchedulerService:
             # node's own (ADR-0115).
             for field, value in (("run_id", item.run_id), ("node_id", item.node_id)):
                 if value is not None:
-                    raise EnqueueValidationError(f"{where}.{field}", "is set only by the run a job belongs to")
+                    raise EnqueueValidationError(
+                        f"{where}.{field}", "is set only by the run a job belongs to"
+                    )
         hook = self._definition.on_enqueue
         try:
             if hook is not None:
@@ -170,8 +177,9 @@ class SchedulerService:
             shards = self._definition.shards_of(item.binding)
             if shard >= shards:
                 # Its shard would be an object no route serves: the job could never be read or steered.
-                raise EnqueueValidationError(f"{where}.id", f"is invalid: shard {shard} is beyond {item.binding}'s "
-                                                            f"{shards} shard(s)")  # fmt: skip
+                raise EnqueueValidationError(
+                    f"{where}.id", f"is invalid: shard {shard} is beyond {item.binding}'s {shards} shard(s)"
+                )
         else:
             try:
                 shard = resolve_shard(

@@ -89,7 +89,10 @@ class ReportBatch:
 
     @staticmethod
     async def _one_by_one(stub: Any, shard: str, entries: list[_Entry]) -> list[Any]:
-        _log.warning("shard %s has no %s(); reporting one by one (update the scheduler's entry.py)",
-                     shard, REPORT_MANY_METHOD)  # fmt: skip
+        _log.warning(
+            "shard %s has no %s(); reporting one by one (update the scheduler's entry.py)",
+            shard,
+            REPORT_MANY_METHOD,
+        )
         calls = (stub.report(shard, i["jobId"], i["attempt"], i["outcome"]) for i, _ in entries)
         return list(await asyncio.gather(*calls, return_exceptions=True))

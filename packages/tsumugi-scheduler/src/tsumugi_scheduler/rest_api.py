@@ -17,8 +17,11 @@ from tsumugi_scheduler.identity import AuthScheme
 __all__ = ["rest_app"]
 
 
-def rest_app(definition: TsumugiDefinition, *,
-             auth: AuthScheme | Literal["default", "definition"] | None = "definition") -> Starlette:  # fmt: skip
+def rest_app(
+    definition: TsumugiDefinition,
+    *,
+    auth: AuthScheme | Literal["default", "definition"] | None = "definition",
+) -> Starlette:
     """The ASGI app serving ``/api`` for ``definition``; ``auth=None`` turns the API off (404 everywhere).
 
     The auth is the definition's (``define_tsumugi(auth=...)``); its default reads the role tokens

@@ -19,8 +19,16 @@ from tsumugi_scheduler.definition import TsumugiDefinition
 from tsumugi_scheduler.timing import entropy
 from tsumugi_scheduler.wire import integral
 
-__all__ = ["MAX_RUN_LOCAL_ID_CHARS", "RunInputError", "RunStartError", "RunUnavailableError", "cancel_run", "check_run_input", "retry_run",
-           "start_run"]  # fmt: skip
+__all__ = [
+    "MAX_RUN_LOCAL_ID_CHARS",
+    "RunInputError",
+    "RunStartError",
+    "RunUnavailableError",
+    "cancel_run",
+    "check_run_input",
+    "retry_run",
+    "start_run",
+]
 
 
 MAX_RUN_LOCAL_ID_CHARS: Final = 200
@@ -72,8 +80,11 @@ class RunUnavailableError(TsumugiError, RuntimeError):
 def _runs(env: Any, definition: TsumugiDefinition) -> Any:
     runs = getattr(env, "RUN", None)
     if not definition.flows or runs is None:
-        raise RunUnavailableError("RUN binding is not configured, add the Run DO binding to wrangler"
-                                  if definition.flows else "no flow is registered")  # fmt: skip
+        raise RunUnavailableError(
+            "RUN binding is not configured, add the Run DO binding to wrangler"
+            if definition.flows
+            else "no flow is registered"
+        )
     return runs
 
 
@@ -111,8 +122,7 @@ async def start_run(env: Any, definition: TsumugiDefinition, body: Mapping[str, 
         run_id = format_run_id(flow, local_id if local_id is not None else entropy()[0].new_local_id())
     except InvalidRunIdError as exc:
         raise RunStartError(f"id is invalid: {exc}") from None
-    answer = await runs.getByName(run_id).start(run_id, flow, input_json,
-                                                deadline, None, 0)  # fmt: skip
+    answer = await runs.getByName(run_id).start(run_id, flow, input_json, deadline, None, 0)
     return str(answer["id"])
 
 

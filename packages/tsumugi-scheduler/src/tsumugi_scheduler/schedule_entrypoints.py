@@ -37,7 +37,9 @@ class SchedulerMethods(_Mixin):
         """Reconcile with the code and arm the alarm."""
         return await self.host.sync(shard)
 
-    async def list(self, shard: int, after: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
+    async def list(
+        self, shard: int, after: str | None = None, limit: int | None = None
+    ) -> list[dict[str, Any]]:
         """This shard's schedules: all, or up to ``limit`` named after ``after``."""
         return await self.host.list(shard, after, limit)
 

@@ -34,12 +34,16 @@ def settings_view(settings: ShardSettings) -> dict[str, Any]:
         return None if value is None else {"tokens": value.tokens, "interval_ms": value.interval_ms}
 
     return {
-        "concurrency": policy.concurrency, "rate": rate(policy.rate),
-        "per_key_concurrency": policy.per_key_concurrency, "per_key_rate": rate(policy.per_key_rate),
-        "aging_interval_ms": policy.aging_interval_ms, "reaper_grace_ms": policy.reaper_grace_ms,
-        "paused": policy.paused, "sweep_after_ms": retention.sweep_after_ms,
+        "concurrency": policy.concurrency,
+        "rate": rate(policy.rate),
+        "per_key_concurrency": policy.per_key_concurrency,
+        "per_key_rate": rate(policy.per_key_rate),
+        "aging_interval_ms": policy.aging_interval_ms,
+        "reaper_grace_ms": policy.reaper_grace_ms,
+        "paused": policy.paused,
+        "sweep_after_ms": retention.sweep_after_ms,
         "failed_retention_ms": retention.failed_retention_ms,
-    }  # fmt: skip
+    }
 
 
 class ShardAdmin:
@@ -97,11 +101,14 @@ class ShardAdmin:
         engine = self._engine(name)
         found = engine.diagnostics()
         return {
-            "counts": dict(found.counts), "changes_pending": found.changes_pending,
-            "notices_pending": found.notices_pending, "run_events_pending": found.run_events_pending,
-            "blocked": msgspec.to_builtins(found.blocked), "settings": settings_view(engine.settings),
+            "counts": dict(found.counts),
+            "changes_pending": found.changes_pending,
+            "notices_pending": found.notices_pending,
+            "run_events_pending": found.run_events_pending,
+            "blocked": msgspec.to_builtins(found.blocked),
+            "settings": settings_view(engine.settings),
             "pinned": engine.pinned,
-        }  # fmt: skip
+        }
 
     async def mutate_many(
         self, name: str, action: Literal["retry", "cancel"], job_ids: Sequence[str]

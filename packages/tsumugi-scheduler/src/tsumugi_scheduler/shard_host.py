@@ -149,11 +149,14 @@ def _outcome(value: Mapping[str, Any]) -> Outcome:
         reason: Any = cast("Mapping[str, Any]", suspend).get("reason")
         if isinstance(until, int | float) and not isinstance(until, bool):
             step: Any = cast("Mapping[str, Any]", suspend).get("step")
-            return Suspended(until=int(until), reason=str(reason or "sleep"),
-                             step=step if isinstance(step, str) else None)  # fmt: skip
+            return Suspended(
+                until=int(until), reason=str(reason or "sleep"), step=step if isinstance(step, str) else None
+            )
     if value.get("ok") is True:
         spawns: Any = value.get("spawns")
-        listed: list[Any] | None = list(cast("list[Any]", spawns)) if isinstance(spawns, list) and spawns else None
+        listed: list[Any] | None = (
+            list(cast("list[Any]", spawns)) if isinstance(spawns, list) and spawns else None
+        )
         return Succeeded(result=value.get("result"), spawns=listed)
     retry_at = value.get("retryAt")
     return Failed(
@@ -246,9 +249,14 @@ class JobShardHost:
         binding, _, shard = resolved.rpartition("#")
         self._name = resolved
         self._engine = JobShardEngine(
-            self._sql, binding=binding, shard=int(shard) if shard.isdigit() else 0, clock=time_source(),
-            ids=entropy()[0], rand=entropy()[1], notices=self._definition.notices,
-        )  # fmt: skip
+            self._sql,
+            binding=binding,
+            shard=int(shard) if shard.isdigit() else 0,
+            clock=time_source(),
+            ids=entropy()[0],
+            rand=entropy()[1],
+            notices=self._definition.notices,
+        )
         return self._engine
 
     def code_settings(self, binding: str) -> ShardSettings | None:
@@ -405,8 +413,9 @@ class JobShardHost:
         """Keep an event in this box and deliver it to the jobs waiting for it."""
         return await self._box(box).send(name, key, payload, event_id)
 
-    async def event_wait(self, box: str, name: str, key: str, job_id: str, step: str, shard: str, until: int,
-                         seen: Any = None) -> str | None:  # fmt: skip
+    async def event_wait(
+        self, box: str, name: str, key: str, job_id: str, step: str, shard: str, until: int, seen: Any = None
+    ) -> str | None:
         """A kept event for a job that starts waiting (JSON text), or None once it waits in this box."""
         listed = [str(item) for item in cast("list[object]", seen or [])]
         return await self._box(box).wait(name, key, job_id, step, shard, int(until), listed)
@@ -444,8 +453,12 @@ class JobShardHost:
         job = engine.get(job_id)
         if job is None:
             return None
-        detail = detail_from_shard(job, engine.attempts_of(job_id), now=time_source().now_ms(),
-                                   failed_retention_ms=engine.settings.retention.failed_retention_ms)  # fmt: skip
+        detail = detail_from_shard(
+            job,
+            engine.attempts_of(job_id),
+            now=time_source().now_ms(),
+            failed_retention_ms=engine.settings.retention.failed_retention_ms,
+        )
         detail["steps"] = step_details(engine.steps_of(job_id))
         return detail
 
@@ -568,8 +581,13 @@ class JobShardHost:
                 return
             by_run: dict[str, list[dict[str, Any]]] = {}
             for r in records:
-                event: dict[str, Any] = {"nodeId": r.node_id, "jobId": r.job_id, "state": r.state.value, "result": r.result,
-                         "error": r.error}  # fmt: skip
+                event: dict[str, Any] = {
+                    "nodeId": r.node_id,
+                    "jobId": r.job_id,
+                    "state": r.state.value,
+                    "result": r.result,
+                    "error": r.error,
+                }
                 if r.spawns:
                     event["spawns"] = r.spawns
                 if r.hold_until is not None:

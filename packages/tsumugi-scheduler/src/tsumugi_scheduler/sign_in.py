@@ -59,9 +59,14 @@ def _var(option: str, value: object, *, optional: bool) -> str | None:
     return value
 
 
-def bearer_tokens(*, admin: str = "TSUMUGI_TOKEN", operator: str | None = "TSUMUGI_OPERATOR_TOKEN",
-                  viewer: str | None = "TSUMUGI_VIEWER_TOKEN", cookie: str | None = "tsumugi_token",
-                  session_ttl_ms: int = SESSION_TTL_MS) -> BearerAuth:  # fmt: skip
+def bearer_tokens(
+    *,
+    admin: str = "TSUMUGI_TOKEN",
+    operator: str | None = "TSUMUGI_OPERATOR_TOKEN",
+    viewer: str | None = "TSUMUGI_VIEWER_TOKEN",
+    cookie: str | None = "tsumugi_token",
+    session_ttl_ms: int = SESSION_TTL_MS,
+) -> BearerAuth:
     """Tokens per role, each the name of a Worker secret (None: that role has no token).
 
     Raises:
@@ -75,9 +80,13 @@ def bearer_tokens(*, admin: str = "TSUMUGI_TOKEN", operator: str | None = "TSUMU
         raise DefinitionError(
             "auth.session_ttl_ms", f"must be an integer of at least 60000, got {session_ttl_ms!r}"
         )
-    return BearerAuth(token_var=admin_var, operator_token_var=_var("auth.operator", operator, optional=True),
-                      viewer_token_var=_var("auth.viewer", viewer, optional=True), cookie=cookie,
-                      session_ttl_ms=session_ttl_ms)  # fmt: skip
+    return BearerAuth(
+        token_var=admin_var,
+        operator_token_var=_var("auth.operator", operator, optional=True),
+        viewer_token_var=_var("auth.viewer", viewer, optional=True),
+        cookie=cookie,
+        session_ttl_ms=session_ttl_ms,
+    )
 
 
 def _role(option: str, value: object) -> Role:
@@ -123,10 +132,18 @@ def _access_roles(roles: Mapping[str, Any] | None, default_role: str | None, gro
     return AccessRoles(emails=emails, groups=groups, default=default, group_claim=group_claim)
 
 
-def cloudflare_access(team: str | None = None, aud: str | None = None, *, roles: Mapping[str, Any] | None = None,
-                      default_role: str | None = None, group_claim: str = "groups",
-                      team_var: str = "TSUMUGI_ACCESS_TEAM", aud_var: str = "TSUMUGI_ACCESS_AUD",
-                      cache_ttl_ms: int = DEFAULT_JWKS_TTL_MS, fetch: FetchText | None = None) -> CloudflareAccess:  # fmt: skip
+def cloudflare_access(
+    team: str | None = None,
+    aud: str | None = None,
+    *,
+    roles: Mapping[str, Any] | None = None,
+    default_role: str | None = None,
+    group_claim: str = "groups",
+    team_var: str = "TSUMUGI_ACCESS_TEAM",
+    aud_var: str = "TSUMUGI_ACCESS_AUD",
+    cache_ttl_ms: int = DEFAULT_JWKS_TTL_MS,
+    fetch: FetchText | None = None,
+) -> CloudflareAccess:
     """Sign-in through Cloudflare Access.
 
     Args:
@@ -157,9 +174,15 @@ def cloudflare_access(team: str | None = None, aud: str | None = None, *, roles:
     aud_name = _var("auth.aud_var", aud_var, optional=False)
     assert team_name is not None
     assert aud_name is not None
-    return CloudflareAccess(team=None if team is None else normalise_team(team), aud=None if aud is None else aud.strip(),
-                            roles=_access_roles(roles, default_role, group_claim), team_var=team_name,
-                            aud_var=aud_name, cache_ttl_ms=cache_ttl_ms, fetch=fetch)  # fmt: skip
+    return CloudflareAccess(
+        team=None if team is None else normalise_team(team),
+        aud=None if aud is None else aud.strip(),
+        roles=_access_roles(roles, default_role, group_claim),
+        team_var=team_name,
+        aud_var=aud_name,
+        cache_ttl_ms=cache_ttl_ms,
+        fetch=fetch,
+    )
 
 
 class CustomAuth(AuthScheme):
@@ -169,8 +192,9 @@ class CustomAuth(AuthScheme):
         """Call ``identify`` for every request."""
         self.identify = identify
 
-    async def admit(self, env: Any, headers: Mapping[str, str], scope: Mapping[str, Any], *,
-                    now_ms: int) -> Identity | None:  # fmt: skip
+    async def admit(
+        self, env: Any, headers: Mapping[str, str], scope: Mapping[str, Any], *, now_ms: int
+    ) -> Identity | None:
         """What the callable answers; anything but an `Identity` (or an exception) refuses."""
         try:
             answer: Any = self.identify(Request(dict(scope)))

@@ -70,8 +70,12 @@ class StartMarks:
             await self._env.JOB_SHARD.getByName(shard).start_many(shard, marks)
         except Exception as exc:
             if is_missing_method(exc, START_MANY_METHOD):
-                _log.warning("shard %s has no %s(); its jobs stay QUEUED while they run (update the "
-                             "scheduler's entry.py)", shard, START_MANY_METHOD)  # fmt: skip
+                _log.warning(
+                    "shard %s has no %s(); its jobs stay QUEUED while they run (update the "
+                    "scheduler's entry.py)",
+                    shard,
+                    START_MANY_METHOD,
+                )
                 return
             # A lost mark only leaves the job QUEUED; the report or the reaper still settles it.
             _log.warning("RUNNING marks for %d attempts on %s failed", len(marks), shard, exc_info=True)

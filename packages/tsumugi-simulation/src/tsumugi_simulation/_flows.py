@@ -62,10 +62,18 @@ LAST_TIMEOUT_MS: Final = 3_000
 
 def _simflow(f: FlowBuilder[SimFlowInput]) -> None:
     first = f.node("first", _SimA, input=lambda run, deps: run.first)
-    spread = f.fan_out("spread", _SimC, after=[first], over=lambda run, deps: run.items,
-                       input=lambda item, run, index: item)  # fmt: skip
-    f.node("last", _SimB, after=[spread], input=lambda run, deps: run.last, guarantee=Guarantee.AT_MOST_ONCE,
-           timeout_ms=LAST_TIMEOUT_MS, max_attempts=1)  # fmt: skip
+    spread = f.fan_out(
+        "spread", _SimC, after=[first], over=lambda run, deps: run.items, input=lambda item, run, index: item
+    )
+    f.node(
+        "last",
+        _SimB,
+        after=[spread],
+        input=lambda run, deps: run.last,
+        guarantee=Guarantee.AT_MOST_ONCE,
+        timeout_ms=LAST_TIMEOUT_MS,
+        max_attempts=1,
+    )
 
 
 SIM_FLOW: Any = flow("simflow", SimFlowInput)(_simflow)
@@ -91,8 +99,11 @@ SIM_FLOWS: Final = (SIM_FLOW, SIM_SUB, SIM_NEST)
 
 def flow_input(flow_name: str, rng: random.Random, payload: Any, seq: int) -> dict[str, Any]:
     """A random input of ``flow_name``; ``payload(binding, rng, seq)`` makes each node's work."""
-    simflow = {"first": payload("SimA", rng, seq), "last": payload("SimB", rng, seq - 1),
-               "items": [payload("SimC", rng, seq - 2 - i) for i in range(rng.randrange(0, 5))]}  # fmt: skip
+    simflow = {
+        "first": payload("SimA", rng, seq),
+        "last": payload("SimB", rng, seq - 1),
+        "items": [payload("SimC", rng, seq - 2 - i) for i in range(rng.randrange(0, 5))],
+    }
     if flow_name == "simflow":
         return simflow
     a = dict(payload("SimA", rng, seq - 10))

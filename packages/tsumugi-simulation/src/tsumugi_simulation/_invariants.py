@@ -122,8 +122,11 @@ def rate(seen: Observed) -> Iterable[Violation]:
                 continue
             count = bisect.bisect_left(instants, start + interval) - i
             if count > 2 * tokens:
-                yield Violation("rate", f"{shard}: {count} dispatches within {interval} ms from "
-                                f"{_ms(start)}; rate {tokens}/{interval} ms")  # fmt: skip
+                yield Violation(
+                    "rate",
+                    f"{shard}: {count} dispatches within {interval} ms from "
+                    f"{_ms(start)}; rate {tokens}/{interval} ms",
+                )
                 break
 
 
@@ -194,8 +197,12 @@ def notices(seen: Observed) -> Iterable[Violation]:
             got = counts.get((target, job.id, job.state), 0)
             ok = got == wanted if retried == 0 else wanted <= got <= retried + 1
             if not ok:
-                yield Violation("notices", f"{job.id} ended {job.state}: {got} notice(s) to {target}, expected "
-                                f"{wanted}{'' if retried == 0 else f' (+ up to {retried} for retries)'}", job.id)  # fmt: skip
+                yield Violation(
+                    "notices",
+                    f"{job.id} ended {job.state}: {got} notice(s) to {target}, expected "
+                    f"{wanted}{'' if retried == 0 else f' (+ up to {retried} for retries)'}",
+                    job.id,
+                )
 
 
 def _expected_notices(seen: Observed, job: JobTruth) -> list[tuple[str, int]]:
@@ -348,8 +355,17 @@ def runs(seen: Observed) -> Iterable[Violation]:
         open_nodes = [f"{n.id} {n.state}" for n in run.nodes if n.state not in _NODE_TERMINAL]
         if open_nodes:
             yield Violation("runs", f"run {run_id} ({run.state}) has unfinished nodes: {open_nodes[:5]}")
-        views = [NodeView(id=n.id, state=n.state, parent=n.parent, origin=cast(NodeOrigin, n.origin),
-                          container=n.container, after=n.after) for n in run.nodes]  # fmt: skip
+        views = [
+            NodeView(
+                id=n.id,
+                state=n.state,
+                parent=n.parent,
+                origin=cast(NodeOrigin, n.origin),
+                container=n.container,
+                after=n.after,
+            )
+            for n in run.nodes
+        ]
         expected = run_state(views)
         # A deadline fails a run whatever its nodes did; a cancel (of the run, or of its parent) cancels it.
         excused = run.state == "CANCELLED" or (run.state == "FAILED" and run_id in seen.deadline_runs)
@@ -373,17 +389,24 @@ def run_nodes(seen: Observed) -> Iterable[Violation]:
             if n.job_id is not None and n.state in _NODE_TERMINAL:
                 job = seen.jobs.get(n.job_id)
                 job_state = None if job is None else job.state
-                stopped = n.state == "FAILED" and (n.error or "").startswith(_DEADLINE) and job_state == "CANCELLED"
+                stopped = (
+                    n.state == "FAILED" and (n.error or "").startswith(_DEADLINE) and job_state == "CANCELLED"
+                )
                 if job_state != n.state and not stopped:
-                    yield Violation("run_nodes", f"run {run_id} node {n.id} is {n.state}, its job {n.job_id} is "
-                                    f"{job_state}", n.job_id)  # fmt: skip
+                    yield Violation(
+                        "run_nodes",
+                        f"run {run_id} node {n.id} is {n.state}, its job {n.job_id} is {job_state}",
+                        n.job_id,
+                    )
             if n.container and n.state == "COMPLETED":
                 kids = [k for k in by_parent.get(n.id, []) if k.origin == "fanOut"]
                 done = sum(1 for k in kids if k.state == "COMPLETED")
                 expected = {"total": len(kids), "succeeded": done, "failed": len(kids) - done}
                 got = None if n.result is None else json.loads(n.result)
                 if got != expected:
-                    yield Violation("run_nodes", f"run {run_id} fan-out {n.id} sums {got}, its children {expected}")
+                    yield Violation(
+                        "run_nodes", f"run {run_id} fan-out {n.id} sums {got}, its children {expected}"
+                    )
 
 
 def node_once(seen: Observed) -> Iterable[Violation]:
@@ -398,9 +421,13 @@ def node_once(seen: Observed) -> Iterable[Violation]:
         ordered = sorted(runs_, key=lambda e: e.started_at)
         for earlier, later in itertools.pairwise(ordered):
             if later.job_id != earlier.job_id and later.started_at < earlier.end_or(seen.end_ms):
-                yield Violation("node_once", f"run {run_id} node {node_id}: job {later.job_id} started at "
-                                f"{_ms(later.started_at)} while job {earlier.job_id} still executed (until "
-                                f"{_ms(earlier.end_or(seen.end_ms))})", later.job_id)  # fmt: skip
+                yield Violation(
+                    "node_once",
+                    f"run {run_id} node {node_id}: job {later.job_id} started at "
+                    f"{_ms(later.started_at)} while job {earlier.job_id} still executed (until "
+                    f"{_ms(earlier.end_or(seen.end_ms))})",
+                    later.job_id,
+                )
 
 
 def run_storage(seen: Observed) -> Iterable[Violation]:
@@ -411,12 +438,16 @@ def run_storage(seen: Observed) -> Iterable[Violation]:
         if not obj.tables:
             continue
         if obj.state is None:
-            yield Violation("run_storage", f"the Run object of {obj.name} holds {list(obj.tables)} but no run")
+            yield Violation(
+                "run_storage", f"the Run object of {obj.name} holds {list(obj.tables)} but no run"
+            )
         elif obj.state != "RUNNING" and obj.updated_at is not None:
             keep = failed_keep if obj.state == "FAILED" else sweep_after
             if obj.updated_at + keep + 5_000 < seen.end_ms:
-                yield Violation("run_storage", f"the Run object of {obj.name} ({obj.state} since "
-                                f"{_ms(obj.updated_at)}) was not swept")  # fmt: skip
+                yield Violation(
+                    "run_storage",
+                    f"the Run object of {obj.name} ({obj.state} since {_ms(obj.updated_at)}) was not swept",
+                )
 
 
 INVARIANTS: Final[dict[str, Callable[[Observed], Iterable[Violation]]]] = {

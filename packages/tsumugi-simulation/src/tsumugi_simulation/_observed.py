@@ -10,8 +10,17 @@ from typing import Any, Final
 from tsumugi_simulation._ledger import Execution
 from tsumugi_simulation._system import Scenario
 
-__all__ = ["START_MS", "JobTruth", "NodeTruth", "Observed", "PolicyView", "RunObjectTruth", "RunTruth", "Submitted",
-           "Violation"]  # fmt: skip
+__all__ = [
+    "START_MS",
+    "JobTruth",
+    "NodeTruth",
+    "Observed",
+    "PolicyView",
+    "RunObjectTruth",
+    "RunTruth",
+    "Submitted",
+    "Violation",
+]
 
 
 START_MS: Final = 1_767_225_600_000

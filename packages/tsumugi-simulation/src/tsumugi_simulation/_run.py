@@ -149,8 +149,16 @@ def _scratch_folder(seed: int) -> Path:
 class _Driver:
     """One simulation in progress."""
 
-    def __init__(self, seed: int, config: SimulationConfig, system: SystemUnderTest, runtime: LocalRuntime,
-                 clock: VirtualClock, ledger: Ledger, shard_class: str) -> None:  # fmt: skip
+    def __init__(
+        self,
+        seed: int,
+        config: SimulationConfig,
+        system: SystemUnderTest,
+        runtime: LocalRuntime,
+        clock: VirtualClock,
+        ledger: Ledger,
+        shard_class: str,
+    ) -> None:
         self.seed, self.config, self.system = seed, config, system
         self.runtime, self.clock, self.ledger = runtime, clock, ledger
         self.rng = random.Random(f"workload-{seed}")
@@ -293,7 +301,10 @@ class _Driver:
         and then under a run id started before (its object may have been swept since) or with a deadline."""
         flow = rng.choice(("simflow", "simsub", "simnest"))
         self.seq += 1
-        body: dict[str, Any] = {"flow": flow, "input": flow_input(flow, rng, self.system.payload, -1_000 * self.seq)}
+        body: dict[str, Any] = {
+            "flow": flow,
+            "input": flow_input(flow, rng, self.system.payload, -1_000 * self.seq),
+        }
         earlier = [r for r in dict.fromkeys(self.run_ids) if r.startswith(f"{flow}:")]
         if earlier and rng.random() < 0.3:
             body["id"] = rng.choice(earlier).partition(":")[2]
@@ -322,8 +333,14 @@ class _Driver:
         try:
             if kind == "retry_node_job":
                 db = self.runtime.d1(self.system.database)
-                rows = await db.prepare("SELECT job_id FROM run_node WHERE run_id = ? AND job_id IS NOT NULL AND state"
-                                        " IN ('FAILED', 'STALLED')").bind(run_id).all()  # fmt: skip
+                rows = (
+                    await db.prepare(
+                        "SELECT job_id FROM run_node WHERE run_id = ? AND job_id IS NOT NULL AND state"
+                        " IN ('FAILED', 'STALLED')"
+                    )
+                    .bind(run_id)
+                    .all()
+                )
                 jobs = [str(r["job_id"]) for r in rows.results]
                 if not jobs:
                     return
@@ -335,7 +352,9 @@ class _Driver:
                 self.operations["retry_node_job_ok"] += 1
                 return
             if kind == "cancel_run":
-                self.seen.deadline_runs.add(run_id)  # a run cancelled while it drains a deadline may end FAILED
+                self.seen.deadline_runs.add(
+                    run_id
+                )  # a run cancelled while it drains a deadline may end FAILED
             status = await self.rest("POST", f"/api/runs/{quoted}/{kind.removesuffix('_run')}")
             self.operations[f"{kind}_{status}"] += 1
         except Exception:
@@ -345,12 +364,16 @@ class _Driver:
         """Resume runs seen FAILED, each with `SimulationConfig.resume_rate` per step."""
         db = self.runtime.d1(self.system.database)
         try:
-            rows = await db.prepare("SELECT id FROM run WHERE state = 'FAILED' AND parent_run_id IS NULL").all()
+            rows = await db.prepare(
+                "SELECT id FROM run WHERE state = 'FAILED' AND parent_run_id IS NULL"
+            ).all()
         except Exception:  # a D1 outage: next step
             return
         for row in rows.results:
             if self.run_rng.random() < self.config.resume_rate:
-                status = await self.rest("POST", f"/api/runs/{urllib.parse.quote(str(row['id']), safe='')}/retry")
+                status = await self.rest(
+                    "POST", f"/api/runs/{urllib.parse.quote(str(row['id']), safe='')}/retry"
+                )
                 self.operations[f"resume_{status}"] += 1
 
     async def schedule(self, create: bool) -> None:
@@ -359,8 +382,15 @@ class _Driver:
         if every is None or not self.system.builtin:
             return
         if create:
-            body = {"name": "simsched", "flow": "simflow", "everyMs": every, "overlap": "skip",
-                    "input": flow_input("simflow", random.Random(f"schedule-{self.seed}"), self.system.payload, -7)}  # fmt: skip
+            body = {
+                "name": "simsched",
+                "flow": "simflow",
+                "everyMs": every,
+                "overlap": "skip",
+                "input": flow_input(
+                    "simflow", random.Random(f"schedule-{self.seed}"), self.system.payload, -7
+                ),
+            }
             status = await self.rest("POST", "/api/schedules", body)
         else:
             status = await self.rest("DELETE", "/api/schedules/simsched")
@@ -381,19 +411,42 @@ class _Driver:
         for run_id in self.run_ids:
             states.setdefault(run_id, None)
         for run_id, state in sorted(states.items()):
-            nodes = await db.prepare("SELECT node_id, state, parent, origin, container, after, job_id, result, error "
-                                     "FROM run_node WHERE run_id = ? ORDER BY position").bind(run_id).all()  # fmt: skip
-            self.seen.runs[run_id] = RunTruth(id=run_id, state=state, nodes=tuple(
-                NodeTruth(id=str(n["node_id"]), state=str(n["state"]), parent=n["parent"], origin=str(n["origin"]),
-                          container=bool(n["container"]), after=tuple(json.loads(str(n["after"]))),
-                          job_id=n["job_id"], result=n["result"], error=n["error"])
-                for n in nodes.results))  # fmt: skip
+            nodes = (
+                await db.prepare(
+                    "SELECT node_id, state, parent, origin, container, after, job_id, result, error "
+                    "FROM run_node WHERE run_id = ? ORDER BY position"
+                )
+                .bind(run_id)
+                .all()
+            )
+            self.seen.runs[run_id] = RunTruth(
+                id=run_id,
+                state=state,
+                nodes=tuple(
+                    NodeTruth(
+                        id=str(n["node_id"]),
+                        state=str(n["state"]),
+                        parent=n["parent"],
+                        origin=str(n["origin"]),
+                        container=bool(n["container"]),
+                        after=tuple(json.loads(str(n["after"]))),
+                        job_id=n["job_id"],
+                        result=n["result"],
+                        error=n["error"],
+                    )
+                    for n in nodes.results
+                ),
+            )
         namespace = self.runtime.namespace(self.system.scheduler, "TsumugiRun")
         self.seen.run_objects = [
-            RunObjectTruth(name=name, tables=tuple(tables), state=None if row is None else str(row["state"]),
-                           updated_at=None if row is None else int(row["updated_at"]))
+            RunObjectTruth(
+                name=name,
+                tables=tuple(tables),
+                state=None if row is None else str(row["state"]),
+                updated_at=None if row is None else int(row["updated_at"]),
+            )
             for name, tables, row in run_objects(namespace)
-        ]  # fmt: skip
+        ]
         self.seen.run_keep_ms = (RUN_SWEEP_AFTER_MS, RUN_FAILED_RETENTION_MS)
 
     async def active_phase(self) -> None:

@@ -8,9 +8,7 @@ from tsumugi_dev.durable_objects import NamespaceHost
 
 __all__ = ["attempt_log", "run_objects", "shard_rows", "shard_states"]
 
-_JOB_COLUMNS = (
-    "id, binding, state, attempts, guarantee, concurrency_key, payload, timeout_ms, expires_at, run_id, node_id"
-)
+_JOB_COLUMNS = "id, binding, state, attempts, guarantee, concurrency_key, payload, timeout_ms, expires_at, run_id, node_id"
 
 
 def _tables(namespace: NamespaceHost, table: str) -> list[Any]:
@@ -30,9 +28,12 @@ def run_objects(namespace: NamespaceHost) -> list[tuple[str, list[str], dict[str
     found: list[tuple[str, list[str], dict[str, Any] | None]] = []
     for host in namespace.objects():
         sql = host.storage().sql
-        tables = [str(r["name"]) for r in sql.runtime_exec(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name != '_cf_alarm'"
-        ).toArray()]  # fmt: skip
+        tables = [
+            str(r["name"])
+            for r in sql.runtime_exec(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name != '_cf_alarm'"
+            ).toArray()
+        ]
         row = None
         if "run" in tables:
             rows = sql.runtime_exec("SELECT state, updated_at FROM run LIMIT 1").toArray()

@@ -146,7 +146,10 @@ def definition_of(scenario: Scenario) -> TsumugiDefinition:
     settled: OnSettledOptions | None = (
         None
         if scenario.on_settled is None
-        else {"binding": scenario.on_settled, "states": cast("list[TerminalState]", list(scenario.settled_states))}
+        else {
+            "binding": scenario.on_settled,
+            "states": cast("list[TerminalState]", list(scenario.settled_states)),
+        }
     )
     from tsumugi_simulation._flows import SIM_FLOWS
 

@@ -59,7 +59,8 @@ class Default(WorkerEntrypoint):
         if not _configured(self.env):
             # Still refused (fail-closed), but the operator learns why (issue 26): nothing can pass anyway.
             return Response(
-                json.dumps({"error": "unauthorized", "detail": NO_SECRET}), status=401,
+                json.dumps({"error": "unauthorized", "detail": NO_SECRET}),
+                status=401,
                 headers={"content-type": "application/json", "www-authenticate": "Bearer"},
             )
         if not _authorized(request, self.env):

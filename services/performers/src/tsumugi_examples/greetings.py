@@ -47,7 +47,12 @@ class ReportGreetings(Performer[FanOutSummary, str]):
 def greetings(f: FlowBuilder[GreetingsInput]) -> None:
     """``names`` -> ``hello`` (one Hello per name) -> ``report``."""
     names = f.node("names", ListNames, input=lambda run, deps: run)
-    hello = f.fan_out("hello", Hello, after=[names], over=lambda run, deps: deps[names],
-                      input=lambda name, run, index: HelloPayload(name=name))  # fmt: skip
+    hello = f.fan_out(
+        "hello",
+        Hello,
+        after=[names],
+        over=lambda run, deps: deps[names],
+        input=lambda name, run, index: HelloPayload(name=name),
+    )
     report = f.node("report", ReportGreetings, after=[hello], input=lambda run, deps: deps[hello])
     f.output(report)

@@ -95,8 +95,13 @@ class MailSink:
             if idempotency_key is not None and kept.idempotency_key == idempotency_key:
                 return SinkAnswer(status=202, body={"id": kept.id})
         self._count += 1
-        sent = SentMail(id=f"mail-{self._count}", to=fields["to"], subject=fields["subject"],
-                        body=fields.get("body", ""), idempotency_key=idempotency_key)  # fmt: skip
+        sent = SentMail(
+            id=f"mail-{self._count}",
+            to=fields["to"],
+            subject=fields["subject"],
+            body=fields.get("body", ""),
+            idempotency_key=idempotency_key,
+        )
         self._mails.append(sent)
         _log.info("mail sink: %s to %s: %s", sent.id, sent.to, sent.subject)
         return SinkAnswer(status=202, body={"id": sent.id})

@@ -64,11 +64,19 @@ class Order(Performer[OrderPayload, dict[str, Any]]):
             await ctx.step("refund", _refund, charge)
             return {"order_id": payload.order_id, "status": "refunded", "charge_id": charge.charge_id}
         await ctx.sleep(timedelta(seconds=payload.follow_up_after_s))
-        mail = {"to": payload.email, "subject": f"Your order {payload.order_id} is on its way",
-                "body": f"Tracking: {shipment}"}  # fmt: skip
+        mail = {
+            "to": payload.email,
+            "subject": f"Your order {payload.order_id} is on its way",
+            "body": f"Tracking: {shipment}",
+        }
         status = await ctx.step("email", self._mail, mail, f"{ctx.idempotency_key}:email")
-        return {"order_id": payload.order_id, "status": "shipped", "charge_id": charge.charge_id,
-                "shipment": shipment, "mail_status": status}  # fmt: skip
+        return {
+            "order_id": payload.order_id,
+            "status": "shipped",
+            "charge_id": charge.charge_id,
+            "shipment": shipment,
+            "mail_status": status,
+        }
 
     async def _mail(self, mail: dict[str, str], idempotency_key: str) -> int:
         headers = {"content-type": "application/json", "idempotency-key": idempotency_key}

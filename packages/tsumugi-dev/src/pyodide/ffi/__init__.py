@@ -105,12 +105,16 @@ JsIterator = _kind("JsIterator", lambda o: isinstance(o, _Iterator), "An iterato
 JsGenerator = _kind("JsGenerator", lambda o: False, "A generator (none in the local runtime).")
 JsAsyncIterable = _kind("JsAsyncIterable", lambda o: False, "An async iterable (none in the local runtime).")
 JsAsyncIterator = _kind("JsAsyncIterator", lambda o: False, "An async iterator (none in the local runtime).")
-JsAsyncGenerator = _kind("JsAsyncGenerator", lambda o: False, "An async generator (none in the local runtime).")
+JsAsyncGenerator = _kind(
+    "JsAsyncGenerator", lambda o: False, "An async generator (none in the local runtime)."
+)
 JsCallable = _kind("JsCallable", _is_callable, "A function.")
 JsPromise = _kind("JsPromise", lambda o: isinstance(o, _Promise), "A promise.")
 JsDoubleProxy = _kind("JsDoubleProxy", lambda o: isinstance(o, _PyProxy), "A PyProxy of a Python object.")
 JsCallableDoubleProxy = _kind(
-    "JsCallableDoubleProxy", lambda o: isinstance(o, _PyProxy) and callable(o._obj), "A PyProxy of a callable."
+    "JsCallableDoubleProxy",
+    lambda o: isinstance(o, _PyProxy) and callable(o._obj),
+    "A PyProxy of a callable.",
 )
 # Typing aids in Pyodide that every proxy (every callable one) passes.
 JsOnceCallable = _kind("JsOnceCallable", _is_callable, "A callable (typing aid).")
@@ -122,7 +126,9 @@ JsWeakRef = _kind("JsWeakRef", _is_proxy, "Any proxy (typing aid).")
 class ToJsConverter(Protocol):
     """The type of ``to_js``'s ``default_converter``."""
 
-    def __call__(self, obj: Any, convert: Callable[[Any], Any], cache_conversion: Callable[[Any, Any], None]) -> Any:
+    def __call__(
+        self, obj: Any, convert: Callable[[Any], Any], cache_conversion: Callable[[Any, Any], None]
+    ) -> Any:
         """Convert ``obj``."""
         ...
 

@@ -80,7 +80,9 @@ def _files(project: str, package: str) -> dict[PurePosixPath, str]:
         "wrangler_version": WRANGLER_VERSION,
         "tsumugi_source": tsumugi_source_lines(checkout_folder()),
         # The flows live in the performers package: the scheduler Worker depends on it (ADR-0112).
-        "scheduler_dependencies": toml_list([*worker_dependencies("tsumugi-scheduler"), f"{project}-performers"]),
+        "scheduler_dependencies": toml_list(
+            [*worker_dependencies("tsumugi-scheduler"), f"{project}-performers"]
+        ),
     }
     files = {destination(path, package): render(text, values) for path, text in template_files("project")}
     for name, sql in shipped_migrations():

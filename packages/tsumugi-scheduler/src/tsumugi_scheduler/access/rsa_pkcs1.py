@@ -36,7 +36,9 @@ def emsa_pkcs1_sha256(message: bytes, length: int) -> bytes:
     t = SHA256_DIGEST_INFO + hashlib.sha256(message).digest()
     padding = length - len(t) - 3
     if padding < 8:
-        raise InvalidFieldError("key", "is too short for a SHA-256 signature (intended encoded message length too short)")
+        raise InvalidFieldError(
+            "key", "is too short for a SHA-256 signature (intended encoded message length too short)"
+        )
     return b"\x00\x01" + b"\xff" * padding + b"\x00" + t
 
 

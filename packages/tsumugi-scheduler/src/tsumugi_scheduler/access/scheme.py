@@ -100,9 +100,17 @@ def _name_of(claims: Mapping[str, Any]) -> str:
 class CloudflareAccess(AuthScheme):
     """Verify Access's token and map its claims to a role (make it with `tsumugi_scheduler.sign_in`)."""
 
-    def __init__(self, *, team: str | None, aud: str | None, roles: AccessRoles,
-                 team_var: str = "TSUMUGI_ACCESS_TEAM", aud_var: str = "TSUMUGI_ACCESS_AUD",
-                 cache_ttl_ms: int = DEFAULT_JWKS_TTL_MS, fetch: FetchText | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        *,
+        team: str | None,
+        aud: str | None,
+        roles: AccessRoles,
+        team_var: str = "TSUMUGI_ACCESS_TEAM",
+        aud_var: str = "TSUMUGI_ACCESS_AUD",
+        cache_ttl_ms: int = DEFAULT_JWKS_TTL_MS,
+        fetch: FetchText | None = None,
+    ) -> None:
         """Hold already validated settings; ``fetch`` defaults to the Worker's ``fetch``."""
         self.team = team
         self.aud = aud
@@ -162,8 +170,9 @@ class CloudflareAccess(AuthScheme):
                 self._verified.popitem(last=False)
         return claims
 
-    async def admit(self, env: Any, headers: Mapping[str, str], scope: Mapping[str, Any], *,
-                    now_ms: int) -> Identity | None:  # fmt: skip
+    async def admit(
+        self, env: Any, headers: Mapping[str, str], scope: Mapping[str, Any], *, now_ms: int
+    ) -> Identity | None:
         """The identity of the Access token the request carries (header first, then cookie)."""
         token = headers.get(ACCESS_HEADER) or next(
             cookie_values(headers.get("cookie", ""), ACCESS_COOKIE), None

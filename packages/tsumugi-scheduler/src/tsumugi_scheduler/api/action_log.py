@@ -58,5 +58,7 @@ def _kind(target: str | None) -> str:
 async def actions_for(db: Any, target: str) -> list[ActionEntry]:
     """The newest `ACTIONS_SHOWN` changes recorded for ``target``, newest first."""
     rows = result_rows(await db.prepare(_FOR_TARGET).bind(target, ACTIONS_SHOWN).all())
-    return [{"at": r["at"], "by": r["actor"], "role": r["role"], "action": r["action"], "target": r["target"]}
-            for r in rows]  # fmt: skip
+    return [
+        {"at": r["at"], "by": r["actor"], "role": r["role"], "action": r["action"], "target": r["target"]}
+        for r in rows
+    ]

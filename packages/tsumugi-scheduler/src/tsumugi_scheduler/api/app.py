@@ -179,8 +179,9 @@ def identity_of(request: Request) -> Identity:
 
 def _forbidden(op: Operation, identity: Identity) -> Response:
     role = None if identity.role is None else identity.role.value
-    reason = (f"{op.operation_id} needs the {op.role.value} role; {identity.name} has "
-              + ("no role" if role is None else f"the {role} role"))  # fmt: skip
+    reason = f"{op.operation_id} needs the {op.role.value} role; {identity.name} has " + (
+        "no role" if role is None else f"the {role} role"
+    )
     return json_response(403, {"error": "forbidden", "reason": reason, "needs": op.role.value, "role": role})
 
 
@@ -198,16 +199,24 @@ def _by_method(endpoints: dict[str, Operation], literal: dict[str, list[str]]) -
             return _forbidden(op, identity)
         answer = await op.endpoint(request)
         if op.method != "GET" and op.records and 200 <= answer.status_code < 300:
-            await record_action(request.scope["env"].TSUMUGI_DB, identity, op.operation_id,
-                                changed_targets(op, request, answer), at=time_source().now_ms())  # fmt: skip
+            await record_action(
+                request.scope["env"].TSUMUGI_DB,
+                identity,
+                op.operation_id,
+                changed_targets(op, request, answer),
+                at=time_source().now_ms(),
+            )
         return answer
 
     return endpoint
 
 
-def create_app(definition: TsumugiDefinition, *,
-               auth: AuthScheme | Literal["default", "definition"] | None = "definition",
-               gate: SchemaGate | None = None) -> Starlette:  # fmt: skip
+def create_app(
+    definition: TsumugiDefinition,
+    *,
+    auth: AuthScheme | Literal["default", "definition"] | None = "definition",
+    gate: SchemaGate | None = None,
+) -> Starlette:
     """The REST API of a scheduler defined by ``definition``.
 
     Args:
@@ -219,9 +228,12 @@ def create_app(definition: TsumugiDefinition, *,
     Returns:
         An ASGI app; serve it with ``workers.asgi.fetch(app, request, env)``.
     """
-    document = build_document(OPERATIONS, bindings={b: definition.shards_of(b) for b in definition.performers},
-                              flows=tuple(definition.flows),
-                              flow_inputs={n: s.input_schema for n, s in definition.flows.items()})  # fmt: skip
+    document = build_document(
+        OPERATIONS,
+        bindings={b: definition.shards_of(b) for b in definition.performers},
+        flows=tuple(definition.flows),
+        flow_inputs={n: s.input_schema for n, s in definition.flows.items()},
+    )
 
     async def openapi(request: Request) -> Response:
         # Each performer's payload type, as the enqueue check reads it (cached per isolate, ADR-0124).
@@ -231,7 +243,9 @@ def create_app(definition: TsumugiDefinition, *,
         return json_response(200, with_payload_types(document, typed) if typed else document)
 
     chosen = definition.auth if auth == "definition" else auth
-    scheme: AuthScheme | None = DEFAULT_AUTH if chosen in ("default", "definition") else cast("AuthScheme | None", chosen)
+    scheme: AuthScheme | None = (
+        DEFAULT_AUTH if chosen in ("default", "definition") else cast("AuthScheme | None", chosen)
+    )
     by_path: dict[str, dict[str, Operation]] = {}
     for op in OPERATIONS:
         by_path.setdefault(op.path, {})[op.method] = op
@@ -239,10 +253,13 @@ def create_app(definition: TsumugiDefinition, *,
     routes = [Route(OPENAPI_PATH, openapi, methods=["GET"])]
     literal: dict[str, list[str]] = {
         path: sorted({*endpoints, *(["HEAD"] if "GET" in endpoints else [])})
-        for path, endpoints in by_path.items() if "{" not in path
-    }  # fmt: skip
-    routes += [Route(path, _by_method(endpoints, literal if "{" in path else {}), methods=list(endpoints))
-               for path, endpoints in by_path.items()]  # fmt: skip
+        for path, endpoints in by_path.items()
+        if "{" not in path
+    }
+    routes += [
+        Route(path, _by_method(endpoints, literal if "{" in path else {}), methods=list(endpoints))
+        for path, endpoints in by_path.items()
+    ]
     app = Starlette(
         routes=routes,
         middleware=[Middleware(ApiGate, auth=scheme, gate=gate or SchemaGate())],

@@ -82,8 +82,11 @@ class BearerAuth(AuthScheme):
         Lowest first: should two secrets hold the same value, the holder gets the lesser role.
         """
         found: list[tuple[str, Role, str]] = []
-        for var, role in ((self.viewer_token_var, Role.VIEWER), (self.operator_token_var, Role.OPERATOR),
-                          (self.token_var, Role.ADMIN)):  # fmt: skip
+        for var, role in (
+            (self.viewer_token_var, Role.VIEWER),
+            (self.operator_token_var, Role.OPERATOR),
+            (self.token_var, Role.ADMIN),
+        ):
             value = None if var is None else getattr(env, var, None)
             if var is not None and isinstance(value, str) and value:
                 found.append((var, role, value))
@@ -105,7 +108,9 @@ class BearerAuth(AuthScheme):
                 match = (var, role)
         return match
 
-    def session_of(self, env: Any, headers: Mapping[str, str], *, now_ms: int) -> tuple[str, str, Role] | None:
+    def session_of(
+        self, env: Any, headers: Mapping[str, str], *, now_ms: int
+    ) -> tuple[str, str, Role] | None:
         """``(session id, secret name, role)`` of the session whose cookie and page key the request carries."""
         if self.cookie is None:
             return None
@@ -129,8 +134,9 @@ class BearerAuth(AuthScheme):
                     ids.append(found)
         return ids
 
-    async def admit(self, env: Any, headers: Mapping[str, str], scope: Mapping[str, Any], *,
-                    now_ms: int) -> Identity | None:  # fmt: skip
+    async def admit(
+        self, env: Any, headers: Mapping[str, str], scope: Mapping[str, Any], *, now_ms: int
+    ) -> Identity | None:
         """A bearer header decides alone (a wrong one is not rescued by a cookie); else an open session."""
         given = bearer_of(headers)
         if given is not None:

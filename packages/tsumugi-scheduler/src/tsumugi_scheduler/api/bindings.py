@@ -36,10 +36,16 @@ async def list_bindings(request: Request) -> Response:
     api = api_of(request)
     names = await api.bindings(env_of(request))
     notices = api.definition.notices
-    receivers = sorted({name for name in (notices.on_failure, notices.on_settled_binding) if name is not None})
+    receivers = sorted(
+        {name for name in (notices.on_failure, notices.on_settled_binding) if name is not None}
+    )
     return json_response(
         200,
-        {"bindings": names, "shards": {name: api.definition.shards_of(name) for name in names}, "notices": receivers},
+        {
+            "bindings": names,
+            "shards": {name: api.definition.shards_of(name) for name in names},
+            "notices": receivers,
+        },
     )
 
 
@@ -64,7 +70,10 @@ async def _on_every_shard(api: ApiContext, env: Any, binding: str, method: str, 
         answers = await asyncio.gather(*(one(name) for name in names))
     except EnqueueValidationError as exc:
         raise validation_error(exc, "policy.") from None
-    shards = [{"shard": i, "pinned": bool(a["pinned"]), "settings": dict(a["settings"])} for i, a in enumerate(answers)]
+    shards = [
+        {"shard": i, "pinned": bool(a["pinned"]), "settings": dict(a["settings"])}
+        for i, a in enumerate(answers)
+    ]
     return json_response(200, {"binding": binding, "shards": shards})
 
 

@@ -42,9 +42,16 @@ BULK_STATES: Final[dict[str, tuple[str, ...]]] = {"retry": ("FAILED", "STALLED")
 Source: docs/reference/original.md §4.3.
 """
 POLICY_FIELDS: Final = (
-    "concurrency", "rate", "per_key_concurrency", "per_key_rate", "aging_interval_ms", "reaper_grace_ms",
-    "paused", "sweep_after_ms", "failed_retention_ms",
-)  # fmt: skip
+    "concurrency",
+    "rate",
+    "per_key_concurrency",
+    "per_key_rate",
+    "aging_interval_ms",
+    "reaper_grace_ms",
+    "paused",
+    "sweep_after_ms",
+    "failed_retention_ms",
+)
 
 
 def parse_json(text: bytes | str) -> Any:
@@ -135,9 +142,13 @@ def parse_reschedule(text: bytes | str) -> Reschedule:
 def _reschedule(body: Mapping[str, Any]) -> Reschedule:
     run_at = _bounded(body, "runAt", 0, MAX_SAFE_INTEGER)
     sent = body.get("delayMs")
-    if isinstance(sent, int | float) and not isinstance(sent, bool) and sent < 0:  # the original's message for a negative delay
+    if (
+        isinstance(sent, int | float) and not isinstance(sent, bool) and sent < 0
+    ):  # the original's message for a negative delay
         raise bad_request("delayMs must not be negative")
-    delay_ms = _bounded(body, "delayMs", 0, MAX_RESCHEDULE_DELAY_MS, " (now + delayMs must stay a safe integer)")
+    delay_ms = _bounded(
+        body, "delayMs", 0, MAX_RESCHEDULE_DELAY_MS, " (now + delayMs must stay a safe integer)"
+    )
     priority = _bounded(body, "priority", -MAX_SAFE_INTEGER, MAX_SAFE_INTEGER)
     if run_at is not None and delay_ms is not None:
         raise bad_request("runAt and delayMs are mutually exclusive")
@@ -171,7 +182,16 @@ def _ids(value: object) -> list[str]:
     return [str(i) for i in items]
 
 
-_BULK_FIELDS = ("ids", "binding", "state", "unique_key", "concurrency_key", "created_from", "created_to", "limit")
+_BULK_FIELDS = (
+    "ids",
+    "binding",
+    "state",
+    "unique_key",
+    "concurrency_key",
+    "created_from",
+    "created_to",
+    "limit",
+)
 
 
 def parse_bulk(text: bytes | str, action: BulkAction) -> BulkTarget:
@@ -205,18 +225,23 @@ def _bulk(body: dict[str, Any], action: BulkAction) -> BulkTarget:
     if limit is not None and limit < 1:
         raise bad_request("limit must be at least 1")
     filters = BulkFilter(
-        binding=binding or None, states=(state,) if state else allowed, unique_key=unique_key or None,
+        binding=binding or None,
+        states=(state,) if state else allowed,
+        unique_key=unique_key or None,
         concurrency_key=concurrency_key or None,
         created_from=None if created_from is None else math.ceil(created_from),
         created_to=None if created_to is None else math.floor(created_to),
-    )  # fmt: skip
+    )
     return BulkTarget(
         filters=filters, limit=BULK_LIMIT if limit is None else min(math.floor(limit), BULK_LIMIT)
     )
 
 
 _POLICY_OPTIONS: Final = frozenset(
-    {*POLICY_FIELDS, *(f"{rate}.{key}" for rate in ("rate", "per_key_rate") for key in ("tokens", "interval_ms"))}
+    {
+        *POLICY_FIELDS,
+        *(f"{rate}.{key}" for rate in ("rate", "per_key_rate") for key in ("tokens", "interval_ms")),
+    }
 )
 
 

@@ -40,12 +40,27 @@ __all__ = [
 ]
 
 NUMBER_KEYS: Final = (
-    "priority", "maxAttempts", "timeoutMs", "delayMs", "runAt", "uniqueForMs", "expiresAt", "expiresInMs", "shard",
-)  # fmt: skip
+    "priority",
+    "maxAttempts",
+    "timeoutMs",
+    "delayMs",
+    "runAt",
+    "uniqueForMs",
+    "expiresAt",
+    "expiresInMs",
+    "shard",
+)
 """Item keys whose value must be a number (whole, once it is one)."""
 STRING_KEYS: Final = (
-    "concurrencyKey", "uniqueKey", "partitionKey", "traceparent", "id", "runId", "nodeId", "guarantee",
-)  # fmt: skip
+    "concurrencyKey",
+    "uniqueKey",
+    "partitionKey",
+    "traceparent",
+    "id",
+    "runId",
+    "nodeId",
+    "guarantee",
+)
 """Item keys whose value must be a string."""
 DROPPED_WHEN_EMPTY: Final = ("concurrencyKey", "uniqueKey")
 """Keys the original drops when they are the empty string."""
@@ -55,9 +70,10 @@ _SNAKE: Final = {"delayMs": "delay_ms", "baseMs": "base_ms", "maxMs": "max_ms"}
 _MAX_SAFE: Final = 2**53 - 1
 _GUARANTEES: Final = ("at-least-once", "at-most-once")
 ENQUEUE_OPTIONS: Final = frozenset(
-    {f.encode_name for f in msgspec.structs.fields(EnqueueItem)} | {"shard"}
+    {f.encode_name for f in msgspec.structs.fields(EnqueueItem)}
+    | {"shard"}
     | {f"backoff.{key}" for key in ("kind", "jitter", *_BACKOFF_NUMBERS)}
-)  # fmt: skip
+)
 """An enqueue item's option names in camelCase (nested backoff fields dotted)."""
 
 

@@ -39,8 +39,14 @@ async def post_event(request: Request) -> Response:
     body: dict[str, Any] = parse_object(await request.body())
     unknown = sorted(set(body) - _FIELDS)
     if unknown:
-        raise ApiError(400, {"error": f"{unknown[0]} is not a known field", "field": unknown[0],
-                             "rule": "is not a known field"})  # fmt: skip
+        raise ApiError(
+            400,
+            {
+                "error": f"{unknown[0]} is not a known field",
+                "field": unknown[0],
+                "rule": "is not a known field",
+            },
+        )
     for field in ("name", "key"):
         if field not in body:
             raise ApiError(400, {"error": f"{field} is required", "field": field, "rule": "is required"})

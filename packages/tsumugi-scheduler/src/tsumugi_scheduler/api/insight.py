@@ -51,11 +51,17 @@ def shard_view(shard: int, raw: Any) -> dict[str, Any]:
         blocked["paused"] = max(blocked["paused"], counts.get("SCHEDULED", 0))
     held = [axis for axis in AXES if blocked[axis] > 0]
     return {
-        "shard": shard, "active": sum(counts.get(s, 0) for s in _ACTIVE), "outbox": int(raw["changes_pending"]),
-        "counts": counts, "notices_pending": int(raw["notices_pending"]),
-        "run_events_pending": int(raw["run_events_pending"]), "blocked": blocked, "held_back_by": held,
-        "settings": settings, "pinned": bool(raw["pinned"]),
-    }  # fmt: skip
+        "shard": shard,
+        "active": sum(counts.get(s, 0) for s in _ACTIVE),
+        "outbox": int(raw["changes_pending"]),
+        "counts": counts,
+        "notices_pending": int(raw["notices_pending"]),
+        "run_events_pending": int(raw["run_events_pending"]),
+        "blocked": blocked,
+        "held_back_by": held,
+        "settings": settings,
+        "pinned": bool(raw["pinned"]),
+    }
 
 
 async def _binding(api: ApiContext, env: Any, binding: str) -> dict[str, Any]:
@@ -64,14 +70,17 @@ async def _binding(api: ApiContext, env: Any, binding: str) -> dict[str, Any]:
     shards = [shard_view(i, a) for i, a in enumerate(answers)]
     first = shards[0]
     return {
-        "active": first["active"], "outbox": first["outbox"],
-        "blocked": {"capacity": first["blocked"]["capacity"] > 0,
-                    "tokens": first["blocked"]["rate"] > 0,
-                    "perKey": first["blocked"]["per_key_concurrency"] + first["blocked"]["per_key_rate"] > 0},
+        "active": first["active"],
+        "outbox": first["outbox"],
+        "blocked": {
+            "capacity": first["blocked"]["capacity"] > 0,
+            "tokens": first["blocked"]["rate"] > 0,
+            "perKey": first["blocked"]["per_key_concurrency"] + first["blocked"]["per_key_rate"] > 0,
+        },
         "held_back_by": sorted({axis for s in shards for axis in s["held_back_by"]}, key=AXES.index),
         "pinned": any(s["pinned"] for s in shards),
         "shards": shards,
-    }  # fmt: skip
+    }
 
 
 async def diagnostics(request: Request) -> Response:

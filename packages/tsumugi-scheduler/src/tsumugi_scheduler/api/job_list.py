@@ -58,10 +58,19 @@ def list_statements(
         raise InvalidFieldError(
             "sort", f"must be one of {', '.join(sorted(SORT_COLUMNS))}, got {query.sort!r}"
         )
-    exact = {"state": query.state, "binding": query.binding, "id": query.id, "unique_key": query.unique_key,
-             "concurrency_key": query.concurrency_key}  # fmt: skip
-    where, params = where_clause(exact, created_from=query.created_from, created_to=query.created_to,
-                                 exclude_bindings=query.exclude_bindings)  # fmt: skip
+    exact = {
+        "state": query.state,
+        "binding": query.binding,
+        "id": query.id,
+        "unique_key": query.unique_key,
+        "concurrency_key": query.concurrency_key,
+    }
+    where, params = where_clause(
+        exact,
+        created_from=query.created_from,
+        created_to=query.created_to,
+        exclude_bindings=query.exclude_bindings,
+    )
     direction = "ASC" if query.order == "asc" else "DESC"
     # id DESC breaks ties whatever the direction, as the original does, so pages are stable.
     order = f" ORDER BY {query.sort} {direction}, id DESC"
@@ -71,10 +80,11 @@ def list_statements(
         window = f"SELECT {_COLUMNS}, payload, last_error, attempts_log FROM job{where}{order} LIMIT ?"
         texts = [query.text] * 3
         page = f"SELECT {_COLUMNS} FROM ({window}) WHERE {_TEXT_MATCH}{order} LIMIT ? OFFSET ?"
-        count = (f"SELECT count(*) AS searched, coalesce(sum({_TEXT_MATCH}), 0) AS total "
-                 f"FROM ({window})")  # fmt: skip
+        count = f"SELECT count(*) AS searched, coalesce(sum({_TEXT_MATCH}), 0) AS total FROM ({window})"
         return (page, [*params, SEARCH_WINDOW, *texts, query.limit, query.offset]), (
-            count, [*texts, *params, SEARCH_WINDOW])
+            count,
+            [*texts, *params, SEARCH_WINDOW],
+        )
     page = f"SELECT {_COLUMNS} FROM job{where}{order} LIMIT ? OFFSET ?"
     count = f"SELECT count(*) AS total FROM (SELECT 1 FROM job{where} LIMIT ?)"
     return (page, d1_values([*params, query.limit, query.offset])), (count, [*params, cap + 1])
@@ -82,17 +92,23 @@ def list_statements(
 
 def _summary(row: Any, window: RetryWindow | None) -> JobSummary:
     return JobSummary(
-        id=str(row["id"]), binding=str(row["binding"]), state=str(row["state"]), priority=int(row["priority"]),
-        attempts=int(row["attempts"]), max_attempts=int(row["max_attempts"]), created_at=int(row["created_at"]),
+        id=str(row["id"]),
+        binding=str(row["binding"]),
+        state=str(row["state"]),
+        priority=int(row["priority"]),
+        attempts=int(row["attempts"]),
+        max_attempts=int(row["max_attempts"]),
+        created_at=int(row["created_at"]),
         updated_at=int(row["updated_at"]),
         dispatched_at=None if row["dispatched_at"] is None else int(row["dispatched_at"]),
         current_attempt=current_attempt(str(row["state"]), int(row["attempts"])),
-            retryable=is_retryable(str(row["state"]), str(row["binding"]), int(row["updated_at"]), window),
-    )  # fmt: skip
+        retryable=is_retryable(str(row["state"]), str(row["binding"]), int(row["updated_at"]), window),
+    )
 
 
-async def list_page(d1: D1Like[StatementT], query: JobQuery, *, retry_window: RetryWindow | None = None,
-                    cap: int = TOTAL_CAP) -> JobListBody:  # fmt: skip
+async def list_page(
+    d1: D1Like[StatementT], query: JobQuery, *, retry_window: RetryWindow | None = None, cap: int = TOTAL_CAP
+) -> JobListBody:
     """One page of jobs matching ``query`` and their number, counted up to ``cap``.
 
     Args:

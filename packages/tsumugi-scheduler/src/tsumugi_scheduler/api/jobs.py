@@ -90,7 +90,14 @@ async def bulk_enqueue(request: Request) -> Response:
     body = parse_object(await request.body())
     for key in body:
         if key != "items":
-            raise ApiError(400, {"error": f"{key} is not a field (only items)", "field": key, "rule": "is not a field (only items)"})
+            raise ApiError(
+                400,
+                {
+                    "error": f"{key} is not a field (only items)",
+                    "field": key,
+                    "rule": "is not a field (only items)",
+                },
+            )
     if "items" not in body:
         raise ApiError(400, {"error": "items is required", "field": "items", "rule": "is required"})
     items: object = body["items"]
@@ -108,8 +115,9 @@ async def bulk_enqueue(request: Request) -> Response:
 async def list_jobs(request: Request) -> Response:
     """``GET /api/jobs``: filters, sort and paging with the original's lenient parsing; the total is capped."""
     api = api_of(request)
-    listing = await list_page(env_of(request).TSUMUGI_DB, parse_job_query(first_values(request)),
-                              retry_window=api.retry_window())  # fmt: skip
+    listing = await list_page(
+        env_of(request).TSUMUGI_DB, parse_job_query(first_values(request)), retry_window=api.retry_window()
+    )
     return json_response(200, listing)
 
 
@@ -128,7 +136,10 @@ async def get_job(request: Request) -> Response:
         raise _not_found(job_id)
     # Who cancelled, retried or rescheduled it, and who changed its binding's policy (ADR-0151).
     binding = job_id.split("#", 1)[0]
-    actions = [*await actions_for(env.TSUMUGI_DB, job_id), *await actions_for(env.TSUMUGI_DB, f"binding:{binding}")]
+    actions = [
+        *await actions_for(env.TSUMUGI_DB, job_id),
+        *await actions_for(env.TSUMUGI_DB, f"binding:{binding}"),
+    ]
     actions.sort(key=lambda a: a["at"], reverse=True)
     return json_response(200, {"job": detail, "actions": actions})
 

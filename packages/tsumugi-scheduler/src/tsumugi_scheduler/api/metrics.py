@@ -106,8 +106,9 @@ class MetricsUnavailableError(TsumugiError):
 class MetricsReader(Protocol):
     """Reads the window of the last ``hours`` (optionally one binding), the series in ``bucket_ms`` buckets."""
 
-    async def read(self, hours: int, binding: str | None, bucket_ms: int = _HOUR_MS,
-                   exclude: Sequence[str] = ()) -> MetricsReport:  # fmt: skip
+    async def read(
+        self, hours: int, binding: str | None, bucket_ms: int = _HOUR_MS, exclude: Sequence[str] = ()
+    ) -> MetricsReport:
         """The report.
 
         Raises:
@@ -157,13 +158,19 @@ def _bucket(at: int, rows: list[tuple[str, float, float]]) -> HourMetrics:
     weight = sum(r[2] for r in rows)
     p50, p95, p99 = _weighted_quantiles([(r[1], r[2]) for r in rows], 0.5, 0.95, 0.99)
     return HourMetrics(
-        at=at, total=round(weight), failed=round(sum(r[2] for r in rows if r[0] in _FAILED)),
-        avg_duration_ms=sum(r[1] * r[2] for r in rows) / weight, p50_duration_ms=p50, p95_duration_ms=p95,
+        at=at,
+        total=round(weight),
+        failed=round(sum(r[2] for r in rows if r[0] in _FAILED)),
+        avg_duration_ms=sum(r[1] * r[2] for r in rows) / weight,
+        p50_duration_ms=p50,
+        p95_duration_ms=p95,
         p99_duration_ms=p99,
-    )  # fmt: skip
+    )
 
 
-def aggregate_points(points: Iterable[Mapping[str, Any]], hours: int, bucket_ms: int = _HOUR_MS) -> MetricsReport:
+def aggregate_points(
+    points: Iterable[Mapping[str, Any]], hours: int, bucket_ms: int = _HOUR_MS
+) -> MetricsReport:
     """Aggregate raw points (``state``, ``binding``, ``attempts``, ``duration``, ``weight``, ``at_ms``).
 
     Weighted by the sample interval, as the upstream query is, so sampling does not skew the figures. The
@@ -184,12 +191,20 @@ def aggregate_points(points: Iterable[Mapping[str, Any]], hours: int, bucket_ms:
         total = sum(r[3] for r in rows)
         failed = sum(r[3] for r in rows if r[0] in _FAILED)
         p50, p95, p99 = _weighted_quantiles([(r[2], r[3]) for r in rows], 0.5, 0.95, 0.99)
-        bindings.append(BindingMetrics(
-            binding=name, total=round(total), failed=round(failed), failure_rate=failed / total if total else 0.0,
-            avg_duration_ms=sum(r[2] * r[3] for r in rows) / total, max_duration_ms=max(r[2] for r in rows),
-            p95_duration_ms=p95, avg_attempts=sum(r[1] * r[3] for r in rows) / total, p50_duration_ms=p50,
-            p99_duration_ms=p99,
-        ))  # fmt: skip
+        bindings.append(
+            BindingMetrics(
+                binding=name,
+                total=round(total),
+                failed=round(failed),
+                failure_rate=failed / total if total else 0.0,
+                avg_duration_ms=sum(r[2] * r[3] for r in rows) / total,
+                max_duration_ms=max(r[2] for r in rows),
+                p95_duration_ms=p95,
+                avg_attempts=sum(r[1] * r[3] for r in rows) / total,
+                p50_duration_ms=p50,
+                p99_duration_ms=p99,
+            )
+        )
     bindings.sort(key=lambda b: (-b.total, b.binding))
     series = [_bucket(at, rows) for at, rows in sorted(by_hour.items())]
     return MetricsReport(hours=hours, bindings=bindings, series=series, bucket_ms=bucket_ms)
@@ -202,8 +217,9 @@ class BindingReader:
         """Read through ``binding.query(sql)``; the dataset's view is named ``binding.dataset``."""
         self._binding = binding
 
-    async def read(self, hours: int, binding: str | None, bucket_ms: int = _HOUR_MS,
-                   exclude: Sequence[str] = ()) -> MetricsReport:  # fmt: skip
+    async def read(
+        self, hours: int, binding: str | None, bucket_ms: int = _HOUR_MS, exclude: Sequence[str] = ()
+    ) -> MetricsReport:
         """Raw points of the window, aggregated here."""
         since = time_source().now_ms() - hours * _HOUR_MS
         dataset = str(getattr(self._binding, "dataset", "TSUMUGI_METRICS"))
@@ -234,19 +250,29 @@ def _at_ms(text: Any) -> int:
 def _binding_row(row: Mapping[str, Any]) -> BindingMetrics:
     total, failed = _num(row.get("total")), _num(row.get("failed"))
     return BindingMetrics(
-        binding=str(row.get("binding")), total=round(total), failed=round(failed),
+        binding=str(row.get("binding")),
+        total=round(total),
+        failed=round(failed),
         failure_rate=failed / total if total else 0.0,
-        avg_duration_ms=_num(row.get("avg_duration")), max_duration_ms=_num(row.get("max_duration")),
-        p95_duration_ms=_num(row.get("p95_duration")), avg_attempts=_num(row.get("avg_attempts")),
-        p50_duration_ms=_num(row.get("p50_duration")), p99_duration_ms=_num(row.get("p99_duration")),
-    )  # fmt: skip
+        avg_duration_ms=_num(row.get("avg_duration")),
+        max_duration_ms=_num(row.get("max_duration")),
+        p95_duration_ms=_num(row.get("p95_duration")),
+        avg_attempts=_num(row.get("avg_attempts")),
+        p50_duration_ms=_num(row.get("p50_duration")),
+        p99_duration_ms=_num(row.get("p99_duration")),
+    )
 
 
 def _hour_row(row: Mapping[str, Any]) -> HourMetrics:
-    return HourMetrics(at=_at_ms(row.get("at")), total=round(_num(row.get("total"))),
-                       failed=round(_num(row.get("failed"))), avg_duration_ms=_num(row.get("avg_duration")),
-                       p50_duration_ms=_num(row.get("p50_duration")), p95_duration_ms=_num(row.get("p95_duration")),
-                       p99_duration_ms=_num(row.get("p99_duration")))  # fmt: skip
+    return HourMetrics(
+        at=_at_ms(row.get("at")),
+        total=round(_num(row.get("total"))),
+        failed=round(_num(row.get("failed"))),
+        avg_duration_ms=_num(row.get("avg_duration")),
+        p50_duration_ms=_num(row.get("p50_duration")),
+        p95_duration_ms=_num(row.get("p95_duration")),
+        p99_duration_ms=_num(row.get("p99_duration")),
+    )
 
 
 def _quantiles_sql() -> str:
@@ -301,8 +327,9 @@ class AccountSqlReader:
             raise MetricsUnavailableError(text[:UPSTREAM_TEXT_CHARS])
         return _data_rows(text)
 
-    async def read(self, hours: int, binding: str | None, bucket_ms: int = _HOUR_MS,
-                   exclude: Sequence[str] = ()) -> MetricsReport:  # fmt: skip
+    async def read(
+        self, hours: int, binding: str | None, bucket_ms: int = _HOUR_MS, exclude: Sequence[str] = ()
+    ) -> MetricsReport:
         """Two statements upstream: per binding, and per bucket (whole minutes)."""
         where = f"timestamp > NOW() - INTERVAL '{int(hours)}' HOUR" + _binding_terms(binding, exclude)
         failed = "IF(blob1 IN ('FAILED', 'STALLED'), _sample_interval, 0)"

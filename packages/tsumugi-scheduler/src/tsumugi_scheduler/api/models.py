@@ -38,7 +38,9 @@ _SafeInteger = Annotated[int, Field(ge=-_SAFE, le=_SAFE)]
 _Fraction = Annotated[float, WithJsonSchema({"type": "number", "not": {"type": "integer"}})]
 
 
-class JsonValue(RootModel[Union[bool, _SafeInteger, _Fraction, str, list["JsonValue"], dict[str, "JsonValue"], None]]):  # noqa: UP007
+class JsonValue(
+    RootModel[Union[bool, _SafeInteger, _Fraction, str, list["JsonValue"], dict[str, "JsonValue"], None]]  # noqa: UP007
+):
     """A payload: any JSON value that crosses a queue and JavaScript intact (integers within +-(2**53 - 1)),
     nested at most 64 levels (tsumugi_core.portable, ADR-0077)."""
 
@@ -62,10 +64,19 @@ def _pin() -> Any:
 class BackoffBody(_Body):
     """``{"kind": "fixed", "delayMs"}`` or ``{"kind": "exponential", "baseMs", "factor", "maxMs"}``."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, json_schema_extra={"anyOf": [
-        {"properties": {"kind": {"const": "exponential"}}},
-        {"required": ["delayMs"], "properties": {"delayMs": {"type": "integer"}}},  # a fixed backoff needs it
-    ]})  # fmt: skip
+    model_config = ConfigDict(
+        extra="forbid",
+        frozen=True,
+        json_schema_extra={
+            "anyOf": [
+                {"properties": {"kind": {"const": "exponential"}}},
+                {
+                    "required": ["delayMs"],
+                    "properties": {"delayMs": {"type": "integer"}},
+                },  # a fixed backoff needs it
+            ]
+        },
+    )
 
     kind: Literal["fixed", "exponential"]
     # Each field is a number (jitter a boolean) when sent; null is refused, so the document has no null.
@@ -78,8 +89,12 @@ class BackoffBody(_Body):
 
 def _not_both(first: str, second: str) -> dict[str, Any]:
     """Refuse a value (an integer: the fields' only non-null type) on both sides of a pair."""
-    return {"not": {"required": [first, second],
-                    "properties": {first: {"type": "integer"}, second: {"type": "integer"}}}}  # fmt: skip
+    return {
+        "not": {
+            "required": [first, second],
+            "properties": {first: {"type": "integer"}, second: {"type": "integer"}},
+        }
+    }
 
 
 _ENQUEUE_RULES: Final[dict[str, Any]] = {
@@ -105,8 +120,10 @@ class EnqueueBody(_Body):
     model_config = ConfigDict(extra="forbid", frozen=True, json_schema_extra=cast("JsonDict", _ENQUEUE_RULES))
 
     binding: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
-    payload: JsonValue = Field(description="Any JSON value, null included, that the performer's published payload "
-                                       "type accepts; integers within +-(2**53 - 1), nesting at most 64 levels.")
+    payload: JsonValue = Field(
+        description="Any JSON value, null included, that the performer's published payload "
+        "type accepts; integers within +-(2**53 - 1), nesting at most 64 levels."
+    )
     priority: int | None = Field(default=None, ge=-_SAFE, le=_SAFE)
     maxAttempts: int | None = Field(default=None, ge=1, le=_SAFE)
     backoff: BackoffBody | None = None
@@ -139,8 +156,11 @@ _DELAY_MAX = MAX_RESCHEDULE_DELAY_MS
 class RescheduleBody(_Body):
     """Exactly one of ``runAt`` (absolute, past allowed) and ``delayMs`` (from now), optional ``priority``."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, json_schema_extra={
-        "oneOf": [{"required": ["runAt"]}, {"required": ["delayMs"]}]})  # fmt: skip
+    model_config = ConfigDict(
+        extra="forbid",
+        frozen=True,
+        json_schema_extra={"oneOf": [{"required": ["runAt"]}, {"required": ["delayMs"]}]},
+    )
 
     runAt: Annotated[float, Field(ge=0, le=_SAFE)] | SkipJsonSchema[None] = _pin()
     delayMs: Annotated[float, Field(ge=0, le=_DELAY_MAX)] | SkipJsonSchema[None] = _pin()

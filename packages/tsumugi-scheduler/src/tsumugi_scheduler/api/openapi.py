@@ -29,8 +29,10 @@ _PATH_PARAM: Final = re.compile(r"\{([a-z_]+)\}")
 _ENQUEUE_ITEM: Final = "EnqueueBody"
 _COMMON: Final = {
     401: Answer(description="Missing or wrong credentials (token, session or Access token)."),
-    403: Answer(description="The caller's role falls short of the operation's `x-tsumugi-role` (`needs`, "
-                "`role`), or a cookie-authenticated request came from another origin."),
+    403: Answer(
+        description="The caller's role falls short of the operation's `x-tsumugi-role` (`needs`, "
+        "`role`), or a cookie-authenticated request came from another origin."
+    ),
     404: Answer(description="Not found."),
     503: Answer(description="Read-model migrations pending, or D1 unavailable."),
 }
@@ -107,12 +109,18 @@ def _responses(op: Operation, by_type: dict[int, dict[str, Any]]) -> dict[str, A
 
 def _openapi_operation() -> dict[str, Any]:
     return {
-        "operationId": "getOpenApi", "summary": "This document (no authentication).", "tags": ["meta"],
-        "security": [], "responses": {
-            "200": {"description": "The OpenAPI document.", "content": {"application/json": {"schema": {"type": "object"}}}},
+        "operationId": "getOpenApi",
+        "summary": "This document (no authentication).",
+        "tags": ["meta"],
+        "security": [],
+        "responses": {
+            "200": {
+                "description": "The OpenAPI document.",
+                "content": {"application/json": {"schema": {"type": "object"}}},
+            },
             "404": {"description": "The API is not enabled (no auth configured)."},
         },
-    }  # fmt: skip
+    }
 
 
 def _pinned_id(binding: str, shards: int) -> str:
@@ -142,8 +150,12 @@ def _name_bindings(components: dict[str, Any], bindings: Mapping[str, int]) -> N
     if sharded:
         with_key = {"required": ["partitionKey"], "properties": {"partitionKey": {"type": "string"}}}
         pinned = {"required": ["id"], "properties": {"id": {"type": "string"}}}
-        rules.append({"if": {"properties": {"binding": {"enum": sorted(sharded)}}},
-                      "then": {"anyOf": [with_key, pinned]}})  # fmt: skip
+        rules.append(
+            {
+                "if": {"properties": {"binding": {"enum": sorted(sharded)}}},
+                "then": {"anyOf": [with_key, pinned]},
+            }
+        )
 
 
 def _hoisted(schema: Mapping[str, Any], prefix: str, components: dict[str, Any]) -> Any:
@@ -151,8 +163,15 @@ def _hoisted(schema: Mapping[str, Any], prefix: str, components: dict[str, Any])
 
     def point(value: Any) -> Any:
         if isinstance(value, Mapping):
-            return {k: (_REF.format(name=prefix + v.removeprefix("#/$defs/")) if k == "$ref" and isinstance(v, str)
-                        and v.startswith("#/$defs/") else point(v)) for k, v in value.items() if k != "$defs"}  # pyright: ignore[reportUnknownVariableType]  # fmt: skip
+            return {
+                k: (
+                    _REF.format(name=prefix + v.removeprefix("#/$defs/"))
+                    if k == "$ref" and isinstance(v, str) and v.startswith("#/$defs/")
+                    else point(v)
+                )
+                for k, v in value.items()  # pyright: ignore[reportUnknownVariableType]
+                if k != "$defs"
+            }
         if isinstance(value, list):
             return [point(v) for v in value]  # pyright: ignore[reportUnknownVariableType]
         return value
@@ -180,7 +199,9 @@ def _name_run_flows(components: dict[str, Any], flow_inputs: Mapping[str, Mappin
 
 
 def build_document(
-    operations: Sequence[Operation], bindings: Mapping[str, int] | None = None, flows: Sequence[str] = (),
+    operations: Sequence[Operation],
+    bindings: Mapping[str, int] | None = None,
+    flows: Sequence[str] = (),
     flow_inputs: Mapping[str, Mapping[str, Any] | None] | None = None,
 ) -> dict[str, Any]:
     """The OpenAPI document of ``operations`` plus ``GET /api/openapi.json`` itself.
@@ -196,10 +217,14 @@ def build_document(
     paths: dict[str, dict[str, Any]] = {OPENAPI_PATH: {"get": _openapi_operation()}}
     for op in operations:
         entry: dict[str, Any] = {
-            "operationId": op.operation_id, "summary": op.summary, "tags": [op.tag],
-            "parameters": _parameters(op), "responses": _responses(op, by_type),
-            "description": f"Needs the {op.role.value} role (or higher).", "x-tsumugi-role": op.role.value,
-        }  # fmt: skip
+            "operationId": op.operation_id,
+            "summary": op.summary,
+            "tags": [op.tag],
+            "parameters": _parameters(op),
+            "responses": _responses(op, by_type),
+            "description": f"Needs the {op.role.value} role (or higher).",
+            "x-tsumugi-role": op.role.value,
+        }
         body = _body_schema(op, components)
         if body is not None:
             entry["requestBody"] = body
@@ -218,9 +243,13 @@ def build_document(
             "securitySchemes": {
                 "bearerAuth": {"type": "http", "scheme": "bearer"},
                 "cookieAuth": {"type": "apiKey", "in": "cookie", "name": "tsumugi_token"},
-                "accessAuth": {"type": "apiKey", "in": "header", "name": "Cf-Access-Jwt-Assertion",
-                               "description": "Cloudflare Access's signed token (also its CF_Authorization cookie), "
-                                              "when the deployment signs in through Access."},
+                "accessAuth": {
+                    "type": "apiKey",
+                    "in": "header",
+                    "name": "Cf-Access-Jwt-Assertion",
+                    "description": "Cloudflare Access's signed token (also its CF_Authorization cookie), "
+                    "when the deployment signs in through Access.",
+                },
             },
         },
     }

@@ -91,7 +91,13 @@ def with_payload_types(document: Mapping[str, Any], published: Mapping[str, Any]
         body = components.get(name)
         if body is None or "payload" not in body.get("properties", {}):
             continue
-        body.setdefault("allOf", []).append({"anyOf": [
-            {"properties": {"binding": {"const": binding}, "payload": schema}} for binding, schema in types.items()
-        ] + untyped})  # fmt: skip
+        body.setdefault("allOf", []).append(
+            {
+                "anyOf": [
+                    {"properties": {"binding": {"const": binding}, "payload": schema}}
+                    for binding, schema in types.items()
+                ]
+                + untyped
+            }
+        )
     return out

@@ -21,12 +21,25 @@ from tsumugi_scheduler.api.context import api_of, env_of, first_values
 from tsumugi_scheduler.readmodel import parse_job_query
 from tsumugi_scheduler.readmodel.d1_port import d1_values, result_rows
 
-__all__ = ["FlowList", "RunDetail", "RunDetailBody", "RunList", "RunNode", "RunSummary", "get_run", "list_flows",
-           "list_runs", "read_run", "run_failure"]  # fmt: skip
+__all__ = [
+    "FlowList",
+    "RunDetail",
+    "RunDetailBody",
+    "RunList",
+    "RunNode",
+    "RunSummary",
+    "get_run",
+    "list_flows",
+    "list_runs",
+    "read_run",
+    "run_failure",
+]
 
 _SUMMARY: Final = "id, flow, state, node_total, node_done, node_failed, created_at, updated_at"
-_NODE: Final = ("node_id, binding, state, container, parent, origin, after, job_id, child_run_id, result, error, "
-                "position, created_at, updated_at, scheduled_at, finished_at")  # fmt: skip
+_NODE: Final = (
+    "node_id, binding, state, container, parent, origin, after, job_id, child_run_id, result, error, "
+    "position, created_at, updated_at, scheduled_at, finished_at"
+)
 
 
 class FlowList(msgspec.Struct, frozen=True, kw_only=True):
@@ -103,10 +116,16 @@ class RunDetailBody(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def _summary_fields(row: Any) -> dict[str, Any]:
-    return {"id": str(row["id"]), "flow": str(row["flow"]), "state": str(row["state"]),
-            "node_total": int(row["node_total"]), "node_done": int(row["node_done"]),
-            "node_failed": int(row["node_failed"]), "created_at": int(row["created_at"]),
-            "updated_at": int(row["updated_at"])}  # fmt: skip
+    return {
+        "id": str(row["id"]),
+        "flow": str(row["flow"]),
+        "state": str(row["state"]),
+        "node_total": int(row["node_total"]),
+        "node_done": int(row["node_done"]),
+        "node_failed": int(row["node_failed"]),
+        "created_at": int(row["created_at"]),
+        "updated_at": int(row["updated_at"]),
+    }
 
 
 def _after(text: object) -> list[str]:
@@ -128,13 +147,24 @@ def _time(row: Any, column: str) -> int | msgspec.UnsetType | None:
 
 
 def _node(row: Any) -> RunNode:
-    return RunNode(id=str(row["node_id"]), binding=str(row["binding"]), state=str(row["state"]),
-                   container=bool(row["container"]), origin=str(row["origin"]), after=_after(row["after"]),
-                   position=int(row["position"]), created_at=int(row["created_at"]),
-                   updated_at=int(row["updated_at"]), parent=_text(row["parent"]), job_id=_text(row["job_id"]),
-                   child_run_id=_text(row["child_run_id"]), result=_text(row["result"]),
-                   error=_text(row["error"]), scheduled_at=_time(row, "scheduled_at"),
-                   finished_at=_time(row, "finished_at"))  # fmt: skip
+    return RunNode(
+        id=str(row["node_id"]),
+        binding=str(row["binding"]),
+        state=str(row["state"]),
+        container=bool(row["container"]),
+        origin=str(row["origin"]),
+        after=_after(row["after"]),
+        position=int(row["position"]),
+        created_at=int(row["created_at"]),
+        updated_at=int(row["updated_at"]),
+        parent=_text(row["parent"]),
+        job_id=_text(row["job_id"]),
+        child_run_id=_text(row["child_run_id"]),
+        result=_text(row["result"]),
+        error=_text(row["error"]),
+        scheduled_at=_time(row, "scheduled_at"),
+        finished_at=_time(row, "finished_at"),
+    )
 
 
 async def list_flows(request: Request) -> Response:
@@ -151,11 +181,14 @@ async def list_runs(request: Request) -> Response:
     where = f" WHERE {where}" if where else ""
     values = [value for _, value in filters if value]
     d1 = env_of(request).TSUMUGI_DB
-    rows, count = await d1.batch([
-        d1.prepare(f"SELECT {_SUMMARY} FROM run{where} ORDER BY updated_at DESC, id DESC LIMIT ? OFFSET ?")
-        .bind(*d1_values([*values, page.limit, page.offset])),
-        d1.prepare(f"SELECT count(*) AS total FROM run{where}").bind(*values),
-    ])  # fmt: skip
+    rows, count = await d1.batch(
+        [
+            d1.prepare(
+                f"SELECT {_SUMMARY} FROM run{where} ORDER BY updated_at DESC, id DESC LIMIT ? OFFSET ?"
+            ).bind(*d1_values([*values, page.limit, page.offset])),
+            d1.prepare(f"SELECT count(*) AS total FROM run{where}").bind(*values),
+        ]
+    )
     runs = [RunSummary(**_summary_fields(row)) for row in result_rows(rows)]
     return json_response(200, RunList(runs=runs, total=int(result_rows(count)[0]["total"])))
 
@@ -170,23 +203,41 @@ async def get_run(request: Request) -> Response:
 
 async def read_run(d1: Any, run_id: str) -> RunDetailBody | None:
     """The run ``run_id`` and its nodes from the read model, or None."""
-    run, nodes = await d1.batch([
-        d1.prepare(f"SELECT {_SUMMARY}, input, parent_run_id, parent_node_id, output FROM run WHERE id = ?").bind(run_id),
-        d1.prepare(f"SELECT {_NODE} FROM run_node WHERE run_id = ? ORDER BY position").bind(run_id),
-    ])  # fmt: skip
+    run, nodes = await d1.batch(
+        [
+            d1.prepare(
+                f"SELECT {_SUMMARY}, input, parent_run_id, parent_node_id, output FROM run WHERE id = ?"
+            ).bind(run_id),
+            d1.prepare(f"SELECT {_NODE} FROM run_node WHERE run_id = ? ORDER BY position").bind(run_id),
+        ]
+    )
     found = result_rows(run)
     if not found:
         return None
     row = found[0]
-    detail = RunDetail(**_summary_fields(row), input=str(row["input"]),
-                       parent_run_id=None if row["parent_run_id"] is None else str(row["parent_run_id"]),
-                       parent_node_id=None if row["parent_node_id"] is None else str(row["parent_node_id"]),
-                       retryable=row["state"] == "FAILED",
-                       output=None if row["output"] is None else str(row["output"]))  # fmt: skip
+    detail = RunDetail(
+        **_summary_fields(row),
+        input=str(row["input"]),
+        parent_run_id=None if row["parent_run_id"] is None else str(row["parent_run_id"]),
+        parent_node_id=None if row["parent_node_id"] is None else str(row["parent_node_id"]),
+        retryable=row["state"] == "FAILED",
+        output=None if row["output"] is None else str(row["output"]),
+    )
     listed = [_node(r) for r in result_rows(nodes)]
-    waits = waiting_on([NodeView(id=n.id, state=n.state, container=n.container, subflow=n.child_run_id is not None,
-                                 parent=n.parent, origin=cast(NodeOrigin, n.origin), after=tuple(n.after))
-                        for n in listed])  # fmt: skip
+    waits = waiting_on(
+        [
+            NodeView(
+                id=n.id,
+                state=n.state,
+                container=n.container,
+                subflow=n.child_run_id is not None,
+                parent=n.parent,
+                origin=cast(NodeOrigin, n.origin),
+                after=tuple(n.after),
+            )
+            for n in listed
+        ]
+    )
     listed = [msgspec.structs.replace(n, waiting_on=waits[n.id]) if n.id in waits else n for n in listed]
     if detail.state == "FAILED":
         detail = msgspec.structs.replace(detail, failure=run_failure(listed))

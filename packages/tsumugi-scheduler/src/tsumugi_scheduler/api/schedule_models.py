@@ -44,11 +44,17 @@ _ZONES: Final = sorted({*zoneinfo.available_timezones(), "UTC"})
 _Key = Annotated[str, Field(min_length=1, max_length=MAX_KEY_CHARS)]
 _TIMING_RULES: Final[dict[str, Any]] = {
     "anyOf": [
-        {"required": ["everyMs"], "properties": {"everyMs": {"type": "integer"}, "cron": {"type": "null"},
-                                                 "timezone": {"enum": ["UTC", None]}}},
+        {
+            "required": ["everyMs"],
+            "properties": {
+                "everyMs": {"type": "integer"},
+                "cron": {"type": "null"},
+                "timezone": {"enum": ["UTC", None]},
+            },
+        },
         {"required": ["cron"], "properties": {"cron": {"type": "string"}, "everyMs": {"type": "null"}}},
     ]
-}  # fmt: skip
+}
 """Exactly one of everyMs and cron; a time zone only with cron (UTC or null with everyMs)."""
 
 
@@ -70,8 +76,11 @@ class _ScheduleFields(_Body):
     everyMs: int | None = Field(
         default=None, ge=MIN_EVERY_MS, le=MAX_EVERY_MS, description="A period in real time."
     )
-    cron: str | None = Field(default=None, pattern=CRON_SUBSET,
-                             description="Five fields in `timezone`; lists and ranges are accepted too.")  # fmt: skip
+    cron: str | None = Field(
+        default=None,
+        pattern=CRON_SUBSET,
+        description="Five fields in `timezone`; lists and ranges are accepted too.",
+    )
     timezone: str | None = Field(
         default=None, description="An IANA zone (cron only); UTC by default.", json_schema_extra=_zone_enum
     )
@@ -96,11 +105,20 @@ class ScheduleCreateBody(_ScheduleFields):
 _PATCH_RULES: Final[dict[str, Any]] = {
     "minProperties": 1,
     "allOf": [
-        {"anyOf": [{"properties": {"everyMs": {"type": "null"}}}, {"properties": {"cron": {"type": "null"}}}]},
-        {"anyOf": [{"properties": {"timezone": {"type": "null"}}},
-                   {"required": ["cron"], "properties": {"cron": {"type": "string"}}}]},
-    ]
-}  # fmt: skip
+        {
+            "anyOf": [
+                {"properties": {"everyMs": {"type": "null"}}},
+                {"properties": {"cron": {"type": "null"}}},
+            ]
+        },
+        {
+            "anyOf": [
+                {"properties": {"timezone": {"type": "null"}}},
+                {"required": ["cron"], "properties": {"cron": {"type": "string"}}},
+            ]
+        },
+    ],
+}
 """Not both everyMs and cron; a time zone only with a cron."""
 
 
@@ -193,23 +211,42 @@ class ScheduleDeleted(msgspec.Struct, frozen=True, kw_only=True):
     name: str
 
 
-_JOB_ONLY: Final = ("binding", "payload", "partitionKey", "maxAttempts", "backoff", "timeoutMs", "priority",
-                    "guarantee", "concurrencyKey")  # fmt: skip
+_JOB_ONLY: Final = (
+    "binding",
+    "payload",
+    "partitionKey",
+    "maxAttempts",
+    "backoff",
+    "timeoutMs",
+    "priority",
+    "guarantee",
+    "concurrencyKey",
+)
 _FLOW_ONLY: Final = ("flow", "input", "deadlineMs")
 
 
 def _allow_flow_targets(body: dict[str, Any], flows: list[str]) -> None:
     """A create body targets a binding (``binding`` + ``payload``) or a registered flow (``flow`` + ``input``,
     ``deadlineMs``, no job option): exactly one of them."""
-    body["properties"].update({
-        "flow": {"enum": flows}, "input": {"description": "Any JSON value, null included: each run's input."},
-        "deadlineMs": {"type": "integer", "minimum": 1, "maximum": MAX_DEADLINE_MS},
-    })  # fmt: skip
+    body["properties"].update(
+        {
+            "flow": {"enum": flows},
+            "input": {"description": "Any JSON value, null included: each run's input."},
+            "deadlineMs": {"type": "integer", "minimum": 1, "maximum": MAX_DEADLINE_MS},
+        }
+    )
     body["required"] = [k for k in body.get("required", []) if k not in ("binding", "payload")]
-    body.setdefault("allOf", []).append({"anyOf": [
-        {"required": ["binding", "payload"], "not": {"anyOf": [{"required": [k]} for k in _FLOW_ONLY]}},
-        {"required": ["flow", "input"], "not": {"anyOf": [{"required": [k]} for k in _JOB_ONLY]}},
-    ]})  # fmt: skip
+    body.setdefault("allOf", []).append(
+        {
+            "anyOf": [
+                {
+                    "required": ["binding", "payload"],
+                    "not": {"anyOf": [{"required": [k]} for k in _FLOW_ONLY]},
+                },
+                {"required": ["flow", "input"], "not": {"anyOf": [{"required": [k]} for k in _JOB_ONLY]}},
+            ]
+        }
+    )
 
 
 def name_schedule_bindings(
@@ -221,14 +258,22 @@ def name_schedule_bindings(
         body = components.get(component)
         if body is None or not bindings:
             continue
-        body["properties"]["binding"] = {"enum": sorted(bindings)} if component == "ScheduleCreateBody" else {
-            "anyOf": [{"enum": sorted(bindings)}, {"type": "null"}]}  # fmt: skip
+        body["properties"]["binding"] = (
+            {"enum": sorted(bindings)}
+            if component == "ScheduleCreateBody"
+            else {"anyOf": [{"enum": sorted(bindings)}, {"type": "null"}]}
+        )
         sharded = sorted(b for b, n in bindings.items() if n > 1)
         if sharded:
-            body.setdefault("allOf", []).append({
-                "if": {"required": ["binding"], "properties": {"binding": {"enum": sharded}}},
-                "then": {"required": ["partitionKey"], "properties": {"partitionKey": {"type": "string"}}},
-            })  # fmt: skip
+            body.setdefault("allOf", []).append(
+                {
+                    "if": {"required": ["binding"], "properties": {"binding": {"enum": sharded}}},
+                    "then": {
+                        "required": ["partitionKey"],
+                        "properties": {"partitionKey": {"type": "string"}},
+                    },
+                }
+            )
     create = components.get("ScheduleCreateBody")
     if create is not None and flows:
         _allow_flow_targets(create, sorted(flows))

@@ -70,7 +70,9 @@ async def _check_payload(request: Request, binding: Any, body: dict[str, Any], s
         raise ApiError(status, {"error": f"{field} {exc.rule}", "field": field, "rule": exc.rule}) from None
 
 
-async def _check_change(request: Request, directory: ScheduleDirectory, name: str, body: dict[str, Any]) -> None:
+async def _check_change(
+    request: Request, directory: ScheduleDirectory, name: str, body: dict[str, Any]
+) -> None:
     """A change's payload against the schedule it changes. When the body names no binding, what it conflicts
     with is the stored schedule (a flow takes no payload; a binding's type), not the request alone: 409."""
     if "binding" in body and "flow" not in body:

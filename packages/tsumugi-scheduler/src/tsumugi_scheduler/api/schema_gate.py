@@ -47,8 +47,13 @@ class SchemaGate:
         """
         d1 = getattr(env, self.binding, None)
         if d1 is None:
-            raise ApiError(503, {"error": f"the {self.binding} binding (D1 read model) is missing",
-                                 "missing": [{"kind": "d1", "name": self.binding}]})  # fmt: skip
+            raise ApiError(
+                503,
+                {
+                    "error": f"the {self.binding} binding (D1 read model) is missing",
+                    "missing": [{"kind": "d1", "name": self.binding}],
+                },
+            )
         key = id(d1)
         if key in self._current:
             return

@@ -80,10 +80,18 @@ async def _sign_in(request: Request, auth: BearerAuth | None, headers: Mapping[s
     expected = next(token for var, _, token in auth.tokens(env) if var == found[0])
     now_ms = time_source().now_ms()
     session_id = secrets.token_urlsafe(16)
-    await open_session(request.scope["env"].TSUMUGI_DB, session_id, now_ms=now_ms,
-                       expires_at=now_ms + auth.session_ttl_ms)  # fmt: skip
-    answer = json_response(200, {"signedIn": True, "pageKey": page_key(expected, session_id),
-                                 "identity": found[0], "role": found[1].value})  # fmt: skip
+    await open_session(
+        request.scope["env"].TSUMUGI_DB, session_id, now_ms=now_ms, expires_at=now_ms + auth.session_ttl_ms
+    )
+    answer = json_response(
+        200,
+        {
+            "signedIn": True,
+            "pageKey": page_key(expected, session_id),
+            "identity": found[0],
+            "role": found[1].value,
+        },
+    )
     value = issue_session(expected, now_ms, session_id)
     secure = request.url.scheme == "https"
     answer.headers.append(
@@ -93,8 +101,9 @@ async def _sign_in(request: Request, auth: BearerAuth | None, headers: Mapping[s
     return answer
 
 
-async def answer_session(scope: Scope, receive: Receive, send: Send, auth: AuthScheme,
-                         headers: Mapping[str, str]) -> None:  # fmt: skip
+async def answer_session(
+    scope: Scope, receive: Receive, send: Send, auth: AuthScheme, headers: Mapping[str, str]
+) -> None:
     """Answer a request to `SESSION_PATH`."""
     request = Request(scope, receive)
     method = request.method
@@ -103,9 +112,15 @@ async def answer_session(scope: Scope, receive: Receive, send: Send, auth: AuthS
         now_ms = time_source().now_ms()
         identity = await auth.admit(scope.get("env"), headers, scope, now_ms=now_ms)
         role = None if identity is None or identity.role is None else identity.role.value
-        answer = json_response(200, {"signedIn": identity is not None, "role": role,
-                                     "identity": None if identity is None else identity.name,
-                                     "tokenSignIn": auth.token_cookie is not None})  # fmt: skip
+        answer = json_response(
+            200,
+            {
+                "signedIn": identity is not None,
+                "role": role,
+                "identity": None if identity is None else identity.name,
+                "tokenSignIn": auth.token_cookie is not None,
+            },
+        )
     elif (reason := cross_origin_reason(headers, request.url.scheme)) is not None:
         answer = cross_origin(reason)
     elif method == "POST":

@@ -141,11 +141,20 @@ def content_security_policy(token_cookie: str | None = "tsumugi_token") -> str:
     for tag, body in _INLINE_RE.findall(render_dashboard(token_cookie)):
         (scripts if tag == "script" else styles).append(_hash_source(body))
     style = " ".join(styles)
-    return "; ".join((
-        "default-src 'none'", f"script-src {' '.join(scripts)}", f"style-src {style}", f"style-src-elem {style}",
-        "style-src-attr 'unsafe-inline'", "img-src 'self' data:", "connect-src 'self'", "base-uri 'none'",
-        "form-action 'self'", "frame-ancestors 'none'",
-    ))  # fmt: skip
+    return "; ".join(
+        (
+            "default-src 'none'",
+            f"script-src {' '.join(scripts)}",
+            f"style-src {style}",
+            f"style-src-elem {style}",
+            "style-src-attr 'unsafe-inline'",
+            "img-src 'self' data:",
+            "connect-src 'self'",
+            "base-uri 'none'",
+            "form-action 'self'",
+            "frame-ancestors 'none'",
+        )
+    )
 
 
 def dashboard_headers(token_cookie: str | None = "tsumugi_token") -> dict[str, str]:

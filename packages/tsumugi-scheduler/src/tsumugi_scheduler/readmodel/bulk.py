@@ -59,15 +59,26 @@ async def select_ids_for_bulk(
     if not 1 <= limit <= BULK_LIMIT:
         raise InvalidFieldError("limit", f"must be between 1 and {BULK_LIMIT}, got {limit}")
     where, params = where_clause(
-        {"binding": filters.binding, "unique_key": filters.unique_key, "concurrency_key": filters.concurrency_key},
-        states=filters.states, created_from=filters.created_from, created_to=filters.created_to,
-    )  # fmt: skip
-    selected, count = await d1.batch([
-        d1.prepare(f"SELECT id FROM job{where} ORDER BY created_at ASC, id ASC LIMIT ?").bind(*params, limit),
-        # Counted up to BULK_COUNT_CAP + 1 rows, as the job list's total: the cost stays bounded (ADR-0139).
-        d1.prepare(f"SELECT count(*) AS total FROM (SELECT 1 FROM job{where} LIMIT ?)")
-        .bind(*params, BULK_COUNT_CAP + 1),
-    ])  # fmt: skip
+        {
+            "binding": filters.binding,
+            "unique_key": filters.unique_key,
+            "concurrency_key": filters.concurrency_key,
+        },
+        states=filters.states,
+        created_from=filters.created_from,
+        created_to=filters.created_to,
+    )
+    selected, count = await d1.batch(
+        [
+            d1.prepare(f"SELECT id FROM job{where} ORDER BY created_at ASC, id ASC LIMIT ?").bind(
+                *params, limit
+            ),
+            # Counted up to BULK_COUNT_CAP + 1 rows, as the job list's total: the cost stays bounded (ADR-0139).
+            d1.prepare(f"SELECT count(*) AS total FROM (SELECT 1 FROM job{where} LIMIT ?)").bind(
+                *params, BULK_COUNT_CAP + 1
+            ),
+        ]
+    )
     ids = [str(r["id"]) for r in result_rows(selected)]
     total = int(result_rows(count)[0]["total"])
     return BulkSelection(ids=ids, remaining=max(0, min(total, BULK_COUNT_CAP) - len(ids)))

@@ -48,9 +48,12 @@ def _first_try_entry(row: Mapping[str, Any]) -> AttemptLogEntry | None:
     if row["state"] != JobState.COMPLETED.value or row["dispatched_at"] is None:
         return None
     return AttemptLogEntry(
-        attempt=int(row["attempts"]) or 1, state=JobState.COMPLETED.value, started_at=int(row["dispatched_at"]),
-        finished_at=int(row["updated_at"]), error=None,
-    )  # fmt: skip
+        attempt=int(row["attempts"]) or 1,
+        state=JobState.COMPLETED.value,
+        started_at=int(row["dispatched_at"]),
+        finished_at=int(row["updated_at"]),
+        error=None,
+    )
 
 
 def _attempts_of(row: Mapping[str, Any]) -> list[AttemptLogEntry]:

@@ -52,26 +52,37 @@ async def list_jobs(
     """
     where, params = where_clause(
         {
-            "state": query.state, "binding": query.binding, "id": query.id, "unique_key": query.unique_key,
+            "state": query.state,
+            "binding": query.binding,
+            "id": query.id,
+            "unique_key": query.unique_key,
             "concurrency_key": query.concurrency_key,
         },
-        created_from=query.created_from, created_to=query.created_to,
-    )  # fmt: skip
+        created_from=query.created_from,
+        created_to=query.created_to,
+    )
     page_sql = f"SELECT {_SUMMARY_COLUMNS} FROM job{where}{_order_by(query)} LIMIT ? OFFSET ?"
     count_sql = f"SELECT count(*) AS total FROM job{where}"
-    page, count = await d1.batch([
-        d1.prepare(page_sql).bind(*d1_values([*params, query.limit, query.offset])),
-        d1.prepare(count_sql).bind(*params),
-    ])  # fmt: skip
+    page, count = await d1.batch(
+        [
+            d1.prepare(page_sql).bind(*d1_values([*params, query.limit, query.offset])),
+            d1.prepare(count_sql).bind(*params),
+        ]
+    )
     jobs = [
         JobSummary(
-            id=str(r["id"]), binding=str(r["binding"]), state=str(r["state"]), priority=int(r["priority"]),
-            attempts=int(r["attempts"]), max_attempts=int(r["max_attempts"]), created_at=int(r["created_at"]),
+            id=str(r["id"]),
+            binding=str(r["binding"]),
+            state=str(r["state"]),
+            priority=int(r["priority"]),
+            attempts=int(r["attempts"]),
+            max_attempts=int(r["max_attempts"]),
+            created_at=int(r["created_at"]),
             updated_at=int(r["updated_at"]),
             dispatched_at=None if r["dispatched_at"] is None else int(r["dispatched_at"]),
             current_attempt=current_attempt(str(r["state"]), int(r["attempts"])),
             retryable=is_retryable(str(r["state"]), str(r["binding"]), int(r["updated_at"]), retry_window),
         )
         for r in result_rows(page)
-    ]  # fmt: skip
+    ]
     return JobList(jobs=jobs, total=int(result_rows(count)[0]["total"]))

@@ -33,11 +33,33 @@ __all__ = [
 ]
 
 PROJECTED_COLUMNS: Final[tuple[str, ...]] = (
-    "id", "seq", "binding", "state", "priority", "attempts", "max_attempts", "concurrency_key", "unique_key",
-    "guarantee", "created_at", "updated_at", "dispatched_at", "payload", "run_id", "node_id", "attempts_log",
-    "result", "run_after", "progress", "traceparent", "expires_at", "cancel_requested_at", "last_error",
-    "reason", "shard",
-)  # fmt: skip
+    "id",
+    "seq",
+    "binding",
+    "state",
+    "priority",
+    "attempts",
+    "max_attempts",
+    "concurrency_key",
+    "unique_key",
+    "guarantee",
+    "created_at",
+    "updated_at",
+    "dispatched_at",
+    "payload",
+    "run_id",
+    "node_id",
+    "attempts_log",
+    "result",
+    "run_after",
+    "progress",
+    "traceparent",
+    "expires_at",
+    "cancel_requested_at",
+    "last_error",
+    "reason",
+    "shard",
+)
 """Every column of ``job`` the projection writes; a drift test checks it against the migrated table."""
 
 IMMUTABLE_COLUMNS: Final[frozenset[str]] = frozenset({"id", "created_at", "binding", "guarantee"})
@@ -83,11 +105,14 @@ def _attempts_log(attempts: Sequence[AttemptRecord]) -> str | None:
         return None
     entries = [
         AttemptLogEntry(
-            attempt=a.attempt, state=a.state.value, started_at=a.started_at, finished_at=a.finished_at,
+            attempt=a.attempt,
+            state=a.state.value,
+            started_at=a.started_at,
+            finished_at=a.finished_at,
             error=a.error,
         )
         for a in newest
-    ]  # fmt: skip
+    ]
     return msgspec.json.encode(entries).decode()
 
 
@@ -104,12 +129,33 @@ def snapshot_values(snapshot: JobSnapshot) -> tuple[Any, ...]:
     job = snapshot.job
     # Built in column order directly (test_projection checks it against PROJECTED_COLUMNS).
     return (
-        job.id, job.seq, job.binding, job.state.value, job.priority, job.attempts, job.max_attempts,
-        job.concurrency_key, job.unique_key, job.guarantee, job.created_at, job.updated_at, job.dispatched_at,
-        job.payload, job.run_id, job.node_id, _attempts_log(snapshot.attempts), job.result, job.run_after,
-        job.progress, job.traceparent, job.expires_at, job.cancel_requested_at, job.error, job.reason,
+        job.id,
+        job.seq,
+        job.binding,
+        job.state.value,
+        job.priority,
+        job.attempts,
+        job.max_attempts,
+        job.concurrency_key,
+        job.unique_key,
+        job.guarantee,
+        job.created_at,
+        job.updated_at,
+        job.dispatched_at,
+        job.payload,
+        job.run_id,
+        job.node_id,
+        _attempts_log(snapshot.attempts),
+        job.result,
+        job.run_after,
+        job.progress,
+        job.traceparent,
+        job.expires_at,
+        job.cancel_requested_at,
+        job.error,
+        job.reason,
         _shard_of(job.id),
-    )  # fmt: skip
+    )
 
 
 async def project(d1: D1Like[StatementT], snapshots: Sequence[JobSnapshot]) -> int:

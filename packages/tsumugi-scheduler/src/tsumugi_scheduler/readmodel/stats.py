@@ -51,10 +51,13 @@ async def stats(d1: D1Like[StatementT], now: int, *, exclude_bindings: Sequence[
         ``max(0, now - earliest run_after of SCHEDULED jobs)``, or None when none is SCHEDULED.
     """
     excluded = list(dict.fromkeys(exclude_bindings))
-    results = await d1.batch([
-        d1.prepare(_BY_STATE), d1.prepare(_OLDEST_SCHEDULED),
-        *(d1.prepare(_EXCLUDED_BY_STATE).bind(binding) for binding in excluded),
-    ])  # fmt: skip
+    results = await d1.batch(
+        [
+            d1.prepare(_BY_STATE),
+            d1.prepare(_OLDEST_SCHEDULED),
+            *(d1.prepare(_EXCLUDED_BY_STATE).bind(binding) for binding in excluded),
+        ]
+    )
     counts, oldest = results[0], results[1]
     by_state = {str(r["state"]): int(r["n"]) for r in result_rows(counts)}
     for result in results[2:]:

@@ -67,7 +67,9 @@ _OLD_RUNS: Final = (
 # transaction, so both statements pick the same runs.
 _DELETE_NODES: Final = f"DELETE FROM run_node WHERE run_id IN ({_OLD_RUNS})"
 _DELETE_RUNS: Final = f"DELETE FROM run WHERE id IN ({_OLD_RUNS})"
-_DELETE_ACTIONS: Final = "DELETE FROM action_log WHERE seq IN (SELECT seq FROM action_log WHERE at < ? ORDER BY at LIMIT ?)"
+_DELETE_ACTIONS: Final = (
+    "DELETE FROM action_log WHERE seq IN (SELECT seq FROM action_log WHERE at < ? ORDER BY at LIMIT ?)"
+)
 
 
 async def sweep(
@@ -96,11 +98,17 @@ async def sweep(
     if limit < 1:
         raise InvalidFieldError("limit", f"must be at least 1, got {limit}")
     cutoff = now - older_than_ms
-    jobs, nodes, runs, actions = await d1.batch([
-        d1.prepare(_DELETE_JOBS).bind(*_JOB_STATES, cutoff, limit),
-        d1.prepare(_DELETE_NODES).bind(*_RUN_STATES, cutoff, limit),
-        d1.prepare(_DELETE_RUNS).bind(*_RUN_STATES, cutoff, limit),
-        d1.prepare(_DELETE_ACTIONS).bind(cutoff, limit),
-    ])  # fmt: skip
-    return SweepResult(jobs=result_changes(jobs), runs=result_changes(runs), nodes=result_changes(nodes),
-                       actions=result_changes(actions))  # fmt: skip
+    jobs, nodes, runs, actions = await d1.batch(
+        [
+            d1.prepare(_DELETE_JOBS).bind(*_JOB_STATES, cutoff, limit),
+            d1.prepare(_DELETE_NODES).bind(*_RUN_STATES, cutoff, limit),
+            d1.prepare(_DELETE_RUNS).bind(*_RUN_STATES, cutoff, limit),
+            d1.prepare(_DELETE_ACTIONS).bind(cutoff, limit),
+        ]
+    )
+    return SweepResult(
+        jobs=result_changes(jobs),
+        runs=result_changes(runs),
+        nodes=result_changes(nodes),
+        actions=result_changes(actions),
+    )

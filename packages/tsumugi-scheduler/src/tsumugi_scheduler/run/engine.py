@@ -110,8 +110,16 @@ def _camel(name: str) -> str:
 class RunEngine:
     """The commands of the run held in one object's SQL; all synchronous, each one transaction."""
 
-    def __init__(self, sql: SqlLike, *, flows: Mapping[str, FlowSpec], settings: RunSettings,
-                 shards_of: Callable[[str], int], clock: Clock, ids: IdSource) -> None:  # fmt: skip
+    def __init__(
+        self,
+        sql: SqlLike,
+        *,
+        flows: Mapping[str, FlowSpec],
+        settings: RunSettings,
+        shards_of: Callable[[str], int],
+        clock: Clock,
+        ids: IdSource,
+    ) -> None:
         """Serve the object's SQL (nothing is created until a run starts)."""
         self._store = SqlRunStore(sql)
         self._flows = flows
@@ -161,23 +169,58 @@ class RunEngine:
         except InvalidFlowError as exc:
             raise RunError(str(exc)) from None
         now = self._clock.now_ms()
-        shape = [{"id": n.id, "binding": n.binding, "container": n.kind == "fan_out", "after": list(n.after),
-                  "subflow": n.subflow} for n in spec.nodes]  # fmt: skip
+        shape = [
+            {
+                "id": n.id,
+                "binding": n.binding,
+                "container": n.kind == "fan_out",
+                "after": list(n.after),
+                "subflow": n.subflow,
+            }
+            for n in spec.nodes
+        ]
         parent = command.parent
         run = RunRow(
-            id=command.run_id, flow=command.flow, state="RUNNING", input=command.input_json,
-            shape=msgspec.json.encode(shape).decode(), cancelling=0,
+            id=command.run_id,
+            flow=command.flow,
+            state="RUNNING",
+            input=command.input_json,
+            shape=msgspec.json.encode(shape).decode(),
+            cancelling=0,
             parent_run_id=None if parent is None else parent.run_id,
-            parent_node_id=None if parent is None else parent.node_id, depth=command.depth, parent_notified=0,
-            deadline_ms=deadline, deadline_at=None if deadline is None else now + deadline, expired=0,
-            created_at=now, updated_at=now, resumes=0, noticed=0, nonce=self._ids.new_local_id(),
-            notices=msgspec.json.encode({"on_failure": spec.on_failure, "on_settled": spec.on_settled}).decode(),
-        )  # fmt: skip
-        nodes = [{
-            "id": n.id, "binding": n.binding, "state": "PENDING", "container": int(n.kind == "fan_out"),
-            "parent": None, "origin": "static", "after": msgspec.json.encode(list(n.after)).decode(),
-            "subflow": n.subflow, "seq": i, "gen": 0, "sent": 0, "created_at": now, "updated_at": now,
-        } for i, n in enumerate(spec.nodes)]  # fmt: skip
+            parent_node_id=None if parent is None else parent.node_id,
+            depth=command.depth,
+            parent_notified=0,
+            deadline_ms=deadline,
+            deadline_at=None if deadline is None else now + deadline,
+            expired=0,
+            created_at=now,
+            updated_at=now,
+            resumes=0,
+            noticed=0,
+            nonce=self._ids.new_local_id(),
+            notices=msgspec.json.encode(
+                {"on_failure": spec.on_failure, "on_settled": spec.on_settled}
+            ).decode(),
+        )
+        nodes = [
+            {
+                "id": n.id,
+                "binding": n.binding,
+                "state": "PENDING",
+                "container": int(n.kind == "fan_out"),
+                "parent": None,
+                "origin": "static",
+                "after": msgspec.json.encode(list(n.after)).decode(),
+                "subflow": n.subflow,
+                "seq": i,
+                "gen": 0,
+                "sent": 0,
+                "created_at": now,
+                "updated_at": now,
+            }
+            for i, n in enumerate(spec.nodes)
+        ]
         store = self._store
 
         def write() -> None:
@@ -210,10 +253,18 @@ class RunEngine:
                 if e.state not in _NOTIFIABLE:
                     continue
                 done = e.state == "COMPLETED"
-                outcomes.setdefault((e.node_id, e.job_id), [
-                    e.node_id, e.job_id, e.state, e.result if done else None, e.error,
-                    e.hold_until, e.spawns if done else None,
-                ])  # fmt: skip
+                outcomes.setdefault(
+                    (e.node_id, e.job_id),
+                    [
+                        e.node_id,
+                        e.job_id,
+                        e.state,
+                        e.result if done else None,
+                        e.error,
+                        e.hold_until,
+                        e.spawns if done else None,
+                    ],
+                )
             touched.extend(self._spawn(store, [o for o in outcomes.values() if o[6]], now))
             changed = store.finish_nodes(outcomes.values(), now)
             decisive.append(len(touched) > 0 or store.decisive(changed))  # a spawn adds nodes to start
@@ -248,8 +299,12 @@ class RunEngine:
                 outcome[2], outcome[4] = "FAILED", f"node count exceeded the limit: {limit}"
                 continue
             store.insert_nodes(children)
-            store.patch_nodes({child: {"state": "FAILED", "error": error, "updated_at": now}
-                               for child, error in refused.items()})  # fmt: skip
+            store.patch_nodes(
+                {
+                    child: {"state": "FAILED", "error": error, "updated_at": now}
+                    for child, error in refused.items()
+                }
+            )
             made.extend(c["id"] for c in children)
         return made
 
@@ -308,12 +363,26 @@ class RunEngine:
                     patches[step.node_id] = {**cleared, "state": "RUNNING"}
                 else:
                     gen = rows[step.node_id].gen + 1
-                    patches[step.node_id] = {**cleared, "state": "PENDING", "job_id": None, "child_run_id": None,
-                                             "gen": gen, "scheduled_at": None}  # fmt: skip
+                    patches[step.node_id] = {
+                        **cleared,
+                        "state": "PENDING",
+                        "job_id": None,
+                        "child_run_id": None,
+                        "gen": gen,
+                        "scheduled_at": None,
+                    }
             store.patch_nodes(patches)
             deadline_ms = run.deadline_ms
-            store.update_run(state="RUNNING", parent_notified=0, expired=0, cancelling=0, updated_at=now, noticed=0,
-                             resumes=run.resumes + 1, deadline_at=None if deadline_ms is None else now + deadline_ms)  # fmt: skip
+            store.update_run(
+                state="RUNNING",
+                parent_notified=0,
+                expired=0,
+                cancelling=0,
+                updated_at=now,
+                noticed=0,
+                resumes=run.resumes + 1,
+                deadline_at=None if deadline_ms is None else now + deadline_ms,
+            )
             store.outbox_nodes(patches)
             store.outbox_run(run.id)
 
@@ -371,10 +440,12 @@ class RunEngine:
         store.atomically(decide)
         jobs, children = self._unsent(run, now)
         return TickPlan(
-            jobs=jobs, children=children, deferred=deferred,
+            jobs=jobs,
+            children=children,
+            deferred=deferred,
             cancel_jobs=[JobCancel(node_id=n, job_id=j) for n, j in steps.cancel_jobs],
             cancel_children=[ChildCancel(node_id=n, child_run_id=c) for n, c in steps.cancel_runs],
-        )  # fmt: skip
+        )
 
     def _unsent(self, run: RunRow, now: int) -> tuple[list[JobStart], list[ChildStart]]:
         jobs: list[JobStart] = []
@@ -382,26 +453,49 @@ class RunEngine:
         for node in self._store.unsent():
             if node.child_run_id is not None:
                 flow = node.child_run_id.partition(":")[0]
-                children.append(ChildStart(node_id=node.id, run=StartRun(
-                    run_id=node.child_run_id, flow=flow, input_json=node.payload or "null",
-                    parent=ParentLink(run_id=run.id, node_id=node.id), depth=run.depth + 1)))  # fmt: skip
+                children.append(
+                    ChildStart(
+                        node_id=node.id,
+                        run=StartRun(
+                            run_id=node.child_run_id,
+                            flow=flow,
+                            input_json=node.payload or "null",
+                            parent=ParentLink(run_id=run.id, node_id=node.id),
+                            depth=run.depth + 1,
+                        ),
+                    )
+                )
                 continue
             options: dict[str, Any] = msgspec.json.decode(node.options or "{}")
             if node.hold_until is not None and node.hold_until > now:
                 # The job it replaces may still run until then (a STALLED at-most-once attempt, ADR-0051/0121).
                 start = max(now + int(options.pop("delay_ms", 0) or 0), int(options.get("run_at") or 0))
                 options["run_at"] = max(start, node.hold_until)
-            item = {**{_camel(k): v for k, v in options.items()}, "binding": node.binding,
-                    "payload": msgspec.json.decode(node.payload or "null"), "id": node.job_id, "runId": run.id,
-                    "nodeId": node.id, "partitionKey": run.id}  # fmt: skip
+            item = {
+                **{_camel(k): v for k, v in options.items()},
+                "binding": node.binding,
+                "payload": msgspec.json.decode(node.payload or "null"),
+                "id": node.job_id,
+                "runId": run.id,
+                "nodeId": node.id,
+                "partitionKey": run.id,
+            }
             jobs.append(JobStart(node_id=node.id, item=item))
         return jobs, children
 
     def _fail_removed_flow(self, run: RunRow, now: int) -> None:
         store = self._store
         failed = [v.id for v in store.views() if v.state == "PENDING"]
-        store.patch_nodes({node_id: {"state": "FAILED", "error": f"flow is not registered: {run.flow}",
-                                     "updated_at": now} for node_id in failed})  # fmt: skip
+        store.patch_nodes(
+            {
+                node_id: {
+                    "state": "FAILED",
+                    "error": f"flow is not registered: {run.flow}",
+                    "updated_at": now,
+                }
+                for node_id in failed
+            }
+        )
         store.update_run(state="FAILED", updated_at=now)
         store.outbox_nodes(failed)
         store.outbox_run(run.id)
@@ -416,15 +510,23 @@ class RunEngine:
             assert run is not None
             now = self._clock.now_ms()
             store.update_nodes(outcome.sent, sent=1)
-            store.patch_nodes({node_id: {"state": "FAILED", "error": error, "updated_at": now}
-                               for node_id, error in outcome.refused.items()})  # fmt: skip
+            store.patch_nodes(
+                {
+                    node_id: {"state": "FAILED", "error": error, "updated_at": now}
+                    for node_id, error in outcome.refused.items()
+                }
+            )
             store.outbox_nodes(outcome.refused)
             expired, cancelling = bool(run.expired), bool(run.cancelling)
             error = f"run deadline exceeded: {run.deadline_ms}ms" if expired and not cancelling else None
-            cancelled = [n for n, row in store.nodes_by_id(outcome.cancelled, ("state",)).items()
-                         if row.state == "SCHEDULED"]  # fmt: skip
-            store.update_nodes(cancelled, state="FAILED" if error is not None else "CANCELLED", error=error,
-                               updated_at=now)  # fmt: skip
+            cancelled = [
+                n
+                for n, row in store.nodes_by_id(outcome.cancelled, ("state",)).items()
+                if row.state == "SCHEDULED"
+            ]
+            store.update_nodes(
+                cancelled, state="FAILED" if error is not None else "CANCELLED", error=error, updated_at=now
+            )
             store.outbox_nodes(cancelled)
             changed = bool(outcome.refused or cancelled)
             state = run_state(store.views(), cancelling, expired)
@@ -447,13 +549,19 @@ class RunEngine:
             return None
         nodes = store.projection_rows(run.id, batch.up_to_seq)
         snapshot = None if batch.run_seq is None else (batch.run_seq, self._snapshot(run))
-        return Projection(nodes=nodes, run=snapshot, first=batch.first_seq == 1, up_to_seq=batch.up_to_seq,
-                          rows=batch.rows)  # fmt: skip
+        return Projection(
+            nodes=nodes, run=snapshot, first=batch.first_seq == 1, up_to_seq=batch.up_to_seq, rows=batch.rows
+        )
 
     def _snapshot(self, run: RunRow) -> dict[str, Any]:
         counts = progress(v.state for v in self._store.views())
-        return {**msgspec.structs.asdict(run), "node_total": counts.node_total, "node_done": counts.node_done,
-                "node_failed": counts.node_failed, "output": self._output(run)}  # fmt: skip
+        return {
+            **msgspec.structs.asdict(run),
+            "node_total": counts.node_total,
+            "node_done": counts.node_done,
+            "node_failed": counts.node_failed,
+            "output": self._output(run),
+        }
 
     def _output(self, run: RunRow) -> str | None:
         spec = self._flows.get(run.flow)
@@ -478,8 +586,11 @@ class RunEngine:
         if not run.noticed:
             failed = [{"id": n.id, "error": n.error} for n in self._store.failed(MAX_FAILED_NODES)]
             as_row = msgspec.structs.asdict(run)
-            notices = (notice_items(as_row, progress(v.state for v in self._store.views()), failed, self._shards_of)
-                       if notice_bindings(as_row) else [])  # fmt: skip
+            notices = (
+                notice_items(as_row, progress(v.state for v in self._store.views()), failed, self._shards_of)
+                if notice_bindings(as_row)
+                else []
+            )
         if parent is None and notices is None:
             return None
         return Ending(run_id=run.id, resumes=run.resumes, parent=parent, notices=notices)

@@ -38,8 +38,15 @@ from tsumugi_scheduler.run.settings import RunSettings
 from tsumugi_scheduler.shard import SqlLike
 from tsumugi_scheduler.timing import entropy, time_source
 
-__all__ = ["ADVANCE_ROUNDS", "DECISIONS_PER_TICK", "PROJECTION_BATCH", "PROJECTION_DELAY_MS", "RUN_LOGGER", "RunError",
-           "RunHost"]  # fmt: skip
+__all__ = [
+    "ADVANCE_ROUNDS",
+    "DECISIONS_PER_TICK",
+    "PROJECTION_BATCH",
+    "PROJECTION_DELAY_MS",
+    "RUN_LOGGER",
+    "RunError",
+    "RunHost",
+]
 
 PROJECTION_BATCH: Final = 500
 """Outbox rows per D1 batch (a few statements: node rows go as JSON arrays, run/projection.py)."""
@@ -75,8 +82,15 @@ def _message(error: BaseException) -> tuple[str, str]:
 class RunHost:
     """One Run object: its engine over the object's SQL, the scheduler's definition and its alarm."""
 
-    def __init__(self, storage: Any, sql: SqlLike, env: Any, definition: TsumugiDefinition,
-                 schemas: PayloadSchemas | None = None, exports: Any = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        storage: Any,
+        sql: SqlLike,
+        env: Any,
+        definition: TsumugiDefinition,
+        schemas: PayloadSchemas | None = None,
+        exports: Any = None,
+    ) -> None:
         """Serve the object whose storage is ``storage`` (alarms, ``deleteAll``) and ``sql`` (its SQL API);
         ``schemas`` is the isolate's payload-schema cache, ``exports`` its ``ctx.exports``."""
         self._storage = storage
@@ -84,8 +98,14 @@ class RunHost:
         self._exports = exports
         self._env = env
         self._definition = definition
-        self.engine = RunEngine(sql, flows=definition.flows, settings=definition.runs,
-                                shards_of=definition.shards_of, clock=_Now(), ids=_Ids())  # fmt: skip
+        self.engine = RunEngine(
+            sql,
+            flows=definition.flows,
+            settings=definition.runs,
+            shards_of=definition.shards_of,
+            clock=_Now(),
+            ids=_Ids(),
+        )
         self._ticking = False
 
     @property
@@ -104,16 +124,31 @@ class RunHost:
 
     # -- calls ----------------------------------------------------------------------------------------------
 
-    async def start(self, run_id: str, flow: str, input_json: str, deadline_ms: Any = None,
-                    parent: Any = None, depth: int = 0) -> dict[str, Any]:  # fmt: skip
+    async def start(
+        self,
+        run_id: str,
+        flow: str,
+        input_json: str,
+        deadline_ms: Any = None,
+        parent: Any = None,
+        depth: int = 0,
+    ) -> dict[str, Any]:
         """Store the run and its static nodes; ``created`` is False when the run already exists.
 
         Raises:
             RunError: the flow is not registered, nesting is too deep or the deadline is not positive.
         """
-        link = None if parent is None else ParentLink(run_id=str(parent["runId"]), node_id=str(parent["nodeId"]))
-        command = StartRun(run_id=run_id, flow=flow, input_json=input_json, deadline_ms=deadline_ms, parent=link,
-                           depth=int(depth))  # fmt: skip
+        link = (
+            None if parent is None else ParentLink(run_id=str(parent["runId"]), node_id=str(parent["nodeId"]))
+        )
+        command = StartRun(
+            run_id=run_id,
+            flow=flow,
+            input_json=input_json,
+            deadline_ms=deadline_ms,
+            parent=link,
+            depth=int(depth),
+        )
         if not self.engine.start(command):
             return {"id": run_id, "created": False}
         try:
@@ -164,7 +199,9 @@ class RunHost:
             await self._tick()
         except Exception:
             _log.exception("tick of run failed; retrying in %d ms", _RETRY_MS)
-            await self._arm_by(time_source().now_ms() + _RETRY_MS)  # a call during the tick may want it sooner
+            await self._arm_by(
+                time_source().now_ms() + _RETRY_MS
+            )  # a call during the tick may want it sooner
         finally:
             self._ticking = False
 
@@ -214,8 +251,9 @@ class RunHost:
             run = child.run
             parent = None if run.parent is None else msgspec.to_builtins(run.parent)
             try:
-                await self._env.RUN.getByName(run.run_id).start(run.run_id, run.flow, run.input_json, None, parent,
-                                                                 run.depth)  # fmt: skip
+                await self._env.RUN.getByName(run.run_id).start(
+                    run.run_id, run.flow, run.input_json, None, parent, run.depth
+                )
                 sent.append(child.node_id)
             except Exception as exc:
                 kind, message = _message(exc)
@@ -229,7 +267,9 @@ class RunHost:
             name = shard_name_of(job.job_id)
             answer = await self._env.JOB_SHARD.getByName(name).cancel(name, job.job_id)
             if answer.get("ok") and not answer.get("requested"):
-                cancelled.append(job.node_id)  # cancelled before it started; else its own terminal event comes
+                cancelled.append(
+                    job.node_id
+                )  # cancelled before it started; else its own terminal event comes
         for child in plan.cancel_children:
             await self._env.RUN.getByName(child.child_run_id).cancel()  # its end arrives through notify_child
         return TickOutcome(sent=sent, refused=refused, cancelled=cancelled), retry_later

@@ -49,22 +49,42 @@ def notice_bindings(run: Mapping[str, Any]) -> list[tuple[str, str]]:
     return [(kind, str(binding)) for kind, binding in wanted if binding]
 
 
-def notice_items(run: Mapping[str, Any], counts: Progress, failed: Iterable[Mapping[str, Any]],
-                 shards_of: Callable[[str], int]) -> list[dict[str, Any]]:  # fmt: skip
+def notice_items(
+    run: Mapping[str, Any],
+    counts: Progress,
+    failed: Iterable[Mapping[str, Any]],
+    shards_of: Callable[[str], int],
+) -> list[dict[str, Any]]:
     """The enqueue items of the notices due for terminal ``run``; ``counts`` are its progress counters,
     ``failed`` its first FAILED / STALLED nodes (``id``, ``error``) in order."""
-    listed = [{"id": n["id"], "error": None if n["error"] is None else str(n["error"]).split("\n", 1)[0]}
-              for n in list(failed)[:MAX_FAILED_NODES]]  # fmt: skip
+    listed = [
+        {"id": n["id"], "error": None if n["error"] is None else str(n["error"]).split("\n", 1)[0]}
+        for n in list(failed)[:MAX_FAILED_NODES]
+    ]
     items: list[dict[str, Any]] = []
     for kind, binding in notice_bindings(run):
-        notice = RunNotice(kind=kind, run_id=str(run["id"]), flow=str(run["flow"]), state=str(run["state"]),
-                           node_total=counts.node_total, node_done=counts.node_done, node_failed=counts.node_failed,
-                           failed_nodes=listed, settled_at=int(run["updated_at"]))  # fmt: skip
+        notice = RunNotice(
+            kind=kind,
+            run_id=str(run["id"]),
+            flow=str(run["flow"]),
+            state=str(run["state"]),
+            node_total=counts.node_total,
+            node_done=counts.node_done,
+            node_failed=counts.node_failed,
+            failed_nodes=listed,
+            settled_at=int(run["updated_at"]),
+        )
         digest = hashlib.blake2b(
             f"{run['id']}\x00{kind}\x00{run['resumes']}".encode(), digest_size=12
         ).hexdigest()
         shards = shards_of(binding)
         shard = resolve_shard(binding, shards, str(run["id"])) if shards > 1 else 0
-        items.append({"binding": binding, "payload": msgspec.to_builtins(notice), "partitionKey": run["id"],
-                      "id": format_job_id(binding, shard, f"run-{kind}-{digest}")})  # fmt: skip
+        items.append(
+            {
+                "binding": binding,
+                "payload": msgspec.to_builtins(notice),
+                "partitionKey": run["id"],
+                "id": format_job_id(binding, shard, f"run-{kind}-{digest}"),
+            }
+        )
     return items

@@ -31,9 +31,25 @@ swept (its seq counts from 1 again) wins by its later ``created_at``."""
 _STALE_NODES: Final = "DELETE FROM run_node WHERE run_id = ? AND created_at < ?"
 """The nodes of an earlier run under the same id: every node of a run is made at or after its start."""
 _NODE_COLUMNS: Final = (
-    "run_id", "node_id", "seq", "binding", "state", "container", "parent", "origin", "after", "job_id", "result",
-    "error", "position", "created_at", "updated_at", "child_run_id", "scheduled_at", "finished_at",
-)  # fmt: skip
+    "run_id",
+    "node_id",
+    "seq",
+    "binding",
+    "state",
+    "container",
+    "parent",
+    "origin",
+    "after",
+    "job_id",
+    "result",
+    "error",
+    "position",
+    "created_at",
+    "updated_at",
+    "child_run_id",
+    "scheduled_at",
+    "finished_at",
+)
 _NODES: Final = (
     f"INSERT INTO run_node ({', '.join(_NODE_COLUMNS)}) SELECT "
     + ", ".join(f"json_extract(value, '$[{i}]')" for i in range(len(_NODE_COLUMNS)))
@@ -71,18 +87,32 @@ def node_rows(sql: Any, run_id: str, up_to_seq: int, page_bytes: int = PAGE_BYTE
     return [str(row["rows"]) for row in rows]
 
 
-async def project_runs(d1: Any, node_texts: Sequence[str], run: tuple[int, Mapping[str, Any]] | None,
-                       first: bool = False) -> None:  # fmt: skip
+async def project_runs(
+    d1: Any, node_texts: Sequence[str], run: tuple[int, Mapping[str, Any]] | None, first: bool = False
+) -> None:
     """Upsert ``run`` (outbox seq, run row with its progress counters and ``output``) and the nodes of
     ``node_texts`` (`node_rows`) in one D1 batch. ``first``: the batch starts the Run object's outbox, so the
     rows of an earlier run under the same id (swept since) are replaced, its nodes deleted."""
     statements: list[Any] = []
     if run is not None:
         seq, r = run
-        statements.append(d1.prepare(_RUN).bind(
-            r["id"], seq, r["flow"], r["state"], r["input"], r["node_total"], r["node_done"], r["node_failed"],
-            r["created_at"], r["updated_at"], r["parent_run_id"], r["parent_node_id"], r["output"],
-        ))  # fmt: skip
+        statements.append(
+            d1.prepare(_RUN).bind(
+                r["id"],
+                seq,
+                r["flow"],
+                r["state"],
+                r["input"],
+                r["node_total"],
+                r["node_done"],
+                r["node_failed"],
+                r["created_at"],
+                r["updated_at"],
+                r["parent_run_id"],
+                r["parent_node_id"],
+                r["output"],
+            )
+        )
         if first:
             statements.append(d1.prepare(_STALE_NODES).bind(r["id"], r["created_at"]))
     statements += [d1.prepare(_NODES).bind(text) for text in node_texts]

@@ -10,17 +10,52 @@ from typing import Any, Final
 __all__ = ["DDL", "NODE_COLUMNS", "RUN_COLUMNS", "upgrade"]
 
 RUN_COLUMNS: Final = (
-    "id", "flow", "state", "input", "shape", "cancelling", "parent_run_id", "parent_node_id", "depth",
-    "parent_notified", "deadline_ms", "deadline_at", "expired", "created_at", "updated_at", "notices",
-    "noticed", "resumes", "nonce",
-)  # fmt: skip
+    "id",
+    "flow",
+    "state",
+    "input",
+    "shape",
+    "cancelling",
+    "parent_run_id",
+    "parent_node_id",
+    "depth",
+    "parent_notified",
+    "deadline_ms",
+    "deadline_at",
+    "expired",
+    "created_at",
+    "updated_at",
+    "notices",
+    "noticed",
+    "resumes",
+    "nonce",
+)
 """``nonce`` is drawn when the run is stored and never leaves the object: its nodes' job ids and child run ids
 derive from it, so they are this incarnation's own and no caller can compute them first (ADR-0115)."""
 NODE_COLUMNS: Final = (
-    "id", "binding", "state", "container", "parent", "origin", "after", "payload", "options", "job_id",
-    "subflow", "child_run_id", "result", "error", "seq", "gen", "sent", "created_at", "updated_at", "scheduled_at",
-    "finished_at", "hold_until",
-)  # fmt: skip
+    "id",
+    "binding",
+    "state",
+    "container",
+    "parent",
+    "origin",
+    "after",
+    "payload",
+    "options",
+    "job_id",
+    "subflow",
+    "child_run_id",
+    "result",
+    "error",
+    "seq",
+    "gen",
+    "sent",
+    "created_at",
+    "updated_at",
+    "scheduled_at",
+    "finished_at",
+    "hold_until",
+)
 """``gen`` counts the node's resumes (its job id is derived from run, node and gen); ``sent`` is 1 once its
 job was enqueued or its child run started, so a start interrupted by a crash is sent again; ``scheduled_at`` /
 ``finished_at`` are when it was last scheduled and when it ended (the run waterfall's bars, ADR-0094);

@@ -79,9 +79,15 @@ def stamped(values: Mapping[str, Any]) -> dict[str, Any]:
 def node_view(row: Mapping[str, Any]) -> NodeView:
     """What `advance` sees of a stored node."""
     origin: NodeOrigin = row["origin"]
-    return NodeView(id=str(row["id"]), state=str(row["state"]), container=bool(row["container"]),
-                    subflow=row.get("subflow") is not None, parent=row["parent"], origin=origin,
-                    after=tuple(msgspec.json.decode(str(row["after"]), type=list[str])))  # fmt: skip
+    return NodeView(
+        id=str(row["id"]),
+        state=str(row["state"]),
+        container=bool(row["container"]),
+        subflow=row.get("subflow") is not None,
+        parent=row["parent"],
+        origin=origin,
+        after=tuple(msgspec.json.decode(str(row["after"]), type=list[str])),
+    )
 
 
 def _node(row: Mapping[str, Any]) -> NodeRow:
@@ -136,8 +142,9 @@ class SqlRunStore:
         only writer of its rows), so a tick over a 10,000-node run does not read them all again.
         """
         if self._views is None:
-            rows = self.sql.exec("SELECT id, state, container, subflow, parent, origin, after FROM node"
-                                 " ORDER BY seq, id")  # fmt: skip
+            rows = self.sql.exec(
+                "SELECT id, state, container, subflow, parent, origin, after FROM node ORDER BY seq, id"
+            )
             self._views = {str(r["id"]): node_view(r) for r in rows}
         return list(self._views.values())
 
@@ -229,10 +236,14 @@ class SqlRunStore:
     def unsent(self) -> list[NodeRow]:
         """Nodes whose job or child run was decided but not yet confirmed sent (``id``, ``binding``,
         ``payload``, ``options``, ``job_id``, ``child_run_id``, ``hold_until``)."""
-        return [_node(r) for r in self.sql.exec(
-            "SELECT id, binding, payload, options, job_id, child_run_id, hold_until FROM node WHERE sent = 0 AND"
-            " ((state = 'SCHEDULED' AND job_id IS NOT NULL) OR (state = 'RUNNING' AND child_run_id IS NOT NULL))"
-            " ORDER BY seq, id").toArray()]  # fmt: skip
+        return [
+            _node(r)
+            for r in self.sql.exec(
+                "SELECT id, binding, payload, options, job_id, child_run_id, hold_until FROM node WHERE sent = 0 AND"
+                " ((state = 'SCHEDULED' AND job_id IS NOT NULL) OR (state = 'RUNNING' AND child_run_id IS NOT NULL))"
+                " ORDER BY seq, id"
+            ).toArray()
+        ]
 
     def projection_rows(self, run_id: str, up_to_seq: int) -> list[str]:
         """The read-model rows of the nodes the outbox names up to ``up_to_seq`` (run/projection.py)."""
@@ -243,8 +254,9 @@ class SqlRunStore:
     def insert_run(self, row: RunRow) -> None:
         """Store the run row."""
         values = msgspec.structs.asdict(row)
-        self.sql.exec(f"INSERT INTO run ({', '.join(values)}) VALUES ({', '.join('?' * len(values))})",
-                      *values.values())  # fmt: skip
+        self.sql.exec(
+            f"INSERT INTO run ({', '.join(values)}) VALUES ({', '.join('?' * len(values))})", *values.values()
+        )
 
     def mark_run_done(self, flag: Literal["noticed", "parent_notified"], resumes: int) -> None:
         """Set ``flag`` unless the run was resumed since ``resumes`` (a resume resets it, and its ending owes
@@ -276,8 +288,10 @@ class SqlRunStore:
                 message=f"not node columns: {sorted(set(varying).union(common) - _COLUMNS)}",
             )
         picks = [f"json_extract(value, '$[{i}]')" for i in range(len(varying))] + ["?"] * len(common)
-        query = (f"INSERT OR IGNORE INTO node ({', '.join([*varying, *common])}) SELECT {', '.join(picks)}"
-                 " FROM json_each(?)")  # fmt: skip
+        query = (
+            f"INSERT OR IGNORE INTO node ({', '.join([*varying, *common])}) SELECT {', '.join(picks)}"
+            " FROM json_each(?)"
+        )
         for text in json_arrays([[row.get(c) for c in varying] for row in rows], PATCH_BYTES):
             self.sql.exec(query, *common.values(), text)
         if self._views is not None:
@@ -310,8 +324,11 @@ class SqlRunStore:
         ids = list(dict.fromkeys(node_ids))
         assignments = ", ".join(f"{k} = ?" for k in values)
         for text in json_arrays(ids, PATCH_BYTES):
-            self.sql.exec(f"UPDATE node SET {assignments} WHERE id IN (SELECT value FROM json_each(?))",
-                          *values.values(), text)  # fmt: skip
+            self.sql.exec(
+                f"UPDATE node SET {assignments} WHERE id IN (SELECT value FROM json_each(?))",
+                *values.values(),
+                text,
+            )
         for node_id in ids:
             self._track(node_id, values)
 
@@ -375,11 +392,17 @@ class SqlRunStore:
         """The oldest ``limit`` outbox rows in one figure each (None when the outbox is empty)."""
         row = self.sql.exec(
             "SELECT COUNT(*) AS n, MIN(seq) AS first, MAX(seq) AS up_to, MAX(CASE WHEN kind = 'run' THEN seq END)"
-            " AS run_seq FROM (SELECT seq, kind, target FROM run_outbox ORDER BY seq LIMIT ?)", limit).one()  # fmt: skip
+            " AS run_seq FROM (SELECT seq, kind, target FROM run_outbox ORDER BY seq LIMIT ?)",
+            limit,
+        ).one()
         if not row["n"]:
             return None
-        return OutboxBatch(rows=int(row["n"]), first_seq=int(row["first"]), up_to_seq=int(row["up_to"]),
-                           run_seq=None if row["run_seq"] is None else int(row["run_seq"]))  # fmt: skip
+        return OutboxBatch(
+            rows=int(row["n"]),
+            first_seq=int(row["first"]),
+            up_to_seq=int(row["up_to"]),
+            run_seq=None if row["run_seq"] is None else int(row["run_seq"]),
+        )
 
     def ack(self, up_to_seq: int) -> None:
         """Forget outbox rows up to ``up_to_seq`` (projected)."""

@@ -91,11 +91,21 @@ def spawn_rows(
         if problem is not None:
             failed[made], payload = problem, None
         rows[made] = {
-            "id": made, "binding": str(spawn.get("binding")), "state": "PENDING", "container": 0,
-            "parent": parent_id, "origin": "spawn", "after": "[]", "payload": payload,
-            "options": _json(spawn.get("options") or {}), "seq": seq + len(rows), "gen": 0, "sent": 0,
-            "created_at": now, "updated_at": now,
-        }  # fmt: skip
+            "id": made,
+            "binding": str(spawn.get("binding")),
+            "state": "PENDING",
+            "container": 0,
+            "parent": parent_id,
+            "origin": "spawn",
+            "after": "[]",
+            "payload": payload,
+            "options": _json(spawn.get("options") or {}),
+            "seq": seq + len(rows),
+            "gen": 0,
+            "sent": 0,
+            "created_at": now,
+            "updated_at": now,
+        }
     return list(rows.values()), failed
 
 
@@ -126,7 +136,10 @@ def _job_json(payload: Any, options: Mapping[str, Any]) -> dict[str, str]:
         _InputError: a value has no JSON form (a mapping function answered something JSON cannot hold).
     """
     try:
-        return {"payload": _json(payload), "options": _json({k: v for k, v in options.items() if v is not None})}
+        return {
+            "payload": _json(payload),
+            "options": _json({k: v for k, v in options.items() if v is not None}),
+        }
     except (TypeError, ValueError, OverflowError) as exc:  # msgspec.EncodeError is a ValueError
         raise _InputError(f"not JSON: {exc}") from None
 
@@ -134,8 +147,16 @@ def _job_json(payload: Any, options: Mapping[str, Any]) -> dict[str, str]:
 class Steps:
     """Applies one tick's decisions; collects what the host must then do outside the transaction."""
 
-    def __init__(self, store: SqlRunStore, run: RunRow, spec: FlowSpec, now: int, shards: Callable[[str], int],
-                 max_nodes: int, deadline_error: str | None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        store: SqlRunStore,
+        run: RunRow,
+        spec: FlowSpec,
+        now: int,
+        shards: Callable[[str], int],
+        max_nodes: int,
+        deadline_error: str | None,
+    ) -> None:
         self.store = store
         self.run = run
         self.spec = spec
@@ -179,7 +200,9 @@ class Steps:
 
     def _aggregate(self, row: NodeRow) -> None:
         self._set(
-            row.id, state="COMPLETED", result=_json(fan_out_summary(self.store.children_states(row.id).elements()))
+            row.id,
+            state="COMPLETED",
+            result=_json(fan_out_summary(self.store.children_states(row.id).elements())),
         )
 
     def _cancel(self, row: NodeRow) -> None:
@@ -242,8 +265,9 @@ class Steps:
         except Exception as exc:
             self._fail(node_id, f"input failed: {type(exc).__name__}: {exc}")
             return
-        self._set(node_id, state="RUNNING", child_run_id=child, payload=child_json, sent=0,
-                  scheduled_at=self.now)  # fmt: skip
+        self._set(
+            node_id, state="RUNNING", child_run_id=child, payload=child_json, sent=0, scheduled_at=self.now
+        )
 
     def _expand(self, row: NodeRow) -> None:
         node_id = row.id
@@ -263,10 +287,21 @@ class Steps:
         if self.store.count() + len(children) > self.max_nodes:
             self._fail(node_id, f"node count exceeded the limit: {self.max_nodes}")
             return
-        self.store.insert_nodes(children, {
-            "binding": row.binding, "state": "PENDING", "container": 0, "parent": node_id, "origin": "fanOut",
-            "after": "[]", "gen": 0, "sent": 0, "created_at": self.now, "updated_at": self.now,
-        })  # fmt: skip
+        self.store.insert_nodes(
+            children,
+            {
+                "binding": row.binding,
+                "state": "PENDING",
+                "container": 0,
+                "parent": node_id,
+                "origin": "fanOut",
+                "after": "[]",
+                "gen": 0,
+                "sent": 0,
+                "created_at": self.now,
+                "updated_at": self.now,
+            },
+        )
         self.touched.update(c["id"] for c in children)
         for child, error in failed.items():
             self._fail(child, error)
@@ -291,7 +326,9 @@ class Steps:
             if made in seen:
                 raise ChildError(f"items {seen[made]} and {index} have the same key: {key!r}")
             seen[made] = index
-            payload = None if definition.item_input is None else definition.item_input(item, self._input, index)
+            payload = (
+                None if definition.item_input is None else definition.item_input(item, self._input, index)
+            )
             options = {**definition.options, "concurrency_key": _concurrency_key(definition, item, index)}
             job: dict[str, str | None] = dict(_job_json(payload, options))
             problem = payload_problem(str(job["payload"]))

@@ -69,8 +69,9 @@ def code_schedules(
         if from_code:
             payloads[name] = cast(PayloadFunction, fields.pop(value_key))
         try:
-            specs[name] = spec_from_fields(name, fields, registered=registered, shards=shards,
-                                           payload_from_code=from_code, flows=flows)  # fmt: skip
+            specs[name] = spec_from_fields(
+                name, fields, registered=registered, shards=shards, payload_from_code=from_code, flows=flows
+            )
         except InvalidScheduleError as exc:
             raise InvalidScheduleError(f"schedules.{name}.{exc.field}", exc.rule) from None
         _check_payload(name, specs[name], payload_types or {})

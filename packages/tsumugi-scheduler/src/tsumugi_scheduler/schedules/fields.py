@@ -50,12 +50,21 @@ SCHEDULE_KEYS: Final = (
     *ALLOWED_JOB_OPTIONS,
 )
 CAMEL: Final = {
-    "every_ms": "everyMs", "partition_key": "partitionKey", "max_attempts": "maxAttempts",
-    "timeout_ms": "timeoutMs", "concurrency_key": "concurrencyKey", "unique_key": "uniqueKey",
-    "unique_for_ms": "uniqueForMs", "delay_ms": "delayMs", "run_at": "runAt", "expires_at": "expiresAt",
-    "expires_in_ms": "expiresInMs", "run_id": "runId", "node_id": "nodeId",
+    "every_ms": "everyMs",
+    "partition_key": "partitionKey",
+    "max_attempts": "maxAttempts",
+    "timeout_ms": "timeoutMs",
+    "concurrency_key": "concurrencyKey",
+    "unique_key": "uniqueKey",
+    "unique_for_ms": "uniqueForMs",
+    "delay_ms": "delayMs",
+    "run_at": "runAt",
+    "expires_at": "expiresAt",
+    "expires_in_ms": "expiresInMs",
+    "run_id": "runId",
+    "node_id": "nodeId",
     "deadline_ms": "deadlineMs",
-}  # fmt: skip
+}
 _SNAKE: Final = {camel: snake for snake, camel in CAMEL.items()}
 _TIMING_KEYS: Final = ("every_ms", "cron", "timezone")
 

@@ -92,8 +92,11 @@ def _invalid(exc: InvalidScheduleError) -> dict[str, Any]:
 
 
 def _read_only(name: str) -> dict[str, Any]:
-    return _fail(409, f"schedule {name} is defined in code and is read-only; pause, resume and trigger it, "
-                      "or change it in the code")  # fmt: skip
+    return _fail(
+        409,
+        f"schedule {name} is defined in code and is read-only; pause, resume and trigger it, "
+        "or change it in the code",
+    )
 
 
 def _not_found(name: str) -> dict[str, Any]:
@@ -129,8 +132,11 @@ class SchedulerHost:
 
     def _code_specs(self) -> dict[str, ScheduleSpec]:
         count = self._definition.schedule_shards
-        return {name: spec for name, spec in self._definition.schedules.specs.items()
-                if shard_of_schedule(name, count) == self._shard}  # fmt: skip
+        return {
+            name: spec
+            for name, spec in self._definition.schedules.specs.items()
+            if shard_of_schedule(name, count) == self._shard
+        }
 
     def _reconcile(self, store: ScheduleStore, now: int) -> None:
         if self._reconciled:
@@ -145,13 +151,23 @@ class SchedulerHost:
         def apply() -> None:
             for change in reconcile(code, stored, now):
                 if isinstance(change, Insert):
-                    store.insert(name=change.name, source=ScheduleSource.CODE, spec=change.spec,
-                                 next_run_at=change.next_run_at, now=now)  # fmt: skip
+                    store.insert(
+                        name=change.name,
+                        source=ScheduleSource.CODE,
+                        spec=change.spec,
+                        next_run_at=change.next_run_at,
+                        now=now,
+                    )
                 elif isinstance(change, Delete):
                     store.delete(change.name)
                 else:
-                    store.replace_spec(name=change.name, source=ScheduleSource.CODE, spec=change.spec,
-                                       next_run_at=change.next_run_at, now=now)  # fmt: skip
+                    store.replace_spec(
+                        name=change.name,
+                        source=ScheduleSource.CODE,
+                        spec=change.spec,
+                        next_run_at=change.next_run_at,
+                        now=now,
+                    )
             store.put_setting(_FINGERPRINT, fingerprint)
 
         self._sql.transaction_sync(apply)
@@ -191,7 +207,9 @@ class SchedulerHost:
         await self._arm(store)
         return len(store.all())
 
-    async def list(self, shard: int, after: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
+    async def list(
+        self, shard: int, after: str | None = None, limit: int | None = None
+    ) -> list[dict[str, Any]]:
         """This shard's schedules by name: every one, or up to ``limit`` named after ``after``."""
         store = self._ready(shard)
         assert store is not None
@@ -221,11 +239,19 @@ class SchedulerHost:
         if store.get(spec.name) is not None:
             return _fail(409, f"schedule already exists: {spec.name}")
         if store.count_runtime() >= MAX_RUNTIME_SCHEDULES:
-            return _fail(409, f"this scheduler shard holds {MAX_RUNTIME_SCHEDULES} run-time schedules, its most: "
-                              "delete one first, or give schedules more shards")  # fmt: skip
+            return _fail(
+                409,
+                f"this scheduler shard holds {MAX_RUNTIME_SCHEDULES} run-time schedules, its most: "
+                "delete one first, or give schedules more shards",
+            )
         now = time_source().now_ms()
-        store.insert(name=spec.name, source=ScheduleSource.RUNTIME, spec=spec,
-                     next_run_at=first_occurrence(spec.timing, now), now=now)  # fmt: skip
+        store.insert(
+            name=spec.name,
+            source=ScheduleSource.RUNTIME,
+            spec=spec,
+            next_run_at=first_occurrence(spec.timing, now),
+            now=now,
+        )
         await self._arm(store)
         return self._answer(store, spec.name)
 
@@ -304,8 +330,9 @@ class SchedulerHost:
         errors = await self._enqueue_fires([(row, now, job_id)], refusals)
         error = errors.get(name)
         is_flow = row.spec.flow is not None
-        store.record_trigger(name, now, None if error or is_flow else job_id, error,
-                             None if error or not is_flow else job_id)  # fmt: skip
+        store.record_trigger(
+            name, now, None if error or is_flow else job_id, error, None if error or not is_flow else job_id
+        )
         answer = self._answer(store, name)
         answer["run_id" if is_flow else "job_id"] = job_id
         refused = refusals.get(name)
@@ -348,8 +375,11 @@ class SchedulerHost:
         """Names whose last job is still SCHEDULED, QUEUED or RUNNING (one call per JobShard), or whose last
         flow run is still RUNNING (one call per Run object)."""
         by_shard: dict[str, list[tuple[str, str]]] = {}
-        runs = [row for row in rows if row.spec.flow is not None and row.last_run_id is not None
-                and row.spec.overlap.value == "skip"]  # fmt: skip
+        runs = [
+            row
+            for row in rows
+            if row.spec.flow is not None and row.last_run_id is not None and row.spec.overlap.value == "skip"
+        ]
         for row in rows:
             if row.spec.flow is None and row.last_job_id is not None and row.spec.overlap.value == "skip":
                 by_shard.setdefault(shard_of_job(row.last_job_id), []).append((row.name, row.last_job_id))
@@ -371,8 +401,9 @@ class SchedulerHost:
                 return set()
             return {row.name} if state == "RUNNING" else set()
 
-        found = await asyncio.gather(*(ask(s, pairs) for s, pairs in by_shard.items()),
-                                     *(running(row) for row in runs))  # fmt: skip
+        found = await asyncio.gather(
+            *(ask(s, pairs) for s, pairs in by_shard.items()), *(running(row) for row in runs)
+        )
         names: set[str] = set()
         return names.union(*found)
 
@@ -382,27 +413,49 @@ class SchedulerHost:
         fires: list[tuple[ScheduleRow, int, str]] = []
         for row in due:
             try:
-                plan = plan_fire(row.stored(), now=now, previous_active=row.name in active,
-                                 shards=self._target_shards(row.spec))  # fmt: skip
+                plan = plan_fire(
+                    row.stored(),
+                    now=now,
+                    previous_active=row.name in active,
+                    shards=self._target_shards(row.spec),
+                )
             except InvalidScheduleError as exc:  # a binding resharded since the schedule was made
-                records.append(FireRecord(name=row.name, occurrence=row.next_run_at,
-                                          next_run_at=_following(row, now), error=str(exc)))  # fmt: skip
+                records.append(
+                    FireRecord(
+                        name=row.name,
+                        occurrence=row.next_run_at,
+                        next_run_at=_following(row, now),
+                        error=str(exc),
+                    )
+                )
                 continue
             if isinstance(plan, Skip):
-                records.append(FireRecord(name=row.name, occurrence=plan.occurrence,
-                                          next_run_at=plan.next_run_at, skipped=True))  # fmt: skip
+                records.append(
+                    FireRecord(
+                        name=row.name, occurrence=plan.occurrence, next_run_at=plan.next_run_at, skipped=True
+                    )
+                )
                 continue
             assert isinstance(plan, Fire)
             fires.append((row, plan.occurrence, plan.job_id))
             is_flow = row.spec.flow is not None
-            records.append(FireRecord(name=row.name, occurrence=plan.occurrence, next_run_at=plan.next_run_at,
-                                      job_id=None if is_flow else plan.job_id,
-                                      run_id=plan.job_id if is_flow else None))  # fmt: skip
+            records.append(
+                FireRecord(
+                    name=row.name,
+                    occurrence=plan.occurrence,
+                    next_run_at=plan.next_run_at,
+                    job_id=None if is_flow else plan.job_id,
+                    run_id=plan.job_id if is_flow else None,
+                )
+            )
         errors = await self._enqueue_fires(fires)
         if errors:
-            records = [msgspec.structs.replace(r, job_id=None, run_id=None, error=errors[r.name])
-                       if r.name in errors else r
-                       for r in records]  # fmt: skip
+            records = [
+                msgspec.structs.replace(r, job_id=None, run_id=None, error=errors[r.name])
+                if r.name in errors
+                else r
+                for r in records
+            ]
         store.record(records, now)
 
     async def _payload(self, row: ScheduleRow, occurrence: int) -> Any:

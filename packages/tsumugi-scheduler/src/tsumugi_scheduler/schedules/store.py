@@ -85,12 +85,21 @@ class FireRecord(msgspec.Struct, frozen=True, kw_only=True):
 
 def _row(raw: Any) -> ScheduleRow:
     return ScheduleRow(
-        name=str(raw["name"]), source=ScheduleSource(raw["source"]), spec=_spec_decoder.decode(raw["spec"]),
-        next_run_at=int(raw["next_run_at"]), paused=bool(raw["paused"]), last_run_at=raw["last_run_at"],
-        last_fired_at=raw["last_fired_at"], last_job_id=raw["last_job_id"], last_run_id=raw["last_run_id"],
-        last_skipped_at=raw["last_skipped_at"], skipped_count=int(raw["skipped_count"]),
-        last_error=raw["last_error"], created_at=int(raw["created_at"]), updated_at=int(raw["updated_at"]),
-    )  # fmt: skip
+        name=str(raw["name"]),
+        source=ScheduleSource(raw["source"]),
+        spec=_spec_decoder.decode(raw["spec"]),
+        next_run_at=int(raw["next_run_at"]),
+        paused=bool(raw["paused"]),
+        last_run_at=raw["last_run_at"],
+        last_fired_at=raw["last_fired_at"],
+        last_job_id=raw["last_job_id"],
+        last_run_id=raw["last_run_id"],
+        last_skipped_at=raw["last_skipped_at"],
+        skipped_count=int(raw["skipped_count"]),
+        last_error=raw["last_error"],
+        created_at=int(raw["created_at"]),
+        updated_at=int(raw["updated_at"]),
+    )
 
 
 class ScheduleStore:
@@ -111,8 +120,10 @@ class ScheduleStore:
         """Store a setting."""
         self._sql.exec(
             "INSERT INTO schedule_setting (key, value) VALUES (?, ?) "
-            "ON CONFLICT (key) DO UPDATE SET value = excluded.value", key, value,
-        )  # fmt: skip
+            "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            key,
+            value,
+        )
 
     def get(self, name: str) -> ScheduleRow | None:
         """One schedule."""
@@ -135,8 +146,10 @@ class ScheduleStore:
 
     def due(self, now: int, limit: int) -> list[ScheduleRow]:
         """Up to ``limit`` unpaused rows due at ``now``, oldest first (the ``schedule_due`` index)."""
-        query = (f"SELECT {_COLUMNS} FROM schedule WHERE paused = 0 AND next_run_at <= ? "
-                 "ORDER BY next_run_at, name LIMIT ?")  # fmt: skip
+        query = (
+            f"SELECT {_COLUMNS} FROM schedule WHERE paused = 0 AND next_run_at <= ? "
+            "ORDER BY next_run_at, name LIMIT ?"
+        )
         return [_row(r) for r in self._sql.exec(query, now, limit).toArray()]
 
     def next_due_at(self) -> int | None:
@@ -145,22 +158,41 @@ class ScheduleStore:
         value = rows[0]["at"] if rows else None
         return None if value is None else int(value)
 
-    def insert(self, *, name: str, source: ScheduleSource, spec: ScheduleSpec, next_run_at: int, now: int,
-               paused: bool = False) -> None:  # fmt: skip
+    def insert(
+        self,
+        *,
+        name: str,
+        source: ScheduleSource,
+        spec: ScheduleSpec,
+        next_run_at: int,
+        now: int,
+        paused: bool = False,
+    ) -> None:
         """A new row."""
         self._sql.exec(
             "INSERT INTO schedule (name, source, spec, next_run_at, paused, created_at, updated_at) "
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            name, source.value, _encoder.encode(spec).decode(), next_run_at, int(paused), now, now,
-        )  # fmt: skip
+            name,
+            source.value,
+            _encoder.encode(spec).decode(),
+            next_run_at,
+            int(paused),
+            now,
+            now,
+        )
 
-    def replace_spec(self, *, name: str, source: ScheduleSource, spec: ScheduleSpec, next_run_at: int,
-                     now: int) -> None:  # fmt: skip
+    def replace_spec(
+        self, *, name: str, source: ScheduleSource, spec: ScheduleSpec, next_run_at: int, now: int
+    ) -> None:
         """A changed definition; pause state and bookkeeping stay."""
         self._sql.exec(
             "UPDATE schedule SET source = ?, spec = ?, next_run_at = ?, updated_at = ? WHERE name = ?",
-            source.value, _encoder.encode(spec).decode(), next_run_at, now, name,
-        )  # fmt: skip
+            source.value,
+            _encoder.encode(spec).decode(),
+            next_run_at,
+            now,
+            name,
+        )
 
     def delete(self, name: str) -> bool:
         """Remove a row; False when there was none."""
@@ -171,8 +203,11 @@ class ScheduleStore:
         """Pause or resume (with the next run a resume computes)."""
         self._sql.exec(
             "UPDATE schedule SET paused = ?, next_run_at = ?, updated_at = ? WHERE name = ?",
-            int(paused), next_run_at, now, name,
-        )  # fmt: skip
+            int(paused),
+            next_run_at,
+            now,
+            name,
+        )
 
     def record(self, records: list[FireRecord], now: int) -> None:
         """What a tick fired and skipped, in one transaction.
@@ -187,8 +222,13 @@ class ScheduleStore:
                     self._sql.exec(
                         "UPDATE schedule SET skipped_count = skipped_count + 1, last_skipped_at = ?, "
                         "next_run_at = CASE WHEN next_run_at = ? THEN ? ELSE next_run_at END, updated_at = ? "
-                        "WHERE name = ?", now, r.occurrence, r.next_run_at, now, r.name,
-                    )  # fmt: skip
+                        "WHERE name = ?",
+                        now,
+                        r.occurrence,
+                        r.next_run_at,
+                        now,
+                        r.name,
+                    )
                 else:
                     self._sql.exec(
                         "UPDATE schedule SET last_run_at = ?, last_fired_at = ?, "
@@ -196,16 +236,31 @@ class ScheduleStore:
                         "last_error = ?, "
                         "next_run_at = CASE WHEN next_run_at = ? THEN ? ELSE next_run_at END, updated_at = ? "
                         "WHERE name = ?",
-                        r.occurrence, now, r.job_id, r.run_id, r.error, r.occurrence, r.next_run_at, now, r.name,
-                    )  # fmt: skip
+                        r.occurrence,
+                        now,
+                        r.job_id,
+                        r.run_id,
+                        r.error,
+                        r.occurrence,
+                        r.next_run_at,
+                        now,
+                        r.name,
+                    )
 
         self._sql.transaction_sync(apply)
 
-    def record_trigger(self, name: str, at: int, job_id: str | None, error: str | None,
-                       run_id: str | None = None) -> None:  # fmt: skip
+    def record_trigger(
+        self, name: str, at: int, job_id: str | None, error: str | None, run_id: str | None = None
+    ) -> None:
         """A "run now": last run and job (or flow run), the next run unchanged."""
         self._sql.exec(
             "UPDATE schedule SET last_run_at = ?, last_fired_at = ?, last_job_id = coalesce(?, last_job_id), "
             "last_run_id = coalesce(?, last_run_id), last_error = ?, updated_at = ? WHERE name = ?",
-            at, at, job_id, run_id, error, at, name,
-        )  # fmt: skip
+            at,
+            at,
+            job_id,
+            run_id,
+            error,
+            at,
+            name,
+        )

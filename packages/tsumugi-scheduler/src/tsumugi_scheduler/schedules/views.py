@@ -23,8 +23,11 @@ def schedule_view(row: ScheduleRow, count: int = NEXT_OCCURRENCES) -> dict[str, 
     ``paused``, ``description``, ``next_occurrences``, ``binding``, ``payload`` and ``options`` (camelCase
     job options)."""
     spec = row.spec
-    options = {CAMEL.get(k, k): msgspec.to_builtins(getattr(spec, k)) for k in ALLOWED_JOB_OPTIONS
-               if getattr(spec, k) is not None}  # fmt: skip
+    options = {
+        CAMEL.get(k, k): msgspec.to_builtins(getattr(spec, k))
+        for k in ALLOWED_JOB_OPTIONS
+        if getattr(spec, k) is not None
+    }
     return {
         "name": row.name,
         "kind": "job" if spec.flow is None else "flow",

@@ -56,23 +56,39 @@ class NoticeWriter:
         self._on_settled = None if quiet else config.on_settled_binding
         self._settled_states = config.on_settled_states
 
-    def rows(self, job: JobFacts, state: JobState, attempts: int, error: str | None, result: str | None,
-             now: int) -> list[tuple[str, str]]:  # fmt: skip
+    def rows(
+        self, job: JobFacts, state: JobState, attempts: int, error: str | None, result: str | None, now: int
+    ) -> list[tuple[str, str]]:
         """Notice outbox rows for ``job`` reaching terminal ``state``."""
         rows: list[tuple[str, str]] = []
         if self._on_failure is not None and state in _FAILED:
             notice = FailureNotice(
-                job_id=job.id, binding=job.binding, state=state, attempts=attempts, max_attempts=job.max_attempts,
-                error=error, run_id=job.run_id, node_id=job.node_id, failed_at=now,
-            )  # fmt: skip
+                job_id=job.id,
+                binding=job.binding,
+                state=state,
+                attempts=attempts,
+                max_attempts=job.max_attempts,
+                error=error,
+                run_id=job.run_id,
+                node_id=job.node_id,
+                failed_at=now,
+            )
             rows.append((self._on_failure, _encode(notice).decode()))
         if self._on_settled is not None and state in self._settled_states:
             notice = SettledNotice(
-                job_id=job.id, binding=job.binding, state=state, attempts=attempts, max_attempts=job.max_attempts,
+                job_id=job.id,
+                binding=job.binding,
+                state=state,
+                attempts=attempts,
+                max_attempts=job.max_attempts,
                 error=error if state in _FAILED else None,
-                result=msgspec.json.decode(result) if result is not None and state == JobState.COMPLETED else None,
-                run_id=job.run_id, node_id=job.node_id, settled_at=now,
-            )  # fmt: skip
+                result=msgspec.json.decode(result)
+                if result is not None and state == JobState.COMPLETED
+                else None,
+                run_id=job.run_id,
+                node_id=job.node_id,
+                settled_at=now,
+            )
             rows.append((self._on_settled, _encode(notice).decode()))
         return rows
 
@@ -103,14 +119,23 @@ def transition(
     if to in _MAY_STILL_RUN and job.guarantee == Guarantee.AT_MOST_ONCE and job.dispatched_at is not None:
         hold = int(row.get("run_after", job.run_after))  # its last attempt may run until then (ADR-0051)
     return JobChange(
-        job_id=job.id, expect_state=job.state, values=row, attempt=attempt,
+        job_id=job.id,
+        expect_state=job.state,
+        values=row,
+        attempt=attempt,
         notices=notices.rows(job, to, attempts, error, result, now),
         run_event=run_event(job, to, result, error, hold_until=hold),
-    )  # fmt: skip
+    )
 
 
-def run_event(job: JobFacts, to: JobState, result: str | None, error: str | None,
-              spawns: list[Any] | None = None, hold_until: int | None = None) -> tuple[str, str] | None:  # fmt: skip
+def run_event(
+    job: JobFacts,
+    to: JobState,
+    result: str | None,
+    error: str | None,
+    spawns: list[Any] | None = None,
+    hold_until: int | None = None,
+) -> tuple[str, str] | None:
     """The ``(run_id, event JSON)`` outbox row of a job of a flow run reaching terminal ``to``, else None.
 
     A COMPLETED event carries the children the attempt spawned (a failed attempt's spawns never get here); a
@@ -119,8 +144,13 @@ def run_event(job: JobFacts, to: JobState, result: str | None, error: str | None
     """
     if job.run_id is None or job.node_id is None:
         return None
-    event: dict[str, Any] = {"nodeId": job.node_id, "jobId": job.id, "state": to.value, "result": result,
-                             "error": error}  # fmt: skip
+    event: dict[str, Any] = {
+        "nodeId": job.node_id,
+        "jobId": job.id,
+        "state": to.value,
+        "result": result,
+        "error": error,
+    }
     if spawns:
         event["spawns"] = spawns
     if hold_until is not None:
@@ -128,7 +158,9 @@ def run_event(job: JobFacts, to: JobState, result: str | None, error: str | None
     return (job.run_id, _encode(event).decode())
 
 
-def completion(job: CompletedJob, now: int, notices: NoticeWriter, spawns: list[Any] | None = None) -> JobChange:
+def completion(
+    job: CompletedJob, now: int, notices: NoticeWriter, spawns: list[Any] | None = None
+) -> JobChange:
     """The bookkeeping rows of a success already applied by ``ShardStore.complete`` (values stay empty).
 
     The same rows ``transition`` adds for COMPLETED: the attempt log (later attempts only: a first-try
@@ -136,10 +168,19 @@ def completion(job: CompletedJob, now: int, notices: NoticeWriter, spawns: list[
     """
     log = None
     if job.attempts > 1:
-        log = AttemptRow(job_id=job.id, attempt=job.attempts, state=JobState.COMPLETED, started_at=job.dispatched_at,
-                         finished_at=now, error=None)  # fmt: skip
+        log = AttemptRow(
+            job_id=job.id,
+            attempt=job.attempts,
+            state=JobState.COMPLETED,
+            started_at=job.dispatched_at,
+            finished_at=now,
+            error=None,
+        )
     return JobChange(
-        job_id=job.id, expect_state=JobState.COMPLETED, values={}, attempt=log,
+        job_id=job.id,
+        expect_state=JobState.COMPLETED,
+        values={},
+        attempt=log,
         notices=notices.rows(job, JobState.COMPLETED, job.attempts, None, job.result, now),
         run_event=run_event(job, JobState.COMPLETED, job.result, None, spawns),
-    )  # fmt: skip
+    )

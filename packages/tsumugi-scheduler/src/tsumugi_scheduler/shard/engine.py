@@ -68,8 +68,17 @@ class JobShardEngine(StepCommands, ShardOperations):
     The job lifecycle lives here; settings, operator commands, reads and feeds come from ``ShardOperations``.
     """
 
-    def __init__(self, sql: SqlLike, *, binding: str, shard: int, clock: Clock, ids: IdSource,
-                 rand: RandomSource, notices: NoticeConfig | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        sql: SqlLike,
+        *,
+        binding: str,
+        shard: int,
+        clock: Clock,
+        ids: IdSource,
+        rand: RandomSource,
+        notices: NoticeConfig | None = None,
+    ) -> None:
         """Open the shard: create the schema if needed and load the stored settings."""
         self.binding, self.shard = binding, shard
         self._clock, self._ids, self._rand = clock, ids, rand
@@ -268,10 +277,12 @@ class JobShardEngine(StepCommands, ShardOperations):
             self._save_blocked()
             retention = settings.retention
             cursor = self._projected_seq()
-            self._store.housekeep(now, retention.sweep_after_ms, retention.failed_retention_ms, cursor,
-                                  MAX_MAINTENANCE_PER_TICK)  # fmt: skip
-            self._store.drop_full_buckets(full_key_buckets_before(settings.policy.per_key_rate, now),
-                                          MAX_MAINTENANCE_PER_TICK)  # fmt: skip
+            self._store.housekeep(
+                now, retention.sweep_after_ms, retention.failed_retention_ms, cursor, MAX_MAINTENANCE_PER_TICK
+            )
+            self._store.drop_full_buckets(
+                full_key_buckets_before(settings.policy.per_key_rate, now), MAX_MAINTENANCE_PER_TICK
+            )
             self._dispatch_pending = bool(requeued) or self._ticker.saturated
             last = self._store.last_seq()
             held = (first, last, now + PROJECTION_HOLD_MS) if last > first else None

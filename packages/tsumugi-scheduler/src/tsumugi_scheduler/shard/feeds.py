@@ -50,8 +50,17 @@ def run_event_records(rows: Sequence[Mapping[str, Any]]) -> list[RunEventRecord]
     events: list[RunEventRecord] = []
     for row in rows:
         body = _event_decoder.decode(row["body"])
-        events.append(RunEventRecord(seq=int(row["seq"]), run_id=str(row["run_id"]), node_id=body["nodeId"],
-                                     job_id=body["jobId"], state=JobState(body["state"]), result=body["result"],
-                                     error=body["error"], spawns=body.get("spawns"),
-                                     hold_until=body.get("holdUntil")))  # fmt: skip
+        events.append(
+            RunEventRecord(
+                seq=int(row["seq"]),
+                run_id=str(row["run_id"]),
+                node_id=body["nodeId"],
+                job_id=body["jobId"],
+                state=JobState(body["state"]),
+                result=body["result"],
+                error=body["error"],
+                spawns=body.get("spawns"),
+                hold_until=body.get("holdUntil"),
+            )
+        )
     return events

@@ -20,8 +20,14 @@ class KeyRoom:
     Stored buckets are read once per key, by primary key, and kept for the planner (``stored_buckets``).
     """
 
-    def __init__(self, sql: SqlLike, now: int, in_flight_by_key: Mapping[str, int], per_key_concurrency: int,
-                 per_key_rate: RateLimit | None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        sql: SqlLike,
+        now: int,
+        in_flight_by_key: Mapping[str, int],
+        per_key_concurrency: int,
+        per_key_rate: RateLimit | None,
+    ) -> None:
         self._sql = sql
         self._now = now
         self._by_key = in_flight_by_key

@@ -73,8 +73,15 @@ def _position(row: Row) -> tuple[int, int, str]:
 class _Walk:
     """The rows read so far and the ``want`` best scores among those that count as dispatchable."""
 
-    def __init__(self, sql: SqlLike, now: int, want: int, aging_interval_ms: int | None, room: KeyRoomLike,
-                 skip: frozenset[str]) -> None:  # fmt: skip
+    def __init__(
+        self,
+        sql: SqlLike,
+        now: int,
+        want: int,
+        aging_interval_ms: int | None,
+        room: KeyRoomLike,
+        skip: frozenset[str],
+    ) -> None:
         self.sql, self.now, self.want, self.aging, self.room, self.skip = (
             sql,
             now,
@@ -122,8 +129,14 @@ class _Walk:
 
     def _followers(self, head: Row, count: int) -> None:
         """The ready jobs after a key's head in its group, when the key has room for more than one."""
-        rows = self.sql.exec(KEY_GROUP_NEXT, head["concurrency_key"], head["priority"], self.now,
-                             *_position(head), min(count, self.want)).toArray()  # fmt: skip
+        rows = self.sql.exec(
+            KEY_GROUP_NEXT,
+            head["concurrency_key"],
+            head["priority"],
+            self.now,
+            *_position(head),
+            min(count, self.want),
+        ).toArray()
         for row in rows:
             self.add(row, head=False)
 
@@ -184,8 +197,14 @@ class _Walk:
             page = self.sql.exec(OLDEST_READY_AFTER, self.now, *_position(last), self.want).toArray()
 
 
-def ready_rows(sql: SqlLike, now: int, want: int, aging_interval_ms: int | None,
-               room: KeyRoomLike | None = None, skip: frozenset[str] = frozenset()) -> list[Row]:  # fmt: skip
+def ready_rows(
+    sql: SqlLike,
+    now: int,
+    want: int,
+    aging_interval_ms: int | None,
+    room: KeyRoomLike | None = None,
+    skip: frozenset[str] = frozenset(),
+) -> list[Row]:
     """Ready jobs (``HEAD_COLUMNS``) holding the best ``want`` dispatchable jobs of the shard at ``now``.
 
     In no promised order. A job counts as dispatchable when its key has room (``room``; by default one job

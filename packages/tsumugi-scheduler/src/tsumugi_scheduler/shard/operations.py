@@ -31,7 +31,7 @@ from tsumugi_scheduler.shard.records import (
     NoticeRecord,
     RunEventRecord,
     ShardDiagnostics,
-)  # fmt: skip
+)
 from tsumugi_scheduler.shard.sql_store import PROJECTED_SEQ_KEY, SqlShardStore
 from tsumugi_scheduler.shard.tick import TickRunner
 
@@ -161,8 +161,11 @@ class ShardOperations:
             return CancelAnswer(ok=False, reason="gone")
         never_started = job.state == JobState.QUEUED and job.guarantee == Guarantee.AT_MOST_ONCE
         if job.state in (JobState.SCHEDULED, JobState.SLEEPING) or never_started:  # nothing runs (ADR-0145)
-            self._store.write(transition(job, JobState.CANCELLED, now, self._notices,
-                                         {"reason": "cancelled", "silence_at": None}))  # fmt: skip
+            self._store.write(
+                transition(
+                    job, JobState.CANCELLED, now, self._notices, {"reason": "cancelled", "silence_at": None}
+                )
+            )
             return CancelAnswer(ok=True)
         if job.state not in _INFLIGHT:
             return CancelAnswer(ok=False, reason="invalid-state")
@@ -188,8 +191,11 @@ class ShardOperations:
         if job.run_id is not None and job.node_id is not None:
             # A node's job belongs to its run: running it again behind the run's back would finish a node the run
             # has already ended; the run's resume runs the node again (ADR-0116).
-            return MutationAnswer(ok=False, reason="invalid-state", error=(
-                f"the job of node {job.node_id} of run {job.run_id}: resume the run to run it again"))  # fmt: skip
+            return MutationAnswer(
+                ok=False,
+                reason="invalid-state",
+                error=(f"the job of node {job.node_id} of run {job.run_id}: resume the run to run it again"),
+            )
         # A STALLED at-most-once job's last attempt may still run until its invocation's hard end, kept in
         # run_after since its claim: no attempt starts before it (ADR-0051).
         start = (
@@ -197,8 +203,14 @@ class ShardOperations:
             if job.state == JobState.STALLED and job.guarantee == Guarantee.AT_MOST_ONCE
             else now
         )
-        values = {"run_after": start, "eligible_at": start, "dispatched_at": None, "silence_at": None,
-                  "cancel_requested_at": None, "reason": None}  # fmt: skip
+        values = {
+            "run_after": start,
+            "eligible_at": start,
+            "dispatched_at": None,
+            "silence_at": None,
+            "cancel_requested_at": None,
+            "reason": None,
+        }
         self._store.write(transition(job, JobState.SCHEDULED, now, self._notices, values))
         return MutationAnswer(ok=True)
 
@@ -225,8 +237,11 @@ class ShardOperations:
                 return MutationAnswer(ok=False, reason="gone")
             if job.state != JobState.SCHEDULED or job.cancel_requested_at is not None:
                 return MutationAnswer(ok=False, reason="invalid-state")
-            values: dict[str, Any] = {"run_after": run_after, "eligible_at": max(job.created_at, run_after),
-                                      "updated_at": self._clock.now_ms()}  # fmt: skip
+            values: dict[str, Any] = {
+                "run_after": run_after,
+                "eligible_at": max(job.created_at, run_after),
+                "updated_at": self._clock.now_ms(),
+            }
             if priority is not None:
                 values["priority"] = priority
             self._store.write(JobChange(job_id=job.id, expect_state=job.state, values=values))
@@ -310,6 +325,8 @@ class ShardOperations:
         counts = self._store.counts()
         return ShardDiagnostics(
             counts={s.value: counts.get(s.value, 0) for s in JobState},
-            changes_pending=counts["feed:job"], notices_pending=counts["feed:notice"],
-            run_events_pending=counts["feed:run_event"], blocked=self._ticker.last_blocked,
-        )  # fmt: skip
+            changes_pending=counts["feed:job"],
+            notices_pending=counts["feed:notice"],
+            run_events_pending=counts["feed:run_event"],
+            blocked=self._ticker.last_blocked,
+        )

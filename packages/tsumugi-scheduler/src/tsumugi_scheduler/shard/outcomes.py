@@ -41,8 +41,9 @@ def encode_result(result: Any) -> str | None:
 
 
 def _attempt(job: JobRow, number: int, state: JobState, now: int, error: str | None) -> AttemptRow:
-    return AttemptRow(job_id=job.id, attempt=number, state=state, started_at=job.dispatched_at, finished_at=now,
-                      error=error)  # fmt: skip
+    return AttemptRow(
+        job_id=job.id, attempt=number, state=state, started_at=job.dispatched_at, finished_at=now, error=error
+    )
 
 
 def _failure(job: JobRow, failed: Failed, now: int, rand: float, notices: NoticeWriter) -> JobChange:

@@ -18,8 +18,18 @@ from tsumugi_core.throttle import TokenBucket
 from tsumugi_scheduler.shard.records import EnqueueResult
 from tsumugi_scheduler.shard.schema import AttemptRow, JobRow
 
-__all__ = ["CompletedJob", "DueJobs", "FeedKind", "FeedStore", "JobChange", "Overview", "ReadyWindow", "ShardStore",
-           "SqlCursorLike", "SqlLike"]  # fmt: skip
+__all__ = [
+    "CompletedJob",
+    "DueJobs",
+    "FeedKind",
+    "FeedStore",
+    "JobChange",
+    "Overview",
+    "ReadyWindow",
+    "ShardStore",
+    "SqlCursorLike",
+    "SqlLike",
+]
 
 T = TypeVar("T")
 FeedKind = Literal["job", "notice", "run_event"]
@@ -187,8 +197,9 @@ class ShardStore(Protocol):
         """Jobs the tick's expiry and reaper steps must look at."""
         ...
 
-    def housekeep(self, now: int, sweep_after_ms: int, failed_retention_ms: int, projected_seq: int,
-                  limit: int) -> int:  # fmt: skip
+    def housekeep(
+        self, now: int, sweep_after_ms: int, failed_retention_ms: int, projected_seq: int, limit: int
+    ) -> int:
         """Delete projected finished jobs past retention and expired unique keys; the number of jobs deleted."""
         ...
 

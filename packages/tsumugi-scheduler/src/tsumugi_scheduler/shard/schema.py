@@ -28,8 +28,19 @@ import msgspec
 from tsumugi_core.options import Backoff, NewJob
 from tsumugi_core.states import JobState
 
-__all__ = ["DDL", "TABLE_ROWS", "AttemptRow", "JobRow", "KeyBucketRow", "NoticeRow", "RunEventRow", "SettingRow",
-           "StepRow", "UniqueKeyRow", "new_job_row"]  # fmt: skip
+__all__ = [
+    "DDL",
+    "TABLE_ROWS",
+    "AttemptRow",
+    "JobRow",
+    "KeyBucketRow",
+    "NoticeRow",
+    "RunEventRow",
+    "SettingRow",
+    "StepRow",
+    "UniqueKeyRow",
+    "new_job_row",
+]
 
 
 class JobRow(msgspec.Struct, frozen=True, kw_only=True):
@@ -152,15 +163,36 @@ def _backoff_json(backoff: Backoff) -> str:
 def new_job_row(job: NewJob, job_id: str, seq: int) -> JobRow:
     """The row of a job just admitted: SCHEDULED, no attempt yet, ready from ``max(created_at, run_after)``."""
     return JobRow(
-        id=job_id, binding=job.binding, state=JobState.SCHEDULED, priority=job.priority, attempts=0,
-        max_attempts=job.max_attempts, guarantee=job.guarantee.value, timeout_ms=job.timeout_ms,
-        backoff=_backoff_json(job.backoff), concurrency_key=job.concurrency_key,
-        unique_key=job.unique_key, run_after=job.run_after, eligible_at=max(job.created_at, job.run_after),
-        expires_at=job.expires_at, created_at=job.created_at, updated_at=job.created_at, dispatched_at=None,
-        heartbeat_at=None, silence_at=None, progress=None, cancel_requested_at=None, payload=job.payload_json,
-        result=None, error=None, reason=None, traceparent=job.traceparent, run_id=job.run_id, node_id=job.node_id,
+        id=job_id,
+        binding=job.binding,
+        state=JobState.SCHEDULED,
+        priority=job.priority,
+        attempts=0,
+        max_attempts=job.max_attempts,
+        guarantee=job.guarantee.value,
+        timeout_ms=job.timeout_ms,
+        backoff=_backoff_json(job.backoff),
+        concurrency_key=job.concurrency_key,
+        unique_key=job.unique_key,
+        run_after=job.run_after,
+        eligible_at=max(job.created_at, job.run_after),
+        expires_at=job.expires_at,
+        created_at=job.created_at,
+        updated_at=job.created_at,
+        dispatched_at=None,
+        heartbeat_at=None,
+        silence_at=None,
+        progress=None,
+        cancel_requested_at=None,
+        payload=job.payload_json,
+        result=None,
+        error=None,
+        reason=None,
+        traceparent=job.traceparent,
+        run_id=job.run_id,
+        node_id=job.node_id,
         seq=seq,
-    )  # fmt: skip
+    )
 
 
 TABLE_ROWS: Final[dict[str, type[msgspec.Struct]]] = {

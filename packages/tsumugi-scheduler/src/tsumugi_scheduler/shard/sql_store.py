@@ -134,8 +134,9 @@ class SqlShardStore:
                 for text in json_arrays([list(r) for r in rows]):
                     self._sql.exec(
                         f"INSERT INTO {kind} ({first}, {second}) SELECT json_extract(value, '$[0]'),"
-                        " json_extract(value, '$[1]') FROM json_each(?) ORDER BY key", text
-                    )  # fmt: skip
+                        " json_extract(value, '$[1]') FROM json_each(?) ORDER BY key",
+                        text,
+                    )
             else:  # a large body keeps its own statement (its JSON escaping could pass the 4 MiB a value may hold)
                 for a, b in rows:
                     self._sql.exec(f"INSERT INTO {kind} ({first}, {second}) VALUES (?, ?)", a, b)
@@ -213,15 +214,18 @@ class SqlShardStore:
         query = self._update_sql.get(columns)
         if query is None:
             assignments = ", ".join(f"{c} = ?" for c in columns)
-            query = (f"UPDATE job SET {assignments}, seq = ? WHERE id = ? AND state = ?"
-                     " RETURNING concurrency_key AS k, priority AS p")  # fmt: skip
+            query = (
+                f"UPDATE job SET {assignments}, seq = ? WHERE id = ? AND state = ?"
+                " RETURNING concurrency_key AS k, priority AS p"
+            )
             self._update_sql[columns] = query
         waiting = (
             change.expect_state == JobState.SCHEDULED or change.values.get("state") == JobState.SCHEDULED
         )
         before = self._priority(change.job_id) if waiting and "priority" in change.values else None
-        rows = self._sql.exec(query, *change.values.values(), self.next_seq(), change.job_id,
-                              str(change.expect_state)).toArray()  # fmt: skip
+        rows = self._sql.exec(
+            query, *change.values.values(), self.next_seq(), change.job_id, str(change.expect_state)
+        ).toArray()
         if not rows:
             return False
         key = rows[0]["k"]
@@ -266,8 +270,13 @@ class SqlShardStore:
             self._sql.exec(
                 "INSERT OR REPLACE INTO attempt (job_id, attempt, state, started_at, finished_at, error)"
                 " VALUES (?, ?, ?, ?, ?, ?)",
-                a.job_id, a.attempt, a.state, a.started_at, a.finished_at, a.error,
-            )  # fmt: skip
+                a.job_id,
+                a.attempt,
+                a.state,
+                a.started_at,
+                a.finished_at,
+                a.error,
+            )
         if self._depth == 0:  # outside `atomically`: at once
             for target, body in change.notices:
                 self._sql.exec("INSERT INTO notice (target, body) VALUES (?, ?)", target, body)
@@ -400,8 +409,9 @@ class SqlShardStore:
             silent=[msgspec.convert(r, JobRow) for r in silent],
         )
 
-    def housekeep(self, now: int, sweep_after_ms: int, failed_retention_ms: int, projected_seq: int,
-                  limit: int) -> int:  # fmt: skip
+    def housekeep(
+        self, now: int, sweep_after_ms: int, failed_retention_ms: int, projected_seq: int, limit: int
+    ) -> int:
         """Delete projected finished jobs past retention (attempts first) and expired unique keys."""
         params = (now - sweep_after_ms, now - failed_retention_ms, projected_seq)
         deleted = 0
@@ -452,13 +462,18 @@ class SqlShardStore:
         cursor = int(self.settings().get(PROJECTED_SEQ_KEY, "0")) if projected_seq is None else projected_seq
         row = self._sql.exec(OVERVIEW_QUERY, since, cursor, held[0], held[1]).one()
         return Overview(
-            oldest_ready_at=row["oldest_ready_at"], next_delayed_at=row["next_delayed_at"],
-            next_silence_at=row["next_silence_at"], next_expiry_at=row["next_expiry_at"],
-            oldest_settled_at=row["oldest_settled_at"], oldest_failed_at=row["oldest_failed_at"],
-            next_unique_expiry_at=row["next_unique_expiry_at"], oldest_key_bucket_at=row["oldest_key_bucket_at"], next_sleeper_at=row["next_sleeper_at"],
+            oldest_ready_at=row["oldest_ready_at"],
+            next_delayed_at=row["next_delayed_at"],
+            next_silence_at=row["next_silence_at"],
+            next_expiry_at=row["next_expiry_at"],
+            oldest_settled_at=row["oldest_settled_at"],
+            oldest_failed_at=row["oldest_failed_at"],
+            next_unique_expiry_at=row["next_unique_expiry_at"],
+            oldest_key_bucket_at=row["oldest_key_bucket_at"],
+            next_sleeper_at=row["next_sleeper_at"],
             outbox_pending=bool(row["outbox_pending"]),
             held_pending=bool(row["held_pending"]),
-        )  # fmt: skip
+        )
 
     def outbox(
         self, kind: FeedKind, after_seq: int, limit: int, up_to_seq: int | None = None

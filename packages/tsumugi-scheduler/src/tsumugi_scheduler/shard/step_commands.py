@@ -53,9 +53,17 @@ def suspend_change(job: JobRow, suspended: Suspended, now: int, notices: NoticeW
     """The change a live attempt's suspension makes (ADR-0145)."""
     if job.cancel_requested_at is not None:
         # Asked to stop, and it stopped: nothing runs now, so the cancel is confirmed.
-        return transition(job, JobState.CANCELLED, now, notices,
-                          {"attempts": job.attempts + 1, "silence_at": None,
-                           "reason": "cancelled: the job was asked to stop and then slept"})  # fmt: skip
+        return transition(
+            job,
+            JobState.CANCELLED,
+            now,
+            notices,
+            {
+                "attempts": job.attempts + 1,
+                "silence_at": None,
+                "reason": "cancelled: the job was asked to stop and then slept",
+            },
+        )
     until = min(MAX_SAFE_INTEGER, max(now, int(suspended.until)))
     values: dict[str, Any] = {
         "attempts": job.attempts + 1,
@@ -111,8 +119,12 @@ class StepCommands:
                 return StepAnswer(op=command.op, accepted=False)
             cancel = job.cancel_requested_at is not None
             if command.op == "load":
-                return StepAnswer(op=command.op, accepted=True, cancel_requested=cancel,
-                                  steps=[_view(r) for r in self._steps.steps(job_id)])  # fmt: skip
+                return StepAnswer(
+                    op=command.op,
+                    accepted=True,
+                    cancel_requested=cancel,
+                    steps=[_view(r) for r in self._steps.steps(job_id)],
+                )
             name = str(command.name)
             stored = self._steps.step(job_id, name)
             if stored is None and self._steps.count(job_id) >= MAX_STEPS_PER_JOB:

@@ -52,8 +52,11 @@ class StepStore:
         self._sql.exec(
             "INSERT INTO step (job_id, name, state, result, attempt, started_at, finished_at)"
             " VALUES (?, ?, 'started', NULL, ?, ?, NULL) ON CONFLICT (job_id, name) DO NOTHING",
-            job_id, name, attempt, now,
-        )  # fmt: skip
+            job_id,
+            name,
+            attempt,
+            now,
+        )
         stored = self.step(job_id, name)
         assert stored is not None  # inserted or already there
         return stored
@@ -69,8 +72,12 @@ class StepStore:
             " VALUES (?1, ?2, 'done', ?5, ?3, ?4, ?4) ON CONFLICT (job_id, name) DO UPDATE"
             " SET state = 'done', result = excluded.result, finished_at = excluded.finished_at"
             " WHERE step.state = 'started' AND step.attempt = excluded.attempt",
-            job_id, name, attempt, now, result,
-        )  # fmt: skip
+            job_id,
+            name,
+            attempt,
+            now,
+            result,
+        )
         stored = self.step(job_id, name)
         assert stored is not None
         return stored
@@ -84,8 +91,14 @@ class StepStore:
         self._sql.exec(
             "INSERT INTO step (job_id, name, state, result, attempt, started_at, finished_at)"
             " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (job_id, name) DO NOTHING",
-            job_id, name, state, waiting if delivered is None else delivered, attempt, now, finished,
-        )  # fmt: skip
+            job_id,
+            name,
+            state,
+            waiting if delivered is None else delivered,
+            attempt,
+            now,
+            finished,
+        )
         stored = self.step(job_id, name)
         assert stored is not None
         return stored
@@ -100,16 +113,22 @@ class StepStore:
             " VALUES (?1, ?2, 'done', ?5, ?3, ?4, ?4) ON CONFLICT (job_id, name) DO UPDATE"
             " SET state = 'done', result = excluded.result, finished_at = excluded.finished_at"
             " WHERE step.state = 'waiting' RETURNING name",
-            job_id, name, attempt, now, event,
-        ).toArray()  # fmt: skip
+            job_id,
+            name,
+            attempt,
+            now,
+            event,
+        ).toArray()
         return bool(rows)
 
     def time_out_waits(self, job_id: str, now: int, result: str) -> None:
         """End the job's waiting steps with ``result`` (its wait's timeout came first)."""
         self._sql.exec(
             "UPDATE step SET state = 'done', result = ?, finished_at = ? WHERE job_id = ? AND state = 'waiting'",
-            result, now, job_id,
-        )  # fmt: skip
+            result,
+            now,
+            job_id,
+        )
 
     def clear_started(self, job_id: str, attempt: int) -> None:
         """Drop the ``started`` marks of ``attempt``: it failed knowingly, so none of them ran to an unknown end."""

@@ -40,27 +40,46 @@ def expiry_change(job: JobRow, now: int, notices: NoticeWriter) -> JobChange:
     if job.state == JobState.SCHEDULED or never_started:
         return transition(job, JobState.CANCELLED, now, notices, {"reason": reason, "silence_at": None})
     silence = now if job.silence_at is None else min(job.silence_at, now)
-    return JobChange(job_id=job.id, expect_state=job.state,
-                     values={"cancel_requested_at": now, "silence_at": silence, "reason": reason})  # fmt: skip
+    return JobChange(
+        job_id=job.id,
+        expect_state=job.state,
+        values={"cancel_requested_at": now, "silence_at": silence, "reason": reason},
+    )
 
 
 def reap_change(job: JobRow, now: int, grace_ms: int, notices: NoticeWriter) -> JobChange | None:
     """The reaper's change for a dispatched job past its deadline, or None."""
     view = InFlightJob(
-        id=job.id, state=job.state, guarantee=Guarantee(job.guarantee), attempts=job.attempts,
-        max_attempts=job.max_attempts, timeout_ms=job.timeout_ms, dispatched_at=job.dispatched_at or job.updated_at,
-        heartbeat_at=job.heartbeat_at, cancel_requested_at=job.cancel_requested_at,
-    )  # fmt: skip
+        id=job.id,
+        state=job.state,
+        guarantee=Guarantee(job.guarantee),
+        attempts=job.attempts,
+        max_attempts=job.max_attempts,
+        timeout_ms=job.timeout_ms,
+        dispatched_at=job.dispatched_at or job.updated_at,
+        heartbeat_at=job.heartbeat_at,
+        cancel_requested_at=job.cancel_requested_at,
+    )
     decision = reap_decision(view, now, grace_ms)
     if decision is None:
         return None
     attempts = job.attempts + 1  # the silent attempt is over: a late report from it is fenced off
     values: dict[str, Any] = {"attempts": attempts, "reason": decision.reason, "silence_at": None}
-    state = {Requeue: JobState.SCHEDULED, Fail: JobState.FAILED, Stall: JobState.STALLED,
-             CancelConfirmed: JobState.CANCELLED}[type(decision)]  # fmt: skip
+    state = {
+        Requeue: JobState.SCHEDULED,
+        Fail: JobState.FAILED,
+        Stall: JobState.STALLED,
+        CancelConfirmed: JobState.CANCELLED,
+    }[type(decision)]
     log_state = JobState.FAILED if state == JobState.SCHEDULED else state
-    log = AttemptRow(job_id=job.id, attempt=attempts, state=log_state, started_at=job.dispatched_at,
-                     finished_at=now, error=decision.reason)  # fmt: skip
+    log = AttemptRow(
+        job_id=job.id,
+        attempt=attempts,
+        state=log_state,
+        started_at=job.dispatched_at,
+        finished_at=now,
+        error=decision.reason,
+    )
     if state == JobState.SCHEDULED:
         values.update(run_after=now, eligible_at=now, dispatched_at=None)
     if state in (JobState.FAILED, JobState.STALLED):
@@ -150,9 +169,13 @@ class TickRunner:
     def _message(self, row: Mapping[str, Any], now: int, grace_ms: int) -> DispatchMessage:
         timeout = int(row["timeout_ms"])
         return DispatchMessage(
-            job_id=str(row["id"]), binding=self._binding, attempt=int(row["attempts"]) + 1,
+            job_id=str(row["id"]),
+            binding=self._binding,
+            attempt=int(row["attempts"]) + 1,
             max_attempts=int(row["max_attempts"]),
-            payload=_decode(row["payload"]), timeout_ms=timeout,
-            claim_required=row["guarantee"] == Guarantee.AT_MOST_ONCE, deadline_at=now + timeout + grace_ms,
+            payload=_decode(row["payload"]),
+            timeout_ms=timeout,
+            claim_required=row["guarantee"] == Guarantee.AT_MOST_ONCE,
+            deadline_at=now + timeout + grace_ms,
             traceparent=row["traceparent"],
-        )  # fmt: skip
+        )
