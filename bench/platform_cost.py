@@ -87,9 +87,10 @@ async def _start(data_dir: Path, clock: VirtualClock, module: str) -> LocalRunti
 
 async def _enqueue_each(runtime: LocalRuntime, clock: VirtualClock, jobs: int, **options: Any) -> list[str]:
     env, client = runtime.env("tsumugi-producer"), create_client()
-    ids = []
+    ids: list[str] = []
     for i in range(jobs):  # one producer call per job, a second apart: no batching the meter would hide
-        ids.append(await client.enqueue(env, **{"binding": "Hello", "payload": {"name": f"n{i}"}, **options}))
+        item: dict[str, Any] = {"binding": "Hello", "payload": {"name": f"n{i}"}, **options}
+        ids.append(await client.enqueue(env, **item))
         await clock.advance(1_000)
     return ids
 
@@ -197,7 +198,7 @@ async def measure(name: str, jobs: int) -> dict[str, Any]:
         raise RuntimeError(f"{name}: the workload made no job")
     units = sum_units(snapshot)
     shard = snapshot.get(SHARD, {})
-    per_job = {unit: units.get(unit, 0.0) / made for unit in UNITS}
+    per_job: dict[str, Any] = {unit: units.get(unit, 0.0) / made for unit in UNITS}
     per_job["queue_messages"] = snapshot.get(QUEUE, {}).get("queue_writes", 0) / made
     per_job["d1_queries"] = snapshot.get(D1, {}).get("d1_queries", 0) / made
     per_job["shard_requests"] = shard.get("requests", 0) / made

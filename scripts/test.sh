@@ -47,6 +47,7 @@ echo "== npm ci (wrangler)"
 npm ci --no-audit --no-fund --loglevel=error
 echo "== ruff"
 uv run --frozen ruff check .
+uv run --frozen ruff format --check .
 echo "== import contracts"
 uv run --frozen lint-imports
 echo "== pyright (strict on packages and services)"

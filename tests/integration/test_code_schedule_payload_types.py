@@ -15,12 +15,13 @@ from tsumugi_examples.boom import Boom
 from tsumugi_examples.hello import Hello
 from tsumugi_scheduler.definition import DefinitionError, define_tsumugi
 
-EVERY = {"every_ms": 600_000}
+EVERY_MS = 600_000
 
 
-def _define(payload: Any, performers: tuple[object, ...] = (Hello, Boom)) -> None:
+def _define(payload: Any, performers: tuple[str | type, ...] = (Hello, Boom)) -> None:
     define_tsumugi(
-        performers=performers, schedules={"greet": {"binding": "Hello", "payload": payload, **EVERY}}
+        performers=performers,
+        schedules={"greet": {"binding": "Hello", "payload": payload, "every_ms": EVERY_MS}},
     )
 
 
@@ -46,7 +47,8 @@ def test_a_payload_the_type_accepts_is_defined() -> None:
     _define({"name": "Ada", "extra": 1.0})  # msgspec ignores other fields, so the performer takes it
     # A performer without a declared type (Boom: Any) takes any payload.
     define_tsumugi(
-        performers=[Hello, Boom], schedules={"b": {"binding": "Boom", "payload": [1, "x"], **EVERY}}
+        performers=[Hello, Boom],
+        schedules={"b": {"binding": "Boom", "payload": [1, "x"], "every_ms": EVERY_MS}},
     )
 
 
@@ -55,5 +57,6 @@ def test_what_the_definition_cannot_know_is_left_to_each_occurrence() -> None:
     _define({"name": 5}, performers=("Hello", Boom))
     # A payload function: its value exists only at each occurrence.
     define_tsumugi(
-        performers=[Hello], schedules={"greet": {"binding": "Hello", "payload": lambda at: 5, **EVERY}}
+        performers=[Hello],
+        schedules={"greet": {"binding": "Hello", "payload": lambda at: 5, "every_ms": EVERY_MS}},
     )
