@@ -121,6 +121,8 @@ def schemathesis(url: str, token: str, report: Path, args: argparse.Namespace) -
         command += ["--phases", args.phases]
     if args.workers:
         command += ["--workers", str(args.workers)]
+    if args.operation:
+        command += ["--include-operation-id", args.operation]
     return subprocess.run(command, cwd=REPO, check=False).returncode
 
 
@@ -165,6 +167,7 @@ def main() -> int:
     )
     parser.add_argument("--phases", default="", help="e.g. coverage,fuzzing (default: every phase)")
     parser.add_argument("--workers", type=int, default=0, help="st's concurrent workers (default: st's)")
+    parser.add_argument("--operation", default="", help="only this operationId (default: every operation)")
     parser.add_argument(
         "--keep", type=Path, help="copy the NDJSON report and the server's log into this folder"
     )
