@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any, cast
 
@@ -112,10 +113,16 @@ async def test_option_and_binding_typos_are_named_as_sent_with_a_suggestion(worl
 
 
 async def test_invalid_json_says_where_it_broke(world: World) -> None:
-    status, body = await world.request("POST", "/api/jobs", '{"binding": "MAIL",\n "payload": {},}')
+    text = '{"binding": "MAIL",\n "payload": {},}'
+    status, body = await world.request("POST", "/api/jobs", text)
     assert status == 400
-    assert (body["error"], body["line"], body["column"]) == ("body must be valid JSON", 2, 16)
-    assert body["detail"] == "Expecting property name enclosed in double quotes"
+    # The trailing comma on line 2: Python 3.11 points after it ("Expecting property name ..."), 3.13 at it
+    # ("Illegal trailing comma ..."); the answer carries what this Python's parser says.
+    with pytest.raises(json.JSONDecodeError) as parsed:
+        json.loads(text)
+    assert (body["error"], body["line"], body["column"]) == ("body must be valid JSON", 2, parsed.value.colno)
+    assert parsed.value.colno in (15, 16)
+    assert body["detail"] == parsed.value.msg
 
 
 async def test_an_id_no_job_ever_had_is_not_found_not_removed_after_retention(world: World) -> None:

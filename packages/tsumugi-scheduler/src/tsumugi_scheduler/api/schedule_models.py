@@ -21,7 +21,7 @@ from tsumugi_core.flow_spec import MAX_DEADLINE_MS
 from tsumugi_core.options import MAX_KEY_CHARS, MAX_TIMEOUT_MS
 from tsumugi_core.schedule_spec import MAX_SCHEDULE_NAME_CHARS, SCHEDULE_NAME_RE
 from tsumugi_core.schedule_timing import MAX_EVERY_MS, MIN_EVERY_MS
-from tsumugi_scheduler.api.models import BackoffBody
+from tsumugi_scheduler.api.models import BackoffBody, JsonValue
 
 __all__ = [
     "CRON_SUBSET",
@@ -72,7 +72,9 @@ class _Body(BaseModel):
 
 class _ScheduleFields(_Body):
     binding: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
-    payload: Any = Field(description="Any JSON value, null included: each occurrence's job payload.")
+    payload: JsonValue = Field(
+        description="Any JSON value, null included: each occurrence's job payload (integers within +-(2**53 - 1))."
+    )
     everyMs: int | None = Field(
         default=None, ge=MIN_EVERY_MS, le=MAX_EVERY_MS, description="A period in real time."
     )
@@ -132,7 +134,9 @@ class SchedulePatchBody(_Body):
     model_config = ConfigDict(extra="forbid", frozen=True, json_schema_extra=cast("JsonDict", _PATCH_RULES))
 
     binding: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
-    payload: Any = None
+    payload: JsonValue = Field(
+        default=JsonValue(None), description="Any JSON value; absent keeps the payload."
+    )
     everyMs: int | None = Field(default=None, ge=MIN_EVERY_MS, le=MAX_EVERY_MS)
     cron: str | None = Field(default=None, pattern=CRON_SUBSET)
     timezone: str | None = Field(default=None, json_schema_extra=_zone_enum)
