@@ -397,7 +397,12 @@ def test_run_again_starts_at_the_left_edge_when_there_is_no_retry_or_cancel(dash
     page.goto(api.url(route(CANCELLED_ID)))
     run_again = page.locator("#run-again")
     expect(run_again).to_be_visible()
-    left = run_again.evaluate("b => b.getBoundingClientRect().left")
-    heading = page.locator("#job-detail h2").evaluate("e => e.getBoundingClientRect().left")
+    # Measured once the dialog has settled (it may still be moving in as it opens).
+    edges = (
+        "() => [document.querySelector('#run-again'), document.querySelector('#job-detail h2')]"
+        ".map(e => e.getBoundingClientRect().left)"
+    )
+    page.wait_for_function(f"(({edges})()).every((x, _, all) => Math.abs(x - all[1]) <= 1)", timeout=5_000)
+    left, heading = page.evaluate(f"({edges})()")
     assert abs(left - heading) <= 1, (left, heading)
     assert mine(log.errors) == []
