@@ -6,7 +6,9 @@ entry inserted; an index entry removed is free), so each expected figure below i
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,12 +24,28 @@ from tsumugi_dev.runtime import LocalRuntime
 from tsumugi_dev.state_db import open_state_db
 from tsumugi_dev.worker import service_stub
 
+_OPEN: list[Any] = []
+
+
+def _opened(resource: Any) -> Any:
+    """Keep ``resource`` to close after the test (Python 3.13 warns of a database left open)."""
+    _OPEN.append(resource)
+    return resource
+
+
+@pytest.fixture(autouse=True)
+def _close_what_was_opened() -> Iterator[None]:
+    yield
+    while _OPEN:
+        _OPEN.pop().close()
+
+
 START_MS = 1_767_225_600_000
 
 
 @pytest.fixture
 def sql() -> SqlStorage:
-    storage = SqlStorage()
+    storage = _opened(SqlStorage())
     storage.exec("CREATE TABLE t (id INTEGER PRIMARY KEY, a TEXT, b TEXT, c TEXT)")
     storage.exec("CREATE INDEX t_a ON t (a)")
     storage.exec("CREATE INDEX t_b ON t (b)")
@@ -81,7 +99,7 @@ def test_a_row_written_by_a_trigger_counts(sql: SqlStorage) -> None:
 
 
 def test_a_partial_index_entry_counts_only_for_rows_its_where_admits() -> None:
-    storage = SqlStorage()
+    storage = _opened(SqlStorage())
     storage.exec("CREATE TABLE job (id TEXT PRIMARY KEY, state TEXT, at INTEGER, done_at INTEGER)")
     storage.exec("CREATE INDEX job_ready ON job (at) WHERE state = 'SCHEDULED'")
     storage.exec("CREATE INDEX job_done ON job (done_at) WHERE done_at IS NOT NULL AND state = 'COMPLETED'")
@@ -100,7 +118,7 @@ def test_a_partial_index_entry_counts_only_for_rows_its_where_admits() -> None:
 
 
 def test_a_without_rowid_table_counts_its_primary_key_entry_and_its_indexes() -> None:
-    storage = SqlStorage()
+    storage = _opened(SqlStorage())
     storage.exec("CREATE TABLE kv (k TEXT PRIMARY KEY, v TEXT) WITHOUT ROWID")
     storage.exec("CREATE INDEX kv_v ON kv (v)")
     storage.usage = Usage()
@@ -118,7 +136,7 @@ def test_rows_read_are_the_rows_returned(sql: SqlStorage) -> None:
 
 
 def test_the_runtimes_own_statements_are_not_metered() -> None:
-    storage = ObjectSqlStorage()
+    storage = _opened(ObjectSqlStorage())
     storage.usage = Usage()
     storage.runtime_exec("CREATE TABLE _cf_x (id INTEGER PRIMARY KEY, v INTEGER)")
     storage.runtime_exec("INSERT INTO _cf_x (v) VALUES (1)")
@@ -126,7 +144,7 @@ def test_the_runtimes_own_statements_are_not_metered() -> None:
 
 
 def test_nothing_is_metered_without_an_account() -> None:
-    storage = SqlStorage()
+    storage = _opened(SqlStorage())
     storage.exec("CREATE TABLE t (id INTEGER PRIMARY KEY)")
     storage.exec("INSERT INTO t DEFAULT VALUES")
     assert storage.usage is None
@@ -159,7 +177,7 @@ def test_queue_operations_are_counted_per_64_kb() -> None:
 
 def test_a_message_costs_a_write_a_read_per_delivery_and_a_delete(tmp_path: Path) -> None:
     meter = Meter()
-    store = QueueStore(open_state_db(tmp_path / "q.sqlite"), VirtualClock(START_MS))
+    store = QueueStore(_opened(open_state_db(tmp_path / "q.sqlite")), VirtualClock(START_MS))
     store.meter = QueueMeter(meter)
     store.add("q", [(b"{}", 0), (b"x" * 70_000, 0)])
     usage = meter.usage("Queue q")
