@@ -182,17 +182,24 @@ async def test_reports_arriving_together_commit_as_one_group() -> None:
 
 
 def failing_report_for(host: JobShardHost, failing_id: str) -> Any:
-    """The host's engine, whose report of ``failing_id`` raises (the others apply as usual)."""
+    """The host's engine, whose store fails to complete ``failing_id``, alone or in a group (the others apply
+    as usual: a group holding it rolls back and its reports are applied one by one, ADR-0153)."""
     engine = host.engine()
     assert engine is not None
-    original = engine.report
+    store = engine._store  # pyright: ignore[reportPrivateUsage]
+    complete, complete_many = store.complete, store.complete_many
 
-    def report(job_id: str, attempt: int, outcome: Any) -> Any:
+    def one(job_id: str, *args: Any, **kwargs: Any) -> Any:
         if job_id == failing_id:
             raise RuntimeError("disk on fire")
-        return original(job_id, attempt, outcome)
+        return complete(job_id, *args, **kwargs)
 
-    engine.report = report
+    def many(reports: Any, *args: Any) -> Any:
+        if any(job_id == failing_id for job_id, _, _ in reports):
+            raise RuntimeError("disk on fire")
+        return complete_many(reports, *args)
+
+    store.complete, store.complete_many = one, many  # pyright: ignore[reportAttributeAccessIssue]
     return engine
 
 

@@ -20,8 +20,10 @@ from tsumugi_dev.do_sql import SqlStorage
 from tsumugi_scheduler.shard.queries import (
     BY_ELIGIBLE,
     BY_LEVEL,
+    COMPLETE_MANY,
     COMPLETE_QUERY,
     DISPATCH_QUERY,
+    JOB_FEED,
     KEY_GROUP_FIRST,
     KEY_GROUP_NEXT,
     LEVEL_HEADS,
@@ -82,6 +84,8 @@ QUERIES = [
     ("SELECT * FROM job WHERE seq > ? ORDER BY seq LIMIT 5", (0,), "job_seq"),
     (DISPATCH_QUERY, (1, 1, '["MAIL#0:a"]'), "sqlite_autoindex_job_1 (id=?)"),
     (COMPLETE_QUERY, (1, None, 1, "MAIL#0:a", 0), "sqlite_autoindex_job_1 (id=?)"),
+    (COMPLETE_MANY, (1, 1, '[["MAIL#0:a", 0, null]]'), "sqlite_autoindex_job_1 (id=?)"),
+    (JOB_FEED, (0, 5), "job_seq"),
 ]
 
 

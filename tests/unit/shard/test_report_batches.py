@@ -7,8 +7,9 @@ from collections.abc import Callable
 import pytest
 from shard_world import World
 
+from tsumugi_core.options import EnqueueItem
 from tsumugi_core.states import JobState
-from tsumugi_scheduler.shard.records import NoticeConfig, Succeeded
+from tsumugi_scheduler.shard.records import Failed, NoticeConfig, Succeeded
 
 
 def _run_jobs(world: World, n: int) -> list[str]:
@@ -92,3 +93,73 @@ def test_a_batch_that_fails_as_a_whole_writes_no_rows(world: World) -> None:
     # Still live: nothing was applied.
     assert world.engine.report(first, 1, Succeeded(result="again")).accepted
     assert [(e.node_id, e.result) for e in world.engine.run_events(10)] == [("n0", '"again"')]
+
+
+def test_successes_in_a_row_complete_in_one_statement_with_their_bookkeeping_in_order(world: World) -> None:
+    ids = _run_jobs(world, 50)
+    before = world.sql.write_statements
+    answers = world.engine.report_many(
+        [(job_id, 1, Succeeded(result={"i": i})) for i, job_id in enumerate(ids)]
+    )
+    assert [(a.accepted, a.state) for a in answers] == [(True, JobState.COMPLETED)] * 50  # type: ignore[union-attr]
+    # One completion statement for the 50 (it was one each, ADR-0153), then the run events together.
+    assert world.sql.write_statements - before == 1 + 1
+    events = world.engine.run_events(100)
+    assert [(e.job_id, e.result) for e in events] == [
+        (job_id, f'{{"i":{i}}}') for i, job_id in enumerate(ids)
+    ]
+    seqs = [world.engine.get(job_id).seq for job_id in ids]  # type: ignore[union-attr]
+    assert seqs == sorted(seqs)  # the feed sees them in report order
+    assert len(set(seqs)) == 50
+
+
+def test_a_group_refuses_what_one_report_at_a_time_refuses(world: World) -> None:
+    first, second, third = _run_jobs(world, 3)
+    answers = world.engine.report_many(
+        [
+            (first, 1, Succeeded(result=1)),
+            (first, 1, Succeeded(result=2)),  # a duplicate delivery of the same report: refused, result kept
+            (second, 2, Succeeded()),  # not the live attempt
+            (third, 1, Failed(error="boom", retryable=False)),
+            (third, 1, Succeeded()),  # after its failure: refused
+            ("unknown-id", 1, Succeeded()),
+        ]
+    )
+    assert [(a.accepted, a.state) for a in answers] == [  # type: ignore[union-attr]
+        (True, JobState.COMPLETED),
+        (False, JobState.COMPLETED),
+        (False, JobState.QUEUED),
+        (True, JobState.FAILED),
+        (False, JobState.FAILED),
+        (False, None),
+    ]
+    assert world.engine.get(first).result == "1"  # type: ignore[union-attr]
+
+
+def test_a_group_that_fails_is_applied_one_report_at_a_time(world: World) -> None:
+    first, second = _run_jobs(world, 2)
+    store = world.engine._store  # pyright: ignore[reportPrivateUsage]
+
+    def broken(*_: object) -> dict[str, object]:
+        raise RuntimeError("statement refused")
+
+    store.complete_many = broken  # type: ignore[method-assign]
+    answers = world.engine.report_many([(first, 1, Succeeded()), (second, 1, Succeeded())])
+    assert [(a.accepted, a.state) for a in answers] == [(True, JobState.COMPLETED)] * 2  # type: ignore[union-attr]
+
+
+def test_new_jobs_without_keys_are_stored_in_one_statement_in_order(world: World) -> None:
+    before = world.sql.write_statements
+    items = [EnqueueItem(binding=world.engine.binding, payload={"i": i}) for i in range(30)]
+    items[10] = EnqueueItem(binding=world.engine.binding, payload={"i": 10}, concurrency_key="k")
+    results = world.engine.enqueue_many(items)
+    # Rows before and after the keyed one go in one statement each; the keyed one is stored alone.
+    assert world.sql.write_statements - before == 3
+    stored = [world.engine.get(r.id) for r in results]
+    assert [s.payload for s in stored] == [f'{{"i":{i}}}' for i in range(30)]  # type: ignore[union-attr]
+    seqs = [s.seq for s in stored]  # type: ignore[union-attr]
+    assert seqs == sorted(seqs)
+    again = world.engine.enqueue_many(
+        [EnqueueItem(binding=world.engine.binding, id=results[0].id, payload={})] * 2
+    )
+    assert [(r.id, r.created) for r in again] == [(results[0].id, False)] * 2

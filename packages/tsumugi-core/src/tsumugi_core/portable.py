@@ -49,7 +49,7 @@ class _NotPlainError(TsumugiError):
 
 
 def _walk(value: Any, depth: int) -> None:
-    kind: type = type(cast(object, value))
+    kind: type = type(value)  # pyright: ignore[reportUnknownVariableType]
     if kind is str or kind is bool or value is None:
         return
     if kind is int:
@@ -75,7 +75,7 @@ def _walk_object(value: dict[Any, Any], depth: int) -> None:
     for key, item in value.items():
         if type(key) is not str:
             raise InvalidValueError(f"must have string keys, got {type(key).__name__} {key!r}")
-        kind: type = type(cast(object, item))
+        kind: type = type(item)  # pyright: ignore[reportUnknownVariableType]
         if (
             kind is str
             or kind is bool
@@ -91,7 +91,7 @@ def _walk_object(value: dict[Any, Any], depth: int) -> None:
 
 def _walk_array(value: list[Any] | tuple[Any, ...], depth: int) -> None:
     for index, item in enumerate(value):
-        kind: type = type(cast(object, item))
+        kind: type = type(item)  # pyright: ignore[reportUnknownVariableType]
         if (
             kind is str
             or kind is bool

@@ -41,7 +41,7 @@ __all__ = ["JsAlarmInvocationInfo", "JsDurableObjectId", "JsDurableObjectState",
 
 def sql_binding(value: Any, index: int) -> Any:
     """A JS value bound to a statement, as ``SqlStorage.exec`` takes it (``bytes | string | double``)."""
-    kind = cast(Any, type(value))
+    kind: Any = type(value)  # pyright: ignore[reportUnknownVariableType]
     if kind is str or kind is float:
         return value
     if kind is int:
@@ -60,7 +60,7 @@ def sql_binding(value: Any, index: int) -> Any:
 
 
 def _cell(value: Any) -> Any:
-    kind = cast(Any, type(value))
+    kind: Any = type(value)  # pyright: ignore[reportUnknownVariableType]
     if kind is str or kind is float:
         return value
     if kind is int:

@@ -75,7 +75,7 @@ class RpcReference(HostObject):
 
 def platform_js(value: Any) -> Any:
     """A Python value of the runtime's as the JS value a platform API returns."""
-    kind = cast(Any, type(value))
+    kind: Any = type(value)  # pyright: ignore[reportUnknownVariableType]
     if kind is str or kind is bool:
         return value
     if kind is int:
@@ -101,7 +101,7 @@ def platform_js(value: Any) -> Any:
 
 def platform_py(value: Any) -> Any:
     """A JS value a platform API received, as the runtime's Python implementation takes it."""
-    kind = cast(Any, type(value))
+    kind: Any = type(value)  # pyright: ignore[reportUnknownVariableType]
     if kind in _SCALARS:
         return value
     if value is jsnull or value is UNDEFINED or value is None:
@@ -123,7 +123,7 @@ def platform_py(value: Any) -> Any:
 
 def structured_clone(value: Any, where: str) -> Any:
     """Copy a JS value across an RPC boundary (raises the ``DataCloneError`` workerd would)."""
-    kind = cast(Any, type(value))
+    kind: Any = type(value)  # pyright: ignore[reportUnknownVariableType]
     if kind in _SCALARS or value is jsnull or value is UNDEFINED or kind is JsBigIntValue:
         return value
     if kind is JsObject:

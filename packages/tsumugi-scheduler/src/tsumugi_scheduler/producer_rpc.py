@@ -29,6 +29,7 @@ from tsumugi_core.options import (
 )
 from tsumugi_core.policy import Policy, Retention, ShardSettings
 from tsumugi_core.sharding import resolve_shard
+from tsumugi_scheduler import _runtime
 from tsumugi_scheduler.definition import TsumugiDefinition
 from tsumugi_scheduler.payload_schemas import PayloadSchemas
 from tsumugi_scheduler.wire import convert_integral, convert_plain, integral, integral_shared, shard_of_job
@@ -238,7 +239,8 @@ class SchedulerService:
             binding = prepared[positions[0]][0].binding
             code = self._definition.settings_of(binding) or given_settings
             wire = msgspec.to_builtins([prepared[p][0] for p in positions])
-            answer = await self._stub(name).enqueue_many(
+            # Plain data: converted in one walk, not the SDK wrapper's three (ADR-0129).
+            answer = await _runtime.JsonCalls(self._stub(name)).enqueue_many(
                 name, wire, None if code is None else msgspec.to_builtins(code)
             )
             for position, job_id in zip(positions, answer, strict=True):

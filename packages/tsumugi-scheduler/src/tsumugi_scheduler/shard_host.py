@@ -362,11 +362,9 @@ class JobShardHost:
         results: list[ReportAnswer | BaseException] = []
 
         def apply_all() -> None:
-            for job_id, attempt, outcome, _ in group:
-                try:
-                    results.append(engine.report(job_id, attempt, outcome))
-                except Exception as exc:  # that report's own transaction rolled back; the others stand
-                    results.append(exc)
+            results.extend(
+                engine.report_many([(job_id, attempt, outcome) for job_id, attempt, outcome, _ in group])
+            )
 
         try:
             engine.report_batch(apply_all)

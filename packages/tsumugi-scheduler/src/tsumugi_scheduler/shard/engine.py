@@ -128,17 +128,29 @@ class JobShardEngine(StepCommands, ShardOperations):
             results: list[EnqueueResult] = []
             # Given ids are looked up together (a flow's starts give every id); a repeat is absorbed.
             taken = self._store.existing([job.id for job in jobs if job.id is not None])
+            plain: list[JobRow] = []  # rows that need no check: stored together, in order (ADR-0153)
             for job in jobs:
                 if job.id in taken:
                     results.append(EnqueueResult(id=job.id, created=False))
                     continue
                 job_id = job.id or format_job_id(self.binding, self.shard, self._ids.new_local_id())
-                until = now + job.unique_for_ms if job.unique_key is not None else None
                 row = new_job_row(job, job_id, self._store.next_seq())
+                if job.id is not None:
+                    taken.add(job.id)  # a repeat later in the batch is absorbed
+                if job.unique_key is None and job.concurrency_key is None:
+                    plain.append(row)
+                    results.append(EnqueueResult(id=job_id, created=True))
+                    continue
+                if plain:
+                    self._store.insert_new(plain)
+                    plain = []
+                until = now + job.unique_for_ms if job.unique_key is not None else None
                 result = self._store.admit(row, until, now, pinned=False)
-                if result.created and job.id is not None:
-                    taken.add(job.id)
+                if not result.created and job.id is not None:
+                    taken.discard(job.id)
                 results.append(result)
+            if plain:
+                self._store.insert_new(plain)
             return results
 
         results = self._store.atomically(run)
@@ -202,16 +214,68 @@ class JobShardEngine(StepCommands, ShardOperations):
         run-event rows of the whole batch are written together (`SqlShardStore.atomically`)."""
         self._store.atomically(apply)
 
+    def report_many(self, reports: Sequence[tuple[str, int, Outcome]]) -> list[ReportAnswer | Exception]:
+        """`report` each, in order; successes in a row complete together in one statement (ADR-0153).
+
+        Each answer is what `report` would answer (or the exception it would raise). A success of a job already
+        in the pending group first sends the group, so every job changes once a statement, in report order.
+        """
+        answers: list[ReportAnswer | Exception | None] = [None] * len(reports)
+        group: list[tuple[int, str, int, str | None, list[Any] | None]] = []
+
+        def send() -> None:
+            try:
+                done = self._store.atomically(lambda: self._complete_group(group))
+            except Exception:  # the group rolled back: each report alone, as it would have been
+                done = None
+            for position, job_id, attempt, _, _ in group:
+                if done is None:
+                    answers[position] = self._report_alone(job_id, attempt, reports[position][2])
+                elif job_id in done:
+                    answers[position] = ReportAnswer(accepted=True, state=JobState.COMPLETED)
+                else:
+                    answers[position] = self._refused_report(job_id)
+            self._dispatch_pending = self._dispatch_pending or bool(done)
+            group.clear()
+
+        for position, (job_id, attempt, outcome) in enumerate(reports):
+            plain = _plain_success(attempt, outcome)
+            if plain is not None:
+                if any(job_id == pending[1] for pending in group):
+                    send()
+                group.append((position, job_id, attempt, plain[0], plain[1]))
+                continue
+            if group:
+                send()
+            answers[position] = self._report_alone(job_id, attempt, outcome)
+        if group:
+            send()
+        return [answer for answer in answers if answer is not None]
+
+    def _complete_group(
+        self, group: Sequence[tuple[int, str, int, str | None, list[Any] | None]]
+    ) -> dict[str, Any]:
+        now = self._clock.now_ms()
+        spawns = {job_id: spawned for _, job_id, _, _, spawned in group}
+        return self._store.complete_many(
+            [(job_id, attempt, stored) for _, job_id, attempt, stored, _ in group],
+            now,
+            lambda job: completion(job, now, self._notices, spawns[job.id]),
+        )
+
+    def _report_alone(self, job_id: str, attempt: int, outcome: Outcome) -> ReportAnswer | Exception:
+        try:
+            return self.report(job_id, attempt, outcome)
+        except Exception as exc:  # that report's own transaction rolled back; the others stand
+            return exc
+
     def report(self, job_id: str, attempt: int, outcome: Outcome) -> ReportAnswer:
         """Record the outcome of the live attempt; late, duplicate or foreign reports are ignored."""
 
         def run() -> ReportAnswer:
-            # Only an attempt number SQLite can bind takes the one-statement path; any other is not live anyway.
-            bindable = isinstance(attempt, int) and 0 < attempt <= MAX_SAFE_INTEGER  # pyright: ignore[reportUnnecessaryIsInstance]
-            if isinstance(outcome, Succeeded) and bindable:
-                stored = encode_result(outcome.result)
-                if stored is not None or outcome.result is None:  # nothing lost, so no run must fail it
-                    return self._complete(job_id, attempt, stored, outcome.spawns)
+            plain = _plain_success(attempt, outcome)
+            if plain is not None:
+                return self._complete(job_id, attempt, plain[0], plain[1])
             job = self._live(job_id, attempt)
             if job is None:
                 return self._refused_report(job_id)
@@ -328,3 +392,18 @@ class JobShardEngine(StepCommands, ShardOperations):
     def next_wake_at(self) -> int | None:
         """The single earliest instant the shard must tick; None when nothing is due."""
         return self._wake_at(self._clock.now_ms(), self._looked_at, self._held)
+
+
+def _plain_success(attempt: int, outcome: Outcome) -> tuple[str | None, list[Any] | None] | None:
+    """``(stored result, spawns)`` when ``outcome`` takes the one-statement completion, else None.
+
+    Only an attempt number SQLite can bind takes it (any other is not live anyway), and only a result stored
+    whole (nothing lost, so no run must fail it).
+    """
+    bindable = isinstance(attempt, int) and 0 < attempt <= MAX_SAFE_INTEGER  # pyright: ignore[reportUnnecessaryIsInstance]
+    if not (isinstance(outcome, Succeeded) and bindable):
+        return None
+    stored = encode_result(outcome.result)
+    if stored is None and outcome.result is not None:
+        return None
+    return stored, outcome.spawns

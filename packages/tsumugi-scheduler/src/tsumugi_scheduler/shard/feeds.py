@@ -17,7 +17,6 @@ from tsumugi_scheduler.shard.records import (
     RunEventRecord,
     SettledNotice,
 )
-from tsumugi_scheduler.shard.schema import JobRow
 
 __all__ = ["notice_records", "run_event_records", "snapshots"]
 
@@ -30,7 +29,7 @@ def snapshots(
 ) -> list[JobSnapshot]:
     """The latest snapshot of every job changed after ``after_seq`` (up to ``up_to_seq``), by seq, with its
     newest attempts."""
-    jobs = [msgspec.convert(r, JobRow) for r in store.outbox("job", after_seq, limit, up_to_seq)]
+    jobs = store.job_feed(after_seq, limit, up_to_seq)
     by_job: dict[str, list[AttemptRecord]] = {}
     for attempt in store.attempts([j.id for j in jobs]):
         by_job.setdefault(attempt.job_id, []).append(attempt)

@@ -130,6 +130,10 @@ class ShardStore(Protocol):
         """Store (or, with None, drop) one setting."""
         ...
 
+    def insert_new(self, rows: Sequence[JobRow]) -> None:
+        """Insert SCHEDULED rows whose ids are free and that have no unique_key and no concurrency_key."""
+        ...
+
     def admit(self, row: JobRow, unique_until: int | None, now: int, *, pinned: bool = True) -> EnqueueResult:
         """Insert a new job unless its id exists or its unique_key is held by a live reservation."""
         ...
@@ -144,6 +148,15 @@ class ShardStore(Protocol):
 
     def write(self, change: JobChange) -> bool:
         """Apply a compare-and-set change; False (and nothing written) when the state moved meanwhile."""
+        ...
+
+    def complete_many(
+        self,
+        reports: Sequence[tuple[str, int, str | None]],
+        now: int,
+        bookkeeping: Callable[[CompletedJob], JobChange],
+    ) -> dict[str, CompletedJob]:
+        """`complete` for many ``(job_id, attempt, result)`` with distinct ids: the jobs completed, by id."""
         ...
 
     def complete(
@@ -229,6 +242,10 @@ class FeedStore(Protocol):
         self, kind: FeedKind, after_seq: int, limit: int, up_to_seq: int | None = None
     ) -> list[Mapping[str, Any]]:
         """Rows of a feed after ``after_seq`` (up to ``up_to_seq``) in seq order (``job``: changed jobs)."""
+        ...
+
+    def job_feed(self, after_seq: int, limit: int, up_to_seq: int | None = None) -> list[JobRow]:
+        """Jobs changed after ``after_seq`` (up to ``up_to_seq``) in seq order, as typed rows."""
         ...
 
     def ack(self, kind: FeedKind, up_to_seq: int) -> None:

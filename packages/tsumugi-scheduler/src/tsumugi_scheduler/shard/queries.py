@@ -16,12 +16,16 @@ __all__ = [
     "BY_ELIGIBLE",
     "BY_KEY",
     "BY_LEVEL",
+    "COMPLETE_MANY",
     "COMPLETE_QUERY",
     "DISPATCH_QUERY",
     "HEAD_COLUMNS",
     "INFLIGHT",
     "INSERT_JOB",
+    "INSERT_JOBS",
     "JOB_COLUMNS",
+    "JOB_FEED",
+    "JOB_FEED_UP_TO",
     "KEY_GROUP_FIRST",
     "KEY_GROUP_NEXT",
     "LEVEL_HEADS",
@@ -41,6 +45,39 @@ JOB_COLUMNS: Final = JobRow.__struct_fields__
 STATE_INDEX: Final = JOB_COLUMNS.index("state")
 INSERT_JOB: Final = f"INSERT INTO job ({', '.join(JOB_COLUMNS)}) VALUES ({', '.join('?' * len(JOB_COLUMNS))})"
 HEAD_COLUMNS: Final = "id, priority, eligible_at, created_at, concurrency_key, expires_at"
+INSERT_JOBS: Final = (
+    f"INSERT INTO job ({', '.join(JOB_COLUMNS)}) SELECT "
+    + ", ".join(f"value ->> {i}" for i in range(len(JOB_COLUMNS)))
+    + " FROM json_each(?)"
+)
+"""Many new rows in one statement: ?1 is a JSON array of rows, each an array of `JOB_COLUMNS` (ADR-0153)."""
+
+
+def _row_as_json_object(columns: tuple[str, ...], per_call: int = 15) -> str:
+    """An SQL expression giving a row as the text of one JSON object keyed by ``columns``.
+
+    ``json_object`` takes two arguments a column and workerd allows 32 arguments a function call, so the
+    object is built in parts of ``per_call`` columns whose texts are spliced: each part's closing ``}`` and the
+    next part's opening ``{`` become one ``,`` (a part ends in a value's last character, never in ``}``: text
+    values are quoted, nothing here is an object).
+    """
+    parts = [columns[i : i + per_call] for i in range(0, len(columns), per_call)]
+    texts: list[str] = []
+    for index, part in enumerate(parts):
+        text = "json_object(" + ", ".join(f"'{c}', {c}" for c in part) + ")"
+        if index > 0:
+            text = f"substr({text}, 2)"
+        if index < len(parts) - 1:
+            text = f"rtrim({text}, '}}')"
+        texts.append(text)
+    return " || ',' || ".join(texts)
+
+
+_JOB_AS_JSON: Final = _row_as_json_object(JOB_COLUMNS)
+JOB_FEED: Final = f"SELECT {_JOB_AS_JSON} AS j FROM job WHERE seq > ? ORDER BY seq LIMIT ?"
+"""The job feed after a seq, one JSON object text a row: one value crosses per row instead of one per column
+(ADR-0153)."""
+JOB_FEED_UP_TO: Final = f"SELECT {_JOB_AS_JSON} AS j FROM job WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?"
 """What choosing needs; the payload is read only for the jobs actually dispatched (``dispatch``)."""
 DISPATCH_QUERY: Final = (
     # One statement moves the whole batch: each id's position in the JSON array gives its feed seq. The unary
@@ -127,6 +164,16 @@ COMPLETE_QUERY: Final = (
     " WHERE id = ?4 AND state IN ('QUEUED', 'RUNNING') AND attempts = ?5"
     f" RETURNING {', '.join(CompletedJob.__struct_fields__)}"
 )
+COMPLETE_MANY: Final = (
+    "UPDATE job SET state = 'COMPLETED', updated_at = ?1, heartbeat_at = NULL, progress = NULL,"
+    " attempts = attempts + 1, result = r.value ->> 2, silence_at = NULL, seq = ?2 + r.key"
+    " FROM json_each(?3) AS r WHERE job.id = r.value ->> 0 AND +job.state IN ('QUEUED', 'RUNNING')"
+    " AND job.attempts = r.value ->> 1"
+    f" RETURNING {', '.join(CompletedJob.__struct_fields__)}, seq"
+)
+"""`COMPLETE_QUERY` for many reports: ?3 is a JSON array of ``[job id, attempts before, result]`` with distinct
+ids; the row at index k takes seq ?2 + k (ADR-0153). ``+job.state`` keeps the planner on the primary key (on
+job_state it would walk every job in flight once per report)."""
 OVERVIEW_QUERY: Final = (
     # Each sub-select is one indexed lookup (tests/unit/shard/test_indexes.py); one exec answers them all.
     f"SELECT (SELECT MIN(eligible_at) FROM job {BY_ELIGIBLE}) AS oldest_ready_at,"

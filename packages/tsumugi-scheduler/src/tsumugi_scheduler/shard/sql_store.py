@@ -14,7 +14,7 @@ import msgspec
 from tsumugi_core.options import RateLimit
 from tsumugi_core.states import JobState
 from tsumugi_core.throttle import TokenBucket
-from tsumugi_scheduler.json_batches import json_arrays
+from tsumugi_scheduler.json_batches import BATCH_BYTES, json_arrays
 from tsumugi_scheduler.shard.key_heads import head_for_insert, promote_after_dispatch, settle
 from tsumugi_scheduler.shard.key_room import KeyRoom
 from tsumugi_scheduler.shard.level_walk import ready_rows
@@ -29,10 +29,14 @@ from tsumugi_scheduler.shard.port import (
 )
 from tsumugi_scheduler.shard.queries import (
     ACTIVE_EXPIRY,
+    COMPLETE_MANY,
     COMPLETE_QUERY,
     DISPATCH_QUERY,
     INFLIGHT,
     INSERT_JOB,
+    INSERT_JOBS,
+    JOB_FEED,
+    JOB_FEED_UP_TO,
     OVERVIEW_QUERY,
     START_QUERY,
     STATE_INDEX,
@@ -51,6 +55,7 @@ MAX_ATTEMPTS_PER_SNAPSHOT: Final = 20
 _BIND_CHUNK: Final = 90  # workerd refuses statements with more than 100 bound parameters
 _OUTBOX_COLUMNS: Final = {"notice": ("target", "body"), "run_event": ("run_id", "body")}
 _BULK_BODY_CHARS: Final = 64 * 1024
+_JOB_PAGE: Final = msgspec.json.Decoder(list[JobRow])
 """Bodies up to this size go in a shared JSON text (`SqlShardStore.atomically`); a larger one alone."""
 
 
@@ -185,6 +190,12 @@ class SqlShardStore:
         self._insert(row)
         return EnqueueResult(id=row.id, created=True)
 
+    def insert_new(self, rows: Sequence[JobRow]) -> None:
+        """Insert rows that need no check first (ids known free, no unique_key, no concurrency_key): one
+        statement per `BATCH_BYTES` of JSON, not one per row (ADR-0153)."""
+        for text in json_arrays(msgspec.structs.astuple(row) for row in rows):
+            self._sql.exec(INSERT_JOBS, text)
+
     def existing(self, job_ids: Sequence[str]) -> set[str]:
         """Which of ``job_ids`` are stored: one statement per `BATCH_BYTES` of ids, not one per id."""
         found: set[str] = set()
@@ -261,6 +272,38 @@ class SqlShardStore:
         done = msgspec.convert(rows[0], CompletedJob)
         if bookkeeping is not None:
             self.record(bookkeeping(done))
+        return done
+
+    def complete_many(
+        self,
+        reports: Sequence[tuple[str, int, str | None]],
+        now: int,
+        bookkeeping: Callable[[CompletedJob], JobChange],
+    ) -> dict[str, CompletedJob]:
+        """`complete` for many ``(job_id, attempt, result)`` with distinct ids, in one statement per
+        `BATCH_BYTES` of JSON; the jobs it completed by id, in report order of their seqs (ADR-0153)."""
+        done: dict[str, CompletedJob] = {}
+        if not reports:
+            return done
+        items = [msgspec.json.encode([job_id, attempt - 1, result]) for job_id, attempt, result in reports]
+        chunks: list[list[bytes]] = [[]]
+        size = 2
+        for item in items:
+            if chunks[-1] and size + len(item) + 1 > BATCH_BYTES:
+                chunks.append([])
+                size = 2
+            chunks[-1].append(item)
+            size += len(item) + 1
+        for chunk in chunks:
+            base = self._seq + 1
+            self._seq += len(chunk)  # one seq reserved a report: the one at index k takes base + k
+            text = (b"[" + b",".join(chunk) + b"]").decode()
+            rows = self._sql.exec(COMPLETE_MANY, now, base, text).toArray()
+            for row in sorted(rows, key=lambda r: int(r["seq"])):
+                job = msgspec.convert(row, CompletedJob)
+                done[job.id] = job
+        for job in done.values():
+            self.record(bookkeeping(job))
         return done
 
     def record(self, change: JobChange) -> None:
@@ -487,6 +530,17 @@ class SqlShardStore:
             query = f"SELECT * FROM {table} WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?"
             bounds = (after_seq, up_to_seq)
         return list(self._sql.exec(query, *bounds, limit).toArray())
+
+    def job_feed(self, after_seq: int, limit: int, up_to_seq: int | None = None) -> list[JobRow]:
+        """Jobs changed after ``after_seq`` (up to ``up_to_seq``) in seq order: each row read as one JSON text
+        and the page decoded by msgspec at once (ADR-0153)."""
+        self._flush_outbox()
+        if up_to_seq is None:
+            cursor = self._sql.exec(JOB_FEED, after_seq, limit)
+        else:
+            cursor = self._sql.exec(JOB_FEED_UP_TO, after_seq, up_to_seq, limit)
+        texts = [str(row["j"]) for row in cursor.toArray()]
+        return _JOB_PAGE.decode("[" + ",".join(texts) + "]") if texts else []
 
     def ack(self, kind: FeedKind, up_to_seq: int) -> None:
         """Consume a feed up to ``up_to_seq``."""
