@@ -89,7 +89,19 @@ class _ToJs:
         if isinstance(value, list | tuple):
             array = JsArray([])
             self.cache[id(value)] = array
-            array._items.extend(self.convert(item, inner) for item in value)  # pyright: ignore[reportUnknownVariableType, reportPrivateUsage]
+            items = array._items  # pyright: ignore[reportPrivateUsage]
+            convert = self.convert
+            for item in value:  # pyright: ignore[reportUnknownVariableType]
+                kind = type(item)  # pyright: ignore[reportUnknownArgumentType]
+                if (
+                    kind is str
+                    or kind is bool
+                    or kind is float
+                    or (kind is int and -MAX_SAFE_INTEGER < item < MAX_SAFE_INTEGER)
+                ):
+                    items.append(item)
+                else:
+                    items.append(convert(item, inner))
             return array
         if isinstance(value, dict):
             return self.mapping(value, inner)  # pyright: ignore[reportUnknownArgumentType]
@@ -109,13 +121,24 @@ class _ToJs:
 
     def mapping(self, value: dict[Any, Any], inner: int) -> Any:
         for key in value:
-            if not (key is None or isinstance(key, bool | int | float | str | JsProxy)):
+            if type(key) is not str and not (key is None or isinstance(key, bool | int | float | JsProxy)):
                 raise ConversionError(f"Cannot use {key!r} as a key for a Javascript Map")
         if self.plain_objects:
             obj = JsObject({})
             self.cache[id(value)] = obj
+            props = obj._props  # pyright: ignore[reportPrivateUsage]
+            convert = self.convert
             for k, v in value.items():
-                obj._props[property_key(self.convert(k, inner))] = self.convert(v, inner)  # pyright: ignore[reportPrivateUsage]
+                kind = type(v)
+                # Strings, booleans, floats and safe integers cross as themselves: no call each (`convert`).
+                if not (
+                    kind is str
+                    or kind is bool
+                    or kind is float
+                    or (kind is int and -MAX_SAFE_INTEGER < v < MAX_SAFE_INTEGER)
+                ):
+                    v = convert(v, inner)
+                props[k if type(k) is str else property_key(convert(k, inner))] = v
             return obj
         if self.dict_converter is not None:
             pairs = JsArray(

@@ -14,6 +14,7 @@ import re
 from typing import Any
 
 from jsemu.core import UNDEFINED, JsBigIntValue, JsCallable, JsProxy, PyProxy, js_error, jsnull
+from jsemu.objects import ordered_keys
 
 __all__ = ["number_text", "parse", "stringify"]
 
@@ -57,6 +58,11 @@ def stringify(value: Any, replacer: Any = UNDEFINED, space: Any = UNDEFINED) -> 
 
     A function ``replacer`` is called as ``(key, value)`` for every property and its answer written; ``space``
     indents (a number of spaces, at most 10, or a string, its first 10 characters)."""
+    if replacer is UNDEFINED and space is UNDEFINED:
+        plain = _plain(value, 0)
+        if plain is not _NOT_PLAIN:  # the same text, written by Python's encoder in one call
+            text = json.dumps(plain, ensure_ascii=False, separators=(",", ":"))
+            return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
     parts: list[str] = []
     if not _write(value, parts, set()):
         return UNDEFINED
@@ -64,6 +70,63 @@ def stringify(value: Any, replacer: Any = UNDEFINED, space: Any = UNDEFINED) -> 
     if replacer is UNDEFINED and space is UNDEFINED:
         return text
     return _restringify(value, replacer, space)
+
+
+_NOT_PLAIN = object()
+_MOST_PLAIN_DEPTH = 64
+
+
+def _plain(value: Any, depth: int) -> Any:  # noqa: C901 - one case a kind
+    """``value`` as Python data `json.dumps` writes exactly as `_write` would, or `_NOT_PLAIN`.
+
+    Plain: plain objects (no ``toJSON``, no undefined value) and arrays (no undefined item) of strings,
+    booleans, null and numbers JSON writes as integers (integral and below 1e21 in magnitude); anything else
+    (another number, a Map, a proxy, a nesting deeper than 64, which also stops a cycle) takes the general
+    path. Lone surrogates are escaped in the whole text afterwards, as `_quote` does per string.
+    """
+    from jsemu.objects import JsArray, JsObject
+
+    kind: Any = type(value)
+    if kind is str or kind is bool or kind is int:
+        return value
+    if value is jsnull:
+        return None
+    if kind is float:
+        number: float = value
+        if number.is_integer() and abs(number) < 1e21:
+            return int(number)
+        return _NOT_PLAIN
+    if depth >= _MOST_PLAIN_DEPTH:
+        return _NOT_PLAIN
+    if kind is JsObject:
+        props: dict[str, Any] = value._props
+        if "toJSON" in props:
+            return _NOT_PLAIN
+        result: dict[str, Any] = {}
+        for key in ordered_keys(props):
+            item = props[key]
+            kind = type(item)
+            if kind is str or kind is bool or kind is int:
+                result[key] = item
+                continue
+            item = _plain(item, depth + 1)
+            if item is _NOT_PLAIN or item is UNDEFINED:
+                return _NOT_PLAIN
+            result[key] = item
+        return result
+    if kind is JsArray:
+        items: list[Any] = []
+        for item in value._items:
+            kind = type(item)
+            if kind is str or kind is bool or kind is int:
+                items.append(item)
+                continue
+            item = _plain(item, depth + 1)
+            if item is _NOT_PLAIN or item is UNDEFINED:
+                return _NOT_PLAIN
+            items.append(item)
+        return items
+    return _NOT_PLAIN
 
 
 def _restringify(value: Any, replacer: Any, space: Any) -> Any:
