@@ -109,9 +109,9 @@ def platform_py(value: Any) -> Any:
     if kind is JsBigIntValue:
         return int(value)
     if kind is JsObject:
-        return {k: platform_py(v) for k, v in value._props.items()}
+        return {k: v if type(v) in _SCALARS else platform_py(v) for k, v in value._props.items()}
     if kind is JsArray:
-        return [platform_py(v) for v in value._items]
+        return [v if type(v) in _SCALARS else platform_py(v) for v in value._items]
     if kind is Uint8Array or kind is ArrayBuffer:
         return value.to_bytes()
     if kind is JsDate:
@@ -126,10 +126,18 @@ def structured_clone(value: Any, where: str) -> Any:
     kind: Any = type(value)  # pyright: ignore[reportUnknownVariableType]
     if kind in _SCALARS or value is jsnull or value is UNDEFINED or kind is JsBigIntValue:
         return value
+    # Scalars and null in an object or array are kept without a call each (they copy as themselves).
     if kind is JsObject:
-        return JsObject({k: structured_clone(v, where) for k, v in value._props.items()})
+        return JsObject(
+            {
+                k: v if type(v) in _SCALARS or v is jsnull else structured_clone(v, where)
+                for k, v in value._props.items()
+            }
+        )
     if kind is JsArray:
-        return JsArray([structured_clone(v, where) for v in value._items])
+        return JsArray(
+            [v if type(v) in _SCALARS or v is jsnull else structured_clone(v, where) for v in value._items]
+        )
     return _clone_object(value, where)
 
 

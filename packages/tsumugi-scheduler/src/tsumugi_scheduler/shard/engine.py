@@ -222,6 +222,7 @@ class JobShardEngine(StepCommands, ShardOperations):
         """
         answers: list[ReportAnswer | Exception | None] = [None] * len(reports)
         group: list[tuple[int, str, int, str | None, list[Any] | None]] = []
+        grouped: set[str] = set()
 
         def send() -> None:
             try:
@@ -237,13 +238,15 @@ class JobShardEngine(StepCommands, ShardOperations):
                     answers[position] = self._refused_report(job_id)
             self._dispatch_pending = self._dispatch_pending or bool(done)
             group.clear()
+            grouped.clear()
 
         for position, (job_id, attempt, outcome) in enumerate(reports):
             plain = _plain_success(attempt, outcome)
             if plain is not None:
-                if any(job_id == pending[1] for pending in group):
+                if job_id in grouped:
                     send()
                 group.append((position, job_id, attempt, plain[0], plain[1]))
+                grouped.add(job_id)
                 continue
             if group:
                 send()
