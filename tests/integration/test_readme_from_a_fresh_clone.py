@@ -130,7 +130,9 @@ def _environment() -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    commit = _git("stash", "create") or _git("rev-parse", "HEAD")
+    # `stash create` makes a commit without touching the checkout: it needs an author even where git has none.
+    identity = ("-c", "user.name=readme-test", "-c", "user.email=readme-test@localhost")
+    commit = _git(*identity, "stash", "create") or _git("rev-parse", "HEAD")
     folder = tmp_path_factory.mktemp("fresh") / "tsumugi"
     _git("clone", "--quiet", "--shared", "--no-checkout", str(REPO), str(folder), cwd=folder.parent)
     _git("checkout", "--quiet", "--detach", commit, cwd=folder)
