@@ -76,7 +76,8 @@ QUERIES: Final = {
     "by_binding": "binding=SMS",
     "by_concurrency_key": "concurrency_key=user-7",
     "newest_first": "",
-    # Issue 26: text searches read a window of at most 10,000 jobs of the list's indexed walk (ADR-0139).
+    # Issue 26: text searches read a window of at most 2,000 jobs (SEARCH_WINDOW) of the list's indexed walk
+    # (ADR-0139).
     "search_payload": "text=ada%40example",
     "search_error_of_failed": "state=FAILED&text=mailbox%20full",
     "search_binding_payload": "binding=SMS&text=ada%40example",

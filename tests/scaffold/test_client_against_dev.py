@@ -71,31 +71,3 @@ def test_a_plain_script_enqueues_hello_waits_and_gets_the_greeting_as_a_str(
     assert job_id.startswith("Hello#0:")
     assert (type_name, result, again) == ("str", "'Hello, a!'", "'Hello, b!'")
     server.wait_for(rf"job {re.escape(job_id)} COMPLETED", deadline)
-
-
-README = Path(__file__).resolve().parents[2] / "README.md"
-CLIENT_BLOCK = re.compile(r"<!-- client -->\n```python\n(.*?)```", re.DOTALL)
-
-
-def test_the_readmes_client_snippets_run_as_written(server: DevProcess, tmp_path: Path) -> None:
-    blocks = CLIENT_BLOCK.findall(README.read_text(encoding="utf-8"))
-    assert len(blocks) == 2
-    deadline = time.monotonic() + DEADLINE_S
-    url = server.ready_url("shop-scheduler", deadline)
-    outputs = []
-    for index, block in enumerate(blocks):
-        assert "http://127.0.0.1:8787" in block
-        script = tmp_path / f"readme_{index}.py"
-        script.write_text(block.replace("http://127.0.0.1:8787", url), encoding="utf-8")
-        done = subprocess.run(
-            [sys.executable, str(script)],
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=DEADLINE_S,
-            env={**os.environ, "TSUMUGI_TOKEN": TOKEN},
-        )
-        assert done.returncode == 0, done.stderr
-        outputs.append(done.stdout.strip())
-    assert re.fullmatch(r"Hello#0:[a-z0-9]{24} Hello, a!", outputs[0])
-    assert outputs[1] == "Hello, typed!"

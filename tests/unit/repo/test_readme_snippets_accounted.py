@@ -1,9 +1,8 @@
 """Every code block of the README is run by a test, or says why not (issue 26, acceptance 3).
 
-A block runs when it is marked ``<!-- tour -->`` / ``<!-- tour: server -->``
-(tests/integration/test_readme_tour_as_written.py) or ``<!-- client -->`` (tests/scaffold/
-test_client_against_dev.py); any other block must carry ``<!-- not run: <reason> -->`` right before it, so a
-new snippet cannot slip in untested.
+A block runs when it is marked ``<!-- tour -->``, ``<!-- tour: server -->`` or ``<!-- client -->``
+(tests/integration/test_readme_from_a_fresh_clone.py runs them in a fresh clone, as the README says); any other
+block must carry ``<!-- not run: <reason> -->`` right before it, so a new snippet cannot slip in untested.
 """
 
 from __future__ import annotations
