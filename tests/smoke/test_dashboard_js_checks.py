@@ -4,6 +4,7 @@ declaring it, a type error, a line the formatter would change."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -41,45 +42,27 @@ def test_the_shipped_scripts_pass_every_check() -> None:
     assert "-- prettier" in result.stdout  # all three ran
 
 
-def test_an_undefined_name_fails_the_check(copy: Path) -> None:
-    _plant(
-        copy, "steps.js", "\n/* exported plantedLabel */\nfunction plantedLabel() {\n  return stepLabl;\n}\n"
-    )
+@pytest.mark.parametrize(
+    ("code", "tool", "expected"),
+    [
+        # A name declared nowhere (a typo of steps.js's own stepLabel).
+        ("function plantedLabel() {\n  return stepLabl;\n}", "eslint", "'stepLabl' is not defined"),
+        # fmtTime is base.js's: steps.js may use it only by listing it in its `/* global ... */` comment.
+        ("function plantedTime(at) {\n  return fmtTime(at);\n}", "eslint", "'fmtTime' is not defined"),
+        # Clean for ESLint; TypeScript's checker knows Math.max takes numbers.
+        ("function plantedMax() {\n  return Math.max('1', 2);\n}", "tsc", "TS2345"),
+        # Clean for both; Prettier would space it.
+        ("const plantedWidth   =  {a:1};", "prettier", "steps.js"),
+    ],
+    ids=["undefined-name", "undeclared-name-of-another-file", "type-error", "unformatted"],
+)
+def test_a_planted_fault_fails_the_check(copy: Path, code: str, tool: str, expected: str) -> None:
+    name = code.split()[1].split("(")[0]
+    _plant(copy, "steps.js", f"\n/* exported {name} */\n{code}\n")
     result = _check(copy)
+    output = result.stdout + result.stderr
     assert result.returncode != 0
-    assert "'stepLabl' is not defined" in result.stdout
-
-
-def test_a_name_of_another_file_must_be_declared_as_taken(copy: Path) -> None:
-    # fmtTime is base.js's; steps.js may use it only by listing it in its `/* global ... */` comment.
-    _plant(
-        copy,
-        "steps.js",
-        "\n/* exported plantedTime */\nfunction plantedTime(at) {\n  return fmtTime(at);\n}\n",
-    )
-    result = _check(copy)
-    assert result.returncode != 0
-    assert "'fmtTime' is not defined" in result.stdout
-    assert "steps.js" in result.stdout
-
-
-def test_a_type_error_fails_the_check(copy: Path) -> None:
-    # Clean for ESLint; TypeScript's checker knows Math.max takes numbers.
-    _plant(
-        copy,
-        "steps.js",
-        "\n/* exported plantedMax */\nfunction plantedMax() {\n  return Math.max('1', 2);\n}\n",
-    )
-    result = _check(copy)
-    assert result.returncode != 0
-    assert "-- tsc" in result.stdout
-    assert "steps.js" in result.stdout + result.stderr
-    assert "TS2345" in result.stdout + result.stderr
-
-
-def test_an_unformatted_line_fails_the_check(copy: Path) -> None:
-    _plant(copy, "steps.js", "\n/* exported plantedWidth */\nconst plantedWidth   =  {a:1};\n")
-    result = _check(copy)
-    assert result.returncode != 0
-    assert "-- prettier" in result.stdout
-    assert "steps.js" in result.stdout + result.stderr
+    # The script stops at the first tool that fails: the last one it announced.
+    assert re.findall(r"^-- (\w+)", result.stdout, flags=re.MULTILINE)[-1] == tool
+    assert expected in output
+    assert "steps.js" in output
