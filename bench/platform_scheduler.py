@@ -10,8 +10,7 @@ from workers import DurableObject, WorkerEntrypoint
 from e2e_scheduler import wide
 from tsumugi_examples.greetings import greetings
 from tsumugi_scheduler.definition import define_tsumugi
-from tsumugi_scheduler.entrypoints import DefaultMethods, JobShardMethods, RpcMethods, RunMethods
-from tsumugi_scheduler.schedule_entrypoints import SchedulerMethods, ScheduleRpcMethods
+from tsumugi_scheduler.entry_classes import entry_classes
 
 
 def _tick_payload(scheduled_at):
@@ -34,21 +33,6 @@ TSUMUGI = define_tsumugi(
 )
 
 
-class TsumugiJobShard(JobShardMethods, DurableObject):
-    tsumugi = TSUMUGI
-
-
-class TsumugiScheduler(SchedulerMethods, DurableObject):
-    tsumugi = TSUMUGI
-
-
-class TsumugiRun(RunMethods, DurableObject):
-    tsumugi = TSUMUGI
-
-
-class TsumugiRpc(ScheduleRpcMethods, RpcMethods, WorkerEntrypoint):
-    tsumugi = TSUMUGI
-
-
-class Default(DefaultMethods, WorkerEntrypoint):
-    tsumugi = TSUMUGI
+TsumugiJobShard, TsumugiScheduler, TsumugiRun, TsumugiRpc, Default = entry_classes(
+    TSUMUGI, DurableObject, WorkerEntrypoint, module=__name__
+)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Set up and run every check and the whole test suite. Needs Python 3.11+ with pip (installs uv itself) and
-# Node.js 20+ with npm (installs the pinned wrangler).
+# Node.js 20+ with npm (installs the pinned wrangler and JavaScript checkers).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! python3 -m uv --version >/dev/null 2>&1; then
@@ -43,8 +43,11 @@ uv sync --frozen --quiet
 uv lock --check --quiet
 UV_PROJECT_ENVIRONMENT=.venv-3.13 uv sync --frozen --quiet --python "$python_313"
 # wrangler, pinned by package-lock.json (ADR-0040): `tsumugi deploy --dry-run` runs it in the tests, offline.
-echo "== npm ci (wrangler)"
+echo "== npm ci (wrangler, the dashboard's JavaScript checkers)"
 npm ci --no-audit --no-fund --loglevel=error
+# The dashboard's JavaScript: names (ESLint), types (tsc on JS with JSDoc), format (Prettier), ADR-0154.
+echo "== dashboard JavaScript"
+scripts/dashboard_js/check.sh
 echo "== ruff"
 uv run --frozen ruff check .
 uv run --frozen ruff format --check .

@@ -45,9 +45,9 @@ def test_a_module_removed_from_a_built_upload_is_named_with_its_importer(tmp_pat
     project = init_for_deploy(tmp_path)
     build = build_upload(read_worker_source(project / "scheduler" / "wrangler.jsonc"), tmp_path / "out")
     refuse_incomplete_upload(build)  # complete as built
-    (build.folder / "src" / "tsumugi_scheduler" / "schedule_entrypoints.py").unlink()
+    (build.folder / "src" / "tsumugi_scheduler" / "entry_classes.py").unlink()
     with pytest.raises(
-        DeployError, match=r"'tsumugi_scheduler\.schedule_entrypoints' \(imported by entry, line \d+\)"
+        DeployError, match=r"'tsumugi_scheduler\.entry_classes' \(imported by entry, line \d+\)"
     ):
         refuse_incomplete_upload(build)
 

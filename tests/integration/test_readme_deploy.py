@@ -29,6 +29,9 @@ def test_the_quoted_binding_is_the_producer_examples_own() -> None:
 def test_the_named_service_and_entrypoint_exist_in_the_scheduler() -> None:
     scheduler = load_config(ROOT / "services" / "scheduler" / "wrangler.jsonc")
     assert scheduler.name == "tsumugi-scheduler"
+    # The entry module binds the classes entry_classes builds (ADR-0155), TsumugiRpc among them.
     assert re.search(
-        r"^class TsumugiRpc\((?:\w+, )*WorkerEntrypoint\):", scheduler.main.read_text(), flags=re.MULTILINE
+        r"^TsumugiJobShard, (?:\w+, )*TsumugiRpc, (?:\w+, )*Default = entry_classes\(",
+        scheduler.main.read_text(),
+        flags=re.MULTILINE,
     )

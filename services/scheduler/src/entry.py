@@ -1,7 +1,7 @@
 """The scheduler Worker: the JobShard and Scheduler Durable Objects, the queue consumer, the RPC entrypoint and the REST API.
 
-Thin by design: the classes' methods live in tsumugi_scheduler.entrypoints (ADR-0049); this module holds this
-repository's definition for the example performers (services/performers). `tsumugi init` scaffolds the same
+Thin by design: the classes' methods live in tsumugi_scheduler.entrypoints (ADR-0049) and one call builds the
+classes (tsumugi_scheduler.entry_classes, ADR-0155); this module holds this repository's definition for the example performers (services/performers). `tsumugi init` scaffolds the same
 shape for a project of your own.
 """
 
@@ -9,8 +9,7 @@ from workers import DurableObject, WorkerEntrypoint
 
 from tsumugi_examples.greetings import greetings
 from tsumugi_scheduler.definition import define_tsumugi
-from tsumugi_scheduler.entrypoints import DefaultMethods, JobShardMethods, RpcMethods, RunMethods
-from tsumugi_scheduler.schedule_entrypoints import SchedulerMethods, ScheduleRpcMethods
+from tsumugi_scheduler.entry_classes import entry_classes
 from tsumugi_scheduler.sign_in import bearer_tokens, cloudflare_access
 
 
@@ -63,21 +62,6 @@ TSUMUGI = define_tsumugi(
 )
 
 
-class TsumugiJobShard(JobShardMethods, DurableObject):
-    tsumugi = TSUMUGI
-
-
-class TsumugiScheduler(SchedulerMethods, DurableObject):
-    tsumugi = TSUMUGI
-
-
-class TsumugiRun(RunMethods, DurableObject):
-    tsumugi = TSUMUGI
-
-
-class TsumugiRpc(ScheduleRpcMethods, RpcMethods, WorkerEntrypoint):
-    tsumugi = TSUMUGI
-
-
-class Default(DefaultMethods, WorkerEntrypoint):
-    tsumugi = TSUMUGI
+TsumugiJobShard, TsumugiScheduler, TsumugiRun, TsumugiRpc, Default = entry_classes(
+    TSUMUGI, DurableObject, WorkerEntrypoint, module=__name__
+)

@@ -5,6 +5,7 @@ Source: docs/design/scheduler-rpc.md §3.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import ssl
 from collections.abc import AsyncIterator, Iterator
@@ -22,6 +23,7 @@ from tsumugi_client import (
     WorkerClient,
     create_client,
 )
+from tsumugi_core.exceptions import InvalidFieldError
 
 BASE = "https://tsumugi.example.com"
 JOB_ID = "MAIL#0:abc"
@@ -325,6 +327,25 @@ class TestJobRoutes:
         await client.reschedule(None, JOB_ID, delay_ms=1500, priority=-3)
         assert route.calls.last.request.url.raw_path == f"{ENCODED}/reschedule".encode()
         assert body_of(route) == {"delayMs": 1500, "priority": -3}
+
+    async def test_reschedule_takes_a_datetime_or_a_timedelta(
+        self, router: respx.MockRouter, client: WorkerClient
+    ) -> None:
+        route = router.post(path__regex=r"/reschedule$").respond(200, json={"ok": True})
+        await client.reschedule(
+            None, JOB_ID, run_at=dt.datetime(2026, 1, 1, 9, tzinfo=dt.timezone(dt.timedelta(hours=9)))
+        )
+        await client.reschedule(None, JOB_ID, delay_ms=dt.timedelta(minutes=2))
+        assert [body_of(route, 0), body_of(route, 1)] == [{"runAt": 1767225600000}, {"delayMs": 120_000}]
+
+    async def test_reschedule_refuses_a_naive_datetime_by_name_sending_nothing(
+        self, router: respx.MockRouter, client: WorkerClient
+    ) -> None:
+        route = router.post(path__regex=r"/reschedule$").respond(200, json={"ok": True})
+        with pytest.raises(InvalidFieldError, match="timezone-aware") as raised:
+            await client.reschedule(None, JOB_ID, run_at=dt.datetime(2026, 1, 1))
+        assert raised.value.field == "run_at"
+        assert not route.called
 
     @pytest.mark.parametrize("action", ["cancel", "retry", "reschedule"])
     async def test_409_is_invalid_state(

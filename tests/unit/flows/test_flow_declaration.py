@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 import pytest
 from example_flows import Greet, Names, Split, demo
 
+from tsumugi_core.exceptions import InvalidFieldError
 from tsumugi_core.flow_spec import FlowSpec, InvalidFlowError, NodeKind, NodeSpec
 from tsumugi_performer.flow import Flow, FlowBuilder, Ref, flow
 
@@ -114,6 +116,18 @@ def test_flow_name_and_deadline_are_checked() -> None:
         flow("bad name", Names)(lambda f: f.node("a", Split, input=lambda r, d: r))
     with pytest.raises(InvalidFlowError, match="deadlineMs must be a positive integer: 0"):
         flow("f", Names, deadline_ms=0)(lambda f: f.node("a", Split, input=lambda r, d: r))
+
+
+def test_a_flow_deadline_may_be_a_timedelta() -> None:
+    declared = flow("f", Names, deadline_ms=dt.timedelta(minutes=5))(
+        lambda f: f.node("a", Split, input=lambda r, d: r)
+    )
+    assert declared.spec.deadline_ms == 300_000
+    with pytest.raises(InvalidFieldError, match="whole number of milliseconds") as raised:
+        flow("f", Names, deadline_ms=dt.timedelta(microseconds=1500))(
+            lambda f: f.node("a", Split, input=lambda r, d: r)
+        )
+    assert raised.value.field == "deadline_ms"
 
 
 def test_a_spec_refuses_a_cycle_because_dependencies_must_come_first() -> None:

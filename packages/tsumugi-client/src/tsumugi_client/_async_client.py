@@ -30,6 +30,7 @@ from tsumugi_client._wire import reschedule_body
 from tsumugi_core.clock import IdSource
 from tsumugi_core.enqueue_defaults import OnEnqueue, apply_defaults
 from tsumugi_core.options import EnqueueItem, EnqueueValidationError
+from tsumugi_core.time_values import Duration, Instant
 
 __all__ = ["AsyncTsumugiClient"]
 
@@ -258,10 +259,13 @@ class AsyncTsumugiClient:
         self,
         job_id: str,
         *,
-        run_at: int | None = None,
-        delay_ms: int | None = None,
+        run_at: Instant | None = None,
+        delay_ms: Duration | None = None,
         priority: int | None = None,
     ) -> None:
-        """Move a SCHEDULED job to ``run_at`` (epoch ms) or ``delay_ms`` from now, optionally re-prioritised."""
+        """Move a SCHEDULED job to ``run_at`` or ``delay_ms`` from now, optionally re-prioritised.
+
+        ``run_at`` is epoch ms or an aware `datetime`; ``delay_ms`` is ms or a `timedelta`.
+        """
         checked = checked_job_id(job_id)
         await self._run(calls.reschedule_job(checked, reschedule_body(run_at, delay_ms, priority)))

@@ -24,6 +24,7 @@ from tsumugi_core.enqueue_defaults import OnEnqueue, apply_defaults
 from tsumugi_core.exceptions import InvalidTypeError
 from tsumugi_core.ids import InvalidJobIdError, parse_job_id
 from tsumugi_core.options import EnqueueItem, EnqueueValidationError, validate_enqueue
+from tsumugi_core.time_values import Duration, Instant
 
 __all__ = ["WorkerClient"]
 
@@ -215,11 +216,13 @@ class WorkerClient:
         env: object,
         job_id: str,
         *,
-        run_at: int | None = None,
-        delay_ms: int | None = None,
+        run_at: Instant | None = None,
+        delay_ms: Duration | None = None,
         priority: int | None = None,
     ) -> None:
-        """Move a SCHEDULED job to ``run_at`` (epoch ms) or ``delay_ms`` from now, optionally with a new priority.
+        """Move a SCHEDULED job to ``run_at`` or ``delay_ms`` from now, optionally with a new priority.
+
+        ``run_at`` is epoch ms or an aware `datetime`; ``delay_ms`` is ms or a `timedelta`.
 
         Raises:
             EnqueueValidationError: both or neither of ``run_at`` / ``delay_ms``, or a bad value (nothing sent).

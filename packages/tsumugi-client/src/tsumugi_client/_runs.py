@@ -24,6 +24,7 @@ import msgspec
 from tsumugi_client._errors import INVALID_STATE_MESSAGE, TsumugiClientError
 from tsumugi_client._httpx import load_httpx
 from tsumugi_core.exceptions import TsumugiError
+from tsumugi_core.time_values import Duration, duration_ms
 
 if TYPE_CHECKING:
     import httpx
@@ -117,13 +118,13 @@ def _name(flow: str | FlowLike) -> str:
 
 
 def _body(
-    flow: str | FlowLike, run_input: Any, run_id: str | None, deadline_ms: int | None
+    flow: str | FlowLike, run_input: Any, run_id: str | None, deadline_ms: Duration | None
 ) -> dict[str, Any]:
     body: dict[str, Any] = {"flow": _name(flow), "input": msgspec.to_builtins(run_input)}
     if run_id is not None:
         body["id"] = run_id
     if deadline_ms is not None:
-        body["deadlineMs"] = deadline_ms
+        body["deadlineMs"] = duration_ms("deadline_ms", deadline_ms)  # the scheduler checks the value
     return body
 
 
@@ -200,11 +201,12 @@ class RunsClient:
         run_input: Any,
         *,
         run_id: str | None = None,
-        deadline_ms: int | None = None,
+        deadline_ms: Duration | None = None,
     ) -> str:
         """Start a run of ``flow`` on ``run_input``; answers ``<flow>:<local>``.
 
         A ``run_id`` used before answers that run's id (the start is idempotent).
+        ``deadline_ms`` (milliseconds or a `timedelta`) overrides the flow's deadline for this run.
 
         Raises:
             RunStartError: the scheduler refused it (the message is its rule).

@@ -23,6 +23,7 @@ import msgspec
 from tsumugi_client._errors import TsumugiClientError
 from tsumugi_client._httpx import load_httpx
 from tsumugi_core.exceptions import InvalidFieldError
+from tsumugi_core.time_values import duration_ms
 
 if TYPE_CHECKING:
     import httpx
@@ -59,6 +60,10 @@ _OPTIONS: Final = frozenset(
 )
 
 
+_DURATIONS: Final = frozenset({"every_ms", "timeout_ms", "deadline_ms"})
+"""Options that take milliseconds or a `timedelta` (ADR-0156)."""
+
+
 class ScheduleError(TsumugiClientError):
     """The scheduler refused a schedule call.
 
@@ -78,6 +83,8 @@ class ScheduleError(TsumugiClientError):
 def schedule_body(name: str | None = None, **options: Any) -> dict[str, Any]:
     """The camelCase body of ``options`` (snake_case keywords; None values left out, except payload and input).
 
+    ``every_ms``, ``timeout_ms`` and ``deadline_ms`` may be `timedelta` values; they are sent as milliseconds.
+
     Raises:
         ValueError: an unknown option.
     """
@@ -87,7 +94,9 @@ def schedule_body(name: str | None = None, **options: Any) -> dict[str, Any]:
             raise InvalidFieldError(key, f"is not a schedule option (one of {', '.join(sorted(_OPTIONS))})")
         if value is None and key not in ("payload", "input"):
             continue
-        body[_CAMEL.get(key, key)] = msgspec.to_builtins(value)
+        body[_CAMEL.get(key, key)] = msgspec.to_builtins(
+            duration_ms(key, value) if key in _DURATIONS else value
+        )
     return body
 
 

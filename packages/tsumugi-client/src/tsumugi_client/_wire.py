@@ -12,6 +12,7 @@ from typing import Any
 import msgspec
 
 from tsumugi_core.options import MAX_SAFE_INTEGER, EnqueueItem, EnqueueValidationError
+from tsumugi_core.time_values import Duration, Instant, duration_ms, instant_ms
 
 __all__ = ["reschedule_body", "wire_item"]
 
@@ -43,20 +44,26 @@ def _check_int(field: str, value: object, *, non_negative: bool) -> int:
     return value
 
 
-def reschedule_body(run_at: int | None, delay_ms: int | None, priority: int | None) -> dict[str, Any]:
+def reschedule_body(
+    run_at: Instant | None, delay_ms: Duration | None, priority: int | None
+) -> dict[str, Any]:
     """The camelCase body of a reschedule: exactly one of ``run_at`` / ``delay_ms``, optional ``priority``.
 
+    ``run_at`` may be an aware `datetime` and ``delay_ms`` a `timedelta` (ADR-0156).
+
     Raises:
-        EnqueueValidationError: both or neither time given, a value is not an integer, or ``delay_ms`` is
-            negative; the field is the Python option name.
+        InvalidFieldError: both or neither time given, a value is not an integer, ``delay_ms`` is negative,
+            or a `datetime` is naive; the field is the Python option name.
     """
-    if run_at is not None and delay_ms is not None:
+    at = instant_ms("run_at", run_at)
+    delay = duration_ms("delay_ms", delay_ms)
+    if at is not None and delay is not None:
         raise EnqueueValidationError("run_at", "and delay_ms are mutually exclusive")
     body: dict[str, Any] = {}
-    if run_at is not None:
-        body["runAt"] = _check_int("run_at", run_at, non_negative=True)
-    elif delay_ms is not None:
-        body["delayMs"] = _check_int("delay_ms", delay_ms, non_negative=True)
+    if at is not None:
+        body["runAt"] = _check_int("run_at", at, non_negative=True)
+    elif delay is not None:
+        body["delayMs"] = _check_int("delay_ms", delay, non_negative=True)
     else:
         raise EnqueueValidationError("run_at", "or delay_ms is required")
     if priority is not None:

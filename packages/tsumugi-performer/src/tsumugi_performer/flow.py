@@ -33,6 +33,7 @@ import msgspec
 
 from tsumugi_core.flow_spec import FlowSpec, InvalidFlowError, NodeKind, NodeSpec, check_option_names
 from tsumugi_core.options import Backoff, Guarantee
+from tsumugi_core.time_values import Duration, duration_ms
 from tsumugi_performer._performer import Performer, result_type_of
 
 __all__ = ["Deps", "FanOutSummary", "Flow", "FlowBuilder", "InvalidFlowError", "Ref", "flow"]
@@ -339,16 +340,16 @@ def flow(
     name: str,
     input_type: type[_I],
     *,
-    deadline_ms: int | None = None,
+    deadline_ms: Duration | None = None,
     on_failure: str | type | None = None,
     on_settled: str | type | None = None,
 ) -> Callable[[Callable[[FlowBuilder[_I]], object]], Flow[_I]]:
     """Declare a flow: decorate a function that adds its nodes; the decorated name becomes the `Flow`.
 
     ``input_type`` is what the run input is converted to (msgspec) before the mapping functions see it.
-    ``deadline_ms`` (positive) bounds a run's duration unless its start overrides it. ``on_failure`` /
-    ``on_settled`` name a binding (or Performer class) that gets a `RunNotice` job when a run ends FAILED /
-    ends at all (beyond the original; docs/flows.md).
+    ``deadline_ms`` (positive milliseconds or a `timedelta`) bounds a run's duration unless its start overrides
+    it. ``on_failure`` / ``on_settled`` name a binding (or Performer class) that gets a `RunNotice` job when a run
+    ends FAILED / ends at all (beyond the original; docs/flows.md).
 
     Raises:
         InvalidFlowError: at declaration, naming the node and the rule.
@@ -358,7 +359,7 @@ def flow(
         builder = FlowBuilder[_I](name, input_type)
         body(builder)
         return builder.build(
-            deadline_ms,
+            cast("int | None", duration_ms("deadline_ms", deadline_ms)),  # FlowSpec checks the value
             _notice_binding(name, "on_failure", on_failure),
             _notice_binding(name, "on_settled", on_settled),
         )

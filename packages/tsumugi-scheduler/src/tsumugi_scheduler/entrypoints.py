@@ -2,25 +2,10 @@
 
 A Worker's entry module must define the classes Cloudflare exports (a Durable Object class, named
 entrypoints, ``Default``) as subclasses of the SDK's ``DurableObject`` / ``WorkerEntrypoint``; this module
-never imports the SDK, so it holds everything else and an entry module stays a few lines (ADR-0049)::
-
-    from workers import DurableObject, WorkerEntrypoint
-
-    from tsumugi_scheduler.definition import define_tsumugi
-    from tsumugi_scheduler.entrypoints import DefaultMethods, JobShardMethods, RpcMethods
-
-    TSUMUGI = define_tsumugi(performers=["Hello"])
-
+never imports the SDK, so it holds everything else (ADR-0049). ``tsumugi_scheduler.entry_classes`` builds the
+scheduler Worker's five classes from these mixins in one call (ADR-0155); written out, one of them reads::
 
     class TsumugiJobShard(JobShardMethods, DurableObject):
-        tsumugi = TSUMUGI
-
-
-    class TsumugiRpc(RpcMethods, WorkerEntrypoint):
-        tsumugi = TSUMUGI
-
-
-    class Default(DefaultMethods, WorkerEntrypoint):
         tsumugi = TSUMUGI
 
 The mixin comes first so its ``__init__`` runs and then hands ``(ctx, env)`` on to the SDK class. workerd

@@ -1,7 +1,8 @@
 """The Scheduler Durable Object class and the schedule methods of the RPC entrypoint (issue 12).
 
 An entry module mixes `SchedulerMethods` into a ``DurableObject`` subclass (conventionally
-``TsumugiScheduler``, bound as ``SCHEDULER``), as it does `JobShardMethods`::
+``TsumugiScheduler``, bound as ``SCHEDULER``), as it does `JobShardMethods`; ``entry_classes`` does it for
+the usual five classes (ADR-0155). Written out::
 
     class TsumugiScheduler(SchedulerMethods, DurableObject):
         tsumugi = TSUMUGI

@@ -1,3 +1,7 @@
+/* global $, noteIdentity, showSignIn, start */
+/* exported API, ApiError, apiCall, enc, endpointAvailable, keepPageKey, sessionCall, sessionLost,
+   whenSignedIn, withQuery */
+
 // The REST API under /api (same origin). Every path the dashboard calls is written out here, once, so a
 // unit test can compare them with the routes the scheduler serves.
 
@@ -102,13 +106,16 @@ async function probeSession() {
 // The session ended (expired, token rotated, signed out elsewhere): ask again; calls wait for the new sign-in.
 function sessionLost() {
   if (!$('#auth').hidden) return;
-  sessionGate = new Promise((resolve) => showSignIn(() => {
-    resolve();
-    start(); // the views that failed with 401 load again
-  }));
+  sessionGate = new Promise((resolve) =>
+    showSignIn(() => {
+      resolve();
+      start(); // the views that failed with 401 load again
+    }),
+  );
 }
 
 async function send(path, method, body) {
+  /** @type {RequestInit & { headers: Record<string, string> }} */
   const init = { method, credentials: 'same-origin', headers: { accept: 'application/json' } };
   const key = memoryPageKey || pageKey();
   if (key) init.headers[PAGE_KEY_HEADER] = key;
@@ -120,7 +127,10 @@ async function send(path, method, body) {
     response = await fetch(path, init);
   } catch {
     // fetch rejects only when no answer came at all ("Failed to fetch"): say so in words (issue 26).
-    throw new ApiError(0, `the server at ${location.host} did not answer: is tsumugi dev (or the scheduler Worker) running? The page retries on its next refresh`);
+    throw new ApiError(
+      0,
+      `the server at ${location.host} did not answer: is tsumugi dev (or the scheduler Worker) running? The page retries on its next refresh`,
+    );
   }
   const text = await response.text();
   let data = null;
@@ -138,6 +148,10 @@ function failure({ response, text, data }) {
 }
 
 // One request, once signed in. A 401 asks for the token again; other failures throw ApiError with the server's text.
+/**
+ * @param {string} path
+ * @param {{ method?: string, body?: unknown }} [options]
+ */
 async function apiCall(path, { method = 'GET', body } = {}) {
   await whenSignedIn();
   const answer = await send(path, method, body);

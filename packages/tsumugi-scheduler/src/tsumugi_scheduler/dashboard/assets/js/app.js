@@ -1,14 +1,42 @@
+/* global $, API, apiCall, closeModal, enc, endpointAvailable, freshJobsView, h, hideModal, loadBindings,
+   loadJobs, loadMetrics, loadRuns, loadSchedules, openJob, openRun, option, readStored, refreshModal,
+   replace, setStatus, withQuery, writeStored */
+/* exported app, refreshNow, start, stopRefresh */
+
 // The shell: tabs and feature detection, the auto-refresh loop, hash routes (#/jobs/<id> opens a job).
 // The hash is the route both ways: opening a job or a tab writes it (a history entry, so Back works), and a
 // hash changed from outside (typed, a link, Back/Forward) opens what it names.
 
-const REFRESH_CHOICES = [['Off', 0], ['1s', 1000], ['3s', 3000], ['10s', 10000], ['30s', 30000], ['1m', 60000]];
-const LOADERS = { jobs: loadJobs, runs: loadRuns, schedules: loadSchedules, metrics: loadMetrics, bindings: loadBindings };
+const REFRESH_CHOICES = [
+  ['Off', 0],
+  ['1s', 1000],
+  ['3s', 3000],
+  ['10s', 10000],
+  ['30s', 30000],
+  ['1m', 60000],
+];
+const LOADERS = {
+  jobs: loadJobs,
+  runs: loadRuns,
+  schedules: loadSchedules,
+  metrics: loadMetrics,
+  bindings: loadBindings,
+};
 
 const app = {
-  tab: 'jobs', tabs: ['jobs', 'bindings'], generation: 0, timer: null, paused: false,
-  refreshMs: storedRefresh(), modal: null, modalPushed: false, explained: null, policyResults: {},
-  jobs: freshJobsView(), runs: { flow: '', state: '', page: 0 }, metrics: { hours: 24, binding: '' },
+  tab: 'jobs',
+  tabs: ['jobs', 'bindings'],
+  generation: 0,
+  timer: null,
+  paused: false,
+  refreshMs: storedRefresh(),
+  modal: null,
+  modalPushed: false,
+  explained: null,
+  policyResults: {},
+  jobs: freshJobsView(),
+  runs: { flow: '', state: '', page: 0 },
+  metrics: { hours: 24, binding: '' },
 };
 
 // Unknown or empty stored values mean the default 3 s, which matches the read model's lag; 0 means off.
@@ -19,13 +47,17 @@ function storedRefresh() {
 
 async function detectFeatures() {
   const [flows, schedules, metrics, catalog] = await Promise.all([
-    apiCall(API.flows).then((d) => (d.flows || []).length > 0).catch(() => false),
+    apiCall(API.flows)
+      .then((d) => (d.flows || []).length > 0)
+      .catch(() => false),
     endpointAvailable(API.schedules),
     endpointAvailable(withQuery(API.metrics, { hours: 24 })),
     apiCall(API.bindings).catch(() => null), // the notice bindings, so the first job list can hide them
   ]);
   if (catalog) Object.assign(app.jobs, { bindings: catalog.bindings || [], notices: catalog.notices || [] });
-  app.tabs = ['jobs', flows && 'runs', schedules && 'schedules', metrics && 'metrics', 'bindings'].filter(Boolean);
+  app.tabs = ['jobs', flows && 'runs', schedules && 'schedules', metrics && 'metrics', 'bindings'].filter(
+    Boolean,
+  );
   if (!app.tabs.includes(app.tab)) app.tab = 'jobs';
   renderTabs();
 }
@@ -33,8 +65,21 @@ async function detectFeatures() {
 function renderTabs() {
   const nav = $('#tabs');
   nav.hidden = app.tabs.length < 2;
-  replace(nav, app.tabs.map((tab) => h('button', { type: 'button', class: tab === app.tab ? 'active' : null,
-    'data-tab': tab, onclick: () => switchTab(tab) }, tab)));
+  replace(
+    nav,
+    app.tabs.map((tab) =>
+      h(
+        'button',
+        {
+          type: 'button',
+          class: tab === app.tab ? 'active' : null,
+          'data-tab': tab,
+          onclick: () => switchTab(tab),
+        },
+        tab,
+      ),
+    ),
+  );
 }
 
 // A click on a tab: a new history entry, then the route applies it.
@@ -62,7 +107,12 @@ async function refreshNow() {
   const isCurrent = () => generation === app.generation && tab === app.tab;
   try {
     await Promise.all([LOADERS[tab](isCurrent), refreshModal()]);
-    if (isCurrent() && $('#status').classList.contains('error') && /^Failed to load/.test($('#status').textContent)) setStatus('');
+    if (
+      isCurrent() &&
+      $('#status').classList.contains('error') &&
+      /^Failed to load/.test($('#status').textContent)
+    )
+      setStatus('');
   } catch (error) {
     if (isCurrent() && error.status !== 401) setStatus(`Failed to load: ${error.message}`, true);
   }
@@ -72,7 +122,10 @@ async function refreshNow() {
 function scheduleRefresh() {
   clearTimeout(app.timer);
   if (!app.refreshMs || app.paused || !$('#auth').hidden) return;
-  app.timer = setTimeout(() => { if (!document.hidden) refreshNow(); else scheduleRefresh(); }, app.refreshMs);
+  app.timer = setTimeout(() => {
+    if (!document.hidden) refreshNow();
+    else scheduleRefresh();
+  }, app.refreshMs);
 }
 
 function stopRefresh() {
@@ -81,7 +134,10 @@ function stopRefresh() {
 
 function setupRefreshControls() {
   const select = $('#refresh-interval');
-  replace(select, REFRESH_CHOICES.map(([label, ms]) => option(String(ms), label, ms === app.refreshMs)));
+  replace(
+    select,
+    REFRESH_CHOICES.map(([label, ms]) => option(String(ms), label, ms === app.refreshMs)),
+  );
   select.addEventListener('change', () => {
     app.refreshMs = Number(select.value);
     writeStored('tsumugi:refresh', app.refreshMs);
@@ -115,7 +171,8 @@ function applyRoute() {
     const route = `#/${tab}/${enc(id)}`;
     if (!app.modal || app.modal.route !== route) {
       app.modalPushed = false; // came from the address: closing must not go back past it
-      if (tab === 'jobs') openJob(id); else openRun(id);
+      if (tab === 'jobs') openJob(id);
+      else openRun(id);
     }
     return;
   }
@@ -144,8 +201,12 @@ async function start() {
 window.addEventListener('hashchange', applyRoute);
 window.addEventListener('popstate', applyRoute);
 $('#modal-close').addEventListener('click', closeModal);
-$('#modal').addEventListener('click', (event) => { if (event.target === $('#modal')) closeModal(); });
+$('#modal').addEventListener('click', (event) => {
+  if (event.target === $('#modal')) closeModal();
+});
 // Escape closes the detail, unless a confirmation is open over it (Escape answers that one).
-document.addEventListener('keydown', (event) => { if (event.key === 'Escape' && app.modal && !$('#confirm').open) closeModal(); });
+document.addEventListener('keydown', (event) => {
+  if (event.key === 'Escape' && app.modal && !$('#confirm').open) closeModal();
+});
 setupRefreshControls();
 start();

@@ -1,3 +1,7 @@
+/* global $, ApiError, CONFIG, h, keepPageKey, replace, sessionCall, sessionLost, setStatus, stopRefresh,
+   whenSignedIn */
+/* exported noteIdentity, showSignIn */
+
 // Sign-in (ADR-0064): the token typed here goes once to POST /api/session, which answers with an HttpOnly
 // session cookie; the page never stores the token. A wrong token keeps the form, with the server's reason.
 
@@ -16,16 +20,33 @@ function showSignIn(onSignedIn) {
   stopRefresh();
   screen.hidden = false;
   if (!CONFIG.tokenCookie) {
-    replace(screen, h('div', { class: 'auth-box' },
-      h('p', null, 'Not authorized. Sign in through your identity provider and reload.')));
+    replace(
+      screen,
+      h(
+        'div',
+        { class: 'auth-box' },
+        h('p', null, 'Not authorized. Sign in through your identity provider and reload.'),
+      ),
+    );
     return;
   }
-  const input = h('input', { type: 'password', name: 'token', autocomplete: 'current-password',
-    'aria-label': 'Access token', required: true });
+  const input = h('input', {
+    type: 'password',
+    name: 'token',
+    autocomplete: 'current-password',
+    'aria-label': 'Access token',
+    required: true,
+  });
   const message = h('p', { id: 'sign-in-error', class: 'sign-in-error', role: 'alert', hidden: true });
   const button = h('button', { type: 'submit', class: 'primary' }, 'Sign in');
-  const form = h('form', { id: 'token-form', onsubmit: (event) => submitToken(event, input, message, button, onSignedIn) },
-    h('p', null, 'Enter your access token to continue.'), input, message, button);
+  const form = h(
+    'form',
+    { id: 'token-form', onsubmit: (event) => submitToken(event, input, message, button, onSignedIn) },
+    h('p', null, 'Enter your access token to continue.'),
+    input,
+    message,
+    button,
+  );
   replace(screen, h('div', { class: 'auth-box' }, h('h2', null, 'Tsumugi'), form));
   input.focus();
 }
@@ -82,8 +103,11 @@ const signedInAs = { known: false, identity: null, role: null };
 
 function noteIdentity(session) {
   // A server that does not say the role (no "role" key at all) gates nothing here; it still refuses with 403.
-  Object.assign(signedInAs, { known: Boolean(session.signedIn) && 'role' in session, identity: session.identity || null,
-    role: session.role || null });
+  Object.assign(signedInAs, {
+    known: Boolean(session.signedIn) && 'role' in session,
+    identity: session.identity || null,
+    role: session.role || null,
+  });
   showIdentity();
   lockActions(document);
 }
@@ -94,7 +118,8 @@ function mayDo(needed) {
 
 function roleReason(needed) {
   const who = signedInAs.identity || 'You';
-  return signedInAs.role ? `Needs the ${needed} role; ${who} has the ${signedInAs.role} role`
+  return signedInAs.role
+    ? `Needs the ${needed} role; ${who} has the ${signedInAs.role} role`
     : `Needs the ${needed} role; ${who} has no role here`;
 }
 
@@ -112,14 +137,29 @@ function showIdentity() {
   const old = $('#signed-in-as');
   if (old) old.remove();
   if (!header || !signedInAs.known || !signedInAs.identity) return;
-  const text = signedInAs.role ? `${signedInAs.identity} \u00b7 ${signedInAs.role}` : `${signedInAs.identity} \u00b7 no role`;
-  const why = signedInAs.role === 'admin' ? 'You may change everything.'
-    : signedInAs.role === 'operator' ? 'You may act on jobs, runs and schedules; policies and schedule changes need an admin.'
-    : signedInAs.role === 'viewer' ? 'You may look; actions need the operator role.'
-    : 'You are signed in but have no role here: ask an admin to give you one.';
-  header.append(h('span', { id: 'signed-in-as', class: 'signed-in-as', title: why, 'data-role': signedInAs.role || 'none' }, text));
+  const text = signedInAs.role
+    ? `${signedInAs.identity} \u00b7 ${signedInAs.role}`
+    : `${signedInAs.identity} \u00b7 no role`;
+  const why =
+    signedInAs.role === 'admin'
+      ? 'You may change everything.'
+      : signedInAs.role === 'operator'
+        ? 'You may act on jobs, runs and schedules; policies and schedule changes need an admin.'
+        : signedInAs.role === 'viewer'
+          ? 'You may look; actions need the operator role.'
+          : 'You are signed in but have no role here: ask an admin to give you one.';
+  header.append(
+    h(
+      'span',
+      { id: 'signed-in-as', class: 'signed-in-as', title: why, 'data-role': signedInAs.role || 'none' },
+      text,
+    ),
+  );
 }
 
-new MutationObserver(() => lockActions(document)).observe(document.documentElement, { childList: true, subtree: true });
+new MutationObserver(() => lockActions(document)).observe(document.documentElement, {
+  childList: true,
+  subtree: true,
+});
 forgetStoredToken();
 whenSignedIn().then(showSignOut, () => {});

@@ -1,9 +1,13 @@
+/* exported $, ACTIVE_STATES, CONFIG, STATES, confirmAction, dayEnd, dayStart, durationWords, fieldList,
+   fmtDuration, fmtRelative, fmtTime, h, option, prettyJson, readStored, replace, setStatus, stateBadge, svg,
+   timeEl, writeStored */
+
 'use strict';
 // Shared pieces of the dashboard: configuration, DOM building, formatting, the status line.
 // Every file of assets/js is concatenated into the page's one inline script element, in the order dashboard/page.py lists.
 
 // Injected by render_dashboard() right after <head>; the defaults apply when the file is opened directly.
-const CONFIG = Object.assign({ tokenCookie: null }, window.__TSUMUGI__ || {});
+const CONFIG = Object.assign({ tokenCookie: null }, /** @type {any} */ (window).__TSUMUGI__ || {});
 const STATES = ['SCHEDULED', 'QUEUED', 'RUNNING', 'COMPLETED', 'FAILED', 'CANCELLED', 'STALLED', 'SLEEPING'];
 const ACTIVE_STATES = ['SCHEDULED', 'QUEUED', 'RUNNING', 'SLEEPING'];
 
@@ -65,7 +69,13 @@ function fmtDuration(ms) {
   return durationWords(ms);
 }
 
-const DURATION_UNITS = [['d', 86400000], ['h', 3600000], ['min', 60000], ['s', 1000]];
+/** @type {Array<[string, number]>} */
+const DURATION_UNITS = [
+  ['d', 86400000],
+  ['h', 3600000],
+  ['min', 60000],
+  ['s', 1000],
+];
 
 function durationWords(ms) {
   if (ms < 1000) return `${Math.max(0, Math.round(ms))} ms`;
@@ -90,11 +100,19 @@ function fmtRelative(at, now = Date.now()) {
 }
 
 // A time element: relative text, the absolute local time beside it (or in its tooltip when compact).
+/**
+ * @param {number | null | undefined} at
+ * @param {{ compact?: boolean, now?: number }} [options]
+ */
 function timeEl(at, { compact = false, now } = {}) {
   if (at === null || at === undefined) return h('span', { class: 'muted' }, '\u2014');
   const iso = new Date(at).toISOString();
-  return h('time', { datetime: iso, title: `${fmtTime(at)} (${iso})` }, fmtRelative(at, now),
-    compact ? null : h('span', { class: 'muted' }, ` \u00b7 ${fmtTime(at)}`));
+  return h(
+    'time',
+    { datetime: iso, title: `${fmtTime(at)} (${iso})` },
+    fmtRelative(at, now),
+    compact ? null : h('span', { class: 'muted' }, ` \u00b7 ${fmtTime(at)}`),
+  );
 }
 
 function stateBadge(state) {
@@ -126,7 +144,11 @@ function setStatus(message, isError = false) {
 }
 
 function fieldList(pairs) {
-  return h('dl', { class: 'fields' }, pairs.map(([label, value]) => [h('dt', null, label), h('dd', null, value)]));
+  return h(
+    'dl',
+    { class: 'fields' },
+    pairs.map(([label, value]) => [h('dt', null, label), h('dd', null, value)]),
+  );
 }
 
 function readStored(key, fallback) {
@@ -151,12 +173,29 @@ function writeStored(key, value) {
 function confirmAction({ title, message, confirmLabel, cancelLabel = 'Keep' }) {
   const dialog = $('#confirm');
   return new Promise((resolve) => {
-    const finish = (answer) => { dialog.close(); resolve(answer); };
-    replace(dialog, h('form', { method: 'dialog', class: 'confirm-box' },
-      h('h2', null, title), h('p', null, message),
-      h('div', { class: 'actions' },
-        h('button', { type: 'button', class: 'danger-solid', id: 'confirm-yes', onclick: () => finish(true) }, confirmLabel),
-        h('button', { type: 'button', id: 'confirm-no', onclick: () => finish(false) }, cancelLabel))));
+    const finish = (answer) => {
+      dialog.close();
+      resolve(answer);
+    };
+    replace(
+      dialog,
+      h(
+        'form',
+        { method: 'dialog', class: 'confirm-box' },
+        h('h2', null, title),
+        h('p', null, message),
+        h(
+          'div',
+          { class: 'actions' },
+          h(
+            'button',
+            { type: 'button', class: 'danger-solid', id: 'confirm-yes', onclick: () => finish(true) },
+            confirmLabel,
+          ),
+          h('button', { type: 'button', id: 'confirm-no', onclick: () => finish(false) }, cancelLabel),
+        ),
+      ),
+    );
     dialog.onclose = () => resolve(false); // Escape; a second resolve is ignored
     dialog.showModal();
     $('#confirm-no', dialog).focus();

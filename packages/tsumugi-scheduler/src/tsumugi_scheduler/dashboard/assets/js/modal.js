@@ -1,3 +1,6 @@
+/* global $, app, replace */
+/* exported closeModal, hideModal, modalContent, openModal, refreshModal */
+
 // One modal at a time (job detail, run detail, new job). Its loader re-runs on every auto-refresh so a job
 // can be watched as it runs, unless the user is typing into it.
 // Opening a detail pushes its route (#/jobs/<id>) so Back closes it; a detail opened from the address
@@ -24,13 +27,15 @@ function closeModal() {
   const pushed = app.modalPushed && /^#\/(jobs|runs)\//.test(location.hash);
   app.modalPushed = false;
   hideModal();
-  if (pushed) history.back(); // back to the entry the detail was opened from
+  if (pushed)
+    history.back(); // back to the entry the detail was opened from
   else if (location.hash !== `#/${app.tab}`) history.pushState(null, '', `#/${app.tab}`);
 }
 
 function refreshModal() {
   const body = $('#modal-body');
-  const typing = body.contains(document.activeElement) && /^(INPUT|TEXTAREA|SELECT)$/.test(document.activeElement.tagName);
+  const typing =
+    body.contains(document.activeElement) && /^(INPUT|TEXTAREA|SELECT)$/.test(document.activeElement.tagName);
   if (app.modal && app.modal.loader && !typing) return app.modal.loader();
   return null;
 }

@@ -1,3 +1,7 @@
+/* global API, apiCall, app, closeModal, h, modalContent, openModal, option, prettyJson, refreshNow, setStatus
+ */
+/* exported openNewJob */
+
 // The New job form. It starts on a harmless binding: Hello when there is one (the examples' greeter), else
 // the first binding that is not a notice receiver; a payload example is filled in for the bindings we know.
 
@@ -15,24 +19,52 @@ function examplePayload(binding) {
 // `from` (a finished job's binding and payload) pre-fills the form to run that job again, edited.
 function openNewJob(bindings, notices = [], from = null) {
   const chosen = from && bindings.includes(from.binding) ? from.binding : defaultBinding(bindings, notices);
-  const payload = h('textarea', { name: 'payload', 'aria-label': 'Payload (JSON)' },
-    from ? prettyJson(from.payload) : examplePayload(chosen));
+  const payload = h(
+    'textarea',
+    { name: 'payload', 'aria-label': 'Payload (JSON)' },
+    from ? prettyJson(from.payload) : examplePayload(chosen),
+  );
   let edited = Boolean(from);
-  payload.addEventListener('input', () => { edited = true; });
-  const binding = h('select', { name: 'binding', required: true, 'aria-label': 'Binding',
-    onchange: (e) => { if (!edited) payload.value = examplePayload(e.target.value); } },
-  bindings.map((b) => option(b, notices.includes(b) ? `${b} (notice)` : b, b === chosen)));
-  const form = h('form', { class: 'grid', id: 'new-job' },
-    'Binding', binding,
-    'Payload (JSON)', payload,
-    'Max attempts', h('input', { name: 'maxAttempts', type: 'number', min: '1', placeholder: '3' }),
-    'Delay (ms)', h('input', { name: 'delayMs', type: 'number', min: '0' }),
-    'Priority', h('input', { name: 'priority', type: 'number' }),
-    'Unique key', h('input', { name: 'uniqueKey' }),
-    'Concurrency key', h('input', { name: 'concurrencyKey' }),
-    h('span'), h('button', { type: 'submit', class: 'primary', 'data-needs': 'operator' }, 'Create'));
+  payload.addEventListener('input', () => {
+    edited = true;
+  });
+  const binding = h(
+    'select',
+    {
+      name: 'binding',
+      required: true,
+      'aria-label': 'Binding',
+      onchange: (e) => {
+        if (!edited) payload.value = examplePayload(e.target.value);
+      },
+    },
+    bindings.map((b) => option(b, notices.includes(b) ? `${b} (notice)` : b, b === chosen)),
+  );
+  const form = h(
+    'form',
+    { class: 'grid', id: 'new-job' },
+    'Binding',
+    binding,
+    'Payload (JSON)',
+    payload,
+    'Max attempts',
+    h('input', { name: 'maxAttempts', type: 'number', min: '1', placeholder: '3' }),
+    'Delay (ms)',
+    h('input', { name: 'delayMs', type: 'number', min: '0' }),
+    'Priority',
+    h('input', { name: 'priority', type: 'number' }),
+    'Unique key',
+    h('input', { name: 'uniqueKey' }),
+    'Concurrency key',
+    h('input', { name: 'concurrencyKey' }),
+    h('span'),
+    h('button', { type: 'submit', class: 'primary', 'data-needs': 'operator' }, 'Create'),
+  );
   const error = h('p', { class: 'error-text', id: 'new-job-error' });
-  form.addEventListener('submit', (event) => { event.preventDefault(); submitNewJob(form, error); });
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    submitNewJob(form, error);
+  });
   openModal(`#/${app.tab}`, null);
   modalContent(h('h2', null, from ? `Run ${from.binding} again` : 'New job'), form, error);
 }
@@ -57,7 +89,8 @@ async function submitNewJob(form, error) {
     error.textContent = `Payload must be valid JSON${jsonErrorPlace(text, e)}`;
     return;
   }
-  for (const key of ['maxAttempts', 'delayMs', 'priority']) if (data.get(key) !== '') body[key] = Number(data.get(key));
+  for (const key of ['maxAttempts', 'delayMs', 'priority'])
+    if (data.get(key) !== '') body[key] = Number(data.get(key));
   for (const key of ['uniqueKey', 'concurrencyKey']) if (data.get(key)) body[key] = String(data.get(key));
   try {
     const answer = await apiCall(API.jobs, { method: 'POST', body });

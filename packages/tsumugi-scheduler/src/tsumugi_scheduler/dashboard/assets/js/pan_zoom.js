@@ -1,3 +1,5 @@
+/* exported attachPanZoom */
+
 // Zoom and pan for a drawn picture (the run's DAG): a clipped viewport shows one <g> layer under a
 // translate + scale transform, screen = picture * k + (x, y). The pzFit / pzZoomAt / pzClamp functions are
 // pure (numbers in, numbers out) so the tests can check them; attachPanZoom wires them to the wheel, pointer
@@ -22,7 +24,11 @@ function pzClamp(view, pic, port) {
     const keep = Math.min(PZ.margin, size, room);
     return Math.min(room - keep, Math.max(keep - size, t));
   };
-  return { k: view.k, x: axis(view.x, pic.width * view.k, port.width), y: axis(view.y, pic.height * view.k, port.height) };
+  return {
+    k: view.k,
+    x: axis(view.x, pic.width * view.k, port.width),
+    y: axis(view.y, pic.height * view.k, port.height),
+  };
 }
 
 // Scale to k (within the limits) keeping the picture point under (px, py) where it is on screen.
@@ -59,7 +65,10 @@ function attachPanZoom(pic, parts, state) {
   state.ctl = ctl;
 
   const show = () => {
-    layer.setAttribute('transform', `translate(${round2(state.x)} ${round2(state.y)}) scale(${+state.k.toPrecision(6)})`);
+    layer.setAttribute(
+      'transform',
+      `translate(${round2(state.x)} ${round2(state.y)}) scale(${+state.k.toPrecision(6)})`,
+    );
     level.textContent = `${Math.round(state.k * 100)}%`;
     port.dataset.fitted = String(Boolean(state.fitted));
   };
@@ -85,10 +94,12 @@ function attachPanZoom(pic, parts, state) {
     if (state.fitted || state.k === undefined) set(pzFit(pic, size), true);
     else set(pzClamp(state, pic, size));
   };
-  const act = (fn) => (...args) => {
-    measure();
-    if (size.width) fn(...args);
-  };
+  const act =
+    (fn) =>
+    (...args) => {
+      measure();
+      if (size.width) fn(...args);
+    };
   const fit = act(() => set(pzFit(pic, size), true));
   ctl.pan = act((dx, dy) => set(pzClamp({ k: state.k, x: state.x + dx, y: state.y + dy }, pic, size)));
   ctl.zoomAt = act((k, px, py) => set(pzZoomAt(state, k, px, py, pic, size)));
@@ -100,21 +111,31 @@ function attachPanZoom(pic, parts, state) {
 
   queueMicrotask(measure); // the caller inserts the element right after building it
   if (typeof ResizeObserver === 'function') {
-    const observer = new ResizeObserver(() => { if (!port.isConnected) observer.disconnect(); else measure(); });
+    const observer = new ResizeObserver(() => {
+      if (!port.isConnected) observer.disconnect();
+      else measure();
+    });
     observer.observe(port);
   }
 
   buttons.zoomIn.addEventListener('click', () => zoomBy(PZ.step));
   buttons.zoomOut.addEventListener('click', () => zoomBy(1 / PZ.step));
   buttons.fit.addEventListener('click', fit);
-  port.addEventListener('wheel', (event) => {
-    event.preventDefault();
-    const at = ctl.local(event);
-    ctl.zoomAt(state.k * pzWheelFactor(event, size.height), at.x, at.y);
-  }, { passive: false });
+  port.addEventListener(
+    'wheel',
+    (event) => {
+      event.preventDefault();
+      const at = ctl.local(event);
+      ctl.zoomAt(state.k * pzWheelFactor(event, size.height), at.x, at.y);
+    },
+    { passive: false },
+  );
   // Safari reports a trackpad pinch as gesture events (scale since the gesture began), not as ctrl+wheel.
   let gestureK = 1;
-  port.addEventListener('gesturestart', (event) => { event.preventDefault(); gestureK = state.k; });
+  port.addEventListener('gesturestart', (event) => {
+    event.preventDefault();
+    gestureK = state.k;
+  });
   port.addEventListener('gesturechange', (event) => {
     event.preventDefault();
     const at = ctl.local(event);
@@ -123,26 +144,41 @@ function attachPanZoom(pic, parts, state) {
   port.addEventListener('keydown', (event) => {
     if (event.ctrlKey || event.metaKey || event.altKey) return; // the browser's own zoom and shortcuts
     const step = PZ.pan * (event.shiftKey ? 4 : 1);
-    const keys = { '+': () => zoomBy(PZ.step), '=': () => zoomBy(PZ.step), '-': () => zoomBy(1 / PZ.step),
-      _: () => zoomBy(1 / PZ.step), 0: fit, ArrowLeft: () => ctl.pan(step, 0), ArrowRight: () => ctl.pan(-step, 0),
-      ArrowUp: () => ctl.pan(0, step), ArrowDown: () => ctl.pan(0, -step) };
+    const keys = {
+      '+': () => zoomBy(PZ.step),
+      '=': () => zoomBy(PZ.step),
+      '-': () => zoomBy(1 / PZ.step),
+      _: () => zoomBy(1 / PZ.step),
+      0: fit,
+      ArrowLeft: () => ctl.pan(step, 0),
+      ArrowRight: () => ctl.pan(-step, 0),
+      ArrowUp: () => ctl.pan(0, step),
+      ArrowDown: () => ctl.pan(0, -step),
+    };
     const action = keys[event.key];
     if (!action) return;
     event.preventDefault();
     action();
   });
   // A drag is no click: the click that ends it does not reach the node under the pointer.
-  port.addEventListener('click', (event) => {
-    if (!state.dragged) return;
-    event.stopPropagation();
-    event.preventDefault();
-  }, true);
+  port.addEventListener(
+    'click',
+    (event) => {
+      if (!state.dragged) return;
+      event.stopPropagation();
+      event.preventDefault();
+    },
+    true,
+  );
   port.addEventListener('pointerdown', (event) => pzPointerDown(state, event));
   // Keyboard focus on an item out of view brings it into view (the clipping box never scrolls by itself).
-  port.addEventListener('focusin', act((event) => {
-    const box = parts.boxOf(event.target);
-    if (box && event.target.matches(':focus-visible')) set(pzReveal(state, box, size));
-  }));
+  port.addEventListener(
+    'focusin',
+    act((event) => {
+      const box = parts.boxOf(event.target);
+      if (box && event.target.matches(':focus-visible')) set(pzReveal(state, box, size));
+    }),
+  );
 }
 
 function round2(value) {
@@ -158,7 +194,11 @@ function pzReveal(view, box, port) {
     if (high > room - 8) return t - Math.min(high - (room - 8), low - 8);
     return t;
   };
-  return { k: view.k, x: axis(view.x, box.x, box.width, port.width), y: axis(view.y, box.y, box.height, port.height) };
+  return {
+    k: view.k,
+    x: axis(view.x, box.x, box.width, port.width),
+    y: axis(view.y, box.y, box.height, port.height),
+  };
 }
 
 // Pointers held on the picture live in the shared state, and the moves are followed on the window, so a
@@ -187,7 +227,12 @@ function pzPointerDown(state, event) {
     window.addEventListener('pointerup', up);
     window.addEventListener('pointercancel', up);
   }
-  state.pointers.set(event.pointerId, { x: event.clientX, y: event.clientY, x0: event.clientX, y0: event.clientY });
+  state.pointers.set(event.pointerId, {
+    x: event.clientX,
+    y: event.clientY,
+    x0: event.clientX,
+    y0: event.clientY,
+  });
 }
 
 function pzPointerMove(state, event) {
