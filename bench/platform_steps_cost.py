@@ -166,4 +166,6 @@ def result_fields(rows: dict[str, dict[str, Any]]) -> dict[str, float]:
         "event_1000_usd_per_waiting_job_per_million": round(
             cost["event_1000/job"]["usd_per_million_jobs"], 3
         ),
+        "step_median_us": round(sorted(STEP_S)[len(STEP_S) // 2] * 1e6) if STEP_S else 0,
+        "event_1000_virtual_ms": EVENT_MS.get("event_1000", 0),
     }

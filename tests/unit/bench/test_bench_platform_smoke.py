@@ -28,3 +28,4 @@ def test_quick_platform_bench_prices_the_noop_job() -> None:
     assert 1.0 <= result["step_do_requests"] <= 2.0
     assert result["step_do_rows_written"] > 0
     assert 0 < result["event_1_do_requests"] < result["event_1000_do_requests"] < 2 * 1_000
+    assert result["step_median_us"] > 0
