@@ -22,6 +22,10 @@ Side by side, per job: ``floor`` (a bare Queue consumer doing the work with no g
 written, read and deleted, one consumer invocation), ``workflows`` (Cloudflare Workflows with one step per job:
 one Workflow invocation, billed as a Workers request; steps and subrequests are not billed), and
 ``original`` (the TypeScript original, modelled from the operations its source issues per job: docs/cost.md).
+
+Steps, sleeps and events (bench/platform_steps_cost.py, ADR-0158): ``steps_0``, ``steps_10``, ``sleep_60s``,
+``event_1`` and ``event_1000``, and from them the cost of one step, one sleep and an event's delivery per
+waiting job, beside Cloudflare Workflows' published model for a step (``workflow_step`` in the prices file).
 """
 
 from __future__ import annotations
@@ -40,7 +44,7 @@ import msgspec
 from tsumugi_client import create_client
 from tsumugi_dev.billing import account_kind, billed_units, prices, sum_units, usd
 from tsumugi_dev.clock import VirtualClock
-from tsumugi_dev.config import load_config
+from tsumugi_dev.config import ServiceBindingConfig, load_config
 from tsumugi_dev.runtime import LocalRuntime
 from tsumugi_performer import entrypoint as performer_time
 from tsumugi_scheduler import timing as scheduler_time
@@ -49,6 +53,8 @@ BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
 if str(BENCH) not in sys.path:
     sys.path.append(str(BENCH))  # platform_scheduler imports e2e_scheduler's flow
+import platform_steps_cost  # noqa: E402  (found through the line above)
+
 SCHEDULER_CONFIG = REPO / "services" / "scheduler" / "wrangler.jsonc"
 PERFORMERS_CONFIG = REPO / "services" / "performers" / "wrangler.jsonc"
 PRODUCER_CONFIG = REPO / "services" / "performers" / "producer" / "wrangler.jsonc"
@@ -76,8 +82,13 @@ async def _start(data_dir: Path, clock: VirtualClock, module: str) -> LocalRunti
     scheduler = msgspec.structs.replace(
         scheduler, main=BENCH / module, vars={**scheduler.vars, "TSUMUGI_TOKEN": "bench-token"}
     )
+    performers = load_config(PERFORMERS_CONFIG)
+    if module == platform_steps_cost.SCHEDULER_MODULE:  # the step workloads' Steps performer
+        performers = msgspec.structs.replace(performers, main=BENCH / platform_steps_cost.PERFORMERS_MODULE)
+        steps = ServiceBindingConfig(binding="Steps", service=performers.name, entrypoint="Steps")
+        scheduler = msgspec.structs.replace(scheduler, services=(*scheduler.services, steps))
     runtime = LocalRuntime(
-        [scheduler, load_config(PERFORMERS_CONFIG), load_config(PRODUCER_CONFIG)],
+        [scheduler, performers, load_config(PRODUCER_CONFIG)],
         data_dir=data_dir,
         clock=clock,
     )
@@ -172,7 +183,12 @@ WORKLOADS: dict[str, tuple[Workload, str]] = {
     "fan_out_100": (fan_out_100, "e2e_scheduler.py"),
     "schedule": (schedule, "platform_scheduler.py"),
     "cancelled": (cancelled, "e2e_scheduler.py"),
+    **{
+        name: (work, platform_steps_cost.SCHEDULER_MODULE)
+        for name, work in platform_steps_cost.WORKLOADS.items()
+    },
 }
+JOB_WORKLOADS = tuple(name for name in WORKLOADS if name not in platform_steps_cost.WORKLOADS)
 
 
 async def measure(name: str, jobs: int) -> dict[str, Any]:
@@ -280,17 +296,38 @@ def print_table(rows: dict[str, dict[str, Any]]) -> None:
         print(f"{name:<16} " + " ".join(f"{_fmt(float(row[c])):>14}" for c in columns))
 
 
+def print_steps(rows: dict[str, dict[str, Any]], jobs: int) -> None:
+    """The step workloads (per job; per event for event_*), what one step, one sleep and an event's delivery
+    to each waiting job cost, beside Cloudflare Workflows' published model for a step."""
+    print("\nsteps, sleeps and events (event_* rows: per event; the rest per job)")
+    steps = {name: rows[name] for name in platform_steps_cost.WORKLOADS}
+    print_table({**steps, **platform_steps_cost.derived(rows, UNITS)})
+    columns = ("shard_requests", "worker_requests", "do_rows_written", "usd_per_million_jobs")
+    model = platform_steps_cost.workflows_step()
+    print(
+        "\none step, one sleep, an event per waiting job (shard requests, invocations, DO rows written, $/M)"
+    )
+    for name, row in platform_steps_cost.derived(rows, UNITS).items():
+        print(f"  {name:<16} " + "  ".join(f"{c} {float(row[c]):.2f}" for c in columns))
+    print(f"  {'workflows step':<16} " + "  ".join(f"{c} {float(model[c]):.2f}" for c in columns))
+    print(f"  Workflows' model ({model['source']}, read {model['read_on']}): {model['rule']}")
+    for line in platform_steps_cost.latency_lines(jobs):
+        print("  " + line)
+
+
 async def main(jobs: int) -> dict[str, Any]:
     rows: dict[str, dict[str, Any]] = {}
     for name in WORKLOADS:
         rows[name] = await measure(name, jobs)
     print(f"Cloudflare prices read {prices()['read_on']} ({prices()['plan']}); {jobs} jobs per workload\n")
-    print_table(rows)
+    print_table({name: rows[name] for name in JOB_WORKLOADS})
+    print_steps(rows, jobs)
     print("\nalongside (no-op job)")
     others = {"floor": floor_per_job(), "workflows": workflows_per_job(), "original": original_per_job()}
     print_table({"tsumugi": rows["noop"], **others})
     print("\nper workload: shard requests/job, estimated DO duration (ms/job, $/M jobs), ceilings")
-    for name, row in {**rows, "original": others["original"], "floor": others["floor"]}.items():
+    job_rows = {name: rows[name] for name in JOB_WORKLOADS}
+    for name, row in {**job_rows, "original": others["original"], "floor": others["floor"]}.items():
         ceiling = ceilings(row)
         shards = "; ".join(
             f"{n} shards {cap:.0f}/s ({what})" for n, (cap, what) in ceiling["by_shards"].items()
@@ -326,6 +363,7 @@ async def main(jobs: int) -> dict[str, Any]:
         ),
         "per_shard_jobs_per_s": round(ceilings(noop_row)["per_shard_jobs_per_s"]),
     }
+    result.update(platform_steps_cost.result_fields(rows))
     print("RESULT " + json.dumps(result))
     return result
 

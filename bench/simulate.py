@@ -8,7 +8,8 @@ Durable Object restarts, failed RPC between Workers, D1 outages; performers that
 or heartbeat too slowly), then the invariants of ADR-0060 are checked against the ledger of real executions.
 
 Prints each failing seed (its violations and the replay command), then the totals: seeds, simulated jobs,
-executions, faults injected by kind, violations by invariant, wall time; then exactly one ``RESULT {json}``
+executions, faults injected by kind, what the step jobs did (step bodies run and completed, sleeps, waits,
+events got, timeouts, events sent), violations by invariant, wall time; then exactly one ``RESULT {json}``
 line. ``--invariants`` picks the invariants (default: all). Exit status 1 when any violation was found.
 """
 
@@ -52,6 +53,7 @@ def _run_seeds(seeds: list[int], config: SimulationConfig) -> list[dict[str, Any
                     "jobs": report.jobs,
                     "executions": report.executions,
                     "faults": dict(report.faults),
+                    "steps": dict(report.steps),
                     "violations": [(v.invariant, str(v)) for v in report.violations],
                     "summary": report.summary(),
                     "wall_s": report.wall_s,
@@ -87,10 +89,12 @@ def main(argv: list[str] | None = None) -> int:
     wall_s = time.perf_counter() - started
 
     faults: Counter[str] = Counter()
+    steps: Counter[str] = Counter()
     by_invariant: Counter[str] = Counter()
     failing: list[int] = []
     for r in results:
         faults.update(r["faults"])
+        steps.update(r["steps"])
         by_invariant.update(name for name, _ in r["violations"])
         if r["violations"]:
             failing.append(r["seed"])
@@ -104,6 +108,7 @@ def main(argv: list[str] | None = None) -> int:
         f"faults injected  {sum(faults.values())}: "
         + ", ".join(f"{k} {v}" for k, v in sorted(faults.items()))
     )
+    print("step jobs        " + ", ".join(f"{k} {v}" for k, v in sorted(steps.items())))
     print(f"violations       {violations}" + "".join(f"; {k} {v}" for k, v in sorted(by_invariant.items())))
     print(f"invariants       {', '.join(config.invariants)}")
     print(f"wall time        {wall_s:.1f} s ({wall_s / max(1, len(results)):.2f} s per seed)")
@@ -114,6 +119,7 @@ def main(argv: list[str] | None = None) -> int:
         "executions": executions,
         "faults": sum(faults.values()),
         "faults_by_kind": dict(sorted(faults.items())),
+        "steps": dict(sorted(steps.items())),
         "violations": violations,
         "violations_by_invariant": dict(sorted(by_invariant.items())),
         "invariants": list(config.invariants),

@@ -45,8 +45,10 @@ def totals(chunks: list[dict[str, Any]]) -> dict[str, Any]:
     """The chunks' figures added up."""
     faults: Counter[str] = Counter()
     violations: Counter[str] = Counter()
+    steps: Counter[str] = Counter()
     for chunk in chunks:
         faults.update(chunk["faults_by_kind"])
+        steps.update(chunk.get("steps", {}))  # chunks run before step jobs joined the workload have none
         violations.update(chunk["violations_by_invariant"])
     ranges = sorted(tuple(c["range"]) for c in chunks if "range" in c)
     gaps = [(a[1] + 1, b[0] - 1) for a, b in itertools.pairwise(ranges) if b[0] != a[1] + 1]
@@ -57,6 +59,7 @@ def totals(chunks: list[dict[str, Any]]) -> dict[str, Any]:
         "executions": sum(c["executions"] for c in chunks),
         "faults": sum(faults.values()),
         "faults_by_kind": dict(sorted(faults.items())),
+        "steps": dict(sorted(steps.items())),
         "violations": sum(violations.values()),
         "violations_by_invariant": dict(sorted(violations.items())),
         "failing_seeds": sorted(s for c in chunks for s in c["failing_seeds"]),
@@ -94,6 +97,7 @@ def main(argv: list[str] | None = None) -> int:
         f"faults injected  {result['faults']}: "
         + ", ".join(f"{k} {v}" for k, v in result["faults_by_kind"].items())
     )
+    print("step jobs        " + ", ".join(f"{k} {v}" for k, v in result["steps"].items()))
     print(
         f"violations       {result['violations']}"
         + "".join(f"; {k} {v}" for k, v in result["violations_by_invariant"].items())

@@ -22,3 +22,10 @@ def test_quick_platform_bench_prices_the_noop_job() -> None:
     assert result["ratio_to_floor"] == pytest.approx(result["usd_per_million_jobs"] / 1.5, rel=0.01)
     assert result["ratio_to_workflows"] == pytest.approx(result["usd_per_million_jobs"] / 0.3, rel=0.01)
     assert result["per_shard_jobs_per_s"] == round(1000 / result["do_requests_per_job"])
+    # A step (ADR-0158): one save on the shard per step, no invocation of its own; an event to 1,000 waiting
+    # jobs touches its box and their shard, not an object per job (about one request per resumed job).
+    assert result["step_worker_requests"] == 0.0
+    assert 1.0 <= result["step_do_requests"] <= 2.0
+    assert result["step_do_rows_written"] > 0
+    assert 0 < result["event_1_do_requests"] < result["event_1000_do_requests"] < 2 * 1_000
+    assert result["step_median_us"] > 0

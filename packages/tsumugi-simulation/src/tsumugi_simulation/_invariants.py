@@ -17,6 +17,7 @@ from tsumugi_core.flow_advance import NodeOrigin, NodeView, run_state
 from tsumugi_core.liveness import MAX_INVOCATION_MS
 from tsumugi_simulation._ledger import Execution
 from tsumugi_simulation._observed import START_MS, JobTruth, NodeTruth, Observed, Submitted, Violation
+from tsumugi_simulation._step_invariants import event_once, event_timeout, sleep_wake, step_once
 
 __all__ = ["INVARIANTS", "check"]
 
@@ -464,6 +465,10 @@ INVARIANTS: Final[dict[str, Callable[[Observed], Iterable[Violation]]]] = {
     "run_nodes": run_nodes,
     "node_once": node_once,
     "run_storage": run_storage,
+    "step_once": step_once,
+    "sleep_wake": sleep_wake,
+    "event_once": event_once,
+    "event_timeout": event_timeout,
 }
 """Every invariant by name, in the order they are checked."""
 

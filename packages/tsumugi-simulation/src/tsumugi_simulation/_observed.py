@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from tsumugi_simulation._ledger import Execution
+from tsumugi_simulation._steplog import StepLog
 from tsumugi_simulation._system import Scenario
 
 __all__ = [
@@ -146,6 +147,8 @@ class Observed:
     """Runs started with a deadline (one that expires fails the run whatever its nodes did)."""
     run_keep_ms: tuple[int, int] = (0, 0)
     """How long a settled run's object is kept: ``(sweep_after_ms, failed_retention_ms)``."""
+    steps: StepLog = field(default_factory=StepLog)
+    """What the step jobs did and which events the simulator sent (ADR-0157)."""
     shadow_ms: int = 70_000
     """How long after a fault the system may legitimately hold a slot the performers cannot see in use."""
 

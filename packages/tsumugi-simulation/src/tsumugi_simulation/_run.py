@@ -39,7 +39,9 @@ from tsumugi_simulation._observed import (
     Violation,
 )
 from tsumugi_simulation._shards import attempt_log, run_objects, shard_rows, shard_states
+from tsumugi_simulation._steplog import EventSend, StepLog, use_step_log
 from tsumugi_simulation._system import (
+    EVENT_KEYS,
     RUN_FAILED_RETENTION_MS,
     RUN_SWEEP_AFTER_MS,
     SystemUnderTest,
@@ -85,6 +87,8 @@ class SimulationConfig:
     resume_rate: float = 0.3
     """Chance per step that each run seen FAILED is resumed (soon after it failed, while a stalled node's
     execution may still run)."""
+    event_rate: float = 0.03
+    """Chance per step that the simulator sends event ``sim`` to one of `EVENT_KEYS` (built-in system only)."""
     schedule_every_ms: int | None = 6_000
     """A schedule starting ``simflow`` runs this often with ``overlap: "skip"`` during the active phase (None:
     none)."""
@@ -103,6 +107,8 @@ class SimulationReport:
     faults: Counter[str] = field(default_factory=Counter[str])
     operations: Counter[str] = field(default_factory=Counter[str])
     violations: list[Violation] = field(default_factory=list[Violation])
+    steps: Counter[str] = field(default_factory=Counter[str])
+    """What the step jobs did (`StepLog.counts`)."""
     virtual_ms: int = 0
     wall_s: float = 0.0
     replay: str = ""
@@ -175,6 +181,7 @@ class _Driver:
         self.run_rng = random.Random(f"runs-{seed}")
         self.failed_runs: list[str] = []
         self.seq = 0
+        self.event_rng = random.Random(f"events-{seed}")
 
     # -- acting -------------------------------------------------------------------------------------------
 
@@ -295,6 +302,19 @@ class _Driver:
         return {str(r["id"]): (str(r["state"]), int(r["attempts"])) for r in answer.results}
 
     # -- phases -------------------------------------------------------------------------------------------
+
+    async def send_event(self) -> None:
+        """Send event ``sim`` to one of `EVENT_KEYS`; the step log keeps whether it was acknowledged."""
+        log = self.seen.steps
+        key, n, at = self.event_rng.choice(EVENT_KEYS), len(log.sends), self.clock.now_ms()
+        try:
+            await self.client.send_event(self.producer, "sim", key=key, payload={"n": n})
+        except Exception:  # lost on the way: it may or may not have been kept
+            log.sends.append(EventSend(key, at, n, acknowledged=False))
+            self.operations["event_failed"] += 1
+            return
+        log.sends.append(EventSend(key, at, n, acknowledged=True))
+        self.operations["event"] += 1
 
     async def start_run(self, rng: random.Random) -> None:
         """Start a run whose nodes do the seed's kind of work (their own RNG: the jobs' stay as they were); now
@@ -472,6 +492,8 @@ class _Driver:
                 await self.enqueue(binding, enqueue_options(rng, self.clock.now_ms()))
             if rng.random() < config.operation_rate:
                 await self.operate()
+            if flows and self.event_rng.random() < config.event_rate:
+                await self.send_event()
             if self.chaos.draw() < config.fault_rate:
                 self.chaos.arm_random()
             await self.clock.advance(config.step_ms)
@@ -598,6 +620,8 @@ async def simulate(
         rng=random.Random(f"performers-{seed}"),
     )
     report = SimulationReport(seed=seed, replay=replay(seed, config))
+    step_log = StepLog()
+    old_step_log = use_step_log(step_log)
     runtime = LocalRuntime(list(chosen.configs), data_dir=folder, clock=clock)
     try:
         await runtime.start()
@@ -605,12 +629,14 @@ async def simulate(
         for worker in chosen.performers:
             record_executions(runtime.workers[worker].module, names, ledger)
         driver = _Driver(seed, config, chosen, runtime, clock, ledger, shard_class)
+        driver.seen.steps = step_log
         await driver.active_phase()
         await driver.quiet_phase()
         report.violations, report.jobs = await driver.finish(config.invariants)
         report.faults = driver.chaos.struck + Counter(ledger.injected)
         report.operations = driver.operations
         report.executions = len(ledger.executions)
+        report.steps = Counter(step_log.counts())
         report.virtual_ms = clock.now_ms() - START_MS
         if clock.crashes:
             report.violations.append(Violation("crash", f"a runtime task crashed: {clock.crashes[0]!r}"))
@@ -619,6 +645,7 @@ async def simulate(
         scheduler_time.use_time_source(old_scheduler)
         scheduler_time.use_entropy(*old_entropy)
         performer_time.use_time_source(old_performer)
+        use_step_log(old_step_log)
         if data_dir is None:
             shutil.rmtree(folder, ignore_errors=True)
     report.wall_s = time.perf_counter() - started

@@ -30,6 +30,7 @@ from tsumugi_scheduler.definition_types import OnSettledOptions, TerminalState
 
 __all__ = [
     "BUILTIN_TOKEN",
+    "EVENT_KEYS",
     "RUN_FAILED_RETENTION_MS",
     "RUN_SWEEP_AFTER_MS",
     "BindingSpec",
@@ -195,7 +196,30 @@ def builtin_payload(binding: str, rng: random.Random, seq: int) -> dict[str, Any
     work_ms = rng.choice((5, 20, 50, 200, 800)) if rng.random() < 0.9 else rng.choice((2_500, 6_000))
     beat_ms = rng.choice((None, None, 300, 1_000, 7_000))
     fail = rng.choice((None,) * 8 + ("retryable", "fatal"))
-    return {"work_ms": work_ms, "beat_ms": beat_ms, "fail": fail, "seq": seq}
+    payload: dict[str, Any] = {"work_ms": work_ms, "beat_ms": beat_ms, "fail": fail, "seq": seq}
+    # The durable part is drawn from a generator seeded by ``rng``'s state, which takes no draw from ``rng``:
+    # the rest of the workload is what it was before step jobs joined it (ADR-0157).
+    steps_rng = random.Random(hash(rng.getstate()[1]))  # its words only: hash(None) varies by process
+    if steps_rng.random() < STEP_JOB_SHARE:
+        payload.update(step_job(steps_rng, seq))
+    return payload
+
+
+STEP_JOB_SHARE: Final = 0.25
+"""The share of the built-in workload's jobs that run steps, sleep or wait for an event (ADR-0157)."""
+EVENT_KEYS: Final = ("e0", "e1", "e2")
+"""The keys the simulator sends events to; a job waiting on another key (``n<seq>``) never gets one."""
+
+
+def step_job(rng: random.Random, seq: int) -> dict[str, Any]:
+    """The durable part of a step job: some steps, maybe a sleep, maybe an event wait (`WorkPayload`)."""
+    part: dict[str, Any] = {"steps": rng.randint(1, 4), "step_ms": rng.choice((0, 10, 200))}
+    if rng.random() < 0.5:
+        part["sleep_ms"] = rng.choice((500, 3_000, 20_000))
+    if rng.random() < 0.5:
+        part["event_key"] = rng.choice(EVENT_KEYS) if rng.random() < 0.6 else f"n{seq}"
+        part["event_timeout_ms"] = rng.choice((2_000, 8_000, 30_000))
+    return part
 
 
 def builtin_system(scenario: Scenario) -> SystemUnderTest:
