@@ -18,6 +18,7 @@ from tsumugi_performer._steps import (
     StepFencedError,
     StepOutcomeUnknownError,
     StepResultError,
+    StepSaveLostError,
     StepsUnavailableError,
 )
 
@@ -35,6 +36,7 @@ __all__ = [
     "StepFencedError",
     "StepOutcomeUnknownError",
     "StepResultError",
+    "StepSaveLostError",
     "StepsUnavailableError",
     "payload_type_of",
 ]

@@ -14,7 +14,7 @@ from tsumugi_core.clock import Clock
 from tsumugi_core.exceptions import InvalidFieldError, NotConfiguredError, TsumugiError
 from tsumugi_core.flow_spec import node_key_problem
 from tsumugi_core.ids import parse_job_id
-from tsumugi_performer._steps import StepChannel, StepJournal, duration_ms, instant_of
+from tsumugi_performer._steps import StepChannel, StepJournal, StepSaveLostError, duration_ms, instant_of
 
 __all__ = [
     "DEFAULT_HEARTBEAT_INTERVAL_MS",
@@ -178,6 +178,11 @@ class JobContext:
     def idempotency_key(self) -> str:
         """A key that is the same on every attempt of this job (the job id): use it to make side effects safe."""
         return self._job_id
+
+    @property
+    def lost_step_save(self) -> StepSaveLostError | None:
+        """Set when an at-most-once step ran and its result could not be stored (the outcome is unknown)."""
+        return self._journal.lost_save
 
     @property
     def cancel_requested(self) -> bool:

@@ -37,6 +37,7 @@ __all__ = [
     "StepJournal",
     "StepOutcomeUnknownError",
     "StepResultError",
+    "StepSaveLostError",
     "StepsUnavailableError",
     "SuspendSignal",
 ]
@@ -71,6 +72,14 @@ class StepOutcomeUnknownError(NonRetryableError):
     """An at-most-once job's step began in an attempt whose outcome is unknown.
 
     It may have run, so it is never run again (ADR-0144), and the job fails.
+    """
+
+
+class StepSaveLostError(TsumugiError):
+    """An at-most-once job's step ran but its result could not be stored: its outcome is unknown.
+
+    The attempt does not end as a failure (a failure would let a later attempt run the step again): its call
+    fails as a lost call does, so the shard keeps the step's mark and stalls the job (ADR-0144, ADR-0051).
     """
 
 
@@ -135,6 +144,8 @@ class StepJournal:
         self._longest_ms = 0
         self._ran = 0
         self.cancel_requested = False
+        self.lost_save: StepSaveLostError | None = None
+        """Set when an at-most-once step ran and its save failed: the attempt's outcome is then unknown."""
         self.names: list[str] = []
         """Every step name this invocation reached, in order (replayed ones included)."""
 
@@ -228,7 +239,15 @@ class StepJournal:
             text = _COMMAND.encode(value).decode()
         except (TypeError, ValueError, OverflowError) as error:
             raise StepResultError(f"step {full}: its result cannot be stored as JSON: {error}") from None
-        return await self._save(full, text)
+        try:
+            return await self._save(full, text)
+        except Exception as error:
+            if not self._at_most_once:
+                raise  # the step runs again in the retry, as a failed step does
+            self.lost_save = StepSaveLostError(
+                f"step {full} of at-most-once job {self._job_id} ran, but its result was not stored: {error}"
+            )
+            raise self.lost_save from error
 
     def _continue_if_short(self, full: str) -> None:
         # ADR-0147: between steps, a new invocation when this one may not fit the next step.

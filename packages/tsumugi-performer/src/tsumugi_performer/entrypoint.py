@@ -166,7 +166,11 @@ def _result_value(result: Any) -> Any:
 
 
 class PerformerRunner:
-    """Runs one attempt of one performer class and answers the outcome envelope; never raises."""
+    """Runs one attempt of one performer class and answers the outcome envelope.
+
+    It raises only when an at-most-once step's result was lost (`StepSaveLostError`): the call then fails,
+    which the consumer reads as an unknown outcome (ADR-0144).
+    """
 
     def __init__(self, performer: type[Performer[Any, Any]], factory: PerformerFactory | None = None) -> None:
         """Run ``performer``, built by ``factory(env)`` (default: ``performer()``)."""
@@ -249,12 +253,26 @@ class PerformerRunner:
             instance = self._factory(env) if self._factory is not None else self.performer()
             result = await instance.perform(payload, ctx)
         except SuspendSignal as signal:
+            _raise_if_step_lost(ctx)
             return _suspension(signal)
         except Exception as error:
+            _raise_if_step_lost(ctx)
             return _failure(error, clock.now_ms())
+        _raise_if_step_lost(ctx)
         if ctx.spawns:
             return {"ok": True, "result": _result_value(result), "spawns": ctx.spawns}
         return {"ok": True, "result": _result_value(result)}
+
+
+def _raise_if_step_lost(ctx: JobContext) -> None:
+    """A lost step save of an at-most-once job fails the call itself, whatever the performer did after it.
+
+    The consumer reads a failed call as an unknown outcome (the job stalls, its step marks kept), where an
+    answered failure would let a later attempt run the step again (ADR-0144).
+    """
+    lost = ctx.lost_step_save
+    if lost is not None:
+        raise lost
 
 
 @functools.cache
