@@ -196,12 +196,14 @@ def test_job_detail_has_a_timeline_full_width_tracebacks_and_both_times(dash: Da
     expect(attempts.nth(0)).to_contain_text("took 500 ms")
     trace = attempts.nth(2).locator("pre.trace")
     expect(trace).to_contain_text("SmtpError: mailbox full (third)")
-    # Both widths in one evaluation: the detail redraws on its refresh, so two reads could straddle a redraw.
-    width, body = trace.evaluate(
-        "e => [e.getBoundingClientRect().width,"
-        " document.querySelector('#modal-body').getBoundingClientRect().width]"
+    # Full width, not a narrow column. Both widths in one evaluation, repeated until it holds (within the
+    # timeout): the detail redraws on its refresh, and a read during a redraw sees no layout yet (CI saw 0).
+    page.wait_for_function(
+        "() => { const e = document.querySelectorAll('#attempts-log > li pre.trace');"
+        " const t = e[e.length - 1], b = document.querySelector('#modal-body');"
+        " return !!t && !!b && t.getBoundingClientRect().width > 0.9 * b.getBoundingClientRect().width; }",
+        timeout=5_000,
     )
-    assert width > 0.9 * body  # full width, not a narrow column
     # One scroll place: the traceback wraps and grows; it has no scrollbar of its own.
     assert trace.evaluate("e => e.scrollWidth <= e.clientWidth && e.scrollHeight <= e.clientHeight")
     created = page.locator("dl.fields dd").filter(has=page.locator("time")).first
