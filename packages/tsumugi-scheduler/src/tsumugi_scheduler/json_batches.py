@@ -13,7 +13,7 @@ from typing import Any, Final
 
 import msgspec
 
-__all__ = ["BATCH_BYTES", "json_arrays", "json_objects"]
+__all__ = ["BATCH_BYTES", "json_array_counts", "json_arrays", "json_objects"]
 
 BATCH_BYTES: Final = 1_000_000
 """Default most bytes of one JSON text."""
@@ -21,27 +21,33 @@ BATCH_BYTES: Final = 1_000_000
 _encode = msgspec.json.encode
 
 
-def _cut(parts: Iterable[bytes], most_bytes: int, open_: bytes, close: bytes) -> Iterator[str]:
+def _cut(parts: Iterable[bytes], most_bytes: int, open_: bytes, close: bytes) -> Iterator[tuple[str, int]]:
+    """The parts joined into texts of at most ``most_bytes``, each with how many parts it holds."""
     chunk: list[bytes] = []
     size = 2
     for part in parts:
         if chunk and size + len(part) + 1 > most_bytes:
-            yield (open_ + b",".join(chunk) + close).decode()
+            yield (open_ + b",".join(chunk) + close).decode(), len(chunk)
             chunk, size = [], 2
         chunk.append(part)
         size += len(part) + 1
     if chunk:
-        yield (open_ + b",".join(chunk) + close).decode()
+        yield (open_ + b",".join(chunk) + close).decode(), len(chunk)
 
 
 def json_arrays(items: Iterable[Any], most_bytes: int = BATCH_BYTES) -> list[str]:
     """``items`` as JSON arrays of at most ``most_bytes`` each (an item larger than that stands alone)."""
+    return [text for text, _ in json_array_counts(items, most_bytes)]
+
+
+def json_array_counts(items: Iterable[Any], most_bytes: int = BATCH_BYTES) -> list[tuple[str, int]]:
+    """`json_arrays`, each text with how many items it holds."""
     values = list(items)
     if not values:
         return []
     whole = _encode(values)
     if len(whole) <= most_bytes:  # the common case: one encoding in C
-        return [whole.decode()]
+        return [(whole.decode(), len(values))]
     return list(_cut((_encode(item) for item in values), most_bytes, b"[", b"]"))
 
 
@@ -52,4 +58,5 @@ def json_objects(entries: Mapping[str, Any], most_bytes: int = BATCH_BYTES) -> l
     whole = _encode(entries)
     if len(whole) <= most_bytes:
         return [whole.decode()]
-    return list(_cut((_encode(k) + b":" + _encode(v) for k, v in entries.items()), most_bytes, b"{", b"}"))
+    parts = (_encode(k) + b":" + _encode(v) for k, v in entries.items())
+    return [text for text, _ in _cut(parts, most_bytes, b"{", b"}")]

@@ -14,7 +14,7 @@ import msgspec
 from tsumugi_core.options import RateLimit
 from tsumugi_core.states import JobState
 from tsumugi_core.throttle import TokenBucket
-from tsumugi_scheduler.json_batches import BATCH_BYTES, json_arrays
+from tsumugi_scheduler.json_batches import json_array_counts, json_arrays
 from tsumugi_scheduler.shard.key_heads import head_for_insert, promote_after_dispatch, settle
 from tsumugi_scheduler.shard.key_room import KeyRoom
 from tsumugi_scheduler.shard.level_walk import ready_rows
@@ -283,21 +283,10 @@ class SqlShardStore:
         """`complete` for many ``(job_id, attempt, result)`` with distinct ids, in one statement per
         `BATCH_BYTES` of JSON; the jobs it completed by id, in report order of their seqs (ADR-0153)."""
         done: dict[str, CompletedJob] = {}
-        if not reports:
-            return done
-        items = [msgspec.json.encode([job_id, attempt - 1, result]) for job_id, attempt, result in reports]
-        chunks: list[list[bytes]] = [[]]
-        size = 2
-        for item in items:
-            if chunks[-1] and size + len(item) + 1 > BATCH_BYTES:
-                chunks.append([])
-                size = 2
-            chunks[-1].append(item)
-            size += len(item) + 1
-        for chunk in chunks:
+        rows_json = ([job_id, attempt - 1, result] for job_id, attempt, result in reports)
+        for text, count in json_array_counts(rows_json):
             base = self._seq + 1
-            self._seq += len(chunk)  # one seq reserved a report: the one at index k takes base + k
-            text = (b"[" + b",".join(chunk) + b"]").decode()
+            self._seq += count  # one seq reserved a report: the one at index k takes base + k
             rows = self._sql.exec(COMPLETE_MANY, now, base, text).toArray()
             for row in sorted(rows, key=lambda r: int(r["seq"])):
                 job = msgspec.convert(row, CompletedJob)
