@@ -324,8 +324,8 @@ class Described:
 class StubShard:
     """A JobShard that stores nothing: the figures are the scheduler's own enqueue work."""
 
-    async def enqueue_many(self, name: str, items: list[Any], settings: Any = None) -> list[str]:
-        return [f"{name}:x" for _ in items]
+    async def enqueue_json(self, name: str, items: str, settings: str | None = None) -> str:
+        return json.dumps([f"{name}:x" for _ in json.loads(items)])
 
 
 class StubShards:

@@ -8,6 +8,7 @@ httpx's ASGI transport with the env put in the scope, as ``workers.asgi.fetch`` 
 
 from __future__ import annotations
 
+import json
 import shutil
 import tempfile
 import urllib.parse
@@ -150,13 +151,14 @@ class RunNamespace:
 
 
 class Queue:
-    """``env.TSUMUGI_QUEUE``: records what was sent."""
+    """``env.TSUMUGI_QUEUE``: records what was sent (a dispatch's JSON text decoded, ADR-0166)."""
 
     def __init__(self) -> None:
         self.sent: list[dict[str, Any]] = []
 
     async def sendBatch(self, messages: Sequence[dict[str, Any]]) -> None:
-        self.sent.extend(m["body"] for m in messages)
+        assert all(m["contentType"] == "text" for m in messages)
+        self.sent.extend(json.loads(m["body"]) for m in messages)
 
 
 class Env:

@@ -219,7 +219,7 @@ async def test_a_key_given_twice_is_refused_naming_it(world: World, body: str, k
 
 
 class EncodingQueue:
-    """``env.TSUMUGI_QUEUE`` that encodes every body as the local runtime's queue does (refusing ints past 64 bits)."""
+    """``env.TSUMUGI_QUEUE`` that measures and encodes every message as the local runtime's queue does."""
 
     def __init__(self) -> None:
         self.sent: list[dict[str, Any]] = []
@@ -228,25 +228,44 @@ class EncodingQueue:
     async def sendBatch(self, messages: list[dict[str, Any]]) -> None:
         self.batches += 1
         for message in messages:
-            encode_body(message["body"], "sendBatch")
-        self.sent.extend(m["body"] for m in messages)
+            encode_body(message["body"], "sendBatch", "sendBatch", message.get("contentType"))
+        self.sent.extend(json.loads(m["body"]) for m in messages)
 
 
-async def test_a_stored_job_that_cannot_be_sent_fails_alone_and_the_others_dispatch(world: World) -> None:
+async def test_a_stored_job_whose_message_is_too_large_fails_alone_and_the_others_dispatch(
+    world: World,
+) -> None:
     queue = EncodingQueue()
     world.env.TSUMUGI_QUEUE = queue  # type: ignore[assignment]
     ids = [await world.enqueue("MAIL", payload={"n": i}) for i in range(4)]
     poisoned = ids[1]
-    # Stored before enqueue checked portability (or by other code): the repro of issue 15 item 4.
+    # Stored without enqueue's size check (or by other code): its message can never be sent.
     world.shard("MAIL#0").sql.exec(
-        "UPDATE job SET payload = ? WHERE id = ?", '{"n": 18446744073709551616}', poisoned
+        "UPDATE job SET payload = ? WHERE id = ?", json.dumps({"text": "€" * 43_000}), poisoned
     )
     await world.tick()
     assert sorted(m["jobId"] for m in queue.sent) == sorted(set(ids) - {poisoned})
     status, body = await world.request("GET", f"/api/jobs/{quoted(poisoned)}")
     assert (status, body["job"]["state"]) == (200, "FAILED")
-    assert body["job"]["attempts_log"][0]["error"].startswith(
-        f"PayloadError: the payload cannot be sent in a queue message: payload.n {INT_RULE}18446744073709551616"
+    error = body["job"]["attempts_log"][0]["error"]
+    assert error.startswith(
+        "PayloadError: the payload cannot be sent in a queue message: the message would take "
     )
+    assert error.endswith("bytes of UTF-8 JSON, over the 128000 a queue message may hold")
     await world.tick()  # nothing left to send: the failed job is not dispatched again
     assert len(queue.sent) == 3
+
+
+async def test_a_stored_payload_javascript_cannot_hold_crosses_the_queue_exactly(world: World) -> None:
+    # A dispatch is its JSON text (ADR-0166): an integer past 2**64, which a JS object body could not carry
+    # (issue 15 item 4 failed the whole batch), now reaches the consumer as stored.
+    queue = EncodingQueue()
+    world.env.TSUMUGI_QUEUE = queue  # type: ignore[assignment]
+    ids = [await world.enqueue("MAIL", payload={"n": i}) for i in range(3)]
+    world.shard("MAIL#0").sql.exec(
+        "UPDATE job SET payload = ? WHERE id = ?", '{"n": 18446744073709551616}', ids[1]
+    )
+    await world.tick()
+    assert sorted(m["jobId"] for m in queue.sent) == sorted(ids)
+    (sent,) = [m for m in queue.sent if m["jobId"] == ids[1]]
+    assert sent["payload"] == {"n": 18446744073709551616}

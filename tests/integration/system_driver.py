@@ -76,7 +76,10 @@ class Driver:
 
     def lose_messages_of(self, job_id: str) -> Fault:
         """Fault injection: the next queue message carrying ``job_id`` vanishes before delivery."""
-        self._lost = self.system.faults.drop_next(QUEUE, matching=lambda body: body.get("jobId") == job_id)
+        # A dispatch message is its JSON text (ADR-0166).
+        self._lost = self.system.faults.drop_next(
+            QUEUE, matching=lambda body: json.loads(body)["jobId"] == job_id
+        )
         return self._lost
 
     def restore_delivery(self) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from tsumugi_performer import JobContext, Performer
@@ -24,6 +25,10 @@ class Shard:
 
     async def report_many(self, name: str, reports: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return [await self.report(name, r["jobId"], r["attempt"], r["outcome"]) for r in reports]
+
+    async def report_json(self, name: str, reports: str) -> str:
+        """``report_many`` with JSON text in and out, as the shard host answers it (ADR-0166)."""
+        return json.dumps(await self.report_many(name, json.loads(reports)))
 
 
 class Namespace:
@@ -88,6 +93,31 @@ async def test_a_local_export_runs_before_a_service_binding_and_its_outcome_is_r
     await handle_batch(Batch(message), Env(shard, Echo=object()), Ctx({"Echo": local}))
     assert shard.calls == [("report", "Echo#0", "Echo#0:abc", 1, {"ok": True, "result": {"echo": 7}})]
     assert message.acked == 1
+
+
+async def test_a_dispatch_sent_as_json_text_runs_like_an_object_body() -> None:
+    # Shards send each dispatch as its JSON text (ADR-0166); one predating that sent the object.
+    shard = Shard()
+    local = performer_entrypoint(Base, Echo)(None, None)
+    text, malformed = Message(json.dumps(body("Echo"))), Message('{"jobId": 7')
+    await handle_batch(Batch(text, malformed), Env(shard), Ctx({"Echo": local}))
+    assert shard.calls == [("report", "Echo#0", "Echo#0:abc", 1, {"ok": True, "result": {"echo": 7}})]
+    assert (text.acked, malformed.acked) == (1, 1)
+
+
+async def test_a_batch_asks_for_each_shard_stub_once_not_once_per_message() -> None:
+    shard = Shard()
+    names: list[str] = []
+    env = Env(shard)
+    lookup = env.JOB_SHARD.getByName
+    env.JOB_SHARD.getByName = lambda name: names.append(name) or lookup(name)  # type: ignore[method-assign]
+    local = performer_entrypoint(Base, Echo)(None, None)
+    messages = [Message(json.dumps({**body("Echo"), "jobId": f"Echo#0:j{i}"})) for i in range(20)]
+    await handle_batch(Batch(*messages), env, Ctx({"Echo": local}))
+    assert len(shard.calls) == 20
+    assert names == [
+        "Echo#0"
+    ]  # the batch's one report_json; attempts that never call their shard ask nothing
 
 
 async def test_a_refused_claim_runs_nothing_and_a_malformed_message_is_dropped() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
@@ -47,6 +48,10 @@ class Shard:
 
     async def report_many(self, name: str, reports: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return [await self.report(name, r["jobId"], r["attempt"], r["outcome"]) for r in reports]
+
+    async def report_json(self, name: str, reports: str) -> str:
+        """``report_many`` with JSON text in and out, as the shard host answers it (ADR-0166)."""
+        return json.dumps(await self.report_many(name, json.loads(reports)))
 
     async def heartbeat(self, *args: Any) -> dict[str, Any]:
         return {"accepted": True, "cancel_requested": False}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -47,7 +48,8 @@ class Queue:
         self.sent: list[dict[str, Any]] = []
 
     async def sendBatch(self, messages: list[dict[str, Any]]) -> None:
-        self.sent.extend(messages)
+        # A dispatch crosses as its JSON text (ADR-0166): kept here decoded, with its content type.
+        self.sent.extend({**m, "body": json.loads(m["body"])} for m in messages)
 
 
 OPENED: list[SqlStorage | D1Database] = []
@@ -134,7 +136,8 @@ async def test_dispatch_bodies_have_exactly_the_queued_dispatch_fields_the_consu
     await host.alarm()
     queue = host._env.TSUMUGI_QUEUE  # pyright: ignore[reportPrivateUsage]
     assert sorted(m["body"]["jobId"] for m in queue.sent) == sorted(ids)
-    assert [set(m) for m in queue.sent] == [{"body"}, {"body"}]
+    assert [set(m) for m in queue.sent] == [{"body", "contentType"}, {"body", "contentType"}]
+    assert {m["contentType"] for m in queue.sent} == {"text"}
     (body,) = [m["body"] for m in queue.sent if m["body"]["jobId"] == ids[0]]
     assert set(body) == {f.encode_name for f in msgspec.structs.fields(QueuedDispatch)}
     decoded = msgspec.convert(body, QueuedDispatch)

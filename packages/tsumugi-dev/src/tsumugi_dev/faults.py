@@ -10,7 +10,8 @@ scheduler's guarantees.
 
 Example::
 
-    lost = runtime.faults.drop_next("jobs", matching=lambda body: body["jobId"] == job_id)
+    # Tsumugi's dispatch messages are JSON text (ADR-0166); a matcher sees each body as the consumer would.
+    lost = runtime.faults.drop_next("jobs", matching=lambda body: json.loads(body)["jobId"] == job_id)
     await clock.advance(1_000)
     assert lost.hits == 1
 """

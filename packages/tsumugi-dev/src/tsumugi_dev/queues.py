@@ -3,7 +3,7 @@
 Messages live in the runtime's state database and are committed before ``send`` returns, so a killed process
 loses nothing that a producer saw accepted. Bodies arrive as Python values read from the producer's JS value
 (`tsumugi_dev.js_bindings.JsQueue`), fresh objects already, and are stored as msgpack; their size is counted as
-Cloudflare counts it, as UTF-8 JSON (`tsumugi_dev.json_size`, ADR-0106).
+Cloudflare counts it: UTF-8 JSON (`tsumugi_dev.json_size`, ADR-0106), or a ``"text"`` body's UTF-8 bytes.
 """
 
 from __future__ import annotations
@@ -106,25 +106,33 @@ def _upper_bound(data: bytes) -> int:
     return len(data) * JSON_TO_MSGPACK_MAX_RATIO
 
 
-def encode_body(body: Any, where: str, method: str = "send") -> tuple[bytes, Any, int]:
+def encode_body(
+    body: Any, where: str, method: str = "send", content_type: Any = None
+) -> tuple[bytes, Any, int]:
     """Copy and serialise a message body, refusing what Cloudflare refuses.
 
-    Answers the stored bytes, the copied value and its size as the limits count it: exact (UTF-8 JSON) when
-    the cheap bound could be over the message limit, else the bound.
+    Answers the stored bytes, the copied value and its size as the limits count it: a ``"text"`` body is its
+    UTF-8 bytes (workerd sends the string as they are, ``api/queue.c++``, ``serialize``), exact; any other
+    body is measured as UTF-8 JSON, exact when the cheap bound could be over the message limit, else the bound.
     """
     copied = body
     try:
         data = msgspec.msgpack.encode(copied)
     except TypeError as exc:
         raise TypeError(f"{where}: cannot be serialised for a queue: {exc}") from exc
-    size = _upper_bound(data)
-    if size > MAX_MESSAGE_BYTES:
-        size = json_size(copied)
+    if content_type == "text" and type(body) is str:
+        size = len(body.encode())
+        unit = "UTF-8 text"
+    else:
+        size = _upper_bound(data)
+        unit = "UTF-8 JSON"
         if size > MAX_MESSAGE_BYTES:
-            raise QueueSendError(
-                f"Queue {method} failed: Payload Too Large ({where}: message length of {size} bytes as UTF-8 "
-                f"JSON exceeds limit of {MAX_MESSAGE_BYTES})"
-            )
+            size = json_size(copied)
+    if size > MAX_MESSAGE_BYTES:
+        raise QueueSendError(
+            f"Queue {method} failed: Payload Too Large ({where}: message length of {size} bytes as {unit} "
+            f"exceeds limit of {MAX_MESSAGE_BYTES})"
+        )
     return data, copied, size
 
 
@@ -293,11 +301,12 @@ def _options(options: Any, kwargs: dict[str, Any], where: str) -> dict[str, Any]
     return merged
 
 
-def _check_batch_bytes(measured: list[tuple[Any, int]]) -> None:
-    """Refuse a batch whose bodies take more than 256 KB together (JSON sizes, computed only when needed)."""
-    if sum(size for _, size in measured) <= MAX_BATCH_BYTES:
+def _check_batch_bytes(measured: list[tuple[Any, int, bool]]) -> None:
+    """Refuse a batch whose bodies take more than 256 KB together (``(body, size, exact)`` each: a size not
+    exact is an upper bound, replaced by the JSON size only when needed)."""
+    if sum(size for _, size, _ in measured) <= MAX_BATCH_BYTES:
         return  # every size is exact or an upper bound: under the limit either way
-    total = sum(json_size(copied) for copied, _ in measured)
+    total = sum(size if exact else json_size(copied) for copied, size, exact in measured)
     if total > MAX_BATCH_BYTES:
         raise QueueSendError(
             f"Queue sendBatch failed: Payload Too Large (batch size of {total} bytes as UTF-8 JSON exceeds "
@@ -317,7 +326,7 @@ class QueueBinding:
         """Store one message (durable when this returns)."""
         opts = _options(options, kwargs, "send")
         delay = _delay_seconds(opts.get("delaySeconds", self._default_delay), "send")
-        data, _, _ = encode_body(body, "send body")
+        data, _, _ = encode_body(body, "send body", content_type=opts.get("contentType"))
         charge_subrequest()
         await self._stored([(data, delay)])
 
@@ -330,15 +339,17 @@ class QueueBinding:
                 f"sendBatch: messages must hold 1 to {MAX_BATCH_MESSAGES} items (got {len(messages)})"
             )
         items: list[tuple[bytes, int]] = []
-        measured: list[tuple[Any, int]] = []
+        measured: list[tuple[Any, int, bool]] = []
         for i, message in enumerate(messages):
             if not isinstance(message, dict) or "body" not in message:
                 raise TypeError(f"sendBatch: messages[{i}] must be a dict with a 'body' key")
             entry: dict[str, Any] = message  # pyright: ignore[reportUnknownVariableType]
             delay = _delay_seconds(entry.get("delaySeconds", batch_delay), f"sendBatch: messages[{i}]")
-            data, copied, size = encode_body(entry["body"], f"sendBatch: messages[{i}].body", "sendBatch")
+            kind = entry.get("contentType")
+            where = f"sendBatch: messages[{i}].body"
+            data, copied, size = encode_body(entry["body"], where, "sendBatch", kind)
             items.append((data, delay))
-            measured.append((copied, size))
+            measured.append((copied, size, kind == "text"))
         _check_batch_bytes(measured)
         charge_subrequest()
         await self._stored(items)

@@ -290,18 +290,19 @@ def _nulls(value: Any, jsnull: Any) -> Any:
     return value
 
 
-def json_to_rpc(value: Any) -> Any:
+def json_to_rpc(value: Any, *, nulls: bool = True) -> Any:
     """A JSON-shaped value (``dict`` with ``str`` keys, ``list``, ``str``, ``int``, ``float``, ``bool``,
     ``None``) as the SDK's ``python_to_rpc`` sends it: dicts as plain objects, ``None`` as JS null.
 
     The SDK walks the value three times (nulls replaced; every value checked against what RPC refuses:
     tuples, bytearrays, awaitables, RegExps, none of which JSON holds; then ``to_js``): here the nulls walk
     and ``to_js`` (ADR-0129; tests/integration/test_json_to_rpc.py compares both on every JSON kind).
+    ``nulls=False`` skips the first walk, for a value its caller builds without any ``None``.
     """
     to_js, from_entries, jsnull = (_JSON_CONVERSION or _json_conversion())[:3]
     if value is None:
         return jsnull
-    return to_js(_nulls(value, jsnull), dict_converter=from_entries)
+    return to_js(_nulls(value, jsnull) if nulls else value, dict_converter=from_entries)
 
 
 class JsonCalls:
@@ -313,24 +314,27 @@ class JsonCalls:
     are, which is what it would get from the wrapper.
     """
 
-    __slots__ = ("_binding", "_wrapped")
+    __slots__ = ("_binding", "_nulls", "_wrapped")
 
-    def __init__(self, binding: Any) -> None:
-        """Calls on ``binding`` (``env.NAME``, or a stub)."""
+    def __init__(self, binding: Any, *, nulls: bool = True) -> None:
+        """Calls on ``binding`` (``env.NAME``, or a stub); ``nulls=False``: arguments never hold ``None``."""
         try:
             wrapper: Any = (_JSON_CONVERSION or _json_conversion())[3]
         except ImportError:
             wrapper = None
         self._wrapped = wrapper is not None and isinstance(binding, wrapper)
         self._binding: Any = binding._binding if self._wrapped else binding
+        self._nulls = nulls
 
     def __getattr__(self, name: str) -> Callable[..., Any]:
         method = getattr(self._binding, name)
         if not self._wrapped:
             return method
 
+        nulls = self._nulls
+
         def call(*args: Any) -> Any:
-            result = method(*[json_to_rpc(a) for a in args])
+            result = method(*[json_to_rpc(a, nulls=nulls) for a in args])
             if hasattr(result, "then"):
                 return _read_answer(result)
             return _answer(result)

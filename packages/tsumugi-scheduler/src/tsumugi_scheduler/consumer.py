@@ -22,6 +22,7 @@ the heartbeat's progress as a number and its answer as JSON text, because the Wo
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Mapping
 from typing import Any, Final
@@ -72,6 +73,9 @@ class QueuedDispatch(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
     traceparent: str | None = None
 
 
+_DISPATCH: Final = msgspec.json.Decoder(QueuedDispatch)
+
+
 def not_found_error(binding: str) -> str:
     """The failure of an attempt whose performer cannot be found."""
     return f"performer not found: {binding} (export it, or add a service binding)"
@@ -91,12 +95,17 @@ class _Attempt:
         self.dispatch = dispatch
         self.name = shard_of_job(dispatch.job_id)
         self.env = env
-        self.shard = env.JOB_SHARD.getByName(self.name)
         self.clock = clock
         self.started_at = clock.now_ms()
         self.latest = self.started_at + MAX_TIMEOUT_MS
         """The invocation ends 15 minutes after it began: no heartbeat extends the attempt past this."""
         self.deadline = min(self.started_at + dispatch.timeout_ms, self.latest)
+
+    @functools.cached_property
+    def shard(self) -> Any:
+        """The job's shard stub, made when first used: most attempts report through the batch's `ReportBatch`
+        and never call their shard themselves."""
+        return self.env.JOB_SHARD.getByName(self.name)
 
     async def heartbeat(self, progress: Any = None) -> str:
         """The performer's heartbeat stub: forwards to the shard and answers JSON text (ADR-0043).
@@ -257,12 +266,19 @@ async def run_dispatch(
         await reports.report(attempt.name, dispatch.job_id, dispatch.attempt, outcome)
 
 
+def _dispatch(body: Any) -> QueuedDispatch:
+    """A message's dispatch: its JSON text (ADR-0166), or the object a shard predating it sent."""
+    if isinstance(body, str):
+        return _DISPATCH.decode(body)
+    return msgspec.convert(integral_shared(body), QueuedDispatch)
+
+
 async def _handle_message(
     message: Any, env: Any, exports: Any, reports: ReportBatch, starts: StartMarks
 ) -> None:
     try:
-        dispatch = msgspec.convert(integral_shared(_plain(message.body)), QueuedDispatch)
-    except (msgspec.ValidationError, TypeError) as exc:
+        dispatch = _dispatch(_plain(message.body))
+    except (msgspec.DecodeError, TypeError) as exc:
         # Without a job id there is nobody to report to: the reaper recovers the job, if any.
         _log.error("malformed dispatch message dropped: %s", exc)
         message.ack()

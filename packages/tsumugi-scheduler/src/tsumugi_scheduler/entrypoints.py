@@ -81,6 +81,10 @@ class JobShardMethods(_Mixin):
         """Store new jobs."""
         return await self.host.enqueue_many(name, _runtime.plain(items), _runtime.plain(settings))
 
+    async def enqueue_json(self, name: str, items: str, settings: str | None = None) -> str:
+        """Store new jobs: items, settings and ids as JSON text (ADR-0166)."""
+        return await self.host.enqueue_json(name, items, settings)
+
     async def claim(self, name: str, job_id: str, attempt: int) -> bool:
         """Claim a dispatched attempt for the consumer."""
         return await self.host.claim(name, job_id, attempt)
@@ -96,6 +100,10 @@ class JobShardMethods(_Mixin):
     async def report_many(self, name: str, reports: Any) -> list[dict[str, Any]]:
         """Report several outcomes as one group (ADR-0038)."""
         return await self.host.report_many(name, _runtime.plain(reports))
+
+    async def report_json(self, name: str, reports: str) -> str:
+        """Report several outcomes: reports and answers as JSON text (ADR-0166)."""
+        return await self.host.report_json(name, reports)
 
     async def heartbeat(self, name: str, job_id: str, attempt: int, progress: Any = None) -> dict[str, Any]:
         """Record a running attempt's heartbeat."""

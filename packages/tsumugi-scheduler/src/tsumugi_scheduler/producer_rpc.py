@@ -32,6 +32,7 @@ from tsumugi_core.sharding import resolve_shard
 from tsumugi_scheduler import _runtime
 from tsumugi_scheduler.definition import TsumugiDefinition
 from tsumugi_scheduler.payload_schemas import PayloadSchemas
+from tsumugi_scheduler.remote_errors import is_missing_method
 from tsumugi_scheduler.wire import convert_integral, convert_plain, integral, integral_shared, shard_of_job
 
 __all__ = [
@@ -52,6 +53,7 @@ class ShardConflictError(EnqueueValidationError):
 MAX_BATCH_ITEMS: Final = 500
 """Most items in one enqueue call."""
 
+_ENCODE: Final = msgspec.json.Encoder().encode
 _ITEM_KEYS: Final = frozenset(f.encode_name for f in msgspec.structs.fields(EnqueueItem))
 
 
@@ -238,11 +240,21 @@ class SchedulerService:
         async def send(name: str, positions: list[int]) -> None:
             binding = prepared[positions[0]][0].binding
             code = self._definition.settings_of(binding) or given_settings
-            wire = msgspec.to_builtins([prepared[p][0] for p in positions])
-            # Plain data: converted in one walk, not the SDK wrapper's three (ADR-0129).
-            answer = await _runtime.JsonCalls(self._stub(name)).enqueue_many(
-                name, wire, None if code is None else msgspec.to_builtins(code)
-            )
+            items = [prepared[p][0] for p in positions]
+            stub = self._stub(name)
+            try:
+                # JSON text both ways: one C call on each side (ADR-0166).
+                settings = None if code is None else _ENCODE(code).decode()
+                answer: list[Any] = msgspec.json.decode(
+                    await stub.enqueue_json(name, _ENCODE(items).decode(), settings)
+                )
+            except Exception as exc:
+                if not is_missing_method(exc, "enqueue_json"):
+                    raise
+                # A shard predating enqueue_json: plain data, converted in one walk (ADR-0129).
+                answer = await _runtime.JsonCalls(stub).enqueue_many(
+                    name, msgspec.to_builtins(items), None if code is None else msgspec.to_builtins(code)
+                )
             for position, job_id in zip(positions, answer, strict=True):
                 ids[position] = str(job_id)
 

@@ -31,7 +31,7 @@ from tsumugi_core.exceptions import InvalidFieldError
 from tsumugi_core.ids import format_job_id, shard_name
 from tsumugi_core.options import EnqueueItem
 from tsumugi_core.policy import ShardSettings
-from tsumugi_core.queue_size import MAX_BATCH_BYTES, MAX_BATCH_MESSAGES, json_bound, json_bytes
+from tsumugi_core.queue_size import MAX_BATCH_BYTES, MAX_BATCH_MESSAGES
 from tsumugi_core.sharding import resolve_shard
 from tsumugi_core.states import TERMINAL_STATES, JobState
 from tsumugi_core.steps import StepCommand
@@ -77,6 +77,10 @@ SEND_BATCH: Final = MAX_BATCH_MESSAGES
 SEND_BATCH_BYTES: Final = MAX_BATCH_BYTES - MAX_BATCH_MESSAGES * 100
 """Bytes of JSON per ``sendBatch``: Cloudflare's 256,000 less the ~100 bytes of metadata per message the
 Queues docs say count towards the limits (ADR-0044, ADR-0106)."""
+_DISPATCH_JSON: Final = msgspec.json.Encoder()
+"""Encodes a dispatch message's body (ADR-0166)."""
+_JSON_ENCODE: Final = msgspec.json.Encoder().encode
+_JSON_DECODE: Final = msgspec.json.Decoder().decode
 FEED_BATCH: Final = 200
 """Snapshots per D1 projection batch, notices per round."""
 D1_QUERIES_PER_ALARM: Final = 800
@@ -167,24 +171,26 @@ def _outcome(value: Mapping[str, Any]) -> Outcome:
     )
 
 
-def send_chunks(bodies: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
-    """``sendBatch`` chunks of ``bodies`` in order: at most `SEND_BATCH` messages and `SEND_BATCH_BYTES` each.
+def send_chunks(encoded: list[bytes]) -> list[list[dict[str, str]]]:
+    """``sendBatch`` chunks of dispatch messages in order: at most `SEND_BATCH` messages and `SEND_BATCH_BYTES`.
 
-    Sizes are JSON as the queue carries it (ADR-0106): an upper bound from one encoding of all bodies when they
-    fit together by it (every tick with ordinary payloads), else each body measured (`json_bytes`). A body alone
-    always goes out alone, whatever its size: enqueue validation keeps every payload under the message limit.
+    Each message is its dispatch's JSON text with ``contentType: "text"`` (ADR-0166): the queue carries the
+    text's UTF-8 bytes, so ``encoded`` (msgspec's JSON of each dispatch) measures every message exactly. A
+    message alone always goes out alone, whatever its size: enqueue validation keeps every payload under the
+    message limit.
     """
-    if json_bound(len(msgspec.json.encode(bodies))) <= SEND_BATCH_BYTES:
-        return [bodies[start : start + SEND_BATCH] for start in range(0, len(bodies), SEND_BATCH)]
-    chunks: list[list[dict[str, Any]]] = []
-    chunk: list[dict[str, Any]] = []
+    messages = [{"body": data.decode(), "contentType": "text"} for data in encoded]
+    if sum(map(len, encoded)) <= SEND_BATCH_BYTES:
+        return [messages[start : start + SEND_BATCH] for start in range(0, len(messages), SEND_BATCH)]
+    chunks: list[list[dict[str, str]]] = []
+    chunk: list[dict[str, str]] = []
     used = 0
-    for body in bodies:
-        size = json_bytes(body["body"])
+    for message, data in zip(messages, encoded, strict=True):
+        size = len(data)
         if chunk and (len(chunk) == SEND_BATCH or used + size > SEND_BATCH_BYTES):
             chunks.append(chunk)
             chunk, used = [], 0
-        chunk.append(body)
+        chunk.append(message)
         used += size
     if chunk:
         chunks.append(chunk)
@@ -299,6 +305,11 @@ class JobShardHost:
         results = await self._command(name, lambda e: e.enqueue_many(decoded, code))
         return [r.id for r in results]
 
+    async def enqueue_json(self, name: str, items: str, settings: str | None = None) -> str:
+        """`enqueue_many` with the items, the settings and the ids as JSON text (ADR-0166)."""
+        code = None if settings is None else _JSON_DECODE(settings)
+        return _JSON_ENCODE(await self.enqueue_many(name, _JSON_DECODE(items), code)).decode()
+
     async def claim(self, name: str, job_id: str, attempt: int) -> bool:
         """At-most-once start of the live attempt."""
         return bool(await self._command(name, lambda e: e.claim(job_id, int(attempt))))
@@ -334,6 +345,10 @@ class JobShardHost:
             except Exception as exc:
                 answers.append({"error": f"{type(exc).__name__}: {exc}"})
         return answers
+
+    async def report_json(self, name: str, reports: str) -> str:
+        """`report_many` with the reports and the answers as JSON text (ADR-0166)."""
+        return _JSON_ENCODE(await self.report_many(name, _JSON_DECODE(reports))).decode()
 
     async def _submit(
         self, name: str, items: list[tuple[str, int, Mapping[str, Any]]]
@@ -503,13 +518,12 @@ class JobShardHost:
 
     async def _send(self, dispatches: list[DispatchMessage]) -> None:
         # Each DispatchMessage already carries what the consumer decodes (QueuedDispatch), max_attempts
-        # included (read by the dispatch statement itself); one C call turns the batch into plain bodies.
-        bodies = [{"body": body} for body in msgspec.to_builtins(dispatches)]
-        # A failed send leaves the jobs QUEUED (the reaper requeues or stalls them), except a message that can
-        # never be sent: its job alone fails (ADR-0077).
-        # Plain data (msgspec.to_builtins): converted in one walk, not the SDK wrapper's three (ADR-0129).
-        queue = _runtime.JsonCalls(self._env.TSUMUGI_QUEUE)
-        await send_dispatches(queue, send_chunks(bodies), self._fail_unsendable)
+        # included; it crosses as its JSON text (ADR-0166), one C call each, and the consumer decodes it with
+        # one: no JS object is built on the way. A failed send leaves the jobs QUEUED (the reaper requeues or
+        # stalls them), except a message that can never be sent: its job alone fails (ADR-0077).
+        queue = _runtime.JsonCalls(self._env.TSUMUGI_QUEUE, nulls=False)  # texts and "text": no None
+        encode = _DISPATCH_JSON.encode
+        await send_dispatches(queue, send_chunks([encode(d) for d in dispatches]), self._fail_unsendable)
 
     async def _fail_unsendable(self, job_id: str, attempt: int, error: str) -> None:
         assert self._name is not None  # set before any tick
@@ -540,7 +554,7 @@ class JobShardHost:
         binding = getattr(self._env, "TSUMUGI_METRICS", None)
         if binding is None:
             return
-        dataset = _runtime.JsonCalls(binding)  # plain data points (ADR-0129)
+        dataset = _runtime.JsonCalls(binding, nulls=False)  # plain data points without None (ADR-0129)
         for snapshot in snapshots:
             try:
                 dataset.writeDataPoint(metrics_point(snapshot))
