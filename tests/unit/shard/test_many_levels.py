@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
 from shard_world import World
 
 from tsumugi_core.options import EnqueueItem
 from tsumugi_core.policy import PolicyPatch
+from tsumugi_dev.do_sql import SqlStorage
 
 MIN = 60_000
 
@@ -40,3 +42,23 @@ def test_an_aged_job_below_more_levels_than_the_walk_may_visit_still_goes(world:
         [EnqueueItem(binding="MAIL", payload=p, priority=p) for p in range(1_000, 1_400)]
     )
     assert [m.job_id for m in world.dispatch()] == [aged]
+
+
+def test_the_dispatch_read_crosses_one_value_per_row(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Each row of the level walk is one JSON array text (ADR-0166): a tick's largest read crosses the SQL API
+    # as one value per row instead of six.
+    widths: dict[str, set[int]] = {}
+    exec_ = SqlStorage.exec
+
+    def recording(self: SqlStorage, query: str, *bindings: object) -> object:
+        cursor = exec_(self, query, *bindings)
+        if "INDEXED BY job_ready" in query and query.lstrip().startswith("SELECT json_array"):
+            widths.setdefault(query, set()).add(len(cursor.columnNames))
+        return cursor
+
+    monkeypatch.setattr(SqlStorage, "exec", recording)
+    world.engine.enqueue_many([EnqueueItem(binding="MAIL", payload=p, priority=p % 7) for p in range(300)])
+    dispatched = sorted(m.payload for m in world.dispatch())
+    assert len(dispatched) == 100
+    assert widths
+    assert all(w == {1} for w in widths.values())

@@ -15,11 +15,14 @@ import bisect
 from collections.abc import Mapping
 from typing import Any, Final, Protocol
 
+import msgspec
+
 from tsumugi_core.options import MAX_SAFE_INTEGER
 from tsumugi_core.priority import aging_bound, effective_priority
 from tsumugi_scheduler.shard.port import SqlLike
 from tsumugi_scheduler.shard.queries import (
     BY_ELIGIBLE,
+    HEAD_NAMES,
     KEY_GROUP_NEXT,
     LEVEL_HEADS,
     LEVEL_HEADS_AFTER,
@@ -51,6 +54,15 @@ A float: the int 2^53 would be a JS BigInt, which the Durable Object SQL API ref
 is exact and compares with INTEGER priorities as a number."""
 
 Row = Mapping[str, Any]
+_HEADS: Final = msgspec.json.Decoder(list[tuple[Any, ...]])
+
+
+def _heads(cursor: Any) -> list[Row]:
+    """A dispatch read's rows (each one JSON array text, ``h``) as mappings of `HEAD_NAMES`, decoded at once."""
+    texts = [row["h"] for row in cursor.toArray()]
+    if not texts:
+        return []
+    return [dict(zip(HEAD_NAMES, values, strict=True)) for values in _HEADS.decode(f"[{','.join(texts)}]")]
 
 
 class KeyRoomLike(Protocol):
@@ -136,21 +148,19 @@ class _Walk:
             self.now,
             *_position(head),
             min(count, self.want),
-        ).toArray()
-        for row in rows:
+        )
+        for row in _heads(rows):
             self.add(row, head=False)
 
     def read_level(self, level: int) -> None:
         """The level's heads in order until ``want`` of them count or the level is done."""
-        page = self.sql.exec(LEVEL_HEADS, level, self.now, self.want).toArray()
+        page = _heads(self.sql.exec(LEVEL_HEADS, level, self.now, self.want))
         counted = 0
         while True:
             counted += sum(self.add(row) for row in page)
             if len(page) < self.want or counted >= self.want:
                 break
-            page = self.sql.exec(
-                LEVEL_HEADS_AFTER, level, self.now, *_position(page[-1]), self.want
-            ).toArray()
+            page = _heads(self.sql.exec(LEVEL_HEADS_AFTER, level, self.now, *_position(page[-1]), self.want))
         self.below = level
 
     def walk_levels(self, oldest: int) -> bool:
@@ -180,7 +190,7 @@ class _Walk:
 
     def oldest_pages(self) -> None:
         """Pages of the oldest ready jobs until no unseen job can reach the ``want``-th best (or the page cap)."""
-        page = self.sql.exec(OLDEST_READY, self.now, self.want).toArray()
+        page = _heads(self.sql.exec(OLDEST_READY, self.now, self.want))
         for _ in range(MAX_OLDEST_PAGES):
             for row in page:
                 self.add(row)
@@ -194,7 +204,7 @@ class _Walk:
                 and aging_bound(int(self.below) - 1, int(last["eligible_at"]), self.now, self.aging) < kth
             ):
                 return
-            page = self.sql.exec(OLDEST_READY_AFTER, self.now, *_position(last), self.want).toArray()
+            page = _heads(self.sql.exec(OLDEST_READY_AFTER, self.now, *_position(last), self.want))
 
 
 def ready_rows(

@@ -20,6 +20,7 @@ __all__ = [
     "COMPLETE_QUERY",
     "DISPATCH_QUERY",
     "HEAD_COLUMNS",
+    "HEAD_NAMES",
     "INFLIGHT",
     "INSERT_JOB",
     "INSERT_JOBS",
@@ -45,6 +46,10 @@ JOB_COLUMNS: Final = JobRow.__struct_fields__
 STATE_INDEX: Final = JOB_COLUMNS.index("state")
 INSERT_JOB: Final = f"INSERT INTO job ({', '.join(JOB_COLUMNS)}) VALUES ({', '.join('?' * len(JOB_COLUMNS))})"
 HEAD_COLUMNS: Final = "id, priority, eligible_at, created_at, concurrency_key, expires_at"
+HEAD_NAMES: Final = tuple(name.strip() for name in HEAD_COLUMNS.split(","))
+_HEAD_ARRAY: Final = f"json_array({HEAD_COLUMNS}) AS h"
+"""A dispatch read's row as the text of one JSON array of `HEAD_NAMES`: one value crosses per row, not six (the
+dispatch read is a tick's largest; ADR-0166)."""
 INSERT_JOBS: Final = (
     f"INSERT INTO job ({', '.join(JOB_COLUMNS)}) SELECT "
     + ", ".join(f"value ->> {i}" for i in range(len(JOB_COLUMNS)))
@@ -108,24 +113,24 @@ BY_LEVEL: Final = "INDEXED BY job_ready WHERE state = 'SCHEDULED' AND key_head =
 BY_KEY: Final = "INDEXED BY job_key WHERE state = 'SCHEDULED' AND concurrency_key IS NOT NULL"
 _ORDER: Final = "ORDER BY eligible_at, created_at, id"
 LEVEL_HEADS: Final = (
-    f"SELECT {HEAD_COLUMNS} FROM job {BY_LEVEL} AND priority = ? AND eligible_at <= ? {_ORDER} LIMIT ?"
+    f"SELECT {_HEAD_ARRAY} FROM job {BY_LEVEL} AND priority = ? AND eligible_at <= ? {_ORDER} LIMIT ?"
 )
 """The best ready jobs of one level: within a level, aging makes the oldest the best (ADR-0011)."""
 LEVEL_HEADS_AFTER: Final = (
-    f"SELECT {HEAD_COLUMNS} FROM job {BY_LEVEL} AND priority = ?1 AND eligible_at <= ?2"
+    f"SELECT {_HEAD_ARRAY} FROM job {BY_LEVEL} AND priority = ?1 AND eligible_at <= ?2"
     f" AND (eligible_at, created_at, id) > (?3, ?4, ?5) {_ORDER} LIMIT ?6"
 )
 """The next page of one level after the row ``(?3, ?4, ?5)``, when jobs of blocked keys filled a page."""
-OLDEST_READY: Final = f"SELECT {HEAD_COLUMNS} FROM job {BY_ELIGIBLE} AND eligible_at <= ? {_ORDER} LIMIT ?"
+OLDEST_READY: Final = f"SELECT {_HEAD_ARRAY} FROM job {BY_ELIGIBLE} AND eligible_at <= ? {_ORDER} LIMIT ?"
 """The longest-waiting ready jobs, whatever their level: the aged jobs a capped level walk could miss."""
 OLDEST_READY_AFTER: Final = (
-    f"SELECT {HEAD_COLUMNS} FROM job {BY_ELIGIBLE} AND eligible_at <= ?1"
+    f"SELECT {_HEAD_ARRAY} FROM job {BY_ELIGIBLE} AND eligible_at <= ?1"
     f" AND (eligible_at, created_at, id) > (?2, ?3, ?4) {_ORDER} LIMIT ?5"
 )
 KEY_GROUP_FIRST: Final = f"SELECT id, eligible_at, created_at FROM job {BY_KEY} AND concurrency_key = ? AND priority = ? {_ORDER} LIMIT ?"
 """The first jobs of one (concurrency_key, priority) group in dispatch order: the first is its head."""
 KEY_GROUP_NEXT: Final = (
-    f"SELECT {HEAD_COLUMNS} FROM job {BY_KEY} AND concurrency_key = ?1 AND priority = ?2 AND eligible_at <= ?3"
+    f"SELECT {_HEAD_ARRAY} FROM job {BY_KEY} AND concurrency_key = ?1 AND priority = ?2 AND eligible_at <= ?3"
     f" AND (eligible_at, created_at, id) > (?4, ?5, ?6) {_ORDER} LIMIT ?7"
 )
 """Ready jobs of a group after its head: a key with room for several jobs gets them in one tick."""
