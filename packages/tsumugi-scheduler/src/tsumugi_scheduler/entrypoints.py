@@ -241,6 +241,16 @@ class RunMethods(_Mixin):
         await self.run.alarm()
 
 
+def _json_argument(value: Any, field: str) -> Any:
+    """An argument sent as JSON text, decoded; anything else is refused naming ``field``."""
+    if not isinstance(value, str):
+        raise EnqueueValidationError(field, f"must be JSON text, got {type(value).__name__}")
+    try:
+        return msgspec.json.decode(value)
+    except msgspec.DecodeError as exc:
+        raise EnqueueValidationError(field, f"must be valid JSON text ({exc})") from None
+
+
 class RpcMethods(_Mixin):
     """The named entrypoint producers reach over a Service Binding (``tsumugi_client``).
 
@@ -269,6 +279,12 @@ class RpcMethods(_Mixin):
     async def enqueue_many(self, items: Any, settings: Any = None) -> list[str]:
         """Enqueue jobs."""
         return await self._service().enqueue_many(_runtime.plain(items), _runtime.plain(settings))
+
+    async def enqueue_json(self, items: Any, settings: Any = None) -> str:
+        """Enqueue jobs: the items (and settings) as JSON text, the ids answered as JSON text (ADR-0166)."""
+        decoded = _json_argument(items, "items")
+        given = None if settings is None else _json_argument(settings, "settings")
+        return msgspec.json.encode(await self._service().enqueue_many(decoded, given)).decode()
 
     async def send_event(
         self, name: Any, key: Any, payload: Any = None, event_id: Any = None
