@@ -9,6 +9,7 @@ from shard_world import World
 
 from tsumugi_core.options import EnqueueItem
 from tsumugi_core.states import JobState
+from tsumugi_dev.do_sql import SqlStorage
 from tsumugi_scheduler.shard.records import Failed, NoticeConfig, Succeeded
 
 
@@ -163,3 +164,25 @@ def test_new_jobs_without_keys_are_stored_in_one_statement_in_order(world: World
         [EnqueueItem(binding=world.engine.binding, id=results[0].id, payload={})] * 2
     )
     assert [(r.id, r.created) for r in again] == [(results[0].id, False)] * 2
+
+
+def test_dispatch_and_completion_answer_one_json_text_per_job(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The rows a tick's dispatch and a group's completion answer cross as one value each (ADR-0166).
+    widths: dict[str, set[int]] = {}
+    exec_ = SqlStorage.exec
+
+    def recording(self: SqlStorage, query: str, *bindings: object) -> object:
+        cursor = exec_(self, query, *bindings)
+        for state in ("QUEUED", "COMPLETED"):
+            if query.startswith(f"UPDATE job SET state = '{state}'") and "json_each" in query:
+                widths.setdefault(state, set()).add(len(cursor.columnNames))
+        return cursor
+
+    monkeypatch.setattr(SqlStorage, "exec", recording)
+    ids = _run_jobs(world, 5)
+    answers = world.engine.report_many([(job_id, 1, Succeeded(result=job_id)) for job_id in ids])
+    assert [a.state for a in answers] == [JobState.COMPLETED] * 5  # type: ignore[union-attr]
+    assert [world.engine.get(i).result for i in ids] == [f'"{i}"' for i in ids]  # type: ignore[union-attr]
+    assert widths == {"QUEUED": {1}, "COMPLETED": {1}}

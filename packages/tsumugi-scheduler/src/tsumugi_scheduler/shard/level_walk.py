@@ -19,6 +19,7 @@ import msgspec
 
 from tsumugi_core.options import MAX_SAFE_INTEGER
 from tsumugi_core.priority import aging_bound, effective_priority
+from tsumugi_scheduler.shard.json_rows import decoded_rows
 from tsumugi_scheduler.shard.port import SqlLike
 from tsumugi_scheduler.shard.queries import (
     BY_ELIGIBLE,
@@ -58,11 +59,8 @@ _HEADS: Final = msgspec.json.Decoder(list[tuple[Any, ...]])
 
 
 def _heads(cursor: Any) -> list[Row]:
-    """A dispatch read's rows (each one JSON array text, ``h``) as mappings of `HEAD_NAMES`, decoded at once."""
-    texts = [row["h"] for row in cursor.toArray()]
-    if not texts:
-        return []
-    return [dict(zip(HEAD_NAMES, values, strict=True)) for values in _HEADS.decode(f"[{','.join(texts)}]")]
+    """A dispatch read's rows (each one JSON array text, ``h``) as mappings of `HEAD_NAMES`."""
+    return [dict(zip(HEAD_NAMES, values, strict=True)) for values in decoded_rows(cursor, "h", _HEADS)]
 
 
 class KeyRoomLike(Protocol):

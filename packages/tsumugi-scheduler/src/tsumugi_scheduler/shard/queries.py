@@ -18,6 +18,7 @@ __all__ = [
     "BY_LEVEL",
     "COMPLETE_MANY",
     "COMPLETE_QUERY",
+    "DISPATCHED_NAMES",
     "DISPATCH_QUERY",
     "HEAD_COLUMNS",
     "HEAD_NAMES",
@@ -84,13 +85,25 @@ JOB_FEED: Final = f"SELECT {_JOB_AS_JSON} AS j FROM job WHERE seq > ? ORDER BY s
 (ADR-0153)."""
 JOB_FEED_UP_TO: Final = f"SELECT {_JOB_AS_JSON} AS j FROM job WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?"
 """What choosing needs; the payload is read only for the jobs actually dispatched (``dispatch``)."""
+DISPATCHED_NAMES: Final = (
+    "id",
+    "attempts",
+    "max_attempts",
+    "timeout_ms",
+    "guarantee",
+    "payload",
+    "traceparent",
+    "concurrency_key",
+    "priority",
+)
+"""What the dispatch statement answers of each job it moved, as one JSON array text (``d``; ADR-0166)."""
 DISPATCH_QUERY: Final = (
     # One statement moves the whole batch: each id's position in the JSON array gives its feed seq. The unary
     # plus keeps the planner on the primary key (one lookup per id) rather than scanning SCHEDULED rows.
     "UPDATE job SET state = 'QUEUED', updated_at = ?1, dispatched_at = ?1, heartbeat_at = NULL, progress = NULL,"
     " silence_at = ?1 + timeout_ms, seq = ?2 + picked.key FROM json_each(?3) AS picked"
     " WHERE job.id = picked.value AND +job.state = 'SCHEDULED'"
-    " RETURNING id, attempts, max_attempts, timeout_ms, guarantee, payload, traceparent, concurrency_key, priority"
+    f" RETURNING json_array({', '.join(DISPATCHED_NAMES)}) AS d"
 )
 START_QUERY: Final = (
     # One statement marks a batch of started attempts RUNNING (ADR-0052): ?3 is a JSON array of
@@ -174,7 +187,9 @@ COMPLETE_MANY: Final = (
     " attempts = attempts + 1, result = r.value ->> 2, silence_at = NULL, seq = ?2 + r.key"
     " FROM json_each(?3) AS r WHERE job.id = r.value ->> 0 AND +job.state IN ('QUEUED', 'RUNNING')"
     " AND job.attempts = r.value ->> 1"
-    f" RETURNING {', '.join(CompletedJob.__struct_fields__)}, seq"
+    " RETURNING json_object("
+    + ", ".join(f"'{name}', {name}" for name in (*CompletedJob.__struct_fields__, "seq"))
+    + ") AS c"
 )
 """`COMPLETE_QUERY` for many reports: ?3 is a JSON array of ``[job id, attempts before, result]`` with distinct
 ids; the row at index k takes seq ?2 + k (ADR-0153). ``+job.state`` keeps the planner on the primary key (on

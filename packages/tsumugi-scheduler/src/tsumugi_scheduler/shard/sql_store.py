@@ -15,6 +15,7 @@ from tsumugi_core.options import RateLimit
 from tsumugi_core.states import JobState
 from tsumugi_core.throttle import TokenBucket
 from tsumugi_scheduler.json_batches import json_array_counts, json_arrays
+from tsumugi_scheduler.shard.json_rows import decoded_rows
 from tsumugi_scheduler.shard.key_heads import head_for_insert, promote_after_dispatch, settle
 from tsumugi_scheduler.shard.key_room import KeyRoom
 from tsumugi_scheduler.shard.level_walk import ready_rows
@@ -32,6 +33,7 @@ from tsumugi_scheduler.shard.queries import (
     COMPLETE_MANY,
     COMPLETE_QUERY,
     DISPATCH_QUERY,
+    DISPATCHED_NAMES,
     INFLIGHT,
     INSERT_JOB,
     INSERT_JOBS,
@@ -56,6 +58,14 @@ _BIND_CHUNK: Final = 90  # workerd refuses statements with more than 100 bound p
 _OUTBOX_COLUMNS: Final = {"notice": ("target", "body"), "run_event": ("run_id", "body")}
 _BULK_BODY_CHARS: Final = 64 * 1024
 _JOB_PAGE: Final = msgspec.json.Decoder(list[JobRow])
+_ARRAYS: Final = msgspec.json.Decoder(list[tuple[Any, ...]])
+
+
+class _CompletedSeq(CompletedJob, frozen=True, kw_only=True):
+    seq: int
+
+
+_COMPLETED: Final = msgspec.json.Decoder(list[_CompletedSeq])
 """Bodies up to this size go in a shared JSON text (`SqlShardStore.atomically`); a larger one alone."""
 
 
@@ -287,9 +297,9 @@ class SqlShardStore:
         for text, count in json_array_counts(rows_json):
             base = self._seq + 1
             self._seq += count  # one seq reserved a report: the one at index k takes base + k
-            rows = self._sql.exec(COMPLETE_MANY, now, base, text).toArray()
-            for row in sorted(rows, key=lambda r: int(r["seq"])):
-                job = msgspec.convert(row, CompletedJob)
+            rows = decoded_rows(self._sql.exec(COMPLETE_MANY, now, base, text), "c", _COMPLETED)
+            for row in sorted(rows, key=lambda r: r.seq):
+                job = CompletedJob(**{name: getattr(row, name) for name in CompletedJob.__struct_fields__})
                 done[job.id] = job
         for job in done.values():
             self.record(bookkeeping(job))
@@ -334,9 +344,10 @@ class SqlShardStore:
             self.save_buckets(key_buckets)
         base = self._seq + 1
         self._seq += len(job_ids)
-        rows = self._sql.exec(
-            DISPATCH_QUERY, now, base, msgspec.json.encode(list(job_ids)).decode()
-        ).toArray()
+        cursor = self._sql.exec(DISPATCH_QUERY, now, base, msgspec.json.encode(list(job_ids)).decode())
+        rows: list[dict[str, Any]] = [
+            dict(zip(DISPATCHED_NAMES, values, strict=True)) for values in decoded_rows(cursor, "d", _ARRAYS)
+        ]
         promote_after_dispatch(
             self._sql,
             [
