@@ -188,6 +188,8 @@ async def tsumugi_figures(count: int, folder: Path) -> dict[str, float]:
         create_ms = (time.perf_counter() - started) * 1000 / count
         hosts = env.SCHEDULER.hosts
         assert all(alarm.alarm == T0 + MINUTE for _, alarm, _ in hosts)
+        # The JobShard exists before the minute (its file and schema), as huey's database does.
+        assert env.JOB_SHARD.getByName("Report#0").engine("Report#0") is not None
         # The alarms come at the minute; the clock runs with the wall from there.
         clock.follow_from(T0 + MINUTE)
         alarms = 0
