@@ -13,7 +13,8 @@ import pytest
 import respx
 from http_harness import TLS, TOKEN, Clock
 
-from tsumugi_client import AsyncTsumugiClient, AuthError, EnqueueValidationError
+from tsumugi_client import AsyncJob, AsyncTsumugiClient, AuthError, EnqueueValidationError, UnavailableError
+from tsumugi_core.sharding import resolve_shard
 from tsumugi_core.testing import SequentialIds
 
 
@@ -152,3 +153,31 @@ async def test_a_caller_returns_only_once_its_call_has_answered(
     assert not calls.done()
     released.set()
     assert len(await calls) == 2
+
+
+async def test_a_failed_call_to_one_shard_fails_only_its_callers(
+    client: AsyncTsumugiClient, api: respx.MockRouter
+) -> None:
+    def scheduler(request: httpx.Request) -> httpx.Response:
+        if items_of(request)[0]["id"].startswith(f"SMS#{resolve_shard('SMS', 2, 'down')}:"):
+            return httpx.Response(503, json={"error": "unavailable"})
+        return stored_ids(request)
+
+    api.post("/api/jobs/bulk-enqueue").mock(side_effect=scheduler)
+    keys = ["up", "down"] * 3
+    outcomes = await asyncio.gather(
+        *(client.enqueue("SMS", i, partition_key=k) for i, k in enumerate(keys)), return_exceptions=True
+    )
+    assert [isinstance(o, UnavailableError) for o in outcomes] == [False, True] * 3
+    assert all(isinstance(o, AsyncJob) for o in outcomes[::2])
+
+
+async def test_more_than_500_items_of_one_shard_are_calls_of_at_most_500(
+    client: AsyncTsumugiClient, api: respx.MockRouter
+) -> None:
+    bulk = api.post("/api/jobs/bulk-enqueue").mock(side_effect=stored_ids)
+    single = api.post("/api/jobs").mock(side_effect=stored_ids)
+    jobs = await asyncio.gather(*(client.enqueue("Hello", i) for i in range(501)))
+    assert [len(items_of(call.request)) for call in bulk.calls] == [500]
+    assert single.call_count == 1
+    assert len({job.id for job in jobs}) == 501

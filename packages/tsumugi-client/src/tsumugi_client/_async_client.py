@@ -190,7 +190,7 @@ class AsyncTsumugiClient:
         return self._setup.plan.check(item)
 
     async def _enqueue_one(self, item: EnqueueItem) -> str:
-        """One job, sent together with the other single enqueues of this event-loop turn (ADR-0164).
+        """One job, sent together with this event-loop turn's other single enqueues to its shard (ADR-0164).
 
         The item gets its client-made id here, so a batch that falls back to one call per item resends each
         under the same id (the shard answers a stored id with that id). An item without one (a binding of
@@ -199,12 +199,12 @@ class AsyncTsumugiClient:
         plan = self._setup.plan
         if plan.needs_shard_counts([item]):
             plan.learn(await self._run(calls.list_bindings()))
-        item, _ = plan.place(item)
+        item, destination = plan.place(item)
         if item.id is None:
             (job_id,) = await self._enqueue([item])
             return job_id
         waiter: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-        self._coalescer.add(item, waiter)
+        self._coalescer.add(item, destination, waiter)
         return await waiter
 
     async def _enqueue(self, items: list[EnqueueItem]) -> list[str]:

@@ -2,9 +2,10 @@
 
 Sixteen tasks that each ``await client.enqueue(...)`` at once would make sixteen HTTP requests, each a REST
 call, an RPC to the same JobShard and a transaction of one row; the Durable Object serialises them anyway.
-`EnqueueCoalescer` gathers the items added during one turn of the event loop and sends them together through
-the client's own many-item path (one ``bulk-enqueue`` call per shard, at most 500 items a call), then hands
-each caller its own id. Guarantees kept:
+`EnqueueCoalescer` gathers the items added during one turn of the event loop, per destination shard, and sends
+each shard's (up to 500 at a time) as one call through the client's own many-item path, then hands each caller
+its own id. One call per batch means a failed call failed for every caller in it, and no caller's stored job
+is reported as failed because another shard's call failed. Guarantees kept:
 
 - a caller's ``enqueue`` returns only once the call holding its item has answered (its job is stored);
 - dedup by ``unique_key`` or ``id`` is the shard's, item by item in the order the callers came;
@@ -21,6 +22,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 
 from tsumugi_client._errors import ConflictError
+from tsumugi_client._routing import MAX_BATCH_ITEMS, Destination
 from tsumugi_core.options import EnqueueItem, EnqueueValidationError
 
 __all__ = ["EnqueueCoalescer"]
@@ -34,31 +36,34 @@ class EnqueueCoalescer:
     def __init__(self, send: Callable[[list[EnqueueItem]], Awaitable[list[str]]]) -> None:
         """Send each batch with ``send``, which raises as the client's many-item enqueue does."""
         self._send = send
-        self._gathering: list[_Pending] | None = None
+        self._gathering: dict[Destination, list[_Pending]] | None = None
         self._tasks: set[asyncio.Task[None]] = set()
-        self.batches_sent = 0
-        """Batches sent so far (each one or more calls, one per shard); a measuring aid."""
 
-    def add(self, item: EnqueueItem, waiter: asyncio.Future[str]) -> None:
-        """Put ``item`` (with its client-made id) in this turn's batch; ``waiter`` gets its id or error."""
+    def add(self, item: EnqueueItem, destination: Destination, waiter: asyncio.Future[str]) -> None:
+        """Put ``item`` (with its client-made id) in this turn's batch for ``destination``.
+
+        ``waiter`` gets the item's id, or its error.
+        """
         if self._gathering is None:
-            self._gathering = []
+            self._gathering = {}
             # call_soon runs after every callback already ready in this turn: the tasks started together
             # (a gather, a semaphore's released waiters) have all added their items by then.
-            asyncio.get_running_loop().call_soon(self._close_batch)
-        self._gathering.append((item, waiter))
+            asyncio.get_running_loop().call_soon(self._close_batches)
+        self._gathering.setdefault(destination, []).append((item, waiter))
 
-    def _close_batch(self) -> None:
-        batch, self._gathering = self._gathering or [], None
-        task = asyncio.get_running_loop().create_task(self._run(batch))
-        self._tasks.add(task)  # held until done: the loop keeps only a weak reference
-        task.add_done_callback(self._tasks.discard)
+    def _close_batches(self) -> None:
+        gathered, self._gathering = self._gathering or {}, None
+        loop = asyncio.get_running_loop()
+        for pending in gathered.values():
+            for start in range(0, len(pending), MAX_BATCH_ITEMS):  # one call each
+                task = loop.create_task(self._run(pending[start : start + MAX_BATCH_ITEMS]))
+                self._tasks.add(task)  # held until done: the loop keeps only a weak reference
+                task.add_done_callback(self._tasks.discard)
 
     async def _run(self, batch: list[_Pending]) -> None:
         live = [(item, waiter) for item, waiter in batch if not waiter.done()]  # a cancelled caller's item
         if not live:
             return
-        self.batches_sent += 1
         try:
             ids = await self._send([item for item, _ in live])
         except (EnqueueValidationError, ConflictError) as exc:
