@@ -2,20 +2,29 @@
 
 Run: ``uv run python bench/schedules.py [--quick]``.
 
-Tsumugi: one Scheduler Durable Object host (``tsumugi_scheduler.schedules.host``) over the local runtime's
-Durable Object SQL (SQLite files, WAL, ``synchronous=NORMAL``), enqueueing into real JobShard hosts, holds N run-time schedules ``cron: * * * * *``
-(created through its ``create``). The clock is virtual but follows the wall clock from the due minute on, so
-the alarm loop (each alarm fires up to 500 due rows, then re-arms at once) runs as it would at that minute:
+Tsumugi: N run-time schedules ``cron: * * * * *`` created through the Scheduler's own routing
+(``shard_of_schedule``: ``fnv1a32(name) % schedule_shards``, ADR-0079, as ``ScheduleDirectory.create``), as a
+deployment holding N of them must: one Scheduler shard holds at most ``MAX_RUNTIME_SCHEDULES`` (1,000)
+run-time schedules, so the bench gives the definition ``schedule_shards`` for a mean fill of three quarters of
+that (14 shards for 10,000).
+Each shard is a Scheduler Durable Object host (``tsumugi_scheduler.schedules.host``) over the local runtime's
+Durable Object SQL (SQLite files, WAL, ``synchronous=NORMAL``), enqueueing into real JobShard hosts. The clock
+is virtual but follows the wall clock from the due minute on, so each shard's alarm loop (each alarm fires up
+to 500 due rows, then re-arms at once) runs as it would at that minute; the shards' alarms run one shard after
+the other on this one core (on Cloudflare they run side by side, so the lateness here is an upper bound):
 
 - ``tsumugi_lateness_p50_ms`` / ``_p99_ms``: how long after the due minute each occurrence's job was stored
   in its JobShard (the job's ``created_at``);
-- ``tsumugi_ms_per_fire``: the alarms' wall time divided by the occurrences fired (decide, read overlap
-  state, build the job, enqueue it into its shard, record the row).
+- ``tsumugi_ms_per_fire``: every shard's alarms' wall time divided by the occurrences fired (decide, read
+  overlap state, build the job, enqueue it into its shard, record the row); ``tsumugi_cpu_ms_per_fire`` the
+  same in this process's CPU time (the local runtime runs every object in this process), which other work on
+  a shared machine moves less than the wall time.
 
 huey (``SqliteHuey``): N periodic tasks ``crontab(minute='*')``; at the same minute its consumer's scheduler
 reads the periodic tasks (``read_periodic``) and enqueues each one; lateness is the wall time from the minute
-to each task's enqueue, and ``huey_ms_per_fire`` the total over N (SQLite file, WAL, ``fsync=False``, i.e.
-``synchronous=OFF``: laxer than Tsumugi's, so the comparison favours huey). Both store every fired job in SQLite;
+to each task's enqueue, and ``huey_ms_per_fire`` the total over N (``huey_cpu_ms_per_fire`` in CPU time;
+SQLite file, WAL, ``fsync=False``, i.e. ``synchronous=OFF``: laxer than Tsumugi's, so the comparison favours
+huey). Both store every fired job in SQLite;
 huey keeps no per-schedule bookkeeping (last run, errors, skips), Tsumugi does.
 
 Prints the figures and one ``RESULT {json}`` line. ``--quick`` uses 1,000 schedules (a smoke test).
@@ -27,6 +36,7 @@ import argparse
 import asyncio
 import datetime as dt
 import json
+import math
 import tempfile
 import time
 from pathlib import Path
@@ -38,7 +48,8 @@ from tsumugi_core.testing import FixedClock
 from tsumugi_dev.do_sql import SqlStorage
 from tsumugi_scheduler import timing
 from tsumugi_scheduler.definition import TsumugiDefinition, define_tsumugi
-from tsumugi_scheduler.schedules.host import SchedulerHost
+from tsumugi_scheduler.schedules.host import MAX_RUNTIME_SCHEDULES, SchedulerHost
+from tsumugi_scheduler.schedules.routing import object_name, shard_of_schedule
 from tsumugi_scheduler.shard_host import JobShardHost
 
 T0: Final = 1_767_225_600_000  # 2026-01-01T00:00:00Z, a minute boundary
@@ -46,16 +57,19 @@ MINUTE: Final = 60_000
 KEYS: Final = (
     "mode",
     "schedules",
+    "schedule_shards",
     "fired",
     "alarms",
     "tsumugi_lateness_p50_ms",
     "tsumugi_lateness_p99_ms",
     "tsumugi_ms_per_fire",
+    "tsumugi_cpu_ms_per_fire",
     "tsumugi_create_ms_per_schedule",
     "huey_fired",
     "huey_lateness_p50_ms",
     "huey_lateness_p99_ms",
     "huey_ms_per_fire",
+    "huey_cpu_ms_per_fire",
 )
 
 
@@ -116,9 +130,35 @@ class Shards:
             storage.close()
 
 
+class Schedulers:
+    """``env.SCHEDULER``: a Scheduler host per shard name, each over its own DO SQL file and alarm."""
+
+    def __init__(self, env: Any, definition: TsumugiDefinition, folder: Path) -> None:
+        self.hosts: list[tuple[SchedulerHost, AlarmStorage, SqlStorage]] = []
+        self._by_name: dict[str, SchedulerHost] = {}
+        for shard in range(definition.schedule_shards):
+            alarm, sql = AlarmStorage(), SqlStorage(folder / f"scheduler-{shard}.sqlite")
+            host = SchedulerHost(alarm, sql, env, definition)
+            self.hosts.append((host, alarm, sql))
+            self._by_name[object_name(shard)] = host
+
+    def getByName(self, name: str) -> SchedulerHost:
+        return self._by_name[name]
+
+    def close(self) -> None:
+        for _, _, sql in self.hosts:
+            sql.close()
+
+
 class Env:
     def __init__(self, definition: TsumugiDefinition, folder: Path) -> None:
         self.JOB_SHARD = Shards(self, definition, folder)
+        self.SCHEDULER = Schedulers(self, definition, folder)
+
+
+def schedule_shards(count: int) -> int:
+    """Scheduler shards for ``count`` run-time schedules: a mean fill of 3/4 of a shard's cap."""
+    return max(1, math.ceil(count * 4 / (3 * MAX_RUNTIME_SCHEDULES)))
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -129,18 +169,14 @@ def _percentile(values: list[float], q: float) -> float:
 async def tsumugi_figures(count: int, folder: Path) -> dict[str, float]:
     clock = WallFollowingClock(T0)
     previous = timing.use_time_source(clock)
-    sql = SqlStorage(
-        folder / "scheduler.sqlite"
-    )  # files, WAL, synchronous=NORMAL: the local runtime's DO SQL
-    definition = define_tsumugi(performers=["Report"])
+    definition = define_tsumugi(performers=["Report"], schedule_shards=schedule_shards(count))
     env = Env(definition, folder)
     try:
-        storage = AlarmStorage()
-        host = SchedulerHost(storage, sql, env, definition)
         started = time.perf_counter()
         for i in range(count):
-            answer = await host.create(
-                0,
+            shard = shard_of_schedule(f"customer-{i}", definition.schedule_shards)
+            answer = await env.SCHEDULER.getByName(object_name(shard)).create(
+                shard,
                 {
                     "name": f"customer-{i}",
                     "binding": "Report",
@@ -150,35 +186,44 @@ async def tsumugi_figures(count: int, folder: Path) -> dict[str, float]:
             )
             assert answer["ok"], answer
         create_ms = (time.perf_counter() - started) * 1000 / count
-        assert storage.alarm == T0 + MINUTE
-        clock.follow_from(
-            T0 + MINUTE
-        )  # the alarm comes at the minute; the clock runs with the wall from there
+        hosts = env.SCHEDULER.hosts
+        assert all(alarm.alarm == T0 + MINUTE for _, alarm, _ in hosts)
+        # The JobShard exists before the minute (its file and schema), as huey's database does.
+        assert env.JOB_SHARD.getByName("Report#0").engine("Report#0") is not None
+        # The alarms come at the minute; the clock runs with the wall from there.
+        clock.follow_from(T0 + MINUTE)
         alarms = 0
-        spent = time.perf_counter()
-        while storage.alarm is not None and storage.alarm <= clock.now_ms():
-            alarms += 1
-            await host.alarm()
+        spent, cpu = time.perf_counter(), time.process_time()
+        for host, alarm, _ in hosts:
+            while alarm.alarm is not None and alarm.alarm <= clock.now_ms():
+                alarms += 1
+                await host.alarm()
         spent_ms = (time.perf_counter() - spent) * 1000
-        rows = sql.exec("SELECT name FROM schedule WHERE last_run_at = ?", T0 + MINUTE).toArray()
+        cpu_ms = (time.process_time() - cpu) * 1000
+        fired = sum(
+            len(sql.exec("SELECT name FROM schedule WHERE last_run_at = ?", T0 + MINUTE).toArray())
+            for _, _, sql in hosts
+        )
         # Lateness: when each occurrence's job was stored in its shard (its created_at) behind the due minute.
         lateness = [
             float(r["created_at"] - T0 - MINUTE)
             for s in env.JOB_SHARD.storages
             for r in s.exec("SELECT created_at FROM job").toArray()
         ]
-        assert len(lateness) == len(rows) == count, (len(lateness), len(rows), count)
+        assert len(lateness) == fired == count, (len(lateness), fired, count)
         return {
             "schedules": count,
-            "fired": len(rows),
+            "schedule_shards": definition.schedule_shards,
+            "fired": fired,
             "alarms": alarms,
             "tsumugi_lateness_p50_ms": _percentile(lateness, 0.5),
             "tsumugi_lateness_p99_ms": _percentile(lateness, 0.99),
-            "tsumugi_ms_per_fire": spent_ms / len(rows),
+            "tsumugi_ms_per_fire": spent_ms / fired,
+            "tsumugi_cpu_ms_per_fire": cpu_ms / fired,
             "tsumugi_create_ms_per_schedule": create_ms,
         }
     finally:
-        sql.close()
+        env.SCHEDULER.close()
         env.JOB_SHARD.close()
         timing.use_time_source(previous)
 
@@ -195,12 +240,13 @@ def huey_figures(count: int) -> dict[str, float]:
             huey.periodic_task(crontab(minute="*"), name=f"customer-{i}")(_noop)  # pyright: ignore[reportUnknownMemberType]
         minute = dt.datetime(2026, 1, 1, 0, 1)
         lateness: list[float] = []
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         # What huey's consumer scheduler does at each minute (Scheduler.enqueue_periodic_tasks).
         for task in huey.read_periodic(minute):  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
             huey.enqueue(task)  # pyright: ignore[reportUnknownMemberType]
             lateness.append((time.perf_counter() - started) * 1000)
         spent_ms = (time.perf_counter() - started) * 1000
+        cpu_ms = (time.process_time() - cpu) * 1000
         queued = huey.pending_count()  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
         huey.storage.close()  # pyright: ignore[reportUnknownMemberType]
         assert queued == count, (queued, count)
@@ -209,6 +255,7 @@ def huey_figures(count: int) -> dict[str, float]:
             "huey_lateness_p50_ms": _percentile(lateness, 0.5),
             "huey_lateness_p99_ms": _percentile(lateness, 0.99),
             "huey_ms_per_fire": spent_ms / len(lateness),
+            "huey_cpu_ms_per_fire": cpu_ms / len(lateness),
         }
 
 
@@ -223,7 +270,8 @@ def main() -> None:
     result: dict[str, Any] = {"mode": "quick" if args.quick else "full", **ours, **theirs}
     print(f"{count} schedules due at the same minute")
     print(
-        f"  tsumugi Scheduler DO: fired {ours['fired']} in {ours['alarms']} alarms; lateness p50 "
+        f"  tsumugi Scheduler DOs ({ours['schedule_shards']} shards): fired {ours['fired']} in "
+        f"{ours['alarms']} alarms; lateness p50 "
         f"{ours['tsumugi_lateness_p50_ms']:.0f} ms, p99 {ours['tsumugi_lateness_p99_ms']:.0f} ms; "
         f"{ours['tsumugi_ms_per_fire']:.3f} ms per fired occurrence (created at "
         f"{ours['tsumugi_create_ms_per_schedule']:.3f} ms each)"
@@ -233,6 +281,11 @@ def main() -> None:
         f"p99 {theirs['huey_lateness_p99_ms']:.0f} ms; {theirs['huey_ms_per_fire']:.3f} ms per fired task"
     )
     print(f"  per fire, tsumugi / huey: {ours['tsumugi_ms_per_fire'] / theirs['huey_ms_per_fire']:.2f}")
+    print(
+        f"  process CPU per fire: tsumugi {ours['tsumugi_cpu_ms_per_fire']:.3f} ms, huey "
+        f"{theirs['huey_cpu_ms_per_fire']:.3f} ms, ratio "
+        f"{ours['tsumugi_cpu_ms_per_fire'] / theirs['huey_cpu_ms_per_fire']:.2f} (less moved by other load)"
+    )
     assert set(result) == set(KEYS)
     print("RESULT " + json.dumps(result))
 

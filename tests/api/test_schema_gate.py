@@ -8,7 +8,7 @@ from typing import Any
 from api_world import SteppedClock, World
 
 from tsumugi_dev.d1 import D1Database
-from tsumugi_scheduler.readmodel import EXPECTED_MIGRATIONS
+from tsumugi_scheduler.readmodel import EXPECTED_MIGRATIONS, MIGRATIONS_LEDGER
 
 
 async def test_an_unmigrated_database_names_every_missing_file(tmp_path: Path, clock: SteppedClock) -> None:
@@ -65,3 +65,45 @@ async def test_a_current_schema_is_checked_once(world: World) -> None:
     assert (await world.request("GET", "/api/jobs"))[0] == 200
     world.d1.connection.execute("DELETE FROM d1_migrations")
     assert (await world.request("GET", "/api/jobs"))[0] == 200  # cached for the isolate's life
+
+
+class CountingD1:
+    """``env.TSUMUGI_DB`` as the SDK hands it out: a new wrapper on every access, over one database."""
+
+    def __init__(self, d1: Any) -> None:
+        self._d1 = d1
+        self.schema_reads = 0
+
+    def wrapper(self) -> Any:
+        outer = self
+
+        class Wrapper:
+            def prepare(self, query: str) -> Any:
+                if MIGRATIONS_LEDGER in query or "sqlite_master" in query:
+                    outer.schema_reads += 1
+                return outer._d1.prepare(query)
+
+            def __getattr__(self, name: str) -> Any:
+                return getattr(outer._d1, name)
+
+        return Wrapper()
+
+
+async def test_a_current_schema_is_checked_once_when_each_request_wraps_the_binding_anew(
+    world: World,
+) -> None:
+    counting = CountingD1(world.d1)
+    plain_env = type(world.env)
+
+    class SdkEnv(plain_env):
+        @property
+        def TSUMUGI_DB(self) -> Any:  # the binding's name
+            return counting.wrapper()
+
+    world.env.__class__ = SdkEnv
+    try:
+        for _ in range(3):
+            assert (await world.request("GET", "/api/stats"))[0] == 200
+    finally:
+        world.env.__class__ = plain_env
+    assert counting.schema_reads == 2  # the ledger's table, then its rows: once, not on every request

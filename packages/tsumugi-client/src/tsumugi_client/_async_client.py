@@ -16,6 +16,7 @@ import httpx
 
 from tsumugi_client import _calls as calls
 from tsumugi_client._calls import Call
+from tsumugi_client._coalescer import EnqueueCoalescer
 from tsumugi_client._enqueue_kwargs import EnqueueItemDict, EnqueueKwargs
 from tsumugi_client._enqueue_plan import Send, item_of, relocate, unprefixed
 from tsumugi_client._events import EventSent, event_body, send_event_call
@@ -96,6 +97,7 @@ class AsyncTsumugiClient:
             clock=clock,
             poll=poll,
         )
+        self._coalescer = EnqueueCoalescer(self._enqueue)
         self._owns_http = http_client is None
         self._http = http_client or httpx.AsyncClient(timeout=timeout, limits=limits or httpx.Limits())
         self._sleep = sleep or asyncio.sleep
@@ -155,7 +157,7 @@ class AsyncTsumugiClient:
         """
         try:
             item, result_type = self._setup.item(target, payload, options)
-            (job_id,) = await self._enqueue([await self._prepare(item)])
+            job_id = await self._enqueue_one(await self._prepare(item))
         except EnqueueValidationError as exc:
             raise unprefixed(exc) from None
         return self._job(job_id, result_type)
@@ -186,6 +188,24 @@ class AsyncTsumugiClient:
                 defaults = await defaults
             item = apply_defaults(item, defaults)
         return self._setup.plan.check(item)
+
+    async def _enqueue_one(self, item: EnqueueItem) -> str:
+        """One job, sent together with this event-loop turn's other single enqueues to its shard (ADR-0164).
+
+        The item gets its client-made id here, so a batch that falls back to one call per item resends each
+        under the same id (the shard answers a stored id with that id). An item without one (a binding of
+        unknown shard count) is not batched: it is repeated only when it cannot have arrived.
+        """
+        plan = self._setup.plan
+        if plan.needs_shard_counts([item]):
+            plan.learn(await self._run(calls.list_bindings()))
+        item, destination = plan.place(item)
+        if item.id is None:
+            (job_id,) = await self._enqueue([item])
+            return job_id
+        waiter: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        self._coalescer.add(item, destination, waiter)
+        return await waiter
 
     async def _enqueue(self, items: list[EnqueueItem]) -> list[str]:
         if not items:

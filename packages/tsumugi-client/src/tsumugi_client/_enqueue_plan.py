@@ -106,6 +106,21 @@ class EnqueuePlan:
         shard = resolve_shard(item.binding, shards, item.partition_key)  # raises without a needed key
         return msgspec.structs.replace(item, id=format_job_id(item.binding, shard, self._ids.new_local_id()))
 
+    def place(self, item: EnqueueItem) -> tuple[EnqueueItem, Destination]:
+        """``item`` (validated) with its client-made id when its shard count is known, and its destination.
+
+        Raises:
+            EnqueueValidationError: a sharded binding's item has no ``partition_key``, or a pinned id is not on
+                the item's shard.
+        """
+        try:
+            placed = self._with_id(item)
+        except ValueError as exc:  # InvalidJobIdError from resolve_shard: the key is missing
+            if isinstance(exc, EnqueueValidationError):
+                raise
+            raise EnqueueValidationError("partition_key", f"is required: {exc}") from None
+        return placed, destination_of(placed, {**(self._learnt or {}), **self._configured})
+
     def sends(self, items: Sequence[EnqueueItem]) -> list[Send]:
         """The calls that enqueue ``items`` (validated), one per shard batch, in first-appearance order.
 
@@ -113,16 +128,12 @@ class EnqueuePlan:
             EnqueueValidationError: a sharded binding's item has no ``partition_key``, or a pinned id is not
                 on the item's shard; the field is ``items[<index>].<field>``.
         """
-        counts = {**(self._learnt or {}), **self._configured}
         placed: list[tuple[EnqueueItem, Destination]] = []
         for index, raw in enumerate(items):
             try:
-                item = self._with_id(raw)
-                placed.append((item, destination_of(item, counts)))
+                placed.append(self.place(raw))
             except EnqueueValidationError as exc:
                 raise EnqueueValidationError(f"items[{index}].{exc.field}", exc.rule) from None
-            except ValueError as exc:  # InvalidJobIdError from resolve_shard: the key is missing
-                raise EnqueueValidationError(f"items[{index}].partition_key", f"is required: {exc}") from None
         wire = [wire_item(item, destination.shard) for item, destination in placed]
         sends: list[Send] = []
         for batch in plan_batches([destination for _, destination in placed]):

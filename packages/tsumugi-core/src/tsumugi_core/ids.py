@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import lru_cache
 from typing import Final
 
 import msgspec
@@ -59,6 +60,9 @@ LOCAL_ID_RE: Final = re.compile(r"[A-Za-z0-9_-]+")
 FLOW_NAME_RE: Final = re.compile(r"[A-Za-z0-9_-]+")
 """A flow name (the first part of a run id)."""
 _SHARD_RE: Final = re.compile(r"[0-9]+")
+_VALID_BINDINGS: set[str] = set()
+"""Binding names already found valid (a deployment has a few; `_MAX_REMEMBERED_BINDINGS` at most)."""
+_MAX_REMEMBERED_BINDINGS: Final = 1_024
 
 LOCAL_ID_LENGTH: Final = 24
 """Length of generated local ids (the original's cuid2 length)."""
@@ -125,10 +129,14 @@ def validate_binding_name(binding: str) -> str:
     Raises:
         InvalidJobIdError: The name does not match `BINDING_NAME_RE`.
     """
+    if type(binding) is str and binding in _VALID_BINDINGS:  # a deployment has a few names, checked often
+        return binding
     if not BINDING_NAME_RE.fullmatch(binding):
         raise InvalidJobIdError(
             f"invalid binding name: {_quote(binding)} (alphanumeric, must start with a letter or underscore)"
         )
+    if type(binding) is str and len(_VALID_BINDINGS) < _MAX_REMEMBERED_BINDINGS:
+        _VALID_BINDINGS.add(binding)
     return binding
 
 
@@ -190,11 +198,24 @@ def parse_job_id(job_id: str) -> JobId:
     """Split a job id into binding, shard and local id.
 
     The binding ends at the first ``#``; the shard ends at the first ``:`` after it. Everything after that
-    colon is the local id, so a second colon makes the local id invalid.
+    colon is the local id, so a second colon makes the local id invalid. A job's id is parsed several times
+    on its way (producer checks, routing, the shard's own checks): the last few thousand valid ids are
+    remembered (`JobId` is frozen, so sharing one is safe).
 
     Raises:
         InvalidJobIdError: The text is not a valid job id.
     """
+    if type(job_id) is str:
+        return _parse_job_id_cached(job_id)
+    return _parse_job_id(job_id)
+
+
+@lru_cache(maxsize=4096)
+def _parse_job_id_cached(job_id: str) -> JobId:
+    return _parse_job_id(job_id)
+
+
+def _parse_job_id(job_id: str) -> JobId:
     hash_at = job_id.find("#")
     if hash_at < 0:
         raise InvalidJobIdError(f'missing "#": {_quote(job_id)}')

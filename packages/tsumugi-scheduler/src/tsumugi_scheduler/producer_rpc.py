@@ -109,6 +109,12 @@ def _settings_from_original(settings: object) -> ShardSettings | None:
     return ShardSettings(policy=policy, retention=retention)
 
 
+def _integral_payload(item: EnqueueItem) -> EnqueueItem:
+    """``item`` with its payload's integral floats read as integers, as `decode_item` reads a sent one."""
+    payload = integral_shared(item.payload)
+    return item if payload is item.payload else msgspec.structs.replace(item, payload=payload)
+
+
 def _check_pinned_binding(item: EnqueueItem) -> None:
     if not isinstance(item.id, str) or not isinstance(item.binding, str):  # pyright: ignore[reportUnnecessaryIsInstance]
         return
@@ -145,6 +151,11 @@ class SchedulerService:
 
     async def _prepare(self, raw: object, where: str, *, internal: bool = False) -> tuple[EnqueueItem, str]:
         item, given = decode_item(raw, where)
+        return await self._prepare_item(item, given, where, internal=internal)
+
+    async def _prepare_item(
+        self, item: EnqueueItem, given: int | None, where: str, *, internal: bool = False
+    ) -> tuple[EnqueueItem, str]:
         if not internal:
             # Only the Run object ties a job to a run: a caller's job adopted by a node would stand in for the
             # node's own (ADR-0115).
@@ -211,6 +222,21 @@ class SchedulerService:
         given_settings = _settings_from_original(settings)
         prepared = [await self._prepare(raw, f"items[{i}]") for i, raw in enumerate(batch)]
         return await self._send(prepared, given_settings)
+
+    async def enqueue_items(self, items: Sequence[EnqueueItem]) -> list[str]:
+        """`enqueue_many` of items the scheduler built itself (a schedule's occurrences): the same checks,
+        defaults and routing, without the round trip through camelCase dicts (ADR-0165).
+
+        Raises:
+            EnqueueValidationError: any item is invalid (nothing is stored).
+        """
+        if not 1 <= len(items) <= MAX_BATCH_ITEMS:
+            raise EnqueueValidationError("items", f"must hold 1 to {MAX_BATCH_ITEMS} items, got {len(items)}")
+        prepared = [
+            await self._prepare_item(_integral_payload(item), None, f"items[{i}]")
+            for i, item in enumerate(items)
+        ]
+        return await self._send(prepared, None)
 
     async def enqueue_valid(self, items: Sequence[Mapping[str, Any]]) -> list[str | EnqueueValidationError]:
         """Enqueue the valid ones of 1..500 items; an invalid item's place holds its error instead, its field

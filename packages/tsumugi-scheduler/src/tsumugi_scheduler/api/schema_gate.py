@@ -5,6 +5,10 @@ Source: docs/reference/original.md §4.1 (step 5 of the pipeline).
 The check is cached per isolate and per D1 binding: a current schema stays current (forever), a schema found
 out of date is asked again on the next request (so applying the migrations takes effect at once), and a D1
 failure that says nothing about the schema is remembered for 5 s so an outage does not double the load.
+
+The cache is keyed by the binding's name, not by the object ``env.<binding>`` answers: the SDK wraps the env
+anew for each request (``workers`` ``_EnvWrapper``), so that object differs every time, and a cache keyed by it
+asked D1 two statements on every API request (ADR-0164). One isolate has one env, so the name is the database.
 """
 
 from __future__ import annotations
@@ -35,9 +39,8 @@ class SchemaGate:
     def __init__(self, binding: str = "TSUMUGI_DB") -> None:
         """Guard the D1 database bound as ``binding``."""
         self.binding = binding
-        # Identity-keyed, holding the objects so an id is never reused while cached.
-        self._current: dict[int, Any] = {}
-        self._failing: dict[int, tuple[Any, int]] = {}
+        self._current = False
+        self._failing_until: int | None = None
 
     async def check(self, env: Any) -> None:
         """Return when the schema is current.
@@ -54,19 +57,17 @@ class SchemaGate:
                     "missing": [{"kind": "d1", "name": self.binding}],
                 },
             )
-        key = id(d1)
-        if key in self._current:
+        if self._current:
             return
         now = time_source().now_ms()
-        failing = self._failing.get(key)
-        if failing is not None and failing[1] > now:
+        if self._failing_until is not None and self._failing_until > now:
             raise ApiError(503, {"error": UNAVAILABLE})
         try:
             pending = await pending_migrations(d1)
         except Exception:
-            self._failing[key] = (d1, now + TRANSIENT_CACHE_MS)
+            self._failing_until = now + TRANSIENT_CACHE_MS
             raise ApiError(503, {"error": UNAVAILABLE}) from None
-        self._failing.pop(key, None)
+        self._failing_until = None
         if pending:
             raise ApiError(503, {"error": out_of_date_message(pending, self.binding), "pending": pending})
-        self._current[key] = d1
+        self._current = True

@@ -28,7 +28,7 @@ from typing import Any, Final
 import msgspec
 
 from tsumugi_core.exceptions import NotConfiguredError
-from tsumugi_core.options import EnqueueValidationError
+from tsumugi_core.options import EnqueueItem, EnqueueValidationError
 from tsumugi_core.schedule_plan import (
     Delete,
     Fire,
@@ -478,25 +478,25 @@ class SchedulerHost:
         A flow schedule's ``job_id`` is its run id (``<flow>:<name>-<scheduled_at>``): `_start_runs`.
         """
         errors = await self._start_runs([fire for fire in fires if fire[0].spec.flow is not None])
-        items: list[tuple[str, dict[str, Any]]] = []
+        items: list[tuple[str, EnqueueItem]] = []
         for row, at, job_id in fires:
             if row.spec.flow is not None:
                 continue
             try:
                 payload = await self._payload(row, at)
-                items.append((row.name, msgspec.to_builtins(occurrence_item(row.spec, payload, job_id))))
+                items.append((row.name, occurrence_item(row.spec, payload, job_id)))
             except Exception as exc:
                 errors[row.name] = error_text(exc).splitlines()[0]
         service = SchedulerService(shard_env(self._env), self._definition)
         for start in range(0, len(items), MAX_BATCH_ITEMS):
             chunk = items[start : start + MAX_BATCH_ITEMS]
             try:
-                await service.enqueue_many([item for _, item in chunk])
+                await service.enqueue_items([item for _, item in chunk])
             except EnqueueValidationError:
                 # One bad item refuses the batch: enqueue one by one so each error lands on its schedule.
                 for name, item in chunk:
                     try:
-                        await service.enqueue_many([item])
+                        await service.enqueue_items([item])
                     except Exception as exc:
                         errors[name] = error_text(exc).splitlines()[0]
                         if refusals is not None and isinstance(exc, EnqueueValidationError):

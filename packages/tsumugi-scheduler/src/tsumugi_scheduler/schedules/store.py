@@ -14,6 +14,7 @@ import msgspec
 
 from tsumugi_core.schedule_plan import StoredSchedule
 from tsumugi_core.schedule_spec import ScheduleSource, ScheduleSpec
+from tsumugi_scheduler.json_batches import json_arrays
 from tsumugi_scheduler.shard.port import SqlLike
 
 __all__ = ["SCHEDULE_DDL", "FireRecord", "ScheduleRow", "ScheduleStore"]
@@ -42,6 +43,23 @@ _COLUMNS: Final = (
     "name, source, spec, next_run_at, paused, last_run_at, last_fired_at, last_job_id, last_run_id, "
     "last_skipped_at, skipped_count, last_error, created_at, updated_at"
 )
+_RECORD_FIRED: Final = (
+    "UPDATE schedule SET last_run_at = r.occurrence, last_fired_at = ?, "
+    "last_job_id = coalesce(r.job_id, last_job_id), last_run_id = coalesce(r.run_id, last_run_id), "
+    "last_error = r.error, "
+    "next_run_at = CASE WHEN next_run_at = r.occurrence THEN r.next_at ELSE next_run_at END, updated_at = ? "
+    "FROM (SELECT value ->> 0 AS name, value ->> 1 AS occurrence, value ->> 2 AS next_at, "
+    "value ->> 3 AS job_id, value ->> 4 AS run_id, value ->> 5 AS error FROM json_each(?)) AS r "
+    "WHERE schedule.name = r.name"
+)
+"""Fired rows, one ``[name, occurrence, next_run_at, job_id, run_id, error]`` array each."""
+_RECORD_SKIPPED: Final = (
+    "UPDATE schedule SET skipped_count = skipped_count + 1, last_skipped_at = ?, "
+    "next_run_at = CASE WHEN next_run_at = r.occurrence THEN r.next_at ELSE next_run_at END, updated_at = ? "
+    "FROM (SELECT value ->> 0 AS name, value ->> 1 AS occurrence, value ->> 2 AS next_at "
+    "FROM json_each(?)) AS r WHERE schedule.name = r.name"
+)
+"""Skipped rows, one ``[name, occurrence, next_run_at]`` array each."""
 _spec_decoder = msgspec.json.Decoder(ScheduleSpec)
 _encoder = msgspec.json.Encoder()
 
@@ -210,44 +228,27 @@ class ScheduleStore:
         )
 
     def record(self, records: list[FireRecord], now: int) -> None:
-        """What a tick fired and skipped, in one transaction.
+        """What a tick fired and skipped, in one transaction: one statement for the fired rows and one for the
+        skipped ones (per `BATCH_BYTES` of JSON), whatever their number (ADR-0165).
 
         The next run moves only when the row still waits for the occurrence that fired: a definition changed
-        or a resume while the enqueue was in flight keeps its own next run.
+        or a resume while the enqueue was in flight keeps its own next run. ``records`` name each row once.
         """
+        fired = [
+            [r.name, r.occurrence, r.next_run_at, r.job_id, r.run_id, r.error]
+            for r in records
+            if not r.skipped
+        ]
+        skipped = [[r.name, r.occurrence, r.next_run_at] for r in records if r.skipped]
 
         def apply() -> None:
-            for r in records:
-                if r.skipped:
-                    self._sql.exec(
-                        "UPDATE schedule SET skipped_count = skipped_count + 1, last_skipped_at = ?, "
-                        "next_run_at = CASE WHEN next_run_at = ? THEN ? ELSE next_run_at END, updated_at = ? "
-                        "WHERE name = ?",
-                        now,
-                        r.occurrence,
-                        r.next_run_at,
-                        now,
-                        r.name,
-                    )
-                else:
-                    self._sql.exec(
-                        "UPDATE schedule SET last_run_at = ?, last_fired_at = ?, "
-                        "last_job_id = coalesce(?, last_job_id), last_run_id = coalesce(?, last_run_id), "
-                        "last_error = ?, "
-                        "next_run_at = CASE WHEN next_run_at = ? THEN ? ELSE next_run_at END, updated_at = ? "
-                        "WHERE name = ?",
-                        r.occurrence,
-                        now,
-                        r.job_id,
-                        r.run_id,
-                        r.error,
-                        r.occurrence,
-                        r.next_run_at,
-                        now,
-                        r.name,
-                    )
+            for text in json_arrays(fired):
+                self._sql.exec(_RECORD_FIRED, now, now, text)
+            for text in json_arrays(skipped):
+                self._sql.exec(_RECORD_SKIPPED, now, now, text)
 
-        self._sql.transaction_sync(apply)
+        if fired or skipped:
+            self._sql.transaction_sync(apply)
 
     def record_trigger(
         self, name: str, at: int, job_id: str | None, error: str | None, run_id: str | None = None
