@@ -285,8 +285,8 @@ def time_bulk_selection(db: D1Database, rounds: int, rounds_before: int) -> dict
     p50, p99 = statistics.median(timings), percentile(timings, 0.99)
     b50, b99 = statistics.median(before), percentile(before, 0.99)
     print(
-        f"{'retry_all_failed':>20}: p50 {p50:7.2f} ms  p99 {p99:7.2f} ms  index {'yes' if indexed else 'NO'}  "
-        f"(read-model selection of {len(last.ids)} ids, {last.remaining} more counted, count capped at "
+        f"{'retry_all_failed':>20}: p50 {p50:7.2f} ms  p99 {p99:7.2f} ms  "
+        f"index {'yes' if indexed else 'NO'}  (read-model selection of {len(last.ids)} ids, {last.remaining} more counted, count capped at "
         f"{BULK_COUNT_CAP})",
         flush=True,
     )

@@ -64,8 +64,8 @@ OTHERS: dict[str, Call] = {
 }
 
 
-# "Retry all failed" of a binding and "cancel all scheduled" (issue 26, ADR-0160): the ids and the capped count
-# come off job_bulk_targets in (created_at, id) order after their (binding, state) prefix.
+# "Retry all failed" of a binding and "cancel all scheduled" (issue 26, ADR-0160): the ids and the capped
+# count come off job_bulk_targets in (created_at, id) order after their (binding, state) prefix.
 BULK_OF_A_BINDING: dict[str, BulkFilter] = {
     "failed": BulkFilter(binding="SMS", states=("FAILED",)),
     "failed_or_stalled": BulkFilter(binding="SMS", states=("FAILED", "STALLED")),

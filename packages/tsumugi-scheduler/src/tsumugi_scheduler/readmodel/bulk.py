@@ -100,7 +100,7 @@ def bulk_statements(
         where, params = _where(filters, ())
         rest = [where.removeprefix(" WHERE ")] if where else []
         # Each state is a literal from BULK_TARGET_STATES (never the caller's text): `state = '...'` pins the
-        # arm to one (binding, state) prefix of the index, whose entries are already in (created_at, id) order.
+        # arm to one (binding, state) prefix of the index, whose entries are in (created_at, id) order.
         # It comes before the index's own term: given both on `state`, SQLite seeks with the first, and a seek
         # on the three-state IN would need a sort (the plan test pins this).
         terms = [[f"state = '{state}'", *rest, _TARGETS_INDEX_WHERE] for state in states]
