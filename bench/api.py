@@ -11,7 +11,10 @@ its count, JSON encoding), each query on its first pages:
   ``search_binding_payload`` (``binding=SMS&text=...``). Each reads at most 2,000 jobs of the list's own
   indexed walk and matches the text inside that window only;
 - ``retry_all_failed``: the read-model selection of one ``POST /api/jobs/bulk-retry`` by filter
-  (``binding=SMS``, FAILED), the 200 oldest ids and the count capped at 10,000, timed the same way.
+  (``binding=SMS``, FAILED), the 200 oldest ids and the count capped at 10,000, timed the same way, with
+  whether both statements come off ``job_bulk_targets`` (covering, no sort: ADR-0160). Beside it, in the same
+  run and on the same rows, the two statements it sent before migration 0016 (a walk of every ``SMS`` job
+  through ``job_binding_recent``, each read from the table and sorted), fewer rounds, and the ratio.
 
 For each it prints p50 / p99 in milliseconds next to its target (p50 < 50 ms, p99 < 200 ms at 1,000,000
 rows), whether SQLite serves both statements from an index (``EXPLAIN QUERY PLAN``: no ``SCAN job``, no
@@ -210,10 +213,60 @@ async def time_queries(db: D1Database, rounds: int) -> dict[str, list[float]]:
     return timings
 
 
-def time_bulk_selection(db: D1Database, rounds: int) -> dict[str, Any]:
+# What select_ids_for_bulk sent for {"binding", "state"} before migration 0016 (ADR-0160): SQLite serves it
+# from job_binding_recent whatever else exists, since no partial index's WHERE term is repeated.
+BULK_BEFORE_0016: Final = (
+    "SELECT id FROM job WHERE binding = ? AND state IN (?) ORDER BY created_at ASC, id ASC LIMIT ?",
+    "SELECT count(*) AS total FROM (SELECT 1 FROM job WHERE binding = ? AND state IN (?) LIMIT ?)",
+)
+
+
+def bulk_statements_sent(db: D1Database, filters: BulkFilter) -> list[Any]:
+    """The statements one ``select_ids_for_bulk`` call sends (recorded from the local D1)."""
+    sent: list[Any] = []
+    execute = db.execute
+
+    def recording(statement: Any) -> Any:
+        sent.append(statement)
+        return execute(statement)
+
+    db.execute = recording  # type: ignore[method-assign]
+    try:
+        asyncio.run(select_ids_for_bulk(db, filters))
+    finally:
+        del db.execute
+    return sent
+
+
+def bulk_served_by_its_index(db: D1Database, statements: list[Any]) -> bool:
+    """Both statements read only ``job_bulk_targets``'s entries (covering) and sort nothing."""
+    plans = [
+        [str(r[3]) for r in db.connection.execute(f"EXPLAIN QUERY PLAN {s.sql}", s.params)]
+        for s in statements
+    ]
+    return all(
+        any(s.startswith("SEARCH") for s in plan)
+        and all(
+            "USING COVERING INDEX job_bulk_targets" in s for s in plan if s.startswith(("SEARCH", "SCAN job"))
+        )
+        and not any("TEMP B-TREE" in s for s in plan)
+        for plan in plans
+    )
+
+
+def selection_before_0016(db: D1Database, binding: str, state: str) -> tuple[list[str], int]:
+    """The ids and capped count as the two statements sent before migration 0016 give them."""
+    ids_sql, count_sql = BULK_BEFORE_0016
+    ids = [str(r[0]) for r in db.connection.execute(ids_sql, (binding, state, 200))]
+    total = int(db.connection.execute(count_sql, (binding, state, BULK_COUNT_CAP + 1)).fetchone()[0])
+    return ids, max(0, min(total, BULK_COUNT_CAP) - len(ids))
+
+
+def time_bulk_selection(db: D1Database, rounds: int, rounds_before: int) -> dict[str, Any]:
     """ "Retry all failed" of a binding (issue 26): each ``POST /api/jobs/bulk-retry {"binding", "state":
     "FAILED"}`` first picks its 200 oldest targets and the capped count from the read model; that is the part
-    whose cost grows with the table, so it is the part timed here (the shards then act on 200 ids)."""
+    whose cost grew with the table, so it is the part timed here (the shards then act on 200 ids). The
+    statements sent before migration 0016 are timed beside it, ``rounds_before`` times."""
     filters = BulkFilter(binding="SMS", states=("FAILED",))
     timings: list[float] = []
     last = asyncio.run(select_ids_for_bulk(db, filters))  # warm, and what the figures below describe
@@ -222,16 +275,35 @@ def time_bulk_selection(db: D1Database, rounds: int) -> dict[str, Any]:
         selection = asyncio.run(select_ids_for_bulk(db, filters))
         timings.append((time.perf_counter() - start) * 1000)
         last = selection
+    indexed = bulk_served_by_its_index(db, bulk_statements_sent(db, filters))
+    before: list[float] = []
+    same = selection_before_0016(db, "SMS", "FAILED") == (last.ids, last.remaining)
+    for _ in range(rounds_before):
+        start = time.perf_counter()
+        selection_before_0016(db, "SMS", "FAILED")
+        before.append((time.perf_counter() - start) * 1000)
     p50, p99 = statistics.median(timings), percentile(timings, 0.99)
+    b50, b99 = statistics.median(before), percentile(before, 0.99)
     print(
-        f"{'retry_all_failed':>20}: p50 {p50:7.2f} ms  p99 {p99:7.2f} ms  (read-model selection of "
-        f"{len(last.ids)} ids, {last.remaining} more counted, count capped at {BULK_COUNT_CAP})",
+        f"{'retry_all_failed':>20}: p50 {p50:7.2f} ms  p99 {p99:7.2f} ms  "
+        f"index {'yes' if indexed else 'NO'}  (read-model selection of {len(last.ids)} ids, {last.remaining} more counted, count capped at "
+        f"{BULK_COUNT_CAP})",
+        flush=True,
+    )
+    print(
+        f"{'before 0016':>20}: p50 {b50:7.2f} ms  p99 {b99:7.2f} ms  ({rounds_before} rounds, same answer: "
+        f"{'yes' if same else 'NO'}); p50 ratio before/now {b50 / p50:.0f}",
         flush=True,
     )
     return {
         "retry_all_failed_p50_ms": round(p50, 3),
         "retry_all_failed_p99_ms": round(p99, 3),
         "retry_all_failed_remaining": last.remaining,
+        "retry_all_failed_indexed": indexed,
+        "retry_all_failed_before_0016_p50_ms": round(b50, 3),
+        "retry_all_failed_before_0016_p99_ms": round(b99, 3),
+        "retry_all_failed_before_0016_same_answer": same,
+        "retry_all_failed_p50_ratio_before_now": round(b50 / p50, 1),
     }
 
 
@@ -464,7 +536,7 @@ def main() -> None:
             timings = asyncio.run(time_queries(db, rounds))
             for name, query in QUERIES.items():
                 result.update(report(db, name, query, timings[name], judged=not args.quick))
-            result.update(time_bulk_selection(db, 40 if args.quick else 200))
+            result.update(time_bulk_selection(db, *((40, 10) if args.quick else (200, 20))))
             result.update(report_auth(db, 2_000 if args.quick else 20_000))
     result.update(report_enqueue_checks(2_000 if args.quick else 20_000))
     print("RESULT " + json.dumps(result, sort_keys=True), flush=True)

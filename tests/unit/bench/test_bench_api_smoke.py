@@ -45,6 +45,11 @@ def test_quick_api_bench_ends_with_one_result_line_with_every_figure() -> None:
         line = next(line for line in lines if line.strip().startswith(f"{name}:"))
         assert "(target < 50)" in line
         assert "(target < 200)" in line
+    # "Retry all failed" of a binding reads only its index (ADR-0160), and answers as the statements before did.
+    assert result["retry_all_failed_indexed"] is True
+    assert result["retry_all_failed_before_0016_same_answer"] is True
+    assert 0 < result["retry_all_failed_p50_ms"] <= result["retry_all_failed_p99_ms"]
+    assert 0 < result["retry_all_failed_before_0016_p50_ms"] <= result["retry_all_failed_before_0016_p99_ms"]
     for key in ("auth_bearer_us", "auth_session_us", "auth_session_before_us", "auth_session_ratio"):
         assert result[key] > 0, key  # each figure is measured and printed; the bench compares them
 

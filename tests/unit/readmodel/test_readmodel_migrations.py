@@ -107,11 +107,11 @@ def test_after_the_original_eight_the_reference_indexes_exist(tmp_path: Path) ->
     db.close()
 
 
-def test_after_every_migration_the_indexes_are_the_list_indexes_and_three_partial_ones(
+def test_after_every_migration_the_indexes_are_the_list_indexes_and_four_partial_ones(
     d1: D1Database,
 ) -> None:
-    # Each index costs a write on every projected change; 0011 keeps rows out of the ones that never
-    # serve them (ADR-0033). An index that lost its WHERE would take an entry for every job again.
+    # Each index costs a write on every projected change; 0011 and 0016 keep rows out of the ones that never
+    # serve them (ADR-0033, ADR-0160). An index that lost its WHERE would take an entry for every job again.
     conn = d1.connection
     indexes = {
         name: ([c for (c,) in conn.execute("SELECT name FROM pragma_index_info(?)", (name,))], bool(partial))
@@ -127,6 +127,7 @@ def test_after_every_migration_the_indexes_are_the_list_indexes_and_three_partia
         "job_concurrency_key_recent": (["concurrency_key", "updated_at", "id"], True),
         "job_unique_key_recent": (["unique_key", "updated_at", "id"], True),
         "job_scheduled_due": (["run_after", "created_at"], True),
+        "job_bulk_targets": (["binding", "state", "created_at", "id"], True),
     }
     conditions = {
         name: " ".join(sql.split(" WHERE ", 1)[1].split())
@@ -138,6 +139,8 @@ def test_after_every_migration_the_indexes_are_the_list_indexes_and_three_partia
         "job_concurrency_key_recent": "concurrency_key IS NOT NULL",
         "job_unique_key_recent": "unique_key IS NOT NULL",
         "job_scheduled_due": "state = 'SCHEDULED'",
+        # ADR-0160: bulk selection repeats this term (readmodel/bulk.py) so that SQLite can use the index.
+        "job_bulk_targets": "state IN ('SCHEDULED', 'FAILED', 'STALLED')",
     }
 
 

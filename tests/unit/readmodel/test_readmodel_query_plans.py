@@ -64,6 +64,16 @@ OTHERS: dict[str, Call] = {
 }
 
 
+# "Retry all failed" of a binding and "cancel all scheduled" (issue 26, ADR-0160): the ids and the capped
+# count come off job_bulk_targets in (created_at, id) order after their (binding, state) prefix.
+BULK_OF_A_BINDING: dict[str, BulkFilter] = {
+    "failed": BulkFilter(binding="SMS", states=("FAILED",)),
+    "failed_or_stalled": BulkFilter(binding="SMS", states=("FAILED", "STALLED")),
+    "scheduled": BulkFilter(binding="SMS", states=("SCHEDULED",)),
+    "failed_since": BulkFilter(binding="SMS", states=("FAILED",), created_from=T0 + 1_000_000),
+}
+
+
 def _record(monkeypatch: pytest.MonkeyPatch, db: D1Database) -> list[D1PreparedStatement]:
     seen: list[D1PreparedStatement] = []
     execute = db.execute
@@ -233,3 +243,64 @@ async def test_projected_changes_move_rows_in_and_out_of_the_partial_indexes(d1:
     assert (await stats(d1, T0 + 9)).oldest_scheduled_ms == 9
     assert (await list_jobs(d1, JobQuery(concurrency_key="k"))).total == 0
     assert (await list_page(d1, JobQuery(unique_key="k"))).total == 0
+
+
+@pytest.mark.parametrize("name", BULK_OF_A_BINDING)
+async def test_bulk_selection_of_a_binding_reads_only_its_targets_index_in_order(
+    big_d1: D1Database, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    # Before migration 0016 both statements walked job_binding_recent: every job of the binding, each read
+    # from the table for its state, and the ids sorted in a temporary tree.
+    statements = _record(monkeypatch, big_d1)
+    await select_ids_for_bulk(big_d1, BULK_OF_A_BINDING[name])
+    plans = _plans(big_d1, statements)
+    assert len(plans) == 2  # the ids and the count
+    for plan in plans:
+        assert {_index_of(step) for step in plan} - {None} == {"job_bulk_targets"}, plan
+        searches = [step for step in plan if step.startswith(("SEARCH", "SCAN job"))]
+        assert searches, plan
+        assert all("USING COVERING INDEX job_bulk_targets" in step for step in searches), plan
+        assert not any("TEMP B-TREE" in step for step in plan), plan
+
+
+async def test_retry_all_failed_costs_the_same_however_many_other_jobs_there_are(
+    d1: D1Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    failed = [
+        snapshot(id=f"SMS#0:f{i:04d}", binding="SMS", state=JobState.FAILED, created_at=T0 + 10 * i)
+        for i in range(300)
+    ]
+    # One neighbour on each side of the (SMS, FAILED) entries, so that both worlds end the walk alike.
+    neighbours = [
+        snapshot(id="MAIL#0:n1", binding="MAIL", state=JobState.FAILED),
+        snapshot(id="SMS#0:n2", binding="SMS", state=JobState.STALLED),
+    ]
+    load_snapshots(d1.connection, [*failed, *neighbours])
+    statements = _record(monkeypatch, d1)
+    filters = BulkFilter(binding="SMS", states=("FAILED",))
+    first = await select_ids_for_bulk(d1, filters)
+    few = [_steps(d1, s) for s in statements]
+    # 6,000 more jobs: the binding's in every other state, older and newer than its failed ones, and failed
+    # jobs of other bindings. A walk of the binding's jobs or of the failed ones would take thousands of
+    # steps more.
+    others = [state for state in JobState if state is not JobState.FAILED]
+    load_snapshots(
+        d1.connection,
+        [
+            snapshot(
+                id=f"SMS#0:o{i:04d}",
+                binding="SMS",
+                state=others[i % len(others)],
+                created_at=T0 + 3 * i - 900,
+            )
+            for i in range(3_000)
+        ]
+        + [
+            snapshot(id=f"MAIL#0:o{i:04d}", binding="MAIL", state=JobState.FAILED, created_at=T0 + i - 900)
+            for i in range(3_000)
+        ],
+    )
+    many = [_steps(d1, s) for s in statements]
+    assert (first.ids, first.remaining) == ([job.job.id for job in failed[:200]], 100)
+    assert [rows for _, rows in many] == [rows for _, rows in few]
+    assert [steps for steps, _ in many] == [steps for steps, _ in few]

@@ -7,14 +7,17 @@ from readmodel_world import BINDINGS, STATES, T0, Job, snapshot
 
 from tsumugi_core.states import JobState
 from tsumugi_dev.d1 import D1Database
+from tsumugi_scheduler.api.bodies import BULK_STATES
 from tsumugi_scheduler.readmodel import (
     BulkFilter,
     JobStats,
+    bulk,
     distinct_bindings,
     project,
     select_ids_for_bulk,
     stats,
 )
+from tsumugi_scheduler.shard.records import JobSnapshot
 
 
 async def test_an_empty_model(d1: D1Database) -> None:
@@ -122,3 +125,59 @@ async def test_bulk_by_unique_key_and_limit(big_d1: D1Database) -> None:
 async def test_bulk_limit_is_checked(d1: D1Database, limit: int) -> None:
     with pytest.raises(ValueError, match="limit must be between 1 and 200"):
         await select_ids_for_bulk(d1, BulkFilter(), limit=limit)
+
+
+async def test_retry_by_binding_merges_its_states_oldest_first_ties_by_id(d1: D1Database) -> None:
+    # Each state is its own ordered walk (ADR-0160); the merge must keep (created_at, id) across them.
+    def job(name: str, state: JobState, created_at: int, binding: str = "SMS") -> JobSnapshot:
+        return snapshot(id=f"{binding}#0:{name}", binding=binding, state=state, created_at=created_at)
+
+    await project(
+        d1,
+        [
+            job("b", JobState.STALLED, T0 + 5),
+            job("a", JobState.FAILED, T0 + 5),
+            job("c", JobState.FAILED, T0 + 1),
+            job("d", JobState.STALLED, T0 + 9),
+            job("e", JobState.SCHEDULED, T0),  # not a retry target
+            job("f", JobState.COMPLETED, T0),
+            job("g", JobState.FAILED, T0, binding="MAIL"),  # another binding
+        ],
+    )
+    selection = await select_ids_for_bulk(
+        d1, BulkFilter(binding="SMS", states=("FAILED", "STALLED")), limit=3
+    )
+    assert (selection.ids, selection.remaining) == (["SMS#0:c", "SMS#0:a", "SMS#0:b"], 1)
+    cancel = await select_ids_for_bulk(d1, BulkFilter(binding="SMS", states=("SCHEDULED",)))
+    assert (cancel.ids, cancel.remaining) == (["SMS#0:e"], 0)
+
+
+async def test_a_repeated_state_is_selected_and_counted_once(d1: D1Database) -> None:
+    await project(d1, [snapshot(id=f"SMS#0:f{i}", binding="SMS", state=JobState.FAILED) for i in range(3)])
+    selection = await select_ids_for_bulk(d1, BulkFilter(binding="SMS", states=("FAILED", "FAILED")), limit=2)
+    assert (selection.ids, selection.remaining) == (["SMS#0:f0", "SMS#0:f1"], 1)
+
+
+async def test_the_count_of_several_states_stops_at_the_cap(
+    d1: D1Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(bulk, "BULK_COUNT_CAP", 5)
+    await project(
+        d1,
+        [
+            snapshot(id=f"SMS#0:{state.value}{i}", binding="SMS", state=state, created_at=T0 + i)
+            for state in (JobState.FAILED, JobState.STALLED)
+            for i in range(4)
+        ],
+    )
+    selection = await select_ids_for_bulk(
+        d1, BulkFilter(binding="SMS", states=("FAILED", "STALLED")), limit=2
+    )
+    # 8 match; the count reads 6 (the cap and one more), so remaining is the cap less the ids.
+    assert (len(selection.ids), selection.remaining) == (2, 3)
+
+
+def test_every_state_the_rest_layer_targets_by_filter_is_in_the_bulk_index() -> None:
+    # A state outside job_bulk_targets would fall back to the walk of the binding's jobs (ADR-0160).
+    targeted = {state for states in BULK_STATES.values() for state in states}
+    assert targeted <= set(bulk.BULK_TARGET_STATES)

@@ -33,6 +33,7 @@ EXPECTED_MIGRATIONS: Final[tuple[str, ...]] = (
     "0013_add_run_node_times.sql",
     "0014_create_dashboard_session.sql",
     "0015_create_action_log.sql",
+    "0016_add_bulk_target_index.sql",
 )
 """Every migration file the code relies on, in the order they apply."""
 
