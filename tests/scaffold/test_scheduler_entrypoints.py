@@ -42,9 +42,11 @@ def test_the_mixed_in_methods_are_exported_as_the_entry_modules_own() -> None:
     shard = _exported_methods(TsumugiJobShard)
     assert {
         "enqueue_many",
+        "enqueue_json",
         "claim",
         "report",
         "report_many",
+        "report_json",
         "start_many",
         "heartbeat",
         "cancel",
@@ -54,6 +56,7 @@ def test_the_mixed_in_methods_are_exported_as_the_entry_modules_own() -> None:
     assert _exported_methods(TsumugiRpc) == {
         "enqueue",
         "enqueue_many",
+        "enqueue_json",
         "get",
         "cancel",
         "retry",
