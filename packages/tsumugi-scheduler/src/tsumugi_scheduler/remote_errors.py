@@ -10,6 +10,8 @@ Method <name> does not exist`` (src/pyodide/python-entrypoint-helper.ts); on a J
 
 from __future__ import annotations
 
+from tsumugi_core.remote_calls import is_missing_method
+
 __all__ = ["error_text", "is_missing_method"]
 
 _PYTHON_ERROR = "PythonError"
@@ -31,12 +33,3 @@ def error_text(error: BaseException) -> str:
         if lines:
             return f"{lines[-1]}\n{message.rstrip()}"
     return f"{name}: {message}"
-
-
-def is_missing_method(error: BaseException, method: str) -> bool:
-    """True when ``error`` says the target has no RPC method ``method`` (Python or JavaScript target)."""
-    js = _js_error(error)
-    if js is not None and js[0] == _PYTHON_ERROR:
-        return False  # raised by the target's own code: the method exists
-    text = str(error)
-    return f"Method {method} does not exist" in text or f'does not implement the method "{method}"' in text
