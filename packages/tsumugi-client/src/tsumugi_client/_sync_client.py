@@ -30,7 +30,7 @@ from tsumugi_core.clock import IdSource
 from tsumugi_core.enqueue_defaults import OnEnqueue, apply_defaults
 from tsumugi_core.ids import InvalidJobIdError, parse_job_id
 from tsumugi_core.options import EnqueueItem, EnqueueValidationError
-from tsumugi_core.time_values import Duration, Instant
+from tsumugi_core.time_values import Duration, Instant, Seconds, as_seconds
 
 __all__ = ["TsumugiClient", "checked_job_id"]
 
@@ -66,7 +66,7 @@ class TsumugiClient:
         token: str | None = None,
         bindings: Mapping[str, BindingConfig] | None = None,
         on_enqueue: OnEnqueue | None = None,
-        timeout: float | httpx.Timeout = DEFAULT_TIMEOUT_S,
+        timeout: Seconds | httpx.Timeout = DEFAULT_TIMEOUT_S,
         limits: httpx.Limits | None = None,
         retry: RetryPolicy | None = None,
         http_client: httpx.Client | None = None,
@@ -84,7 +84,7 @@ class TsumugiClient:
             bindings: ``{binding: {"shards": N}}``; bindings left out are asked of the scheduler once.
             on_enqueue: Defaults for options the caller left out (docs/reference/additions.md A1);
                 must not be async.
-            timeout: Seconds (or an ``httpx.Timeout``) for each request.
+            timeout: Seconds (a number or a `timedelta`, or an ``httpx.Timeout``) for each request.
             limits: The connection pool's limits (httpx's defaults otherwise).
             retry: Tries and backoff for connection failures and 502 / 503 / 504 (`RetryPolicy`).
             http_client: An ``httpx.Client`` to use instead of one of our own (the caller closes it).
@@ -109,7 +109,8 @@ class TsumugiClient:
             poll=poll,
         )
         self._owns_http = http_client is None
-        self._http = http_client or httpx.Client(timeout=timeout, limits=limits or httpx.Limits())
+        per_request = timeout if isinstance(timeout, httpx.Timeout) else as_seconds(timeout)
+        self._http = http_client or httpx.Client(timeout=per_request, limits=limits or httpx.Limits())
         self._sleep = sleep or time.sleep
 
     def __enter__(self) -> Self:
