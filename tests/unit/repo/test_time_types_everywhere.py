@@ -34,7 +34,7 @@ from tsumugi_client import (
     EnqueueKwargs,
     PollSchedule,
     RetryPolicy,
-    RunsClient,
+    ScheduleFields,
     TsumugiClient,
     WaitTimeoutError,
     create_client,
@@ -189,7 +189,7 @@ class _Rpc:
             self.calls.append((method, args))
             if method == "enqueue_many":
                 return [f"MAIL#0:{i}" for i in range(len(args[0]))]
-            return "f:1" if method == "start_run" else {"ok": True}
+            return "f:1" if method == "start_run" else {"ok": True, "schedule": {}}
 
         return call
 
@@ -228,20 +228,14 @@ for _option in typing.get_type_hints(EnqueueKwargs):
         DRIVERS[f"EnqueueItemDict.{_option}"] = _worker_enqueue_many(_option)
 
 
-def _worker_reschedule(option: str) -> Driver:
+def _worker_call(method: str, *args: Any, option: str) -> Driver:
     def drive(value: Any) -> Any:
         async def act(client: Any, env: SimpleNamespace) -> None:
-            await client.reschedule(env, "MAIL#0:abc", **{option: value})
+            await getattr(client, method)(env, *args, **{option: value})
 
         return _over_rpc(act)
 
     return drive
-
-
-def _runs_start(value: Any) -> Any:
-    rpc = _Rpc()
-    asyncio.run(RunsClient().start(SimpleNamespace(TSUMUGI=rpc), "f", None, deadline_ms=value))
-    return rpc.calls[-1][1]
 
 
 def _http_requests(send: Callable[[httpx.MockTransport], object]) -> list[bytes]:
@@ -249,40 +243,57 @@ def _http_requests(send: Callable[[httpx.MockTransport], object]) -> list[bytes]
 
     def answer(request: httpx.Request) -> httpx.Response:
         seen.append(request.content)
-        return httpx.Response(200, json={"ok": True})
+        return httpx.Response(200, json={"ok": True, "id": "f:1", "schedule": {}})
 
     send(httpx.MockTransport(answer))
     return seen
 
 
-def _sync_reschedule(option: str) -> Driver:
+def _sync_call(method: str, *args: Any, option: str) -> Driver:
     def drive(value: Any) -> Any:
         def send(transport: httpx.MockTransport) -> None:
             with TsumugiClient("http://s.test", http_client=httpx.Client(transport=transport)) as client:
-                client.reschedule("MAIL#0:abc", **{option: value})
+                getattr(client, method)(*args, **{option: value})
 
         return _http_requests(send)
 
     return drive
 
 
-def _async_reschedule(option: str) -> Driver:
+def _async_call(method: str, *args: Any, option: str) -> Driver:
     def drive(value: Any) -> Any:
         async def act(transport: httpx.MockTransport) -> None:
             http = httpx.AsyncClient(transport=transport)
             async with AsyncTsumugiClient("http://s.test", http_client=http) as client:
-                await client.reschedule("MAIL#0:abc", **{option: value})
+                await getattr(client, method)(*args, **{option: value})
 
         return _http_requests(lambda transport: asyncio.run(act(transport)))
 
     return drive
 
 
-for _option in ("run_at", "delay_ms"):
-    DRIVERS[f"WorkerClient.reschedule.{_option}"] = _worker_reschedule(_option)
-    DRIVERS[f"TsumugiClient.reschedule.{_option}"] = _sync_reschedule(_option)
-    DRIVERS[f"AsyncTsumugiClient.reschedule.{_option}"] = _async_reschedule(_option)
-DRIVERS["RunsClient.start.deadline_ms"] = _runs_start
+CALLS = {
+    "reschedule": (("MAIL#0:abc",), ("run_at", "delay_ms")),
+    "start_run": (("f", None), ("deadline_ms",)),
+}
+"""The clients' calls with time parameters: their leading arguments and the time options."""
+for _method, (_args, _options) in CALLS.items():
+    for _option in _options:
+        DRIVERS[f"WorkerClient.{_method}.{_option}"] = _worker_call(_method, *_args, option=_option)
+        DRIVERS[f"TsumugiClient.{_method}.{_option}"] = _sync_call(_method, *_args, option=_option)
+        DRIVERS[f"AsyncTsumugiClient.{_method}.{_option}"] = _async_call(_method, *_args, option=_option)
+
+
+def _schedule_option(option: str) -> Driver:
+    """A schedule option as the Worker client and the HTTP client send it."""
+    over_rpc = _worker_call("create_schedule", "s", option=option)
+    over_http = _sync_call("create_schedule", "s", option=option)
+    return lambda value: (over_rpc(value), over_http(value))
+
+
+for _option in typing.get_type_hints(ScheduleFields):
+    if TIME_NAME.search(_option):
+        DRIVERS[f"ScheduleFields.{_option}"] = _schedule_option(_option)
 DRIVERS["TsumugiClient.__init__.timeout"] = lambda value: (
     TsumugiClient("http://s.test", timeout=value)._http.timeout
 )  # pyright: ignore[reportPrivateUsage]
