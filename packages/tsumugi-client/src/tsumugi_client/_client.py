@@ -1,4 +1,4 @@
-"""`WorkerClient`: jobs, runs and schedules from inside a Worker, through its Service Binding to the scheduler.
+"""`WorkerClient`: jobs, runs and schedules from inside a Worker, through its Service Binding.
 
 It has the HTTP clients' methods (ADR-0162) with the Worker's ``env`` first. Every enqueue runs the same steps
 as theirs, all before anything is sent: the on_enqueue defaults (A1), the core's validation, and routing to a
