@@ -65,6 +65,8 @@ async def test_refusals_raise_schedule_error_with_status_field_and_rule(driver: 
     with pytest.raises(ScheduleError) as caught:
         await schedules.pause_schedule(env, "missing")
     assert (caught.value.status, caught.value.message) == (404, "schedule not found: missing")
-    unknown: dict[str, Any] = {"delay_ms": 5}  # not a schedule option: pyright refuses it, the run-time check too
+    unknown: dict[str, Any] = {
+        "delay_ms": 5
+    }  # not a schedule option: pyright refuses it, the run-time check too
     with pytest.raises(ValueError, match="delay_ms is not a schedule option"):
         await schedules.create_schedule(env, "x", binding="Hello", payload=None, every_ms=1000, **unknown)
