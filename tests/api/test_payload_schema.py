@@ -17,7 +17,7 @@ import msgspec
 import pytest
 from api_world import TOKEN, SteppedClock, World, with_env
 
-from tsumugi_client import EnqueueValidationError, create_client
+from tsumugi_client import AsyncTsumugiClient, EnqueueValidationError
 from tsumugi_core.json_path import InvalidValueError
 from tsumugi_performer import JobContext, Performer
 from tsumugi_performer.entrypoint import performer_entrypoint
@@ -222,16 +222,14 @@ async def test_rpc_enqueue_refuses_naming_the_path(typed: World) -> None:
 async def test_the_http_client_raises_a_typed_error_naming_the_path(typed: World) -> None:
     transport = httpx.ASGITransport(app=with_env(typed.app, typed.env))
     async with httpx.AsyncClient(transport=transport) as http:
-        client = create_client(base_url="http://scheduler.test", token=TOKEN, http_client=http)
+        client = AsyncTsumugiClient("http://scheduler.test", token=TOKEN, http_client=http)
         with pytest.raises(EnqueueValidationError) as caught:
-            await client.enqueue(
-                None, binding="Order", payload={"name": "Ada", "address": {"city": "P"}, "note": 3}
-            )
+            await client.enqueue("Order", {"name": "Ada", "address": {"city": "P"}, "note": 3})
         assert (caught.value.field, caught.value.rule) == (
             "payload.note",
             "must be a string or null, got an integer",
         )
-        assert await client.enqueue(None, binding="Order", payload=GOOD)
+        assert (await client.enqueue("Order", GOOD)).id
 
 
 class Silent:

@@ -15,7 +15,7 @@ import jsonschema
 import pytest
 from api_world import T0, TOKEN, RunObject, SchedulerObject, SteppedClock, World, with_env
 
-from tsumugi_client import ScheduleError, create_schedule_client
+from tsumugi_client import AsyncTsumugiClient, ScheduleError
 from tsumugi_core.flow_spec import MAX_DEADLINE_MS
 from tsumugi_examples.greetings import greetings
 from tsumugi_scheduler.definition import DefinitionError, TsumugiDefinition, define_tsumugi
@@ -246,16 +246,14 @@ class TestClient:
     async def test_the_client_creates_and_triggers_a_flow_schedule(self, world: World) -> None:
         transport = httpx.ASGITransport(app=with_env(world.app, world.env))
         async with httpx.AsyncClient(transport=transport) as http:
-            schedules = create_schedule_client(
-                base_url="http://scheduler.test/", token=TOKEN, http_client=http
-            )
-            made = await schedules.create(
-                None, "hourly", flow="greetings", input=None, cron="0 * * * *", deadline_ms=60_000
+            schedules = AsyncTsumugiClient("http://scheduler.test/", token=TOKEN, http_client=http)
+            made = await schedules.create_schedule(
+                "hourly", flow="greetings", input=None, cron="0 * * * *", deadline_ms=60_000
             )
             assert (made["kind"], made["input"], made["deadline_ms"]) == ("flow", None, 60_000)
-            assert await schedules.trigger(None, "hourly") == f"greetings:hourly-now-{T0}"
+            assert await schedules.trigger_schedule("hourly") == f"greetings:hourly-now-{T0}"
             with pytest.raises(ScheduleError) as caught:
-                await schedules.create(None, "bad", flow="greetings", input=1, every_ms=MIN, priority=3)
+                await schedules.create_schedule("bad", flow="greetings", input=1, every_ms=MIN, priority=3)
         assert (caught.value.status, caught.value.field) == (400, "priority")
         assert list(runs(world)) == [f"greetings:hourly-now-{T0}"]
 

@@ -9,7 +9,7 @@ import pytest
 import respx
 from system_driver import PRODUCER, PRODUCER_TOKEN, SCHEDULER, TOKEN, Driver, quoted
 
-from tsumugi_client import EnqueueValidationError, create_client
+from tsumugi_client import AsyncTsumugiClient, EnqueueValidationError
 from tsumugi_dev.clock import VirtualClock
 from tsumugi_dev.runtime import LocalRuntime
 
@@ -87,12 +87,12 @@ async def test_the_http_client_enqueues_and_reads_back_through_the_rest_api(
 
     with respx.mock(base_url="http://scheduler.test") as mock:
         mock.route().mock(side_effect=to_scheduler)
-        async with create_client(base_url="http://scheduler.test", token=TOKEN) as client:
-            job_id = await client.enqueue(None, binding="Hello", payload={"name": "Cy"}, priority=3)
+        async with AsyncTsumugiClient("http://scheduler.test", token=TOKEN) as client:
+            handle = await client.enqueue("Hello", {"name": "Cy"}, priority=3)
             with pytest.raises(EnqueueValidationError) as refused:
-                await client.enqueue(None, binding="Hello", payload={}, timeout_ms=0)
+                await client.enqueue("Hello", {}, timeout_ms=0)
             await clock.advance(10)
-            job = await client.get(None, job_id)
+            job = await client.get(handle.id)
     assert job is not None
     assert (job.state, job.priority, job.result_value()) == ("COMPLETED", 3, "Hello, Cy!")
     assert (refused.value.field, refused.value.rule) == ("timeout_ms", "must be at least 1")

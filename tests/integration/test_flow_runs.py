@@ -9,7 +9,7 @@ import httpx
 import pytest
 from system_driver import SCHEDULER, TOKEN, Driver
 
-from tsumugi_client import RunsClient, RunStartError, TsumugiClientError
+from tsumugi_client import AsyncTsumugiClient, RunStartError, TsumugiClientError, create_client
 from tsumugi_dev.clock import VirtualClock
 from tsumugi_dev.runtime import LocalRuntime
 from tsumugi_examples.greetings import GreetingsInput, greetings
@@ -111,39 +111,43 @@ class _RuntimeTransport(httpx.AsyncBaseTransport):
 
 
 @pytest.mark.parametrize("transport", ["rpc", "http"])
-async def test_the_runs_client_starts_reads_and_steers_runs(
+async def test_the_clients_start_read_and_steer_runs(
     system: LocalRuntime, clock: VirtualClock, driver: Driver, transport: str
 ) -> None:
-    http = None
-    if transport == "http":
-        http = httpx.AsyncClient(
-            base_url="http://scheduler",
-            transport=_RuntimeTransport(system),
-            headers={"authorization": f"Bearer {TOKEN}"},
-        )
-    runs = RunsClient(http=http)
+    """The Worker client (env first) and the HTTP client make the same run calls with the same answers."""
+    pool = httpx.AsyncClient(transport=_RuntimeTransport(system))
+    http = (
+        AsyncTsumugiClient("http://scheduler", token=TOKEN, http_client=pool) if transport == "http" else None
+    )
+    worker = create_client()
     env = driver.producer_env
+
+    def call(name: str, *args: Any, **options: Any) -> Any:
+        if http is not None:
+            return getattr(http, name)(*args, **options)
+        return getattr(worker, name)(env, *args, **options)
+
     try:
-        run_id = await runs.start(env, greetings, GreetingsInput(names=["p", "q"]), run_id="c1")
+        run_id = await call("start_run", greetings, GreetingsInput(names=["p", "q"]), run_id="c1")
         assert run_id == "greetings:c1"
-        assert await runs.start(env, "greetings", {"names": []}, run_id="c1") == run_id
+        assert await call("start_run", "greetings", {"names": []}, run_id="c1") == run_id
         with pytest.raises(RunStartError, match=r"^unknown flow: nope$"):
-            await runs.start(env, "nope", {})
+            await call("start_run", "nope", {})
         await clock.advance(1_000)
-        detail = await runs.get(env, run_id)
+        detail = await call("get_run", run_id)
         assert detail is not None
         assert (detail.run.state, detail.run.output_value()) == ("COMPLETED", "greeted 2 of 2 (0 failed)")
         assert detail.run.input_value() == {"names": ["p", "q"]}
         assert [n.id for n in detail.nodes] == ["names", "hello", "report", "hello:0", "hello:1"]
-        assert await runs.get(env, "greetings:none") is None
+        assert await call("get_run", "greetings:none") is None
         with pytest.raises(TsumugiClientError) as refused:
-            await runs.cancel(env, run_id)
+            await call("cancel_run", run_id)
         assert (refused.value.status, refused.value.reason) == (409, "invalid-state")
         with pytest.raises(TsumugiClientError) as gone:
-            await runs.retry(env, "greetings:none")
+            await call("retry_run", "greetings:none")
         assert (gone.value.status, gone.value.reason) == (410, "gone")
     finally:
-        await runs.aclose()
+        await pool.aclose()
 
 
 async def test_a_wide_fan_out_stays_within_the_sql_bind_limit(

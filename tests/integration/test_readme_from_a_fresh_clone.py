@@ -167,8 +167,8 @@ def test_every_runnable_readme_block_runs_as_written_in_a_fresh_clone(
     dev, url = server
     blocks = readme_blocks((clone / "README.md").read_text(encoding="utf-8"))
     assert {(b.role, b.lang) for b in blocks} == {("server", "sh"), ("run", "sh"), ("run", "python")}
-    # The tour's performer class (run: it imports and defines), its hello.py, and the client section's two.
-    assert sum(b.lang == "python" for b in blocks) == 4
+    # The tour's performer class (run: it imports and defines), its hello.py, and the client section's three.
+    assert sum(b.lang == "python" for b in blocks) == 5
     script, files = session_script(blocks, url)
     for name, text in files.items():
         (clone / name).write_text(text, encoding="utf-8")
@@ -191,6 +191,8 @@ def test_every_runnable_readme_block_runs_as_written_in_a_fresh_clone(
     assert re.search(r"greetings:\S+$", out, re.MULTILINE), out  # step 6's echo "$RUN_ID"
     assert re.search(r"Hello#0:\S+ Hello, a!$", out, re.MULTILINE), out  # the client section's script
     assert re.search(r"^Hello, typed!$", out, re.MULTILINE), out  # its typed, asyncio twin
+    assert re.search(r"^greetings:\S+ (RUNNING|COMPLETED)$", out, re.MULTILINE), out  # its runs and schedules
+    assert "'hello-every-10-minutes'" in out, out
     assert '"delivered":' in out.replace(" ", ""), out  # step 7's event
     # The clone's own environment ran them: uv made its .venv, with this clone's packages in it.
     assert (clone / ".venv").is_dir()

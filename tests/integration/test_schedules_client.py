@@ -6,19 +6,23 @@ binding); the Scheduler object fires on the virtual clock and Hello runs the job
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from system_driver import Driver
 
-from tsumugi_client import ScheduleError, create_schedule_client
+from tsumugi_client import ScheduleError, create_client
 from tsumugi_dev.clock import VirtualClock
 
 START = 1_767_225_600_000
 
 
 async def test_create_fire_pause_resume_trigger_delete_over_rpc(clock: VirtualClock, driver: Driver) -> None:
-    schedules = create_schedule_client()
+    schedules = create_client()
     env = driver.producer_env
-    created = await schedules.create(env, "every-2s", binding="Hello", payload={"name": "rpc"}, every_ms=2000)
+    created = await schedules.create_schedule(
+        env, "every-2s", binding="Hello", payload={"name": "rpc"}, every_ms=2000
+    )
     assert (created["source"], created["next_run_at"], created["description"]) == (
         "runtime",
         START + 2000,
@@ -29,37 +33,40 @@ async def test_create_fire_pause_resume_trigger_delete_over_rpc(clock: VirtualCl
     assert hello == [f"Hello#0:every-2s-{START + 2000}", f"Hello#0:every-2s-{START + 4000}"]
     assert (await driver.job(hello[0])).state == "COMPLETED"
 
-    assert (await schedules.pause(env, "every-2s"))["paused"] is True
+    assert (await schedules.pause_schedule(env, "every-2s"))["paused"] is True
     await clock.advance(10_000)
     assert len(await driver.jobs_of("Hello")) == 2
-    job_id = await schedules.trigger(env, "every-2s")
+    job_id = await schedules.trigger_schedule(env, "every-2s")
     assert job_id == f"Hello#0:every-2s-now-{START + 14_100}"
-    resumed = await schedules.resume(env, "every-2s")
+    resumed = await schedules.resume_schedule(env, "every-2s")
     assert resumed["next_run_at"] == START + 16_000  # the phase of the first occurrence
-    changed = await schedules.update(env, "every-2s", payload={"name": "changed"})
+    changed = await schedules.update_schedule(env, "every-2s", payload={"name": "changed"})
     assert (changed["payload"], changed["next_run_at"]) == ({"name": "changed"}, START + 16_000)
 
-    listed = [s["name"] for s in await schedules.list(env)]
+    listed = [s["name"] for s in await schedules.list_schedules(env)]
     assert listed == ["every-2s", "hello-every-10-minutes"]
-    await schedules.delete(env, "every-2s")
-    assert await schedules.get(env, "every-2s") is None
+    await schedules.delete_schedule(env, "every-2s")
+    assert await schedules.get_schedule(env, "every-2s") is None
 
 
 async def test_refusals_raise_schedule_error_with_status_field_and_rule(driver: Driver) -> None:
-    schedules = create_schedule_client()
+    schedules = create_client()
     env = driver.producer_env
     with pytest.raises(ScheduleError) as caught:
-        await schedules.create(env, "bad", binding="Hello", payload=None, every_ms=10)
+        await schedules.create_schedule(env, "bad", binding="Hello", payload=None, every_ms=10)
     assert (caught.value.status, caught.value.field, caught.value.rule) == (
         400,
         "everyMs",
         "must be an integer of at least 1000, got 10",
     )
     with pytest.raises(ScheduleError) as caught:
-        await schedules.delete(env, "hello-every-10-minutes")
+        await schedules.delete_schedule(env, "hello-every-10-minutes")
     assert caught.value.status == 409
     with pytest.raises(ScheduleError) as caught:
-        await schedules.pause(env, "missing")
+        await schedules.pause_schedule(env, "missing")
     assert (caught.value.status, caught.value.message) == (404, "schedule not found: missing")
+    unknown: dict[str, Any] = {
+        "delay_ms": 5
+    }  # not a schedule option: pyright refuses it, the run-time check too
     with pytest.raises(ValueError, match="delay_ms is not a schedule option"):
-        await schedules.create(env, "x", binding="Hello", payload=None, every_ms=1000, delay_ms=5)
+        await schedules.create_schedule(env, "x", binding="Hello", payload=None, every_ms=1000, **unknown)

@@ -14,7 +14,7 @@ from typing import Any
 
 from system_driver import Driver
 
-from tsumugi_client import create_client, create_schedule_client
+from tsumugi_client import create_client
 from tsumugi_dev.clock import VirtualClock
 from tsumugi_dev.runtime import LocalRuntime
 
@@ -59,13 +59,13 @@ async def test_a_flow_nodes_timeout_is_its_jobs_timeout(
 async def test_a_schedules_timeout_is_its_occurrences_timeout_in_the_rest_detail(
     driver: Driver, clock: VirtualClock
 ) -> None:
-    schedules = create_schedule_client()
+    schedules = create_client()
     env = driver.producer_env
-    created = await schedules.create(
+    created = await schedules.create_schedule(
         env, "slow-ten", binding="Hello", payload={"name": "t"}, every_ms=60_000, timeout_ms=600_000
     )
     assert created["options"]["timeoutMs"] == 600_000
-    job_id = await schedules.trigger(env, "slow-ten")
+    job_id = await schedules.trigger_schedule(env, "slow-ten")
     status, body = await driver.rest("GET", "/api/jobs/" + urllib.parse.quote(job_id, safe=""))
     assert status == 200, body
     assert body["job"]["timeout_ms"] == 600_000  # the dashboard prints this one ("10 min"), not the default

@@ -7,6 +7,7 @@ producer that must not import the performer's Worker at run time would do.
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any, reveal_type
 
 from tsumugi_client import AsyncTsumugiClient, PerformerRef, TsumugiClient, create_client, performer_ref
@@ -58,3 +59,14 @@ async def worker_calls(env: Any, payload: HelloPayload) -> None:
     reveal_type(await client.enqueue(env, Hello, payload))  # revealed: str
     await client.enqueue(env, Hello, 3)  # error
     reveal_type(await client.enqueue(env, binding="Hello", payload={"name": "a"}))  # revealed: str
+
+
+async def run_and_schedule_calls(env: Any, http: TsumugiClient) -> None:
+    """Runs and schedules are the same calls on both kinds of client (ADR-0162); schedule options are typed."""
+    client = create_client()
+    reveal_type(await client.start_run(env, "greetings", {}))  # revealed: str
+    reveal_type(http.start_run("greetings", {}, deadline_ms=timedelta(minutes=5)))  # revealed: str
+    http.create_schedule("n", binding="Hello", payload={}, every_ms=timedelta(minutes=10))
+    await client.create_schedule(env, "n", binding="Hello", payload={}, evry_ms=60_000)  # error
+    http.update_schedule("n", timeout_ms="1s")  # error
+    reveal_type(http.trigger_schedule("n"))  # revealed: str

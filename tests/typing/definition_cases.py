@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+from tsumugi_core.options import ExponentialBackoff, FixedBackoff
 from tsumugi_scheduler.definition import define_tsumugi
 
 define_tsumugi(
@@ -29,3 +30,24 @@ define_tsumugi(schedules={"n": {"binding": "Hello", "payload": {}, "overlap": "s
 define_tsumugi(retention={"older_than": 1000})  # error
 define_tsumugi(on_settled={"binding": "Hello", "states": ["DONE"]})  # error
 define_tsumugi(runs={"max_node": 10})  # error
+
+# Backoffs and rates take timedelta too (ADR-0161); their fields are still checked by name and type.
+define_tsumugi(
+    bindings={"Hello": {"policy": {"rate": {"tokens": 1, "interval_ms": dt.timedelta(seconds=1)}}}},
+    schedules={
+        "fixed": {
+            "binding": "Hello",
+            "payload": {},
+            "every_ms": 60_000,
+            "backoff": FixedBackoff(delay_ms=dt.timedelta(seconds=30)),
+        },
+        "exp": {
+            "binding": "Hello",
+            "payload": {},
+            "every_ms": 60_000,
+            "backoff": ExponentialBackoff(base_ms=dt.timedelta(seconds=1), max_ms=60_000),
+        },
+    },
+)
+FixedBackoff(delay=1000)  # error
+ExponentialBackoff(base_ms="1s")  # error

@@ -25,5 +25,5 @@ def test_misspelt_schedule_policy_and_run_options_are_type_errors() -> None:
         for d in json.loads(completed.stdout)["generalDiagnostics"]
         if d["severity"] == "error"
     }
-    assert len(expected) == 8
+    assert len(expected) == 10
     assert errors == expected

@@ -1,13 +1,13 @@
-"""create_client: transport choice and configuration errors, checked once at creation."""
+"""create_client: the Worker client, its configuration errors checked once at creation."""
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
-import httpx
 import pytest
 
-from tsumugi_client import WorkerClient, create_client
+from tsumugi_client import AsyncTsumugiClient, TsumugiClient, WorkerClient, create_client
 
 
 def test_defaults_make_a_service_binding_client() -> None:
@@ -17,13 +17,7 @@ def test_defaults_make_a_service_binding_client() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"token": "t"}, "token and http_client apply to HTTP only: give base_url too"),
         ({"service": "not a name"}, "service must be an env binding name"),
-        ({"base_url": "ftp://x"}, "base_url must be an absolute http:// or https:// URL, got 'ftp://x'"),
-        ({"base_url": "tsumugi.example.com"}, "base_url must be an absolute"),
-        ({"base_url": "https://x", "token": ""}, "token must be a non-empty string"),
-        ({"base_url": "https://x", "token": "  "}, "token must be a non-empty string"),
-        ({"base_url": "https://x", "http_client": object()}, "http_client must be an httpx.AsyncClient"),
         ({"on_enqueue": 3}, "on_enqueue must be callable"),
         (
             {"bindings": {"MAIL": {"shards": -1}}},
@@ -36,7 +30,34 @@ def test_bad_settings_name_the_setting_and_the_rule(kwargs: dict[str, Any], mess
         create_client(**kwargs)
 
 
-async def test_http_client_without_base_url_is_refused() -> None:
-    async with httpx.AsyncClient() as http:
-        with pytest.raises(ValueError, match="give base_url too"):
-            create_client(http_client=http)
+def test_the_worker_client_has_no_http_mode() -> None:
+    """HTTP is the HTTP pair's (ADR-0162): create_client takes no base_url, token or http_client."""
+    with pytest.raises(TypeError):
+        create_client(base_url="https://x")  # pyright: ignore[reportCallIssue]
+
+
+def _public_methods(cls: type) -> dict[str, inspect.Signature]:
+    return {
+        name: inspect.signature(member)
+        for name, member in inspect.getmembers(cls, inspect.isfunction)
+        if not name.startswith("_") and name not in ("close", "aclose", "job")
+    }
+
+
+def test_the_three_clients_have_the_same_calls() -> None:
+    """One set of calls: the async twin mirrors the blocking client, the Worker client adds ``env`` first."""
+    blocking, awaited, worker = (
+        _public_methods(c) for c in (TsumugiClient, AsyncTsumugiClient, WorkerClient)
+    )
+    assert blocking.keys() == awaited.keys() == worker.keys()
+    for name, signature in blocking.items():
+        assert list(awaited[name].parameters) == list(signature.parameters)
+        answer = str(signature.return_annotation)
+        assert str(awaited[name].return_annotation) == answer.replace("Job[", "AsyncJob["), name
+        if name != "enqueue":  # the Worker's enqueue also takes the original's binding= / payload= keywords
+            assert list(worker[name].parameters) == ["self", "env", *list(signature.parameters)[1:]], name
+        if "Job" not in answer:  # the Worker client answers ids where the HTTP pair answers handles
+            assert str(worker[name].return_annotation) == answer, name
+        assert inspect.iscoroutinefunction(getattr(AsyncTsumugiClient, name))
+        assert inspect.iscoroutinefunction(getattr(WorkerClient, name))
+    assert {"start_run", "get_run", "create_schedule", "trigger_schedule", "send_event"} <= blocking.keys()

@@ -1,4 +1,4 @@
-"""The runs and schedules clients take `timedelta` for their durations (ADR-0156) and send milliseconds."""
+"""Run and schedule calls take `timedelta` for their durations (ADR-0156) and send milliseconds."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tsumugi_client import RunsClient
+from tsumugi_client import create_client
 from tsumugi_client._schedules import schedule_body
 from tsumugi_core.exceptions import InvalidFieldError
 
@@ -27,15 +27,15 @@ class _Scheduler:
 async def test_a_run_deadline_may_be_a_timedelta() -> None:
     scheduler = _Scheduler()
     env = SimpleNamespace(TSUMUGI=scheduler)
-    assert await RunsClient().start(env, "f", {"a": 1}, deadline_ms=dt.timedelta(minutes=5)) == "f:1"
-    await RunsClient().start(env, "f", None, deadline_ms=90_000)
+    assert await create_client().start_run(env, "f", {"a": 1}, deadline_ms=dt.timedelta(minutes=5)) == "f:1"
+    await create_client().start_run(env, "f", None, deadline_ms=90_000)
     assert [body["deadlineMs"] for body in scheduler.bodies] == [300_000, 90_000]
 
 
 async def test_a_run_deadline_finer_than_a_millisecond_is_refused_before_sending() -> None:
     scheduler = _Scheduler()
     with pytest.raises(InvalidFieldError, match="whole number of milliseconds") as raised:
-        await RunsClient().start(
+        await create_client().start_run(
             SimpleNamespace(TSUMUGI=scheduler), "f", {}, deadline_ms=dt.timedelta(microseconds=1)
         )
     assert raised.value.field == "deadline_ms"

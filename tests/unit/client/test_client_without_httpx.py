@@ -18,9 +18,10 @@ class NoHttpx(importlib.abc.MetaPathFinder):
 
 sys.meta_path.insert(0, NoHttpx())
 import tsumugi_client
-from tsumugi_client import RunsClient, create_client, create_schedule_client
+from tsumugi_client import create_client
 
-create_client(bindings={"MAIL": {"shards": 2}}), create_schedule_client(), RunsClient()
+client = create_client(bindings={"MAIL": {"shards": 2}})
+assert callable(client.start_run) and callable(client.create_schedule)
 print("worker path: ok")
 try:
     tsumugi_client.TsumugiClient

@@ -1,9 +1,9 @@
-"""tsumugi_client: enqueue Tsumugi jobs from any Python program (HTTP) or from a Worker (Service Binding RPC).
+"""tsumugi_client: jobs, flow runs and schedules from any Python program (HTTP) or a Worker (Service Binding).
 
 - `TsumugiClient` (blocking) and `AsyncTsumugiClient` (asyncio): the REST API over httpx, with job handles
   (`Job` / `AsyncJob`: ``state()``, ``wait()``, ``result()``), retries and typed errors;
-- `create_client` -> `WorkerClient`: inside a Worker, through the Service Binding in ``env`` (the original's
-  ``enqueue(env, ...)`` shape).
+- `create_client` -> `WorkerClient`: inside a Worker, the same methods through the Service Binding in ``env``
+  (``env`` first, as the original's ``enqueue(env, ...)``; ``enqueue`` answers ids). ADR-0162.
 
 The two HTTP clients are loaded on first use (PEP 562), and with them httpx: a Worker's code enqueues through
 its Service Binding, and a Worker's upload carries no httpx (ADR-0107).
@@ -33,8 +33,8 @@ from tsumugi_client._factory import create_client
 from tsumugi_client._job import AsyncJob, Job, PollSchedule
 from tsumugi_client._retry import RetryPolicy
 from tsumugi_client._routing import MAX_BATCH_ITEMS, BindingConfig
-from tsumugi_client._runs import RunDetail, RunNodeView, RunsClient, RunStartError, RunView
-from tsumugi_client._schedules import ScheduleClient, ScheduleError, create_schedule_client
+from tsumugi_client._runs import FlowLike, RunDetail, RunNodeView, RunStartError, RunView
+from tsumugi_client._schedules import ScheduleError, ScheduleFields
 from tsumugi_client._targets import PerformerRef, Performs, performer_ref
 from tsumugi_client._views import AttemptLogEntry, CancelResult, JobDetail, StepEntry
 from tsumugi_core.enqueue_defaults import (
@@ -77,6 +77,7 @@ __all__ = [
     "EventSent",
     "ExponentialBackoff",
     "FixedBackoff",
+    "FlowLike",
     "Guarantee",
     "InvalidJobIdError",
     "Job",
@@ -93,9 +94,8 @@ __all__ = [
     "RunNodeView",
     "RunStartError",
     "RunView",
-    "RunsClient",
-    "ScheduleClient",
     "ScheduleError",
+    "ScheduleFields",
     "StepEntry",
     "TsumugiClient",
     "TsumugiClientError",
@@ -104,7 +104,6 @@ __all__ = [
     "WorkerClient",
     "apply_defaults",
     "create_client",
-    "create_schedule_client",
     "performer_ref",
 ]
 

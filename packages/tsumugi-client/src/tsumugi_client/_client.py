@@ -1,8 +1,9 @@
-"""`WorkerClient`: enqueue, read and steer jobs from a Worker (Service Binding), or over HTTP with an env-shaped API.
+"""`WorkerClient`: jobs, runs and schedules from inside a Worker, through its Service Binding.
 
-Every enqueue runs the same steps on both transports, all before anything is sent: the on_enqueue defaults
-(A1), the core's validation, and routing to a shard. Items then go out in one call per destination shard
-(chunks of one shard in order, different shards in parallel), and the ids come back in input order.
+It has the HTTP clients' methods (ADR-0162) with the Worker's ``env`` first. Every enqueue runs the same steps
+as theirs, all before anything is sent: the on_enqueue defaults (A1), the core's validation, and routing to a
+shard. Items then go out in one call per destination shard (chunks of one shard in order, different shards in
+parallel), and the ids come back in input order.
 """
 
 from __future__ import annotations
@@ -10,14 +11,24 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Mapping, Sequence
 from types import TracebackType
-from typing import Any, Self, Unpack, overload
+from typing import Any, Literal, Self, Unpack, overload
+
+import msgspec
 
 from tsumugi_client._enqueue_kwargs import EnqueueItemDict, EnqueueKwargs, item_from_fields
 from tsumugi_client._enqueue_plan import item_of, relocate, unprefixed
 from tsumugi_client._events import EventSent, decode_event_sent, event_body
 from tsumugi_client._routing import Batch, Destination, destination_of, plan_batches
+from tsumugi_client._rpc_transport import ServiceBindingTransport
+from tsumugi_client._runs import FlowLike, RunDetail, rpc_run, run_body, run_control
+from tsumugi_client._schedules import (
+    ScheduleFields,
+    rpc_schedule,
+    schedule_body,
+    schedule_change,
+    trigger_answer,
+)
 from tsumugi_client._targets import P, PerformerRef, Performs, resolve_target
-from tsumugi_client._transport import Transport
 from tsumugi_client._views import CancelResult, JobDetail
 from tsumugi_client._wire import reschedule_body, wire_item
 from tsumugi_core.enqueue_defaults import OnEnqueue, apply_defaults
@@ -37,15 +48,21 @@ def _check_job_id(job_id: object) -> str:
 
 
 class WorkerClient:
-    """Producer API over one transport; make it with `create_client`.
+    """The Worker client: the HTTP clients' methods through a Service Binding; make it with `create_client`.
 
     Every method takes the Worker's ``env`` first, as the original's ``createClient`` does (ADR-0061): the
-    Service Binding lives there. Over HTTP ``env`` is ignored (may be None); ordinary Python programs use
-    `TsumugiClient` / `AsyncTsumugiClient` instead. Options are keyword-only and kept apart from the payload.
+    Service Binding lives there. Programs outside Workers use `TsumugiClient` / `AsyncTsumugiClient`, whose
+    methods have the same names, arguments and answers but for two things: ``enqueue`` answers the job id, not
+    a handle (waiting inside a Worker would spend its wall time and subrequests), and ``env`` comes first
+    (ADR-0162). Options are keyword-only and kept apart from the payload.
     """
 
     def __init__(
-        self, *, transport: Transport, shard_counts: Mapping[str, int], on_enqueue: OnEnqueue | None
+        self,
+        *,
+        transport: ServiceBindingTransport,
+        shard_counts: Mapping[str, int],
+        on_enqueue: OnEnqueue | None,
     ) -> None:
         """Use ``transport``; ``shard_counts`` and ``on_enqueue`` are already checked by `create_client`."""
         self._transport = transport
@@ -61,7 +78,7 @@ class WorkerClient:
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Close the HTTP connection pool the client created (nothing to do otherwise)."""
+        """Nothing to release (the binding belongs to the Worker); kept so ``async with`` works."""
         await self._transport.aclose()
 
     @overload
@@ -233,3 +250,87 @@ class WorkerClient:
         """
         checked = _check_job_id(job_id)
         await self._transport.reschedule(env, checked, reschedule_body(run_at, delay_ms, priority))
+
+    # runs ---------------------------------------------------------------------------------------------
+
+    async def start_run(
+        self,
+        env: object,
+        flow: str | FlowLike,
+        run_input: Any,
+        *,
+        run_id: str | None = None,
+        deadline_ms: Duration | None = None,
+    ) -> str:
+        """Start a run of ``flow`` on ``run_input``; see `TsumugiClient.start_run`.
+
+        Raises:
+            RunStartError: the scheduler refused it (the message is its rule).
+            TsumugiClientError: the scheduler could not be reached or has no flows.
+        """
+        body = run_body(flow, run_input, run_id, deadline_ms)
+        return str(await rpc_run(self._transport.stub(env), "start_run", body))
+
+    async def get_run(self, env: object, run_id: str) -> RunDetail | None:
+        """The run and its nodes, or None when the scheduler has no such run."""
+        found = await rpc_run(self._transport.stub(env), "get_run", run_id)
+        return None if found is None else msgspec.convert(found, RunDetail)
+
+    async def _run_control(self, env: object, action: Literal["cancel", "retry"], run_id: str) -> None:
+        run_control(await rpc_run(self._transport.stub(env), f"{action}_run", run_id), run_id)
+
+    async def cancel_run(self, env: object, run_id: str) -> None:
+        """Cancel a RUNNING run (it drains to CANCELLED); 409 ``invalid-state`` / 410 ``gone`` otherwise."""
+        await self._run_control(env, "cancel", run_id)
+
+    async def retry_run(self, env: object, run_id: str) -> None:
+        """Resume a FAILED run; 409 ``invalid-state`` / 410 ``gone`` otherwise."""
+        await self._run_control(env, "retry", run_id)
+
+    # schedules ----------------------------------------------------------------------------------------
+
+    async def _schedule(self, env: object, method: str, *args: Any) -> Any:
+        return await rpc_schedule(self._transport.stub(env), method, *args)
+
+    async def list_schedules(self, env: object) -> list[dict[str, Any]]:
+        """Every schedule (the API's view: timing in words, next occurrences, last run...)."""
+        return [dict(value) for value in await self._schedule(env, "list_schedules")]
+
+    async def get_schedule(self, env: object, name: str) -> dict[str, Any] | None:
+        """One schedule, or None."""
+        found = await self._schedule(env, "get_schedule", name)
+        return None if found is None else dict(found)
+
+    async def create_schedule(
+        self, env: object, name: str, **options: Unpack[ScheduleFields]
+    ) -> dict[str, Any]:
+        """Create a run-time schedule (`ScheduleFields`); the created schedule.
+
+        Raises:
+            ScheduleError: the scheduler refused it (``field`` as the body spells it, ``rule``, ``status``).
+        """
+        answer = await self._schedule(env, "create_schedule", schedule_body(name, **options))
+        return dict(schedule_change(answer)["schedule"])
+
+    async def update_schedule(
+        self, env: object, name: str, **changes: Unpack[ScheduleFields]
+    ) -> dict[str, Any]:
+        """Change a run-time schedule's fields; the changed schedule."""
+        answer = await self._schedule(env, "update_schedule", name, schedule_body(**changes))
+        return dict(schedule_change(answer)["schedule"])
+
+    async def delete_schedule(self, env: object, name: str) -> None:
+        """Delete a run-time schedule."""
+        schedule_change(await self._schedule(env, "delete_schedule", name))
+
+    async def pause_schedule(self, env: object, name: str) -> dict[str, Any]:
+        """Stop firing; the schedule."""
+        return dict(schedule_change(await self._schedule(env, "pause_schedule", name))["schedule"])
+
+    async def resume_schedule(self, env: object, name: str) -> dict[str, Any]:
+        """Fire again from the next boundary; the schedule."""
+        return dict(schedule_change(await self._schedule(env, "resume_schedule", name))["schedule"])
+
+    async def trigger_schedule(self, env: object, name: str) -> str:
+        """Enqueue one occurrence now; its job id (a flow schedule's: the id of the run it started)."""
+        return trigger_answer(schedule_change(await self._schedule(env, "trigger_schedule", name)))

@@ -12,7 +12,7 @@ from typing import Any, Literal, TypedDict
 import msgspec
 
 from tsumugi_core.options import Backoff, EnqueueItem, EnqueueValidationError, Guarantee
-from tsumugi_core.time_values import Duration, Instant, with_milliseconds
+from tsumugi_core.time_values import Duration, Instant
 
 __all__ = ["EnqueueItemDict", "EnqueueKwargs", "item_from_fields"]
 
@@ -51,18 +51,16 @@ class EnqueueItemDict(EnqueueKwargs):
 
 
 _ITEM_FIELDS = frozenset(field.name for field in msgspec.structs.fields(EnqueueItem))
-_DURATIONS = ("timeout_ms", "delay_ms", "unique_for_ms", "expires_in_ms")
-_INSTANTS = ("run_at", "expires_at")
 
 
 def item_from_fields(fields: Mapping[str, Any]) -> EnqueueItem:
     """Build an `EnqueueItem` from Python-named fields, refusing names that are not enqueue fields.
 
-    Durations may be `timedelta`s and instants aware `datetime`s; they are converted to milliseconds.
+    Durations may be `timedelta`s and instants aware `datetime`s; the item converts them to milliseconds.
 
     Raises:
-        EnqueueValidationError: a key is not an enqueue option, or ``binding`` / ``payload`` is missing.
-        InvalidFieldError: a datetime is naive, or a time value is not whole milliseconds.
+        EnqueueValidationError: a key is not an enqueue option, ``binding`` / ``payload`` is missing, a
+            datetime is naive, or a time value is not whole milliseconds.
     """
     for name in fields:
         if name not in _ITEM_FIELDS:
@@ -70,4 +68,4 @@ def item_from_fields(fields: Mapping[str, Any]) -> EnqueueItem:
     for required in ("binding", "payload"):
         if required not in fields:
             raise EnqueueValidationError(required, "is required")
-    return EnqueueItem(**with_milliseconds(fields, _DURATIONS, _INSTANTS))
+    return EnqueueItem(**fields)

@@ -9,7 +9,7 @@ The clock and the sleep are the client's (injectable for tests). `Job` and `Asyn
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import msgspec
 
@@ -17,6 +17,7 @@ from tsumugi_client._errors import JobFailedError, JobNotFoundError, TsumugiClie
 from tsumugi_client._views import JobDetail
 from tsumugi_core.exceptions import InvalidFieldError
 from tsumugi_core.states import TERMINAL_STATES, JobState
+from tsumugi_core.time_values import Seconds, as_seconds, struct_in_seconds
 
 __all__ = ["AsyncJob", "Job", "PollSchedule", "WaitClock", "outcome_of"]
 
@@ -35,6 +36,14 @@ class PollSchedule(msgspec.Struct, frozen=True, kw_only=True):
     factor: float = 2.0
     max_s: float = 1.0
 
+    if TYPE_CHECKING:
+
+        def __init__(self, *, first_s: Seconds = 0.01, factor: float = 2.0, max_s: Seconds = 1.0) -> None:
+            """``first_s`` / ``max_s``: seconds or a `timedelta` (ADR-0161)."""
+
+    def __post_init__(self) -> None:
+        struct_in_seconds(self, ("first_s", "max_s"))
+
     def delay_s(self, looks: int) -> float:
         """The pause after look number ``looks`` (0 for the first)."""
         return min(self.max_s, self.first_s * self.factor**looks)
@@ -44,9 +53,10 @@ class WaitClock:
     """One wait's deadline and pauses."""
 
     def __init__(
-        self, job_id: str, timeout_s: float | None, now: Callable[[], float], poll: PollSchedule
+        self, job_id: str, timeout: Seconds | None, now: Callable[[], float], poll: PollSchedule
     ) -> None:
-        """Start now; ``timeout_s`` None waits without end."""
+        """Start now; ``timeout`` (seconds or a `timedelta`) None waits without end."""
+        timeout_s = None if timeout is None else as_seconds(timeout)
         if timeout_s is not None and timeout_s < 0:
             raise InvalidFieldError("timeout", f"must not be negative, got {timeout_s}")
         self._job_id = job_id
@@ -135,7 +145,7 @@ class Job(Generic[R]):
         """The job's state now."""
         return self.detail().state
 
-    def wait(self, timeout: float | None = None) -> JobDetail:
+    def wait(self, timeout: Seconds | None = None) -> JobDetail:
         """Wait until the job is finished (COMPLETED, FAILED, CANCELLED or STALLED) and return its detail.
 
         Raises:
@@ -146,7 +156,7 @@ class Job(Generic[R]):
             self._sleep(clock.pause_s(detail))
         return detail
 
-    def result(self, timeout: float | None = None) -> R:
+    def result(self, timeout: Seconds | None = None) -> R:
         """Wait for the job (see `wait`) and return its result, decoded into the performer's result type.
 
         Raises:
@@ -190,14 +200,14 @@ class AsyncJob(Generic[R]):
         """The job's state now."""
         return (await self.detail()).state
 
-    async def wait(self, timeout: float | None = None) -> JobDetail:
+    async def wait(self, timeout: Seconds | None = None) -> JobDetail:
         """Wait until the job is finished and return its detail (`WaitTimeoutError` after ``timeout`` s)."""
         clock = WaitClock(self.id, timeout, self._now, self._poll)
         while (detail := await self.detail()).state not in TERMINAL_STATES:
             await self._sleep(clock.pause_s(detail))
         return detail
 
-    async def result(self, timeout: float | None = None) -> R:
+    async def result(self, timeout: Seconds | None = None) -> R:
         """Wait for the job and return its decoded result (`JobFailedError` when it ended without one)."""
         value: R = outcome_of(await self.wait(timeout), self._result_type)
         return value

@@ -17,10 +17,12 @@ Example:
 from __future__ import annotations
 
 from enum import Enum
+from typing import TYPE_CHECKING
 
 import msgspec
 
 from tsumugi_core.exceptions import InvalidFieldError
+from tsumugi_core.time_values import Seconds, struct_in_seconds
 
 __all__ = ["Failure", "RetryPolicy"]
 
@@ -53,8 +55,22 @@ class RetryPolicy(msgspec.Struct, frozen=True, kw_only=True):
     max_s: float = 5.0
     jitter: bool = True
 
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            attempts: int = 4,
+            base_s: Seconds = 0.2,
+            factor: float = 2.0,
+            max_s: Seconds = 5.0,
+            jitter: bool = True,
+        ) -> None:
+            """``base_s`` / ``max_s``: seconds or a `timedelta` (ADR-0161)."""
+
     def __post_init__(self) -> None:
         """Check the settings; the message names the field."""
+        struct_in_seconds(self, ("base_s", "max_s"))
         if self.attempts < 1:
             raise InvalidFieldError("attempts", f"must be at least 1, got {self.attempts}")
         if self.base_s < 0 or self.max_s < 0 or self.factor < 1:

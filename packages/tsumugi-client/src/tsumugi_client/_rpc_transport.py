@@ -25,7 +25,12 @@ class ServiceBindingTransport:
         """Use the binding ``env.<service>`` at each call."""
         self._service = service
 
-    def _stub(self, env: object) -> Any:
+    def stub(self, env: object) -> Any:
+        """The binding ``env.<service>`` (``env`` may be a plain mapping).
+
+        Raises:
+            TsumugiClientError: ``env`` is None or has no such binding.
+        """
         if env is None:
             raise TsumugiClientError(
                 None,
@@ -44,7 +49,7 @@ class ServiceBindingTransport:
         return stub
 
     async def _call(self, env: object, method: str, *args: Any) -> Any:
-        stub = self._stub(env)
+        stub = self.stub(env)
         try:
             answer: Any = await getattr(stub, method)(*args)
             return answer

@@ -1,14 +1,13 @@
-"""Flow runs from a producer: start a run, read it (with its nodes and output), cancel or resume it.
+"""Flow runs from a producer: the run views, and each run call as an HTTP `Call` and as a Service Binding call.
 
-Over a Service Binding (``env.TSUMUGI``, the scheduler's RPC entrypoint) or HTTP (the REST API), with the same
-answers on both. Kept in a module of its own, beside the job client, so it can join whichever client class
-hosts it.
+The calls live on the three clients (ADR-0162): ``start_run``, ``get_run``, ``cancel_run`` and ``retry_run`` on
+`TsumugiClient` / `AsyncTsumugiClient` (REST, ``/api/runs``) and on `WorkerClient` (RPC, ``env.TSUMUGI``), with
+the same answers and errors on both.
 
 Example (inside a Worker)::
 
-    runs = RunsClient()
-    run_id = await runs.start(self.env, "greetings", {"names": ["a", "b"]})
-    detail = await runs.get(self.env, run_id)
+    run_id = await client.start_run(self.env, "greetings", {"names": ["a", "b"]})
+    detail = await client.get_run(self.env, run_id)
     if detail is not None and detail.run.state == "COMPLETED":
         print(detail.run.output_value())
 """
@@ -21,13 +20,14 @@ from urllib.parse import quote
 
 import msgspec
 
+from tsumugi_client._calls import Call
 from tsumugi_client._errors import INVALID_STATE_MESSAGE, TsumugiClientError
-from tsumugi_client._httpx import load_httpx
+from tsumugi_client._http_errors import decode_body, error_of
 from tsumugi_core.exceptions import TsumugiError
 from tsumugi_core.time_values import Duration, duration_ms
 
 if TYPE_CHECKING:
-    import httpx
+    import httpx  # annotations only: the HTTP clients import it (ADR-0107)
 
 __all__ = [
     "RUN_GONE_MESSAGE",
@@ -36,9 +36,13 @@ __all__ = [
     "RunNodeView",
     "RunStartError",
     "RunView",
-    "RunsClient",
+    "get_run_call",
+    "rpc_run",
+    "run_body",
+    "run_control",
+    "run_control_call",
+    "start_run_call",
 ]
-# Exported from tsumugi_client; kept apart from the job client so it can join whichever client class hosts it.
 
 RUN_GONE_MESSAGE: Final = "run not found (deleted after its retention, or never started)"
 
@@ -117,9 +121,10 @@ def _name(flow: str | FlowLike) -> str:
     return flow if isinstance(flow, str) else flow.name
 
 
-def _body(
+def run_body(
     flow: str | FlowLike, run_input: Any, run_id: str | None, deadline_ms: Duration | None
 ) -> dict[str, Any]:
+    """The start body: ``flow``, ``input``, optional ``id`` and ``deadlineMs`` (a `timedelta` sent as ms)."""
     body: dict[str, Any] = {"flow": _name(flow), "input": msgspec.to_builtins(run_input)}
     if run_id is not None:
         body["id"] = run_id
@@ -128,7 +133,8 @@ def _body(
     return body
 
 
-def _control(answer: Mapping[str, Any], run_id: str) -> None:
+def run_control(answer: Mapping[str, Any], run_id: str) -> None:
+    """Raise the refusal a cancel / retry answer stands for (``gone`` 410, else ``invalid-state`` 409)."""
     if answer.get("ok") is True:
         return
     if answer.get("reason") == "gone":
@@ -144,118 +150,66 @@ def _start_error(text: str) -> RunStartError | None:
     return None
 
 
-class RunsClient:
-    """Runs over the Service Binding ``binding`` (default ``TSUMUGI``), or over HTTP when ``base_url`` is given."""
+async def rpc_run(stub: Any, method: str, *args: Any) -> Any:
+    """Call the run method ``method`` on the scheduler's entrypoint ``stub``; its refusals as our errors.
 
-    def __init__(
-        self,
-        *,
-        binding: str = "TSUMUGI",
-        base_url: str | None = None,
-        token: str | None = None,
-        http: httpx.AsyncClient | None = None,
-    ) -> None:
-        """Choose the transport; ``http`` lets a caller share (and close) its own httpx client."""
-        self._binding = binding
-        self._http = http
-        if base_url is not None and http is None:
-            headers = {} if token is None else {"authorization": f"Bearer {token}"}
-            self._http = load_httpx().AsyncClient(base_url=base_url, headers=headers)
+    Raises:
+        RunStartError: the scheduler refused a start (its rule is the message).
+        TsumugiClientError: any other failure of the call.
+    """
+    try:
+        return await getattr(stub, method)(*args)
+    except TsumugiClientError:
+        raise
+    except Exception as exc:
+        refused = _start_error(f"{type(exc).__name__}: {exc}")
+        if refused is not None:
+            raise refused from exc
+        raise TsumugiClientError(None, f"scheduler RPC {method} failed: {type(exc).__name__}: {exc}") from exc
 
-    async def aclose(self) -> None:
-        """Close the HTTP client this object created."""
-        if self._http is not None:
-            await self._http.aclose()
 
-    def _stub(self, env: object) -> Any:
-        stub = getattr(env, self._binding, None)
-        if stub is None:
-            raise TsumugiClientError(None, f"env has no {self._binding} binding (or give base_url= for HTTP)")
-        return stub
+def _run_path(run_id: str, *action: str) -> str:
+    return "/".join(["/api/runs", quote(run_id, safe=":"), *action])
 
-    async def _rpc(self, env: object, method: str, *args: Any) -> Any:
-        try:
-            return await getattr(self._stub(env), method)(*args)
-        except TsumugiClientError:
-            raise
-        except Exception as exc:
-            refused = _start_error(f"{type(exc).__name__}: {exc}")
-            if refused is not None:
-                raise refused from exc
-            raise TsumugiClientError(
-                None, f"scheduler RPC {method} failed: {type(exc).__name__}: {exc}"
-            ) from exc
 
-    async def _request(self, method: str, path: str, body: Any = None) -> httpx.Response:
-        http_errors: Any = load_httpx().HTTPError
-        assert self._http is not None
-        try:
-            return await self._http.request(method, path, json=body)
-        except http_errors as exc:
-            raise TsumugiClientError(None, f"{method} {path} failed: {exc}") from exc
+def start_run_call(body: dict[str, Any]) -> Call[str]:
+    """``POST /api/runs``; repeated after a lost answer only with a run id (then the start is idempotent)."""
 
-    async def start(
-        self,
-        env: object,
-        flow: str | FlowLike,
-        run_input: Any,
-        *,
-        run_id: str | None = None,
-        deadline_ms: Duration | None = None,
-    ) -> str:
-        """Start a run of ``flow`` on ``run_input``; answers ``<flow>:<local>``.
-
-        A ``run_id`` used before answers that run's id (the start is idempotent).
-        ``deadline_ms`` (milliseconds or a `timedelta`) overrides the flow's deadline for this run.
-
-        Raises:
-            RunStartError: the scheduler refused it (the message is its rule).
-            TsumugiClientError: the scheduler could not be reached or has no flows (501).
-        """
-        body = _body(flow, run_input, run_id, deadline_ms)
-        if self._http is None:
-            return str(await self._rpc(env, "start_run", body))
-        response = await self._request("POST", "/api/runs", body)
+    def read(response: httpx.Response) -> str:
+        answer = decode_body(response)
         if response.status_code == 400:
-            raise RunStartError(str(response.json().get("error")))
-        if response.status_code != 201:
-            raise TsumugiClientError(response.status_code, response.text)
-        return str(response.json()["id"])
+            raise RunStartError(str((answer or {}).get("error") or response.text[:200]))
+        if not response.is_success:
+            raise error_of(response)
+        return str((answer or {}).get("id"))
 
-    async def get(self, env: object, run_id: str) -> RunDetail | None:
-        """The run and its nodes, or None when the read model has no such run."""
-        if self._http is None:
-            found = await self._rpc(env, "get_run", run_id)
-            return None if found is None else msgspec.convert(found, RunDetail)
-        response = await self._request("GET", f"/api/runs/{quote(run_id, safe=':')}")
-        if response.status_code == 404:
+    return Call(method="POST", path="/api/runs", body=body, idempotent="id" in body, read=read)
+
+
+def get_run_call(run_id: str) -> Call[RunDetail | None]:
+    """``GET /api/runs/{id}``; a JSON 404 means no such run (None)."""
+
+    def read(response: httpx.Response) -> RunDetail | None:
+        if response.status_code == 404 and decode_body(response) is not None:
             return None
-        if response.status_code != 200:
-            raise TsumugiClientError(response.status_code, response.text)
-        return msgspec.json.decode(response.content, type=RunDetail)
+        if not response.is_success:
+            raise error_of(response)
+        try:
+            return msgspec.json.decode(response.content, type=RunDetail)
+        except msgspec.ValidationError as exc:
+            raise TsumugiClientError(None, f"the scheduler answered a malformed run: {exc}") from None
 
-    async def _mutate(self, env: object, action: str, run_id: str) -> None:
-        if self._http is None:
-            _control(await self._rpc(env, f"{action}_run", run_id), run_id)
+    return Call(method="GET", path=_run_path(run_id), idempotent=True, read=read)
+
+
+def run_control_call(action: str, run_id: str) -> Call[None]:
+    """``POST /api/runs/{id}/cancel`` or ``/retry``; a refusal (409 / 410 or ``ok: false``) raises."""
+
+    def read(response: httpx.Response) -> None:
+        answer = decode_body(response)
+        if response.status_code in (200, 409, 410) and answer is not None:
+            run_control(answer, run_id)
             return
-        response = await self._request("POST", f"/api/runs/{quote(run_id, safe=':')}/{action}")
-        if response.status_code in (200, 409, 410):
-            _control(response.json(), run_id)
-            return
-        raise TsumugiClientError(response.status_code, response.text)
+        raise error_of(response)
 
-    async def cancel(self, env: object, run_id: str) -> None:
-        """Cancel a RUNNING run (it drains to CANCELLED).
-
-        Raises:
-            TsumugiClientError: 409 ``invalid-state`` / 410 ``gone`` / transport failures.
-        """
-        await self._mutate(env, "cancel", run_id)
-
-    async def retry(self, env: object, run_id: str) -> None:
-        """Resume a FAILED run.
-
-        Raises:
-            TsumugiClientError: 409 ``invalid-state`` / 410 ``gone`` / transport failures.
-        """
-        await self._mutate(env, "retry", run_id)
+    return Call(method="POST", path=_run_path(run_id, action), idempotent=False, read=read)

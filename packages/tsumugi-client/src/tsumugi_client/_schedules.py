@@ -1,12 +1,13 @@
-"""Recurring schedules from a producer: list, get, create, update, delete, pause, resume, trigger (issue 12).
+"""Recurring schedules from a producer: each schedule call as an HTTP `Call` and as a Service Binding call.
 
-One client over either transport: Service Binding RPC to the scheduler's entrypoint (``env.TSUMUGI``, methods
-``list_schedules`` ...) or HTTP to the REST API (``/api/schedules``). Options are snake_case keywords, sent as
-the API's camelCase body. A refusal raises `ScheduleError` with the HTTP status it maps to and, for invalid
-input, the field (as the body spells it) and the rule.
+The calls live on the three clients (ADR-0162): ``list_schedules``, ``get_schedule``, ``create_schedule``,
+``update_schedule``, ``delete_schedule``, ``pause_schedule``, ``resume_schedule`` and ``trigger_schedule`` on
+`TsumugiClient` / `AsyncTsumugiClient` (REST, ``/api/schedules``) and on `WorkerClient` (RPC, ``env.TSUMUGI``).
+Options are snake_case keywords (`ScheduleFields`), sent as the API's camelCase body. A refusal raises
+`ScheduleError` with the HTTP status it maps to and, for invalid input, the field (as the body spells it) and
+the rule.
 
 Example:
-    >>> schedules = create_schedule_client(base_url="https://tsumugi.example.com", token="secret")
     >>> schedule_body("nightly", binding="Report", payload={}, cron="0 3 * * *", timezone="Asia/Tokyo",
     ...               max_attempts=5)
     {'name': 'nightly', 'binding': 'Report', 'payload': {}, 'cron': '0 3 * * *', 'timezone': 'Asia/Tokyo', 'maxAttempts': 5}
@@ -15,20 +16,67 @@ Example:
 from __future__ import annotations
 
 import urllib.parse
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Final, cast
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Final, Literal, TypedDict, TypeVar
 
 import msgspec
 
+from tsumugi_client._calls import Call
 from tsumugi_client._errors import TsumugiClientError
-from tsumugi_client._httpx import load_httpx
+from tsumugi_client._http_errors import decode_body
 from tsumugi_core.exceptions import InvalidFieldError
-from tsumugi_core.time_values import duration_ms
+from tsumugi_core.options import Backoff, Guarantee
+from tsumugi_core.time_values import Duration, duration_ms
 
 if TYPE_CHECKING:
-    import httpx
+    import httpx  # annotations only: the HTTP clients import it (ADR-0107)
 
-__all__ = ["ScheduleClient", "ScheduleError", "create_schedule_client", "schedule_body"]
+__all__ = [
+    "ScheduleError",
+    "ScheduleFields",
+    "create_schedule_call",
+    "delete_schedule_call",
+    "get_schedule_call",
+    "list_schedules_call",
+    "rpc_schedule",
+    "schedule_action_call",
+    "schedule_body",
+    "schedule_call",
+    "schedule_change",
+    "schedule_path",
+    "trigger_answer",
+    "trigger_schedule_call",
+    "update_schedule_call",
+]
+
+T = TypeVar("T")
+
+
+class ScheduleFields(TypedDict, total=False):
+    """A run-time schedule's options by their Python names (``create_schedule`` / ``update_schedule``).
+
+    A job schedule: ``binding``, ``payload``, a timing (``every_ms`` or ``cron`` with ``timezone``),
+    ``overlap`` and job options; a flow schedule: ``flow``, ``input``, a timing and ``deadline_ms``. Durations
+    take milliseconds or a `timedelta` (ADR-0156).
+    """
+
+    payload: Any
+    every_ms: Duration
+    cron: str
+    timezone: str
+    overlap: Literal["skip", "overlap"]
+    binding: str
+    partition_key: str
+    max_attempts: int
+    backoff: Backoff
+    timeout_ms: Duration
+    priority: int
+    guarantee: Guarantee | Literal["at-least-once", "at-most-once"]
+    concurrency_key: str
+    flow: str
+    input: Any
+    deadline_ms: Duration
+
 
 _CAMEL: Final = {
     "every_ms": "everyMs",
@@ -38,26 +86,7 @@ _CAMEL: Final = {
     "concurrency_key": "concurrencyKey",
     "deadline_ms": "deadlineMs",
 }
-_OPTIONS: Final = frozenset(
-    {
-        "payload",
-        "every_ms",
-        "cron",
-        "timezone",
-        "overlap",
-        "binding",
-        "partition_key",
-        "max_attempts",
-        "backoff",
-        "timeout_ms",
-        "priority",
-        "guarantee",
-        "concurrency_key",
-        "flow",
-        "input",
-        "deadline_ms",
-    }
-)
+_OPTIONS: Final = frozenset(ScheduleFields.__annotations__)
 
 
 _DURATIONS: Final = frozenset({"every_ms", "timeout_ms", "deadline_ms"})
@@ -109,159 +138,91 @@ def _refusal(answer: Mapping[str, Any], status: int | None = None) -> ScheduleEr
     )
 
 
-class ScheduleClient:
-    """Schedule calls over RPC (``env`` given to each call) or HTTP (``base_url``)."""
+def schedule_path(name: str = "", action: str = "") -> str:
+    """``/api/schedules[/<name>[/<action>]]`` with the name as one encoded segment."""
+    return "/api/schedules" + (f"/{urllib.parse.quote(name, safe='')}" if name else "") + action
 
-    def __init__(
-        self,
-        *,
-        base_url: str | None = None,
-        token: str | None = None,
-        http_client: httpx.AsyncClient | None = None,
-        service: str = "TSUMUGI",
-    ) -> None:
-        """Use HTTP when ``base_url`` is given, else the Service Binding ``env.<service>``."""
-        self._base_url = None if base_url is None else base_url.rstrip("/")
-        self._token = token
-        self._http_client = http_client
-        self._owned: httpx.AsyncClient | None = None
-        self._service = service
 
-    # -- transports -----------------------------------------------------------------------------------------
+def schedule_call(
+    method: str, path: str, read: Callable[[Any], T], *, body: Any = None, absent: bool = False
+) -> Call[T]:
+    """A schedules REST call: a 4xx / 5xx is a `ScheduleError` (None instead for a 404 when ``absent``)."""
 
-    def _stub(self, env: object) -> Any:
-        stub: Any = getattr(env, self._service, None)
-        if stub is None and isinstance(env, Mapping):
-            stub = cast("Mapping[str, Any]", env).get(self._service)
-        if stub is None:
-            raise ScheduleError(
-                None, f"env has no {self._service} binding (or create the client with base_url=...)"
-            )
-        return stub
-
-    async def _rpc(self, env: object, method: str, *args: Any) -> Any:
-        try:
-            answer = await getattr(self._stub(env), method)(*args)
-        except ScheduleError:
-            raise
-        except Exception as exc:
-            raise ScheduleError(None, f"scheduler RPC {method} failed: {type(exc).__name__}: {exc}") from exc
-        to_py = getattr(answer, "to_py", None)
-        return to_py() if callable(to_py) else answer
-
-    def _http(self) -> httpx.AsyncClient:
-        if self._http_client is not None:
-            return self._http_client
-        if self._owned is None:
-            owned: httpx.AsyncClient = load_httpx().AsyncClient()
-            self._owned = owned
-            return owned
-        return self._owned
-
-    async def _send(self, method: str, path: str, body: Any = None) -> Any:
-        http_errors: Any = load_httpx().HTTPError
-        headers = {} if self._token is None else {"authorization": f"Bearer {self._token}"}
-        try:
-            response = await self._http().request(
-                method, f"{self._base_url}{path}", json=body, headers=headers
-            )
-        except http_errors as exc:
-            raise ScheduleError(None, f"the scheduler could not be reached: {exc}") from exc
-        try:
-            answer: Any = response.json()
-        except ValueError:
-            answer = {"error": response.text}
+    def read_answer(response: httpx.Response) -> T:
+        answer = decode_body(response)
+        if absent and response.status_code == 404 and answer is not None:
+            return read(None)
         if response.status_code >= 400:
-            raise _refusal(answer if isinstance(answer, Mapping) else {}, response.status_code)  # pyright: ignore[reportUnknownArgumentType]
-        return answer
+            said = answer or {"error": response.text[:200] or response.reason_phrase}
+            raise _refusal(said, response.status_code)
+        return read(answer)
 
-    async def _change(
-        self, env: object, rpc: str, http: tuple[str, str], *args: Any, body: Any = None
-    ) -> dict[str, Any]:
-        if self._base_url is not None:
-            method, path = http
-            return dict(await self._send(method, path, body))
-        answer = await self._rpc(env, rpc, *args, *([] if body is None else [body]))
-        if answer.get("ok") is not True:
-            raise _refusal(answer)
-        return dict(answer)
-
-    @staticmethod
-    def _path(name: str, action: str = "") -> str:
-        return f"/api/schedules/{urllib.parse.quote(name, safe='')}{action}"
-
-    # -- calls ----------------------------------------------------------------------------------------------
-
-    async def list(self, env: object = None) -> list[dict[str, Any]]:
-        """Every schedule by name (the API's view: timing words, next occurrences, last run...)."""
-        if self._base_url is not None:
-            return list((await self._send("GET", "/api/schedules"))["schedules"])
-        return [dict(v) for v in await self._rpc(env, "list_schedules")]
-
-    async def get(self, env: object, name: str) -> dict[str, Any] | None:
-        """One schedule, or None."""
-        if self._base_url is not None:
-            try:
-                return dict(await self._send("GET", self._path(name)))
-            except ScheduleError as exc:
-                if exc.status == 404:
-                    return None
-                raise
-        found = await self._rpc(env, "get_schedule", name)
-        return None if found is None else dict(found)
-
-    async def create(self, env: object, name: str, **options: Any) -> dict[str, Any]:
-        """Create a run-time schedule; the created schedule.
-
-        Options: ``binding``, ``payload``, ``every_ms`` or ``cron`` (with ``timezone``), ``overlap`` and the
-        job options a schedule allows (partition_key, max_attempts, backoff, timeout_ms, priority,
-        guarantee, concurrency_key); or, to start a flow run at each occurrence, ``flow``, ``input`` and
-        ``deadline_ms`` instead of the binding, payload and job options.
-        """
-        body = schedule_body(name, **options)
-        return (await self._change(env, "create_schedule", ("POST", "/api/schedules"), body=body))["schedule"]
-
-    async def update(self, env: object, name: str, **changes: Any) -> dict[str, Any]:
-        """Change a run-time schedule's fields; the changed schedule."""
-        body = schedule_body(**changes)
-        return (await self._change(env, "update_schedule", ("PATCH", self._path(name)), name, body=body))[
-            "schedule"
-        ]
-
-    async def delete(self, env: object, name: str) -> None:
-        """Delete a run-time schedule."""
-        await self._change(env, "delete_schedule", ("DELETE", self._path(name)), name)
-
-    async def pause(self, env: object, name: str) -> dict[str, Any]:
-        """Stop firing; the schedule."""
-        return (await self._change(env, "pause_schedule", ("POST", self._path(name, "/pause")), name))[
-            "schedule"
-        ]
-
-    async def resume(self, env: object, name: str) -> dict[str, Any]:
-        """Fire again from the next boundary; the schedule."""
-        return (await self._change(env, "resume_schedule", ("POST", self._path(name, "/resume")), name))[
-            "schedule"
-        ]
-
-    async def trigger(self, env: object, name: str) -> str:
-        """Enqueue one occurrence now; its job id (a flow schedule's: the id of the run it started)."""
-        answer = await self._change(env, "trigger_schedule", ("POST", self._path(name, "/trigger")), name)
-        return str(answer.get("job_id") or answer["run_id"])
-
-    async def aclose(self) -> None:
-        """Close the HTTP client this client made (not one passed in)."""
-        if self._owned is not None:
-            await self._owned.aclose()
-            self._owned = None
+    # Reads repeat freely; a change is not repeated once it may have arrived (a second create answers 409).
+    return Call(method=method, path=path, body=body, idempotent=method == "GET", read=read_answer)
 
 
-def create_schedule_client(
-    *,
-    base_url: str | None = None,
-    token: str | None = None,
-    http_client: httpx.AsyncClient | None = None,
-    service: str = "TSUMUGI",
-) -> ScheduleClient:
-    """A `ScheduleClient`: HTTP when ``base_url`` is given, else Service Binding RPC (``env.<service>``)."""
-    return ScheduleClient(base_url=base_url, token=token, http_client=http_client, service=service)
+async def rpc_schedule(stub: Any, method: str, *args: Any) -> Any:
+    """Call the schedule method ``method`` on the scheduler's entrypoint ``stub``; its answer as plain values.
+
+    Raises:
+        ScheduleError: the call failed.
+    """
+    try:
+        answer = await getattr(stub, method)(*args)
+    except ScheduleError:
+        raise
+    except Exception as exc:
+        raise ScheduleError(None, f"scheduler RPC {method} failed: {type(exc).__name__}: {exc}") from exc
+    to_py = getattr(answer, "to_py", None)
+    return to_py() if callable(to_py) else answer
+
+
+def schedule_change(answer: Any) -> dict[str, Any]:
+    """An RPC change's answer; ``ok: false`` raises its `ScheduleError`."""
+    if not isinstance(answer, Mapping) or answer.get("ok") is not True:  # pyright: ignore[reportUnknownMemberType]
+        raise _refusal(answer if isinstance(answer, Mapping) else {})  # pyright: ignore[reportUnknownArgumentType]
+    return dict(answer)  # pyright: ignore[reportUnknownArgumentType]
+
+
+def _schedule_of(answer: Any) -> dict[str, Any]:
+    return dict(answer["schedule"])
+
+
+def trigger_answer(answer: Mapping[str, Any]) -> str:
+    """A trigger's job id (a flow schedule's: the id of the run it started)."""
+    return str(answer.get("job_id") or answer["run_id"])
+
+
+def list_schedules_call() -> Call[list[dict[str, Any]]]:
+    """``GET /api/schedules``."""
+    return schedule_call("GET", schedule_path(), lambda answer: list(answer["schedules"]))
+
+
+def get_schedule_call(name: str) -> Call[dict[str, Any] | None]:
+    """``GET /api/schedules/{name}``; None when there is no such schedule."""
+    return schedule_call("GET", schedule_path(name), lambda a: None if a is None else dict(a), absent=True)
+
+
+def create_schedule_call(name: str, options: Mapping[str, Any]) -> Call[dict[str, Any]]:
+    """``POST /api/schedules``; the created schedule."""
+    return schedule_call("POST", schedule_path(), _schedule_of, body=schedule_body(name, **options))
+
+
+def update_schedule_call(name: str, changes: Mapping[str, Any]) -> Call[dict[str, Any]]:
+    """``PATCH /api/schedules/{name}``; the changed schedule."""
+    return schedule_call("PATCH", schedule_path(name), _schedule_of, body=schedule_body(**changes))
+
+
+def delete_schedule_call(name: str) -> Call[None]:
+    """``DELETE /api/schedules/{name}``."""
+    return schedule_call("DELETE", schedule_path(name), lambda _: None)
+
+
+def schedule_action_call(name: str, action: Literal["pause", "resume"]) -> Call[dict[str, Any]]:
+    """``POST /api/schedules/{name}/pause`` or ``/resume``; the schedule."""
+    return schedule_call("POST", schedule_path(name, f"/{action}"), _schedule_of)
+
+
+def trigger_schedule_call(name: str) -> Call[str]:
+    """``POST /api/schedules/{name}/trigger``; the id of the job (or run) it made."""
+    return schedule_call("POST", schedule_path(name, "/trigger"), trigger_answer)

@@ -23,6 +23,24 @@ from tsumugi_client._http_setup import DEFAULT_TIMEOUT_S, HttpSetup
 from tsumugi_client._job import Job, PollSchedule
 from tsumugi_client._retry import RetryPolicy
 from tsumugi_client._routing import BindingConfig
+from tsumugi_client._runs import (
+    FlowLike,
+    RunDetail,
+    get_run_call,
+    run_body,
+    run_control_call,
+    start_run_call,
+)
+from tsumugi_client._schedules import (
+    ScheduleFields,
+    create_schedule_call,
+    delete_schedule_call,
+    get_schedule_call,
+    list_schedules_call,
+    schedule_action_call,
+    trigger_schedule_call,
+    update_schedule_call,
+)
 from tsumugi_client._targets import P, PerformerRef, Performs, R
 from tsumugi_client._views import CancelResult, JobDetail
 from tsumugi_client._wire import reschedule_body
@@ -30,7 +48,7 @@ from tsumugi_core.clock import IdSource
 from tsumugi_core.enqueue_defaults import OnEnqueue, apply_defaults
 from tsumugi_core.ids import InvalidJobIdError, parse_job_id
 from tsumugi_core.options import EnqueueItem, EnqueueValidationError
-from tsumugi_core.time_values import Duration, Instant
+from tsumugi_core.time_values import Duration, Instant, Seconds, as_seconds
 
 __all__ = ["TsumugiClient", "checked_job_id"]
 
@@ -66,7 +84,7 @@ class TsumugiClient:
         token: str | None = None,
         bindings: Mapping[str, BindingConfig] | None = None,
         on_enqueue: OnEnqueue | None = None,
-        timeout: float | httpx.Timeout = DEFAULT_TIMEOUT_S,
+        timeout: Seconds | httpx.Timeout = DEFAULT_TIMEOUT_S,
         limits: httpx.Limits | None = None,
         retry: RetryPolicy | None = None,
         http_client: httpx.Client | None = None,
@@ -84,7 +102,7 @@ class TsumugiClient:
             bindings: ``{binding: {"shards": N}}``; bindings left out are asked of the scheduler once.
             on_enqueue: Defaults for options the caller left out (docs/reference/additions.md A1);
                 must not be async.
-            timeout: Seconds (or an ``httpx.Timeout``) for each request.
+            timeout: Seconds (a number or a `timedelta`, or an ``httpx.Timeout``) for each request.
             limits: The connection pool's limits (httpx's defaults otherwise).
             retry: Tries and backoff for connection failures and 502 / 503 / 504 (`RetryPolicy`).
             http_client: An ``httpx.Client`` to use instead of one of our own (the caller closes it).
@@ -109,7 +127,8 @@ class TsumugiClient:
             poll=poll,
         )
         self._owns_http = http_client is None
-        self._http = http_client or httpx.Client(timeout=timeout, limits=limits or httpx.Limits())
+        per_request = timeout if isinstance(timeout, httpx.Timeout) else as_seconds(timeout)
+        self._http = http_client or httpx.Client(timeout=per_request, limits=limits or httpx.Limits())
         self._sleep = sleep or time.sleep
 
     def __enter__(self) -> Self:
@@ -272,3 +291,74 @@ class TsumugiClient:
         """
         checked = checked_job_id(job_id)
         self._run(calls.reschedule_job(checked, reschedule_body(run_at, delay_ms, priority)))
+
+    # runs ---------------------------------------------------------------------------------------------
+
+    def start_run(
+        self,
+        flow: str | FlowLike,
+        run_input: Any,
+        *,
+        run_id: str | None = None,
+        deadline_ms: Duration | None = None,
+    ) -> str:
+        """Start a run of ``flow`` (a name or a declared `Flow`) on ``run_input``; answers ``<flow>:<local>``.
+
+        A ``run_id`` used before answers that run's id (the start is idempotent, and repeated after a lost
+        answer). ``deadline_ms`` (milliseconds or a `timedelta`) overrides the flow's deadline for this run.
+
+        Raises:
+            RunStartError: the scheduler refused it (the message is its rule).
+            TsumugiClientError: the scheduler could not be reached or has no flows (501).
+        """
+        return self._run(start_run_call(run_body(flow, run_input, run_id, deadline_ms)))
+
+    def get_run(self, run_id: str) -> RunDetail | None:
+        """The run and its nodes, or None when the scheduler has no such run."""
+        return self._run(get_run_call(run_id))
+
+    def cancel_run(self, run_id: str) -> None:
+        """Cancel a RUNNING run (it drains to CANCELLED); 409 ``invalid-state`` / 410 ``gone`` otherwise."""
+        self._run(run_control_call("cancel", run_id))
+
+    def retry_run(self, run_id: str) -> None:
+        """Resume a FAILED run; 409 ``invalid-state`` / 410 ``gone`` otherwise."""
+        self._run(run_control_call("retry", run_id))
+
+    # schedules ----------------------------------------------------------------------------------------
+
+    def list_schedules(self) -> list[dict[str, Any]]:
+        """Every schedule (the API's view: timing in words, next occurrences, last run...)."""
+        return self._run(list_schedules_call())
+
+    def get_schedule(self, name: str) -> dict[str, Any] | None:
+        """One schedule, or None."""
+        return self._run(get_schedule_call(name))
+
+    def create_schedule(self, name: str, **options: Unpack[ScheduleFields]) -> dict[str, Any]:
+        """Create a run-time schedule (`ScheduleFields`); the created schedule.
+
+        Raises:
+            ScheduleError: the scheduler refused it (``field`` as the body spells it, ``rule``, ``status``).
+        """
+        return self._run(create_schedule_call(name, options))
+
+    def update_schedule(self, name: str, **changes: Unpack[ScheduleFields]) -> dict[str, Any]:
+        """Change a run-time schedule's fields; the changed schedule."""
+        return self._run(update_schedule_call(name, changes))
+
+    def delete_schedule(self, name: str) -> None:
+        """Delete a run-time schedule."""
+        self._run(delete_schedule_call(name))
+
+    def pause_schedule(self, name: str) -> dict[str, Any]:
+        """Stop firing; the schedule."""
+        return self._run(schedule_action_call(name, "pause"))
+
+    def resume_schedule(self, name: str) -> dict[str, Any]:
+        """Fire again from the next boundary; the schedule."""
+        return self._run(schedule_action_call(name, "resume"))
+
+    def trigger_schedule(self, name: str) -> str:
+        """Enqueue one occurrence now; its job id (a flow schedule's: the id of the run it started)."""
+        return self._run(trigger_schedule_call(name))

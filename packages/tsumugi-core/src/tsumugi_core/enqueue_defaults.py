@@ -23,7 +23,15 @@ from typing import Final, TypeAlias
 
 import msgspec
 
-from tsumugi_core.options import EnqueueItem, EnqueueOptions, EnqueueValidationError
+from tsumugi_core.exceptions import InvalidFieldError
+from tsumugi_core.options import (
+    OPTION_DURATIONS,
+    OPTION_INSTANTS,
+    EnqueueItem,
+    EnqueueOptions,
+    EnqueueValidationError,
+)
+from tsumugi_core.time_values import with_milliseconds
 
 __all__ = [
     "DEFAULTABLE_OPTIONS",
@@ -99,7 +107,10 @@ def _chosen_defaults(defaults: Mapping[str, object]) -> dict[str, object]:
             raise EnqueueValidationError(
                 first, f"and {second} are mutually exclusive (both returned by on_enqueue)"
             )
-    return chosen
+    try:  # a hook may answer timedelta / datetime values too (ADR-0161)
+        return with_milliseconds(chosen, OPTION_DURATIONS, OPTION_INSTANTS)
+    except InvalidFieldError as exc:
+        raise EnqueueValidationError(exc.field, exc.rule) from None
 
 
 def apply_defaults(item: EnqueueItem, defaults: EnqueueDefaultsLike) -> EnqueueItem:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import re
 from enum import StrEnum
-from typing import Any, Final, cast
+from typing import TYPE_CHECKING, Any, Final, cast
 
 import msgspec
 
@@ -27,6 +27,7 @@ from tsumugi_core.ids import InvalidJobIdError, parse_job_id, validate_binding_n
 from tsumugi_core.json_path import InvalidValueError
 from tsumugi_core.portable import MAX_SAFE_INTEGER, check_portable
 from tsumugi_core.queue_size import json_bound, json_bytes
+from tsumugi_core.time_values import Duration, Instant, struct_in_milliseconds
 
 __all__ = [
     "DEFAULTS",
@@ -39,6 +40,8 @@ __all__ = [
     "MAX_RESULT_CHARS",
     "MAX_SAFE_INTEGER",
     "MAX_TIMEOUT_MS",
+    "OPTION_DURATIONS",
+    "OPTION_INSTANTS",
     "Backoff",
     "EnqueueDefaults",
     "EnqueueItem",
@@ -88,6 +91,15 @@ class EnqueueValidationError(InvalidFieldError):
     """
 
 
+def _in_milliseconds(
+    struct: msgspec.Struct, durations: tuple[str, ...], instants: tuple[str, ...] = (), *, prefix: str = ""
+) -> None:
+    try:
+        struct_in_milliseconds(struct, durations, instants, prefix=prefix)
+    except InvalidFieldError as exc:
+        raise EnqueueValidationError(exc.field, exc.rule) from None
+
+
 class Guarantee(StrEnum):
     """Delivery guarantee of a job."""
 
@@ -101,6 +113,14 @@ class FixedBackoff(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind", 
     delay_ms: int
     jitter: bool = True
 
+    if TYPE_CHECKING:
+
+        def __init__(self, *, delay_ms: Duration, jitter: bool = True) -> None:
+            """``delay_ms``: milliseconds or a `timedelta` (ADR-0161)."""
+
+    def __post_init__(self) -> None:
+        _in_milliseconds(self, ("delay_ms",), prefix="backoff.")
+
 
 class ExponentialBackoff(
     msgspec.Struct, frozen=True, kw_only=True, tag_field="kind", tag="exponential", rename="camel"
@@ -111,6 +131,21 @@ class ExponentialBackoff(
     factor: float = 2
     max_ms: int = 3_600_000
     jitter: bool = True
+
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            base_ms: Duration = 1000,
+            factor: float = 2,
+            max_ms: Duration = 3_600_000,
+            jitter: bool = True,
+        ) -> None:
+            """``base_ms`` / ``max_ms``: milliseconds or a `timedelta` (ADR-0161)."""
+
+    def __post_init__(self) -> None:
+        _in_milliseconds(self, ("base_ms", "max_ms"), prefix="backoff.")
 
 
 Backoff = FixedBackoff | ExponentialBackoff
@@ -124,6 +159,14 @@ class RateLimit(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
 
     tokens: int
     interval_ms: int
+
+    if TYPE_CHECKING:
+
+        def __init__(self, *, tokens: int, interval_ms: Duration) -> None:
+            """``interval_ms``: milliseconds or a `timedelta` (ADR-0161)."""
+
+    def __post_init__(self) -> None:
+        struct_in_milliseconds(self, ("interval_ms",))
 
 
 class EnqueueDefaults(msgspec.Struct, frozen=True, kw_only=True):
@@ -162,12 +205,73 @@ class EnqueueOptions(msgspec.Struct, frozen=True, kw_only=True, rename="camel", 
     run_id: str | None = None
     node_id: str | None = None
 
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            priority: int | None = None,
+            max_attempts: int | None = None,
+            backoff: Backoff | None = None,
+            timeout_ms: Duration | None = None,
+            delay_ms: Duration | None = None,
+            run_at: Instant | None = None,
+            guarantee: Guarantee | None = None,
+            concurrency_key: str | None = None,
+            unique_key: str | None = None,
+            unique_for_ms: Duration | None = None,
+            partition_key: str | None = None,
+            expires_at: Instant | None = None,
+            expires_in_ms: Duration | None = None,
+            traceparent: str | None = None,
+            id: str | None = None,
+            run_id: str | None = None,
+            node_id: str | None = None,
+        ) -> None:
+            """Durations take milliseconds or a `timedelta`, instants epoch ms or an aware `datetime`."""
+
+    def __post_init__(self) -> None:
+        _in_milliseconds(self, OPTION_DURATIONS, OPTION_INSTANTS)
+
+
+OPTION_DURATIONS: Final = ("timeout_ms", "delay_ms", "unique_for_ms", "expires_in_ms")
+"""The options that are durations: milliseconds on the wire, a `timedelta` accepted (ADR-0161)."""
+OPTION_INSTANTS: Final = ("run_at", "expires_at")
+"""The options that are instants: epoch milliseconds on the wire, an aware `datetime` accepted (ADR-0161)."""
+
 
 class EnqueueItem(EnqueueOptions, frozen=True, kw_only=True, rename="camel"):
     """One job to enqueue: its binding, its payload (any JSON value) and its options."""
 
     binding: str
     payload: Any
+
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            binding: str,
+            payload: Any,
+            priority: int | None = None,
+            max_attempts: int | None = None,
+            backoff: Backoff | None = None,
+            timeout_ms: Duration | None = None,
+            delay_ms: Duration | None = None,
+            run_at: Instant | None = None,
+            guarantee: Guarantee | None = None,
+            concurrency_key: str | None = None,
+            unique_key: str | None = None,
+            unique_for_ms: Duration | None = None,
+            partition_key: str | None = None,
+            expires_at: Instant | None = None,
+            expires_in_ms: Duration | None = None,
+            traceparent: str | None = None,
+            id: str | None = None,
+            run_id: str | None = None,
+            node_id: str | None = None,
+        ) -> None:
+            """Durations take milliseconds or a `timedelta`, instants epoch ms or an aware `datetime`."""
 
 
 class NewJob(msgspec.Struct, frozen=True, kw_only=True):

@@ -17,9 +17,21 @@ import datetime as dt
 from collections.abc import Iterable, Mapping
 from typing import Any, Final, TypeAlias
 
+import msgspec
+
 from tsumugi_core.exceptions import InvalidFieldError
 
-__all__ = ["Duration", "Instant", "duration_ms", "instant_ms", "with_milliseconds"]
+__all__ = [
+    "Duration",
+    "Instant",
+    "Seconds",
+    "as_seconds",
+    "duration_ms",
+    "instant_ms",
+    "struct_in_milliseconds",
+    "struct_in_seconds",
+    "with_milliseconds",
+]
 
 Duration: TypeAlias = int | dt.timedelta
 """A duration: integer milliseconds or a `datetime.timedelta`."""
@@ -70,3 +82,43 @@ def with_milliseconds(
         if name in converted:
             converted[name] = instant_ms(name, converted[name])
     return converted
+
+
+Seconds: TypeAlias = float | dt.timedelta
+"""A local duration in seconds (the HTTP clients' waits and timeouts): a number or a `datetime.timedelta`."""
+
+
+def as_seconds(value: Seconds) -> float:
+    """``value`` in seconds: a `timedelta`'s total seconds, a number as it is."""
+    return value.total_seconds() if isinstance(value, dt.timedelta) else value
+
+
+def struct_in_milliseconds(
+    struct: msgspec.Struct, durations: Iterable[str], instants: Iterable[str] = (), *, prefix: str = ""
+) -> None:
+    """Convert ``struct``'s `timedelta` / `datetime` fields to milliseconds in place (from ``__post_init__``).
+
+    A frozen msgspec Struct is built by its generated ``__init__`` without type checks, so a Python time value
+    given to a ``*_ms`` / ``*_at`` field lands as is; this turns it into the integer the wire and every reader
+    expect. Decoded structs never hold one (the decoder accepts only integers there). ``prefix`` names the
+    struct in errors (``backoff.`` gives ``backoff.delay_ms``).
+
+    Raises:
+        InvalidFieldError: a naive datetime, or a value that is not whole milliseconds.
+    """
+    for name in durations:
+        value = getattr(struct, name)
+        if isinstance(value, dt.timedelta):
+            msgspec.structs.force_setattr(struct, name, duration_ms(prefix + name, value))
+    for name in instants:
+        value = getattr(struct, name)
+        if isinstance(value, dt.datetime):
+            msgspec.structs.force_setattr(struct, name, instant_ms(prefix + name, value))
+
+
+def struct_in_seconds(struct: msgspec.Struct, fields: Iterable[str]) -> None:
+    """Convert ``struct``'s `timedelta` fields to float seconds in place (from ``__post_init__``)."""
+    for name in fields:
+        value = getattr(struct, name)
+        if isinstance(value, dt.timedelta):
+            msgspec.structs.force_setattr(struct, name, value.total_seconds())

@@ -6,14 +6,17 @@ import logging
 import re
 from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
-from typing import Any, Final, TypeAlias, TypeVar
+from typing import Any, Final, TypeAlias, TypeVar, cast
 
 import msgspec
 
+from tsumugi_core import time_values
 from tsumugi_core.clock import Clock
 from tsumugi_core.exceptions import InvalidFieldError, NotConfiguredError, TsumugiError
 from tsumugi_core.flow_spec import node_key_problem
 from tsumugi_core.ids import parse_job_id
+from tsumugi_core.options import OPTION_DURATIONS, OPTION_INSTANTS
+from tsumugi_core.time_values import Duration, Instant, instant_ms, with_milliseconds
 from tsumugi_performer._steps import StepChannel, StepJournal, StepSaveLostError, duration_ms, instant_of
 
 __all__ = [
@@ -76,8 +79,8 @@ class HeartbeatError(TsumugiError):
     """
 
 
-def _positive_int(name: str, value: int, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:  # pyright: ignore[reportUnnecessaryIsInstance]
+def _positive_int(name: str, value: object, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise InvalidFieldError(name, f"must be an integer of at least {minimum}, got {value!r}")
     return value
 
@@ -110,24 +113,28 @@ class JobContext:
         job_id: str,
         attempt: int,
         max_attempts: int,
-        deadline_at: int,
+        deadline_at: Instant,
         heartbeat: HeartbeatFn,
         traceparent: str | None = None,
         clock: Clock | None = None,
-        heartbeat_interval_ms: int = DEFAULT_HEARTBEAT_INTERVAL_MS,
+        heartbeat_interval_ms: Duration = DEFAULT_HEARTBEAT_INTERVAL_MS,
         steps: StepChannel | None = None,
         at_most_once: bool = False,
-        invocation_ends_at: int | None = None,
+        invocation_ends_at: Instant | None = None,
     ) -> None:
         self._job = parse_job_id(job_id)
         self._job_id = job_id
         self._attempt = _positive_int("attempt", attempt, 1)
         self._max_attempts = _positive_int("max_attempts", max_attempts, 1)
-        self._deadline_at = _positive_int("deadline_at", deadline_at, 0)
+        self._deadline_at = _positive_int("deadline_at", instant_ms("deadline_at", deadline_at), 0)
         self._heartbeat = heartbeat
         self._traceparent = traceparent
         self._clock = clock
-        self._interval_ms = _positive_int("heartbeat_interval_ms", heartbeat_interval_ms, 0)
+        self._interval_ms = _positive_int(
+            "heartbeat_interval_ms",
+            time_values.duration_ms("heartbeat_interval_ms", heartbeat_interval_ms),
+            0,
+        )
         self._last_sent_at: int | None = None
         self._last_answer = _NOT_SENT
         self._spawns: list[dict[str, Any]] = []
@@ -136,7 +143,7 @@ class JobContext:
             job_id=job_id,
             at_most_once=at_most_once,
             clock=clock,
-            invocation_ends_at=invocation_ends_at,
+            invocation_ends_at=cast("int | None", instant_ms("invocation_ends_at", invocation_ends_at)),
         )
 
     @property
@@ -261,6 +268,7 @@ class JobContext:
                     "is not allowed on a spawned child" if option == "unique_key" else "is not a spawn option"
                 )
                 raise InvalidFieldError(option, rule)
+        options = with_milliseconds(options, OPTION_DURATIONS, OPTION_INSTANTS)  # ADR-0161
         self._spawns.append(
             {
                 "id": spawn_id,

@@ -31,9 +31,10 @@ from typing import Any, Generic, Never, TypedDict, TypeVar, cast
 
 import msgspec
 
+from tsumugi_core.exceptions import InvalidFieldError
 from tsumugi_core.flow_spec import FlowSpec, InvalidFlowError, NodeKind, NodeSpec, check_option_names
 from tsumugi_core.options import Backoff, Guarantee
-from tsumugi_core.time_values import Duration, duration_ms
+from tsumugi_core.time_values import Duration, Instant, duration_ms, with_milliseconds
 from tsumugi_performer._performer import Performer, result_type_of
 
 __all__ = ["Deps", "FanOutSummary", "Flow", "FlowBuilder", "InvalidFlowError", "Ref", "flow"]
@@ -164,9 +165,9 @@ class FlowBuilder(Generic[_I]):
         concurrency_key: str | Callable[[_I, Deps], str] | None = None,
         max_attempts: int | None = None,
         backoff: Backoff | None = None,
-        delay_ms: int | None = None,
-        run_at: int | None = None,
-        timeout_ms: int | None = None,
+        delay_ms: Duration | None = None,
+        run_at: Instant | None = None,
+        timeout_ms: Duration | None = None,
         priority: int | None = None,
         guarantee: Guarantee | None = None,
         **forbidden: Never,
@@ -175,6 +176,8 @@ class FlowBuilder(Generic[_I]):
         self._forbidden(node_id, forbidden, self._name)
         ids, types = self._after(node_id, after)
         options = _options(
+            self._name,
+            node_id,
             max_attempts=max_attempts,
             backoff=backoff,
             delay_ms=delay_ms,
@@ -220,9 +223,9 @@ class FlowBuilder(Generic[_I]):
         concurrency_key: str | Callable[[_T, int], str] | None = None,
         max_attempts: int | None = None,
         backoff: Backoff | None = None,
-        delay_ms: int | None = None,
-        run_at: int | None = None,
-        timeout_ms: int | None = None,
+        delay_ms: Duration | None = None,
+        run_at: Instant | None = None,
+        timeout_ms: Duration | None = None,
         priority: int | None = None,
         guarantee: Guarantee | None = None,
         **forbidden: Never,
@@ -234,6 +237,8 @@ class FlowBuilder(Generic[_I]):
         self._forbidden(node_id, forbidden, self._name)
         ids, types = self._after(node_id, after)
         options = _options(
+            self._name,
+            node_id,
             max_attempts=max_attempts,
             backoff=backoff,
             delay_ms=delay_ms,
@@ -298,13 +303,13 @@ class FlowBuilder(Generic[_I]):
         self._output = ref.id
 
     def build(
-        self, deadline_ms: int | None, on_failure: str | None = None, on_settled: str | None = None
+        self, deadline_ms: Duration | None, on_failure: str | None = None, on_settled: str | None = None
     ) -> Flow[_I]:
-        """The declared flow (raises when no node was declared)."""
+        """The declared flow (raises when no node was declared); ``deadline_ms`` may be a `timedelta`."""
         spec = FlowSpec(
             name=self._name,
             nodes=tuple(self._nodes),
-            deadline_ms=deadline_ms,
+            deadline_ms=cast("int | None", duration_ms("deadline_ms", deadline_ms)),  # FlowSpec checks it
             output=self._output,
             on_failure=on_failure,
             on_settled=on_settled,
@@ -323,8 +328,13 @@ def _input_schema(input_type: Any) -> dict[str, Any] | None:
         return None
 
 
-def _options(**values: Any) -> dict[str, Any]:
-    return {k: v for k, v in values.items() if v is not None}
+def _options(flow_name: str, node_id: str, **values: Any) -> dict[str, Any]:
+    """The options given, their `timedelta` / `datetime` values in milliseconds (ADR-0161)."""
+    given = {k: v for k, v in values.items() if v is not None}
+    try:
+        return with_milliseconds(given, ("delay_ms", "timeout_ms"), ("run_at",))
+    except InvalidFieldError as exc:
+        raise InvalidFlowError(f"flow {flow_name}: node {node_id}: {exc}") from None
 
 
 def _notice_binding(flow_name: str, option: str, value: str | type | None) -> str | None:
@@ -359,7 +369,7 @@ def flow(
         builder = FlowBuilder[_I](name, input_type)
         body(builder)
         return builder.build(
-            cast("int | None", duration_ms("deadline_ms", deadline_ms)),  # FlowSpec checks the value
+            deadline_ms,
             _notice_binding(name, "on_failure", on_failure),
             _notice_binding(name, "on_settled", on_settled),
         )

@@ -21,6 +21,7 @@ from typing import Any, Generic, Literal, Protocol, TypeAlias, TypeVar
 import msgspec
 
 from tsumugi_core.clock import Clock
+from tsumugi_core.time_values import Instant
 from tsumugi_performer._context import HeartbeatAnswer, JobContext
 from tsumugi_performer._performer import Performer
 from tsumugi_performer._steps import StepsUnavailableError, SuspendSignal
@@ -95,7 +96,7 @@ class RecordingContext(JobContext):
         job_id: str,
         attempt: int,
         max_attempts: int,
-        deadline_at: int,
+        deadline_at: Instant,
         traceparent: str | None,
         cancel_requested: bool,
     ) -> None:
@@ -125,7 +126,7 @@ def create_test_context(
     job_id: str = DEFAULT_TEST_JOB_ID,
     attempt: int = 1,
     max_attempts: int = 3,
-    deadline_at: int | None = None,
+    deadline_at: Instant | None = None,
     traceparent: str | None = None,
     cancel_requested: bool = False,
     clock: Clock | None = None,
@@ -136,7 +137,7 @@ def create_test_context(
         job_id: The job id (its binding part becomes `ctx.binding`).
         attempt: This attempt's number.
         max_attempts: Total attempts allowed.
-        deadline_at: The deadline; default `clock` now + `DEFAULT_TEST_TIMEOUT_MS`.
+        deadline_at: The deadline (epoch ms or an aware `datetime`); default `clock` now + `DEFAULT_TEST_TIMEOUT_MS`.
         traceparent: The trace context, if any.
         cancel_requested: Whether heartbeats answer that the job should stop.
         clock: Where "now" comes from for the default deadline; the wall clock unless given.

@@ -29,6 +29,8 @@ from typing import Any, cast
 
 from starlette.requests import Request
 
+from tsumugi_core.exceptions import InvalidFieldError
+from tsumugi_core.time_values import Duration, duration_ms
 from tsumugi_scheduler.access.jwks import FetchText
 from tsumugi_scheduler.access.scheme import DEFAULT_JWKS_TTL_MS, AccessRoles, CloudflareAccess, normalise_team
 from tsumugi_scheduler.api.auth import BearerAuth
@@ -59,19 +61,27 @@ def _var(option: str, value: object, *, optional: bool) -> str | None:
     return value
 
 
+def _in_ms(option: str, value: object) -> object:
+    try:
+        return duration_ms(option, value)
+    except InvalidFieldError as exc:
+        raise DefinitionError(option, exc.rule) from None
+
+
 def bearer_tokens(
     *,
     admin: str = "TSUMUGI_TOKEN",
     operator: str | None = "TSUMUGI_OPERATOR_TOKEN",
     viewer: str | None = "TSUMUGI_VIEWER_TOKEN",
     cookie: str | None = "tsumugi_token",
-    session_ttl_ms: int = SESSION_TTL_MS,
+    session_ttl_ms: Duration = SESSION_TTL_MS,
 ) -> BearerAuth:
     """Tokens per role, each the name of a Worker secret (None: that role has no token).
 
     Raises:
         DefinitionError: a name that is not an identifier (``auth.operator must be the name of ...``).
     """
+    session_ttl_ms = cast("int", _in_ms("auth.session_ttl_ms", session_ttl_ms))
     admin_var = _var("auth.admin", admin, optional=False)
     assert admin_var is not None
     if cookie is not None and (not isinstance(cookie, str) or not cookie.isidentifier()):  # pyright: ignore[reportUnnecessaryIsInstance]
@@ -141,7 +151,7 @@ def cloudflare_access(
     group_claim: str = "groups",
     team_var: str = "TSUMUGI_ACCESS_TEAM",
     aud_var: str = "TSUMUGI_ACCESS_AUD",
-    cache_ttl_ms: int = DEFAULT_JWKS_TTL_MS,
+    cache_ttl_ms: Duration = DEFAULT_JWKS_TTL_MS,
     fetch: FetchText | None = None,
 ) -> CloudflareAccess:
     """Sign-in through Cloudflare Access.
@@ -154,7 +164,7 @@ def cloudflare_access(
         group_claim: The claim holding the user's groups (add it in Access as an OIDC claim).
         team_var: The Worker var read when ``team`` is None.
         aud_var: The Worker var read when ``aud`` is None.
-        cache_ttl_ms: How long the team's keys are kept (at least 60000).
+        cache_ttl_ms: How long the team's keys are kept (at least 60000 ms; or a `timedelta`).
         fetch: How the JWKS is fetched (default: the Worker's ``fetch``); tests pass their own.
 
     Raises:
@@ -166,6 +176,7 @@ def cloudflare_access(
         )
     if aud is not None and (not isinstance(aud, str) or not aud.strip()):  # pyright: ignore[reportUnnecessaryIsInstance]
         raise DefinitionError("auth.aud", f"must be the Access application's audience tag, got {aud!r}")
+    cache_ttl_ms = cast("int", _in_ms("auth.cache_ttl_ms", cache_ttl_ms))
     if isinstance(cache_ttl_ms, bool) or not isinstance(cache_ttl_ms, int) or cache_ttl_ms < 60_000:  # pyright: ignore[reportUnnecessaryIsInstance]
         raise DefinitionError(
             "auth.cache_ttl_ms", f"must be an integer of at least 60000, got {cache_ttl_ms!r}"
