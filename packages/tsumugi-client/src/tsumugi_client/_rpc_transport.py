@@ -14,8 +14,19 @@ import msgspec
 
 from tsumugi_client._errors import TsumugiClientError, refusal_error, validation_error_from_text
 from tsumugi_client._views import CancelResult, JobDetail, decode_job_detail
+from tsumugi_core.remote_calls import is_missing_method
 
 __all__ = ["ServiceBindingTransport"]
+
+
+_ENCODE = msgspec.json.Encoder().encode
+
+
+class _MissingMethodError(TsumugiClientError):
+    """The scheduler has no such RPC method (an older deployment); never leaves this module."""
+
+    def __init__(self, method: str) -> None:
+        super().__init__(None, f"the scheduler has no RPC method {method}")
 
 
 class ServiceBindingTransport:
@@ -24,6 +35,7 @@ class ServiceBindingTransport:
     def __init__(self, service: str) -> None:
         """Use the binding ``env.<service>`` at each call."""
         self._service = service
+        self._json = True
 
     def stub(self, env: object) -> Any:
         """The binding ``env.<service>`` (``env`` may be a plain mapping).
@@ -48,12 +60,14 @@ class ServiceBindingTransport:
             )
         return stub
 
-    async def _call(self, env: object, method: str, *args: Any) -> Any:
+    async def _call(self, env: object, method: str, *args: Any, older: bool = False) -> Any:
         stub = self.stub(env)
         try:
             answer: Any = await getattr(stub, method)(*args)
             return answer
         except Exception as exc:
+            if older and is_missing_method(exc, method):
+                raise _MissingMethodError(method) from exc
             # The type name is part of the text: a local exception's str() omits it, a remote one includes it.
             validation = validation_error_from_text(f"{type(exc).__name__}: {exc}")
             if validation is not None:
@@ -63,8 +77,19 @@ class ServiceBindingTransport:
             ) from exc
 
     async def enqueue_many(self, env: object, items: list[dict[str, Any]]) -> list[str]:
-        """Call ``enqueue_many(items)``; the answer must be one id per item."""
-        answer = await self._call(env, "enqueue_many", items)
+        """Call ``enqueue_json``, or ``enqueue_many`` on a scheduler predating it; one id per item.
+
+        ``enqueue_json`` takes the items and answers the ids as JSON text: one value crosses each way (ADR-0166).
+        """
+        answer: Any = None
+        if self._json:
+            try:
+                text = await self._call(env, "enqueue_json", _ENCODE(items).decode(), older=True)
+                answer = msgspec.json.decode(text) if isinstance(text, str) else text
+            except _MissingMethodError:
+                self._json = False  # this scheduler predates it: plain data from now on
+        if not self._json:
+            answer = await self._call(env, "enqueue_many", items)
         try:
             ids = msgspec.convert(answer, list[str])
         except msgspec.ValidationError as exc:
