@@ -294,3 +294,7 @@ class World:
             run.sql.close()
         if self._owns_d1:
             self.d1.close()
+
+
+FOREIGN_IDS = ["Foo#0:x", "SMS#2:x", "MAIL#1:x"]
+"""Job ids no shard of the world holds: an unregistered binding, shards beyond SMS's 2 and MAIL's 1."""
