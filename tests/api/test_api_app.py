@@ -8,7 +8,8 @@ import logging
 from typing import Any
 
 import pytest
-from api_world import World, quoted
+
+from tests.api.api_world import World, quoted
 
 
 async def test_a_repeated_query_parameter_takes_its_first_value(world: World) -> None:

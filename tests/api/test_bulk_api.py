@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from api_world import FOREIGN_IDS, T0, World
+
+from tests.api.api_world import FOREIGN_IDS, T0, World
 
 
 @pytest.mark.parametrize(

@@ -12,9 +12,9 @@ from typing import Any, cast
 import httpx
 import pytest
 import respx
-from api_world import T0, LocalMetrics, World, quoted
 from jsonschema import Draft202012Validator
 
+from tests.api.api_world import T0, LocalMetrics, World, quoted
 from tsumugi_dev.analytics import AnalyticsStore
 from tsumugi_scheduler.api import OPERATIONS, build_document
 from tsumugi_scheduler.api.metrics import aggregate_points

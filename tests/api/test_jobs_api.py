@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from api_world import FOREIGN_IDS, T0, World, quoted
+
+from tests.api.api_world import FOREIGN_IDS, T0, World, quoted
 
 
 async def test_create_answers_201_with_the_id_and_the_same_id_for_a_dedup_hit(world: World) -> None:

@@ -1,7 +1,7 @@
 """The whole system on the local runtime: the scheduler, the example performers and the producer Worker.
 
 Each test gets a fresh data folder and one `VirtualClock` that the runtime, the scheduler and the performers
-all read (installed with their `use_time_source`), so retries, timeouts, heartbeats and a performer's sleeps
+all read (tests.support.clock), so retries, timeouts, heartbeats and a performer's sleeps
 happen in virtual time.
 """
 
@@ -12,30 +12,24 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from system_driver import PRODUCER_TOKEN, TOKEN, Driver
 
+from tests.integration.system_driver import PRODUCER_TOKEN, TOKEN, Driver
+from tests.support.clock import START_MS, installed
 from tsumugi_dev.clock import VirtualClock
 from tsumugi_dev.config import load_config
 from tsumugi_dev.runtime import LocalRuntime
-from tsumugi_performer import entrypoint as performer_time
-from tsumugi_scheduler import timing as scheduler_time
 
 REPO = Path(__file__).resolve().parents[2]
 SCHEDULER_CONFIG = REPO / "services" / "scheduler" / "wrangler.jsonc"
 PERFORMERS_CONFIG = REPO / "services" / "performers" / "wrangler.jsonc"
 PRODUCER_CONFIG = REPO / "services" / "performers" / "producer" / "wrangler.jsonc"
-START_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z
 SCHEDULER = "tsumugi-scheduler"
 
 
 @pytest.fixture
 def clock() -> Iterator[VirtualClock]:
-    virtual = VirtualClock(START_MS)
-    old_scheduler = scheduler_time.use_time_source(virtual)
-    old_performer = performer_time.use_time_source(virtual)
-    yield virtual
-    scheduler_time.use_time_source(old_scheduler)
-    performer_time.use_time_source(old_performer)
+    with installed(VirtualClock(START_MS)) as virtual:
+        yield virtual
 
 
 @pytest.fixture

@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 import respx
-from system_driver import SCHEDULER, Driver
 
+from tests.integration.system_driver import SCHEDULER, Driver
 from tsumugi_dev.clock import VirtualClock
 from tsumugi_dev.runtime import LocalRuntime
 

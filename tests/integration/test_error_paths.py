@@ -5,8 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from system_driver import Driver
-
+from tests.integration.system_driver import Driver
 from tsumugi_dev.clock import VirtualClock
 
 REPO = Path(__file__).resolve().parents[2]

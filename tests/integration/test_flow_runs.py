@@ -7,8 +7,8 @@ from typing import Any
 
 import httpx
 import pytest
-from system_driver import SCHEDULER, TOKEN, Driver
 
+from tests.integration.system_driver import SCHEDULER, TOKEN, Driver
 from tsumugi_client import RunsClient, RunStartError, TsumugiClientError
 from tsumugi_dev.clock import VirtualClock
 from tsumugi_dev.runtime import LocalRuntime

@@ -11,8 +11,8 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 import respx
-from system_driver import Driver
 
+from tests.integration.system_driver import Driver
 from tsumugi_dev.clock import VirtualClock
 from tsumugi_dev.config import load_config
 from tsumugi_dev.project import project_worker_configs

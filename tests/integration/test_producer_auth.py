@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-from system_driver import PRODUCER, PRODUCER_TOKEN, Driver, quoted
 
+from tests.integration.system_driver import PRODUCER, PRODUCER_TOKEN, Driver, quoted
 from tsumugi_dev.clock import VirtualClock
 from tsumugi_dev.config import load_config
 from tsumugi_dev.runtime import LocalRuntime

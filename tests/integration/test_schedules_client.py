@@ -7,8 +7,8 @@ binding); the Scheduler object fires on the virtual clock and Hello runs the job
 from __future__ import annotations
 
 import pytest
-from system_driver import Driver
 
+from tests.integration.system_driver import Driver
 from tsumugi_client import ScheduleError, create_schedule_client
 from tsumugi_dev.clock import VirtualClock
 

@@ -6,8 +6,8 @@ import datetime as dt
 from typing import Any
 
 import pytest
-from example_flows import Greet, Names, Split, demo
 
+from tests.unit.flows.example_flows import Greet, Names, Split, demo
 from tsumugi_core.exceptions import InvalidFieldError
 from tsumugi_core.flow_spec import FlowSpec, InvalidFlowError, NodeKind, NodeSpec, check_deadline_ms
 from tsumugi_performer.flow import Flow, FlowBuilder, Ref, flow

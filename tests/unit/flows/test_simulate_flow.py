@@ -6,12 +6,12 @@ import doctest
 from typing import Any
 
 import pytest
-from example_flows import Names, demo
 
 import tsumugi_core.flow_advance
 import tsumugi_core.flow_simulate
 import tsumugi_core.flow_spec
 import tsumugi_performer.flow
+from tests.unit.flows.example_flows import Names, demo
 from tsumugi_core.flow_simulate import SimulationNodeInfo, simulate_flow
 from tsumugi_core.flow_spec import FlowSpec, NodeKind, NodeSpec
 
