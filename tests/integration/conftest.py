@@ -1,8 +1,12 @@
-"""The whole system on the local runtime: the scheduler, the example performers and the producer Worker.
+"""The whole system on the local runtime: a scheduler, performers and a producer Worker.
+
+``system`` runs the tests' own Workers (fixtures/system: their performers in system_performers.py), so an edit
+to an example changes no test here but those whose subject is the example: such a module overrides
+``system_configs`` with `example_configs` (this repository's scheduler, example performers and producer).
 
 Each test gets a fresh data folder and one `VirtualClock` that the runtime, the scheduler and the performers
-all read (tests.support.clock), so retries, timeouts, heartbeats and a performer's sleeps
-happen in virtual time.
+all read (tests.support.clock), so retries, timeouts, heartbeats and a performer's sleeps happen in virtual
+time.
 """
 
 from __future__ import annotations
@@ -13,17 +17,19 @@ from typing import Any
 
 import pytest
 
-from tests.integration.system_driver import PRODUCER_TOKEN, TOKEN, Driver
+from tests.integration.system_driver import TOKEN, Driver, own_configs
 from tests.support.clock import START_MS, installed
 from tsumugi_dev.clock import VirtualClock
-from tsumugi_dev.config import load_config
+from tsumugi_dev.config import WorkerConfig, load_config
 from tsumugi_dev.runtime import LocalRuntime
 
-REPO = Path(__file__).resolve().parents[2]
-SCHEDULER_CONFIG = REPO / "services" / "scheduler" / "wrangler.jsonc"
-PERFORMERS_CONFIG = REPO / "services" / "performers" / "wrangler.jsonc"
-PRODUCER_CONFIG = REPO / "services" / "performers" / "producer" / "wrangler.jsonc"
 SCHEDULER = "tsumugi-scheduler"
+
+
+@pytest.fixture
+def system_configs() -> list[WorkerConfig]:
+    """The Workers ``system`` runs: the tests' own (fixtures/system)."""
+    return own_configs()
 
 
 @pytest.fixture
@@ -33,12 +39,10 @@ def clock() -> Iterator[VirtualClock]:
 
 
 @pytest.fixture
-async def system(tmp_path: Path, clock: VirtualClock) -> AsyncIterator[LocalRuntime]:
-    # The test's token wins over a developer's services/scheduler/.dev.vars.
-    scheduler = load_config(SCHEDULER_CONFIG).with_secrets({"TSUMUGI_TOKEN": TOKEN})
-    producer = load_config(PRODUCER_CONFIG).with_secrets({"PRODUCER_TOKEN": PRODUCER_TOKEN})
-    configs = [scheduler, load_config(PERFORMERS_CONFIG), producer]
-    runtime = LocalRuntime(configs, data_dir=tmp_path / "data", clock=clock)
+async def system(
+    tmp_path: Path, clock: VirtualClock, system_configs: list[WorkerConfig]
+) -> AsyncIterator[LocalRuntime]:
+    runtime = LocalRuntime(system_configs, data_dir=tmp_path / "data", clock=clock)
     await runtime.start()
     yield runtime
     await runtime.stop()
