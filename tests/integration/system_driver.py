@@ -47,7 +47,7 @@ def example_configs() -> list[WorkerConfig]:
 
 
 def own_configs() -> list[WorkerConfig]:
-    """The tests' own Workers (fixtures/system), the ones ``system`` runs unless a test module overrides it."""
+    """The tests' own Workers (fixtures/system): what ``system`` runs unless a test module overrides it."""
     return _with_tokens(SYSTEM / "scheduler.jsonc", SYSTEM / "performers.jsonc", SYSTEM / "producer.jsonc")
 
 

@@ -26,7 +26,7 @@ MAIL = {"to": "a@example.com", "subject": "hi", "body": "hello"}
 
 @pytest.fixture
 def system_configs() -> list[WorkerConfig]:
-    """This module's subject is the example performer Worker's mail sink: the system runs this repository's Workers."""
+    """This module's subject is the example performer Worker's mail sink: the system runs the repository's."""
     return example_configs()
 
 

@@ -1,10 +1,10 @@
 """The tests' time: one instant to start at, a stepped clock, and a clock installed where the code reads time.
 
 The scheduler library reads time from `tsumugi_scheduler.timing` and a performer from
-`tsumugi_performer.entrypoint`, each installed with its ``use_time_source``. A test that runs either in process
-installs its clock in both with `installed` (a `tsumugi_dev.clock.VirtualClock` when the local runtime runs too,
-so retries, timeouts, heartbeats and a performer's sleeps wait on the same virtual time; a `SteppedClock`
-otherwise) and gets back whatever was there before, also when the test fails.
+`tsumugi_performer.entrypoint`, each installed with its ``use_time_source``. A test that runs either in
+process installs its clock in both with `installed` (a `tsumugi_dev.clock.VirtualClock` when the local
+runtime runs too, so retries, timeouts, heartbeats and a performer's sleeps wait on the same virtual time; a
+`SteppedClock` otherwise) and gets back whatever was there before, also when the test fails.
 """
 
 from __future__ import annotations

@@ -13,9 +13,9 @@ REPO = Path(__file__).resolve().parents[3]
 TESTS = REPO / "tests"
 
 FLAT_FOLDERS = (TESTS / "typing", TESTS / "ffi")
-"""Folders whose modules import each other by bare names on purpose: the typing cases are pyright's input files
-(checked file by file, beside their own helper), and the FFI cases also run in real Pyodide, copied into one
-flat folder (tests/ffi/run_pyodide.mjs)."""
+"""Folders whose modules import each other by bare names on purpose: the typing cases are pyright's input
+files (checked file by file, beside their own helper), and the FFI cases also run in real Pyodide, copied into
+one flat folder (tests/ffi/run_pyodide.mjs)."""
 
 ROUND_SUFFIXES = ("_rules", "_edges", "_more")
 NAMED_AFTER_THEIR_SUBJECT = {
@@ -28,7 +28,7 @@ EXAMPLES_ARE_THE_SUBJECT = {
     "tests/integration/test_mail_sink.py": "the example performer Worker's mail sink",
     "tests/integration/test_producer_auth.py": "the example producer's sign-in",
 }
-"""The integration modules that run the example Workers (the README's tour runs this repository as a user does)."""
+"""The integration modules that run the example Workers (the README tour runs the repository as a user does)."""
 
 
 def python_files(folder: Path) -> Iterator[Path]:
