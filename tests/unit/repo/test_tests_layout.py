@@ -28,7 +28,7 @@ EXAMPLES_ARE_THE_SUBJECT = {
     "tests/integration/test_mail_sink.py": "the example performer Worker's mail sink",
     "tests/integration/test_producer_auth.py": "the example producer's sign-in",
 }
-"""The integration modules that run the example Workers (the README tour runs the repository as a user does)."""
+"""The integration modules that run the example Workers (the README tour runs the repository as users do)."""
 
 
 def python_files(folder: Path) -> Iterator[Path]:
