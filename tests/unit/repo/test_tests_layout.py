@@ -53,11 +53,12 @@ def bare_helper_imports(source: str, helpers: dict[str, str]) -> list[tuple[int,
     """(line, bare name, package name) of every import that names a helper without its package."""
     found: list[tuple[int, str, str]] = []
     for node in ast.walk(ast.parse(source)):
-        names: list[str] = []
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             names = [node.module]
+        else:
+            continue
         found += [(node.lineno, n, helpers[n.split(".")[0]]) for n in names if n.split(".")[0] in helpers]
     return found
 
