@@ -39,10 +39,10 @@ from huey import SqliteHuey  # pyright: ignore[reportMissingTypeStubs]
 
 from tsumugi_client import AsyncTsumugiClient, EnqueueItemDict, TsumugiClient
 
-# The shared `tsumugi dev` helper of the tests.
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))
+# The shared `tsumugi dev` helper of the tests (tests.support, from the repository root).
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from dev_process import DevProcess
+from tests.support.dev_process import DevProcess
 
 REPO: Final = Path(__file__).resolve().parents[1]
 

@@ -46,14 +46,15 @@ from tsumugi_dev.billing import account_kind, billed_units, prices, sum_units, u
 from tsumugi_dev.clock import VirtualClock
 from tsumugi_dev.config import ServiceBindingConfig, load_config
 from tsumugi_dev.runtime import LocalRuntime
-from tsumugi_performer import entrypoint as performer_time
-from tsumugi_scheduler import timing as scheduler_time
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
 if str(BENCH) not in sys.path:
     sys.path.append(str(BENCH))  # platform_scheduler imports e2e_scheduler's flow
-import platform_steps_cost  # noqa: E402  (found through the line above)
+if str(REPO) not in sys.path:
+    sys.path.append(str(REPO))  # the tests' clock helper: tests.support.clock
+import platform_steps_cost  # noqa: E402  (found through the lines above)
+from tests.support.clock import installed  # noqa: E402
 
 SCHEDULER_CONFIG = REPO / "services" / "scheduler" / "wrangler.jsonc"
 PERFORMERS_CONFIG = REPO / "services" / "performers" / "wrangler.jsonc"
@@ -195,21 +196,16 @@ async def measure(name: str, jobs: int) -> dict[str, Any]:
     """One workload on a fresh runtime: billable units per job, and what the JobShard alone used."""
     work, module = WORKLOADS[name]
     clock = VirtualClock(START_MS)
-    old = scheduler_time.use_time_source(clock), performer_time.use_time_source(clock)
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            runtime = await _start(Path(tmp) / "data", clock, module)
-            try:
-                await _enqueue_each(runtime, clock, 1)  # warm-up: tables made, shard settled
-                await clock.advance(60_000)
-                runtime.meter.reset()
-                made = await work(runtime, clock, jobs)
-                snapshot = runtime.meter.snapshot()
-            finally:
-                await runtime.stop()
-    finally:
-        scheduler_time.use_time_source(old[0])
-        performer_time.use_time_source(old[1])
+    with installed(clock), tempfile.TemporaryDirectory() as tmp:
+        runtime = await _start(Path(tmp) / "data", clock, module)
+        try:
+            await _enqueue_each(runtime, clock, 1)  # warm-up: tables made, shard settled
+            await clock.advance(60_000)
+            runtime.meter.reset()
+            made = await work(runtime, clock, jobs)
+            snapshot = runtime.meter.snapshot()
+        finally:
+            await runtime.stop()
     if made <= 0:
         raise RuntimeError(f"{name}: the workload made no job")
     units = sum_units(snapshot)

@@ -18,13 +18,22 @@ from collections.abc import Iterator
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests" / "e2e"))
+sys.path.insert(0, str(REPO))  # the fake API of the browser tests: tests.e2e
 
-from fake_api import CANCELLED_ID, DELAYED_ID, FAILED_ID, NOW, SCHEDULED_ID, FakeApi, serve  # noqa: E402
-from fake_runs import FAILED_RUN, FANOUT_RUN, WIDE_RUN  # noqa: E402
-from fake_schedules import FakeSchedules  # noqa: E402
 from playwright.sync_api import Page  # noqa: E402
-from playwright_chromium import launch_chromium  # noqa: E402
+
+from tests.e2e.fake_api import (  # noqa: E402
+    CANCELLED_ID,
+    DELAYED_ID,
+    FAILED_ID,
+    NOW,
+    SCHEDULED_ID,
+    FakeApi,
+    serve,
+)
+from tests.e2e.fake_runs import FAILED_RUN, FANOUT_RUN, WIDE_RUN  # noqa: E402
+from tests.e2e.fake_schedules import FakeSchedules  # noqa: E402
+from tests.e2e.playwright_chromium import launch_chromium  # noqa: E402
 
 WIDTHS = {"desktop": (1280, 900), "phone": (420, 860)}
 

@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 import httpx
 
-from tsumugi_core.testing import FixedClock
+from tests.support.clock import START_MS, SteppedClock
 from tsumugi_dev.analytics import AnalyticsEngineDataset
 from tsumugi_dev.d1 import D1Database, apply_d1_migrations
 from tsumugi_dev.do_sql import SqlStorage
@@ -34,14 +34,7 @@ from tsumugi_scheduler.shard_host import JobShardHost
 REPO = Path(__file__).resolve().parents[2]
 MIGRATIONS = REPO / "migrations"
 TOKEN = "s3cret-token"
-T0 = 1_767_225_600_000
-
-
-class SteppedClock(FixedClock):
-    """`FixedClock` plus the ``sleep_ms`` the scheduler's time source also offers (never used here)."""
-
-    async def sleep_ms(self, ms: int) -> None:
-        self.advance(ms)
+T0 = START_MS
 
 
 LocalMetrics = AnalyticsEngineDataset
@@ -296,3 +289,7 @@ class World:
             run.sql.close()
         if self._owns_d1:
             self.d1.close()
+
+
+FOREIGN_IDS = ["Foo#0:x", "SMS#2:x", "MAIL#1:x"]
+"""Job ids no shard of the world holds: an unregistered binding, shards beyond SMS's 2 and MAIL's 1."""

@@ -6,17 +6,15 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
-from api_world import T0, SteppedClock, World
 
-from tsumugi_scheduler import timing
+from tests.api.api_world import T0, SteppedClock, World
+from tests.support.clock import installed
 
 
 @pytest.fixture
 def clock() -> Iterator[SteppedClock]:
-    fixed = SteppedClock(T0)
-    previous = timing.use_time_source(fixed)
-    yield fixed
-    timing.use_time_source(previous)
+    with installed(SteppedClock(T0)) as fixed:
+        yield fixed
 
 
 @pytest.fixture

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from api_world import T0, SteppedClock, World, quoted
 
+from tests.api.api_world import T0, SteppedClock, World, quoted
 from tsumugi_dev.access_standin import AccessStandIn, RsaKey, generate_rsa_key, sign_rs256
 from tsumugi_scheduler.access import AccessTokenError, JwksCache, parse_jwks, verify_pkcs1_sha256
 from tsumugi_scheduler.access.rsa_pkcs1 import SHA256_DIGEST_INFO

@@ -8,8 +8,8 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from api_world import T0, TOKEN, SteppedClock, World, quoted
 
+from tests.api.api_world import T0, TOKEN, SteppedClock, World, quoted
 from tsumugi_scheduler.readmodel import sweep
 
 OPERATOR = {"authorization": "Bearer operator-token"}

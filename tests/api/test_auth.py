@@ -6,8 +6,8 @@ import urllib.parse
 from pathlib import Path
 
 import pytest
-from api_world import TOKEN, SteppedClock, World
 
+from tests.api.api_world import TOKEN, SteppedClock, World
 from tsumugi_scheduler.api.auth import BearerAuth, bearer_of, same_secret
 
 

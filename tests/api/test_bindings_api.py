@@ -8,8 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from api_world import SteppedClock, World
 
+from tests.api.api_world import SteppedClock, World
 from tsumugi_scheduler.definition import define_tsumugi
 from tsumugi_scheduler.shard.engine import PROJECTION_HOLD_MS
 

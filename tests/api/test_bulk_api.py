@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from api_world import T0, World
+
+from tests.api.api_world import FOREIGN_IDS, T0, World
 
 
 @pytest.mark.parametrize(
@@ -98,3 +99,19 @@ async def test_huge_numbers_are_clamped_not_a_server_error(world: World) -> None
     # A reschedule is refused instead (issue 15 item 7): clamping moved the job to the year 287396.
     status, answer = await world.request("POST", path, {"runAt": 1e300, "priority": -1e300})
     assert (status, answer["field"]) == (400, "runAt")
+
+
+async def test_bulk_refuses_ids_we_cannot_hold_as_invalid_id_without_making_objects(world: World) -> None:
+    status, body = await world.request(
+        "POST", "/api/jobs/bulk-cancel", {"ids": [*FOREIGN_IDS, "MAIL#0:x", "junk"]}
+    )
+    assert status == 200
+    reasons = {f["id"]: f["reason"] for f in body["failed"]}
+    assert reasons == {
+        "Foo#0:x": "invalid-id",
+        "SMS#2:x": "invalid-id",
+        "MAIL#1:x": "invalid-id",
+        "MAIL#0:x": "gone",
+        "junk": "invalid-id",
+    }
+    assert sorted(world.env.JOB_SHARD.objects) == ["MAIL#0"]

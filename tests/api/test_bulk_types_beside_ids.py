@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from api_world import World
+
+from tests.api.api_world import World
 
 
 @pytest.mark.parametrize("path", ["/api/jobs/bulk-retry", "/api/jobs/bulk-cancel"])

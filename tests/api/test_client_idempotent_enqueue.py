@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
-from api_world import TOKEN, World, with_env
 
+from tests.api.api_world import TOKEN, World, with_env
 from tsumugi_client import AsyncTsumugiClient, RetryPolicy
 from tsumugi_core.sharding import resolve_shard
 

@@ -13,7 +13,8 @@ import json
 from typing import Any
 
 import pytest
-from api_world import World
+
+from tests.api.api_world import World
 
 B: dict[str, Any] = {"binding": "MAIL", "payload": {}}
 SMS: dict[str, Any] = {"binding": "SMS", "payload": {}}

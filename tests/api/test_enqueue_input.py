@@ -6,8 +6,8 @@ import json
 from typing import Any
 
 import pytest
-from api_world import World, quoted
 
+from tests.api.api_world import World, quoted
 from tsumugi_dev.queues import encode_body
 
 

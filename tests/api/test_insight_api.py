@@ -12,9 +12,9 @@ from typing import Any, cast
 import httpx
 import pytest
 import respx
-from api_world import T0, LocalMetrics, World, quoted
 from jsonschema import Draft202012Validator
 
+from tests.api.api_world import T0, LocalMetrics, World, quoted
 from tsumugi_dev.analytics import AnalyticsStore
 from tsumugi_scheduler.api import OPERATIONS, build_document
 from tsumugi_scheduler.api.metrics import aggregate_points
@@ -325,3 +325,16 @@ async def test_metrics_takes_an_empty_hours_or_bucket_as_the_default_and_the_doc
         assert Draft202012Validator(parameters[name]).is_valid(""), name
     assert not Draft202012Validator(parameters["bucket_minutes"]).is_valid("x")
     assert not Draft202012Validator(parameters["hours"]).is_valid(0)
+
+
+async def test_explain_names_the_binding_rate_blocker_and_when_a_token_returns(world: World) -> None:
+    await world.request("POST", "/api/bindings/MAIL/policy", {"rate": {"tokens": 1, "interval_ms": 10_000}})
+    jobs = {await world.enqueue("MAIL"), await world.enqueue("MAIL")}
+    await world.tick()  # one of them takes the only token
+    (sent,) = [m["jobId"] for m in world.env.TSUMUGI_QUEUE.sent]
+    (waiting,) = jobs - {sent}
+    status, body = await world.request("GET", f"/api/jobs/{quoted(waiting)}/explain")
+    assert status == 200
+    assert [(b["kind"], b["clears_at"]) for b in body["explain"]["blockers"]] == [("rate", T0 + 10_000)]
+    diagnostics = (await world.request("GET", "/api/diagnostics"))[1]["bindings"]["MAIL"]
+    assert (diagnostics["held_back_by"], diagnostics["blocked"]["tokens"]) == (["rate"], True)

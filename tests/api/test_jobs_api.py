@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
-from api_world import T0, World, quoted
+
+from tests.api.api_world import FOREIGN_IDS, T0, World, quoted
 
 
 async def test_create_answers_201_with_the_id_and_the_same_id_for_a_dedup_hit(world: World) -> None:
@@ -171,3 +174,23 @@ async def test_reschedule_moves_run_after_and_priority_and_refuses_when_not_sche
     assert (await world.request("POST", f"/api/jobs/{quoted('MAIL#0:gone')}/reschedule", {"runAt": 1}))[
         0
     ] == 404  # no job ever had this id (issue 26)
+
+
+@pytest.mark.parametrize("job_id", FOREIGN_IDS)
+@pytest.mark.parametrize(
+    ("method", "suffix", "body"),
+    [
+        ("GET", "", None),
+        ("GET", "/explain", None),
+        ("POST", "/retry", None),
+        ("POST", "/cancel", None),
+        ("POST", "/reschedule", {"delayMs": 1}),
+    ],
+)
+async def test_an_id_of_a_binding_or_shard_we_lack_is_404_without_making_an_object(
+    world: World, job_id: str, method: str, suffix: str, body: Any
+) -> None:
+    status, answer = await world.request(method, f"/api/jobs/{quoted(job_id)}{suffix}", body)
+    # Reads add a "detail" since issue 26; the status and the original's text are as before.
+    assert (status, answer["error"]) == (404, "not found")
+    assert world.env.JOB_SHARD.objects == {}

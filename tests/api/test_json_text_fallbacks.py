@@ -7,7 +7,8 @@ import json
 from typing import Any
 
 import pytest
-from api_world import ShardObject, World
+
+from tests.api.api_world import ShardObject, World
 
 
 def _without_enqueue_json(monkeypatch: pytest.MonkeyPatch, calls: list[str]) -> None:

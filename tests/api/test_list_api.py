@@ -6,7 +6,6 @@ so the REST layer is checked against the same independent model.
 
 from __future__ import annotations
 
-import importlib.util
 import sqlite3
 from collections.abc import AsyncIterator, Iterator
 from contextlib import closing
@@ -14,18 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from api_world import REPO, T0, SteppedClock, World, migrated_d1
 
+from tests.api.api_world import T0, SteppedClock, World, migrated_d1
+from tests.unit.readmodel import readmodel_world as rw
 from tsumugi_dev.d1 import D1Database
 from tsumugi_scheduler.readmodel import PROJECTED_COLUMNS
-
-_spec = importlib.util.spec_from_file_location(
-    "readmodel_world", REPO / "tests/unit/readmodel/readmodel_world.py"
-)
-assert _spec is not None
-assert _spec.loader is not None
-rw: Any = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(rw)
 
 JOBS = rw.population()
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import httpx
 import pytest
 import respx
-from api_world import T0, World
+
+from tests.api.api_world import T0, World
 
 URL = "https://api.cloudflare.com/client/v4/accounts/acc1/analytics_engine/sql"
 BY_BINDING = {"data": [{"binding": "MAIL", "total": 1, "failed": 0}]}

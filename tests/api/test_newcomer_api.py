@@ -8,8 +8,8 @@ from typing import Any, cast
 
 import httpx
 import pytest
-from api_world import TOKEN, LocalMetrics, World, quoted, with_env
 
+from tests.api.api_world import TOKEN, LocalMetrics, World, quoted, with_env
 from tsumugi_client import AsyncTsumugiClient
 from tsumugi_dev.analytics import AnalyticsStore
 from tsumugi_scheduler.api import job_list

@@ -16,13 +16,13 @@ from typing import Any, cast
 
 import pytest
 import schemathesis
-from api_world import T0, TOKEN, LocalMetrics, SteppedClock, World, with_env
 from hypothesis import HealthCheck, settings
 from schemathesis.checks import CHECKS, load_all_checks, not_a_server_error
 from schemathesis.core.parameters import ParameterLocation
 
+from tests.api.api_world import T0, TOKEN, LocalMetrics, SteppedClock, World, with_env
+from tests.support.clock import installed
 from tsumugi_dev.analytics import AnalyticsStore
-from tsumugi_scheduler import timing
 from tsumugi_scheduler.api import OPERATIONS, build_document
 
 load_all_checks()
@@ -51,34 +51,32 @@ WORLD: list[World] = []
 
 @pytest.fixture(scope="module")
 def fuzz_world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
-    clock = SteppedClock(T0)
-    previous = timing.use_time_source(clock)
-    folder = tmp_path_factory.mktemp("fuzz")
-    world = World(folder, clock)
-    store = AnalyticsStore(folder / "ae.sqlite", cast(Any, clock))  # reads only now_ms
-    world.env.TSUMUGI_METRICS = LocalMetrics(store, "tsumugi_metrics")  # type: ignore[attr-defined]
+    with installed(SteppedClock(T0)) as clock:
+        folder = tmp_path_factory.mktemp("fuzz")
+        world = World(folder, clock)
+        store = AnalyticsStore(folder / "ae.sqlite", cast(Any, clock))  # reads only now_ms
+        world.env.TSUMUGI_METRICS = LocalMetrics(store, "tsumugi_metrics")  # type: ignore[attr-defined]
 
-    async def seed() -> None:
-        failed = await world.enqueue("MAIL", maxAttempts=1, concurrencyKey="k")
-        await world.fail(failed)
-        SEEDED.append(failed)
-        for options in ({"delayMs": 60_000}, {"priority": 3}, {"uniqueKey": "u"}):
-            SEEDED.append(await world.enqueue("MAIL", **options))
-        SEEDED.append(await world.enqueue("SMS", partitionKey="p"))
-        SEEDED.append(await world.enqueue("SMS", partitionKey="q", delayMs=5_000))
-        SEEDED.append(await world.enqueue("Notify", payload=None))
-        await world.tick()
-        cancelled = await world.enqueue("Notify", delayMs=1_000)
-        await world.request("POST", f"/api/jobs/{urllib.parse.quote(cancelled, safe='')}/cancel")
-        SEEDED.append(cancelled)
-        await world.tick()
+        async def seed() -> None:
+            failed = await world.enqueue("MAIL", maxAttempts=1, concurrencyKey="k")
+            await world.fail(failed)
+            SEEDED.append(failed)
+            for options in ({"delayMs": 60_000}, {"priority": 3}, {"uniqueKey": "u"}):
+                SEEDED.append(await world.enqueue("MAIL", **options))
+            SEEDED.append(await world.enqueue("SMS", partitionKey="p"))
+            SEEDED.append(await world.enqueue("SMS", partitionKey="q", delayMs=5_000))
+            SEEDED.append(await world.enqueue("Notify", payload=None))
+            await world.tick()
+            cancelled = await world.enqueue("Notify", delayMs=1_000)
+            await world.request("POST", f"/api/jobs/{urllib.parse.quote(cancelled, safe='')}/cancel")
+            SEEDED.append(cancelled)
+            await world.tick()
 
-    asyncio.run(seed())
-    WORLD[:] = [world]
-    yield world
-    asyncio.run(world.aclose())
-    store.close()
-    timing.use_time_source(previous)
+        asyncio.run(seed())
+        WORLD[:] = [world]
+        yield world
+        asyncio.run(world.aclose())
+        store.close()
 
 
 def _seeded(name: str, value: object) -> object:
@@ -164,43 +162,45 @@ def test_the_fuzz_run_met_seeded_jobs_on_every_job_id_route() -> None:
 
 
 def test_the_served_document_is_the_generated_one(tmp_path: Path) -> None:
-    clock = SteppedClock(T0)
-    previous = timing.use_time_source(clock)
-    world = World(tmp_path, clock)
-    try:
-        status, document = asyncio.run(
-            world.request("GET", "/api/openapi.json", headers={"authorization": ""})
-        )
-        assert status == 200
-        assert document == build_document(OPERATIONS, bindings={"MAIL": 1, "SMS": 2, "Notify": 1})
-        operations = {op["operationId"] for path in document["paths"].values() for op in path.values()}
-        assert {
-            "listJobs",
-            "createJob",
-            "getJob",
-            "retryJob",
-            "rescheduleJob",
-            "cancelJob",
-            "bulkRetryJobs",
-            "bulkCancelJobs",
-            "listBindings",
-            "getMetrics",
-            "getStats",
-            "getDiagnostics",
-            "listSchedules",
-            "listRuns",
-            "startRun",
-            "getRun",
-            "retryRun",
-            "cancelRun",
-            "listFlows",
-            "getOpenApi",
-            "explainJob",
-            "setBindingPolicy",
-            "resetBindingPolicy",
-        } <= operations
-        assert document["paths"]["/api/openapi.json"]["get"]["security"] == []
-        assert set(document["components"]["securitySchemes"]) == {"bearerAuth", "cookieAuth", "accessAuth"}
-    finally:
-        asyncio.run(world.aclose())
-        timing.use_time_source(previous)
+    with installed(SteppedClock(T0)) as clock:
+        world = World(tmp_path, clock)
+        try:
+            status, document = asyncio.run(
+                world.request("GET", "/api/openapi.json", headers={"authorization": ""})
+            )
+            assert status == 200
+            assert document == build_document(OPERATIONS, bindings={"MAIL": 1, "SMS": 2, "Notify": 1})
+            operations = {op["operationId"] for path in document["paths"].values() for op in path.values()}
+            assert {
+                "listJobs",
+                "createJob",
+                "getJob",
+                "retryJob",
+                "rescheduleJob",
+                "cancelJob",
+                "bulkRetryJobs",
+                "bulkCancelJobs",
+                "listBindings",
+                "getMetrics",
+                "getStats",
+                "getDiagnostics",
+                "listSchedules",
+                "listRuns",
+                "startRun",
+                "getRun",
+                "retryRun",
+                "cancelRun",
+                "listFlows",
+                "getOpenApi",
+                "explainJob",
+                "setBindingPolicy",
+                "resetBindingPolicy",
+            } <= operations
+            assert document["paths"]["/api/openapi.json"]["get"]["security"] == []
+            assert set(document["components"]["securitySchemes"]) == {
+                "bearerAuth",
+                "cookieAuth",
+                "accessAuth",
+            }
+        finally:
+            asyncio.run(world.aclose())

@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 import schemathesis
-from api_world import World
 from hypothesis import HealthCheck, given, settings
 from schemathesis.generation import GenerationMode
 from test_payload_schema import typed  # noqa: F401 - the fixture: Order publishes its payload type
 
+from tests.api.api_world import World
 from tsumugi_scheduler.api import OPERATIONS, build_document
 
 _NAMES = ("Boom", "Hello", "ListNames", "NotifyFailure", "NotifySettled", "Report", "Mail")

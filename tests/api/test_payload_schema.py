@@ -15,8 +15,8 @@ from typing import Any, Literal
 import httpx
 import msgspec
 import pytest
-from api_world import TOKEN, SteppedClock, World, with_env
 
+from tests.api.api_world import TOKEN, SteppedClock, World, with_env
 from tsumugi_client import AsyncTsumugiClient, EnqueueValidationError
 from tsumugi_core.json_path import InvalidValueError
 from tsumugi_performer import JobContext, Performer

@@ -10,8 +10,8 @@ from typing import Any
 
 import jsonschema_rs
 import pytest
-from api_world import World
 
+from tests.api.api_world import World
 from tsumugi_scheduler.api import OPERATIONS, build_document
 from tsumugi_scheduler.api.bodies import POLICY_FIELDS
 

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any, cast
 
 import pytest
-from api_world import TOKEN, LocalMetrics, World, quoted
 from workers import Request, Response
 
+from tests.api.api_world import TOKEN, LocalMetrics, World, quoted
 from tsumugi_dev.analytics import AnalyticsStore
 from tsumugi_scheduler._runtime import serve_asgi
 

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any, cast
 
 import pytest
-from api_world import TOKEN, LocalMetrics, SteppedClock, World, quoted
 
+from tests.api.api_world import TOKEN, LocalMetrics, SteppedClock, World, quoted
 from tsumugi_dev.analytics import AnalyticsStore
 from tsumugi_examples.greetings import greetings
 from tsumugi_scheduler.api import OPERATIONS, Operation

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from api_world import SteppedClock, World, quoted
 
+from tests.api.api_world import SteppedClock, World, quoted
 from tsumugi_examples.greetings import greetings
 from tsumugi_scheduler.definition import define_tsumugi
 

@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 import schemathesis
-from api_world import T0, TOKEN, SteppedClock, World, with_env
 from hypothesis import HealthCheck, settings
 from schemathesis.checks import CHECKS, load_all_checks
 from schemathesis.core.parameters import ParameterLocation
 
+from tests.api.api_world import T0, TOKEN, SteppedClock, World, with_env
+from tests.support.clock import installed
 from tsumugi_examples.greetings import greetings
-from tsumugi_scheduler import timing
 from tsumugi_scheduler.api import OPERATIONS, build_document
 from tsumugi_scheduler.definition import define_tsumugi
 
@@ -34,21 +34,19 @@ WORLD: list[World] = []
 
 @pytest.fixture(scope="module")
 def runs_world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
-    clock = SteppedClock(T0)
-    previous = timing.use_time_source(clock)
-    world = World(tmp_path_factory.mktemp("runs-fuzz"), clock, DEFINITION)
+    with installed(SteppedClock(T0)) as clock:
+        world = World(tmp_path_factory.mktemp("runs-fuzz"), clock, DEFINITION)
 
-    async def seed() -> None:
-        for local in ("a", "b"):
-            await world.request(
-                "POST", "/api/runs", {"flow": "greetings", "input": {"names": [local]}, "id": local}
-            )
+        async def seed() -> None:
+            for local in ("a", "b"):
+                await world.request(
+                    "POST", "/api/runs", {"flow": "greetings", "input": {"names": [local]}, "id": local}
+                )
 
-    asyncio.run(seed())
-    WORLD[:] = [world]
-    yield world
-    asyncio.run(world.aclose())
-    timing.use_time_source(previous)
+        asyncio.run(seed())
+        WORLD[:] = [world]
+        yield world
+        asyncio.run(world.aclose())
 
 
 async def _asgi(scope: dict[str, Any], receive: Any, send: Any) -> None:

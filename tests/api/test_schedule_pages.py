@@ -11,8 +11,8 @@ import re
 from pathlib import Path
 
 import pytest
-from api_world import World
 
+from tests.api.api_world import World
 from tsumugi_scheduler.schedules import host
 
 JS = Path(host.__file__).resolve().parents[1] / "dashboard" / "assets" / "js" / "schedules.js"

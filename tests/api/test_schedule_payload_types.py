@@ -10,8 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from api_world import World
 from test_payload_schema import GOOD, typed  # noqa: F401 - the fixture: Order publishes its payload type
+
+from tests.api.api_world import World
 
 SCHEDULE = {"name": "orders", "binding": "Order", "cron": "0 3 * * *"}
 

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from api_world import T0, SteppedClock, World
 
+from tests.api.api_world import T0, SteppedClock, World
 from tsumugi_scheduler.definition import DefinitionError, define_tsumugi
 
 BODY = {

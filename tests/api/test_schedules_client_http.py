@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import httpx
 import pytest
-from api_world import T0, TOKEN, World, with_env
 
+from tests.api.api_world import T0, TOKEN, World, with_env
 from tsumugi_client import AsyncTsumugiClient, ScheduleError
 
 

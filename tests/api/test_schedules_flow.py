@@ -13,8 +13,8 @@ from typing import Any
 import httpx
 import jsonschema
 import pytest
-from api_world import T0, TOKEN, RunObject, SchedulerObject, SteppedClock, World, with_env
 
+from tests.api.api_world import T0, TOKEN, RunObject, SchedulerObject, SteppedClock, World, with_env
 from tsumugi_client import AsyncTsumugiClient, ScheduleError
 from tsumugi_core.flow_spec import MAX_DEADLINE_MS
 from tsumugi_examples.greetings import greetings

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from api_world import T0, SchedulerObject, SteppedClock, World
 
+from tests.api.api_world import T0, SchedulerObject, SteppedClock, World
 from tsumugi_scheduler.definition import TsumugiDefinition, define_tsumugi
 from tsumugi_scheduler.schedules.host import SchedulerHost
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from api_world import SteppedClock, World
-
+from tests.api.api_world import SteppedClock, World
 from tsumugi_dev.d1 import D1Database
 from tsumugi_scheduler.readmodel import EXPECTED_MIGRATIONS, MIGRATIONS_LEDGER
 

@@ -9,9 +9,9 @@ from typing import NamedTuple
 
 import httpx
 import pytest
-from api_world import TOKEN, SteppedClock, World
 from workers import Request
 
+from tests.api.api_world import TOKEN, SteppedClock, World
 from tsumugi_scheduler import _runtime
 from tsumugi_scheduler.api.app import MAX_BODY_BYTES
 from tsumugi_scheduler.api.session import PAGE_KEY_HEADER, SESSION_PATH, SESSION_TTL_MS

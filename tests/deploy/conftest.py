@@ -11,7 +11,8 @@ import os
 from pathlib import Path
 
 import pytest
-from deploy_helpers import (
+
+from tests.deploy.deploy_helpers import (
     PROJECT,
     REPO_CONFIGS,
     ROOT,

@@ -8,8 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from deploy_helpers import ROOT, WRANGLER_BIN, init_for_deploy, offline_env
-
+from tests.deploy.deploy_helpers import ROOT, WRANGLER_BIN, init_for_deploy, offline_env
 from tsumugi_dev.deploy import default_deploy_configs
 from tsumugi_dev.deploy_tools import quiet_wrangler_env
 from tsumugi_dev.project import project_worker_configs

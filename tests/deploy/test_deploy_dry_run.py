@@ -14,8 +14,9 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
-from deploy_helpers import ROOT, Deployed, InitRun
-from upload_imports import (
+
+from tests.deploy.deploy_helpers import ROOT, Deployed, InitRun
+from tests.deploy.upload_imports import (
     MANAGED_MODULES,
     RUNTIME_MODULES,
     import_time_imports,
@@ -24,7 +25,6 @@ from upload_imports import (
     stdlib_modules,
     walk_imports,
 )
-
 from tsumugi_dev.project import project_worker_configs
 from tsumugi_dev.pyodide_pins import pyodide_packages
 from tsumugi_dev.scaffold.init_project import shipped_migrations

@@ -12,8 +12,8 @@ import os
 from pathlib import Path
 
 import pytest
-from deploy_helpers import D1_ID, deploy, init_for_deploy, offline_env
 
+from tests.deploy.deploy_helpers import D1_ID, deploy, init_for_deploy, offline_env
 from tsumugi_dev.deploy_tools import PYWRANGLER_REQUIREMENT, WRANGLER_REQUIREMENT
 
 TOOL = """#!/bin/sh

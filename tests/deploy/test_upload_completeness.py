@@ -8,8 +8,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from deploy_helpers import deploy, init_for_deploy, offline_env
 
+from tests.deploy.deploy_helpers import deploy, init_for_deploy, offline_env
 from tsumugi_dev.deploy import EXIT_USAGE
 from tsumugi_dev.upload_build import build_upload
 from tsumugi_dev.upload_check import refuse_incomplete_upload

@@ -14,9 +14,9 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from deploy_helpers import Deployed, InitRun
-from upload_imports import import_time_imports, reached_modules
 
+from tests.deploy.deploy_helpers import Deployed, InitRun
+from tests.deploy.upload_imports import import_time_imports, reached_modules
 from tsumugi_dev.vendoring import parse_requirement
 
 HTTPX_STACK = {"httpx", "httpcore", "h11", "certifi", "sniffio"}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from upload_imports import reached_modules, walk_imports
+from tests.deploy.upload_imports import reached_modules, walk_imports
 
 
 def test_the_walk_follows_imports_and_reports_missing_modules(tmp_path: Path) -> None:

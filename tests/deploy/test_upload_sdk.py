@@ -10,8 +10,8 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from deploy_helpers import ROOT, Deployed, InitRun
 
+from tests.deploy.deploy_helpers import ROOT, Deployed, InitRun
 from tsumugi_dev.sdk_pin import (
     SDK_DISTRIBUTION,
     WORKERS_RUNTIME_SDK_VERSION,

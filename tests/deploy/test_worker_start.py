@@ -11,8 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from deploy_helpers import ROOT
 
+from tests.deploy.deploy_helpers import ROOT
 from tsumugi_dev.start_cost import measure_start
 
 MODULE_BUDGETS = {

@@ -13,8 +13,8 @@ from typing import Any
 
 import jsonschema
 import pytest
-from deploy_helpers import REPO_CONFIGS, ROOT, WRANGLER_BIN, Deployed, InitRun
 
+from tests.deploy.deploy_helpers import REPO_CONFIGS, ROOT, WRANGLER_BIN, Deployed, InitRun
 from tsumugi_dev.deploy_tools import WRANGLER_VERSION
 from tsumugi_dev.jsonc import loads_jsonc
 from tsumugi_dev.project import project_worker_configs

@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, Page
 
-# The helpers (fake_api, browser) sit next to the tests.
-sys.path.insert(0, str(Path(__file__).parent))
-
-from playwright_chromium import ConsoleLog, launch_chromium
+from tests.e2e.playwright_chromium import ConsoleLog, launch_chromium
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -20,8 +20,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import msgspec
-from fake_schedules import FakeSchedules
 
+from tests.e2e.fake_schedules import FakeSchedules
 from tsumugi_core.options import RateLimit
 from tsumugi_core.policy import Policy, ShardSettings
 from tsumugi_core.states import current_attempt
@@ -488,7 +488,7 @@ def _answer_session(handler: BaseHTTPRequestHandler, api: FakeApi, signed_in: bo
 
 
 def _handler(api: FakeApi) -> type[BaseHTTPRequestHandler]:
-    import fake_runs  # imports this module's fixtures
+    from tests.e2e import fake_runs  # imports this module's fixtures
 
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet

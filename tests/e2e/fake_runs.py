@@ -18,7 +18,7 @@ import re
 import urllib.parse
 from typing import Any
 
-from fake_api import FAILED_ID, NOW, SCHEDULED_ID
+from tests.e2e.fake_api import FAILED_ID, NOW, SCHEDULED_ID
 
 FLOWS = ["etl", "greetings", "nightly"]
 TERMINAL = {"COMPLETED", "FAILED", "CANCELLED", "STALLED", "SKIPPED"}

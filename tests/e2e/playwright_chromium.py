@@ -11,8 +11,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from browser import CHROMIUM, CHROMIUM_FLAGS, require_chromium
 from playwright.sync_api import Browser, ConsoleMessage, Page, Playwright, sync_playwright
+
+from tests.e2e.browser import CHROMIUM, CHROMIUM_FLAGS, require_chromium
 
 
 @contextmanager

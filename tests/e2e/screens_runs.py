@@ -11,11 +11,11 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root: tests.e2e
 
-from fake_api import NOW, FakeApi, serve
-from fake_runs import FAILED_RUN, FANOUT_RUN, RUNNING_RUN
-from playwright_chromium import launch_chromium
+from tests.e2e.fake_api import NOW, FakeApi, serve
+from tests.e2e.fake_runs import FAILED_RUN, FANOUT_RUN, RUNNING_RUN
+from tests.e2e.playwright_chromium import launch_chromium
 
 
 def _route(run_id: str) -> str:

@@ -13,10 +13,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from fake_api import NOW, FakeApi, serve
-from fake_runs import FAILED_RUN, WIDE_RUN
 from playwright.sync_api import Browser, Page, expect
-from playwright_chromium import ConsoleLog
+
+from tests.e2e.fake_api import NOW, FakeApi, serve
+from tests.e2e.fake_runs import FAILED_RUN, WIDE_RUN
+from tests.e2e.playwright_chromium import ConsoleLog
 
 pytestmark = pytest.mark.e2e
 

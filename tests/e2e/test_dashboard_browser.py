@@ -9,8 +9,9 @@ import re
 import urllib.parse
 
 import pytest
-from browser import Dom, dump_dom
-from fake_api import FAILED_ID, SCHEDULED_ID, FakeApi, serve
+
+from tests.e2e.browser import Dom, dump_dom
+from tests.e2e.fake_api import FAILED_ID, SCHEDULED_ID, FakeApi, serve
 
 pytestmark = pytest.mark.e2e
 

@@ -16,9 +16,10 @@ from pathlib import Path
 
 import httpx
 import pytest
-from dev_process import DevProcess
 from playwright.sync_api import Page, expect
-from playwright_chromium import ConsoleLog
+
+from tests.e2e.playwright_chromium import ConsoleLog
+from tests.support.dev_process import DevProcess
 
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "dashboard-real-dev-token"

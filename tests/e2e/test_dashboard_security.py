@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from live_app import LiveApp, attacker_site, live_app
 from playwright.sync_api import Page, Response
-from playwright_chromium import ConsoleLog
+
+from tests.e2e.live_app import LiveApp, attacker_site, live_app
+from tests.e2e.playwright_chromium import ConsoleLog
 
 pytestmark = pytest.mark.e2e
 

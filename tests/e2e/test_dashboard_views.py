@@ -12,7 +12,9 @@ import urllib.parse
 from collections.abc import Iterator
 
 import pytest
-from fake_api import (
+from playwright.sync_api import Page, expect
+
+from tests.e2e.fake_api import (
     CANCELLED_ID,
     DELAYED_ID,
     FAILED_ID,
@@ -22,8 +24,7 @@ from fake_api import (
     FakeApi,
     serve,
 )
-from playwright.sync_api import Page, expect
-from playwright_chromium import ConsoleLog
+from tests.e2e.playwright_chromium import ConsoleLog
 
 pytestmark = pytest.mark.e2e
 

@@ -16,10 +16,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from live_app import LiveApp, live_app
 from playwright.sync_api import Page, expect
-from playwright_chromium import ConsoleLog
 
+from tests.e2e.live_app import LiveApp, live_app
+from tests.e2e.playwright_chromium import ConsoleLog
 from tsumugi_dev.access_dev import AccessDev
 from tsumugi_dev.cli import _parser  # pyright: ignore[reportPrivateUsage]
 

@@ -11,12 +11,13 @@ import urllib.parse
 from collections.abc import Iterator
 from typing import Any
 
-import fake_runs
 import pytest
-from fake_api import CANCELLED_ID, FAILED_ID, RUNNING_ID, FakeApi, serve
-from fake_schedules import NOW, FakeSchedules, flow_schedule, schedule
 from playwright.sync_api import Page, expect
-from playwright_chromium import ConsoleLog
+
+from tests.e2e import fake_runs
+from tests.e2e.fake_api import CANCELLED_ID, FAILED_ID, RUNNING_ID, FakeApi, serve
+from tests.e2e.fake_schedules import NOW, FakeSchedules, flow_schedule, schedule
+from tests.e2e.playwright_chromium import ConsoleLog
 
 pytestmark = pytest.mark.e2e
 

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from fake_api import FakeApi, serve
 from playwright.sync_api import Page
-from playwright_chromium import ConsoleLog
+
+from tests.e2e.fake_api import FakeApi, serve
+from tests.e2e.playwright_chromium import ConsoleLog
 
 pytestmark = pytest.mark.e2e
 

@@ -12,10 +12,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from fake_api import FAILED_ID, NOW, FakeApi, serve
-from fake_runs import DETAILS, FAILED_RUN, FANOUT_RUN, RUNNING_RUN, SUBFLOW_RUN, T0
 from playwright.sync_api import Browser, FloatRect, Page
-from playwright_chromium import ConsoleLog
+
+from tests.e2e.fake_api import FAILED_ID, NOW, FakeApi, serve
+from tests.e2e.fake_runs import DETAILS, FAILED_RUN, FANOUT_RUN, RUNNING_RUN, SUBFLOW_RUN, T0
+from tests.e2e.playwright_chromium import ConsoleLog
 
 pytestmark = pytest.mark.e2e
 

@@ -8,10 +8,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import pytest
-from fake_api import FakeApi, serve
-from fake_schedules import LAST_JOB, LAST_RUN, FakeSchedules, flow_schedule
 from playwright.sync_api import Page
-from playwright_chromium import ConsoleLog
+
+from tests.e2e.fake_api import FakeApi, serve
+from tests.e2e.fake_schedules import LAST_JOB, LAST_RUN, FakeSchedules, flow_schedule
+from tests.e2e.playwright_chromium import ConsoleLog
 
 pytestmark = pytest.mark.e2e
 

@@ -1,8 +1,12 @@
-"""The whole system on the local runtime: the scheduler, the example performers and the producer Worker.
+"""The whole system on the local runtime: a scheduler, performers and a producer Worker.
+
+``system`` runs the tests' own Workers (fixtures/system: their performers in system_performers.py), so an edit
+to an example changes no test here but those whose subject is the example: such a module overrides
+``system_configs`` with `example_configs` (this repository's scheduler, example performers and producer).
 
 Each test gets a fresh data folder and one `VirtualClock` that the runtime, the scheduler and the performers
-all read (installed with their `use_time_source`), so retries, timeouts, heartbeats and a performer's sleeps
-happen in virtual time.
+all read (tests.support.clock), so retries, timeouts, heartbeats and a performer's sleeps happen in virtual
+time.
 """
 
 from __future__ import annotations
@@ -12,39 +16,33 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from system_driver import PRODUCER_TOKEN, TOKEN, Driver
 
+from tests.integration.system_driver import TOKEN, Driver, own_configs
+from tests.support.clock import START_MS, installed
 from tsumugi_dev.clock import VirtualClock
-from tsumugi_dev.config import load_config
+from tsumugi_dev.config import WorkerConfig, load_config
 from tsumugi_dev.runtime import LocalRuntime
-from tsumugi_performer import entrypoint as performer_time
-from tsumugi_scheduler import timing as scheduler_time
 
-REPO = Path(__file__).resolve().parents[2]
-SCHEDULER_CONFIG = REPO / "services" / "scheduler" / "wrangler.jsonc"
-PERFORMERS_CONFIG = REPO / "services" / "performers" / "wrangler.jsonc"
-PRODUCER_CONFIG = REPO / "services" / "performers" / "producer" / "wrangler.jsonc"
-START_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z
 SCHEDULER = "tsumugi-scheduler"
 
 
 @pytest.fixture
-def clock() -> Iterator[VirtualClock]:
-    virtual = VirtualClock(START_MS)
-    old_scheduler = scheduler_time.use_time_source(virtual)
-    old_performer = performer_time.use_time_source(virtual)
-    yield virtual
-    scheduler_time.use_time_source(old_scheduler)
-    performer_time.use_time_source(old_performer)
+def system_configs() -> list[WorkerConfig]:
+    """The Workers ``system`` runs: the tests' own (fixtures/system)."""
+    return own_configs()
 
 
 @pytest.fixture
-async def system(tmp_path: Path, clock: VirtualClock) -> AsyncIterator[LocalRuntime]:
-    # The test's token wins over a developer's services/scheduler/.dev.vars.
-    scheduler = load_config(SCHEDULER_CONFIG).with_secrets({"TSUMUGI_TOKEN": TOKEN})
-    producer = load_config(PRODUCER_CONFIG).with_secrets({"PRODUCER_TOKEN": PRODUCER_TOKEN})
-    configs = [scheduler, load_config(PERFORMERS_CONFIG), producer]
-    runtime = LocalRuntime(configs, data_dir=tmp_path / "data", clock=clock)
+def clock() -> Iterator[VirtualClock]:
+    with installed(VirtualClock(START_MS)) as virtual:
+        yield virtual
+
+
+@pytest.fixture
+async def system(
+    tmp_path: Path, clock: VirtualClock, system_configs: list[WorkerConfig]
+) -> AsyncIterator[LocalRuntime]:
+    runtime = LocalRuntime(system_configs, data_dir=tmp_path / "data", clock=clock)
     await runtime.start()
     yield runtime
     await runtime.stop()

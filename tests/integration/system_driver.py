@@ -4,19 +4,51 @@ from __future__ import annotations
 
 import json
 import urllib.parse
+from pathlib import Path
 from typing import Any
 
 from tsumugi_client import JobDetail, WorkerClient, create_client
+from tsumugi_dev.config import WorkerConfig, load_config
 from tsumugi_dev.faults import Fault
 from tsumugi_dev.runtime import LocalRuntime
 
 TOKEN = "test-token"
 """The scheduler's API token in these tests (set as its TSUMUGI_TOKEN secret)."""
 PRODUCER_TOKEN = "producer-token"
-"""The example producer's PRODUCER_TOKEN secret in these tests (ADR-0066)."""
+"""The producer's PRODUCER_TOKEN secret in these tests (the example producer's sign-in, ADR-0066)."""
 SCHEDULER = "tsumugi-scheduler"
 PRODUCER = "tsumugi-producer"
 QUEUE = "tsumugi"
+
+
+REPO = Path(__file__).resolve().parents[2]
+SYSTEM = Path(__file__).parent / "fixtures" / "system"
+"""The tests' own Workers: scheduler.jsonc, performers.jsonc and producer.jsonc over system_performers.py."""
+MAIL_API_URL = "http://127.0.0.1:9/mail"
+"""Where the tests' SendMail posts (fixtures/system/performers.jsonc); tests answer it with respx."""
+
+
+def _with_tokens(scheduler: Path, performers: Path, producer: Path) -> list[WorkerConfig]:
+    # The test's tokens win over a developer's .dev.vars.
+    return [
+        load_config(scheduler).with_secrets({"TSUMUGI_TOKEN": TOKEN}),
+        load_config(performers),
+        load_config(producer).with_secrets({"PRODUCER_TOKEN": PRODUCER_TOKEN}),
+    ]
+
+
+def example_configs() -> list[WorkerConfig]:
+    """This repository's Workers: services/scheduler, the example performers and the example producer."""
+    return _with_tokens(
+        REPO / "services" / "scheduler" / "wrangler.jsonc",
+        REPO / "services" / "performers" / "wrangler.jsonc",
+        REPO / "services" / "performers" / "producer" / "wrangler.jsonc",
+    )
+
+
+def own_configs() -> list[WorkerConfig]:
+    """The tests' own Workers (fixtures/system): what ``system`` runs unless a test module overrides it."""
+    return _with_tokens(SYSTEM / "scheduler.jsonc", SYSTEM / "performers.jsonc", SYSTEM / "producer.jsonc")
 
 
 class Driver:

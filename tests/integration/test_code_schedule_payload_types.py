@@ -11,8 +11,7 @@ from typing import Any
 
 import pytest
 
-from tsumugi_examples.boom import Boom
-from tsumugi_examples.hello import Hello
+from tests.integration.fixtures.system.src.system_performers import Boom, Hello
 from tsumugi_scheduler.definition import DefinitionError, define_tsumugi
 
 EVERY_MS = 600_000

@@ -10,21 +10,20 @@ from typing import Any
 import msgspec
 import pytest
 
+from tests.support.clock import START_MS, installed
 from tsumugi_dev.clock import VirtualClock
-from tsumugi_scheduler import consumer, deadlines, timing
+from tsumugi_scheduler import consumer, deadlines
 from tsumugi_scheduler.consumer import handle_batch
 from tsumugi_scheduler.start_marks import MARK_DELAY_MS
 
-NOW = 1_767_225_600_000
+NOW = START_MS
 Heartbeat = Callable[..., Awaitable[dict[str, Any]]]
 
 
 @pytest.fixture
 def clock() -> Iterator[VirtualClock]:
-    virtual = VirtualClock(NOW)
-    previous = timing.use_time_source(virtual)
-    yield virtual
-    timing.use_time_source(previous)
+    with installed(VirtualClock(NOW)) as virtual:
+        yield virtual
 
 
 class Shard:

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from system_driver import Driver
-
+from tests.integration.system_driver import Driver
 from tsumugi_dev.clock import VirtualClock
 from tsumugi_dev.runtime import LocalRuntime
 

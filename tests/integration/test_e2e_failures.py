@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from system_driver import SCHEDULER, Driver
 
+from tests.integration.system_driver import SCHEDULER, Driver
 from tsumugi_client import EnqueueValidationError
 from tsumugi_dev.clock import VirtualClock
 from tsumugi_dev.runtime import LocalRuntime

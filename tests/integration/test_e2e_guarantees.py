@@ -6,19 +6,18 @@ from collections.abc import Iterator
 
 import pytest
 import respx
-from system_driver import SCHEDULER, Driver
 
+from tests.integration.system_driver import MAIL_API_URL, SCHEDULER, Driver
 from tsumugi_dev.clock import VirtualClock
 from tsumugi_dev.runtime import LocalRuntime
 
-MAIL_API = "http://127.0.0.1:8788/mail"  # services/performers vars.MAIL_API_URL
 REAPED_AFTER_MS = 60_000 + 30_000 + 1  # default timeout + reaper grace
 
 
 @pytest.fixture
 def mail_api() -> Iterator[respx.Route]:
     with respx.mock(assert_all_called=False) as mock:
-        yield mock.post(MAIL_API).respond(200, json={"id": "m-1"})
+        yield mock.post(MAIL_API_URL).respond(200, json={"id": "m-1"})
 
 
 async def test_an_at_most_once_job_runs_once_under_duplicate_delivery(

@@ -7,8 +7,8 @@ import json
 import httpx
 import pytest
 import respx
-from system_driver import PRODUCER, PRODUCER_TOKEN, SCHEDULER, TOKEN, Driver, quoted
 
+from tests.integration.system_driver import PRODUCER, PRODUCER_TOKEN, SCHEDULER, TOKEN, Driver, quoted
 from tsumugi_client import AsyncTsumugiClient, EnqueueValidationError
 from tsumugi_dev.clock import VirtualClock
 from tsumugi_dev.runtime import LocalRuntime

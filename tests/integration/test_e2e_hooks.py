@@ -7,8 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 import respx
-from system_driver import PRODUCER, PRODUCER_TOKEN, SCHEDULER, Driver
 
+from tests.integration.system_driver import MAIL_API_URL, PRODUCER, PRODUCER_TOKEN, SCHEDULER, Driver
 from tsumugi_dev.clock import VirtualClock
 from tsumugi_dev.runtime import LocalRuntime
 
@@ -16,7 +16,7 @@ from tsumugi_dev.runtime import LocalRuntime
 @pytest.fixture
 def mail_api() -> Iterator[respx.Route]:
     with respx.mock(assert_all_called=False) as mock:
-        yield mock.post("http://127.0.0.1:8788/mail").respond(200, json={"id": "m-1"})
+        yield mock.post(MAIL_API_URL).respond(200, json={"id": "m-1"})
 
 
 async def test_the_schedulers_on_enqueue_fills_what_the_producer_left_out(

@@ -4,8 +4,7 @@ heartbeats that keep short timeouts alive, and an at-most-once job never run twi
 
 from __future__ import annotations
 
-from system_driver import SCHEDULER, Driver
-
+from tests.integration.system_driver import SCHEDULER, Driver
 from tsumugi_core.liveness import MAX_INVOCATION_MS
 from tsumugi_dev.clock import VirtualClock
 from tsumugi_dev.runtime import LocalRuntime

@@ -5,8 +5,7 @@ Source: docs/reference/additions.md A2 (FailureNotice) and A3 (SettledNotice).
 
 from __future__ import annotations
 
-from system_driver import Driver
-
+from tests.integration.system_driver import Driver
 from tsumugi_dev.clock import VirtualClock
 
 FAILURE_NOTICE_KEYS = {

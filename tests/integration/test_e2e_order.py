@@ -7,13 +7,20 @@ from collections.abc import Iterator
 
 import pytest
 import respx
-from system_driver import Driver
 
+from tests.integration.system_driver import Driver, example_configs
 from tsumugi_dev.clock import VirtualClock
+from tsumugi_dev.config import WorkerConfig
 from tsumugi_dev.runtime import LocalRuntime
 
 MAIL_API = "http://127.0.0.1:8788/mail"  # services/performers vars.MAIL_API_URL
 ORDER = {"order_id": "order-42", "amount": 1200, "email": "a@example.com", "follow_up_after_s": 3_600}
+
+
+@pytest.fixture
+def system_configs() -> list[WorkerConfig]:
+    """This module's subject is the example Order performer: the system runs this repository's Workers."""
+    return example_configs()
 
 
 @pytest.fixture

@@ -4,8 +4,8 @@ the scheduler refuses what they would refuse, through REST, the RPC entrypoint a
 from __future__ import annotations
 
 import pytest
-from system_driver import Driver
 
+from tests.integration.system_driver import Driver
 from tsumugi_client import EnqueueValidationError
 from tsumugi_dev.clock import VirtualClock
 

@@ -9,8 +9,8 @@ and redelivered instead of timing out.
 from __future__ import annotations
 
 import pytest
-from system_driver import Driver
 
+from tests.integration.system_driver import Driver
 from tsumugi_client import EnqueueItemDict, EnqueueValidationError
 from tsumugi_dev.clock import VirtualClock
 from tsumugi_dev.runtime import LocalRuntime

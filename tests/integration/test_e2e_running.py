@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from system_driver import Driver
 
+from tests.integration.system_driver import Driver
 from tsumugi_dev.clock import VirtualClock
 
 

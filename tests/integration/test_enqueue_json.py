@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from system_driver import PRODUCER, Driver
 
+from tests.integration.system_driver import PRODUCER, Driver
 from tsumugi_dev.clock import VirtualClock
 from tsumugi_dev.runtime import LocalRuntime
 

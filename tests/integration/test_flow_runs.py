@@ -7,12 +7,12 @@ from typing import Any
 
 import httpx
 import pytest
-from system_driver import SCHEDULER, TOKEN, Driver
 
+from tests.integration.fixtures.system.src.system_performers import GreetingsInput, greetings
+from tests.integration.system_driver import SCHEDULER, TOKEN, Driver
 from tsumugi_client import AsyncTsumugiClient, RunStartError, TsumugiClientError, create_client
 from tsumugi_dev.clock import VirtualClock
 from tsumugi_dev.runtime import LocalRuntime
-from tsumugi_examples.greetings import GreetingsInput, greetings
 
 
 async def _start(system: LocalRuntime, run_id: str, flow: str, run_input: Any, **kw: Any) -> dict[str, Any]:

@@ -11,10 +11,10 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 import respx
-from system_driver import Driver
 
+from tests.integration.system_driver import Driver, example_configs
 from tsumugi_dev.clock import VirtualClock
-from tsumugi_dev.config import load_config
+from tsumugi_dev.config import WorkerConfig, load_config
 from tsumugi_dev.project import project_worker_configs
 from tsumugi_dev.runtime import LocalRuntime
 from tsumugi_examples import MailSink, mail_sink
@@ -22,6 +22,12 @@ from tsumugi_examples import MailSink, mail_sink
 PERFORMERS = "tsumugi-performers"
 PERFORMERS_CONFIG = Path(__file__).resolve().parents[2] / "services" / "performers" / "wrangler.jsonc"
 MAIL = {"to": "a@example.com", "subject": "hi", "body": "hello"}
+
+
+@pytest.fixture
+def system_configs() -> list[WorkerConfig]:
+    """This module's subject is the example performer Worker's mail sink: the system runs the repository's."""
+    return example_configs()
 
 
 def test_the_dev_mail_url_is_the_performer_workers_own_sink() -> None:

@@ -7,6 +7,7 @@ from typing import Any
 import msgspec
 import pytest
 
+from tests.support.clock import SteppedClock, installed
 from tsumugi_performer import JobContext, NonRetryableError, Performer, RetryAfterError, entrypoint
 from tsumugi_performer.entrypoint import DISPATCH_METHOD, performer_entrypoint
 
@@ -153,17 +154,6 @@ async def test_a_heartbeat_answer_that_does_not_decode_fails_the_attempt_naming_
     assert answer["error"].startswith("HeartbeatError: the heartbeat's answer does not decode")
 
 
-class _Clock:
-    def __init__(self) -> None:
-        self.now = 1_000
-
-    def now_ms(self) -> int:
-        return self.now
-
-    async def sleep_ms(self, ms: int) -> None:
-        self.now += ms
-
-
 class Beat(Performer[int, int]):
     async def perform(self, payload: int, ctx: JobContext) -> int:
         clock = entrypoint.time_source()
@@ -177,8 +167,6 @@ class Beat(Performer[int, int]):
 async def test_the_heartbeat_throttle_follows_the_attempts_timeout(timeout_ms: int | None, sent: int) -> None:
     # ADR-0053: a 2 s timeout lets a heartbeat through every 666 ms; 60 s keeps the 5 s throttle; without
     # timeoutMs (an older scheduler) the time left until deadlineAt (2 s here) stands in for it.
-    clock = _Clock()
-    previous = entrypoint.use_time_source(clock)
     beats: list[Any] = []
 
     async def heartbeat(progress: Any) -> str:
@@ -194,12 +182,10 @@ async def test_the_heartbeat_throttle_follows_the_attempts_timeout(timeout_ms: i
     }
     if timeout_ms is not None:
         body["timeoutMs"] = timeout_ms
-    try:
+    with installed(SteppedClock(1_000)):
         cls = performer_entrypoint(Entrypoint, Beat)
         answer = await getattr(cls(None, None), DISPATCH_METHOD)(
             msgspec.json.encode(body).decode(), heartbeat
         )
-    finally:
-        entrypoint.use_time_source(previous)
     assert msgspec.json.decode(answer) == {"ok": True, "result": 4}
     assert len(beats) == sent

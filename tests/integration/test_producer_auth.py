@@ -7,14 +7,20 @@ import json
 from pathlib import Path
 
 import pytest
-from system_driver import PRODUCER, PRODUCER_TOKEN, Driver, quoted
 
+from tests.integration.system_driver import PRODUCER, PRODUCER_TOKEN, Driver, example_configs, quoted
 from tsumugi_dev.clock import VirtualClock
-from tsumugi_dev.config import load_config
+from tsumugi_dev.config import WorkerConfig, load_config
 from tsumugi_dev.runtime import LocalRuntime
 
 REPO = Path(__file__).resolve().parents[2]
 BEARER = {"authorization": f"Bearer {PRODUCER_TOKEN}"}
+
+
+@pytest.fixture
+def system_configs() -> list[WorkerConfig]:
+    """This module's subject is the example producer: the system runs this repository's Workers."""
+    return example_configs()
 
 
 async def _hello_jobs(driver: Driver, clock: VirtualClock) -> list[str]:

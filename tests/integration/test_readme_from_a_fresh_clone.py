@@ -32,7 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from dev_process import DevProcess
+
+from tests.support.dev_process import DevProcess
 
 REPO = Path(__file__).resolve().parents[2]
 README = REPO / "README.md"

@@ -9,7 +9,8 @@ bind to SQLite directly and never cross the FFI, so these go through the whole r
 from __future__ import annotations
 
 import pytest
-from system_driver import Driver
+
+from tests.integration.system_driver import Driver
 
 
 @pytest.mark.parametrize("route", ["/api/jobs/bulk-cancel", "/api/jobs/bulk-retry"])

@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from system_driver import Driver
 
+from tests.integration.system_driver import Driver
 from tsumugi_client import ScheduleError, create_client
 from tsumugi_dev.clock import VirtualClock
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 from pyodide.ffi import jsnull
-from system_driver import SCHEDULER, Driver
 
+from tests.integration.system_driver import SCHEDULER, Driver
 from tsumugi_dev.clock import VirtualClock
 from tsumugi_dev.runtime import LocalRuntime
 

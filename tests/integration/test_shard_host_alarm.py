@@ -11,16 +11,16 @@ from typing import Any
 import msgspec
 import pytest
 
+from tests.support.clock import START_MS, installed
 from tsumugi_dev.clock import VirtualClock
 from tsumugi_dev.d1 import D1Database, apply_d1_migrations
 from tsumugi_dev.do_sql import SqlStorage
-from tsumugi_scheduler import timing
 from tsumugi_scheduler.consumer import QueuedDispatch
 from tsumugi_scheduler.definition import define_tsumugi
 from tsumugi_scheduler.shard.engine import PROJECTION_HOLD_MS
 from tsumugi_scheduler.shard_host import JobShardHost
 
-NOW = 1_767_225_600_000
+NOW = START_MS
 MIGRATIONS = Path(__file__).resolve().parents[2] / "migrations"
 SHARD = "Hello#0"
 
@@ -66,10 +66,8 @@ class Env:
 
 @pytest.fixture(autouse=True)
 def clock() -> Iterator[VirtualClock]:
-    virtual = VirtualClock(NOW)
-    previous = timing.use_time_source(virtual)
-    yield virtual
-    timing.use_time_source(previous)
+    with installed(VirtualClock(NOW)) as virtual:
+        yield virtual
     while OPENED:
         OPENED.pop().close()
 

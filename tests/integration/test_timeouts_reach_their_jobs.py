@@ -12,8 +12,7 @@ import json
 import urllib.parse
 from typing import Any
 
-from system_driver import Driver
-
+from tests.integration.system_driver import Driver
 from tsumugi_client import create_client
 from tsumugi_dev.clock import VirtualClock
 from tsumugi_dev.runtime import LocalRuntime

@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from tests.unit.core.reference_model import JobSpec, ModelBackoff, ModelPolicy, ModelRate
-
 from tsumugi_core.options import (
     EnqueueItem,
     EnqueueValidationError,

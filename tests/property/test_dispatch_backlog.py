@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.property.invariants import ReadyJob, greedy_choice, idle_slot_violations, priority_order_violations
 
+from tests.property.invariants import ReadyJob, greedy_choice, idle_slot_violations, priority_order_violations
 from tsumugi_core.options import EnqueueItem
 from tsumugi_core.policy import PolicyPatch
 from tsumugi_core.priority import effective_priority

@@ -19,6 +19,7 @@ import os
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+
 from tests.property.engine_driver import EngineDriver, EngineJob, Message
 from tests.property.invariants import (
     JobView,
@@ -43,7 +44,6 @@ from tests.unit.core.reference_model import (
     ReferenceShard,
 )
 from tests.unit.core.strategies import CLOCK_STEPS_MS, invalid_specs, job_specs, policies, policy_patches
-
 from tsumugi_core.testing import FixedClock
 from tsumugi_scheduler.shard.tick import MAX_DISPATCH_PER_TICK
 

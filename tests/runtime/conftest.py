@@ -12,16 +12,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.clock import START_MS, installed
 from tsumugi_dev.clock import VirtualClock
 from tsumugi_dev.config import load_config
 from tsumugi_dev.project import project_worker_configs
 from tsumugi_dev.runtime import LocalRuntime
-from tsumugi_performer import entrypoint as performer_time
-from tsumugi_scheduler import timing as scheduler_time
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CONFIGS = [FIXTURES / "conformance" / "wrangler.jsonc", FIXTURES / "peer" / "wrangler.toml"]
-START_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z, on a cron boundary
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -51,19 +49,13 @@ async def runtime(tmp_path: Path, clock: VirtualClock) -> AsyncIterator[LocalRun
 
 @pytest.fixture
 async def repo_system(tmp_path: Path) -> AsyncIterator[tuple[LocalRuntime, VirtualClock]]:
-    clock = VirtualClock(START_MS)
-    old_scheduler, old_performer = (
-        scheduler_time.use_time_source(clock),
-        performer_time.use_time_source(clock),
-    )
-    runtime = LocalRuntime(
-        [load_config(p) for p in project_worker_configs(REPO)], data_dir=tmp_path / "data", clock=clock
-    )
-    await runtime.start()
-    try:
-        yield runtime, clock
-    finally:
-        await runtime.stop()
-        scheduler_time.use_time_source(old_scheduler)
-        performer_time.use_time_source(old_performer)
+    with installed(VirtualClock(START_MS)) as clock:
+        runtime = LocalRuntime(
+            [load_config(p) for p in project_worker_configs(REPO)], data_dir=tmp_path / "data", clock=clock
+        )
+        await runtime.start()
+        try:
+            yield runtime, clock
+        finally:
+            await runtime.stop()
     assert clock.crashes == []

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from dev_process import DevProcess
 
+from tests.support.dev_process import DevProcess
 from tsumugi_dev.data_dir_lock import DataDirInUseError, lock_data_dir, watch_data_dir
 
 REPO = Path(__file__).resolve().parents[2]

@@ -16,13 +16,13 @@ from typing import Any
 
 import pytest
 
+from tests.support.clock import START_MS
 from tsumugi_dev.analytics import AnalyticsEngineDataset, AnalyticsStore
 from tsumugi_dev.clock import RealClock, VirtualClock
 from tsumugi_dev.runtime import LocalRuntime
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 CONFIGS = [FIXTURES / "conformance" / "wrangler.jsonc", FIXTURES / "peer" / "wrangler.toml"]
-START_MS = 1_767_225_600_000
 GATE_LIMIT_S = 10.0  # only a broken implementation ever waits this long
 
 

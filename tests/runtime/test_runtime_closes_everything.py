@@ -18,17 +18,15 @@ from typing import Any
 
 import pytest
 
+from tests.support.clock import START_MS, installed
 from tsumugi_client import create_client
 from tsumugi_dev.clock import VirtualClock
 from tsumugi_dev.config import ConfigError, load_config
 from tsumugi_dev.project import project_worker_configs
 from tsumugi_dev.runtime import LocalRuntime
-from tsumugi_performer import entrypoint as performer_time
-from tsumugi_scheduler import timing as scheduler_time
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = Path(__file__).parent / "fixtures"
-START_MS = 1_767_225_600_000
 
 
 def files_open_under(folder: Path) -> list[str]:
@@ -75,22 +73,22 @@ async def test_a_runtime_run_for_a_while_and_stopped_leaves_nothing_open(tmp_pat
     data = tmp_path / "data"
     before = {id(c) for c in open_connections()}
     clock = VirtualClock(START_MS)
-    old = scheduler_time.use_time_source(clock), performer_time.use_time_source(clock)
     runtime = LocalRuntime([load_config(p) for p in project_worker_configs(REPO)], data_dir=data, clock=clock)
-    await runtime.start()
-    try:
-        client = create_client()
-        producer = runtime.env("tsumugi-producer")
-        ids = [await client.enqueue(producer, binding="Hello", payload={"name": f"n{i}"}) for i in range(5)]
-        ids.append(await client.enqueue(producer, binding="Boom", payload=None, max_attempts=2))
-        await clock.advance(120_000)  # deliveries, retries, projection to D1, metrics, alarms
-        details = [await client.get(producer, job_id) for job_id in ids]
-        assert [d.state if d else None for d in details] == ["COMPLETED"] * 5 + ["FAILED"]
-        assert files_open_under(data)  # the runtime does hold its files while it runs
-    finally:
-        await runtime.stop()
-        scheduler_time.use_time_source(old[0])
-        performer_time.use_time_source(old[1])
+    with installed(clock):
+        await runtime.start()
+        try:
+            client = create_client()
+            producer = runtime.env("tsumugi-producer")
+            ids = [
+                await client.enqueue(producer, binding="Hello", payload={"name": f"n{i}"}) for i in range(5)
+            ]
+            ids.append(await client.enqueue(producer, binding="Boom", payload=None, max_attempts=2))
+            await clock.advance(120_000)  # deliveries, retries, projection to D1, metrics, alarms
+            details = [await client.get(producer, job_id) for job_id in ids]
+            assert [d.state if d else None for d in details] == ["COMPLETED"] * 5 + ["FAILED"]
+            assert files_open_under(data)  # the runtime does hold its files while it runs
+        finally:
+            await runtime.stop()
     assert files_open_under(data) == []
     assert [c for c in open_connections() if id(c) not in before] == []
     assert collected_warnings() == []

@@ -13,14 +13,13 @@ from typing import Any, ClassVar, cast
 import pytest
 from workers import DurableObject
 
+from tests.support.clock import START_MS
 from tsumugi_dev.alarms import AlarmScheduler
 from tsumugi_dev.clock import RealClock, VirtualClock
 from tsumugi_dev.d1 import D1Database, D1Error
 from tsumugi_dev.durable_objects import DurableObjectId, NamespaceHost
 from tsumugi_dev.queues import QueueStore
 from tsumugi_dev.state_db import open_state_db
-
-START_MS = 1_767_225_600_000
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.clock import START_MS
 from tsumugi_dev.billing import billed_units, prices, sum_units, usd
 from tsumugi_dev.clock import VirtualClock
 from tsumugi_dev.d1 import D1Database
@@ -38,9 +39,6 @@ def _close_what_was_opened() -> Iterator[None]:
     yield
     while _OPEN:
         _OPEN.pop().close()
-
-
-START_MS = 1_767_225_600_000
 
 
 @pytest.fixture

@@ -21,7 +21,8 @@ from typing import Any
 
 import httpx
 import pytest
-from dev_process import DevProcess
+
+from tests.support.dev_process import DevProcess
 
 DEADLINE_S = 60.0
 TOKEN = "acceptance-token"

@@ -18,8 +18,9 @@ from pathlib import Path
 
 import httpx
 import pytest
-from dev_process import DevProcess
 from test_acceptance_init_dev import DEADLINE_S, TOKEN
+
+from tests.support.dev_process import DevProcess
 
 REPO = Path(__file__).resolve().parents[2]
 NAME = "acceptance-every-second"

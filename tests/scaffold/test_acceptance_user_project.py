@@ -28,7 +28,8 @@ from typing import Any
 
 import httpx
 import pytest
-from dev_process import DevProcess
+
+from tests.support.dev_process import DevProcess
 
 REPO = Path(__file__).resolve().parents[2]
 DEADLINE_S = 120.0

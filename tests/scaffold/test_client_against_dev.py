@@ -17,8 +17,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from dev_process import DevProcess
 from test_acceptance_init_dev import DEADLINE_S, TOKEN, dev_server, tsumugi
+
+from tests.support.dev_process import DevProcess
 
 pytestmark = pytest.mark.slow
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from shape_record import load_committed, record_now
+
+from tests.shapes.shape_record import load_committed, record_now
 
 
 @pytest.fixture(scope="session")

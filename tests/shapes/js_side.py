@@ -10,10 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from js_describe import describe
 from jsemu.core import MISSING, UNDEFINED, JsBigIntValue, JsCallable, JsException, JsProxy, jsnull
 from jsemu.objects import ArrayBuffer, JsArray, JsDate, JsMap, JsObject, JsSet, Uint8Array
 from jsemu.promise import JsPromise
+
+from tests.shapes.js_describe import describe
 
 __all__ = [
     "UNDEFINED",

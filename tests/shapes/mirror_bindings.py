@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from js_describe import describe
-from js_side import (
+from jsemu.core import JsCallable, JsException, JsProxy
+
+from tests.shapes.js_describe import describe
+from tests.shapes.js_side import (
     UNDEFINED,
     JsBigIntValue,
     array_buffer,
@@ -21,7 +23,6 @@ from js_side import (
     settle,
     uint8,
 )
-from jsemu.core import JsCallable, JsException, JsProxy
 
 SEND_VARIES = ("metadata.metrics.*",)
 

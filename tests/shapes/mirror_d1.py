@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from js_describe import describe
-from js_side import (
+from jsemu.core import JsException
+
+from tests.shapes.js_describe import describe
+from tests.shapes.js_side import (
     UNDEFINED,
     JsBigIntValue,
     array_buffer,
@@ -19,7 +21,6 @@ from js_side import (
     settle,
     uint8,
 )
-from jsemu.core import JsException
 
 VARIES = (
     "meta.duration",

@@ -8,8 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from js_describe import describe
-from js_side import (
+from jsemu.core import JsCallable, JsException, js_error
+from jsemu.promise import JsPromise
+
+from tests.shapes.js_describe import describe
+from tests.shapes.js_side import (
     UNDEFINED,
     JsBigIntValue,
     array_buffer,
@@ -23,8 +26,6 @@ from js_side import (
     safe,
     uint8,
 )
-from jsemu.core import JsCallable, JsException, js_error
-from jsemu.promise import JsPromise
 
 TYPES_DDL = "CREATE TABLE types (i INTEGER, r REAL, s TEXT, b BLOB, n)"
 TYPES_ROW = "INSERT INTO types VALUES (1, 2.5, 'text 日本 🎉', x'00ff10', NULL)"

@@ -12,25 +12,25 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from js_describe import describe, js_number
-from js_side import call, get, outcome, safe
 from jsemu.core import JsException, jsnull
-from mirror_bindings import (
+
+from tests.shapes.js_describe import describe, js_number
+from tests.shapes.js_side import call, get, outcome, safe
+from tests.shapes.mirror_bindings import (
     AE_CASES,
     record_producer,
     record_service_binding,
     record_stub_rpc,
     write_data_point,
 )
-from mirror_d1 import record_d1
-from mirror_sql import record_alarm_calls, record_sql
-
+from tests.shapes.mirror_d1 import record_d1
+from tests.shapes.mirror_sql import record_alarm_calls, record_sql
+from tests.support.clock import START_MS
 from tsumugi_dev.clock import VirtualClock
 from tsumugi_dev.runtime import LocalRuntime
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 CONFIGS = [FIXTURES / "shapes" / "wrangler.jsonc", FIXTURES / "peer" / "wrangler.jsonc"]
-START_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z
 BATCH_VARIES = ("messages.*.id", "messages.*.timestamp", "metadata.metrics.*")
 SCHEDULED_TIME = 1_700_000_000_000
 CRON = "*/5 * * * *"
@@ -95,7 +95,7 @@ async def _record(runtime: LocalRuntime, clock: VirtualClock) -> dict[str, Any]:
 
 
 async def _settle(value: Any) -> Any:
-    from js_side import settle
+    from tests.shapes.js_side import settle
 
     return await settle(value)
 
@@ -166,7 +166,7 @@ def _without_class_parts(seen: dict[str, Any]) -> dict[str, Any]:
 
 
 def _object(**props: Any) -> Any:
-    from js_side import js_value
+    from tests.shapes.js_side import js_value
 
     return js_value(props)
 
@@ -199,7 +199,7 @@ def _alarm_hook(reports: dict[str, Any]) -> Hook:
 
 
 async def _outcome_async(fn: Callable[[], Any]) -> dict[str, Any]:
-    from js_side import outcome_async
+    from tests.shapes.js_side import outcome_async
 
     return await outcome_async(fn)
 

@@ -17,8 +17,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from runtime_record import make_runtime_record
-from shape_record import differences, load_committed
+
+from tests.shapes.runtime_record import make_runtime_record
+from tests.shapes.shape_record import differences, load_committed
 
 RECORD = load_committed()
 

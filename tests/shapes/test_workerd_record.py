@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from shape_record import RERECORD, ROOT, differences
+from tests.shapes.shape_record import RERECORD, ROOT, differences
 
 
 def test_a_fresh_recording_equals_the_committed_record(

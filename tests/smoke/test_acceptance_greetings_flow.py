@@ -16,7 +16,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from dev_process import DevProcess
+
+from tests.support.dev_process import DevProcess
 
 DEADLINE_S = 90.0
 TOKEN = "acceptance-token"

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from dev_process import DevProcess
+
+from tests.support.dev_process import DevProcess
 
 ROOT = Path(__file__).resolve().parents[2]
 DEADLINE_S = 30.0

@@ -6,8 +6,8 @@ first line matching a pattern; every line read so far is kept in ``lines``. `sto
 the caller chose, e.g. SIGINT for Ctrl-C), kills it if it does not stop in time, collects the rest of its output
 and closes the pipe, so nothing is left open.
 
-Tests import it as ``dev_process``: pyproject's pytest ``pythonpath`` puts ``tests/support`` on ``sys.path`` (and
-pyright.tests.json's ``extraPaths`` for the type check); a benchmark puts it there itself.
+Tests import it as ``tests.support.dev_process`` (pyproject's pytest ``pythonpath`` puts the repository root
+on ``sys.path``); a benchmark puts the root there itself.
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from quick_bench import run_quick
+
+from tests.unit.bench.quick_bench import run_quick
 
 
 @pytest.mark.timeout(120)

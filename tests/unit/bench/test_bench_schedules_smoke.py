@@ -7,8 +7,8 @@ import importlib.util
 import sys
 
 import pytest
-from quick_bench import BENCH_DIR, run_quick
 
+from tests.unit.bench.quick_bench import BENCH_DIR, run_quick
 from tsumugi_scheduler.schedules.host import MAX_RUNTIME_SCHEDULES
 from tsumugi_scheduler.schedules.routing import shard_of_schedule
 

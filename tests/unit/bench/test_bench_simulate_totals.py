@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from quick_bench import BENCH_DIR
+from tests.unit.bench.quick_bench import BENCH_DIR
 
 
 def _chunk(path: Path, start: int, seeds: int, violations: dict[str, int], failing: list[int]) -> Path:

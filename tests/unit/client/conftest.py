@@ -7,8 +7,9 @@ from types import SimpleNamespace
 
 import pytest
 import respx
-from client_fakes import FakeScheduler
-from http_harness import BASE, Harness
+
+from tests.unit.client.client_fakes import FakeScheduler
+from tests.unit.client.http_harness import BASE, Harness
 
 
 @pytest.fixture

@@ -11,8 +11,8 @@ from typing import Any
 import httpx
 import pytest
 import respx
-from http_harness import TLS, TOKEN, Clock
 
+from tests.unit.client.http_harness import TLS, TOKEN, Clock
 from tsumugi_client import AsyncJob, AsyncTsumugiClient, AuthError, EnqueueValidationError, UnavailableError
 from tsumugi_core.sharding import resolve_shard
 from tsumugi_core.testing import SequentialIds

@@ -7,8 +7,8 @@ import json
 import httpx
 import pytest
 import respx
-from http_harness import Harness
 
+from tests.unit.client.http_harness import Harness
 from tsumugi_client import EnqueueValidationError, EventSent
 
 

@@ -6,8 +6,8 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from client_fakes import FakeScheduler, RuntimeBinding, job_detail, sent_items
 
+from tests.unit.client.client_fakes import FakeScheduler, RuntimeBinding, job_detail, sent_items
 from tsumugi_client import EnqueueItem, EnqueueValidationError, FixedBackoff, Guarantee, create_client
 from tsumugi_core.options import MAX_PAYLOAD_BYTES
 from tsumugi_core.sharding import fnv1a32

@@ -6,8 +6,8 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from client_fakes import FakeScheduler, job_detail
 
+from tests.unit.client.client_fakes import FakeScheduler, job_detail
 from tsumugi_client import (
     EnqueueValidationError,
     InvalidJobIdError,

@@ -12,8 +12,8 @@ import httpx
 import msgspec
 import pytest
 import respx
-from http_harness import BASE, TOKEN, Harness, detail, one_shard_each
 
+from tests.unit.client.http_harness import BASE, TOKEN, Harness, detail, one_shard_each
 from tsumugi_client import (
     AsyncTsumugiClient,
     AuthError,

@@ -6,8 +6,8 @@ from typing import Any
 
 import msgspec
 import pytest
-from client_fakes import FakeScheduler, sent_items
 
+from tests.unit.client.client_fakes import FakeScheduler, sent_items
 from tsumugi_client import EnqueueValidationError, PerformerRef, create_client
 from tsumugi_performer import JobContext, Performer
 

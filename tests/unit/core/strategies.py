@@ -16,6 +16,7 @@ Policies are small (tight concurrency, low rates) so the throttles bind within a
 from __future__ import annotations
 
 from hypothesis import strategies as st
+
 from tests.unit.core.reference_model import JobSpec, ModelBackoff, ModelPolicy, ModelRate
 
 __all__ = [

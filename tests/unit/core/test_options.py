@@ -8,6 +8,7 @@ from typing import Any
 import msgspec
 import pytest
 
+from tsumugi_core.errors import truncate_error
 from tsumugi_core.options import (
     DEFAULTS,
     MAX_KEY_CHARS,
@@ -20,12 +21,14 @@ from tsumugi_core.options import (
     ExponentialBackoff,
     FixedBackoff,
     Guarantee,
+    NewJob,
     check_instant,
     check_priority,
     later_instant,
     normalize_enqueue,
     validate_enqueue,
 )
+from tsumugi_core.queue_size import json_bytes
 
 
 def item(**options: Any) -> EnqueueItem:
@@ -176,3 +179,169 @@ def test_wire_form_is_camel_case_and_round_trips() -> None:
     assert b'"backoff":{"kind":"fixed","delayMs":3,"jitter":true}' in wire
     assert b"priority" not in wire  # unset options stay off the wire
     assert msgspec.json.decode(wire, type=EnqueueItem) == original
+
+
+# Every option given to an enqueue reaches the new job, and each refusal names its field: the explicit values
+# of ``normalize_enqueue`` (not only the defaults), a valid ``FixedBackoff``, ``expires_at``'s name, the
+# explicit ``at-least-once``, and the attributes of the validation error.
+
+
+TRACEPARENT = "00-" + "a" * 32 + "-" + "b" * 16 + "-01"
+
+
+def refusal(item: EnqueueItem) -> EnqueueValidationError:
+    with pytest.raises(EnqueueValidationError) as caught:
+        validate_enqueue(item)
+    return caught.value
+
+
+def test_every_given_option_reaches_the_new_job() -> None:
+    backoff = FixedBackoff(delay_ms=250, jitter=False)
+    given = EnqueueItem(
+        binding="MAIL",
+        payload={"n": 1},
+        priority=7,
+        max_attempts=9,
+        backoff=backoff,
+        timeout_ms=5_000,
+        guarantee=Guarantee.AT_MOST_ONCE,
+        concurrency_key="ck",
+        unique_key="uk",
+        unique_for_ms=60_000,
+        run_at=2_000,
+        expires_at=9_000,
+        traceparent=TRACEPARENT,
+        id="MAIL#3:given",
+        run_id="flow:r1",
+        node_id="n1",
+    )
+    assert normalize_enqueue(given, now=1_000) == NewJob(
+        binding="MAIL",
+        payload_json='{"n":1}',
+        priority=7,
+        max_attempts=9,
+        backoff=backoff,
+        timeout_ms=5_000,
+        guarantee=Guarantee.AT_MOST_ONCE,
+        concurrency_key="ck",
+        unique_key="uk",
+        unique_for_ms=60_000,
+        run_after=2_000,
+        expires_at=9_000,
+        traceparent=TRACEPARENT,
+        id="MAIL#3:given",
+        run_id="flow:r1",
+        node_id="n1",
+        created_at=1_000,
+    )
+
+
+def test_a_fixed_backoff_and_an_explicit_at_least_once_are_taken() -> None:
+    validate_enqueue(EnqueueItem(binding="MAIL", payload=1, backoff=FixedBackoff(delay_ms=0, jitter=True)))
+    validate_enqueue(EnqueueItem(binding="MAIL", payload=1, guarantee=Guarantee.AT_LEAST_ONCE))
+    bad: Any = "yes"
+    error = refusal(EnqueueItem(binding="MAIL", payload=1, backoff=FixedBackoff(delay_ms=0, jitter=bad)))
+    assert (error.field, error.rule) == ("backoff.jitter", "must be a boolean")
+
+
+def test_the_error_carries_the_field_and_the_rule_apart() -> None:
+    error = refusal(EnqueueItem(binding="MAIL", payload=1, expires_at=-1))
+    assert (error.field, error.rule, str(error)) == (
+        "expires_at",
+        "must not be negative",
+        "expires_at must not be negative",
+    )
+
+
+def test_a_binding_that_is_not_a_string_is_refused_on_binding() -> None:
+    not_a_string: Any = 5
+    error = refusal(EnqueueItem(binding=not_a_string, payload=1))
+    assert (error.field, error.rule) == ("binding", "must be a string")
+
+
+def test_a_bad_binding_is_reported_on_binding_and_with_an_explicit_id_on_id() -> None:
+    assert refusal(EnqueueItem(binding="bad name", payload=1)).field == "binding"
+    # With an explicit id the binding is the id's binding part, so the id is what the caller must fix.
+    assert refusal(EnqueueItem(binding="bad name", payload=1, id="MAIL#0:x")).field == "id"
+
+
+# Every enqueue limit on both sides of its boundary, written as a literal number. A test that builds its data
+# from ``MAX_PAYLOAD_BYTES`` passes whatever the constant says; these pin the documented limits themselves,
+# and the exact limit is shown allowed, not only the one past it refused.
+
+
+def refusal_words(**options: Any) -> str:
+    with pytest.raises(EnqueueValidationError) as caught:
+        validate_enqueue(item(**options))
+    return str(caught.value)
+
+
+@pytest.mark.parametrize("field", ["concurrency_key", "unique_key", "partition_key", "run_id"])
+def test_a_key_of_512_characters_is_taken_and_513_refused(field: str) -> None:
+    validate_enqueue(item(**{field: "k" * 512}))
+    assert refusal_words(**{field: "k" * 513}) == f"{field} must be at most 512 characters"
+
+
+def test_a_payload_of_102_400_json_bytes_is_taken_and_102_401_refused() -> None:
+    validate_enqueue(item(payload="x" * 102_398))  # two quotes make 102,400 bytes
+    assert refusal_words(payload="x" * 102_399) == "payload must be at most 102400 bytes as JSON, got 102401"
+
+
+def test_a_payload_of_120_000_queue_bytes_is_taken_and_120_001_refused() -> None:
+    # JavaScript writes 1e20 as 100000000000000000000: 21 bytes of the queue message's JSON, 4 of msgspec's.
+    exact, over = [1e20] * 5_454 + ["x" * 8], [1e20] * 5_454 + ["x" * 9]
+    assert (json_bytes(exact), json_bytes(over)) == (120_000, 120_001)
+    validate_enqueue(item(payload=exact))
+    assert refusal_words(payload=over) == (
+        "payload must be at most 120000 bytes as a queue message carries it (UTF-8 JSON as JavaScript writes "
+        "it, where a number such as 1e20 takes 21 digits), got 120001"
+    )
+
+
+def test_a_payload_json_cannot_write_is_refused_naming_the_field_and_msgspecs_reason() -> None:
+    with pytest.raises(EnqueueValidationError) as caught:
+        validate_enqueue(item(payload="\ud800"))  # a lone surrogate: portable, but not UTF-8
+    assert (caught.value.field, caught.value.rule) == (
+        "payload",
+        "must be JSON-serialisable: 'utf-8' codec can't encode character '\\ud800' in position 0: "
+        "surrogates not allowed",
+    )
+
+
+def test_a_payload_portable_refuses_names_the_path_and_the_rule() -> None:
+    with pytest.raises(EnqueueValidationError) as caught:
+        validate_enqueue(item(payload={"n": 2**64}))
+    assert (caught.value.field, caught.value.rule) == (
+        "payload.n",
+        "must be an integer between -9007199254740991 and 9007199254740991 (JavaScript's safe integers), "
+        "got 18446744073709551616",
+    )
+
+
+def test_a_payload_of_14_000_halves_is_taken() -> None:
+    # 56,001 bytes of JSON; 126,002 as V8 would serialise it, which the V8 rule refused (issue 22, item 3).
+    validate_enqueue(item(payload=[0.5] * 14_000))
+    assert json_bytes([0.5] * 14_000) == 56_001
+
+
+def test_a_timeout_of_840_000_ms_is_taken_and_840_001_refused() -> None:
+    validate_enqueue(item(timeout_ms=840_000))
+    assert refusal_words(timeout_ms=840_001).startswith("timeout_ms must be at most 840000 (14 minutes)")
+
+
+@pytest.mark.parametrize(
+    ("factor", "shown"), [(True, "True"), (False, "False"), ("2", "'2'"), (None, "None")]
+)
+def test_a_backoff_factor_that_is_not_a_number_is_a_validation_error(factor: object, shown: str) -> None:
+    message = refusal_words(backoff=ExponentialBackoff(factor=factor))  # type: ignore[arg-type]
+    assert message == f"backoff.factor must be a finite number, got {shown}"
+
+
+def test_a_backoff_factor_of_exactly_1_is_taken() -> None:
+    validate_enqueue(item(backoff=ExponentialBackoff(factor=1)))
+    assert refusal_words(backoff=ExponentialBackoff(factor=0.999)) == "backoff.factor must be at least 1"
+
+
+def test_an_error_text_is_kept_whole_up_to_2000_characters_and_cut_there() -> None:
+    assert truncate_error("e" * 2000) == "e" * 2000
+    assert truncate_error("e" * 2001) == "e" * 2000

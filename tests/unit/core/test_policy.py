@@ -96,3 +96,17 @@ def test_full_settings_are_validated_too() -> None:
         validate_settings(ShardSettings(policy=Policy(concurrency=-5)))
     with pytest.raises(PolicyValidationError, match="sweep_after_ms must be at least 0"):
         validate_settings(ShardSettings(retention=Retention(sweep_after_ms=-5)))
+
+
+# Policy numbers up to 2^53 - 1 and not one more, and the error's field and rule apart.
+
+
+def test_the_largest_safe_integer_is_taken_and_one_more_is_refused_naming_the_field() -> None:
+    validate_settings(PolicyPatch(concurrency=9_007_199_254_740_991, reaper_grace_ms=9_007_199_254_740_991))
+    with pytest.raises(PolicyValidationError) as caught:
+        validate_settings(PolicyPatch(reaper_grace_ms=9_007_199_254_740_992))
+    assert (caught.value.field, caught.value.rule, str(caught.value)) == (
+        "reaper_grace_ms",
+        "must be at most 9007199254740991",
+        "reaper_grace_ms must be at most 9007199254740991",
+    )

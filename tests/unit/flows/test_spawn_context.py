@@ -6,8 +6,8 @@ import json
 from typing import Any
 
 import pytest
-from example_flows import Greet
 
+from tests.unit.flows.example_flows import Greet
 from tsumugi_performer import JobContext, Performer
 from tsumugi_performer.entrypoint import PerformerRunner
 from tsumugi_performer.testing import create_test_context, run_performer

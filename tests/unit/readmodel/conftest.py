@@ -6,8 +6,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from readmodel_world import Job, as_snapshot, load_snapshots, migrated_d1, population
 
+from tests.unit.readmodel.readmodel_world import Job, as_snapshot, load_snapshots, migrated_d1, population
 from tsumugi_dev.d1 import D1Database
 
 

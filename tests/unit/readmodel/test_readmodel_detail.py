@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import msgspec
 import pytest
-from readmodel_world import DAY_MS, T0, attempt, snapshot
 
+from tests.unit.readmodel.readmodel_world import DAY_MS, T0, attempt, snapshot
 from tsumugi_core.states import JobState
 from tsumugi_dev.d1 import D1Database
 from tsumugi_scheduler.readmodel import AttemptLogEntry, JobDetail, RetryWindow, get_job, project

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from readmodel_world import T0
-
+from tests.unit.readmodel.readmodel_world import T0
 from tsumugi_core.options import EnqueueItem
 from tsumugi_core.testing import FixedClock, FixedRandom, SequentialIds
 from tsumugi_dev.d1 import D1Database

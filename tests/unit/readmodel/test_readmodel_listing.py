@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from readmodel_world import BINDINGS, DAY_MS, T0, Job, reference_order
 
+from tests.unit.readmodel.readmodel_world import BINDINGS, DAY_MS, T0, Job, reference_order
 from tsumugi_dev.d1 import D1Database
 from tsumugi_scheduler.readmodel import JobQuery, RetryWindow, list_jobs, parse_job_query
 

@@ -6,8 +6,8 @@ import re
 from pathlib import Path
 
 import pytest
-from readmodel_world import MIGRATIONS_DIR
 
+from tests.unit.readmodel.readmodel_world import MIGRATIONS_DIR
 from tsumugi_dev.d1 import D1Database, D1Error, apply_d1_migrations, split_statements
 from tsumugi_scheduler.readmodel import EXPECTED_MIGRATIONS, PROJECTED_COLUMNS, pending_migrations
 

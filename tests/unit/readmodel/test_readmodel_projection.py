@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from readmodel_world import T0, attempt, snapshot, stored_row
 
+from tests.unit.readmodel.readmodel_world import T0, attempt, snapshot, stored_row
 from tsumugi_core.states import JobState
 from tsumugi_dev.d1 import D1Database, D1Error, D1PreparedStatement
 from tsumugi_scheduler.readmodel import PROJECTED_COLUMNS, PROJECTION_BATCH_LIMIT, project

@@ -11,8 +11,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
-from readmodel_world import T0, load_snapshots, snapshot
 
+from tests.unit.readmodel.readmodel_world import T0, load_snapshots, snapshot
 from tsumugi_core.states import JobState
 from tsumugi_dev.d1 import D1Database, D1PreparedStatement
 from tsumugi_scheduler.api.job_list import list_page

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from readmodel_world import BINDINGS, STATES, T0, Job, snapshot
 
+from tests.unit.readmodel.readmodel_world import BINDINGS, STATES, T0, Job, snapshot
 from tsumugi_core.states import JobState
 from tsumugi_dev.d1 import D1Database
 from tsumugi_scheduler.api.bodies import BULK_STATES

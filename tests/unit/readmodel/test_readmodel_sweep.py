@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from readmodel_world import DAY_MS, T0, snapshot
 
+from tests.unit.readmodel.readmodel_world import DAY_MS, T0, snapshot
 from tsumugi_core.states import JobState
 from tsumugi_dev.d1 import D1Database
 from tsumugi_scheduler.readmodel import SweepResult, project, sweep

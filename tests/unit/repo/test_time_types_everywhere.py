@@ -19,6 +19,7 @@ import asyncio
 import datetime as dt
 import importlib
 import inspect
+import json
 import re
 import typing
 from collections.abc import Callable, Iterator
@@ -186,6 +187,10 @@ class _Rpc:
 
     def __getattr__(self, method: str) -> Callable[..., Any]:
         async def call(*args: Any) -> Any:
+            if method == "enqueue_json":  # items and ids as JSON text (ADR-0166): recorded as the items
+                items = json.loads(args[0])
+                self.calls.append(("enqueue_many", (items,)))
+                return json.dumps([f"MAIL#0:{i}" for i in range(len(items))])
             self.calls.append((method, args))
             if method == "enqueue_many":
                 return [f"MAIL#0:{i}" for i in range(len(args[0]))]

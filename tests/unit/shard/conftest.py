@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 import pytest
-from shard_world import T0, World
 
+from tests.unit.shard.shard_world import T0, World
 from tsumugi_core.testing import FixedClock, FixedRandom, SequentialIds
 from tsumugi_dev.do_sql import SqlStorage
 from tsumugi_scheduler.shard.engine import JobShardEngine

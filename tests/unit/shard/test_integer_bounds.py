@@ -8,8 +8,8 @@ feed limits or feed positions surfaced as a bare OverflowError from the driver.
 from __future__ import annotations
 
 import pytest
-from shard_world import T0, World
 
+from tests.unit.shard.shard_world import T0, World
 from tsumugi_core.options import MAX_SAFE_INTEGER, EnqueueValidationError, FixedBackoff
 from tsumugi_core.states import JobState
 from tsumugi_scheduler.shard.records import Failed, Succeeded

@@ -6,8 +6,7 @@ key holding a million jobs costs the dispatch read one row, not a window of them
 
 from __future__ import annotations
 
-from shard_world import World
-
+from tests.unit.shard.shard_world import World
 from tsumugi_core.options import EnqueueItem, RateLimit
 from tsumugi_core.policy import PolicyPatch
 from tsumugi_scheduler.shard.records import Failed, Succeeded

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import msgspec
 import pytest
-from shard_world import T0, World
 
+from tests.unit.shard.shard_world import T0, World
 from tsumugi_core.errors import RESULT_NOT_STORABLE_ERROR
 from tsumugi_core.options import EnqueueItem, EnqueueValidationError, FixedBackoff
 from tsumugi_core.states import JobState

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from shard_world import T0, World
-
+from tests.unit.shard.shard_world import T0, World
 from tsumugi_core.options import EnqueueItem, RateLimit
 from tsumugi_core.policy import Policy, PolicyPatch, Retention, ShardSettings
 from tsumugi_core.states import JobState

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from shard_world import World
 
+from tests.unit.shard.shard_world import World
 from tsumugi_core.options import EnqueueItem
 from tsumugi_core.policy import PolicyPatch
 from tsumugi_dev.do_sql import SqlStorage

@@ -7,8 +7,7 @@ than 64 ready levels was never seen.
 
 from __future__ import annotations
 
-from shard_world import T0, World
-
+from tests.unit.shard.shard_world import T0, World
 from tsumugi_core.options import EnqueueItem
 from tsumugi_core.policy import PolicyPatch
 from tsumugi_core.throttle import Candidate, dispatch_order

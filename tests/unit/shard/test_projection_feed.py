@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from shard_world import T0, World
-
+from tests.unit.shard.shard_world import T0, World
 from tsumugi_core.states import JobState
 from tsumugi_scheduler.shard.engine import PROJECTION_HOLD_MS
 from tsumugi_scheduler.shard.records import Succeeded

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from shard_world import World
 
+from tests.unit.shard.shard_world import World
 from tsumugi_core.options import EnqueueItem
 from tsumugi_core.states import JobState
 from tsumugi_dev.do_sql import SqlStorage

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from shard_world import World
-
+from tests.unit.shard.shard_world import World
 from tsumugi_scheduler.shard.schema import TABLE_ROWS
 
 

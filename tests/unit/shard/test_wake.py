@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from shard_world import T0, World
-
+from tests.unit.shard.shard_world import T0, World
 from tsumugi_core.policy import PolicyPatch
 from tsumugi_scheduler.shard.records import Failed
 

@@ -1,4 +1,6 @@
-"""Edges an audit found (issue 5): query repeats, slashes, 405, faults, foreign ids, missing D1, JS results."""
+"""The REST app's answers at its edges: repeated query parameters, trailing slashes, 405 with Allow, a fault
+answered 500 and logged, a missing D1 binding named in a 503, Durable Object results as JavaScript hands them
+back."""
 
 from __future__ import annotations
 
@@ -6,9 +8,8 @@ import logging
 from typing import Any
 
 import pytest
-from api_world import T0, World, quoted
 
-FOREIGN = ["Foo#0:x", "SMS#2:x", "MAIL#1:x"]  # unregistered binding; shard beyond SMS's 2 and MAIL's 1
+from tests.api.api_world import World, quoted
 
 
 async def test_a_repeated_query_parameter_takes_its_first_value(world: World) -> None:
@@ -59,55 +60,6 @@ async def test_a_missing_read_model_binding_is_503_naming_it(world: World) -> No
             "missing": [{"kind": "d1", "name": "TSUMUGI_DB"}],
         },
     )
-
-
-@pytest.mark.parametrize("job_id", FOREIGN)
-@pytest.mark.parametrize(
-    ("method", "suffix", "body"),
-    [
-        ("GET", "", None),
-        ("GET", "/explain", None),
-        ("POST", "/retry", None),
-        ("POST", "/cancel", None),
-        ("POST", "/reschedule", {"delayMs": 1}),
-    ],
-)
-async def test_an_id_of_a_binding_or_shard_we_lack_is_404_without_making_an_object(
-    world: World, job_id: str, method: str, suffix: str, body: Any
-) -> None:
-    status, answer = await world.request(method, f"/api/jobs/{quoted(job_id)}{suffix}", body)
-    # Reads add a "detail" since issue 26; the status and the original's text are as before.
-    assert (status, answer["error"]) == (404, "not found")
-    assert world.env.JOB_SHARD.objects == {}
-
-
-async def test_bulk_refuses_ids_we_cannot_hold_as_invalid_id_without_making_objects(world: World) -> None:
-    status, body = await world.request(
-        "POST", "/api/jobs/bulk-cancel", {"ids": [*FOREIGN, "MAIL#0:x", "junk"]}
-    )
-    assert status == 200
-    reasons = {f["id"]: f["reason"] for f in body["failed"]}
-    assert reasons == {
-        "Foo#0:x": "invalid-id",
-        "SMS#2:x": "invalid-id",
-        "MAIL#1:x": "invalid-id",
-        "MAIL#0:x": "gone",
-        "junk": "invalid-id",
-    }
-    assert sorted(world.env.JOB_SHARD.objects) == ["MAIL#0"]
-
-
-async def test_explain_names_the_binding_rate_blocker_and_when_a_token_returns(world: World) -> None:
-    await world.request("POST", "/api/bindings/MAIL/policy", {"rate": {"tokens": 1, "interval_ms": 10_000}})
-    jobs = {await world.enqueue("MAIL"), await world.enqueue("MAIL")}
-    await world.tick()  # one of them takes the only token
-    (sent,) = [m["jobId"] for m in world.env.TSUMUGI_QUEUE.sent]
-    (waiting,) = jobs - {sent}
-    status, body = await world.request("GET", f"/api/jobs/{quoted(waiting)}/explain")
-    assert status == 200
-    assert [(b["kind"], b["clears_at"]) for b in body["explain"]["blockers"]] == [("rate", T0 + 10_000)]
-    diagnostics = (await world.request("GET", "/api/diagnostics"))[1]["bindings"]["MAIL"]
-    assert (diagnostics["held_back_by"], diagnostics["blocked"]["tokens"]) == (["rate"], True)
 
 
 class JsLike:
