@@ -62,6 +62,8 @@ class ServiceBindingTransport:
 
     async def _call(self, env: object, method: str, *args: Any, older: bool = False) -> Any:
         stub = self.stub(env)
+        if older and getattr(stub, method, None) is None:
+            raise _MissingMethodError(method)  # a plain Python stand-in without it (a JS stub has every name)
         try:
             answer: Any = await getattr(stub, method)(*args)
             return answer
