@@ -7,7 +7,7 @@ import json
 from types import SimpleNamespace
 from typing import Any
 
-from tsumugi_client import create_client
+from tsumugi_client import EnqueueItemDict, create_client
 
 
 class Scheduler:
@@ -31,9 +31,8 @@ class Scheduler:
 async def test_items_and_ids_cross_as_json_text() -> None:
     scheduler = Scheduler(has_json=True)
     client = create_client()
-    ids = await client.enqueue_many(
-        SimpleNamespace(TSUMUGI=scheduler), [{"binding": "MAIL", "payload": 1}] * 2
-    )
+    items: list[EnqueueItemDict] = [{"binding": "MAIL", "payload": 1}] * 2
+    ids = await client.enqueue_many(SimpleNamespace(TSUMUGI=scheduler), items)
     assert ids == ["MAIL#0:j0", "MAIL#0:j1"]
     assert scheduler.calls == ["enqueue_json"]
 
