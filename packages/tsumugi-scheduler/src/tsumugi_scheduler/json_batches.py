@@ -77,9 +77,9 @@ def uniform_columns(columns: Sequence[tuple[Any, ...]], candidates: Iterable[int
     found: list[int] = []
     for i in candidates:
         column = columns[i]
-        first = column[0]
-        kind = type(first)  # 1 == 1.0 == True: equal values of other types are not the same value in SQL
-        if column.count(first) == len(column) and all(type(v) is kind for v in column):
+        first: object = column[0]
+        # 1 == 1.0 == True in Python: equal values of other types are not the same value in SQL.
+        if column.count(first) == len(column) and all(type(v) is type(first) for v in column):
             found.append(i)
     return tuple(found)
 
