@@ -1,6 +1,6 @@
 """Benchmark of recurring schedules: 10,000 run-time schedules due every minute, next to huey periodic tasks.
 
-Run: ``uv run python bench/schedules.py [--quick]``.
+Run: ``uv run python bench/schedules.py [--quick] [--rounds N]``.
 
 Tsumugi: N run-time schedules ``cron: * * * * *`` created through the Scheduler's own routing
 (``shard_of_schedule``: ``fnv1a32(name) % schedule_shards``, ADR-0079, as ``ScheduleDirectory.create``), as a
@@ -27,7 +27,12 @@ SQLite file, WAL, ``fsync=False``, i.e. ``synchronous=OFF``: laxer than Tsumugi'
 huey). Both store every fired job in SQLite;
 huey keeps no per-schedule bookkeeping (last run, errors, skips), Tsumugi does.
 
-Prints the figures and one ``RESULT {json}`` line. ``--quick`` uses 1,000 schedules (a smoke test).
+The full mode runs ``--rounds`` (3) alternating rounds, Tsumugi then huey, each on fresh stores, and reports
+each figure's median over the rounds with every round's per-fire figures beside it: the machine's noise
+(+-30% between runs of the same code) then falls on both systems alike, as in bench/e2e.py. The process's
+garbage collector is set as ``tsumugi dev`` sets it (``tsumugi_dev.gc_policy``), for both systems alike.
+Prints the figures and one ``RESULT {json}`` line. ``--quick`` uses 1,000 schedules and one round (a smoke
+test).
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ import asyncio
 import datetime as dt
 import json
 import math
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -46,6 +52,7 @@ from huey import SqliteHuey, crontab  # pyright: ignore[reportMissingTypeStubs]
 
 from tsumugi_core.testing import FixedClock
 from tsumugi_dev.do_sql import SqlStorage
+from tsumugi_dev.gc_policy import tune_for_throughput
 from tsumugi_scheduler import timing
 from tsumugi_scheduler.definition import TsumugiDefinition, define_tsumugi
 from tsumugi_scheduler.schedules.host import MAX_RUNTIME_SCHEDULES, SchedulerHost
@@ -70,6 +77,13 @@ KEYS: Final = (
     "huey_lateness_p99_ms",
     "huey_ms_per_fire",
     "huey_cpu_ms_per_fire",
+    "rounds",
+    "tsumugi_ms_per_fire_runs",
+    "huey_ms_per_fire_runs",
+    "tsumugi_cpu_ms_per_fire_runs",
+    "huey_cpu_ms_per_fire_runs",
+    "ratio_per_fire",
+    "ratio_cpu_per_fire",
 )
 
 
@@ -259,32 +273,58 @@ def huey_figures(count: int) -> dict[str, float]:
         }
 
 
+_MEDIAN_KEYS: Final = (
+    "tsumugi_lateness_p50_ms",
+    "tsumugi_lateness_p99_ms",
+    "tsumugi_ms_per_fire",
+    "tsumugi_cpu_ms_per_fire",
+    "tsumugi_create_ms_per_schedule",
+    "huey_lateness_p50_ms",
+    "huey_lateness_p99_ms",
+    "huey_ms_per_fire",
+    "huey_cpu_ms_per_fire",
+)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="1,000 schedules (smoke test)")
+    parser.add_argument("--quick", action="store_true", help="1,000 schedules, one round (smoke test)")
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="alternating rounds of both systems (full mode)"
+    )
     args = parser.parse_args()
     count = 1_000 if args.quick else 10_000
-    with tempfile.TemporaryDirectory(prefix="tsumugi-schedules-") as folder:
-        ours = asyncio.run(tsumugi_figures(count, Path(folder)))
-    theirs = huey_figures(count)
-    result: dict[str, Any] = {"mode": "quick" if args.quick else "full", **ours, **theirs}
-    print(f"{count} schedules due at the same minute")
+    rounds = 1 if args.quick else max(1, args.rounds)
+    runs: list[dict[str, Any]] = []
+    tune_for_throughput()  # as `tsumugi dev` runs every object, for both systems alike (bench/e2e.py does the same)
+    print(f"{count} schedules due at the same minute, {rounds} alternating round(s), each on fresh stores")
+    for number in range(1, rounds + 1):
+        with tempfile.TemporaryDirectory(prefix="tsumugi-schedules-") as folder:
+            ours = asyncio.run(tsumugi_figures(count, Path(folder)))
+        theirs = huey_figures(count)
+        runs.append({**ours, **theirs})
+        print(
+            f"  round {number}: tsumugi ({ours['schedule_shards']} Scheduler DOs) fired {ours['fired']} in "
+            f"{ours['alarms']} alarms, {ours['tsumugi_ms_per_fire']:.3f} ms per fire "
+            f"(CPU {ours['tsumugi_cpu_ms_per_fire']:.3f}), lateness p50 {ours['tsumugi_lateness_p50_ms']:.0f} / "
+            f"p99 {ours['tsumugi_lateness_p99_ms']:.0f} ms; huey fired {theirs['huey_fired']}, "
+            f"{theirs['huey_ms_per_fire']:.3f} ms per fire (CPU {theirs['huey_cpu_ms_per_fire']:.3f}), lateness "
+            f"p50 {theirs['huey_lateness_p50_ms']:.0f} / p99 {theirs['huey_lateness_p99_ms']:.0f} ms"
+        )
+    result: dict[str, Any] = {"mode": "quick" if args.quick else "full", **runs[-1]}
+    result.update({key: statistics.median(run[key] for run in runs) for key in _MEDIAN_KEYS})
+    result["rounds"] = rounds
+    for key in ("tsumugi_ms_per_fire", "huey_ms_per_fire", "tsumugi_cpu_ms_per_fire", "huey_cpu_ms_per_fire"):
+        result[f"{key}_runs"] = [round(run[key], 4) for run in runs]
+    result["ratio_per_fire"] = result["tsumugi_ms_per_fire"] / result["huey_ms_per_fire"]
+    result["ratio_cpu_per_fire"] = result["tsumugi_cpu_ms_per_fire"] / result["huey_cpu_ms_per_fire"]
     print(
-        f"  tsumugi Scheduler DOs ({ours['schedule_shards']} shards): fired {ours['fired']} in "
-        f"{ours['alarms']} alarms; lateness p50 "
-        f"{ours['tsumugi_lateness_p50_ms']:.0f} ms, p99 {ours['tsumugi_lateness_p99_ms']:.0f} ms; "
-        f"{ours['tsumugi_ms_per_fire']:.3f} ms per fired occurrence (created at "
-        f"{ours['tsumugi_create_ms_per_schedule']:.3f} ms each)"
+        f"  median per fire: tsumugi {result['tsumugi_ms_per_fire']:.3f} ms, huey {result['huey_ms_per_fire']:.3f} ms,"
+        f" tsumugi / huey {result['ratio_per_fire']:.2f}"
     )
     print(
-        f"  huey periodic tasks:  fired {theirs['huey_fired']}; lateness p50 {theirs['huey_lateness_p50_ms']:.0f} ms, "
-        f"p99 {theirs['huey_lateness_p99_ms']:.0f} ms; {theirs['huey_ms_per_fire']:.3f} ms per fired task"
-    )
-    print(f"  per fire, tsumugi / huey: {ours['tsumugi_ms_per_fire'] / theirs['huey_ms_per_fire']:.2f}")
-    print(
-        f"  process CPU per fire: tsumugi {ours['tsumugi_cpu_ms_per_fire']:.3f} ms, huey "
-        f"{theirs['huey_cpu_ms_per_fire']:.3f} ms, ratio "
-        f"{ours['tsumugi_cpu_ms_per_fire'] / theirs['huey_cpu_ms_per_fire']:.2f} (less moved by other load)"
+        f"  median process CPU per fire: tsumugi {result['tsumugi_cpu_ms_per_fire']:.3f} ms, huey "
+        f"{result['huey_cpu_ms_per_fire']:.3f} ms, ratio {result['ratio_cpu_per_fire']:.2f} (less moved by other load)"
     )
     assert set(result) == set(KEYS)
     print("RESULT " + json.dumps(result))

@@ -155,7 +155,9 @@ def _instant_of_wall(wall_ms: int, zone: dt.tzinfo) -> int:
     )  # pragma: no cover - no zone has one
 
 
+@functools.lru_cache(maxsize=4096)
 def _next_cron(expression: str, zone_name: str, after_ms: int) -> int:
+    # Pure: schedules sharing an expression fire at the same instants, so a tick asks the same question often.
     spec = _parsed(expression)
     if zone_name == UTC_NAME:
         return next_cron_at(spec, after_ms)

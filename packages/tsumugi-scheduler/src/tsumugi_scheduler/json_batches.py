@@ -8,12 +8,20 @@ under workerd's 4 MiB per string and D1's 2 MB).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+import operator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Final
 
 import msgspec
 
-__all__ = ["BATCH_BYTES", "json_array_counts", "json_arrays", "json_objects"]
+__all__ = [
+    "BATCH_BYTES",
+    "json_array_counts",
+    "json_arrays",
+    "json_objects",
+    "read_per_row",
+    "uniform_columns",
+]
 
 BATCH_BYTES: Final = 1_000_000
 """Default most bytes of one JSON text."""
@@ -60,3 +68,26 @@ def json_objects(entries: Mapping[str, Any], most_bytes: int = BATCH_BYTES) -> l
         return [whole.decode()]
     parts = (_encode(k) + b":" + _encode(v) for k, v in entries.items())
     return [text for text, _ in _cut(parts, most_bytes, b"{", b"}")]
+
+
+def uniform_columns(columns: Sequence[tuple[Any, ...]], candidates: Iterable[int]) -> tuple[int, ...]:
+    """Which of the ``candidates`` columns hold one value, of one type, in every row (``columns`` is the rows
+    transposed, each non-empty): a statement binds such a value once instead of reading it from each row's
+    JSON, where every ``->>`` parses the row's text again (ADR-0167)."""
+    found: list[int] = []
+    for i in candidates:
+        column = columns[i]
+        first: object = column[0]
+        # 1 == 1.0 == True in Python: equal values of other types are not the same value in SQL.
+        if column.count(first) == len(column) and all(type(v) is type(first) for v in column):
+            found.append(i)
+    return tuple(found)
+
+
+def read_per_row(rows: Sequence[Sequence[Any]], read: Sequence[int]) -> list[Any]:
+    """Each row's ``read`` values: an array per row, or the bare value when only one is read."""
+    if len(read) == 1:
+        only = read[0]
+        return [row[only] for row in rows]
+    pick = operator.itemgetter(*read)
+    return [pick(row) for row in rows]

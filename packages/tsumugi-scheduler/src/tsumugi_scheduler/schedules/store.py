@@ -14,7 +14,8 @@ import msgspec
 
 from tsumugi_core.schedule_plan import StoredSchedule
 from tsumugi_core.schedule_spec import ScheduleSource, ScheduleSpec
-from tsumugi_scheduler.json_batches import json_arrays
+from tsumugi_scheduler.json_batches import json_arrays, read_per_row, uniform_columns
+from tsumugi_scheduler.shard.json_rows import decoded_rows
 from tsumugi_scheduler.shard.port import SqlLike
 
 __all__ = ["SCHEDULE_DDL", "FireRecord", "ScheduleRow", "ScheduleStore"]
@@ -43,16 +44,45 @@ _COLUMNS: Final = (
     "name, source, spec, next_run_at, paused, last_run_at, last_fired_at, last_job_id, last_run_id, "
     "last_skipped_at, skipped_count, last_error, created_at, updated_at"
 )
+_FIRED_FIELDS: Final = ("name", "occurrence", "next_at", "job_id", "run_id", "error")
 _RECORD_FIRED: Final = (
-    "UPDATE schedule SET last_run_at = r.occurrence, last_fired_at = ?, "
-    "last_job_id = coalesce(r.job_id, last_job_id), last_run_id = coalesce(r.run_id, last_run_id), "
-    "last_error = r.error, "
-    "next_run_at = CASE WHEN next_run_at = r.occurrence THEN r.next_at ELSE next_run_at END, updated_at = ? "
-    "FROM (SELECT value ->> 0 AS name, value ->> 1 AS occurrence, value ->> 2 AS next_at, "
-    "value ->> 3 AS job_id, value ->> 4 AS run_id, value ->> 5 AS error FROM json_each(?)) AS r "
-    "WHERE schedule.name = r.name"
+    "UPDATE schedule SET last_run_at = {occurrence}, last_fired_at = ?2, "
+    "last_job_id = coalesce({job_id}, last_job_id), last_run_id = coalesce({run_id}, last_run_id), "
+    "last_error = {error}, "
+    "next_run_at = CASE WHEN next_run_at = {occurrence} THEN {next_at} ELSE next_run_at END, updated_at = ?2 "
+    "FROM (SELECT {read} FROM json_each(?1)) AS r WHERE schedule.name = r.name"
 )
-"""Fired rows, one ``[name, occurrence, next_run_at, job_id, run_id, error]`` array each."""
+"""Fired rows, each ``[name, occurrence, next_run_at, job_id, run_id, error]``: `_fired_statements` binds a
+value every row holds alike once and reads the rest from each row (ADR-0167)."""
+_fired_texts: dict[tuple[int, ...], str] = {}
+
+
+def _fired_text(shared: tuple[int, ...]) -> str:
+    text = _fired_texts.get(shared)
+    if text is None:
+        read = [i for i in range(len(_FIRED_FIELDS)) if i not in shared]
+        columns = (
+            ["value AS name"]
+            if len(read) == 1
+            else [f"value ->> {k} AS {_FIRED_FIELDS[i]}" for k, i in enumerate(read)]
+        )
+        names = {_FIRED_FIELDS[i]: f"?{n}" for n, i in enumerate(shared, 3)}
+        text = _RECORD_FIRED.format(
+            read=", ".join(columns), **{f: names.get(f, f"r.{f}") for f in _FIRED_FIELDS[1:]}
+        )
+        _fired_texts[shared] = text
+    return text
+
+
+def _fired_statements(fired: list[tuple[Any, ...]], now: int) -> list[tuple[str, tuple[Any, ...]]]:
+    columns = list(zip(*fired, strict=True))
+    shared = uniform_columns(columns, range(1, len(_FIRED_FIELDS)))
+    text = _fired_text(shared)
+    constants = tuple(columns[i][0] for i in shared)
+    read = [i for i in range(len(_FIRED_FIELDS)) if i not in shared]
+    return [(text, (rows, now, *constants)) for rows in json_arrays(read_per_row(fired, read))]
+
+
 _RECORD_SKIPPED: Final = (
     "UPDATE schedule SET skipped_count = skipped_count + 1, last_skipped_at = ?, "
     "next_run_at = CASE WHEN next_run_at = r.occurrence THEN r.next_at ELSE next_run_at END, updated_at = ? "
@@ -60,7 +90,7 @@ _RECORD_SKIPPED: Final = (
     "FROM json_each(?)) AS r WHERE schedule.name = r.name"
 )
 """Skipped rows, one ``[name, occurrence, next_run_at]`` array each."""
-_spec_decoder = msgspec.json.Decoder(ScheduleSpec)
+_JSON_VALUE: Final = {"spec": "json(spec)", "paused": "json(iif(paused, 'true', 'false'))"}
 _encoder = msgspec.json.Encoder()
 
 
@@ -101,23 +131,20 @@ class FireRecord(msgspec.Struct, frozen=True, kw_only=True):
     skipped: bool = False
 
 
-def _row(raw: Any) -> ScheduleRow:
-    return ScheduleRow(
-        name=str(raw["name"]),
-        source=ScheduleSource(raw["source"]),
-        spec=_spec_decoder.decode(raw["spec"]),
-        next_run_at=int(raw["next_run_at"]),
-        paused=bool(raw["paused"]),
-        last_run_at=raw["last_run_at"],
-        last_fired_at=raw["last_fired_at"],
-        last_job_id=raw["last_job_id"],
-        last_run_id=raw["last_run_id"],
-        last_skipped_at=raw["last_skipped_at"],
-        skipped_count=int(raw["skipped_count"]),
-        last_error=raw["last_error"],
-        created_at=int(raw["created_at"]),
-        updated_at=int(raw["updated_at"]),
+_ROW_JSON: Final = (
+    "json_object("
+    + ", ".join(
+        f"'{name}', {_JSON_VALUE.get(name, name)}" for name in (n.strip() for n in _COLUMNS.split(","))
     )
+    + ") AS r"
+)
+"""A schedule row as the text of one JSON object of its `ScheduleRow` fields (the spec nested as stored): a
+tick's due rows are decoded by one msgspec call, not built field by field (ADR-0167)."""
+_ROWS: Final = msgspec.json.Decoder(list[ScheduleRow])
+
+
+def _rows(cursor: Any) -> list[ScheduleRow]:
+    return decoded_rows(cursor, "r", _ROWS)
 
 
 class ScheduleStore:
@@ -145,17 +172,17 @@ class ScheduleStore:
 
     def get(self, name: str) -> ScheduleRow | None:
         """One schedule."""
-        rows = self._sql.exec(f"SELECT {_COLUMNS} FROM schedule WHERE name = ?", name).toArray()
-        return _row(rows[0]) if rows else None
+        rows = _rows(self._sql.exec(f"SELECT {_ROW_JSON} FROM schedule WHERE name = ?", name))
+        return rows[0] if rows else None
 
     def all(self) -> list[ScheduleRow]:
         """Every schedule, by name."""
-        return [_row(r) for r in self._sql.exec(f"SELECT {_COLUMNS} FROM schedule ORDER BY name").toArray()]
+        return _rows(self._sql.exec(f"SELECT {_ROW_JSON} FROM schedule ORDER BY name"))
 
     def page(self, after: str, limit: int) -> list[ScheduleRow]:
         """Up to ``limit`` schedules named after ``after``, by name (the primary key: a seek, not a scan)."""
-        query = f"SELECT {_COLUMNS} FROM schedule WHERE name > ? ORDER BY name LIMIT ?"
-        return [_row(r) for r in self._sql.exec(query, after, limit).toArray()]
+        query = f"SELECT {_ROW_JSON} FROM schedule WHERE name > ? ORDER BY name LIMIT ?"
+        return _rows(self._sql.exec(query, after, limit))
 
     def count_runtime(self) -> int:
         """How many run-time schedules this shard holds."""
@@ -165,10 +192,10 @@ class ScheduleStore:
     def due(self, now: int, limit: int) -> list[ScheduleRow]:
         """Up to ``limit`` unpaused rows due at ``now``, oldest first (the ``schedule_due`` index)."""
         query = (
-            f"SELECT {_COLUMNS} FROM schedule WHERE paused = 0 AND next_run_at <= ? "
+            f"SELECT {_ROW_JSON} FROM schedule WHERE paused = 0 AND next_run_at <= ? "
             "ORDER BY next_run_at, name LIMIT ?"
         )
-        return [_row(r) for r in self._sql.exec(query, now, limit).toArray()]
+        return _rows(self._sql.exec(query, now, limit))
 
     def next_due_at(self) -> int | None:
         """The earliest ``next_run_at`` of an unpaused row."""
@@ -235,15 +262,16 @@ class ScheduleStore:
         or a resume while the enqueue was in flight keeps its own next run. ``records`` name each row once.
         """
         fired = [
-            [r.name, r.occurrence, r.next_run_at, r.job_id, r.run_id, r.error]
+            (r.name, r.occurrence, r.next_run_at, r.job_id, r.run_id, r.error)
             for r in records
             if not r.skipped
         ]
         skipped = [[r.name, r.occurrence, r.next_run_at] for r in records if r.skipped]
 
         def apply() -> None:
-            for text in json_arrays(fired):
-                self._sql.exec(_RECORD_FIRED, now, now, text)
+            if fired:
+                for statement, params in _fired_statements(fired, now):
+                    self._sql.exec(statement, *params)
             for text in json_arrays(skipped):
                 self._sql.exec(_RECORD_SKIPPED, now, now, text)
 

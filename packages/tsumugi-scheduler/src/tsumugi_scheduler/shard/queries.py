@@ -24,7 +24,6 @@ __all__ = [
     "HEAD_NAMES",
     "INFLIGHT",
     "INSERT_JOB",
-    "INSERT_JOBS",
     "JOB_COLUMNS",
     "JOB_FEED",
     "JOB_FEED_UP_TO",
@@ -51,12 +50,6 @@ HEAD_NAMES: Final = tuple(name.strip() for name in HEAD_COLUMNS.split(","))
 _HEAD_ARRAY: Final = f"json_array({HEAD_COLUMNS}) AS h"
 """A dispatch read's row as the text of one JSON array of `HEAD_NAMES`: one value crosses per row, not six (the
 dispatch read is a tick's largest; ADR-0166)."""
-INSERT_JOBS: Final = (
-    f"INSERT INTO job ({', '.join(JOB_COLUMNS)}) SELECT "
-    + ", ".join(f"value ->> {i}" for i in range(len(JOB_COLUMNS)))
-    + " FROM json_each(?)"
-)
-"""Many new rows in one statement: ?1 is a JSON array of rows, each an array of `JOB_COLUMNS` (ADR-0153)."""
 
 
 def _row_as_json_object(columns: tuple[str, ...], per_call: int = 15) -> str:

@@ -19,6 +19,7 @@ from tsumugi_scheduler.shard.json_rows import decoded_rows
 from tsumugi_scheduler.shard.key_heads import head_for_insert, promote_after_dispatch, settle
 from tsumugi_scheduler.shard.key_room import KeyRoom
 from tsumugi_scheduler.shard.level_walk import ready_rows
+from tsumugi_scheduler.shard.new_rows import insert_statements
 from tsumugi_scheduler.shard.port import (
     CompletedJob,
     DueJobs,
@@ -36,7 +37,6 @@ from tsumugi_scheduler.shard.queries import (
     DISPATCHED_NAMES,
     INFLIGHT,
     INSERT_JOB,
-    INSERT_JOBS,
     JOB_FEED,
     JOB_FEED_UP_TO,
     OVERVIEW_QUERY,
@@ -202,9 +202,10 @@ class SqlShardStore:
 
     def insert_new(self, rows: Sequence[JobRow]) -> None:
         """Insert rows that need no check first (ids known free, no unique_key, no concurrency_key): one
-        statement per `BATCH_BYTES` of JSON, not one per row (ADR-0153)."""
-        for text in json_arrays(msgspec.structs.astuple(row) for row in rows):
-            self._sql.exec(INSERT_JOBS, text)
+        statement per `BATCH_BYTES` of JSON, not one per row (ADR-0153), reading from each row only what
+        differs between the rows (ADR-0167)."""
+        for statement, params in insert_statements(rows):
+            self._sql.exec(statement, *params)
 
     def existing(self, job_ids: Sequence[str]) -> set[str]:
         """Which of ``job_ids`` are stored: one statement per `BATCH_BYTES` of ids, not one per id."""

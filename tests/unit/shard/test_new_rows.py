@@ -1,0 +1,135 @@
+"""New job rows stored by `insert_statements`: every column as given, whatever the rows share (ADR-0167)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+import pytest
+
+from tsumugi_core.states import JobState
+from tsumugi_dev.do_sql import SqlStorage
+from tsumugi_scheduler.shard.new_rows import insert_statements
+from tsumugi_scheduler.shard.schema import JobRow
+from tsumugi_scheduler.shard.sql_store import SqlShardStore
+
+T0 = 1_767_225_600_000
+
+
+def _row(n: int, **changes: Any) -> JobRow:
+    row = JobRow(
+        id=f"MAIL#0:job{n:04d}",
+        binding="MAIL",
+        state=JobState.SCHEDULED,
+        priority=0,
+        attempts=0,
+        max_attempts=3,
+        guarantee="at_least_once",
+        timeout_ms=60_000,
+        backoff='{"kind":"exponential","delay_ms":1000}',
+        concurrency_key=None,
+        unique_key=None,
+        run_after=T0,
+        eligible_at=T0,
+        expires_at=None,
+        created_at=T0,
+        updated_at=T0,
+        dispatched_at=None,
+        heartbeat_at=None,
+        silence_at=None,
+        progress=None,
+        cancel_requested_at=None,
+        payload=f'{{"n":{n}}}',
+        result=None,
+        error=None,
+        reason=None,
+        traceparent=None,
+        run_id=None,
+        node_id=None,
+        seq=100 + n,
+    )
+    return msgspec.structs.replace(row, **changes)
+
+
+def _stored(sql: SqlStorage) -> list[JobRow]:
+    return [msgspec.convert(r, JobRow) for r in sql.exec("SELECT * FROM job ORDER BY id").toArray()]
+
+
+def _insert(rows: list[JobRow]) -> tuple[SqlStorage, list[str]]:
+    sql = SqlStorage()
+    store = SqlShardStore(sql)
+    statements = [text for text, _ in insert_statements(rows)]
+    store.insert_new(rows)
+    return sql, statements
+
+
+def test_a_batch_sharing_its_options_reads_only_id_and_payload_and_stores_every_column() -> None:
+    rows = [_row(n) for n in range(5)]
+    sql, statements = _insert(rows)
+    assert _stored(sql) == rows
+    assert [s.count("->>") for s in statements] == [2]
+    assert "?2 + key" in statements[0]
+
+
+def test_rows_differing_in_every_column_they_may_are_stored_as_given() -> None:
+    rows = [
+        _row(0),
+        _row(
+            1,
+            binding="MAIL",
+            priority=7,
+            max_attempts=1,
+            guarantee="at_most_once",
+            timeout_ms=5_000,
+            backoff='{"kind":"fixed","delay_ms":10}',
+            run_after=T0 + 9_000,
+            eligible_at=T0 + 9_000,
+            expires_at=T0 + 60_000,
+            created_at=T0 + 1,
+            updated_at=T0 + 1,
+            traceparent="00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+            run_id="flow:r1",
+            node_id="a",
+        ),
+        _row(2, priority=-3, payload="null", seq=900),  # seqs that do not follow each other
+    ]
+    sql, statements = _insert(rows)
+    assert _stored(sql) == rows
+    assert "?2 + key" not in statements[0]
+
+
+def test_one_row_is_read_as_a_bare_id() -> None:
+    rows = [_row(3)]
+    sql, statements = _insert(rows)
+    assert _stored(sql) == rows
+    assert statements[0].count("->>") == 0
+
+
+def test_batches_cut_by_size_keep_each_rows_seq() -> None:
+    big = "x" * 400_000
+    rows = [_row(n, payload=f'"{big}{n}"') for n in range(4)]  # over BATCH_BYTES: several statements
+    sql, statements = _insert(rows)
+    assert len(statements) > 1
+    assert _stored(sql) == rows
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"state": JobState.QUEUED},
+        {"attempts": 1},
+        {"concurrency_key": "k"},
+        {"unique_key": "u"},
+        {"updated_at": T0 + 1},
+        {"result": "1"},
+        {"key_head": 0},
+    ],
+)
+def test_a_row_that_is_not_a_fresh_job_without_keys_is_refused_and_nothing_is_stored(
+    changes: dict[str, Any],
+) -> None:
+    sql = SqlStorage()
+    store = SqlShardStore(sql)
+    with pytest.raises(ValueError, match="just admitted without keys"):
+        store.insert_new([_row(0), _row(1, **changes)])
+    assert _stored(sql) == []
