@@ -54,7 +54,7 @@ from tsumugi_scheduler.shard import (
     Suspended,
 )
 from tsumugi_scheduler.timing import entropy, time_source
-from tsumugi_scheduler.wire import convert_plain
+from tsumugi_scheduler.wire import convert_plain, integral_shared
 
 __all__ = [
     "ALARM_RETRY_MS",
@@ -81,6 +81,15 @@ _DISPATCH_JSON: Final = msgspec.json.Encoder()
 """Encodes a dispatch message's body (ADR-0166)."""
 _JSON_ENCODE: Final = msgspec.json.Encoder().encode
 _JSON_DECODE: Final = msgspec.json.Decoder().decode
+_ITEMS_DECODE: Final = msgspec.json.Decoder(list[EnqueueItem]).decode
+
+
+def _integral_item(item: EnqueueItem) -> EnqueueItem:
+    """``item`` with its payload's integral floats as integers (what `convert_plain` does to a whole item)."""
+    payload = integral_shared(item.payload)
+    return item if payload is item.payload else msgspec.structs.replace(item, payload=payload)
+
+
 FEED_BATCH: Final = 200
 """Snapshots per D1 projection batch, notices per round."""
 D1_QUERIES_PER_ALARM: Final = 800
@@ -306,9 +315,20 @@ class JobShardHost:
         return [r.id for r in results]
 
     async def enqueue_json(self, name: str, items: str, settings: str | None = None) -> str:
-        """`enqueue_many` with the items, the settings and the ids as JSON text (ADR-0166)."""
+        """`enqueue_many` with the items, the settings and the ids as JSON text (ADR-0166).
+
+        Items are decoded straight into `EnqueueItem` (one msgspec pass, payloads' integral numbers read as
+        integers as `convert_plain` reads them); text that does not decode so takes `enqueue_many`'s path,
+        which names the field at fault.
+        """
         code = None if settings is None else _JSON_DECODE(settings)
-        return _JSON_ENCODE(await self.enqueue_many(name, _JSON_DECODE(items), code)).decode()
+        try:
+            decoded = [_integral_item(item) for item in _ITEMS_DECODE(items)]
+        except (msgspec.ValidationError, msgspec.DecodeError):
+            return _JSON_ENCODE(await self.enqueue_many(name, _JSON_DECODE(items), code)).decode()
+        decoded_code = None if code is None else convert_plain(code, ShardSettings, "settings")
+        results = await self._command(name, lambda e: e.enqueue_many(decoded, decoded_code))
+        return _JSON_ENCODE([r.id for r in results]).decode()
 
     async def claim(self, name: str, job_id: str, attempt: int) -> bool:
         """At-most-once start of the live attempt."""
