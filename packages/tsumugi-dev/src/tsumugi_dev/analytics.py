@@ -63,6 +63,8 @@ class AnalyticsStore:
         )
         self._conn.execute("CREATE INDEX IF NOT EXISTS data_point_time ON data_point (dataset, timestamp_ms)")
         self._pending: list[tuple[Any, ...]] = []
+        self._stamp_second: int | None = None
+        self._stamp = ""
         self._flush_scheduled = False
         self._thread = ThreadPoolExecutor(1, thread_name_prefix="analytics") if offload else None
         self._last_store: concurrent.futures.Future[None] | None = None
@@ -87,7 +89,11 @@ class AnalyticsStore:
         Cloudflare too, and one transaction per step keeps metrics off the hot path of a busy scheduler.
         """
         now = self._clock.now_ms()
-        stamp = datetime.datetime.fromtimestamp(now / 1000, datetime.UTC).strftime("%Y-%m-%d %H:%M:%S")
+        second = now // 1000
+        if second != self._stamp_second:  # points come in bursts: one text per second, not per point
+            self._stamp_second = second
+            self._stamp = datetime.datetime.fromtimestamp(second, datetime.UTC).strftime("%Y-%m-%d %H:%M:%S")
+        stamp = self._stamp
         blob_row = [*blobs, *([None] * (MAX_BLOBS - len(blobs)))]
         double_row = [*doubles, *([0.0] * (MAX_DOUBLES - len(doubles)))]
         self._pending.append((dataset, stamp, now, index, *blob_row, *double_row))

@@ -540,8 +540,7 @@ class SqlShardStore:
             cursor = self._sql.exec(JOB_FEED, after_seq, limit)
         else:
             cursor = self._sql.exec(JOB_FEED_UP_TO, after_seq, up_to_seq, limit)
-        texts = [str(row["j"]) for row in cursor.toArray()]
-        return _JOB_PAGE.decode("[" + ",".join(texts) + "]") if texts else []
+        return decoded_rows(cursor, "j", _JOB_PAGE)
 
     def ack(self, kind: FeedKind, up_to_seq: int) -> None:
         """Consume a feed up to ``up_to_seq``."""
