@@ -181,14 +181,6 @@ class _SqlCursor:
             for values in cursor.raw().toArray().to_py()
         ]
 
-    def column(self, name: str) -> list[Any]:
-        """Every row's value of the column ``name`` (JS null read as ``None``): `toArray` without a row dict
-        per row, for reads that answer one JSON text a row (``shard/json_rows``)."""
-        jsnull = (_ROW_TYPES or _row_types())[1]
-        cursor = self._cursor
-        index = list(cursor.columnNames.to_py()).index(name)
-        return [None if (v := values[index]) is jsnull else v for values in cursor.raw().toArray().to_py()]
-
     def __iter__(self) -> Any:
         return iter(self.toArray())
 

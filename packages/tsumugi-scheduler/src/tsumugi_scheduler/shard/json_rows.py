@@ -18,8 +18,5 @@ T = TypeVar("T")
 
 def decoded_rows(cursor: Any, column: str, decoder: msgspec.json.Decoder[list[T]]) -> list[T]:
     """The ``column`` text of every row of ``cursor``, decoded at once by ``decoder`` (a list decoder)."""
-    one_column = getattr(
-        cursor, "column", None
-    )  # a Durable Object's cursor reads one column without row dicts
-    texts = one_column(column) if one_column is not None else [row[column] for row in cursor.toArray()]
+    texts = [row[column] for row in cursor.toArray()]
     return decoder.decode(f"[{','.join(texts)}]") if texts else []
