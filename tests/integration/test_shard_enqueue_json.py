@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.integration.test_shard_host_alarm import SHARD, host_with
+from tests.integration.test_shard_host_alarm import SHARD, clock, host_with  # noqa: F401 (clock: the autouse fixture that closes what a host opened)
 from tsumugi_core.options import EnqueueValidationError
 from tsumugi_scheduler.shard_host import JobShardHost
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import msgspec
@@ -55,23 +56,30 @@ def _stored(sql: SqlStorage) -> list[JobRow]:
     return [msgspec.convert(r, JobRow) for r in sql.exec("SELECT * FROM job ORDER BY id").toArray()]
 
 
-def _insert(rows: list[JobRow]) -> tuple[SqlStorage, list[str]]:
-    sql = SqlStorage()
+@pytest.fixture
+def sql() -> Iterator[SqlStorage]:
+    with SqlStorage() as storage:
+        yield storage
+
+
+def _insert(sql: SqlStorage, rows: list[JobRow]) -> list[str]:
     store = SqlShardStore(sql)
     statements = [text for text, _ in insert_statements(rows)]
     store.insert_new(rows)
-    return sql, statements
+    return statements
 
 
-def test_a_batch_sharing_its_options_reads_only_id_and_payload_and_stores_every_column() -> None:
+def test_a_batch_sharing_its_options_reads_only_id_and_payload_and_stores_every_column(
+    sql: SqlStorage,
+) -> None:
     rows = [_row(n) for n in range(5)]
-    sql, statements = _insert(rows)
+    statements = _insert(sql, rows)
     assert _stored(sql) == rows
     assert [s.count("->>") for s in statements] == [2]
     assert "?2 + key" in statements[0]
 
 
-def test_rows_differing_in_every_column_they_may_are_stored_as_given() -> None:
+def test_rows_differing_in_every_column_they_may_are_stored_as_given(sql: SqlStorage) -> None:
     rows = [
         _row(0),
         _row(
@@ -93,22 +101,22 @@ def test_rows_differing_in_every_column_they_may_are_stored_as_given() -> None:
         ),
         _row(2, priority=-3, payload="null", seq=900),  # seqs that do not follow each other
     ]
-    sql, statements = _insert(rows)
+    statements = _insert(sql, rows)
     assert _stored(sql) == rows
     assert "?2 + key" not in statements[0]
 
 
-def test_one_row_is_read_as_a_bare_id() -> None:
+def test_one_row_is_read_as_a_bare_id(sql: SqlStorage) -> None:
     rows = [_row(3)]
-    sql, statements = _insert(rows)
+    statements = _insert(sql, rows)
     assert _stored(sql) == rows
     assert statements[0].count("->>") == 0
 
 
-def test_batches_cut_by_size_keep_each_rows_seq() -> None:
+def test_batches_cut_by_size_keep_each_rows_seq(sql: SqlStorage) -> None:
     big = "x" * 400_000
     rows = [_row(n, payload=f'"{big}{n}"') for n in range(4)]  # over BATCH_BYTES: several statements
-    sql, statements = _insert(rows)
+    statements = _insert(sql, rows)
     assert len(statements) > 1
     assert _stored(sql) == rows
 
@@ -126,9 +134,8 @@ def test_batches_cut_by_size_keep_each_rows_seq() -> None:
     ],
 )
 def test_a_row_that_is_not_a_fresh_job_without_keys_is_refused_and_nothing_is_stored(
-    changes: dict[str, Any],
+    changes: dict[str, Any], sql: SqlStorage
 ) -> None:
-    sql = SqlStorage()
     store = SqlShardStore(sql)
     with pytest.raises(ValueError, match="just admitted without keys"):
         store.insert_new([_row(0), _row(1, **changes)])
