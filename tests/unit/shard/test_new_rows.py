@@ -8,6 +8,7 @@ from typing import Any
 import msgspec
 import pytest
 
+from tests.contract.test_store import row
 from tsumugi_core.states import JobState
 from tsumugi_dev.do_sql import SqlStorage
 from tsumugi_scheduler.shard.new_rows import insert_statements
@@ -18,38 +19,10 @@ T0 = 1_767_225_600_000
 
 
 def _row(n: int, **changes: Any) -> JobRow:
-    row = JobRow(
-        id=f"MAIL#0:job{n:04d}",
-        binding="MAIL",
-        state=JobState.SCHEDULED,
-        priority=0,
-        attempts=0,
-        max_attempts=3,
-        guarantee="at_least_once",
-        timeout_ms=60_000,
-        backoff='{"kind":"exponential","delay_ms":1000}',
-        concurrency_key=None,
-        unique_key=None,
-        run_after=T0,
-        eligible_at=T0,
-        expires_at=None,
-        created_at=T0,
-        updated_at=T0,
-        dispatched_at=None,
-        heartbeat_at=None,
-        silence_at=None,
-        progress=None,
-        cancel_requested_at=None,
-        payload=f'{{"n":{n}}}',
-        result=None,
-        error=None,
-        reason=None,
-        traceparent=None,
-        run_id=None,
-        node_id=None,
-        seq=100 + n,
-    )
-    return msgspec.structs.replace(row, **changes)
+    """A fresh job row (tests/contract/test_store.py's), its payload and seq told apart by ``n``."""
+    with SqlStorage() as scratch:
+        base = row(SqlShardStore(scratch), f"job{n:04d}")
+    return msgspec.structs.replace(base, **{"payload": f'{{"n":{n}}}', "seq": 100 + n, **changes})
 
 
 def _stored(sql: SqlStorage) -> list[JobRow]:
