@@ -40,7 +40,9 @@ fi
 uv sync --frozen --quiet
 # Resolving the lock against the index fills uv's cache with the index pages, so the test that runs an `init`ed
 # project with its own `uv run` resolves offline (tests/scaffold/test_acceptance_user_project.py, ADR-0112).
-uv lock --check --quiet
+# `--refresh` makes uv read the index: a lock that satisfies the workspace is otherwise checked without it, and
+# a fresh machine's cache then holds no index page (ADR-0168).
+uv lock --check --refresh --quiet
 UV_PROJECT_ENVIRONMENT=.venv-3.13 uv sync --frozen --quiet --python "$python_313"
 # wrangler, pinned by package-lock.json (ADR-0040): `tsumugi deploy --dry-run` runs it in the tests, offline.
 echo "== npm ci (wrangler, the dashboard's JavaScript checkers)"

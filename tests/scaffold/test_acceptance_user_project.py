@@ -8,7 +8,7 @@ through REST; ``tsumugi deploy --dry-run`` passes, with the flow's modules in th
 ``tsumugi_examples`` anywhere.
 
 Tests never reach the network: uv runs with ``UV_OFFLINE=1``, from its cache (which ``uv sync`` and
-``uv lock --check`` of this repository fill; scripts/test.sh runs both), with this repository's locked
+``uv lock --check --refresh`` of this repository fill; scripts/test.sh runs both), with this repository's locked
 versions as constraints so the project resolves to wheels that are in the cache. The project finds Tsumugi
 through the path source ``tsumugi init`` writes when run from a checkout (ADR-0112).
 """

@@ -2,7 +2,7 @@
 client installs on its own (tsumugi-core is the only package of ours it pulls in), as docs/client.md says.
 
 Offline: uv installs from the wheelhouse and its own cache (filled by this repository's ``uv sync`` and
-``uv lock --check``), with the lock's versions as constraints.
+``uv lock --check --refresh``), with the lock's versions as constraints.
 """
 
 from __future__ import annotations
