@@ -19,7 +19,7 @@ from pyodide.ffi import JsException, JsProxy
 from workers import python_to_rpc, rpc
 from workers.rpc import JsDict
 
-from tsumugi_scheduler._runtime import JsonCalls, json_to_rpc
+from tsumugi_scheduler._runtime import JsonCalls, from_rpc, json_to_rpc, unwrapped
 
 # The SDK's wrapper of env bindings.
 _BindingWrapper: Any = rpc._BindingWrapper  # pyright: ignore[reportPrivateUsage]
@@ -123,3 +123,49 @@ async def test_a_binding_without_the_sdk_wrapper_gets_the_python_values() -> Non
     await JsonCalls(fake).sendBatch(messages)
     assert fake.got == [messages]
     assert fake.got[0] is messages
+
+
+class _Performer(HostObject):
+    """A performer stub that records what JS receives and answers a string or a plain object with nulls."""
+
+    __slots__ = ("_answer", "_seen")
+    js_class: ClassVar[str] = "Fetcher"
+
+    def __init__(self, answer: str) -> None:
+        object.__setattr__(self, "_seen", [])
+        object.__setattr__(self, "_answer", answer)
+
+    def js_run_attempt(self, *args: Any) -> Any:
+        self._seen.append([_seen_by_js(a) for a in args])
+        text: str = self._answer
+        return JsPromise.resolved(text if text.startswith("text:") else js.JSON.parse(text))
+
+
+@pytest.mark.parametrize("answer", ['text:{"ok": true}', '{"ok": false, "error": null, "retryAt": [null]}'])
+async def test_a_raw_call_answers_and_is_seen_as_through_the_sdk_wrapper(answer: str) -> None:
+    # The consumer calls the performer on the JS object under the wrapper (ADR-0169): a string and a lent
+    # function reach JS as through the wrapper, and the answer reads the same (JS null as None).
+    from pyodide.ffi import create_proxy
+
+    def heartbeat(progress: Any = None) -> str:
+        return "{}"
+
+    lent = create_proxy(heartbeat)
+    try:
+        via_wrapper, raw = _Performer(answer), _Performer(answer)
+        wrapped_answer = await _BindingWrapper(via_wrapper).run_attempt('{"jobId": "a"}', lent)
+        raw_stub = unwrapped(_BindingWrapper(raw))
+        assert raw_stub is raw
+        raw_answer = from_rpc(await raw_stub.run_attempt('{"jobId": "a"}', lent))
+    finally:
+        lent.destroy()
+    assert raw._seen == via_wrapper._seen  # pyright: ignore[reportPrivateUsage]
+    assert raw_answer == wrapped_answer
+    assert type(raw_answer) is type(wrapped_answer)
+
+
+def test_unwrapped_keeps_a_value_the_sdk_did_not_wrap() -> None:
+    fake = object()
+    assert unwrapped(fake) is fake
+    assert from_rpc("text") == "text"
+    assert from_rpc(None) is None

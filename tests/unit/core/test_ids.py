@@ -174,6 +174,24 @@ class TestNewLocalId:
         entropy = bytes(range(LOCAL_ID_ENTROPY_BYTES))
         assert new_local_id(entropy) == new_local_id(entropy)
 
+    def test_is_the_mixed_radix_reading_of_its_bytes(self) -> None:
+        # One letter (radix 26), then 23 base-36 digits, least significant first: the ids a given entropy
+        # made before stay the same (the simulator's seeds replay by them).
+        def reference(entropy: bytes) -> str:
+            number, first = divmod(int.from_bytes(entropy, "big"), 26)
+            chars = ["abcdefghijklmnopqrstuvwxyz"[first]]
+            for _ in range(23):
+                number, digit = divmod(number, 36)
+                chars.append("0123456789abcdefghijklmnopqrstuvwxyz"[digit])
+            return "".join(chars)
+
+        samples = [bytes(LOCAL_ID_ENTROPY_BYTES), b"\xff" * LOCAL_ID_ENTROPY_BYTES, b"\xff" * 30]
+        samples += [
+            bytes((seed * 131 + i * 71) % 256 for i in range(LOCAL_ID_ENTROPY_BYTES)) for seed in range(500)
+        ]
+        for entropy in samples:
+            assert new_local_id(entropy) == reference(entropy)
+
     def test_different_entropy_gives_different_ids(self) -> None:
         ids = {new_local_id(i.to_bytes(LOCAL_ID_ENTROPY_BYTES, "big")) for i in range(2000)}
         assert len(ids) == 2000

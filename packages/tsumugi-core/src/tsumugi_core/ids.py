@@ -71,6 +71,9 @@ LOCAL_ID_ENTROPY_BYTES: Final = 24
 
 _LETTERS: Final = "abcdefghijklmnopqrstuvwxyz"
 _ALPHABET: Final = "0123456789abcdefghijklmnopqrstuvwxyz"
+_PAIRS: Final = tuple(low + high for high in _ALPHABET for low in _ALPHABET)
+"""Two base-36 digits, least significant first, for each number below 36**2 (`new_local_id` writes two a step)."""
+_PAIR_BASE: Final = len(_ALPHABET) ** 2
 
 
 class InvalidJobIdError(TsumugiError, ValueError):
@@ -289,8 +292,11 @@ def new_local_id(random_bytes: bytes) -> str:
         )
     number = int.from_bytes(random_bytes, "big")
     number, first = divmod(number, len(_LETTERS))
+    # The 23 base-36 digits below the first letter, least significant first, two per step from a table.
+    number %= len(_ALPHABET) ** (LOCAL_ID_LENGTH - 1)
     chars = [_LETTERS[first]]
-    for _ in range(LOCAL_ID_LENGTH - 1):
-        number, digit = divmod(number, len(_ALPHABET))
-        chars.append(_ALPHABET[digit])
+    for _ in range((LOCAL_ID_LENGTH - 1) // 2):
+        number, pair = divmod(number, _PAIR_BASE)
+        chars.append(_PAIRS[pair])
+    chars.append(_ALPHABET[number])  # the 23rd digit: what is left is below 36
     return "".join(chars)

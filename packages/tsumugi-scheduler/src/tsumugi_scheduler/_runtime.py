@@ -305,6 +305,27 @@ def json_to_rpc(value: Any, *, nulls: bool = True) -> Any:
     return to_js(_nulls(value, jsnull) if nulls else value, dict_converter=from_entries)
 
 
+def unwrapped(value: Any) -> Any:
+    """The JS object under the SDK's ``_BindingWrapper``, else ``value`` itself (plain CPython, a test's fake).
+
+    For hot paths whose values are strings, numbers and proxies only (queue messages, the performer call,
+    ADR-0169): they cross as themselves, so the wrapper's walks over each argument and answer do nothing.
+    """
+    try:
+        wrapper: Any = (_JSON_CONVERSION or _json_conversion())[3]
+    except ImportError:
+        return value
+    return value._binding if isinstance(value, wrapper) else value
+
+
+def from_rpc(value: Any) -> Any:
+    """A JS value from a raw call read as the SDK's wrapper reads an answer (``python_from_rpc``); a string, a
+    number or ``None`` as it is."""
+    if value is None or type(value) in (str, int, float, bool):
+        return value
+    return _answer(value)
+
+
 class JsonCalls:
     """Methods of a binding called with JSON-shaped arguments, converted by `json_to_rpc`, on the JS object
     under the SDK's wrapper; a result is read with the SDK's ``python_from_rpc``, as the wrapper reads a

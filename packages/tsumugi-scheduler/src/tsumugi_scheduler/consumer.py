@@ -166,8 +166,11 @@ class _Attempt:
     async def call(self, performer: Any) -> dict[str, Any]:
         """Run the performer, waiting at most until the (heartbeat-extended) deadline."""
         heartbeat = _runtime.LentCallable(self.heartbeat)  # the performer calls it back while it runs
+        # On the JS object itself: a string and a proxy cross as themselves, the answer is read below (ADR-0169).
         call: asyncio.Future[Any] = asyncio.ensure_future(
-            getattr(performer, DISPATCH_METHOD)(self.request(), heartbeat.value)
+            _answered(
+                getattr(_runtime.unwrapped(performer), DISPATCH_METHOD)(self.request(), heartbeat.value)
+            )
         )
         call.add_done_callback(lambda _: heartbeat.release())
         if not call.done():
@@ -194,6 +197,10 @@ class _Attempt:
         if self.deadline >= self.latest:
             text += f"; stopped at {MAX_TIMEOUT_MS} ms, the longest an attempt may run in a queue consumer invocation"
         return text
+
+
+async def _answered(call: Any) -> Any:
+    return _runtime.from_rpc(await call)
 
 
 def _forget(future: asyncio.Future[Any]) -> None:
@@ -299,7 +306,8 @@ async def handle_batch(batch: Any, env: Any, ctx: Any) -> None:
     attempts still running after `MARK_DELAY_MS` (`StartMarks`), all sent before the handler returns.
     """
     exports = getattr(ctx, "exports", None)
-    messages = list(batch.messages)
+    # The JS batch and messages themselves: bodies are JSON text and ack takes nothing (ADR-0169).
+    messages = list(_runtime.unwrapped(batch).messages)
     reports = ReportBatch(env)
     starts = StartMarks(env, time_source())
     try:
