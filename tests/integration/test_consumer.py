@@ -105,6 +105,19 @@ async def test_a_dispatch_sent_as_json_text_runs_like_an_object_body() -> None:
     assert (text.acked, malformed.acked) == (1, 1)
 
 
+async def test_a_js_object_body_reads_its_nulls_as_none() -> None:
+    # A body predating ADR-0166 is a JS object; the consumer reads messages on the JS objects themselves
+    # (ADR-0169), so it reads the body as the SDK's wrapper would: JS null is None, not JsNull.
+    import js
+
+    shard = Shard()
+    local = performer_entrypoint(Base, Echo)(None, None)
+    legacy = Message(js.JSON.parse(json.dumps({**body("Echo"), "traceparent": None, "deadlineAt": None})))
+    await handle_batch(Batch(legacy), Env(shard), Ctx({"Echo": local}))
+    assert shard.calls == [("report", "Echo#0", "Echo#0:abc", 1, {"ok": True, "result": {"echo": 7}})]
+    assert legacy.acked == 1
+
+
 async def test_a_batch_asks_for_each_shard_stub_once_not_once_per_message() -> None:
     shard = Shard()
     names: list[str] = []

@@ -319,11 +319,16 @@ def unwrapped(value: Any) -> Any:
 
 
 def from_rpc(value: Any) -> Any:
-    """A JS value from a raw call read as the SDK's wrapper reads an answer (``python_from_rpc``); a string, a
-    number or ``None`` as it is."""
+    """A JS value from a raw call or a raw object read as the SDK's wrapper reads it (``python_from_rpc``: JS
+    objects to dicts, JS null to None); a string, a number or ``None`` as it is, and anything at all where no
+    SDK is present (plain CPython)."""
     if value is None or type(value) in (str, int, float, bool):
         return value
-    return _answer(value)
+    try:
+        python_from_rpc: Callable[[Any], Any] = (_JSON_CONVERSION or _json_conversion())[4]
+    except ImportError:
+        return value
+    return python_from_rpc(value)
 
 
 class JsonCalls:

@@ -284,7 +284,7 @@ async def _handle_message(
     message: Any, env: Any, exports: Any, reports: ReportBatch, starts: StartMarks
 ) -> None:
     try:
-        dispatch = _dispatch(_plain(message.body))
+        dispatch = _dispatch(_runtime.from_rpc(message.body))  # JS null as None in a body predating ADR-0166
     except (msgspec.DecodeError, TypeError) as exc:
         # Without a job id there is nobody to report to: the reaper recovers the job, if any.
         _log.error("malformed dispatch message dropped: %s", exc)
