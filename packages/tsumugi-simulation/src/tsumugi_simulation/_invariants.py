@@ -22,6 +22,8 @@ from tsumugi_simulation._step_invariants import event_once, event_timeout, sleep
 __all__ = ["INVARIANTS", "check"]
 
 _TERMINAL: Final = frozenset({"COMPLETED", "FAILED", "CANCELLED", "STALLED"})
+_LOGGED_FINAL: Final = frozenset({"COMPLETED", "CANCELLED", "STALLED"})
+"""Attempt-log states that end a job for good (a requeued attempt logs FAILED, so FAILED is not among them)."""
 _FAILURE_STATES: Final = frozenset({"FAILED", "STALLED"})
 FAIRNESS_WAIT_MS: Final = 2_000
 """How long a dispatchable job may wait while its binding has a free slot and its key is free."""
@@ -276,20 +278,25 @@ def _held_by_rule(seen: Observed, job: JobTruth, sub: Submitted) -> list[tuple[i
     """The intervals in which the rules keep a job from dispatch although it waits: ended, until a manual retry
     brings it back, and for an at-most-once job until the hard end of the attempt that ended (ADR-0051).
 
-    A retry counts only when the job was last seen terminal before it (a retry of a live job changes nothing).
-    The job is held from the end of the attempt that ended it (from the attempt log, else when it was seen
-    terminal). An at-most-once retry is scheduled at ``max(now, run_after)``, ``run_after`` being the claim plus
-    `MAX_INVOCATION_MS`; the claim falls between the attempt's dispatch and its end, so the end bounds it.
+    A retry counts only when the job had ended before it (a retry of a live job changes nothing): it was last
+    seen terminal before it, or the answer said the retry applied (the simulator polls states, and a job can end
+    and be retried between two polls). The job is held from the end of the attempt that ended it (from the
+    attempt log, else when it was seen terminal). An at-most-once retry is scheduled at ``max(now, run_after)``,
+    ``run_after`` being the claim plus `MAX_INVOCATION_MS`; the claim falls between the attempt's dispatch and its
+    end, so the end bounds it.
     """
     changes = seen.states_seen.get(job.id, [])
     held: list[tuple[int, int]] = []
     for retry in sorted(sub.retried_at):
         before = [(at, state) for at, state in changes if at <= retry]
-        if not before or before[-1][1] not in _TERMINAL:
+        seen_ended = bool(before) and before[-1][1] in _TERMINAL
+        if not seen_ended and retry not in sub.retries_applied:
             continue
         ended = [(at, key) for key, at in seen.finished.items() if key[0] == job.id and at <= retry]
         last = max(ended, default=None)
-        start = before[-1][0] if last is None else min(last[0], before[-1][0])
+        start = before[-1][0] if seen_ended else retry
+        if last is not None:
+            start = min(start, last[0])
         until = retry
         if job.guarantee == "at-most-once" and last is not None and last[1] in seen.dispatched:
             until = max(retry, last[0] + MAX_INVOCATION_MS)  # the attempt may have been claimed

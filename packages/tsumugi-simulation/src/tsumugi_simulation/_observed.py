@@ -72,6 +72,8 @@ class Submitted:
     rescheduled: bool = False
     deduplicated: bool = False
     retried_at: list[int] = field(default_factory=list[int])
+    retries_applied: list[int] = field(default_factory=list[int])
+    """The instants in `retried_at` whose answer said the retry applied (so the job had ended before it)."""
     cancel_requested_at: list[int] = field(default_factory=list[int])
 
 

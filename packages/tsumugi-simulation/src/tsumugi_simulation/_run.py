@@ -229,8 +229,9 @@ class _Driver:
     async def _job_operation(self, kind: str, sub: Submitted) -> None:
         via_rest = self.rng.random() < 0.5
         path = f"/api/jobs/{urllib.parse.quote(sub.job_id, safe='')}/{kind}"
+        sent = self.clock.now_ms()
         if kind == "retry":
-            sub.retried_at.append(self.clock.now_ms())  # it may apply even when the answer is lost
+            sub.retried_at.append(sent)  # it may apply even when the answer is lost
         if kind == "reschedule":
             sub.rescheduled = True
         if kind == "cancel":
@@ -239,11 +240,14 @@ class _Driver:
             body = {"delayMs": self.rng.choice((0, 2_000))} if kind == "reschedule" else None
             status = await self.rest("POST", path, body)
             self.operations[f"{kind}_rest_{status}"] += 1
+            if kind == "retry" and status == 200:
+                sub.retries_applied.append(sent)
             return
         if kind == "cancel":
             await self.client.cancel(self.producer, sub.job_id)
         elif kind == "retry":
             await self.client.retry(self.producer, sub.job_id)
+            sub.retries_applied.append(sent)
         else:
             await self.client.reschedule(self.producer, sub.job_id, delay_ms=self.rng.choice((0, 2_000)))
         self.operations[kind] += 1
