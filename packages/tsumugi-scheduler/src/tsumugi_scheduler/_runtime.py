@@ -363,15 +363,10 @@ class JsonCalls:
             result = method(*[json_to_rpc(a, nulls=nulls) for a in args])
             if hasattr(result, "then"):
                 return _read_answer(result)
-            return _answer(result)
+            return from_rpc(result)
 
         return call
 
 
 async def _read_answer(promise: Any) -> Any:
-    return _answer(await promise)
-
-
-def _answer(result: Any) -> Any:
-    python_from_rpc: Callable[[Any], Any] = _JSON_CONVERSION[4]
-    return python_from_rpc(result)
+    return from_rpc(await promise)
