@@ -123,6 +123,12 @@ class TestShardNames:
         with pytest.raises(InvalidJobIdError, match="invalid binding name"):
             shard_name("", 0)
 
+    def test_a_remembered_name_is_not_given_for_an_equal_value_of_another_type(self) -> None:
+        # Names are remembered per (binding, shard); True == 1 and hashes alike, yet it is no shard index.
+        assert shard_name("MAIL", 1) == "MAIL#1"
+        with pytest.raises(InvalidJobIdError, match="invalid shard"):
+            shard_name("MAIL", True)
+
     def test_shard_name_of_a_job_id(self) -> None:
         assert shard_name_of("MAIL#3:abc") == "MAIL#3"
         assert parse_job_id("MAIL#3:abc").shard_name == "MAIL#3"

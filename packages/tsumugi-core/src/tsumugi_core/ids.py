@@ -182,6 +182,17 @@ def shard_name(binding: str, shard: int) -> str:
     Raises:
         InvalidJobIdError: The binding name or the shard index is invalid.
     """
+    if type(binding) is str and type(shard) is int:
+        return _shard_name_cached(binding, shard)
+    return _shard_name(binding, shard)
+
+
+@lru_cache(maxsize=1024)
+def _shard_name_cached(binding: str, shard: int) -> str:
+    return _shard_name(binding, shard)  # a deployment has a few shards, named on every job's way
+
+
+def _shard_name(binding: str, shard: int) -> str:
     return f"{validate_binding_name(binding)}#{_validate_shard(shard)}"
 
 

@@ -16,6 +16,7 @@ Example:
 from __future__ import annotations
 
 import math
+import operator
 import re
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Final, cast
@@ -231,13 +232,19 @@ class EnqueueOptions(msgspec.Struct, frozen=True, kw_only=True, rename="camel", 
             """Durations take milliseconds or a `timedelta`, instants epoch ms or an aware `datetime`."""
 
     def __post_init__(self) -> None:
-        _in_milliseconds(self, OPTION_DURATIONS, OPTION_INSTANTS)
+        # Most options are None or already integers (every decoded item): one C call reads all six, and only
+        # an item holding a time value takes the conversion's field-by-field walk.
+        for value in _option_times(self):
+            if value is not None and type(value) is not int:
+                _in_milliseconds(self, OPTION_DURATIONS, OPTION_INSTANTS)
+                return
 
 
 OPTION_DURATIONS: Final = ("timeout_ms", "delay_ms", "unique_for_ms", "expires_in_ms")
 """The options that are durations: milliseconds on the wire, a `timedelta` accepted (ADR-0161)."""
 OPTION_INSTANTS: Final = ("run_at", "expires_at")
 """The options that are instants: epoch milliseconds on the wire, an aware `datetime` accepted (ADR-0161)."""
+_option_times: Final = operator.attrgetter(*OPTION_DURATIONS, *OPTION_INSTANTS)
 
 
 class EnqueueItem(EnqueueOptions, frozen=True, kw_only=True, rename="camel"):
@@ -402,9 +409,12 @@ def _check_numbers(item: EnqueueOptions) -> None:
         raise EnqueueValidationError("guarantee", "must be 'at-least-once' or 'at-most-once'")
 
 
+_KEY_FIELDS: Final = ("concurrency_key", "unique_key", "partition_key", "id", "run_id", "node_id")
+_key_values: Final = operator.attrgetter(*_KEY_FIELDS)
+
+
 def _check_strings(item: EnqueueItem) -> None:
-    for field in ("concurrency_key", "unique_key", "partition_key", "id", "run_id", "node_id"):
-        value = getattr(item, field)
+    for field, value in zip(_KEY_FIELDS, _key_values(item), strict=True):
         if value is not None:
             _check_key(field, value)
     if item.node_id is not None and item.run_id is None:

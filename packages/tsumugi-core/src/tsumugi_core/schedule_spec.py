@@ -25,6 +25,7 @@ Example:
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Collection, Mapping
 from enum import StrEnum
@@ -161,12 +162,15 @@ def validate_schedule_name(name: object) -> str:
     return name
 
 
+_job_options: Final = operator.attrgetter(*ALLOWED_JOB_OPTIONS)
+
+
 def _item(spec: ScheduleSpec, payload: Any, job_id: str | None = None) -> EnqueueItem:
     return EnqueueItem(
         binding=spec.binding,
         payload=payload,
         id=job_id,
-        **{option: getattr(spec, option) for option in ALLOWED_JOB_OPTIONS},
+        **dict(zip(ALLOWED_JOB_OPTIONS, _job_options(spec), strict=True)),
     )
 
 

@@ -79,7 +79,7 @@ def uniform_columns(columns: Sequence[tuple[Any, ...]], candidates: Iterable[int
         column = columns[i]
         first: object = column[0]
         # 1 == 1.0 == True in Python: equal values of other types are not the same value in SQL.
-        if column.count(first) == len(column) and all(type(v) is type(first) for v in column):
+        if column.count(first) == len(column) and len(set(map(type, column))) == 1:
             found.append(i)
     return tuple(found)
 
