@@ -7,6 +7,7 @@ import re
 import msgspec
 import pytest
 
+from tsumugi_core import ids as ids_module
 from tsumugi_core.ids import (
     LOCAL_ID_ENTROPY_BYTES,
     LOCAL_ID_LENGTH,
@@ -110,6 +111,20 @@ class TestParseJobId:
         with pytest.raises(AttributeError):
             parsed.shard = 1  # type: ignore[misc]
         assert msgspec.json.encode(parsed) == b'{"binding":"MAIL","shard":0,"local_id":"abc"}'
+
+
+def test_a_formatted_id_parses_to_the_parts_it_was_built_from() -> None:
+    job_id = format_job_id("MAIL", 12, "order-7")
+    assert parse_job_id(job_id) == JobId(binding="MAIL", shard=12, local_id="order-7")
+    with pytest.raises(InvalidJobIdError, match="shard is not a number"):
+        parse_job_id("MAIL#x:order-7")
+
+
+def test_remembered_ids_stay_bounded() -> None:
+    for n in range(ids_module._MAX_PARSED + 10):  # pyright: ignore[reportPrivateUsage]
+        format_job_id("MAIL", 0, f"j{n}")
+    assert len(ids_module._PARSED) <= ids_module._MAX_PARSED  # pyright: ignore[reportPrivateUsage]
+    assert parse_job_id("MAIL#0:j1") == JobId(binding="MAIL", shard=0, local_id="j1")
 
 
 class TestShardNames:

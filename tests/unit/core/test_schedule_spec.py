@@ -10,6 +10,7 @@ import pytest
 from tsumugi_core.flow_spec import MAX_DEADLINE_MS
 from tsumugi_core.options import FixedBackoff, Guarantee
 from tsumugi_core.schedule_spec import (
+    ALLOWED_JOB_OPTIONS,
     InvalidScheduleError,
     Overlap,
     ScheduleSpec,
@@ -93,6 +94,21 @@ def test_occurrence_item_carries_the_options_and_the_id() -> None:
     )
     assert item.unique_key is None
     assert item.delay_ms is None
+
+
+def test_occurrence_item_carries_every_allowed_option() -> None:
+    values: dict[str, Any] = {
+        "partition_key": "tenant-4",
+        "max_attempts": 6,
+        "backoff": FixedBackoff(delay_ms=750),
+        "timeout_ms": 12_000,
+        "priority": -3,
+        "guarantee": Guarantee.AT_MOST_ONCE,
+        "concurrency_key": "tenant-4",
+    }
+    assert set(values) == set(ALLOWED_JOB_OPTIONS)
+    item = occurrence_item(spec(**values), None, "Hello#0:tick-1")
+    assert {option: getattr(item, option) for option in ALLOWED_JOB_OPTIONS} == values
 
 
 # Schedule definition rules at their edges: flow targets, the exact refusals, the shard and name bounds.

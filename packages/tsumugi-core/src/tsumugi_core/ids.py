@@ -205,7 +205,9 @@ def format_job_id(binding: str, shard: int, local_id: str) -> str:
     name = shard_name(binding, shard)
     if not is_valid_local_id(local_id):
         raise InvalidJobIdError(_local_id_message(local_id))
-    return f"{name}:{local_id}"
+    job_id = f"{name}:{local_id}"
+    _remember(job_id, JobId(binding=binding, shard=shard, local_id=local_id))  # its parse, known already
+    return job_id
 
 
 def parse_job_id(job_id: str) -> JobId:
@@ -213,20 +215,31 @@ def parse_job_id(job_id: str) -> JobId:
 
     The binding ends at the first ``#``; the shard ends at the first ``:`` after it. Everything after that
     colon is the local id, so a second colon makes the local id invalid. A job's id is parsed several times
-    on its way (producer checks, routing, the shard's own checks): the last few thousand valid ids are
-    remembered (`JobId` is frozen, so sharing one is safe).
+    on its way (producer checks, routing, the shard's own checks): a few thousand valid ids parsed or built
+    by `format_job_id` lately are remembered (`JobId` is frozen, so sharing one is safe).
 
     Raises:
         InvalidJobIdError: The text is not a valid job id.
     """
     if type(job_id) is str:
-        return _parse_job_id_cached(job_id)
+        parsed = _PARSED.get(job_id)
+        if parsed is None:
+            parsed = _parse_job_id(job_id)
+            _remember(job_id, parsed)
+        return parsed
     return _parse_job_id(job_id)
 
 
-@lru_cache(maxsize=4096)
-def _parse_job_id_cached(job_id: str) -> JobId:
-    return _parse_job_id(job_id)
+_PARSED: dict[str, JobId] = {}
+"""Job ids parsed or formatted lately, with their parts: at most `_MAX_PARSED`, all forgotten at once when full
+(one call, safe beside another thread; a hot id is parsed again once)."""
+_MAX_PARSED: Final = 4_096
+
+
+def _remember(job_id: str, parsed: JobId) -> None:
+    if len(_PARSED) >= _MAX_PARSED:
+        _PARSED.clear()
+    _PARSED[job_id] = parsed
 
 
 def _parse_job_id(job_id: str) -> JobId:

@@ -281,8 +281,12 @@ class EnqueueItem(EnqueueOptions, frozen=True, kw_only=True, rename="camel"):
             """Durations take milliseconds or a `timedelta`, instants epoch ms or an aware `datetime`."""
 
 
-class NewJob(msgspec.Struct, frozen=True, kw_only=True):
-    """A validated enqueue with every default applied, ready to be stored."""
+class NewJob(msgspec.Struct, frozen=True):
+    """A validated enqueue with every default applied, ready to be stored.
+
+    Built by position in `normalize_enqueue` alone (msgspec matches keyword arguments one name at a time: on
+    every job stored, that cost more than the checks); elsewhere, name the fields.
+    """
 
     binding: str
     payload_json: str
@@ -489,22 +493,23 @@ def normalize_enqueue(item: EnqueueItem, now: int) -> NewJob:
     expires_at = item.expires_at
     if item.expires_in_ms is not None:
         expires_at = later_instant(now, item.expires_in_ms)
+    # Positional, in NewJob's field order (tests/unit/core/test_options.py compares it with one built by name).
     return NewJob(
-        binding=item.binding,
-        payload_json=payload_json,
-        priority=DEFAULTS.priority if item.priority is None else item.priority,
-        max_attempts=DEFAULTS.max_attempts if item.max_attempts is None else item.max_attempts,
-        backoff=DEFAULTS.backoff if item.backoff is None else item.backoff,
-        timeout_ms=DEFAULTS.timeout_ms if item.timeout_ms is None else item.timeout_ms,
-        guarantee=DEFAULTS.guarantee if item.guarantee is None else Guarantee(item.guarantee),
-        concurrency_key=item.concurrency_key,
-        unique_key=item.unique_key,
-        unique_for_ms=DEFAULTS.unique_for_ms if item.unique_for_ms is None else item.unique_for_ms,
-        run_after=run_after,
-        expires_at=expires_at,
-        traceparent=item.traceparent,
-        id=item.id,
-        run_id=item.run_id,
-        node_id=item.node_id,
-        created_at=now,
+        item.binding,  # binding
+        payload_json,  # payload_json
+        DEFAULTS.priority if item.priority is None else item.priority,  # priority
+        DEFAULTS.max_attempts if item.max_attempts is None else item.max_attempts,  # max_attempts
+        DEFAULTS.backoff if item.backoff is None else item.backoff,  # backoff
+        DEFAULTS.timeout_ms if item.timeout_ms is None else item.timeout_ms,  # timeout_ms
+        DEFAULTS.guarantee if item.guarantee is None else Guarantee(item.guarantee),  # guarantee
+        item.concurrency_key,  # concurrency_key
+        item.unique_key,  # unique_key
+        DEFAULTS.unique_for_ms if item.unique_for_ms is None else item.unique_for_ms,  # unique_for_ms
+        run_after,  # run_after
+        expires_at,  # expires_at
+        item.traceparent,  # traceparent
+        item.id,  # id
+        item.run_id,  # run_id
+        item.node_id,  # node_id
+        now,  # created_at
     )
