@@ -16,12 +16,15 @@ from tsumugi_core.options import (
     MAX_PAYLOAD_QUEUE_BYTES,
     MAX_SAFE_INTEGER,
     MAX_TIMEOUT_MS,
+    CheckedJob,
     EnqueueItem,
     EnqueueValidationError,
     ExponentialBackoff,
     FixedBackoff,
     Guarantee,
     NewJob,
+    admit_checked,
+    check_enqueue,
     check_instant,
     check_priority,
     later_instant,
@@ -234,6 +237,82 @@ def test_every_given_option_reaches_the_new_job() -> None:
         node_id="n1",
         created_at=1_000,
     )
+
+
+def test_a_checked_job_carries_every_option_in_its_place_and_crosses_as_an_array() -> None:
+    backoff = FixedBackoff(delay_ms=250, jitter=False)
+    given = EnqueueItem(
+        binding="MAIL",
+        payload={"n": 1},
+        priority=7,
+        max_attempts=9,
+        backoff=backoff,
+        timeout_ms=5_000,
+        guarantee=Guarantee.AT_MOST_ONCE,
+        concurrency_key="ck",
+        unique_key="uk",
+        unique_for_ms=60_000,
+        delay_ms=1_500,
+        expires_in_ms=8_000,
+        traceparent=TRACEPARENT,
+        id="MAIL#3:given",
+        run_id="flow:r1",
+        node_id="n1",
+    )
+    by_name = CheckedJob(
+        binding="MAIL",
+        payload_json='{"n":1}',
+        priority=7,
+        max_attempts=9,
+        backoff=backoff,
+        timeout_ms=5_000,
+        guarantee=Guarantee.AT_MOST_ONCE,
+        concurrency_key="ck",
+        unique_key="uk",
+        unique_for_ms=60_000,
+        run_at=None,
+        delay_ms=1_500,
+        expires_at=None,
+        expires_in_ms=8_000,
+        traceparent=TRACEPARENT,
+        id="MAIL#3:given",
+        run_id="flow:r1",
+        node_id="n1",
+    )
+    checked = check_enqueue(given)
+    assert checked == by_name
+    wire = msgspec.json.encode(checked)
+    assert wire.startswith(b'["MAIL","{\\"n\\":1}",7,9,')  # an array: no field names cross
+    assert msgspec.json.decode(wire, type=CheckedJob) == checked
+    # The times follow from the instant the shard stores it.
+    job = admit_checked(checked, 1_000)
+    assert (job.run_after, job.expires_at, job.created_at) == (2_500, 9_000, 1_000)
+    assert admit_checked(checked, 2_000).run_after == 3_500
+
+
+def test_a_checked_job_takes_the_defaults_and_its_given_instants() -> None:
+    checked = check_enqueue(EnqueueItem(binding="MAIL", payload=None, run_at=4_000, expires_at=7_000))
+    assert (checked.priority, checked.max_attempts, checked.backoff, checked.timeout_ms) == (
+        DEFAULTS.priority,
+        DEFAULTS.max_attempts,
+        DEFAULTS.backoff,
+        DEFAULTS.timeout_ms,
+    )
+    assert (checked.guarantee, checked.unique_for_ms, checked.payload_json) == (
+        DEFAULTS.guarantee,
+        DEFAULTS.unique_for_ms,
+        "null",
+    )
+    job = admit_checked(checked, 1_000)
+    assert (job.run_after, job.expires_at) == (4_000, 7_000)
+    assert admit_checked(check_enqueue(EnqueueItem(binding="MAIL", payload=1)), 1_000).run_after == 1_000
+
+
+def test_check_enqueue_refuses_what_validate_enqueue_refuses() -> None:
+    with pytest.raises(EnqueueValidationError, match="max_attempts must be at least 1"):
+        check_enqueue(EnqueueItem(binding="MAIL", payload=None, max_attempts=0))
+    with pytest.raises(EnqueueValidationError, match="payload must be at most 102400 bytes"):
+        check_enqueue(EnqueueItem(binding="MAIL", payload="x" * 102_399))
 
 
 def test_a_fixed_backoff_and_an_explicit_at_least_once_are_taken() -> None:

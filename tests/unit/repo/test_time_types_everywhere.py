@@ -84,6 +84,10 @@ NOT_INPUTS: dict[str, str] = {
         }.items()
         for field in fields
     },
+    **{
+        f"CheckedJob.{field}": "built by check_enqueue from an EnqueueItem whose times are converted already"
+        for field in ("timeout_ms", "unique_for_ms", "run_at", "delay_ms", "expires_at", "expires_in_ms")
+    },
     "later_instant.wait_ms": "core arithmetic on milliseconds already converted",
     "WaitTimeoutError.__init__.timeout_s": "raised by the client with the seconds it waited",
     "RetryAfterError.retry_at.now_ms": "the runtime passes its clock reading",

@@ -44,6 +44,7 @@ __all__ = [
     "OPTION_DURATIONS",
     "OPTION_INSTANTS",
     "Backoff",
+    "CheckedJob",
     "EnqueueDefaults",
     "EnqueueItem",
     "EnqueueOptions",
@@ -53,6 +54,8 @@ __all__ = [
     "Guarantee",
     "NewJob",
     "RateLimit",
+    "admit_checked",
+    "check_enqueue",
     "check_instant",
     "check_priority",
     "later_instant",
@@ -284,7 +287,7 @@ class EnqueueItem(EnqueueOptions, frozen=True, kw_only=True, rename="camel"):
 class NewJob(msgspec.Struct, frozen=True):
     """A validated enqueue with every default applied, ready to be stored.
 
-    Built by position in `normalize_enqueue` alone (msgspec matches keyword arguments one name at a time: on
+    Built by position in `admit_checked` alone (msgspec matches keyword arguments one name at a time: on
     every job stored, that cost more than the checks); elsewhere, name the fields.
     """
 
@@ -477,11 +480,35 @@ def validate_enqueue(item: EnqueueItem) -> None:
     _encode_payload(item.payload)
 
 
-def normalize_enqueue(item: EnqueueItem, now: int) -> NewJob:
-    """Validate ``item`` and apply the defaults, as of the instant ``now``.
+class CheckedJob(msgspec.Struct, frozen=True, array_like=True):
+    """An enqueue checked, its defaults applied and its payload encoded (ADR-0172).
 
-    ``run_after`` is ``run_at``, else ``now + delay_ms``, else ``now``; ``expires_at`` is the given instant
-    or ``now + expires_in_ms``. Computed instants are capped at MAX_SAFE_INTEGER.
+    All of a `NewJob` but the instant it is stored, from which its times follow. What the scheduler's service sends a JobShard, which stores it without checking it again. Built by position
+    in `check_enqueue` alone; an array on the wire (its field order is the wire form).
+    """
+
+    binding: str
+    payload_json: str
+    priority: int
+    max_attempts: int
+    backoff: Backoff
+    timeout_ms: int
+    guarantee: Guarantee
+    concurrency_key: str | None
+    unique_key: str | None
+    unique_for_ms: int
+    run_at: int | None
+    delay_ms: int | None
+    expires_at: int | None
+    expires_in_ms: int | None
+    traceparent: str | None
+    id: str | None
+    run_id: str | None
+    node_id: str | None
+
+
+def check_enqueue(item: EnqueueItem) -> CheckedJob:
+    """Check every option of ``item`` and apply the defaults; the times wait for `admit_checked`.
 
     Raises:
         EnqueueValidationError: the first broken rule, naming the field.
@@ -489,12 +516,8 @@ def normalize_enqueue(item: EnqueueItem, now: int) -> NewJob:
     _check_strings(item)
     _check_numbers(item)
     payload_json = _encode_payload(item.payload)
-    run_after = item.run_at if item.run_at is not None else later_instant(now, item.delay_ms or 0)
-    expires_at = item.expires_at
-    if item.expires_in_ms is not None:
-        expires_at = later_instant(now, item.expires_in_ms)
-    # Positional, in NewJob's field order (tests/unit/core/test_options.py compares it with one built by name).
-    return NewJob(
+    # Positional, in CheckedJob's field order (tests/unit/core/test_options.py compares it with one built by name).
+    return CheckedJob(
         item.binding,  # binding
         payload_json,  # payload_json
         DEFAULTS.priority if item.priority is None else item.priority,  # priority
@@ -505,11 +528,51 @@ def normalize_enqueue(item: EnqueueItem, now: int) -> NewJob:
         item.concurrency_key,  # concurrency_key
         item.unique_key,  # unique_key
         DEFAULTS.unique_for_ms if item.unique_for_ms is None else item.unique_for_ms,  # unique_for_ms
-        run_after,  # run_after
-        expires_at,  # expires_at
+        item.run_at,  # run_at
+        item.delay_ms,  # delay_ms
+        item.expires_at,  # expires_at
+        item.expires_in_ms,  # expires_in_ms
         item.traceparent,  # traceparent
         item.id,  # id
         item.run_id,  # run_id
         item.node_id,  # node_id
+    )
+
+
+def admit_checked(job: CheckedJob, now: int) -> NewJob:
+    """The `NewJob` of a checked enqueue stored at the instant ``now``.
+
+    ``run_after`` is ``run_at``, else ``now + delay_ms``, else ``now``; ``expires_at`` is the given instant
+    or ``now + expires_in_ms``. Computed instants are capped at MAX_SAFE_INTEGER.
+    """
+    run_after = job.run_at if job.run_at is not None else later_instant(now, job.delay_ms or 0)
+    expires_at = job.expires_at if job.expires_in_ms is None else later_instant(now, job.expires_in_ms)
+    # Positional, in NewJob's field order (tests/unit/core/test_options.py compares it with one built by name).
+    return NewJob(
+        job.binding,  # binding
+        job.payload_json,  # payload_json
+        job.priority,  # priority
+        job.max_attempts,  # max_attempts
+        job.backoff,  # backoff
+        job.timeout_ms,  # timeout_ms
+        job.guarantee,  # guarantee
+        job.concurrency_key,  # concurrency_key
+        job.unique_key,  # unique_key
+        job.unique_for_ms,  # unique_for_ms
+        run_after,  # run_after
+        expires_at,  # expires_at
+        job.traceparent,  # traceparent
+        job.id,  # id
+        job.run_id,  # run_id
+        job.node_id,  # node_id
         now,  # created_at
     )
+
+
+def normalize_enqueue(item: EnqueueItem, now: int) -> NewJob:
+    """Validate ``item`` and apply the defaults, as of the instant ``now`` (`check_enqueue`, `admit_checked`).
+
+    Raises:
+        EnqueueValidationError: the first broken rule, naming the field.
+    """
+    return admit_checked(check_enqueue(item), now)

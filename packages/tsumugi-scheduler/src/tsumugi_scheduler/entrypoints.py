@@ -85,6 +85,10 @@ class JobShardMethods(_Mixin):
         """Store new jobs: items, settings and ids as JSON text (ADR-0166)."""
         return await self.host.enqueue_json(name, items, settings)
 
+    async def enqueue_checked(self, name: str, jobs: str, settings: str | None = None) -> str:
+        """Store new jobs the scheduler's service checked: JSON text each way (ADR-0172)."""
+        return await self.host.enqueue_checked(name, jobs, settings)
+
     async def claim(self, name: str, job_id: str, attempt: int) -> bool:
         """Claim a dispatched attempt for the consumer."""
         return await self.host.claim(name, job_id, attempt)

@@ -21,11 +21,12 @@ from tsumugi_core.json_path import InvalidValueError
 from tsumugi_core.near_names import did_you_mean
 from tsumugi_core.options import (
     MAX_RESCHEDULE_DELAY_MS,
+    CheckedJob,
     EnqueueItem,
     EnqueueValidationError,
+    check_enqueue,
     check_instant,
     check_priority,
-    validate_enqueue,
 )
 from tsumugi_core.policy import Policy, Retention, ShardSettings
 from tsumugi_core.sharding import resolve_shard
@@ -126,6 +127,26 @@ def _check_pinned_binding(item: EnqueueItem) -> None:
         raise PinnedIdConflictError("id", f"must belong to binding {item.binding}: {item.id}")
 
 
+_Prepared = tuple[EnqueueItem, str, CheckedJob]
+"""An item as the caller gave it (its defaults applied), its shard's name, and the job it was checked into."""
+
+
+async def _older_shard(
+    stub: Any, name: str, items: list[EnqueueItem], code: ShardSettings | None, settings: str | None
+) -> list[Any]:
+    """The ids of ``items`` stored by a shard predating ``enqueue_checked``, which checks them itself."""
+    try:
+        # JSON text both ways: one C call on each side (ADR-0166).
+        return msgspec.json.decode(await stub.enqueue_json(name, _ENCODE(items).decode(), settings))
+    except Exception as exc:
+        if not is_missing_method(exc, "enqueue_json"):
+            raise
+    # A shard predating enqueue_json: plain data, converted in one walk (ADR-0129).
+    return await _runtime.JsonCalls(stub).enqueue_many(
+        name, msgspec.to_builtins(items), None if code is None else msgspec.to_builtins(code)
+    )
+
+
 class SchedulerService:
     """Producer and performer calls, over the JobShard namespace of ``env``."""
 
@@ -149,21 +170,18 @@ class SchedulerService:
     def _stub(self, name: str) -> Any:
         return self._env.JOB_SHARD.getByName(name)
 
-    async def _prepare(self, raw: object, where: str, *, internal: bool = False) -> tuple[EnqueueItem, str]:
+    async def _prepare(self, raw: object, where: str, *, internal: bool = False) -> _Prepared:
         item, given = decode_item(raw, where)
         return await self._prepare_item(item, given, where, internal=internal)
 
     async def _prepare_item(
         self, item: EnqueueItem, given: int | None, where: str, *, internal: bool = False
-    ) -> tuple[EnqueueItem, str]:
-        if not internal:
+    ) -> _Prepared:
+        if not internal and (item.run_id is not None or item.node_id is not None):
             # Only the Run object ties a job to a run: a caller's job adopted by a node would stand in for the
             # node's own (ADR-0115).
-            for field, value in (("run_id", item.run_id), ("node_id", item.node_id)):
-                if value is not None:
-                    raise EnqueueValidationError(
-                        f"{where}.{field}", "is set only by the run a job belongs to"
-                    )
+            field = "run_id" if item.run_id is not None else "node_id"
+            raise EnqueueValidationError(f"{where}.{field}", "is set only by the run a job belongs to")
         hook = self._definition.on_enqueue
         try:
             if hook is not None:
@@ -172,7 +190,7 @@ class SchedulerService:
                     defaults = await defaults
                 item = apply_defaults(item, defaults)
             _check_pinned_binding(item)
-            validate_enqueue(item)
+            checked = check_enqueue(item)
         except EnqueueValidationError as exc:
             raise _prefixed(where, exc) from None
         if not self._definition.is_registered(item.binding):
@@ -183,7 +201,7 @@ class SchedulerService:
             await self._schemas.check(item.binding, item.payload, self._env, self._exports)
         except InvalidValueError as exc:  # the performer's published payload type refuses it (ADR-0075)
             raise EnqueueValidationError(f"{where}.{exc.path('payload')}", exc.rule) from None
-        return item, shard_name(item.binding, self._shard_of(item, given, where))
+        return item, shard_name(item.binding, self._shard_of(item, given, where)), checked
 
     def _shard_of(self, item: EnqueueItem, given: int | None, where: str) -> int:
         if item.id is not None:
@@ -245,7 +263,7 @@ class SchedulerService:
         if not 1 <= len(items) <= MAX_BATCH_ITEMS:
             raise EnqueueValidationError("items", f"must hold 1 to {MAX_BATCH_ITEMS} items, got {len(items)}")
         errors: list[EnqueueValidationError | None] = []
-        prepared: list[tuple[EnqueueItem, str]] = []
+        prepared: list[_Prepared] = []
         for raw in items:
             try:
                 prepared.append(await self._prepare(raw, "item", internal=True))
@@ -255,32 +273,25 @@ class SchedulerService:
         ids = iter(await self._send(prepared, None) if prepared else [])
         return [next(ids) if error is None else error for error in errors]
 
-    async def _send(
-        self, prepared: list[tuple[EnqueueItem, str]], given_settings: ShardSettings | None
-    ) -> list[str]:
+    async def _send(self, prepared: list[_Prepared], given_settings: ShardSettings | None) -> list[str]:
         groups: dict[str, list[int]] = {}
-        for position, (_, name) in enumerate(prepared):
+        for position, (_, name, _) in enumerate(prepared):
             groups.setdefault(name, []).append(position)
         ids: list[str] = [""] * len(prepared)
 
         async def send(name: str, positions: list[int]) -> None:
             binding = prepared[positions[0]][0].binding
             code = self._definition.settings_of(binding) or given_settings
-            items = [prepared[p][0] for p in positions]
             stub = self._stub(name)
+            settings = None if code is None else _ENCODE(code).decode()
             try:
-                # JSON text both ways: one C call on each side (ADR-0166).
-                settings = None if code is None else _ENCODE(code).decode()
-                answer: list[Any] = msgspec.json.decode(
-                    await stub.enqueue_json(name, _ENCODE(items).decode(), settings)
-                )
+                # The checked jobs, as JSON text both ways: the shard checks no option again (ADR-0172).
+                checked = _ENCODE([prepared[p][2] for p in positions]).decode()
+                answer: list[Any] = msgspec.json.decode(await stub.enqueue_checked(name, checked, settings))
             except Exception as exc:
-                if not is_missing_method(exc, "enqueue_json"):
+                if not is_missing_method(exc, "enqueue_checked"):
                     raise
-                # A shard predating enqueue_json: plain data, converted in one walk (ADR-0129).
-                answer = await _runtime.JsonCalls(stub).enqueue_many(
-                    name, msgspec.to_builtins(items), None if code is None else msgspec.to_builtins(code)
-                )
+                answer = await _older_shard(stub, name, [prepared[p][0] for p in positions], code, settings)
             for position, job_id in zip(positions, answer, strict=True):
                 ids[position] = str(job_id)
 

@@ -29,7 +29,7 @@ import msgspec
 
 from tsumugi_core.exceptions import InvalidFieldError
 from tsumugi_core.ids import format_job_id, shard_name
-from tsumugi_core.options import EnqueueItem
+from tsumugi_core.options import CheckedJob, EnqueueItem, EnqueueValidationError
 from tsumugi_core.policy import ShardSettings
 from tsumugi_core.queue_size import MAX_BATCH_BYTES, MAX_BATCH_MESSAGES
 from tsumugi_core.sharding import resolve_shard
@@ -82,6 +82,7 @@ _DISPATCH_JSON: Final = msgspec.json.Encoder()
 _JSON_ENCODE: Final = msgspec.json.Encoder().encode
 _JSON_DECODE: Final = msgspec.json.Decoder().decode
 _ITEMS_DECODE: Final = msgspec.json.Decoder(list[EnqueueItem]).decode
+_CHECKED_DECODE: Final = msgspec.json.Decoder(list[CheckedJob]).decode
 
 
 def _integral_item(item: EnqueueItem) -> EnqueueItem:
@@ -328,6 +329,21 @@ class JobShardHost:
             return _JSON_ENCODE(await self.enqueue_many(name, _JSON_DECODE(items), code)).decode()
         decoded_code = None if code is None else convert_plain(code, ShardSettings, "settings")
         results = await self._command(name, lambda e: e.enqueue_many(decoded, decoded_code))
+        return _JSON_ENCODE([r.id for r in results]).decode()
+
+    async def enqueue_checked(self, name: str, jobs: str, settings: str | None = None) -> str:
+        """Store jobs the scheduler's service has checked: `CheckedJob` arrays in one JSON text, stored without
+        checking their options again (ADR-0172); the settings and the ids as JSON text, as `enqueue_json`.
+
+        Raises:
+            EnqueueValidationError: the text is not a list of checked jobs, or one belongs to another shard.
+        """
+        try:
+            decoded = _CHECKED_DECODE(jobs)
+        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+            raise EnqueueValidationError("items", f"must be checked jobs: {exc}") from None
+        code = None if settings is None else convert_plain(_JSON_DECODE(settings), ShardSettings, "settings")
+        results = await self._command(name, lambda e: e.enqueue_checked(decoded, code))
         return _JSON_ENCODE([r.id for r in results]).decode()
 
     async def claim(self, name: str, job_id: str, attempt: int) -> bool:

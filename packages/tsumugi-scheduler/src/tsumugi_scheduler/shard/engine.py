@@ -19,9 +19,11 @@ from tsumugi_core.ids import format_job_id, parse_job_id
 from tsumugi_core.liveness import attempt_hard_end
 from tsumugi_core.options import (
     MAX_SAFE_INTEGER,
+    CheckedJob,
     EnqueueItem,
     EnqueueValidationError,
     NewJob,
+    admit_checked,
     normalize_enqueue,
 )
 from tsumugi_core.policy import ShardSettings, validate_settings
@@ -97,15 +99,24 @@ class JobShardEngine(StepCommands, ShardOperations):
 
     # enqueue --------------------------------------------------------------------------------------------
 
+    def _check_binding(self, binding: str) -> None:
+        if binding != self.binding:
+            raise EnqueueValidationError("binding", f"must be {self.binding} on this shard, got {binding!r}")
+
+    def _check_shard(self, job_id: str | None) -> None:
+        if job_id is not None and parse_job_id(job_id).shard != self.shard:
+            raise EnqueueValidationError("id", f"must belong to shard {self.shard}: {job_id}")
+
     def _normalize(self, item: EnqueueItem, now: int) -> NewJob:
-        if item.binding != self.binding:
-            raise EnqueueValidationError(
-                "binding", f"must be {self.binding} on this shard, got {item.binding!r}"
-            )
+        self._check_binding(item.binding)
         job = normalize_enqueue(item, now)
-        if job.id is not None and parse_job_id(job.id).shard != self.shard:
-            raise EnqueueValidationError("id", f"must belong to shard {self.shard}: {job.id}")
+        self._check_shard(job.id)
         return job
+
+    def _admit(self, job: CheckedJob, now: int) -> NewJob:
+        self._check_binding(job.binding)
+        self._check_shard(job.id)
+        return admit_checked(job, now)
 
     def enqueue_many(
         self, items: Sequence[EnqueueItem], settings: ShardSettings | None = None
@@ -117,7 +128,22 @@ class JobShardEngine(StepCommands, ShardOperations):
             PolicyValidationError: ``settings`` are invalid.
         """
         now = self._clock.now_ms()
-        jobs = [self._normalize(item, now) for item in items]
+        return self._store_new([self._normalize(item, now) for item in items], now, settings)
+
+    def enqueue_checked(
+        self, checked: Sequence[CheckedJob], settings: ShardSettings | None = None
+    ) -> list[EnqueueResult]:
+        """`enqueue_many` of jobs the scheduler's service has checked (`check_enqueue`): their options are not
+        checked again, only that they belong to this shard (ADR-0172).
+
+        Raises:
+            EnqueueValidationError: a job of another binding or shard; nothing is stored.
+            PolicyValidationError: ``settings`` are invalid.
+        """
+        now = self._clock.now_ms()
+        return self._store_new([self._admit(job, now) for job in checked], now, settings)
+
+    def _store_new(self, jobs: list[NewJob], now: int, settings: ShardSettings | None) -> list[EnqueueResult]:
         if settings is not None:
             validate_settings(settings)
         code = None if settings is None else msgspec.json.encode(settings).decode()
