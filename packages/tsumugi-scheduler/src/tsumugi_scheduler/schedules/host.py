@@ -53,7 +53,7 @@ from tsumugi_scheduler.producer_rpc import MAX_BATCH_ITEMS, SchedulerService
 from tsumugi_scheduler.remote_errors import error_text
 from tsumugi_scheduler.schedules.fields import merge_patch, spec_from_camel
 from tsumugi_scheduler.schedules.routing import shard_of_schedule
-from tsumugi_scheduler.schedules.store import FireRecord, ScheduleRow, ScheduleStore
+from tsumugi_scheduler.schedules.store import DueRow, FireRecord, ScheduleRow, ScheduleStore
 from tsumugi_scheduler.schedules.views import schedule_view
 from tsumugi_scheduler.shard.port import SqlLike
 from tsumugi_scheduler.timing import time_source
@@ -68,6 +68,8 @@ _FINGERPRINT: Final = "defs_fingerprint"
 _SHARD: Final = "shard"
 _ACTIVE: Final = frozenset(state.value for state in ACTIVE_STATES)
 _log = logging.getLogger(SCHEDULE_LOGGER)
+Firing = DueRow | ScheduleRow
+"""A schedule being fired: a due row of a tick, or the whole row of a "run now"."""
 
 
 def definition_fingerprint(specs: dict[str, ScheduleSpec]) -> str:
@@ -371,7 +373,7 @@ class SchedulerHost:
             self._ticking = False
         await self._arm(store)
 
-    async def _active(self, rows: Sequence[ScheduleRow]) -> set[str]:
+    async def _active(self, rows: Sequence[DueRow]) -> set[str]:
         """Names whose last job is still SCHEDULED, QUEUED or RUNNING (one call per JobShard), or whose last
         flow run is still RUNNING (one call per Run object)."""
         by_shard: dict[str, list[tuple[str, str]]] = {}
@@ -393,7 +395,7 @@ class SchedulerHost:
                 return set()
             return {name for (name, _), state in zip(pairs, states, strict=True) if state in _ACTIVE}
 
-        async def running(row: ScheduleRow) -> set[str]:
+        async def running(row: DueRow) -> set[str]:
             try:
                 state = await self._env.RUN.getByName(row.last_run_id).state()
             except Exception:
@@ -407,10 +409,10 @@ class SchedulerHost:
         names: set[str] = set()
         return names.union(*found)
 
-    async def _fire(self, store: ScheduleStore, due: list[ScheduleRow], now: int) -> None:
+    async def _fire(self, store: ScheduleStore, due: list[DueRow], now: int) -> None:
         active = await self._active(due)
         records: list[FireRecord] = []
-        fires: list[tuple[ScheduleRow, int, str]] = []
+        fires: list[tuple[Firing, int, str]] = []
         for row in due:
             try:
                 plan = plan_fire(
@@ -458,7 +460,7 @@ class SchedulerHost:
             ]
         store.record(records, now)
 
-    async def _payload(self, row: ScheduleRow, occurrence: int) -> Any:
+    async def _payload(self, row: Firing, occurrence: int) -> Any:
         if not row.spec.payload_from_code:
             return row.spec.payload
         function = self._definition.schedules.payloads.get(row.name)
@@ -469,7 +471,7 @@ class SchedulerHost:
 
     async def _enqueue_fires(
         self,
-        fires: Sequence[tuple[ScheduleRow, int, str]],
+        fires: Sequence[tuple[Firing, int, str]],
         refusals: dict[str, EnqueueValidationError] | None = None,
     ) -> dict[str, str]:
         """Enqueue each ``(row, scheduled_at, job_id)``; the error text of each schedule that failed (and, in
@@ -483,8 +485,9 @@ class SchedulerHost:
             if row.spec.flow is not None:
                 continue
             try:
-                payload = await self._payload(row, at)
-                items.append((row.name, occurrence_item(row.spec, payload, job_id)))
+                spec = row.spec
+                payload = await self._payload(row, at) if spec.payload_from_code else spec.payload
+                items.append((row.name, occurrence_item(spec, payload, job_id)))
             except Exception as exc:
                 errors[row.name] = error_text(exc).splitlines()[0]
         service = SchedulerService(shard_env(self._env), self._definition)
@@ -508,14 +511,14 @@ class SchedulerHost:
             _log.warning("schedule %s failed: %s", name, text)
         return errors
 
-    async def _start_runs(self, fires: Sequence[tuple[ScheduleRow, int, str]]) -> dict[str, str]:
+    async def _start_runs(self, fires: Sequence[tuple[Firing, int, str]]) -> dict[str, str]:
         """Start each flow schedule's run on its Run object; a repeated start of the same id starts nothing."""
         errors: dict[str, str] = {}
         if not fires:
             return errors
         runs = getattr(self._env, "RUN", None)
 
-        async def start(row: ScheduleRow, at: int, run_id: str) -> None:
+        async def start(row: Firing, at: int, run_id: str) -> None:
             try:
                 if runs is None:
                     raise NotConfiguredError(
@@ -532,5 +535,5 @@ class SchedulerHost:
         return errors
 
 
-def _following(row: ScheduleRow, now: int) -> int:
+def _following(row: DueRow, now: int) -> int:
     return next_after(row.spec.timing, row.next_run_at, now)

@@ -18,7 +18,7 @@ from tsumugi_scheduler.json_batches import json_arrays, read_per_row, uniform_co
 from tsumugi_scheduler.shard.json_rows import decoded_rows
 from tsumugi_scheduler.shard.port import SqlLike
 
-__all__ = ["SCHEDULE_DDL", "FireRecord", "ScheduleRow", "ScheduleStore"]
+__all__ = ["SCHEDULE_DDL", "DueRow", "FireRecord", "ScheduleRow", "ScheduleStore"]
 
 SCHEDULE_DDL: Final = (
     """CREATE TABLE IF NOT EXISTS schedule (
@@ -119,6 +119,34 @@ class ScheduleRow(msgspec.Struct, frozen=True, kw_only=True):
         )
 
 
+class DueRow(msgspec.Struct, frozen=True, array_like=True):
+    """What firing a due schedule reads of its row (`ScheduleStore.due`)."""
+
+    name: str
+    source: ScheduleSource
+    spec: ScheduleSpec
+    next_run_at: int
+    last_job_id: str | None
+    last_run_id: str | None
+
+    def stored(self) -> StoredSchedule:
+        """The view the pure decisions read."""
+        return StoredSchedule(
+            name=self.name, source=self.source, spec=self.spec, next_run_at=self.next_run_at
+        )
+
+
+_DUE: Final = (
+    "SELECT '[' || json_quote(name) || ',' || json_quote(source) || ',' || spec || ',' || next_run_at || ',' || "
+    "json_quote(last_job_id) || ',' || json_quote(last_run_id) || ']' AS r "
+    "FROM schedule WHERE paused = 0 AND next_run_at <= ? ORDER BY next_run_at, name LIMIT ?"
+)
+"""A due row as the text of one JSON array of its `DueRow` fields, pieced together from the stored texts: the
+spec is stored as JSON already, so no JSON is parsed or built in SQL, and a tick's rows are decoded by one
+msgspec call."""
+_DUE_ROWS: Final = msgspec.json.Decoder(list[DueRow])
+
+
 class FireRecord(msgspec.Struct, frozen=True, kw_only=True):
     """What one firing (or skip) leaves on its row."""
 
@@ -189,13 +217,10 @@ class ScheduleStore:
         rows = self._sql.exec("SELECT count(*) AS n FROM schedule WHERE source = ?", "runtime").toArray()
         return int(rows[0]["n"]) if rows else 0
 
-    def due(self, now: int, limit: int) -> list[ScheduleRow]:
-        """Up to ``limit`` unpaused rows due at ``now``, oldest first (the ``schedule_due`` index)."""
-        query = (
-            f"SELECT {_ROW_JSON} FROM schedule WHERE paused = 0 AND next_run_at <= ? "
-            "ORDER BY next_run_at, name LIMIT ?"
-        )
-        return _rows(self._sql.exec(query, now, limit))
+    def due(self, now: int, limit: int) -> list[DueRow]:
+        """Up to ``limit`` unpaused rows due at ``now``, oldest first (the ``schedule_due`` index): what firing
+        them reads."""
+        return decoded_rows(self._sql.exec(_DUE, now, limit), "r", _DUE_ROWS)
 
     def next_due_at(self) -> int | None:
         """The earliest ``next_run_at`` of an unpaused row."""
