@@ -123,7 +123,8 @@ class FixedBackoff(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind", 
             """``delay_ms``: milliseconds or a `timedelta` (ADR-0161)."""
 
     def __post_init__(self) -> None:
-        _in_milliseconds(self, ("delay_ms",), prefix="backoff.")
+        if type(self.delay_ms) is not int:  # a decoded backoff holds an integer
+            _in_milliseconds(self, ("delay_ms",), prefix="backoff.")
 
 
 class ExponentialBackoff(
@@ -149,7 +150,8 @@ class ExponentialBackoff(
             """``base_ms`` / ``max_ms``: milliseconds or a `timedelta` (ADR-0161)."""
 
     def __post_init__(self) -> None:
-        _in_milliseconds(self, ("base_ms", "max_ms"), prefix="backoff.")
+        if type(self.base_ms) is not int or type(self.max_ms) is not int:  # a decoded backoff holds integers
+            _in_milliseconds(self, ("base_ms", "max_ms"), prefix="backoff.")
 
 
 Backoff = FixedBackoff | ExponentialBackoff
