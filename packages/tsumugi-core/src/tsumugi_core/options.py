@@ -423,9 +423,12 @@ _key_values: Final = operator.attrgetter(*_KEY_FIELDS)
 
 
 def _check_strings(item: EnqueueItem) -> None:
-    for field, value in zip(_KEY_FIELDS, _key_values(item), strict=True):
-        if value is not None:
-            _check_key(field, value)
+    for value in _key_values(item):
+        if value is not None and (type(value) is not str or not value or len(value) > MAX_KEY_CHARS):
+            # One is wrong: name the first field at fault (the loop above is the common case, without a call).
+            for field, each in zip(_KEY_FIELDS, _key_values(item), strict=True):
+                if each is not None:
+                    _check_key(field, each)
     if item.node_id is not None and item.run_id is None:
         raise EnqueueValidationError("node_id", "requires run_id")
     if item.traceparent is not None and (
