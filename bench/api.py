@@ -396,8 +396,8 @@ class Described:
 class StubShard:
     """A JobShard that stores nothing: the figures are the scheduler's own enqueue work."""
 
-    async def enqueue_json(self, name: str, items: str, settings: str | None = None) -> str:
-        return json.dumps([f"{name}:x" for _ in json.loads(items)])
+    async def enqueue_checked(self, name: str, jobs: str, settings: str | None = None) -> str:
+        return json.dumps([f"{name}:x" for _ in json.loads(jobs)])
 
 
 class StubShards:
