@@ -19,7 +19,7 @@ import math
 import operator
 import re
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Final, cast
+from typing import TYPE_CHECKING, Annotated, Any, Final, cast
 
 import msgspec
 
@@ -55,6 +55,7 @@ __all__ = [
     "NewJob",
     "RateLimit",
     "admit_checked",
+    "check_admissible",
     "check_enqueue",
     "check_instant",
     "check_priority",
@@ -133,7 +134,7 @@ class ExponentialBackoff(
     """Wait ``min(base_ms * factor ** (attempts - 1), max_ms)`` before a retry (halved-to-full when ``jitter``)."""
 
     base_ms: int = 1000
-    factor: float = 2
+    factor: float = 2.0
     max_ms: int = 3_600_000
     jitter: bool = True
 
@@ -485,31 +486,71 @@ def validate_enqueue(item: EnqueueItem) -> None:
     _encode_payload(item.payload)
 
 
+_Signed = Annotated[int, msgspec.Meta(ge=-MAX_SAFE_INTEGER, le=MAX_SAFE_INTEGER)]
+_NotNegative = Annotated[int, msgspec.Meta(ge=0, le=MAX_SAFE_INTEGER)]
+_Positive = Annotated[int, msgspec.Meta(ge=1, le=MAX_SAFE_INTEGER)]
+_Timeout = Annotated[int, msgspec.Meta(ge=1, le=MAX_TIMEOUT_MS)]
+_Key = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_KEY_CHARS)]
+_Traceparent = Annotated[str, msgspec.Meta(pattern=f"^{_TRACEPARENT_RE.pattern}$")]
+
+
 class CheckedJob(msgspec.Struct, frozen=True, array_like=True):
     """An enqueue checked, its defaults applied and its payload encoded (ADR-0172).
 
-    All of a `NewJob` but the instant it is stored, from which its times follow. What the scheduler's service sends a JobShard, which stores it without checking it again. Built by position
-    in `check_enqueue` alone; an array on the wire (its field order is the wire form).
+    All of a `NewJob` but the instant it is stored, from which its times follow. What the scheduler's service
+    sends a JobShard. Built by position in `check_enqueue` alone; an array on the wire (its field order is the
+    wire form). The field types carry `check_enqueue`'s ranges, so decoding one refuses what the checks refuse
+    (ADR-0173); `check_admissible` adds the rules a type cannot hold.
     """
 
     binding: str
     payload_json: str
-    priority: int
-    max_attempts: int
+    priority: _Signed
+    max_attempts: _Positive
     backoff: Backoff
-    timeout_ms: int
+    timeout_ms: _Timeout
     guarantee: Guarantee
-    concurrency_key: str | None
-    unique_key: str | None
-    unique_for_ms: int
-    run_at: int | None
-    delay_ms: int | None
-    expires_at: int | None
-    expires_in_ms: int | None
-    traceparent: str | None
-    id: str | None
-    run_id: str | None
-    node_id: str | None
+    concurrency_key: _Key | None
+    unique_key: _Key | None
+    unique_for_ms: _Positive
+    run_at: _NotNegative | None
+    delay_ms: _NotNegative | None
+    expires_at: _NotNegative | None
+    expires_in_ms: _Positive | None
+    traceparent: _Traceparent | None
+    id: _Key | None
+    run_id: _Key | None
+    node_id: _Key | None
+
+
+_RAW: Final = msgspec.json.Decoder(msgspec.Raw)
+
+
+def check_admissible(job: CheckedJob) -> None:
+    """The rules of `check_enqueue` that a decoded `CheckedJob`'s types do not hold (ADR-0173).
+
+    Its payload is one JSON value within `MAX_PAYLOAD_BYTES`; the options that exclude or need each other; the
+    backoff's ranges.
+
+    Raises:
+        EnqueueValidationError: naming the field and the rule.
+    """
+    payload = job.payload_json
+    if len(payload) > MAX_PAYLOAD_BYTES or (
+        not payload.isascii() and len(payload.encode()) > MAX_PAYLOAD_BYTES
+    ):
+        raise EnqueueValidationError("payload", f"must be at most {MAX_PAYLOAD_BYTES} bytes as JSON")
+    try:
+        _RAW.decode(payload)
+    except msgspec.DecodeError as exc:
+        raise EnqueueValidationError("payload", f"must be one JSON value: {exc}") from None
+    if job.run_at is not None and job.delay_ms is not None:
+        raise EnqueueValidationError("run_at", "and delay_ms are mutually exclusive")
+    if job.expires_at is not None and job.expires_in_ms is not None:
+        raise EnqueueValidationError("expires_at", "and expires_in_ms are mutually exclusive")
+    if job.node_id is not None and job.run_id is None:
+        raise EnqueueValidationError("node_id", "requires run_id")
+    _check_backoff(job.backoff)
 
 
 def check_enqueue(item: EnqueueItem) -> CheckedJob:

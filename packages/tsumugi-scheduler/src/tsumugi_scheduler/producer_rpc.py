@@ -28,7 +28,7 @@ from tsumugi_core.options import (
     check_instant,
     check_priority,
 )
-from tsumugi_core.policy import Policy, Retention, ShardSettings
+from tsumugi_core.policy import Policy, Retention, ShardSettings, validate_settings
 from tsumugi_core.sharding import resolve_shard
 from tsumugi_scheduler import _runtime
 from tsumugi_scheduler.definition import TsumugiDefinition
@@ -111,9 +111,28 @@ def _settings_from_original(settings: object) -> ShardSettings | None:
 
 
 def _integral_payload(item: EnqueueItem) -> EnqueueItem:
-    """``item`` with its payload's integral floats read as integers, as `decode_item` reads a sent one."""
-    payload = integral_shared(item.payload)
+    """``item`` with its payload as a shard reads its JSON: integral floats as integers (as `decode_item` reads
+    a sent one), inside tuples, dataclasses and Structs too (as msgspec encodes them)."""
+    payload = item.payload
+    if not _plain_containers(payload):
+        try:
+            payload = msgspec.to_builtins(payload)  # tuples stay: integral makes them lists
+        except (TypeError, ValueError):
+            return item  # check_enqueue names what is wrong with it
+    payload = integral_shared(payload)
     return item if payload is item.payload else msgspec.structs.replace(item, payload=payload)
+
+
+def _plain_containers(value: Any) -> bool:
+    """Whether ``value`` holds no container but plain dicts and lists (a walk that allocates nothing)."""
+    kind: type = type(value)  # pyright: ignore[reportUnknownVariableType]
+    if kind is dict:
+        mapping: dict[Any, Any] = value
+        return all(_plain_containers(v) for v in mapping.values())
+    if kind is list:
+        sequence: list[Any] = value
+        return all(_plain_containers(v) for v in sequence)
+    return kind in (str, int, float, bool) or value is None
 
 
 def _check_pinned_binding(item: EnqueueItem) -> None:
@@ -238,6 +257,10 @@ class SchedulerService:
         if not 1 <= len(batch) <= MAX_BATCH_ITEMS:
             raise EnqueueValidationError("items", f"must hold 1 to {MAX_BATCH_ITEMS} items, got {len(batch)}")
         given_settings = _settings_from_original(settings)
+        if given_settings is not None:
+            # Before any shard stores: a shard whose binding has settings in code never reads these, so the
+            # others' refusal would come after its jobs were stored.
+            validate_settings(given_settings)
         prepared = [await self._prepare(raw, f"items[{i}]") for i, raw in enumerate(batch)]
         return await self._send(prepared, given_settings)
 

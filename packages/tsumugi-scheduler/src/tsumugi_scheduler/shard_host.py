@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from collections.abc import Callable, Mapping
 from typing import Any, Final, cast
 
@@ -54,7 +55,7 @@ from tsumugi_scheduler.shard import (
     Suspended,
 )
 from tsumugi_scheduler.timing import entropy, time_source
-from tsumugi_scheduler.wire import convert_plain, integral_shared
+from tsumugi_scheduler.wire import convert_plain, integral_shared, snake_path
 
 __all__ = [
     "ALARM_RETRY_MS",
@@ -83,6 +84,29 @@ _JSON_ENCODE: Final = msgspec.json.Encoder().encode
 _JSON_DECODE: Final = msgspec.json.Decoder().decode
 _ITEMS_DECODE: Final = msgspec.json.Decoder(list[EnqueueItem]).decode
 _CHECKED_DECODE: Final = msgspec.json.Decoder(list[CheckedJob]).decode
+
+
+_CHECKED_AT: Final = re.compile(r" - at `\$\[(\d+)\]\[(\d+)\]([^`]*)`$")
+
+
+def checked_refusal(exc: msgspec.ValidationError | msgspec.DecodeError) -> EnqueueValidationError:
+    """Why a text is not a list of `CheckedJob` arrays, naming the item and field as `check_enqueue` would.
+
+    msgspec names a value of an array by position (``$[2][3]``); the field is `CheckedJob`'s at that position.
+
+    Example:
+        >>> str(checked_refusal(msgspec.ValidationError("Expected `int` >= 1 - at `$[2][3]`")))
+        'items[2].max_attempts Expected `int` >= 1'
+    """
+    text = str(exc)
+    found = _CHECKED_AT.search(text)
+    if found is None:
+        return EnqueueValidationError("items", f"must be checked jobs: {text}")
+    field = f"items[{found[1]}].{CheckedJob.__struct_fields__[int(found[2])].removesuffix('_json')}"
+    inner = snake_path(found[3])  # within a field (the backoff's)
+    if inner:
+        field += inner if inner.startswith("[") else f".{inner}"
+    return EnqueueValidationError(field, text[: found.start()])
 
 
 def _integral_item(item: EnqueueItem) -> EnqueueItem:
@@ -341,7 +365,7 @@ class JobShardHost:
         try:
             decoded = _CHECKED_DECODE(jobs)
         except (msgspec.ValidationError, msgspec.DecodeError) as exc:
-            raise EnqueueValidationError("items", f"must be checked jobs: {exc}") from None
+            raise checked_refusal(exc) from None
         code = None if settings is None else convert_plain(_JSON_DECODE(settings), ShardSettings, "settings")
         results = await self._command(name, lambda e: e.enqueue_checked(decoded, code))
         return _JSON_ENCODE([r.id for r in results]).decode()

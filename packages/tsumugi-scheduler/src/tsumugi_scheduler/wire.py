@@ -52,8 +52,8 @@ def integral(value: Any) -> Any:
     if isinstance(value, dict):
         mapping: dict[Any, Any] = value  # pyright: ignore[reportUnknownVariableType]
         return {str(k): integral(v) for k, v in mapping.items()}
-    if isinstance(value, list):
-        sequence: list[Any] = value  # pyright: ignore[reportUnknownVariableType]
+    if isinstance(value, list | tuple):  # a tuple as JSON holds it
+        sequence: list[Any] | tuple[Any, ...] = value  # pyright: ignore[reportUnknownVariableType]
         return [integral(v) for v in sequence]
     return value
 
@@ -73,7 +73,7 @@ def _needs_integral(value: Any) -> bool:
         return any(type(v) not in _UNCHANGED and _needs_integral(v) for v in elements)
     if isinstance(value, float):
         return value.is_integer() and abs(value) <= MAX_SAFE_INTEGER
-    return isinstance(value, dict | list)  # subclasses: integral turns them into plain dicts and lists
+    return isinstance(value, dict | list | tuple)  # integral turns these into plain dicts and lists
 
 
 def integral_shared(value: Any) -> Any:

@@ -15,7 +15,7 @@ from typing import Any, Final
 import msgspec
 
 from tsumugi_core.clock import Clock, IdSource, RandomSource
-from tsumugi_core.ids import format_job_id, parse_job_id
+from tsumugi_core.ids import InvalidJobIdError, format_job_id, parse_job_id
 from tsumugi_core.liveness import attempt_hard_end
 from tsumugi_core.options import (
     MAX_SAFE_INTEGER,
@@ -24,6 +24,7 @@ from tsumugi_core.options import (
     EnqueueValidationError,
     NewJob,
     admit_checked,
+    check_admissible,
     normalize_enqueue,
 )
 from tsumugi_core.policy import ShardSettings, validate_settings
@@ -104,7 +105,15 @@ class JobShardEngine(StepCommands, ShardOperations):
             raise EnqueueValidationError("binding", f"must be {self.binding} on this shard, got {binding!r}")
 
     def _check_shard(self, job_id: str | None) -> None:
-        if job_id is not None and parse_job_id(job_id).shard != self.shard:
+        if job_id is None:
+            return
+        try:
+            parsed = parse_job_id(job_id)
+        except InvalidJobIdError as exc:
+            raise EnqueueValidationError("id", f"is not a job id: {exc}") from None
+        if parsed.binding != self.binding:
+            raise EnqueueValidationError("id", f"must belong to binding {self.binding}: {job_id}")
+        if parsed.shard != self.shard:
             raise EnqueueValidationError("id", f"must belong to shard {self.shard}: {job_id}")
 
     def _normalize(self, item: EnqueueItem, now: int) -> NewJob:
@@ -116,6 +125,7 @@ class JobShardEngine(StepCommands, ShardOperations):
     def _admit(self, job: CheckedJob, now: int) -> NewJob:
         self._check_binding(job.binding)
         self._check_shard(job.id)
+        check_admissible(job)
         return admit_checked(job, now)
 
     def enqueue_many(
