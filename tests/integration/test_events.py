@@ -112,19 +112,24 @@ async def test_a_kept_event_expires_after_a_day(
 async def test_no_event_means_the_wait_times_out_and_a_late_event_changes_nothing(
     steps: LocalRuntime, clock: VirtualClock, tmp_path: Path
 ) -> None:
-    job_id = await _enqueue(steps, tmp_path, _waiting("order-9", timeout_ms=60_000))
+    actions = _waiting("order-9", timeout_ms=60_000)
+    actions[0]["timeout_until"] = True
+    job_id = await _enqueue(steps, tmp_path, actions)
     await clock.advance(30_000)
-    assert (await _job(steps, job_id)).state == "SLEEPING"
+    waiting = await _job(steps, job_id)
+    assert waiting.state == "SLEEPING"
+    until = waiting.steps[0].result["until"]
     await clock.advance(32_000)
 
     job = await _job(steps, job_id)
     assert job.state == "COMPLETED"
-    assert job.result_value()[0] == "timeout"
-    assert job.steps[0].result == {"timeout": True}
+    assert job.result_value()[0] == ["timeout", until]  # not the later replay's own now + timeout
+    # The wait's own timeout stays with it: EventTimeoutError names it on every replay.
+    assert job.steps[0].result == {"timeout": True, "until": until}
     late = await _send(steps, "order-9", "late")
     assert late["delivered"] == 0  # the waiter left with its timeout
     await clock.advance(1_000)
-    assert (await _job(steps, job_id)).steps[0].result == {"timeout": True}
+    assert (await _job(steps, job_id)).steps[0].result == {"timeout": True, "until": until}
 
 
 async def test_one_event_reaches_every_waiting_job_once(
@@ -161,9 +166,24 @@ async def test_a_waiting_job_is_cancelled_at_once(
     job_id = await _enqueue(steps, tmp_path, _waiting("order-10"))
     await clock.advance(1_000)
     assert (await create_client().cancel(steps.env(STEPS), job_id)).requested is False
-    assert (await _send(steps, "order-10", "x"))["delivered"] == 1
+    assert (await _send(steps, "order-10", "x"))["delivered"] == 0  # it went to no job
     await clock.advance(1_000)
     assert (await _job(steps, job_id)).state == "CANCELLED"
+
+
+async def test_delivered_counts_only_the_jobs_still_waiting(
+    steps: LocalRuntime, clock: VirtualClock, tmp_path: Path
+) -> None:
+    kept = await _enqueue(steps, tmp_path, _waiting("order-11", then=None))
+    cancelled = await _enqueue(steps, tmp_path, _waiting("order-11", then=None))
+    await clock.advance(1_000)
+    await create_client().cancel(steps.env(STEPS), cancelled)
+    assert (await _send(steps, "order-11", "x"))["delivered"] == 1
+    await clock.advance(1_000)
+    assert ((await _job(steps, kept)).state, (await _job(steps, cancelled)).state) == (
+        "COMPLETED",
+        "CANCELLED",
+    )
 
 
 @pytest.mark.parametrize(

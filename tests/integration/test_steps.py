@@ -249,3 +249,41 @@ async def test_a_job_of_steps_runs_two_hours_across_invocations(
     finished = job.steps[-1].finished_at
     assert finished is not None
     assert finished - job.steps[0].started_at >= 2 * HOUR_MS - 10 * 60_000
+
+
+async def test_a_step_result_over_the_size_rule_fails_the_job_once_naming_the_rule(
+    steps: LocalRuntime, clock: VirtualClock, tmp_path: Path
+) -> None:
+    log = tmp_path / "runs.log"
+    job_id = await _enqueue(
+        steps,
+        log,
+        [{"step": "small"}, {"step": "big", "result_chars": 200_000}],
+        max_attempts=3,
+        backoff=FixedBackoff(delay_ms=1_000),
+    )
+    await clock.advance(60_000)
+
+    job = await _job(steps, job_id)
+    assert job.state == "FAILED"
+    assert job.attempts == 1  # not retried: the same result would be refused after running again
+    (failed,) = job.attempts_log
+    assert failed.error is not None
+    assert "step big: its result must be at most 102400 bytes as JSON, got 200011" in failed.error
+    assert _runs(log) == ["small", "big"]
+    assert [s.name for s in job.steps if s.state == "done"] == ["small"]
+
+
+@pytest.mark.parametrize(("guarantee", "invocations"), [("at-least-once", 2), ("at-most-once", 3)])
+async def test_a_job_of_many_steps_continues_before_its_invocation_runs_out_of_subrequests(
+    steps: LocalRuntime, clock: VirtualClock, tmp_path: Path, guarantee: str, invocations: int
+) -> None:
+    log = tmp_path / "runs.log"
+    # 1,100 instant steps: 1,100 or 2,200 step commands (save, or begin and save), each one a subrequest.
+    job_id = await _enqueue(steps, log, [{"step": "s", "times": 1_100}], guarantee=guarantee, max_attempts=1)
+    await clock.advance(60_000)
+
+    job = await _job(steps, job_id)
+    assert job.state == "COMPLETED"
+    assert len(_runs(log)) == 1_100
+    assert job.attempts == invocations  # at most 1,000 commands an invocation, none against max_attempts=1

@@ -20,6 +20,9 @@ import msgspec
 
 __all__ = [
     "CONTINUE_RESERVE_MS",
+    "MAX_STEPS_PER_JOB",
+    "MAX_STEP_RESULT_BYTES",
+    "STEP_COMMANDS_PER_INVOCATION",
     "STEP_NAME_MAX",
     "StepAnswer",
     "StepCommand",
@@ -34,6 +37,14 @@ STEP_NAME_MAX: Final = 200
 """The longest step name, index included."""
 CONTINUE_RESERVE_MS: Final = 60_000
 """The least time an invocation keeps in hand before starting a step (ADR-0147)."""
+MAX_STEPS_PER_JOB: Final = 10_000
+"""A job stores at most this many steps: a loop that never ends fails its job instead of filling the shard."""
+MAX_STEP_RESULT_BYTES: Final = 100 * 1024
+"""The largest step result, as UTF-8 JSON: what a payload may hold (a Durable Object's SQLite refuses a value
+over 2 MB, and every result comes back with the job's detail) (ADR-0174)."""
+STEP_COMMANDS_PER_INVOCATION: Final = 1_000
+"""Step commands one invocation sends before it continues in a new one: each is a subrequest, and Cloudflare
+allows an invocation 10,000 of them by default (the step functions' own fetches count too) (ADR-0174)."""
 _NAME: Final = re.compile(r"[A-Za-z0-9_.:/\- ]+")
 
 

@@ -20,6 +20,9 @@ from tsumugi_core.clock import Clock
 from tsumugi_core.events import event_problem
 from tsumugi_core.exceptions import InvalidFieldError, InvalidTypeError, TsumugiError
 from tsumugi_core.steps import (
+    MAX_STEP_RESULT_BYTES,
+    MAX_STEPS_PER_JOB,
+    STEP_COMMANDS_PER_INVOCATION,
     StepAnswer,
     StepCommand,
     StepView,
@@ -143,6 +146,8 @@ class StepJournal:
         self._seen: dict[str, int] = {}
         self._longest_ms = 0
         self._ran = 0
+        self._commands = 0
+        """Step commands this invocation sent (each one a subrequest)."""
         self.cancel_requested = False
         self.lost_save: StepSaveLostError | None = None
         """Set when an at-most-once step ran and its save failed: the attempt's outcome is then unknown."""
@@ -157,6 +162,7 @@ class StepJournal:
     async def _send(self, command: StepCommand) -> StepAnswer:
         if self._channel is None:
             raise StepsUnavailableError(f"job {self._job_id} has no step store in this context")
+        self._commands += 1
         answer = await self._channel(_COMMAND.encode(command).decode())
         try:
             decoded = _ANSWER.decode(answer) if isinstance(answer, str | bytes) else None
@@ -218,6 +224,9 @@ class StepJournal:
         self, full: str, fn: Callable[..., Any], args: tuple[Any, ...], stored: StepView | None
     ) -> StepView:
         self._continue_if_short(full)
+        if stored is None and len(await self._steps()) >= MAX_STEPS_PER_JOB:
+            # Checked before the function runs: the shard would refuse to store its result.
+            raise StepResultError(f"step {full}: a job stores at most {MAX_STEPS_PER_JOB} steps")
         if self._at_most_once:
             if stored is not None:  # a mark left by an earlier attempt: it may have run (ADR-0144)
                 raise StepOutcomeUnknownError(
@@ -239,6 +248,12 @@ class StepJournal:
             text = _COMMAND.encode(value).decode()
         except (TypeError, ValueError, OverflowError) as error:
             raise StepResultError(f"step {full}: its result cannot be stored as JSON: {error}") from None
+        size = len(text) if text.isascii() else len(text.encode())
+        if size > MAX_STEP_RESULT_BYTES:
+            # Not retried: the same result would be refused again, after the function ran again.
+            raise StepResultError(
+                f"step {full}: its result must be at most {MAX_STEP_RESULT_BYTES} bytes as JSON, got {size}"
+            )
         try:
             return await self._save(full, text)
         except Exception as error:
@@ -250,12 +265,18 @@ class StepJournal:
             raise self.lost_save from error
 
     def _continue_if_short(self, full: str) -> None:
-        # ADR-0147: between steps, a new invocation when this one may not fit the next step.
+        # ADR-0147: between steps, a new invocation when this one may not fit the next step, in time or in
+        # subrequests (a step sends two commands at most: begin and save; ADR-0174).
         if (
             self._ran
             and self._clock is not None
-            and should_continue_elsewhere(
-                now=self._clock.now_ms(), invocation_ends_at=self._ends_at, longest_step_ms=self._longest_ms
+            and (
+                self._commands + 2 > STEP_COMMANDS_PER_INVOCATION
+                or should_continue_elsewhere(
+                    now=self._clock.now_ms(),
+                    invocation_ends_at=self._ends_at,
+                    longest_step_ms=self._longest_ms,
+                )
             )
         ):
             raise SuspendSignal(Suspension(until=self._clock.now_ms(), reason="continue", step=full))
@@ -286,7 +307,8 @@ class StepJournal:
             raise SuspendSignal(Suspension(until=_until_of(stored), reason="event", step=full))
         value: Any = msgspec.json.decode(stored.result or "null")
         if isinstance(value, dict) and cast("dict[str, object]", value).get("timeout") is True:
-            raise EventTimeoutError(event, key, until)
+            waited = cast("dict[str, object]", value).get("until")  # the first wait's, not this replay's
+            raise EventTimeoutError(event, key, waited if isinstance(waited, int) else until)
         try:
             return msgspec.convert(cast("dict[str, Any]", value).get("payload"), type=result_type)
         except (msgspec.ValidationError, AttributeError) as error:

@@ -53,6 +53,13 @@ class SendAnswer(msgspec.Struct, frozen=True, kw_only=True):
     duplicate: bool = False
 
 
+class _EventId(msgspec.Struct):
+    id: str
+
+
+_EVENT_ID: Final = msgspec.json.Decoder(_EventId)
+
+
 class EventBox:
     """The rows of one box; every method one transaction."""
 
@@ -188,7 +195,11 @@ class EventBoxHost:
     async def send(self, name: str, key: str, payload: str, event_id: str | None) -> dict[str, Any]:
         """Keep and deliver an event; answers `SendAnswer` as a dict."""
         answer = self.box.send(name, key, payload, event_id)
-        await self.deliver()
+        refused = await self.deliver()
+        if answer.delivered and refused:
+            # A waiter whose job ended meanwhile (cancelled while it waited) did not get the event.
+            gone = sum(1 for event in refused if _EVENT_ID.decode(event).id == answer.id)
+            answer = msgspec.structs.replace(answer, delivered=answer.delivered - gone)
         return msgspec.to_builtins(answer)
 
     async def wait(
@@ -200,21 +211,27 @@ class EventBoxHost:
             await self._arm(self.box.expire())
         return found
 
-    async def deliver(self) -> None:
-        """Send pending deliveries, one call per shard; whatever fails is retried by the alarm."""
+    async def deliver(self) -> list[str]:
+        """Send pending deliveries, one call per shard; whatever fails is retried by the alarm.
+
+        Answers the events (their JSON) of the deliveries a shard refused: their job no longer waits for them.
+        """
         failed = False
+        refused: list[str] = []
         for shard, deliveries in self.box.pending().items():
             try:
-                await self._env.JOB_SHARD.getByName(shard).deliver_events(shard, deliveries)
+                taken = await self._env.JOB_SHARD.getByName(shard).deliver_events(shard, deliveries)
             except Exception:
                 failed = True
                 continue
             self.box.confirm(shard, deliveries)
+            refused += [d["event"] for d, ok in zip(deliveries, taken, strict=True) if not ok]
         next_at = self.box.expire()
         if failed:
             retry = self._clock.now_ms() + DELIVERY_RETRY_MS
             next_at = retry if next_at is None else min(next_at, retry)
         await self._arm(next_at)
+        return refused
 
     async def _arm(self, at: int | None) -> None:
         if at is None:

@@ -22,13 +22,13 @@ from tsumugi_core.clock import Clock
 from tsumugi_core.exceptions import TsumugiError
 from tsumugi_core.options import MAX_SAFE_INTEGER
 from tsumugi_core.states import ACTIVE_STATES, JobState
-from tsumugi_core.steps import StepAnswer, StepCommand, StepView
+from tsumugi_core.steps import MAX_STEP_RESULT_BYTES, MAX_STEPS_PER_JOB, StepAnswer, StepCommand, StepView
 from tsumugi_scheduler.shard.changes import NoticeWriter, transition
 from tsumugi_scheduler.shard.port import JobChange
 from tsumugi_scheduler.shard.records import Suspended
 from tsumugi_scheduler.shard.schema import JobRow, StepRow
 from tsumugi_scheduler.shard.sql_store import SqlShardStore
-from tsumugi_scheduler.shard.step_store import MAX_STEPS_PER_JOB, StepStore
+from tsumugi_scheduler.shard.step_store import StepStore
 
 __all__ = ["MAX_WAKES_PER_TICK", "StepCommands", "StepLimitError", "suspend_change"]
 
@@ -110,6 +110,8 @@ class StepCommands:
             raise StepLimitError(f"name is required for {command.op}")
         if command.op == "save" and command.result is None:
             raise StepLimitError("result is required for save (JSON text)")
+        if command.op == "save" and len(str(command.result).encode()) > MAX_STEP_RESULT_BYTES:
+            raise StepLimitError(f"result must be at most {MAX_STEP_RESULT_BYTES} bytes as JSON")
         if command.op == "wait" and (command.event is None or command.key is None or command.until is None):
             raise StepLimitError("event, key and until are required for wait")
 

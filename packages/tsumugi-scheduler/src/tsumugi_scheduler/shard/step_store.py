@@ -14,10 +14,8 @@ import msgspec
 from tsumugi_scheduler.shard.port import SqlLike
 from tsumugi_scheduler.shard.schema import JobRow, StepRow
 
-__all__ = ["MAX_STEPS_PER_JOB", "StepStore"]
+__all__ = ["StepStore"]
 
-MAX_STEPS_PER_JOB: Final = 10_000
-"""A job stores at most this many steps: a loop that never ends fails its job instead of filling the shard."""
 
 _COLUMNS: Final = ", ".join(StepRow.__struct_fields__)
 
@@ -122,9 +120,11 @@ class StepStore:
         return bool(rows)
 
     def time_out_waits(self, job_id: str, now: int, result: str) -> None:
-        """End the job's waiting steps with ``result`` (its wait's timeout came first)."""
+        """End the job's waiting steps with ``result`` (its wait's timeout came first), each keeping the
+        ``until`` it waited for: the performer's `EventTimeoutError` names it."""
         self._sql.exec(
-            "UPDATE step SET state = 'done', result = ?, finished_at = ? WHERE job_id = ? AND state = 'waiting'",
+            "UPDATE step SET state = 'done', result = json_set(?, '$.until', json_extract(result, '$.until')),"
+            " finished_at = ? WHERE job_id = ? AND state = 'waiting'",
             result,
             now,
             job_id,
