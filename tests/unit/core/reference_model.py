@@ -278,9 +278,14 @@ class ReferenceShard:
         return True, True, None
 
     def retry(self, job_id: str, now: int) -> tuple[bool, str | None]:
-        """FAILED/STALLED -> SCHEDULED due now; attempts are kept (reference 3.3)."""
+        """FAILED/STALLED -> SCHEDULED due now; attempts are kept (reference 3.3).
+
+        A retryable job past its failed retention is gone, swept or not yet (the sweep may come later).
+        """
         job = self.jobs.get(job_id)
         if job is None:
+            return False, "gone"
+        if job.state in RETRYABLE and now - job.updated_at >= self.policy.failed_retention_ms:
             return False, "gone"
         if job.state not in RETRYABLE:
             return False, "invalid-state"
