@@ -382,3 +382,67 @@ async def test_a_repeated_token_skips_the_signature_but_not_the_claims(key: RsaK
     assert (await verify(scheme, token, now_ms=T0 + 30_000))["email"] == "ada@acme.dev"
     with pytest.raises(AccessTokenError, match="expired"):
         await verify(scheme, token, now_ms=T0 + 60_000)
+
+
+# -- what a forger can send before any signature is checked --------------------------------------------------
+
+HUGE_INTEGER = "1" * 5_000
+"""Past CPython's 4,300-digit limit for reading an integer: `json.loads` raises a plain ValueError."""
+
+
+def _segment(raw: str) -> str:
+    return base64.urlsafe_b64encode(raw.encode()).rstrip(b"=").decode()
+
+
+FORGED = {
+    "header": f'{_segment(f"""{{"alg":"RS256","kid":"key-1","x":{HUGE_INTEGER}}}""")}.{_segment("{}")}.AAAA',
+    "payload": f'{_segment("""{"alg":"RS256","kid":"key-1"}""")}.{_segment(f"""{{"n":{HUGE_INTEGER}}}""")}.AAAA',
+}
+
+
+@pytest.mark.parametrize("part", sorted(FORGED))
+async def test_a_token_holding_an_integer_python_will_not_read_is_refused_naming_its_part(
+    key: RsaKey, part: str
+) -> None:
+    certs = Certs(key)
+    with pytest.raises(AccessTokenError) as caught:
+        await verify(access(certs), FORGED[part])
+    assert caught.value.reason == f"{part} must be a JSON object"
+    assert (
+        await access(certs).admit(None, {"cookie": f"CF_Authorization={FORGED[part]}"}, {}, now_ms=T0) is None
+    )
+
+
+def test_a_jwks_holding_an_integer_python_will_not_read_leaves_no_key() -> None:
+    with pytest.raises(AccessTokenError, match="JWKS must be JSON"):
+        parse_jwks(f'{{"keys": [{{"kty": "RSA", "kid": "k", "n": {HUGE_INTEGER}, "e": "AQAB"}}]}}')
+
+
+async def test_an_unforeseen_failure_while_verifying_refuses_instead_of_raising(
+    key: RsaKey, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    scheme = access(Certs(key))
+
+    async def broken(token: str, env: Any, *, now_ms: int) -> dict[str, Any]:
+        raise RuntimeError("a bug in the verifier")
+
+    monkeypatch.setattr(scheme, "verify", broken)
+    token = sign_rs256(key, claims())
+    assert await scheme.admit(None, {"cf-access-jwt-assertion": token}, {}, now_ms=T0) is None
+    assert "verification failed unexpectedly" in caplog.text
+    assert token not in caplog.text  # the token is never logged
+
+
+@pytest.mark.parametrize("part", sorted(FORGED))
+async def test_behind_access_a_forged_token_python_will_not_read_is_a_401_not_a_500(
+    access_world: World, part: str
+) -> None:
+    for headers in (
+        {"cf-access-jwt-assertion": FORGED[part]},
+        {"cookie": f"CF_Authorization={FORGED[part]}"},
+    ):
+        for path in ("/api/jobs", "/api/session"):
+            status, body = await access_world.request("GET", path, headers={"authorization": "", **headers})
+            assert status == (401 if path == "/api/jobs" else 200), (path, body)
+            if path == "/api/session":
+                assert body["signedIn"] is False

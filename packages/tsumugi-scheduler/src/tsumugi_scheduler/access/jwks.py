@@ -55,7 +55,10 @@ def parse_jwks(text: str) -> dict[str, RsaPublicKey]:
         raise AccessTokenError(f"JWKS must be at most {MAX_JWKS_BYTES} bytes")
     try:
         document: Any = json.loads(text)
-    except (json.JSONDecodeError, RecursionError):
+    except (
+        ValueError,
+        RecursionError,
+    ):  # an integer over 4,300 digits is a ValueError, not a JSONDecodeError
         raise AccessTokenError("JWKS must be JSON") from None
     keys: Any = cast("dict[str, Any]", document).get("keys") if isinstance(document, dict) else None
     if not isinstance(keys, list):

@@ -184,4 +184,8 @@ class CloudflareAccess(AuthScheme):
         except AccessTokenError as exc:
             _log.warning("Access token refused: %s", exc.reason)
             return None
+        except Exception:
+            # Fail closed: a token the checks above did not foresee is refused, never a 500 (ADR-0150).
+            _log.exception("Access token refused: its verification failed unexpectedly")
+            return None
         return Identity(name=_name_of(claims), role=self.roles.role_of(claims), via="access", claims=claims)

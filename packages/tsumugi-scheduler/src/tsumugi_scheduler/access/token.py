@@ -80,7 +80,8 @@ def b64url_decode(text: str, what: str) -> bytes:
 def _json_object(segment: str, what: str) -> dict[str, Any]:
     try:
         value: Any = json.loads(b64url_decode(segment, what))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+    # ValueError: bad UTF-8 or JSON, and an integer over CPython's 4,300 digits, which a forger may send.
+    except (ValueError, RecursionError):
         raise AccessTokenError(f"{what} must be a JSON object") from None
     if not isinstance(value, dict):
         raise AccessTokenError(f"{what} must be a JSON object")
