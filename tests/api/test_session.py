@@ -314,3 +314,15 @@ async def test_the_worker_refuses_an_oversized_body_before_the_adapter_reads_it(
     )
     small = Request("http://scheduler.test/api/session", headers={"content-length": "0"})
     assert (await _runtime.serve_asgi(world.app, small, world.env)).status == 200
+
+
+async def test_a_content_length_of_digits_that_are_not_ascii_is_refused_before_the_body_is_read(
+    world: World,
+) -> None:
+    # str.isdigit() holds for '²', which int() refuses: only ASCII digits are a length.
+    unreadable = _UnreadRequest()
+    unreadable.headers = {"content-length": "\u00b2"}
+    answer = await _runtime.serve_asgi(world.app, unreadable, world.env)
+    assert answer.status == 413
+    status, _ = await world.request("POST", "/api/jobs", headers={"content-length": b"\xb2"})
+    assert status == 413

@@ -118,3 +118,17 @@ def test_a_bad_cron_in_a_config_is_a_config_error_naming_its_index(tmp_path: Pat
         load_config(config)
     config.write_text('{"name": "w", "main": "entry.py", "triggers": {"crons": ["0 18 * * friL"]}}')
     assert load_config(config).crons == ("0 18 * * friL",)
+
+
+@pytest.mark.parametrize(
+    ("expression", "message"),
+    [
+        ("\u00b2 * * * *", "minute: '\u00b2' is not a number"),
+        ("*/\u00b2 * * * *", "minute: step '\u00b2' must be a number from 1 to 59"),
+        ("0 0 L-\u00b2 * *", "L-n or L-nW with n from 1 to 30"),
+    ],
+)
+def test_a_digit_that_is_not_ascii_is_not_a_number(expression: str, message: str) -> None:
+    # str.isdigit() holds for '²', which int() refuses: the error names the field, never a bare ValueError.
+    with pytest.raises(WranglerCronError, match=message.replace("*", r"\*")):
+        parse_wrangler_cron(expression)

@@ -173,7 +173,7 @@ def _value(text: str, field: _Field) -> int:
     named = field.names.get(text.upper())
     if named is not None:
         return named
-    if not text.isdigit():
+    if not (text.isascii() and text.isdigit()):  # str.isdigit() also holds for '²', which int() refuses
         names = f" or a name ({', '.join(field.names)})" if field.names else ""
         raise WranglerCronError(f"{field.label}: {text!r} is not a number{names}")
     number = int(text)
@@ -202,7 +202,7 @@ def _item(text: str, field: _Field) -> list[int]:
     values = _span(start, end, field)
     if not slash:
         return values
-    if not step_text.isdigit() or not 1 <= int(step_text) <= field.high - field.low:
+    if not (step_text.isascii() and step_text.isdigit()) or not 1 <= int(step_text) <= field.high - field.low:
         raise WranglerCronError(
             f"{field.label}: step {step_text!r} must be a number from 1 to {field.high - field.low}"
         )
@@ -231,7 +231,12 @@ def _day_of_month(text: str) -> DayOfMonthRule:
         rest = upper[1 : len(upper) - 1 if weekday else len(upper)]
         offset = 0
         if rest:
-            if not rest.startswith("-") or not rest[1:].isdigit() or not 1 <= int(rest[1:]) <= 30:
+            days = rest[1:]
+            if (
+                not rest.startswith("-")
+                or not (days.isascii() and days.isdigit())
+                or not 1 <= int(days) <= 30
+            ):
                 raise WranglerCronError(
                     f"day of month: {text!r} must be L, LW, L-n or L-nW with n from 1 to 30"
                 )

@@ -77,7 +77,8 @@ async def serve_asgi(app: Any, request: Any, env: Any) -> Any:
     from workers import Response, asgi  # the SDK: present in a Worker, and under the local runtime
 
     declared = request.headers.get("content-length")
-    if declared is not None and (not str(declared).isdigit() or int(declared) > MAX_BODY_BYTES):
+    text = None if declared is None else str(declared)
+    if text is not None and (not (text.isascii() and text.isdigit()) or int(text) > MAX_BODY_BYTES):
         # Before the adapter reads the body into memory (ADR-0065): the app's own check would come too late.
         error = f'{{"error": "body must be at most {MAX_BODY_BYTES} bytes"}}'
         return Response(error, status=413, headers={"content-type": "application/json"})

@@ -149,7 +149,9 @@ def _declared_length(headers: dict[str, str]) -> int:
     text = headers.get("content-length")
     if text is None:
         return 0
-    return int(text) if text.strip().isdigit() else MAX_BODY_BYTES + 1
+    text = text.strip()
+    # ASCII digits only: str.isdigit() holds for '²' too, which int() refuses.
+    return int(text) if text.isascii() and text.isdigit() else MAX_BODY_BYTES + 1
 
 
 async def _api_error(request: Request, exc: Exception) -> Response:
