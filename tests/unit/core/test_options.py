@@ -416,6 +416,20 @@ def test_a_backoff_factor_that_is_not_a_number_is_a_validation_error(factor: obj
     assert message == f"backoff.factor must be a finite number, got {shown}"
 
 
+def test_a_backoff_factor_past_a_floats_range_is_a_validation_error_not_an_overflow() -> None:
+    # math.isfinite(10**400) raised OverflowError; such a factor could not be stored either.
+    assert refusal_words(backoff=ExponentialBackoff(factor=10**400)) == (
+        "backoff.factor must be a finite number, got an integer of about 401 digits"
+    )
+
+
+def test_a_payload_integer_of_thousands_of_digits_is_refused_by_its_rule() -> None:
+    # str() of an integer of over 4,300 digits raises ValueError: the rule's message would have been lost.
+    assert refusal_words(payload={"n": 10**5_000}).startswith(
+        "payload.n must be an integer between -9007199254740991 and 9007199254740991"
+    )
+
+
 def test_a_backoff_factor_of_exactly_1_is_taken() -> None:
     validate_enqueue(item(backoff=ExponentialBackoff(factor=1)))
     assert refusal_words(backoff=ExponentialBackoff(factor=0.999)) == "backoff.factor must be at least 1"

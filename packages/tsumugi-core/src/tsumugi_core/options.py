@@ -15,7 +15,6 @@ Example:
 
 from __future__ import annotations
 
-import math
 import operator
 import re
 from enum import StrEnum
@@ -26,7 +25,7 @@ import msgspec
 from tsumugi_core.exceptions import InvalidFieldError
 from tsumugi_core.ids import InvalidJobIdError, parse_job_id, validate_binding_name
 from tsumugi_core.json_path import InvalidValueError
-from tsumugi_core.portable import MAX_SAFE_INTEGER, check_portable
+from tsumugi_core.portable import MAX_SAFE_INTEGER, check_portable, is_finite_number, shown_number
 from tsumugi_core.queue_size import json_bound, json_bytes
 from tsumugi_core.time_values import Duration, Instant, struct_in_milliseconds
 
@@ -371,8 +370,9 @@ def _check_backoff(backoff: object) -> None:
         _check_int("backoff.base_ms", backoff.base_ms, 0)
         _check_int("backoff.max_ms", backoff.max_ms, 0)
         factor = cast(object, backoff.factor)  # callers may bypass typing
-        if isinstance(factor, bool) or not isinstance(factor, int | float) or not math.isfinite(factor):
-            raise EnqueueValidationError("backoff.factor", f"must be a finite number, got {factor!r}")
+        if not is_finite_number(factor) or abs(factor) > MAX_SAFE_INTEGER:
+            shown = shown_number(factor) if is_finite_number(factor) else repr(factor)
+            raise EnqueueValidationError("backoff.factor", f"must be a finite number, got {shown}")
         if factor < 1:
             raise EnqueueValidationError("backoff.factor", "must be at least 1")
         jitter = backoff.jitter

@@ -26,14 +26,14 @@ Example:
 from __future__ import annotations
 
 import math
-from typing import Any, Final, cast
+from typing import Any, Final, TypeGuard, cast
 
 import msgspec
 
 from tsumugi_core.exceptions import InvalidTypeError, TsumugiError
 from tsumugi_core.json_path import InvalidValueError
 
-__all__ = ["MAX_NESTING", "MAX_SAFE_INTEGER", "check_portable"]
+__all__ = ["MAX_NESTING", "MAX_SAFE_INTEGER", "check_portable", "is_finite_number", "shown_number"]
 
 MAX_SAFE_INTEGER: Final = 2**53 - 1
 """Integers cross JavaScript as doubles; anything larger would silently lose precision (or be a BigInt)."""
@@ -48,6 +48,28 @@ class _NotPlainError(TsumugiError):
     """A value of a type JSON does not have: check its msgspec encoding instead."""
 
 
+def is_finite_number(value: object) -> TypeGuard[int | float]:
+    """Whether ``value`` is an ``int`` or a finite ``float`` (not a ``bool``).
+
+    An ``int`` is finite however large: ``math.isfinite`` would convert one beyond a float's range first and
+    raise ``OverflowError`` (``10**400`` in a JSON body), so ranges are checked on the ``int`` itself.
+    """
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, int) or (isinstance(value, float) and math.isfinite(value))
+
+
+def shown_number(value: int | float) -> str:
+    """``value`` as an error message shows it: an integer of over 100 digits by its size alone.
+
+    ``str()`` of an integer of over 4,300 digits raises ``ValueError`` in CPython, which would replace the
+    message naming the rule.
+    """
+    if isinstance(value, int) and abs(value) >= 10**100:
+        return f"an integer of about {int(value.bit_length() * 0.30103) + 1} digits"
+    return repr(value)
+
+
 def _walk(value: Any, depth: int) -> None:
     kind: type = type(value)  # pyright: ignore[reportUnknownVariableType]
     if kind is str or kind is bool or value is None:
@@ -55,7 +77,7 @@ def _walk(value: Any, depth: int) -> None:
     if kind is int:
         if -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
             return
-        raise InvalidValueError(f"{_INT_RULE}{value}")
+        raise InvalidValueError(f"{_INT_RULE}{shown_number(value)}")
     if kind is float:
         if math.isfinite(value):
             return

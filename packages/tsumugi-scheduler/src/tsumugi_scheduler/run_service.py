@@ -15,6 +15,7 @@ from tsumugi_core.flow_spec import FlowSpec, InvalidFlowError, check_deadline_ms
 from tsumugi_core.ids import InvalidRunIdError, format_run_id, parse_run_id
 from tsumugi_core.json_path import InvalidValueError
 from tsumugi_core.json_schema import Check, SchemaError, compile_schema
+from tsumugi_core.options import MAX_PAYLOAD_BYTES
 from tsumugi_scheduler.definition import TsumugiDefinition
 from tsumugi_scheduler.timing import entropy
 from tsumugi_scheduler.wire import integral
@@ -117,6 +118,9 @@ async def start_run(env: Any, definition: TsumugiDefinition, body: Mapping[str, 
     except InvalidFlowError as exc:
         raise RunStartError(str(exc).rpartition(":")[0]) from None
     input_json = msgspec.json.encode(body["input"]).decode()
+    size = len(input_json.encode())
+    if size > MAX_PAYLOAD_BYTES:  # the rule of a job's payload: a run's input is stored and sent the same way
+        raise RunInputError("input", f"must be at most {MAX_PAYLOAD_BYTES} bytes as JSON, got {size}")
     check_run_input(definition.flows[flow], msgspec.json.decode(input_json))  # as it is stored: plain JSON
     try:
         run_id = format_run_id(flow, local_id if local_id is not None else entropy()[0].new_local_id())
@@ -126,10 +130,18 @@ async def start_run(env: Any, definition: TsumugiDefinition, body: Mapping[str, 
     return str(answer["id"])
 
 
+_NEVER_STARTED: Final = {"ok": False, "reason": "gone"}
+"""The answer for a run of a flow this scheduler does not define: no such run was ever started here."""
+
+
 def _stub(env: Any, definition: TsumugiDefinition, run_id: str) -> Any:
+    """The Run object of ``run_id``; None for a flow that is not defined.
+
+    No object is made (and stored) to answer for such a run, as a job id of an unknown binding reaches no JobShard.
+    """
     runs = _runs(env, definition)
-    parse_run_id(run_id)  # raises InvalidRunIdError
-    return runs.getByName(run_id)
+    flow = parse_run_id(run_id).flow  # raises InvalidRunIdError
+    return runs.getByName(run_id) if flow in definition.flows else None
 
 
 async def cancel_run(env: Any, definition: TsumugiDefinition, run_id: str) -> dict[str, Any]:
@@ -139,7 +151,8 @@ async def cancel_run(env: Any, definition: TsumugiDefinition, run_id: str) -> di
         RunUnavailableError: no flows.
         InvalidRunIdError: ``run_id`` is malformed.
     """
-    return dict(await _stub(env, definition, run_id).cancel())
+    stub = _stub(env, definition, run_id)
+    return dict(_NEVER_STARTED) if stub is None else dict(await stub.cancel())
 
 
 async def retry_run(env: Any, definition: TsumugiDefinition, run_id: str) -> dict[str, Any]:
@@ -149,4 +162,5 @@ async def retry_run(env: Any, definition: TsumugiDefinition, run_id: str) -> dic
         RunUnavailableError: no flows.
         InvalidRunIdError: ``run_id`` is malformed.
     """
-    return dict(await _stub(env, definition, run_id).retry())
+    stub = _stub(env, definition, run_id)
+    return dict(_NEVER_STARTED) if stub is None else dict(await stub.retry())

@@ -90,11 +90,17 @@ class ApiGate:
             await page(scope, receive, send)
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        too_large = json_response(413, {"error": f"body must be at most {MAX_BODY_BYTES} bytes"})
         if _declared_length(headers) > MAX_BODY_BYTES:
-            await json_response(413, {"error": f"body must be at most {MAX_BODY_BYTES} bytes"})(
-                scope, receive, send
-            )
+            await too_large(scope, receive, send)
             return
+        if "content-length" not in headers:
+            # A chunked body declares no size: it is read here, up to the cap, before any route reads it whole.
+            body = await _capped_body(receive)
+            if body is None:
+                await too_large(scope, receive, send)
+                return
+            receive = _replayed(body, receive)
         if path == SESSION_PATH:
             await answer_session(scope, receive, send, self.auth, headers)
             return
@@ -142,6 +148,36 @@ class ApiGate:
             # The detail goes to the Worker's log only: an error text can carry paths, SQL or secrets.
             _log.exception("%s %s failed", scope.get("method", "?"), scope.get("path", "?"))
             await json_response(500, {"error": INTERNAL_ERROR})(scope, receive, send)
+
+
+async def _capped_body(receive: Receive) -> bytes | None:
+    """The request's body, or None once it passes `MAX_BODY_BYTES` (the rest is not read)."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunk: bytes = message.get("body", b"")
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            break
+    return b"".join(chunks)
+
+
+def _replayed(body: bytes, receive: Receive) -> Receive:
+    """``receive`` that hands ``body`` over first, then waits on the connection as before."""
+    pending = [body]
+
+    async def replay() -> Any:
+        if pending:
+            return {"type": "http.request", "body": pending.pop(), "more_body": False}
+        return await receive()
+
+    return replay
 
 
 def _declared_length(headers: dict[str, str]) -> int:

@@ -17,6 +17,7 @@ import msgspec
 
 from tsumugi_core.options import MAX_RESCHEDULE_DELAY_MS, MAX_SAFE_INTEGER, RateLimit
 from tsumugi_core.policy import PolicyPatch, PolicyValidationError, validate_settings
+from tsumugi_core.portable import is_finite_number
 from tsumugi_scheduler.api.answers import ApiError, bad_request
 from tsumugi_scheduler.api.json_body import read_json
 from tsumugi_scheduler.api.spelling import Spelling
@@ -76,7 +77,7 @@ def parse_object(text: bytes | str) -> dict[str, Any]:
 
 
 def _is_number(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    return is_finite_number(value)
 
 
 def _number(body: Mapping[str, Any], field: str) -> float | None:
@@ -86,7 +87,7 @@ def _number(body: Mapping[str, Any], field: str) -> float | None:
     if not _is_number(value):
         raise bad_request(f"{field} must be a number")
     # Clamped to JavaScript's exact range, as the list parameters are: SQLite cannot bind larger integers.
-    return max(-MAX_SAFE_INTEGER, min(float(value), MAX_SAFE_INTEGER))
+    return float(max(-MAX_SAFE_INTEGER, min(value, MAX_SAFE_INTEGER)))  # an int past a float's range too
 
 
 def _string(body: Mapping[str, Any], field: str) -> str | None:
@@ -140,6 +141,11 @@ def parse_reschedule(text: bytes | str) -> Reschedule:
 
 
 def _reschedule(body: Mapping[str, Any]) -> Reschedule:
+    for key in body:  # a misspelt option would otherwise be dropped without a word ("prority")
+        if key not in _RESCHEDULE_FIELDS:
+            raise _field_error(
+                key, f"is not a reschedule field (one of {', '.join(sorted(_RESCHEDULE_FIELDS))})"
+            )
     run_at = _bounded(body, "runAt", 0, MAX_SAFE_INTEGER)
     sent = body.get("delayMs")
     if (

@@ -18,13 +18,13 @@ camelCase or snake_case (`spelled_item`, `tsumugi_scheduler.api.spelling`).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any, Final
 
 import msgspec
 
 from tsumugi_core.options import EnqueueItem, EnqueueValidationError
+from tsumugi_core.portable import is_finite_number
 from tsumugi_scheduler.api.answers import ApiError, validation_error
 from tsumugi_scheduler.api.spelling import Spelling
 
@@ -83,7 +83,7 @@ def field_error(field: str, rule: str) -> ApiError:
 
 
 def _number(field: str, value: object, *, whole: bool = True) -> int | float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+    if not is_finite_number(value):
         raise field_error(field, "must be a number")
     if isinstance(value, int) or not whole:
         return value

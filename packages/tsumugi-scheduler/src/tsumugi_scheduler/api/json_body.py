@@ -37,6 +37,8 @@ a quote, at the end, or at a lone backslash before the end), so no start is ever
 linear. A pattern that needs the closing quote fails from every escaped quote of ``"\\"\\"\\"...`` after
 scanning to the end: quadratic, 22 s for a 64 KiB body (issue 25)."""
 _NOT_BRACKET: Final = re.compile(r"[^\[\]{}]+")
+_SURROGATE_ESCAPE: Final = re.compile(r"\\u[dD][89a-fA-F]")
+"""A JSON escape of a UTF-16 surrogate: only a pair of them is a character."""
 
 
 def _refusal(field: str, rule: str) -> ApiError:
@@ -76,7 +78,7 @@ def read_json(raw: bytes | str) -> Any:
     Raises:
         ApiError: 400 ``body must be UTF-8 text`` / ``body must be nested at most 100 levels deep`` /
             ``<key> is given twice in one object`` / ``body must be valid JSON`` (with ``line``,
-            ``column`` and ``detail`` when the text is not JSON).
+            ``column`` and ``detail`` when the text is not JSON) / ``body must not hold an unpaired surrogate``.
     """
     if isinstance(raw, bytes):
         try:
@@ -88,10 +90,22 @@ def read_json(raw: bytes | str) -> Any:
     if text.count("[") + text.count("{") > MAX_BODY_DEPTH and _depth(text) > MAX_BODY_DEPTH:
         raise _refusal("body", f"must be nested at most {MAX_BODY_DEPTH} levels deep (arrays and objects)")
     try:
-        return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique_object)
+        value = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique_object)
     except json.JSONDecodeError as exc:
         # The original's text, plus where it broke (issue 26): a hand-written body is fixed by its place.
         where = {"line": exc.lineno, "column": exc.colno, "detail": exc.msg}
         raise ApiError(400, {"error": "body must be valid JSON", **where}) from None
     except ValueError:
         raise ApiError(400, {"error": "body must be valid JSON"}) from None
+    if _SURROGATE_ESCAPE.search(text) is not None and not _encodable(value):
+        # "\ud800" alone is valid JSON but no text: it could be neither stored nor answered (a 500 before).
+        raise _refusal("body", "must not hold an unpaired surrogate (\\ud800 to \\udfff without its pair)")
+    return value
+
+
+def _encodable(value: Any) -> bool:
+    try:
+        json.dumps(value, ensure_ascii=False).encode()
+    except UnicodeEncodeError:
+        return False
+    return True

@@ -33,7 +33,7 @@ async def start(request: Request) -> Response:
     definition = api_of(request).definition
     if not definition.flows:
         raise ApiError(501, {"error": "run creation is not available"})
-    body = parse_object((await request.body()).decode("utf-8", errors="replace"))
+    body = parse_object(await request.body())  # bytes: a body that is not UTF-8 is refused, not repaired
     try:
         run_id = await start_run(env_of(request), definition, body)
     except RunInputError as exc:  # the shape of a job payload's refusal (ADR-0075)
