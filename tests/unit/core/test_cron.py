@@ -155,6 +155,9 @@ class TestParseErrors:
             ("* * * 0 *", "month value out of range (1-12): 0"),
             ("* * * 13 *", "month value out of range (1-12): 13"),
             ("* * * * 8", "day of week value out of range (0-7): 8"),
+            # int() refuses a text of over 4,300 digits; the rule is the same as for 60.
+            ("1" * 5000 + " * * * *", "minute value out of range (0-59): " + "1" * 5000),
+            ("*/" + "9" * 5000 + " * * * *", "minute step value out of range (1-60): " + "9" * 5000),
             ("30-10 * * * *", "minute range is reversed: 30-10"),
             ("1-2-3 * * * *", "invalid minute range: 1-2-3"),
             ("*/5/2 * * * *", "invalid minute step: */5/2"),

@@ -251,3 +251,11 @@ def machine_zone_west_of_utc() -> Iterator[None]:
 )
 def test_the_machine_local_zone_does_not_shift_a_zone_cron(zone: str, now: str, expected: str) -> None:
     assert next_after(Timing(cron="0 3 * * *", timezone=zone), z(now)) == z(expected)
+
+
+@pytest.mark.parametrize("name", ["America", "Etc", "Europe/"])
+def test_a_folder_of_zones_is_not_a_zone(name: str) -> None:
+    # zoneinfo raises IsADirectoryError (an OSError) for a folder of tzdata, not ZoneInfoNotFoundError.
+    with pytest.raises(InvalidTimingError) as caught:
+        validate_timing(Timing(cron="0 3 * * *", timezone=name))
+    assert caught.value.field == "timezone"

@@ -82,3 +82,18 @@ def test_a_fraction_reads_only_below_ten_units_and_in_tenths(every_ms: int, word
 )
 def test_cron_shapes_at_the_edges_of_each_rule(cron: str, words: str) -> None:
     assert describe(Timing(cron=cron)) == words
+
+
+@pytest.mark.parametrize(
+    ("cron", "words"),
+    [
+        # A step that does not divide the field leaves a shorter gap where the field wraps: no interval.
+        ("*/7 * * * *", "cron */7 * * * *, UTC"),
+        ("*/45 * * * *", "cron */45 * * * *, UTC"),
+        ("0 */5 * * *", "cron 0 */5 * * *, UTC"),
+        ("*/15 * * * *", "every 15 minutes, UTC"),
+        ("0 */8 * * *", "every 8 hours at minute 0, UTC"),
+    ],
+)
+def test_a_step_reads_as_an_interval_only_when_the_gaps_are_equal(cron: str, words: str) -> None:
+    assert describe(Timing(cron=cron)) == words

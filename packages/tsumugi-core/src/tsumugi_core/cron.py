@@ -92,7 +92,8 @@ class CronSpec(msgspec.Struct, frozen=True, kw_only=True):
 def _parse_number(text: str, low: int, high: int, label: str) -> int:
     if not _NUMBER_RE.fullmatch(text):
         raise InvalidCronError(f"invalid {label} value: {text}")
-    value = int(text)
+    # Past 9 digits it is out of range whatever it says, and int() refuses a text of over 4,300 digits.
+    value = int(text) if len(text) <= 9 else high + 1
     if not low <= value <= high:
         raise InvalidCronError(f"{label} value out of range ({low}-{high}): {text}")
     return value

@@ -92,7 +92,11 @@ def zone_of(name: str) -> dt.tzinfo:
         return _UTC
     try:
         return zoneinfo.ZoneInfo(name)
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+    except (
+        zoneinfo.ZoneInfoNotFoundError,
+        ValueError,
+        OSError,
+    ):  # OSError: a folder of zones, such as 'America'
         raise InvalidTimingError(
             "timezone", f"must be an IANA time zone such as Asia/Tokyo, got {name!r}"
         ) from None

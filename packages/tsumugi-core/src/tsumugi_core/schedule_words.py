@@ -69,11 +69,15 @@ def _list(values: tuple[int, ...], names: tuple[str, ...], offset: int = 0) -> s
 
 
 def _step(values: tuple[int, ...], low: int, high: int) -> int | None:
-    """The step when ``values`` is ``low, low+s, ...`` up to the field's end, else None."""
+    """The step when ``values`` is ``low, low+s, ...`` up to the field's end and ``s`` divides the field, else None.
+
+    ``*/7`` on minutes fires at :56 and then :00, four minutes apart: "every 7 minutes" would be wrong.
+    """
     if len(values) < 2 or values[0] != low:
         return None
     step = values[1] - values[0]
-    return step if values == tuple(range(low, high + 1, step)) else None
+    regular = (high - low + 1) % step == 0
+    return step if regular and values == tuple(range(low, high + 1, step)) else None
 
 
 def _days(spec: CronSpec) -> str | None:
