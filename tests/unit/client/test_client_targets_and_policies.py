@@ -87,10 +87,31 @@ class TestRetryPolicy:
     def test_one_attempt_turns_retrying_off(self) -> None:
         assert RetryPolicy(attempts=1).delay_s(0, Failure.NOT_SENT, idempotent=True, rand=0.5) is None
 
-    @pytest.mark.parametrize("settings", [{"attempts": 0}, {"base_s": -1.0}, {"factor": 0.5}])
+    @pytest.mark.parametrize(
+        "settings",
+        [
+            {"attempts": 0},
+            {"base_s": -1.0},
+            {"factor": 0.5},
+            # NaN passes every comparison, and 2.5 tries is no count: both were taken.
+            {"attempts": 2.5},
+            {"attempts": True},
+            {"base_s": float("nan")},
+            {"max_s": float("nan")},
+            {"factor": float("nan")},
+        ],
+    )
     def test_bad_settings_are_refused(self, settings: dict[str, float]) -> None:
         with pytest.raises(ValueError, match="must"):
             RetryPolicy(**settings)  # type: ignore[arg-type]
+
+
+def test_a_wait_past_a_floats_range_of_growth_stays_at_the_cap() -> None:
+    # 2.0**1024 overflows: a wait polled for about 17 minutes, or the 1,025th retry, raised OverflowError.
+    assert PollSchedule().delay_s(1_024) == 1.0
+    assert PollSchedule(factor=10.0).delay_s(400) == 1.0
+    policy = RetryPolicy(attempts=5_000, base_s=0.2, max_s=5.0, jitter=False)
+    assert policy.delay_s(1_024, Failure.NOT_SENT, idempotent=True, rand=0.5) == 5.0
 
 
 def test_poll_pauses_double_up_to_their_cap() -> None:

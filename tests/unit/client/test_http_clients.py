@@ -475,6 +475,23 @@ class TestWaiting:
         assert route.call_count == len(h.clock.slept) + 1
         assert isinstance(caught.value, TimeoutError)
 
+    async def test_a_wait_of_an_hour_polls_past_a_thousand_looks_without_overflowing(
+        self, h: Harness, api: respx.MockRouter
+    ) -> None:
+        api.get(ENCODED).respond(200, json={"job": detail(state="RUNNING")})
+        with pytest.raises(WaitTimeoutError):
+            await h(h.client().job(FIRST_ID).wait(timeout=3_600))
+        assert len(h.clock.slept) > 1_024  # the 1,025th pause was 0.01 * 2.0**1024: OverflowError
+        assert sum(h.clock.slept) == pytest.approx(3_600)
+
+    async def test_a_wait_timeout_that_is_not_a_number_is_refused(
+        self, h: Harness, api: respx.MockRouter
+    ) -> None:
+        route = api.get(ENCODED).respond(200, json={"job": detail(state="RUNNING")})
+        with pytest.raises(ValueError, match="timeout must be a number of seconds"):
+            await h(h.client().job(FIRST_ID).wait(timeout=float("nan")))  # it never timed out
+        assert not route.called
+
     async def test_a_job_the_scheduler_no_longer_knows_is_not_found(
         self, h: Harness, api: respx.MockRouter
     ) -> None:
@@ -540,3 +557,21 @@ class TestSettings:
         async with AsyncTsumugiClient(BASE) as async_made:
             pass
         assert async_made._http.is_closed  # pyright: ignore[reportPrivateUsage]
+
+
+class TestSettingsNoRequestCouldCarry:
+    @pytest.mark.parametrize("token", ["s3cret\n", " s3cret", "s3 cret", "s3cr\u00e9t"])
+    async def test_a_token_no_header_can_carry_is_refused_without_echoing_it(
+        self, h: Harness, token: str
+    ) -> None:
+        # httpx refused it at the first request, with the token in its error's message.
+        with pytest.raises(ValueError, match="token must be printable ASCII") as caught:
+            h.client(token=token)
+        assert token.strip() not in str(caught.value)
+
+    @pytest.mark.parametrize("timeout", [-5, 0, float("nan"), float("inf")])
+    async def test_a_request_timeout_that_is_not_a_finite_number_above_zero_is_refused(
+        self, h: Harness, timeout: float
+    ) -> None:
+        with pytest.raises(ValueError, match="timeout must be a finite number of seconds above 0"):
+            h.client(timeout=timeout, http_client=None)

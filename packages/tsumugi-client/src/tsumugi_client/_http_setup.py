@@ -6,8 +6,10 @@ calls (ADR-0061): a request's headers and body, how a failure counts for retryin
 
 from __future__ import annotations
 
+import math
 import os
 import random
+import re
 import time
 from collections.abc import Callable, Mapping
 from typing import Any, Final
@@ -29,12 +31,15 @@ from tsumugi_core.enqueue_defaults import OnEnqueue
 from tsumugi_core.exceptions import InvalidFieldError
 from tsumugi_core.ids import LOCAL_ID_ENTROPY_BYTES, new_local_id
 from tsumugi_core.options import EnqueueItem
+from tsumugi_core.time_values import Seconds, as_seconds
 
-__all__ = ["DEFAULT_TIMEOUT_S", "HttpSetup", "RandomIds"]
+__all__ = ["DEFAULT_TIMEOUT_S", "HttpSetup", "RandomIds", "request_timeout"]
 
 DEFAULT_TIMEOUT_S: Final = 10.0
 """Connect, read, write and pool timeout of each request, unless the caller gives its own."""
 
+_TOKEN_TEXT: Final = re.compile(r"[!-~]+")
+"""What a bearer token may hold: printable ASCII, no space (RFC 6750's b64token is narrower still)."""
 _NOT_SENT: Final = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
 
 
@@ -50,6 +55,21 @@ class RandomIds:
         if self._rng is None:
             return new_local_id(os.urandom(LOCAL_ID_ENTROPY_BYTES))
         return new_local_id(self._rng.randbytes(LOCAL_ID_ENTROPY_BYTES))
+
+
+def request_timeout(timeout: Seconds | httpx.Timeout) -> float | httpx.Timeout:
+    """The per-request timeout httpx gets: an ``httpx.Timeout`` as it is, else seconds above 0.
+
+    Raises:
+        InvalidFieldError: the seconds are not a finite number above 0 (httpx would refuse them only at the
+            first request, with a bare ``ValueError``).
+    """
+    if isinstance(timeout, httpx.Timeout):
+        return timeout
+    seconds = as_seconds(timeout)
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise InvalidFieldError("timeout", f"must be a finite number of seconds above 0, got {seconds}")
+    return seconds
 
 
 class HttpSetup:
@@ -76,6 +96,13 @@ class HttpSetup:
         if token is not None and (not isinstance(token, str) or not token.strip()):  # pyright: ignore[reportUnnecessaryIsInstance]
             raise InvalidFieldError(
                 "token", "must be a non-empty string (or None when the scheduler needs no token)"
+            )
+        if token is not None and _TOKEN_TEXT.fullmatch(token) is None:
+            # Never echoed: a header value httpx refuses would carry the token into its error's message.
+            raise InvalidFieldError(
+                "token",
+                "must be printable ASCII without spaces or line ends (a token read from a file keeps its"
+                " newline: strip it)",
             )
         if on_enqueue is not None and not callable(on_enqueue):
             raise InvalidFieldError("on_enqueue", f"must be callable, got {type(on_enqueue).__name__}")

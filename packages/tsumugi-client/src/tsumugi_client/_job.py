@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 import msgspec
 
 from tsumugi_client._errors import JobFailedError, JobNotFoundError, TsumugiClientError, WaitTimeoutError
+from tsumugi_client._retry import grown
 from tsumugi_client._views import JobDetail
 from tsumugi_core.exceptions import InvalidFieldError
 from tsumugi_core.states import TERMINAL_STATES, JobState
@@ -46,7 +47,7 @@ class PollSchedule(msgspec.Struct, frozen=True, kw_only=True):
 
     def delay_s(self, looks: int) -> float:
         """The pause after look number ``looks`` (0 for the first)."""
-        return min(self.max_s, self.first_s * self.factor**looks)
+        return grown(self.first_s, self.factor, looks, self.max_s)
 
 
 class WaitClock:
@@ -57,8 +58,8 @@ class WaitClock:
     ) -> None:
         """Start now; ``timeout`` (seconds or a `timedelta`) None waits without end."""
         timeout_s = None if timeout is None else as_seconds(timeout)
-        if timeout_s is not None and timeout_s < 0:
-            raise InvalidFieldError("timeout", f"must not be negative, got {timeout_s}")
+        if timeout_s is not None and not timeout_s >= 0:  # NaN too: it would never time out
+            raise InvalidFieldError("timeout", f"must be a number of seconds, not negative, got {timeout_s}")
         self._job_id = job_id
         self._timeout_s = timeout_s
         self._now = now

@@ -16,15 +16,16 @@ Example:
 
 from __future__ import annotations
 
+import math
 from enum import Enum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import msgspec
 
 from tsumugi_core.exceptions import InvalidFieldError
 from tsumugi_core.time_values import Seconds, struct_in_seconds
 
-__all__ = ["Failure", "RetryPolicy"]
+__all__ = ["Failure", "RetryPolicy", "grown"]
 
 
 class Failure(Enum):
@@ -36,6 +37,18 @@ class Failure(Enum):
     """The connection broke or timed out after the request may have arrived."""
     UNAVAILABLE = "unavailable"
     """The scheduler (or a proxy before it) answered 502, 503 or 504."""
+
+
+def grown(first: float, factor: float, steps: int, cap: float) -> float:
+    """``first * factor**steps``, at most ``cap``.
+
+    A power past a float's range is the cap, not an ``OverflowError`` (a wait polled for 17 minutes took 1,024
+    steps of 2.0).
+    """
+    try:
+        return min(cap, first * factor**steps)
+    except OverflowError:
+        return cap
 
 
 class RetryPolicy(msgspec.Struct, frozen=True, kw_only=True):
@@ -71,8 +84,16 @@ class RetryPolicy(msgspec.Struct, frozen=True, kw_only=True):
     def __post_init__(self) -> None:
         """Check the settings; the message names the field."""
         struct_in_seconds(self, ("base_s", "max_s"))
-        if self.attempts < 1:
-            raise InvalidFieldError("attempts", f"must be at least 1, got {self.attempts}")
+        attempts = cast(object, self.attempts)  # callers may bypass typing
+        if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1:
+            raise InvalidFieldError("attempts", f"must be an integer of at least 1, got {attempts!r}")
+        numbers = (self.base_s, self.max_s, self.factor)
+        if not all(math.isfinite(n) for n in numbers):  # NaN passes every comparison below
+            raise InvalidFieldError(
+                "base_s",
+                "must be finite, and so must max_s and factor",
+                message="base_s, max_s and factor must be finite numbers",
+            )
         if self.base_s < 0 or self.max_s < 0 or self.factor < 1:
             raise InvalidFieldError(
                 "base_s",
@@ -93,5 +114,5 @@ class RetryPolicy(msgspec.Struct, frozen=True, kw_only=True):
             return None
         if failure is not Failure.NOT_SENT and not idempotent:
             return None
-        wait = min(self.max_s, self.base_s * self.factor**tried)
+        wait = grown(self.base_s, self.factor, tried, self.max_s)
         return wait / 2 + rand * wait / 2 if self.jitter else wait

@@ -19,7 +19,7 @@ from tsumugi_client._calls import Call
 from tsumugi_client._enqueue_kwargs import EnqueueItemDict, EnqueueKwargs
 from tsumugi_client._enqueue_plan import item_of, relocate, unprefixed
 from tsumugi_client._events import EventSent, event_body, send_event_call
-from tsumugi_client._http_setup import DEFAULT_TIMEOUT_S, HttpSetup
+from tsumugi_client._http_setup import DEFAULT_TIMEOUT_S, HttpSetup, request_timeout
 from tsumugi_client._job import Job, PollSchedule
 from tsumugi_client._retry import RetryPolicy
 from tsumugi_client._routing import BindingConfig
@@ -48,7 +48,7 @@ from tsumugi_core.clock import IdSource
 from tsumugi_core.enqueue_defaults import OnEnqueue, apply_defaults
 from tsumugi_core.ids import InvalidJobIdError, parse_job_id
 from tsumugi_core.options import EnqueueItem, EnqueueValidationError
-from tsumugi_core.time_values import Duration, Instant, Seconds, as_seconds
+from tsumugi_core.time_values import Duration, Instant, Seconds
 
 __all__ = ["TsumugiClient", "checked_job_id"]
 
@@ -127,7 +127,7 @@ class TsumugiClient:
             poll=poll,
         )
         self._owns_http = http_client is None
-        per_request = timeout if isinstance(timeout, httpx.Timeout) else as_seconds(timeout)
+        per_request = request_timeout(timeout)
         self._http = http_client or httpx.Client(timeout=per_request, limits=limits or httpx.Limits())
         self._sleep = sleep or time.sleep
 
