@@ -117,7 +117,12 @@ def _mutation(job_id: str, action: str, body: Any, read: Callable[[dict[str, Any
     def read_answer(response: httpx.Response) -> T:
         if not response.is_success:
             raise error_of(response, job_id)
-        answer = decode_body(response) or {}
+        answer = decode_body(response)
+        if answer is None:  # a proxy's page or an empty body is no answer: never read as done
+            raise TsumugiClientError(
+                response.status_code,
+                f"the scheduler answered {action} of {job_id} without a JSON object: {response.text[:200]!r}",
+            )
         if answer.get("ok") is False:
             raise refusal_error(job_id, answer.get("reason"))
         return read(answer)

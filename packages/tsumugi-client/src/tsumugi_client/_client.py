@@ -13,19 +13,27 @@ from collections.abc import Awaitable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Literal, Self, Unpack, overload
 
-import msgspec
-
 from tsumugi_client._enqueue_kwargs import EnqueueItemDict, EnqueueKwargs, item_from_fields
 from tsumugi_client._enqueue_plan import item_of, relocate, unprefixed
 from tsumugi_client._events import EventSent, decode_event_sent, event_body
 from tsumugi_client._routing import Batch, Destination, destination_of, plan_batches
 from tsumugi_client._rpc_transport import ServiceBindingTransport
-from tsumugi_client._runs import FlowLike, RunDetail, rpc_run, run_body, run_control
+from tsumugi_client._runs import (
+    FlowLike,
+    RunDetail,
+    read_run_detail,
+    rpc_run,
+    run_body,
+    run_control,
+    started_run_id,
+)
 from tsumugi_client._schedules import (
     ScheduleFields,
     rpc_schedule,
     schedule_body,
     schedule_change,
+    schedule_of,
+    schedules_of,
     trigger_answer,
 )
 from tsumugi_client._targets import P, PerformerRef, Performs, resolve_target
@@ -269,12 +277,12 @@ class WorkerClient:
             TsumugiClientError: the scheduler could not be reached or has no flows.
         """
         body = run_body(flow, run_input, run_id, deadline_ms)
-        return str(await rpc_run(self._transport.stub(env), "start_run", body))
+        return started_run_id(await rpc_run(self._transport.stub(env), "start_run", body))
 
     async def get_run(self, env: object, run_id: str) -> RunDetail | None:
         """The run and its nodes, or None when the scheduler has no such run."""
         found = await rpc_run(self._transport.stub(env), "get_run", run_id)
-        return None if found is None else msgspec.convert(found, RunDetail)
+        return None if found is None else read_run_detail(found)
 
     async def _run_control(self, env: object, action: Literal["cancel", "retry"], run_id: str) -> None:
         run_control(await rpc_run(self._transport.stub(env), f"{action}_run", run_id), run_id)
@@ -294,7 +302,7 @@ class WorkerClient:
 
     async def list_schedules(self, env: object) -> list[dict[str, Any]]:
         """Every schedule (the API's view: timing in words, next occurrences, last run...)."""
-        return [dict(value) for value in await self._schedule(env, "list_schedules")]
+        return schedules_of(await self._schedule(env, "list_schedules"))
 
     async def get_schedule(self, env: object, name: str) -> dict[str, Any] | None:
         """One schedule, or None."""
@@ -310,14 +318,14 @@ class WorkerClient:
             ScheduleError: the scheduler refused it (``field`` as the body spells it, ``rule``, ``status``).
         """
         answer = await self._schedule(env, "create_schedule", schedule_body(name, **options))
-        return dict(schedule_change(answer)["schedule"])
+        return schedule_of(schedule_change(answer))
 
     async def update_schedule(
         self, env: object, name: str, **changes: Unpack[ScheduleFields]
     ) -> dict[str, Any]:
         """Change a run-time schedule's fields; the changed schedule."""
         answer = await self._schedule(env, "update_schedule", name, schedule_body(**changes))
-        return dict(schedule_change(answer)["schedule"])
+        return schedule_of(schedule_change(answer))
 
     async def delete_schedule(self, env: object, name: str) -> None:
         """Delete a run-time schedule."""
@@ -325,11 +333,11 @@ class WorkerClient:
 
     async def pause_schedule(self, env: object, name: str) -> dict[str, Any]:
         """Stop firing; the schedule."""
-        return dict(schedule_change(await self._schedule(env, "pause_schedule", name))["schedule"])
+        return schedule_of(schedule_change(await self._schedule(env, "pause_schedule", name)))
 
     async def resume_schedule(self, env: object, name: str) -> dict[str, Any]:
         """Fire again from the next boundary; the schedule."""
-        return dict(schedule_change(await self._schedule(env, "resume_schedule", name))["schedule"])
+        return schedule_of(schedule_change(await self._schedule(env, "resume_schedule", name)))
 
     async def trigger_schedule(self, env: object, name: str) -> str:
         """Enqueue one occurrence now; its job id (a flow schedule's: the id of the run it started)."""

@@ -66,7 +66,9 @@ def error_of(response: httpx.Response, job_id: str | None = None) -> Exception:
     if status in (401, 403):
         return AuthError(status, f"{message} (check the token given to the client)")
     if status == 409:
-        text = message if body is not None and "error" in body else INVALID_STATE_MESSAGE
+        # The server's words when it gave any (a proxy's text too); the documented text for a bare refusal.
+        said = (body is not None and "error" in body) or (body is None and bool(response.text.strip()))
+        text = message if said else INVALID_STATE_MESSAGE
         reason = None if isinstance(field, str) else "invalid-state"
         return ConflictError(text, reason=reason, field=field if isinstance(field, str) else None)
     if job_id is not None and (status == 410 or (status == 404 and body is not None)):

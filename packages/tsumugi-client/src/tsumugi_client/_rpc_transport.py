@@ -87,7 +87,12 @@ class ServiceBindingTransport:
         if self._json:
             try:
                 text = await self._call(env, "enqueue_json", _ENCODE(items).decode(), older=True)
-                answer = msgspec.json.decode(text) if isinstance(text, str) else text
+                try:
+                    answer = msgspec.json.decode(text) if isinstance(text, str) else text
+                except msgspec.DecodeError as exc:
+                    raise TsumugiClientError(
+                        None, f"the scheduler answered enqueue_json with text that is not JSON: {exc}"
+                    ) from None
             except _MissingMethodError:
                 self._json = False  # this scheduler predates it: plain data from now on
         if not self._json:

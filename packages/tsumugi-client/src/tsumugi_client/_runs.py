@@ -15,7 +15,7 @@ Example (inside a Worker)::
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol, cast
 from urllib.parse import quote
 
 import msgspec
@@ -133,13 +133,36 @@ def run_body(
     return body
 
 
-def run_control(answer: Mapping[str, Any], run_id: str) -> None:
+def run_control(answer: Any, run_id: str) -> None:
     """Raise the refusal a cancel / retry answer stands for (``gone`` 410, else ``invalid-state`` 409)."""
-    if answer.get("ok") is True:
+    if not isinstance(answer, Mapping):
+        raise TsumugiClientError(
+            None, f"the scheduler answered a run's control without an object: {answer!r:.200}"
+        )
+    said = cast("Mapping[str, Any]", answer)
+    if said.get("ok") is True:
         return
-    if answer.get("reason") == "gone":
+    if said.get("reason") == "gone":
         raise TsumugiClientError(410, f"{RUN_GONE_MESSAGE} ({run_id})", reason="gone")
     raise TsumugiClientError(409, INVALID_STATE_MESSAGE, reason="invalid-state")
+
+
+def started_run_id(answer: Any) -> str:
+    """The id of the run a start answered (``{"id"}`` over HTTP, the id itself over RPC)."""
+    run_id: object = cast("Mapping[str, Any]", answer).get("id") if isinstance(answer, Mapping) else answer
+    if not isinstance(run_id, str):
+        raise TsumugiClientError(
+            None, f"the scheduler answered a run's start without its id: {answer!r:.200}"
+        )
+    return run_id
+
+
+def read_run_detail(found: Any) -> RunDetail:
+    """A run's detail from the plain values an RPC answered."""
+    try:
+        return msgspec.convert(found, RunDetail)
+    except msgspec.ValidationError as exc:
+        raise TsumugiClientError(None, f"the scheduler answered a malformed run: {exc}") from None
 
 
 def _start_error(text: str) -> RunStartError | None:
@@ -181,7 +204,7 @@ def start_run_call(body: dict[str, Any]) -> Call[str]:
             raise RunStartError(str((answer or {}).get("error") or response.text[:200]))
         if not response.is_success:
             raise error_of(response)
-        return str((answer or {}).get("id"))
+        return started_run_id(answer)
 
     return Call(method="POST", path="/api/runs", body=body, idempotent="id" in body, read=read)
 
@@ -196,7 +219,7 @@ def get_run_call(run_id: str) -> Call[RunDetail | None]:
             raise error_of(response)
         try:
             return msgspec.json.decode(response.content, type=RunDetail)
-        except msgspec.ValidationError as exc:
+        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
             raise TsumugiClientError(None, f"the scheduler answered a malformed run: {exc}") from None
 
     return Call(method="GET", path=_run_path(run_id), idempotent=True, read=read)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import urllib.parse
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Final, Literal, TypedDict, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Literal, TypedDict, TypeVar, cast
 
 import msgspec
 
@@ -43,7 +43,9 @@ __all__ = [
     "schedule_body",
     "schedule_call",
     "schedule_change",
+    "schedule_of",
     "schedule_path",
+    "schedules_of",
     "trigger_answer",
     "trigger_schedule_call",
     "update_schedule_call",
@@ -130,8 +132,9 @@ def schedule_body(name: str | None = None, **options: Any) -> dict[str, Any]:
 
 
 def _refusal(answer: Mapping[str, Any], status: int | None = None) -> ScheduleError:
+    said = answer.get("status")  # an RPC answer's own status; an HTTP answer's comes with the response
     return ScheduleError(
-        int(answer.get("status", status or 0)) or status,
+        said if isinstance(said, int) and not isinstance(said, bool) else status,
         str(answer.get("error") or "schedule call refused"),
         field=answer.get("field"),
         rule=answer.get("rule"),
@@ -155,6 +158,11 @@ def schedule_call(
         if response.status_code >= 400:
             said = answer or {"error": response.text[:200] or response.reason_phrase}
             raise _refusal(said, response.status_code)
+        if answer is None:  # a proxy's page, an empty body: never read as a schedule or as nothing
+            raise ScheduleError(
+                response.status_code,
+                f"the scheduler answered {method} {path} without a JSON object: {response.text[:200]!r}",
+            )
         return read(answer)
 
     # Reads repeat freely; a change is not repeated once it may have arrived (a second create answers 409).
@@ -184,18 +192,36 @@ def schedule_change(answer: Any) -> dict[str, Any]:
     return dict(answer)  # pyright: ignore[reportUnknownArgumentType]
 
 
-def _schedule_of(answer: Any) -> dict[str, Any]:
-    return dict(answer["schedule"])
+def _malformed(what: str, answer: Any) -> ScheduleError:
+    return ScheduleError(None, f"the scheduler answered without {what}: {str(answer)[:200]!r}")
+
+
+def schedule_of(answer: Any) -> dict[str, Any]:
+    """The ``schedule`` object of a change's answer."""
+    found: object = cast("Mapping[str, Any]", answer).get("schedule") if isinstance(answer, Mapping) else None
+    if not isinstance(found, Mapping):
+        raise _malformed("the schedule", answer)
+    return dict(found)  # pyright: ignore[reportUnknownArgumentType]
+
+
+def schedules_of(found: Any) -> list[dict[str, Any]]:
+    """A list of schedule objects (the ``schedules`` of the HTTP answer, the RPC answer itself)."""
+    if not isinstance(found, list) or not all(isinstance(s, Mapping) for s in found):  # pyright: ignore[reportUnknownVariableType]
+        raise _malformed("a list of schedules", found)
+    return [dict(s) for s in found]  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
 
 
 def trigger_answer(answer: Mapping[str, Any]) -> str:
     """A trigger's job id (a flow schedule's: the id of the run it started)."""
-    return str(answer.get("job_id") or answer["run_id"])
+    made = answer.get("job_id") or answer.get("run_id")
+    if not isinstance(made, str):
+        raise _malformed("the id of the job or run it started", answer)
+    return made
 
 
 def list_schedules_call() -> Call[list[dict[str, Any]]]:
     """``GET /api/schedules``."""
-    return schedule_call("GET", schedule_path(), lambda answer: list(answer["schedules"]))
+    return schedule_call("GET", schedule_path(), lambda answer: schedules_of(answer.get("schedules")))
 
 
 def get_schedule_call(name: str) -> Call[dict[str, Any] | None]:
@@ -205,12 +231,12 @@ def get_schedule_call(name: str) -> Call[dict[str, Any] | None]:
 
 def create_schedule_call(name: str, options: Mapping[str, Any]) -> Call[dict[str, Any]]:
     """``POST /api/schedules``; the created schedule."""
-    return schedule_call("POST", schedule_path(), _schedule_of, body=schedule_body(name, **options))
+    return schedule_call("POST", schedule_path(), schedule_of, body=schedule_body(name, **options))
 
 
 def update_schedule_call(name: str, changes: Mapping[str, Any]) -> Call[dict[str, Any]]:
     """``PATCH /api/schedules/{name}``; the changed schedule."""
-    return schedule_call("PATCH", schedule_path(name), _schedule_of, body=schedule_body(**changes))
+    return schedule_call("PATCH", schedule_path(name), schedule_of, body=schedule_body(**changes))
 
 
 def delete_schedule_call(name: str) -> Call[None]:
@@ -220,7 +246,7 @@ def delete_schedule_call(name: str) -> Call[None]:
 
 def schedule_action_call(name: str, action: Literal["pause", "resume"]) -> Call[dict[str, Any]]:
     """``POST /api/schedules/{name}/pause`` or ``/resume``; the schedule."""
-    return schedule_call("POST", schedule_path(name, f"/{action}"), _schedule_of)
+    return schedule_call("POST", schedule_path(name, f"/{action}"), schedule_of)
 
 
 def trigger_schedule_call(name: str) -> Call[str]:

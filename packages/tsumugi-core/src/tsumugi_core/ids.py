@@ -60,8 +60,6 @@ LOCAL_ID_RE: Final = re.compile(r"[A-Za-z0-9_-]+")
 FLOW_NAME_RE: Final = re.compile(r"[A-Za-z0-9_-]+")
 """A flow name (the first part of a run id)."""
 _SHARD_RE: Final = re.compile(r"[0-9]+")
-_MAX_SHARD_DIGITS: Final = 9
-"""Past this many digits (leading zeros aside) no binding has the shard; ``int()`` refuses over 4,300 digits."""
 _VALID_BINDINGS: set[str] = set()
 """Binding names already found valid (a deployment has a few; `_MAX_REMEMBERED_BINDINGS` at most)."""
 _MAX_REMEMBERED_BINDINGS: Final = 1_024
@@ -258,10 +256,11 @@ def _parse_job_id(job_id: str) -> JobId:
     local_id = job_id[colon_at + 1 :]
     if not is_valid_local_id(local_id):
         raise InvalidJobIdError(_local_id_message(local_id))
-    digits = shard_text.lstrip("0") or "0"
-    if len(digits) > _MAX_SHARD_DIGITS:
-        raise InvalidJobIdError(f"shard is out of range: {_quote(job_id)}")
-    return JobId(binding=binding, shard=int(digits), local_id=local_id)
+    try:
+        shard = int(shard_text)
+    except ValueError:  # over CPython's 4,300 digits: no binding has such a shard
+        raise InvalidJobIdError(f"shard is not a number of at most 4300 digits: {_quote(job_id)}") from None
+    return JobId(binding=binding, shard=shard, local_id=local_id)
 
 
 def shard_name_of(job_id: str) -> str:

@@ -370,7 +370,7 @@ def _check_backoff(backoff: object) -> None:
         _check_int("backoff.base_ms", backoff.base_ms, 0)
         _check_int("backoff.max_ms", backoff.max_ms, 0)
         factor = cast(object, backoff.factor)  # callers may bypass typing
-        if not is_finite_number(factor) or abs(factor) > MAX_SAFE_INTEGER:
+        if not is_finite_number(factor) or (isinstance(factor, int) and abs(factor) > MAX_SAFE_INTEGER):
             shown = shown_number(factor) if is_finite_number(factor) else repr(factor)
             raise EnqueueValidationError("backoff.factor", f"must be a finite number, got {shown}")
         if factor < 1:
