@@ -12,7 +12,7 @@ import msgspec
 
 from tsumugi_core import time_values
 from tsumugi_core.clock import Clock
-from tsumugi_core.exceptions import InvalidFieldError, NotConfiguredError, TsumugiError
+from tsumugi_core.exceptions import InvalidFieldError, InvalidTypeError, NotConfiguredError, TsumugiError
 from tsumugi_core.flow_spec import node_key_problem
 from tsumugi_core.ids import parse_job_id
 from tsumugi_core.options import OPTION_DURATIONS, OPTION_INSTANTS
@@ -210,7 +210,14 @@ class JobContext:
         Raises:
             HeartbeatError: the answer cannot cross to the performer or does not decode (a protocol
                 mismatch that would hide every cancel request); logged as an error too.
+            InvalidTypeError: ``progress`` is not a number (text would be read as a step command, an object
+                could not cross RPC); a number out of [0, 1] is clamped by the shard.
         """
+        given = cast(object, progress)  # callers may bypass typing
+        if given is not None and (isinstance(given, bool) or not isinstance(given, int | float)):
+            raise InvalidTypeError(
+                "progress", f"must be a number from 0 to 1 or None, got {type(given).__name__}"
+            )
         now = self._clock.now_ms() if self._clock is not None else None
         if (
             now is not None

@@ -130,9 +130,15 @@ def _plain(value: Any) -> Any:
 
 def _error_text(error: BaseException) -> str:
     # Name and message first: the shard keeps the first 2000 characters, and the message is what people read.
-    head = f"{type(error).__name__}: {error}"
-    trace = relative_trace("".join(traceback.format_exception(error)).rstrip())
-    return f"{head}\n{trace}"
+    # The performer's exception is user code: its str() may raise or answer a non-string, and its text may hold
+    # a lone surrogate that no JSON encoder takes; none of that may cost the job its outcome.
+    try:
+        head = f"{type(error).__name__}: {error}"
+        trace = "".join(traceback.format_exception(error)).rstrip()
+    except Exception:
+        head = f"{type(error).__name__}: <its str() failed>"
+        trace = "".join(traceback.format_tb(error.__traceback__)).rstrip()
+    return f"{head}\n{relative_trace(trace)}".encode(errors="backslashreplace").decode()
 
 
 def _failure(error: BaseException, now_ms: int) -> dict[str, Any]:
@@ -216,7 +222,12 @@ class PerformerRunner:
         JSON text in, JSON text out; a mapping in (an older scheduler), a ``dict`` out.
         """
         envelope = await self._run(dispatch, heartbeat, env)
-        return _ENVELOPE.encode(envelope).decode() if isinstance(dispatch, str) else envelope
+        if not isinstance(dispatch, str):
+            return envelope
+        try:
+            return _ENVELOPE.encode(envelope).decode()
+        except UnicodeEncodeError:  # a result holding a lone surrogate: not JSON, stored as null (ADR-0016)
+            return _ENVELOPE.encode({**envelope, "result": None}).decode()
 
     async def _run(self, dispatch: str | Mapping[str, Any], heartbeat: Any, env: Any) -> dict[str, Any]:
         clock = time_source()
@@ -256,6 +267,15 @@ class PerformerRunner:
             _raise_if_step_lost(ctx)
             return _suspension(signal)
         except Exception as error:
+            _raise_if_step_lost(ctx)
+            return _failure(error, clock.now_ms())
+        except (KeyboardInterrupt, SystemExit, GeneratorExit, asyncio.CancelledError) as error:
+            # Raised by the performer's own code, each is its attempt's failure: left to propagate, the first
+            # two ended the whole local runtime and a CancelledError left the job to the reaper. A real
+            # cancellation of this task still propagates.
+            task = asyncio.current_task()
+            if isinstance(error, asyncio.CancelledError) and task is not None and task.cancelling():
+                raise
             _raise_if_step_lost(ctx)
             return _failure(error, clock.now_ms())
         _raise_if_step_lost(ctx)
