@@ -172,6 +172,14 @@ def test_aging_interval_absent_keeps_the_default_and_none_disables_it() -> None:
         ),
         ({"retention": {"limit": "10"}}, "retention.limit must be an integer, got '10'"),
         ({"retention": {"older_than_ms": 0}}, "retention.older_than_ms must be at least 1"),
+        # D1 binds no integer past 2**53 - 1: the hourly sweep failed on it.
+        ({"retention": {"limit": 10**20}}, "retention.limit must be at most 9007199254740991"),
+        (
+            {"retention": {"older_than_ms": 10**20}},
+            "retention.older_than_ms must be at most 9007199254740991",
+        ),
+        ({"runs": "x"}, "runs must be a mapping of options, got str"),
+        ({"runs": 5}, "runs must be a mapping of options, got int"),
         (
             {"performers": ["Hello", "Boom"], "bindings": {"Zzz": {}}},
             "bindings.Zzz is not one of the performers (Hello, Boom)",

@@ -189,3 +189,76 @@ def test_a_worker_that_fails_to_start_says_why_in_one_line_not_a_traceback(
     assert "schedules.nightly.every_ms must be an integer of at least 1000, got 10" in line
     assert "(at src/entry.py:5)" in line
     assert line.endswith("(--verbose shows the traceback)")
+
+
+# -- what a third review proved to end in a traceback, or to load and break later ---------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            b'{"name": "w", "main": "entry.py", "vars": {"A": "\xff"}}',
+            "must be UTF-8 text (invalid byte at offset",
+        ),
+        (
+            b'{"name": "w", "main": "entry.py", "vars": {"A": ' + b"[" * 100_000 + b"]" * 100_000 + b"}}",
+            "nested too deeply",
+        ),
+        (
+            b'{"name": "w", "main": "entry.py", "queues": {"producers": [{"binding": "Q", "queue": "q", "delivery_delay": -5}]}}',
+            "queues.producers[0].delivery_delay must be between 0 and 43200 (got -5)",
+        ),
+        (
+            b'{"name": "w", "main": "entry.py", "queues": {"consumers": [{"queue": "q", "max_concurrency": -1}]}}',
+            "queues.consumers[0].max_concurrency must be between 1 and 250 (got -1)",
+        ),
+    ],
+    ids=["not-utf8", "deep", "delivery-delay", "max-concurrency"],
+)
+def test_a_config_that_broke_later_or_raised_is_refused_naming_the_rule(
+    tmp_path: Path, text: bytes, message: str
+) -> None:
+    path = tmp_path / "wrangler.jsonc"
+    path.write_bytes(text)
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    assert message in str(caught.value)
+
+
+def test_a_dev_vars_file_that_is_not_utf8_is_a_config_error(tmp_path: Path) -> None:
+    (tmp_path / "wrangler.jsonc").write_text('{"name": "w", "main": "entry.py"}')
+    (tmp_path / ".dev.vars").write_bytes(b"TOKEN=\xff\n")
+    with pytest.raises(ConfigError, match=r"\.dev\.vars: must be UTF-8 text"):
+        load_config(tmp_path / "wrangler.jsonc")
+
+
+@pytest.mark.parametrize("port", ["70000", "-5", "8x"])
+def test_a_port_that_is_no_tcp_port_is_a_usage_error(tmp_path: Path, capsys, port: str) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["dev", "--data-dir", str(tmp_path / "data"), f"--port={port}"])
+    assert exited.value.code == 2
+    assert "argument --port: must be a port from 0 to 65535" in capsys.readouterr().err
+
+
+def test_a_first_port_that_leaves_no_room_for_every_worker_is_a_usage_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    monkeypatch.setattr(cli, "configure_logging", lambda stream, **_: None)
+    fixtures = Path(__file__).parent / "fixtures"
+    configs = [str(fixtures / name / "wrangler.jsonc") for name in ("fidelity", "limits")]
+    with pytest.raises(SystemExit) as exited:
+        main(["dev", *configs, "--data-dir", str(tmp_path / "data"), "--port", "65535"])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert "--port 65535 leaves no port for 2 Workers (the last would be 65536, past 65535)" in err
+
+
+def test_a_data_dir_that_is_a_file_is_a_usage_error_and_the_file_is_kept(tmp_path: Path, capsys) -> None:
+    taken = tmp_path / "afile"
+    taken.write_text("mine")
+    with pytest.raises(SystemExit) as exited:
+        main(["dev", "--data-dir", str(taken)])
+    assert exited.value.code == 2
+    assert f"--data-dir {taken} exists and is not a folder" in capsys.readouterr().err
+    assert taken.read_text() == "mine"

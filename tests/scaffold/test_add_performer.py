@@ -252,3 +252,24 @@ def test_without_worker_the_bindings_must_point_to_one_worker(project: InitResul
     )
     with pytest.raises(ScaffoldError, match="point to 2 of the project's Workers; pass --worker DIR"):
         add_performer(project.root, "Resize")
+
+
+@pytest.mark.parametrize("name", ["SCHEDULER", "RUN"])
+def test_a_name_the_scheduler_binds_itself_is_refused(
+    project: InitResult, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    # A Service Binding of that name replaced the scheduler's own Durable Object binding in env.
+    before = _snapshot(project.root)
+    monkeypatch.chdir(project.root)
+    with pytest.raises(SystemExit) as exited:
+        main(["add-performer", name])
+    assert exited.value.code == 2
+    assert _snapshot(project.root) == before
+
+
+def test_a_name_whose_module_is_a_package_of_the_project_is_refused(project: InitResult) -> None:
+    # flows.py beside the flows/ package: the package wins the import, and the performers Worker broke.
+    before = _snapshot(project.root)
+    with pytest.raises(ScaffoldError, match=r"is a package of the same name as the module flows\.py"):
+        add_performer(project.root, "Flows")
+    assert _snapshot(project.root) == before

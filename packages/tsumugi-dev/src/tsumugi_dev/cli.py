@@ -52,7 +52,7 @@ def _parser() -> argparse.ArgumentParser:
         "--data-dir", default=".tsumugi", type=Path, help="where state is kept (default: .tsumugi)"
     )
     dev.add_argument(
-        "--port", default=8787, type=int, help="first HTTP port; 0 picks free ports (default: 8787)"
+        "--port", default=8787, type=_port, help="first HTTP port; 0 picks free ports (default: 8787)"
     )
     dev.add_argument(
         "--verbose",
@@ -177,6 +177,9 @@ def run_dev(
     access: bool = False,
 ) -> int:
     """Run the Workers of ``paths`` until SIGINT/SIGTERM; returns the exit status."""
+    if data_dir.exists() and not data_dir.is_dir():
+        print(f"tsumugi dev: --data-dir {data_dir} exists and is not a folder", file=sys.stderr)
+        return EXIT_USAGE
     try:
         lock = lock_data_dir(data_dir)  # one dev per data directory (ADR-0114)
     except DataDirInUseError as exc:
@@ -224,6 +227,13 @@ def _run_locked(
     configs = _load(paths, data_dir)
     if configs is None:
         return EXIT_USAGE
+    if port and port + len(configs) - 1 > _MAX_PORT:  # each Worker takes the next port
+        print(
+            f"tsumugi dev: --port {port} leaves no port for {len(configs)} Workers (the last would be "
+            f"{port + len(configs) - 1}, past {_MAX_PORT}): pass a lower one, or 0 for free ports",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     configure_logging(sys.stdout, verbose=verbose)
     try:
         return asyncio.run(
@@ -243,6 +253,19 @@ def _run_locked(
             file=sys.stderr,
         )
         return EXIT_USAGE
+
+
+_MAX_PORT: Final = 65_535
+
+
+def _port(text: str) -> int:
+    """``--port``: 0 (free ports) or a TCP port; argparse reports the error as a usage error."""
+    port = int(text) if text.isascii() and text.lstrip("-").isdigit() else None
+    if port is None or not 0 <= port <= _MAX_PORT:
+        raise argparse.ArgumentTypeError(
+            f"must be a port from 0 to {_MAX_PORT} (0 picks free ports), got {text!r}"
+        )
+    return port
 
 
 def _free_port() -> int:

@@ -126,11 +126,15 @@ class WorkerConfig(msgspec.Struct, frozen=True, kw_only=True):
 
 def _read(path: Path) -> dict[str, Any]:
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read the file ({exc.strerror})") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: must be UTF-8 text (invalid byte at offset {exc.start})") from None
     try:
         data: Any = tomllib.loads(text) if path.suffix == ".toml" else loads_jsonc(text)
+    except RecursionError:
+        raise ConfigError(f"{path}: nested too deeply to read") from None
     except (ValueError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{path}: not valid {path.suffix.lstrip('.')}: {exc}") from exc
     if not isinstance(data, dict):
@@ -160,7 +164,18 @@ def _consumers(path: Path, raw: Any) -> tuple[QueueConsumerConfig, ...]:
         _check_range(path, f"{where}.max_batch_timeout", consumer.max_batch_timeout, 0, 60)
         _check_range(path, f"{where}.max_retries", consumer.max_retries, 0, 100)
         _check_range(path, f"{where}.retry_delay", consumer.retry_delay, 0, 43_200)
+        if consumer.max_concurrency is not None:  # -1 was kept, and the consumer then never delivered
+            _check_range(path, f"{where}.max_concurrency", consumer.max_concurrency, 1, 250)
     return consumers
+
+
+def _producers(path: Path, raw: Any) -> tuple[QueueProducerConfig, ...]:
+    producers: tuple[QueueProducerConfig, ...] = _convert(
+        path, "queues.producers", raw, tuple[QueueProducerConfig, ...]
+    )
+    for i, producer in enumerate(producers):  # a bad delay failed every send later, naming no config key
+        _check_range(path, f"queues.producers[{i}].delivery_delay", producer.delivery_delay, 0, 43_200)
+    return producers
 
 
 def _sqlite_classes(path: Path, raw: Any) -> tuple[str, ...]:
@@ -232,9 +247,7 @@ def load_config(path: str | Path) -> WorkerConfig:
             path, "durable_objects.bindings", durable.get("bindings", []), list[DurableObjectBindingConfig]
         ),
         sqlite_classes=_sqlite_classes(path, data.get("migrations", [])),
-        queue_producers=_convert(
-            path, "queues.producers", queues.get("producers", []), tuple[QueueProducerConfig, ...]
-        ),
+        queue_producers=_producers(path, queues.get("producers", [])),
         queue_consumers=_consumers(path, queues.get("consumers", [])),
         d1_databases=_convert(
             path, "d1_databases", data.get("d1_databases", []), tuple[D1DatabaseConfig, ...]

@@ -116,7 +116,9 @@ def read_dev_vars(config_dir: Path) -> Mapping[str, str]:
     if not path.is_file():
         return {}
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise DevVarsError(f"{path}: cannot read the file ({exc.strerror})") from exc
+    except UnicodeDecodeError as exc:
+        raise DevVarsError(f"{path}: must be UTF-8 text (invalid byte at offset {exc.start})") from None
     return parse_dev_vars(text, str(path))

@@ -119,8 +119,9 @@ class _OnSettledModel(_Strict):
 
 
 class _RetentionModel(_Strict):
-    older_than_ms: int = Field(default=DEFAULT_SWEEP_OLDER_THAN_MS, ge=1)
-    limit: int = Field(default=DEFAULT_SWEEP_LIMIT, ge=1)
+    # At most JavaScript's safe integer: D1 binds no larger one, and the hourly sweep failed on it.
+    older_than_ms: int = Field(default=DEFAULT_SWEEP_OLDER_THAN_MS, ge=1, le=2**53 - 1)
+    limit: int = Field(default=DEFAULT_SWEEP_LIMIT, ge=1, le=2**53 - 1)
 
 
 class SweepOptions(msgspec.Struct, frozen=True, kw_only=True):

@@ -123,6 +123,11 @@ def _package_dir(performers: WorkerConfig) -> Path:
 
 def _plan_module(plan: _Plan, package_dir: Path, name: str) -> str:
     path = package_dir / f"{module_name(name)}.py"
+    if (package_dir / module_name(name)).is_dir():  # the package would win the import: the class never loads
+        raise ScaffoldError(
+            f"{package_dir / module_name(name)} is a package of the same name as the module {path.name}: "
+            f"choose another performer name"
+        )
     if path.exists():
         tree = python_edit.parse_module(_read(path, "the performer module"), str(path))
         if not any(isinstance(n, ast.ClassDef) and n.name == name for n in tree.body):

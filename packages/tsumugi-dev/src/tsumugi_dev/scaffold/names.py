@@ -31,6 +31,8 @@ RESERVED_PERFORMER_NAMES: Final = frozenset(
         "performer_entrypoint",
         # The scheduler's own bindings: a Service Binding of the same name would shadow them in env.
         "JOB_SHARD",
+        "SCHEDULER",
+        "RUN",
         "TSUMUGI_DB",
         "TSUMUGI_QUEUE",
         "TSUMUGI_METRICS",

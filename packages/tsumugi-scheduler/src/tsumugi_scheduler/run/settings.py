@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import msgspec
 
@@ -71,6 +71,9 @@ def run_settings(raw: Mapping[str, Any] | None) -> RunSettings:
     Raises:
         InvalidFieldError: ``runs.<key>`` and the rule.
     """
+    given = cast(object, raw)  # callers may bypass typing
+    if given is not None and not isinstance(given, Mapping):
+        raise InvalidFieldError("runs", f"must be a mapping of options, got {type(given).__name__}")
     values = dict(raw or {})
     for key, value in values.items():
         if key not in RunSettings.__struct_fields__:
