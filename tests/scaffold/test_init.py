@@ -172,6 +172,38 @@ def test_one_existing_file_stops_the_whole_init(tmp_path: Path) -> None:
     assert _files(tmp_path) == {"README.md": b"mine\n"}
 
 
+def test_a_file_where_a_folder_goes_stops_the_init_before_anything_is_written(tmp_path: Path) -> None:
+    (tmp_path / "scheduler").write_text("notes\n")
+    with pytest.raises(ScaffoldError, match=r"already has scheduler; refusing to overwrite"):
+        init_project(tmp_path, name="shop")
+    assert _files(tmp_path) == {"scheduler": b"notes\n"}
+
+
+def test_a_dangling_symlink_or_a_symlinked_folder_is_never_written_through(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    project = tmp_path / "shop"
+    project.mkdir()
+    (project / "README.md").symlink_to(outside / "README.md")  # dangling: exists() is False
+    with pytest.raises(ScaffoldError, match=r"already has README.md; refusing"):
+        init_project(project)
+    (project / "README.md").unlink()
+    (project / "producer").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(ScaffoldError, match=r"already has producer; refusing"):
+        init_project(project)
+    assert list(outside.iterdir()) == []
+    assert [p.name for p in project.iterdir()] == ["producer"]
+
+
+def test_a_file_that_cannot_be_written_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(self: Path, *args: object, **kwargs: object) -> int:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(Path, "write_text", refuse)
+    with pytest.raises(ScaffoldError, match=r"cannot write .*: Permission denied"):
+        init_project(tmp_path / "shop")
+
+
 def test_unrelated_files_may_be_there_and_the_name_may_be_given(tmp_path: Path) -> None:
     (tmp_path / ".git").mkdir()
     (tmp_path / ".git" / "HEAD").write_text("ref: refs/heads/main\n")

@@ -90,6 +90,22 @@ def _files(project: str, package: str) -> dict[PurePosixPath, str]:
     return files
 
 
+def _in_the_way(target: Path, path: PurePosixPath) -> PurePosixPath | None:
+    """What under ``target`` stops ``path`` being written as a new file, if anything.
+
+    The file itself when anything is there (a dangling symlink included: writing would go through it to
+    wherever it points), else the first folder on the way that is a file or a symlink (a symlinked folder
+    would put the project's files outside it).
+    """
+    if (target / path).exists() or (target / path).is_symlink():
+        return path
+    for folder in reversed(path.parents[:-1]):  # top-down, "." left out
+        on_disk = target / folder
+        if on_disk.is_symlink() or (on_disk.exists() and not on_disk.is_dir()):
+            return folder
+    return None
+
+
 def init_project(target: Path, *, name: str | None = None) -> InitResult:
     """Write a new project into ``target`` (made if missing; it may hold other files, e.g. ``.git``).
 
@@ -98,15 +114,16 @@ def init_project(target: Path, *, name: str | None = None) -> InitResult:
         name: The project name (Worker-name prefix); default: from the folder's name.
 
     Raises:
-        ScaffoldError: ``target`` is a file, the name is unusable, a file to write exists already (nothing
-            is written then), or a Tsumugi distribution is not installed.
+        ScaffoldError: ``target`` is a file, the name is unusable, a file to write exists already or a folder on
+            its way is a file or a symlink (nothing is written then), a file cannot be written, or a Tsumugi
+            distribution is not installed.
     """
     if target.exists() and not target.is_dir():
         raise ScaffoldError(f"{target} exists and is not a folder")
     project = project_name(name if name is not None else target.resolve().name)
     package = package_name(project)
     files = _files(project, package)
-    existing = sorted(str(path) for path in files if (target / path).exists())
+    existing = sorted({str(blocker) for path in files if (blocker := _in_the_way(target, path)) is not None})
     if existing:
         shown = ", ".join(existing[:5]) + (f" and {len(existing) - 5} more" if len(existing) > 5 else "")
         raise ScaffoldError(
@@ -115,6 +132,9 @@ def init_project(target: Path, *, name: str | None = None) -> InitResult:
         )
     for path, text in files.items():
         out = target / path
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(text, encoding="utf-8")
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(text, encoding="utf-8")
+        except OSError as exc:  # e.g. a folder without write permission: say which file, not a traceback
+            raise ScaffoldError(f"cannot write {out}: {exc.strerror or exc}") from exc
     return InitResult(root=target, project=project, package=package, written=tuple(sorted(files)))
