@@ -213,8 +213,30 @@ def test_a_worker_that_fails_to_start_says_why_in_one_line_not_a_traceback(
             b'{"name": "w", "main": "entry.py", "queues": {"consumers": [{"queue": "q", "max_concurrency": -1}]}}',
             "queues.consumers[0].max_concurrency must be between 1 and 250 (got -1)",
         ),
+        (
+            b'{"name": "w", "main": "entry.py", "services": [{"binding": "DB", "service": "x"}],'
+            b' "d1_databases": [{"binding": "DB", "database_name": "d"}]}',
+            "binding DB is given 2 times (in d1_databases, services); binding names must be unique",
+        ),
+        (
+            b'{"name": "w", "main": "entry.py", "services": [{"binding": "P", "service": "x"},'
+            b' {"binding": "P", "service": "y"}]}',
+            "binding P is given 2 times (in services, services)",
+        ),
+        (
+            b'{"name": "w", "main": "entry.py", "queues": {"producers": [{"binding": "", "queue": "q"}]}}',
+            "queues.producers: a binding name must be a non-empty string",
+        ),
     ],
-    ids=["not-utf8", "deep", "delivery-delay", "max-concurrency"],
+    ids=[
+        "not-utf8",
+        "deep",
+        "delivery-delay",
+        "max-concurrency",
+        "one-name-two-kinds",
+        "one-name-twice",
+        "empty",
+    ],
 )
 def test_a_config_that_broke_later_or_raised_is_refused_naming_the_rule(
     tmp_path: Path, text: bytes, message: str

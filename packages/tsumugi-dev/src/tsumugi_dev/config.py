@@ -263,7 +263,31 @@ def load_config(path: str | Path) -> WorkerConfig:
         subrequest_limit=_subrequest_limit(path, data.get("limits", {})),
     )
     _check_sqlite_classes(config)
+    _check_unique_bindings(config)
     return config.with_secrets(_secrets(path))
+
+
+def _check_unique_bindings(config: WorkerConfig) -> None:
+    # ``env`` holds one value per name: wrangler refuses a config that gives two bindings the same name (of one
+    # kind or of several), where the runtime would have kept the last one silently.
+    kinds: dict[str, list[str]] = {}
+    for kind, names in (
+        ("durable_objects.bindings", [b.name for b in config.durable_objects]),
+        ("queues.producers", [p.binding for p in config.queue_producers]),
+        ("d1_databases", [d.binding for d in config.d1_databases]),
+        ("analytics_engine_datasets", [a.binding for a in config.analytics_datasets]),
+        ("services", [s.binding for s in config.services]),
+    ):
+        for name in names:
+            if not name:
+                raise ConfigError(f"{config.path}: {kind}: a binding name must be a non-empty string")
+            kinds.setdefault(name, []).append(kind)
+    for name, where in kinds.items():
+        if len(where) > 1:
+            raise ConfigError(
+                f"{config.path}: binding {name} is given {len(where)} times (in {', '.join(where)}); "
+                "binding names must be unique, each is one name in env"
+            )
 
 
 def _check_sqlite_classes(config: WorkerConfig) -> None:
