@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import msgspec
 import pytest
 
 from tsumugi_core.testing import FixedClock
-from tsumugi_performer import InvalidPayloadError, JobContext, NonRetryableError, Performer, RetryAfterError
+from tsumugi_performer import (
+    InvalidPayloadError,
+    JobContext,
+    NonRetryableError,
+    Performer,
+    RetryAfterError,
+    StepsUnavailableError,
+)
 from tsumugi_performer.testing import (
     DEFAULT_TEST_JOB_ID,
     DEFAULT_TEST_TIMEOUT_MS,
@@ -152,6 +161,32 @@ class TestRunPerformer:
         result = await run_performer(Cooperative(), 3, ctx)
         assert isinstance(result, Raised)
         assert str(result.error) == "cancelled at step 0"
+
+    @pytest.mark.parametrize("given_clock", [True, False], ids=["fixed-clock", "default"])
+    async def test_a_sleep_or_an_event_wait_says_it_needs_a_shard(self, given_clock: bool) -> None:
+        class Waits:
+            async def perform(self, payload: str, ctx: JobContext, /) -> None:
+                if payload == "sleep":
+                    await ctx.sleep(timedelta(minutes=5))
+                else:
+                    await ctx.wait_for_event("paid", key="o1", timeout=timedelta(hours=1))
+
+        # A sleep suspends (only a shard resumes it); an event wait needs the shard's store to look for the event.
+        for kind, said in (
+            ("sleep", "resume only in a shard"),
+            ("event", "has no step store in this context"),
+        ):
+            ctx = create_test_context(clock=FixedClock(1_000)) if given_clock else create_test_context()
+            result = await run_performer(Waits(), kind, ctx)
+            assert isinstance(result, Raised)
+            assert isinstance(result.error, StepsUnavailableError), result.error
+            assert said in str(result.error)
+
+    async def test_a_clock_does_not_throttle_the_recorded_heartbeats(self) -> None:
+        ctx = create_test_context(clock=FixedClock(0))
+        for progress in (0.1, 0.2, 0.3):
+            await ctx.heartbeat(progress)
+        assert ctx.heartbeats == [0.1, 0.2, 0.3]
 
     def test_recording_context_is_a_job_context(self) -> None:
         assert isinstance(create_test_context(deadline_at=0), RecordingContext)

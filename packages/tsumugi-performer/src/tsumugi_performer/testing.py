@@ -99,6 +99,7 @@ class RecordingContext(JobContext):
         deadline_at: Instant,
         traceparent: str | None,
         cancel_requested: bool,
+        clock: Clock | None = None,
     ) -> None:
         """Build the context; see `create_test_context`."""
         self.heartbeats: list[float | None] = []
@@ -110,6 +111,10 @@ class RecordingContext(JobContext):
             deadline_at=deadline_at,
             heartbeat=self._record,
             traceparent=traceparent,
+            # The clock dates sleeps and event waits (so they suspend as in production, and `run_performer`
+            # says so); no interval, so every heartbeat is recorded rather than throttled.
+            clock=clock,
+            heartbeat_interval_ms=0,
         )
 
     def request_cancel(self) -> None:
@@ -140,14 +145,16 @@ def create_test_context(
         deadline_at: The deadline (epoch ms or an aware `datetime`); default `clock` now + `DEFAULT_TEST_TIMEOUT_MS`.
         traceparent: The trace context, if any.
         cancel_requested: Whether heartbeats answer that the job should stop.
-        clock: Where "now" comes from for the default deadline; the wall clock unless given.
+        clock: Where "now" comes from for the default deadline and for sleeps and event waits; the wall clock
+            unless given.
 
     Raises:
         InvalidJobIdError: `job_id` is not a job id.
         ValueError: A number breaks its rule.
     """
+    clock = clock or _WallClock()
     if deadline_at is None:
-        deadline_at = (clock or _WallClock()).now_ms() + DEFAULT_TEST_TIMEOUT_MS
+        deadline_at = clock.now_ms() + DEFAULT_TEST_TIMEOUT_MS
     return RecordingContext(
         job_id=job_id,
         attempt=attempt,
@@ -155,6 +162,7 @@ def create_test_context(
         deadline_at=deadline_at,
         traceparent=traceparent,
         cancel_requested=cancel_requested,
+        clock=clock,
     )
 
 
