@@ -111,3 +111,13 @@ async def test_heartbeat_progress_that_is_not_a_number_is_refused_naming_it(prog
     assert ctx.heartbeats == []
     await ctx.heartbeat(0.5)
     assert ctx.heartbeats == [0.5]
+
+
+async def test_a_dispatch_nested_past_the_decoders_depth_fails_the_job_not_the_runner() -> None:
+    deep = "[" * 5_000 + "]" * 5_000
+    dispatch = DISPATCH.replace('"payload":null', f'"payload":{deep}')
+    assert deep in dispatch
+    answer = await PerformerRunner(_performer(lambda: "never")).run(dispatch, None, None)
+    outcome = msgspec.json.decode(answer)
+    assert (outcome["ok"], outcome["retryable"]) == (False, False)
+    assert outcome["error"].startswith("NonRetryableError: invalid dispatch for Odd: maximum recursion depth")

@@ -254,8 +254,9 @@ class PerformerRunner:
                 at_most_once=attempt.claim_required,
                 invocation_ends_at=attempt.invocation_ends_at,
             )
-        except (msgspec.ValidationError, msgspec.DecodeError, ValueError) as error:
-            # A dispatch or payload that does not decode cannot succeed on a retry.
+        except (msgspec.ValidationError, msgspec.DecodeError, ValueError, RecursionError) as error:
+            # A dispatch or payload that does not decode cannot succeed on a retry (RecursionError: nested past
+            # the decoder's depth, which no enqueue lets through: payloads hold at most 64 levels).
             failure = NonRetryableError(f"invalid dispatch for {self.performer.__name__}: {error}")
             return _failure(failure, clock.now_ms())
         try:
