@@ -70,3 +70,16 @@ async def test_refusals_raise_schedule_error_with_status_field_and_rule(driver: 
     }  # not a schedule option: pyright refuses it, the run-time check too
     with pytest.raises(ValueError, match="delay_ms is not a schedule option"):
         await schedules.create_schedule(env, "x", binding="Hello", payload=None, every_ms=1000, **unknown)
+
+
+async def test_a_cron_is_stored_with_its_fields_one_space_apart(driver: Driver) -> None:
+    schedules = create_client()
+    env = driver.producer_env
+    created = await schedules.create_schedule(
+        env, "spaced", binding="Hello", payload=None, cron=" 0  9 * * *\n"
+    )
+    assert created["cron"] == "0 9 * * *"
+    changed = await schedules.update_schedule(env, "spaced", cron="30\t10 * * 1-5 ")
+    assert changed["cron"] == "30 10 * * 1-5"
+    stored = await schedules.get_schedule(env, "spaced")
+    assert stored is not None and stored["cron"] == "30 10 * * 1-5"

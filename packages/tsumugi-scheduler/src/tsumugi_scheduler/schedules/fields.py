@@ -86,6 +86,13 @@ def _string(field: str, value: object) -> str | None:
     return value
 
 
+def _cron_text(value: object) -> str | None:
+    # Its fields one space apart, as the parser reads them: " 0 9 * * *\n" is stored, shown and compared (a
+    # PATCH that changes nothing, a code schedule against its stored copy) as "0 9 * * *".
+    text = _string("cron", value)
+    return None if text is None else " ".join(text.split())
+
+
 def spec_from_fields(
     name: str,
     fields: Mapping[str, Any],
@@ -122,7 +129,7 @@ def spec_from_fields(
         raise InvalidScheduleError("overlap", f"must be 'skip' or 'overlap', got {overlap!r}")
     timing = Timing(
         every_ms=fields.get("every_ms"),
-        cron=_string("cron", fields.get("cron")),
+        cron=_cron_text(fields.get("cron")),
         timezone=_string("timezone", fields.get("timezone")) or UTC_NAME,
     )
     options = {k: fields.get(k) for k in ALLOWED_JOB_OPTIONS if k != "backoff"}
