@@ -126,6 +126,8 @@ def test_a_bad_cron_in_a_config_is_a_config_error_naming_its_index(tmp_path: Pat
         ("\u00b2 * * * *", "minute: '\u00b2' is not a number"),
         ("*/\u00b2 * * * *", "minute: step '\u00b2' must be a number from 1 to 59"),
         ("0 0 L-\u00b2 * *", "L-n or L-nW with n from 1 to 30"),
+        ("0 0 * * 5#\u00b2", "the number after # must be 1 to 5"),
+        ("0 0 * * 5#\u0663", "the number after # must be 1 to 5"),  # ARABIC-INDIC THREE: int() read it as 3
     ],
 )
 def test_a_digit_that_is_not_ascii_is_not_a_number(expression: str, message: str) -> None:

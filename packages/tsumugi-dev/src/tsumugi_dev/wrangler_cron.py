@@ -257,7 +257,7 @@ def _day_of_week(text: str) -> DayOfWeekRule:
         return DayOfWeekRule(kind="any")
     if "#" in upper:
         day, _, nth = upper.partition("#")
-        if not nth.isdigit() or not 1 <= int(nth) <= 5:
+        if not (nth.isascii() and nth.isdigit()) or not 1 <= int(nth) <= 5:
             raise WranglerCronError(f"day of week: {text!r}: the number after # must be 1 to 5")
         return DayOfWeekRule(kind="nth", weekdays=(_value(day, _DAY_OF_WEEK),), nth=int(nth))
     if upper.endswith("L") and upper != "L":

@@ -291,7 +291,7 @@ class JobShardHost:
         self._engine = JobShardEngine(
             self._sql,
             binding=binding,
-            shard=int(shard) if shard.isdigit() else 0,
+            shard=int(shard) if shard.isascii() and shard.isdigit() else 0,
             clock=time_source(),
             ids=entropy()[0],
             rand=entropy()[1],
