@@ -82,4 +82,5 @@ async def test_a_cron_is_stored_with_its_fields_one_space_apart(driver: Driver) 
     changed = await schedules.update_schedule(env, "spaced", cron="30\t10 * * 1-5 ")
     assert changed["cron"] == "30 10 * * 1-5"
     stored = await schedules.get_schedule(env, "spaced")
-    assert stored is not None and stored["cron"] == "30 10 * * 1-5"
+    assert stored is not None
+    assert stored["cron"] == "30 10 * * 1-5"
