@@ -128,6 +128,36 @@ async def test_a_run_input_larger_than_a_payload_may_be_is_a_400_naming_the_inpu
     assert world.env.RUN.objects == {}
 
 
+@pytest.mark.parametrize(
+    ("value", "field", "rule"),
+    [
+        ("1e400", "input.n", "must be a finite number"),
+        (str(2**64), "input.n", "must be an integer between"),
+        ("[" * 70 + "1" + "]" * 70, "input.n", "must be nested at most 64"),
+    ],
+    ids=["infinite", "past-2**53", "too-deep"],
+)
+async def test_a_run_input_a_payload_could_not_hold_is_a_400_naming_its_path(
+    world: World, value: str, field: str, rule: str
+) -> None:
+    # It was started: 1e400 stored as null (the run COMPLETED on it), the others failing later at a node.
+    raw = f'{{"flow": "greetings", "input": {{"names": ["a"], "n": {value}}}}}'.encode()
+    status, answer = await world.request("POST", "/api/runs", raw)
+    assert status == 400, answer
+    assert answer["field"].startswith(field), answer
+    assert answer["rule"].startswith(rule), answer
+    assert world.env.RUN.objects == {}
+
+
+async def test_a_flow_schedules_input_is_checked_as_a_run_input(world: World) -> None:
+    raw = b'{"name": "nightly", "flow": "greetings", "input": {"names": ["a"], "n": 1e400}, "everyMs": 60000}'
+    status, answer = await world.request("POST", "/api/schedules", raw)
+    assert (status, answer.get("field")) == (400, "input.n"), answer
+    assert answer["rule"].startswith("must be a finite number"), answer
+    status, _ = await world.request("GET", "/api/schedules/nightly")
+    assert status == 404
+
+
 async def test_a_chunked_body_past_the_cap_is_a_413_before_any_route_reads_it(world: World) -> None:
     body = json.dumps({"flow": "greetings", "input": {"names": ["x" * (MAX_BODY_BYTES + 10)]}}).encode()
 

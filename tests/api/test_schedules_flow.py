@@ -311,3 +311,24 @@ async def test_a_deadline_longer_than_a_run_takes_is_refused_at_definition(world
         DefinitionError, match=rf"schedules\.greet\.deadline_ms must be at most {MAX_DEADLINE_MS}"
     ):
         definition(code(deadline_ms=MAX_DEADLINE_MS + 1))
+
+
+async def test_an_input_function_answering_what_a_run_could_not_hold_records_the_error_and_starts_nothing(
+    tmp_path: Path, clock: SteppedClock
+) -> None:
+    schedules = {
+        "greet": {"flow": "greetings", "input": lambda at: {"names": ["a"], "n": 2**64}, "every_ms": MIN}
+    }
+    built = World(tmp_path, clock, definition(schedules))
+    try:
+        await scheduler(built).host.sync(0)
+        await fire_at(built, T0 + MIN)
+        greet = await view(built)
+        assert runs(built) == {}
+        assert greet["next_run_at"] == T0 + 2 * MIN
+        assert greet["last_error"].startswith("InvalidScheduleError: input.n must be an integer between"), (
+            greet
+        )
+        assert greet["last_error"].endswith("(the input function of schedule greet answered it)")
+    finally:
+        await built.aclose()

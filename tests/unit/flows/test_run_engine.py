@@ -61,6 +61,11 @@ def badfan(f: FlowBuilder[dict[str, Any]]) -> None:
     f.node("other", Echo, input=lambda run, deps: {"no": complex(1, 2)})  # no JSON form
 
 
+@flow("badsub", dict)
+def badsub(f: FlowBuilder[dict[str, Any]]) -> None:
+    f.subflow("sub", leafy, input=lambda run, deps: {"n": float("inf")})  # POST /api/runs refuses it
+
+
 class Ids:
     def __init__(self) -> None:
         self.made = 0
@@ -79,7 +84,7 @@ def sql() -> Iterator[SqlStorage]:
 def engine_on(sql: SqlStorage, clock: FixedClock, ids: Ids | None = None) -> RunEngine:
     return RunEngine(
         sql,
-        flows={"shape": shape.spec, "leafy": leafy.spec, "badfan": badfan.spec},
+        flows={"shape": shape.spec, "leafy": leafy.spec, "badfan": badfan.spec, "badsub": badsub.spec},
         settings=RunSettings(),
         shards_of=lambda binding: 1,
         clock=clock,
@@ -237,6 +242,18 @@ def test_mapping_answers_that_cannot_make_a_job_fail_their_node_with_the_reason(
     assert failed["each"] == ("FAILED", "fan-out failed: concurrency_key must be a string, got complex")
     assert failed["other"][0] == "FAILED"
     assert failed["other"][1] == "input failed: TypeError: Encoding objects of type complex is unsupported"
+
+
+def test_a_child_input_a_run_could_not_hold_fails_its_node_and_starts_no_child(sql: SqlStorage) -> None:
+    engine = engine_on(sql, FixedClock(0))
+    engine.start(StartRun(run_id="badsub:r", flow="badsub", input_json="{}"))
+    assert tick(engine) == {}
+    node = engine.store.node("sub")
+    assert node is not None
+    assert node.state == "FAILED"
+    assert node.error is not None
+    assert node.error.startswith("input failed: input.n must be a finite number")
+    assert node.child_run_id is None  # it was started with the input sent as null
 
 
 def test_the_host_holds_no_sql_of_its_own() -> None:

@@ -35,6 +35,7 @@ import msgspec
 from tsumugi_core.exceptions import InvalidFieldError
 from tsumugi_core.flow_spec import MAX_DEADLINE_MS
 from tsumugi_core.ids import InvalidJobIdError, InvalidRunIdError, format_job_id, format_run_id
+from tsumugi_core.json_path import InvalidValueError
 from tsumugi_core.options import (
     Backoff,
     EnqueueItem,
@@ -42,6 +43,7 @@ from tsumugi_core.options import (
     Guarantee,
     validate_enqueue,
 )
+from tsumugi_core.portable import check_portable
 from tsumugi_core.schedule_timing import InvalidTimingError, Timing, validate_timing
 from tsumugi_core.sharding import resolve_shard
 
@@ -190,6 +192,13 @@ def _validate_flow_target(spec: ScheduleSpec, flows: Collection[str] | None) -> 
             raise InvalidScheduleError(
                 option, "is not allowed with a flow: the flow's nodes set their options"
             )
+    if not spec.payload_from_code:
+        try:
+            check_portable(spec.payload)  # each occurrence's run input, checked as at POST /api/runs
+        except InvalidValueError as exc:
+            raise InvalidScheduleError(exc.path("input"), exc.rule) from None
+        except TypeError as exc:
+            raise InvalidScheduleError("input", f"must be JSON-serialisable: {exc}") from None
     try:
         format_run_id(flow, f"{spec.name}-0")
     except InvalidRunIdError as exc:

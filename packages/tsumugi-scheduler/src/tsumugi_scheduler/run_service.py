@@ -16,6 +16,7 @@ from tsumugi_core.ids import InvalidRunIdError, format_run_id, parse_run_id
 from tsumugi_core.json_path import InvalidValueError
 from tsumugi_core.json_schema import Check, SchemaError, compile_schema
 from tsumugi_core.options import MAX_PAYLOAD_BYTES
+from tsumugi_core.portable import check_portable
 from tsumugi_scheduler.definition import TsumugiDefinition
 from tsumugi_scheduler.timing import entropy
 from tsumugi_scheduler.wire import integral
@@ -117,6 +118,10 @@ async def start_run(env: Any, definition: TsumugiDefinition, body: Mapping[str, 
         check_deadline_ms(deadline)
     except InvalidFlowError as exc:
         raise RunStartError(str(exc).rpartition(":")[0]) from None
+    try:
+        check_portable(body["input"])  # as for a job's payload (ADR-0077): 1e400 would be stored as null
+    except InvalidValueError as exc:
+        raise RunInputError(exc.path("input"), exc.rule) from None
     input_json = msgspec.json.encode(body["input"]).decode()
     size = len(input_json.encode())
     if size > MAX_PAYLOAD_BYTES:  # the rule of a job's payload: a run's input is stored and sent the same way

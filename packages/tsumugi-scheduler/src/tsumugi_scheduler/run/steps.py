@@ -22,7 +22,9 @@ from tsumugi_core.flow_advance import Decision, fan_out_summary
 from tsumugi_core.flow_ids import child_run_id, node_job_id
 from tsumugi_core.flow_spec import MAX_NODE_ID_CHARS, FlowSpec, NodeSpec, node_key_problem
 from tsumugi_core.ids import InvalidRunIdError
+from tsumugi_core.json_path import InvalidValueError
 from tsumugi_core.options import MAX_PAYLOAD_BYTES
+from tsumugi_core.portable import check_portable
 from tsumugi_scheduler.run.rows import NodeRow, RunRow
 from tsumugi_scheduler.run.sql_store import SqlRunStore
 
@@ -258,7 +260,11 @@ class Steps:
             return
         try:
             child_input = None if definition.input is None else definition.input(self._input, self._deps(row))
+            check_portable(child_input)  # a run's input, checked as at POST /api/runs
             child_json = _job_json(child_input, {})["payload"]
+        except InvalidValueError as exc:
+            self._fail(node_id, f"input failed: {exc.path('input')} {exc.rule}")
+            return
         except _InputError as exc:
             self._fail(node_id, f"input failed: {exc}")
             return

@@ -28,7 +28,9 @@ from typing import Any, Final
 import msgspec
 
 from tsumugi_core.exceptions import NotConfiguredError
+from tsumugi_core.json_path import InvalidValueError
 from tsumugi_core.options import EnqueueItem, EnqueueValidationError
+from tsumugi_core.portable import check_portable
 from tsumugi_core.schedule_plan import (
     Delete,
     Fire,
@@ -524,7 +526,10 @@ class SchedulerHost:
                     raise NotConfiguredError(
                         "RUN binding is not configured, add the Run DO binding to wrangler"
                     )
-                run_input = msgspec.json.encode(await self._payload(row, at)).decode()
+                value = await self._payload(row, at)
+                if row.spec.payload_from_code:  # a stored input was checked when the schedule was saved
+                    _check_run_input(row.name, value)
+                run_input = msgspec.json.encode(value).decode()
                 await runs.getByName(run_id).start(
                     run_id, row.spec.flow, run_input, row.spec.deadline_ms, None, 0
                 )
@@ -537,3 +542,13 @@ class SchedulerHost:
 
 def _following(row: DueRow, now: int) -> int:
     return next_after(row.spec.timing, row.next_run_at, now)
+
+
+def _check_run_input(name: str, value: Any) -> None:
+    """Refuse an input from the code's function that POST /api/runs would refuse (ADR-0077): never sent as null."""
+    try:
+        check_portable(value)
+    except InvalidValueError as exc:
+        raise InvalidScheduleError(
+            exc.path("input"), f"{exc.rule} (the input function of schedule {name} answered it)"
+        ) from None
