@@ -188,3 +188,16 @@ class TestReadsAndMutations:
         scheduler.answers["retry"] = ["ok"]
         with pytest.raises(TsumugiClientError, match="malformed value"):
             await client.retry(env, "MAIL#0:abc")
+
+
+def test_a_run_controls_refusal_keeps_the_schedulers_reason_when_it_gives_one() -> None:
+    from tsumugi_client._runs import run_control
+
+    why = "run leafy:c is the subflow of node sub of run shape:r: resume that run to run it again"
+    with pytest.raises(TsumugiClientError) as told:
+        run_control({"ok": False, "reason": "invalid-state", "error": why}, "leafy:c")
+    assert (told.value.status, told.value.reason) == (409, "invalid-state")
+    assert why in str(told.value)
+    with pytest.raises(TsumugiClientError) as plain:
+        run_control({"ok": False, "reason": "invalid-state"}, "leafy:c")
+    assert "resume that run" not in str(plain.value)

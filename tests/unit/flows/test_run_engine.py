@@ -221,6 +221,25 @@ def test_a_resumed_stalled_at_most_once_node_starts_no_earlier_than_its_hold(sql
     assert [(j.node_id, j.item["runAt"], j.item["id"] != job) for j in plan.jobs] == [("x", 900_000, True)]
 
 
+def test_a_subflows_run_is_resumed_only_through_its_parent(sql: SqlStorage) -> None:
+    engine = engine_on(sql, FixedClock(0))
+    parent = ParentLink(run_id="shape:r", node_id="sub")
+    engine.start(StartRun(run_id="leafy:c", flow="leafy", input_json="{}", parent=parent, depth=1))
+    job = tick(engine)["x"]
+    finish(engine, {"x": job}, state="FAILED")
+    tick(engine)
+    assert engine.state() == "FAILED"
+    # The parent's node already FAILED with it, and resuming the parent starts a new child: alone, this one
+    # would do the work again and leave its parent FAILED on a child that COMPLETED.
+    answer = engine.retry()
+    assert (answer.ok, answer.reason) == (False, "invalid-state")
+    assert (
+        answer.error
+        == "run leafy:c is the subflow of node sub of run shape:r: resume that run to run it again"
+    )
+    assert engine.state() == "FAILED"
+
+
 def test_a_start_the_child_refuses_fails_its_node_and_the_run_settles(sql: SqlStorage) -> None:
     engine = engine_on(sql, FixedClock(0))
     engine.start(StartRun(run_id="shape:r", flow="shape", input_json='{"n": 1, "items": []}'))

@@ -144,7 +144,10 @@ def run_control(answer: Any, run_id: str) -> None:
         return
     if said.get("reason") == "gone":
         raise TsumugiClientError(410, f"{RUN_GONE_MESSAGE} ({run_id})", reason="gone")
-    raise TsumugiClientError(409, INVALID_STATE_MESSAGE, reason="invalid-state")
+    error = said.get("error")  # why, when the scheduler says more than the reason (a subflow's run)
+    raise TsumugiClientError(
+        409, error if isinstance(error, str) and error else INVALID_STATE_MESSAGE, reason="invalid-state"
+    )
 
 
 def started_run_id(answer: Any) -> str:

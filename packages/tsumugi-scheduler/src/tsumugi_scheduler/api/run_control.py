@@ -50,7 +50,9 @@ def _answer(answer: dict[str, Any]) -> Response:
         return json_response(200, {"ok": True})
     if answer.get("reason") == "gone":
         raise ApiError(410, {"ok": False, "reason": "gone", "error": GONE_RUN})
-    raise ApiError(409, {"ok": False, "reason": "invalid-state", "error": INVALID_STATE})
+    raise ApiError(
+        409, {"ok": False, "reason": "invalid-state", "error": str(answer.get("error") or INVALID_STATE)}
+    )
 
 
 async def _control(request: Request, action: str) -> Response:

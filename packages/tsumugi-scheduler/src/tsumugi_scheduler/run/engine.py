@@ -351,6 +351,17 @@ class RunEngine:
             return ControlAnswer(ok=False, reason="gone")
         if run.state != "FAILED":
             return ControlAnswer(ok=False, reason="invalid-state")
+        if run.parent_run_id is not None:
+            # Its parent's node already ended with it, and a resumed parent starts a new child: run alone, the
+            # work would be done twice and the parent would stay FAILED on a child that COMPLETED.
+            return ControlAnswer(
+                ok=False,
+                reason="invalid-state",
+                error=(
+                    f"run {run.id} is the subflow of node {run.parent_node_id} of run {run.parent_run_id}: "
+                    "resume that run to run it again"
+                ),
+            )
         now = self._clock.now_ms()
 
         def write() -> None:

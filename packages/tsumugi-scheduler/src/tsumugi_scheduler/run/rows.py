@@ -141,6 +141,8 @@ class ControlAnswer(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=Tru
 
     ok: bool
     reason: Literal["gone", "invalid-state"] | None = None
+    error: str | None = None
+    """Why, when the generic words of ``reason`` would not say it (a child run resumed on its own)."""
 
 
 class JobStart(msgspec.Struct, frozen=True, kw_only=True):
