@@ -5,7 +5,15 @@ Source: docs/reference/original.md §3.11.
 
 from __future__ import annotations
 
-from tsumugi_core.flow_advance import NodeView, advance, fan_out_summary, progress, run_state, waiting_on
+from tsumugi_core.flow_advance import (
+    NodeView,
+    advance,
+    container_summary,
+    fan_out_summary,
+    progress,
+    run_state,
+    waiting_on,
+)
 
 
 def _d(nodes: list[NodeView], cancelling: bool = False, expired: bool = False) -> list[tuple[str, str]]:
@@ -67,6 +75,19 @@ def test_a_failed_spawned_child_fails_its_parent_for_downstream_gating() -> None
     assert _d(nodes) == []  # the parent waits for its spawned child
     nodes[1] = NodeView(id="p:c", state="FAILED", parent="p", origin="spawn")
     assert _d(nodes) == [("skip", "d")]
+
+
+def test_a_fan_out_child_whose_spawned_child_failed_counts_as_failed_in_the_summary() -> None:
+    nodes = [
+        NodeView(id="f", state="RUNNING", container=True),
+        NodeView(id="f:0", state="COMPLETED", parent="f", origin="fanOut"),
+        NodeView(id="f:0:bad", state="FAILED", parent="f:0", origin="spawn"),
+        NodeView(id="f:1", state="COMPLETED", parent="f", origin="fanOut"),
+        NodeView(id="f:1:ok", state="COMPLETED", parent="f:1", origin="spawn"),
+        NodeView(id="f:2", state="STALLED", parent="f", origin="fanOut"),
+    ]
+    assert _d(nodes) == [("aggregate", "f")]
+    assert container_summary(nodes, "f") == {"total": 3, "succeeded": 1, "failed": 2}
 
 
 def test_halting_cancels_unstarted_and_scheduled_nodes_and_running_subflows() -> None:

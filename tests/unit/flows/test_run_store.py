@@ -208,7 +208,7 @@ def test_nodes_by_id_reads_only_the_columns_asked_for(sql: CountingSql) -> None:
         store.nodes_by_id(["each:1"], ("colour",))
 
 
-def test_the_fan_out_summary_counts_children_by_state(sql: CountingSql) -> None:
+def test_the_childrens_views_and_the_failed_ones_are_read(sql: CountingSql) -> None:
     store = opened(sql)
     store.insert_nodes(children(4), SHARED)
     store.patch_nodes(
@@ -219,7 +219,8 @@ def test_the_fan_out_summary_counts_children_by_state(sql: CountingSql) -> None:
             "each:3": {"state": "STALLED"},
         }
     )
-    assert dict(store.children_states("each")) == {"COMPLETED": 2, "FAILED": 1, "STALLED": 1}
+    states = {v.id: v.state for v in store.views() if v.parent == "each"}
+    assert states == {"each:0": "COMPLETED", "each:1": "COMPLETED", "each:2": "FAILED", "each:3": "STALLED"}
     assert store.failed(1) == [NodeRow(id="each:2", error=None)]
 
 

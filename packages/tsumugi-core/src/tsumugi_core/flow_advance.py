@@ -30,6 +30,7 @@ __all__ = [
     "NodeView",
     "Progress",
     "advance",
+    "container_summary",
     "fan_out_summary",
     "progress",
     "run_state",
@@ -168,6 +169,18 @@ def fan_out_summary(children_states: Iterable[str]) -> dict[str, int]:
     states = list(children_states)
     succeeded = sum(1 for s in states if s == "COMPLETED")
     return {"total": len(states), "succeeded": succeeded, "failed": len(states) - succeeded}
+
+
+def container_summary(nodes: Sequence[NodeView], container_id: str) -> dict[str, int]:
+    """The result of the container ``container_id`` (`fan_out_summary`) over the run's ``nodes``.
+
+    A child counts as succeeded only when it COMPLETED and every child it spawned succeeded too: a failed
+    spawn fails its fan-out child as it fails a static node (a count of the children's own states said
+    ``failed: 0``).
+    """
+    tree = _Tree(nodes)
+    children = tree.children.get(container_id, ())
+    return fan_out_summary("COMPLETED" if tree.succeeded(child) else "FAILED" for child in children)
 
 
 def progress(states: Iterable[str]) -> Progress:

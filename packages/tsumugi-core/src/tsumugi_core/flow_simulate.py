@@ -23,7 +23,7 @@ from typing import Any, Final
 import msgspec
 
 from tsumugi_core.exceptions import TsumugiError
-from tsumugi_core.flow_advance import NodeView, advance, fan_out_summary, run_state
+from tsumugi_core.flow_advance import NodeView, advance, container_summary, run_state
 from tsumugi_core.flow_spec import FlowSpec, NodeKind, NodeSpec
 
 __all__ = [
@@ -143,8 +143,8 @@ class _Simulator:
         if kind == "skip":
             self.settle(node, "SKIPPED", None)
         elif kind == "aggregate":
-            children = [n.view.state for n in self.nodes.values() if n.view.parent == node.view.id]
-            self.settle(node, "COMPLETED", fan_out_summary(children))
+            views = [n.view for n in self.nodes.values()]
+            self.settle(node, "COMPLETED", container_summary(views, node.view.id))
         elif kind == "expand" and definition is not None:
             self.expand(node, definition)
         elif kind == "startRun":

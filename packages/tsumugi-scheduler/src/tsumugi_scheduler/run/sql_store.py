@@ -15,7 +15,6 @@ older than the change that named it, so the outbox ``seq`` orders the read model
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final, Literal, TypeVar
 
@@ -203,11 +202,6 @@ class SqlRunStore:
             f"SELECT id, error FROM node WHERE state IN ({marks}) ORDER BY seq, id LIMIT ?", limit
         )
         return [_node(r) for r in rows]
-
-    def children_states(self, parent: str) -> Counter[str]:
-        """How many of ``parent``'s children are in each state."""
-        rows = self.sql.exec("SELECT state, COUNT(*) AS n FROM node WHERE parent = ? GROUP BY state", parent)
-        return Counter({str(r["state"]): int(r["n"]) for r in rows})
 
     def decisive(self, node_ids: Iterable[str]) -> bool:
         """True when the endings of ``node_ids`` may let a decision fall due: one is not a child, or it was

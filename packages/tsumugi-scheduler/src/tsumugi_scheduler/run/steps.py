@@ -18,7 +18,7 @@ from typing import Any, cast
 import msgspec
 
 from tsumugi_core.exceptions import TsumugiError
-from tsumugi_core.flow_advance import Decision, fan_out_summary
+from tsumugi_core.flow_advance import Decision, container_summary
 from tsumugi_core.flow_ids import child_run_id, node_job_id
 from tsumugi_core.flow_spec import MAX_NODE_ID_CHARS, FlowSpec, NodeSpec, node_key_problem
 from tsumugi_core.ids import InvalidRunIdError
@@ -204,7 +204,7 @@ class Steps:
         self._set(
             row.id,
             state="COMPLETED",
-            result=_json(fan_out_summary(self.store.children_states(row.id).elements())),
+            result=_json(container_summary(self.store.views(), row.id)),
         )
 
     def _cancel(self, row: NodeRow) -> None:
