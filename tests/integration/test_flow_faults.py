@@ -174,6 +174,28 @@ async def test_item5_resume_holds_an_at_most_once_node_whose_attempt_may_still_r
     assert (state, nodes["once"], len(fixture_module.RUNS)) == final
 
 
+async def test_a_resumed_at_most_once_nodes_step_that_began_is_never_run_again(
+    runs: Runs, clock: VirtualClock, fixture_module: Any
+) -> None:
+    # The node's job STALLED inside its step "work" (the outcome unknown). The resume gives the node a new job,
+    # which takes the old job's steps (ADR-0176): it ran the step a second time.
+    await runs.start("stallstep:s", {})
+    for _ in range(60):
+        await clock.advance(500)
+        if (await runs.read("stallstep:s"))[0]["state"] == "FAILED":
+            break
+    _, nodes = await runs.read("stallstep:s")
+    stalled_job = nodes["once"]["job_id"]
+    assert nodes["once"]["state"] == "STALLED"
+    assert await runs.stub("stallstep:s").retry() == {"ok": True}
+    await clock.advance(18 * 60_000)  # past the stalled attempt's hard end, when the new job may start
+    run, nodes = await runs.read("stallstep:s")
+    assert len(fixture_module.RUNS) == 1, fixture_module.RUNS
+    assert nodes["once"]["job_id"] != stalled_job
+    assert (run["state"], nodes["once"]["state"]) == ("FAILED", "FAILED")
+    assert "StepOutcomeUnknownError: step work of at-most-once job" in nodes["once"]["error"]
+
+
 async def test_item6_a_nodes_job_is_not_retried_behind_its_runs_back(
     runs: Runs, clock: VirtualClock, fixture_module: Any
 ) -> None:

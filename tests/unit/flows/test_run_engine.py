@@ -219,6 +219,26 @@ def test_a_resumed_stalled_at_most_once_node_starts_no_earlier_than_its_hold(sql
     plan = engine.plan_tick()
     assert plan is not None
     assert [(j.node_id, j.item["runAt"], j.item["id"] != job) for j in plan.jobs] == [("x", 900_000, True)]
+    assert plan.jobs[0].steps_from == job  # the new job takes the stalled job's steps first (ADR-0176)
+
+
+def test_each_resume_passes_the_steps_on_from_the_job_before(sql: SqlStorage) -> None:
+    engine = engine_on(sql, FixedClock(0))
+    engine.start(StartRun(run_id="leafy:r", flow="leafy", input_json="{}"))
+    first = tick(engine)["x"]
+    finish(engine, {"x": first}, state="FAILED")
+    tick(engine)
+    assert engine.retry().ok
+    second = engine.plan_tick()
+    assert second is not None
+    assert [(j.item["id"] != first, j.steps_from) for j in second.jobs] == [(True, first)]
+    engine.finish_tick(second, TickOutcome(sent=["x"]))
+    finish(engine, {"x": str(second.jobs[0].item["id"])}, state="FAILED")
+    tick(engine)
+    assert engine.retry().ok
+    third = engine.plan_tick()
+    assert third is not None
+    assert [j.steps_from for j in third.jobs] == [second.jobs[0].item["id"]]
 
 
 def test_a_subflows_run_is_resumed_only_through_its_parent(sql: SqlStorage) -> None:

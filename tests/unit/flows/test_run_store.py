@@ -111,6 +111,7 @@ def test_a_thousand_children_are_inserted_started_and_finished_in_a_handful_of_s
         "scheduled_at": 6,
         "finished_at": 7,
         "hold_until": None,
+        "steps_from": None,
     }
     assert len(store.outbox(5_000)) == 1_000
 

@@ -117,6 +117,10 @@ class JobShardMethods(_Mixin):
         """A running attempt's step command, JSON text in and out (ADR-0144)."""
         return await self.host.step(name, job_id, attempt, command)
 
+    async def inherit_steps(self, name: str, job_id: str, from_job_id: str) -> int:
+        """A resumed run node's new job takes its old job's steps before it is enqueued (ADR-0176)."""
+        return await self.host.inherit_steps(name, job_id, from_job_id)
+
     async def deliver_events(self, name: str, deliveries: Any) -> list[bool]:
         """Events for jobs of this shard that wait for them (ADR-0146)."""
         return await self.host.deliver_events(name, _runtime.plain(deliveries))

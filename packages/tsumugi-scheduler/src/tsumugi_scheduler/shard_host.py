@@ -464,6 +464,10 @@ class JobShardHost:
         answer = await self._command(name, lambda e: e.step(job_id, int(attempt), decoded))
         return msgspec.json.encode(answer).decode()
 
+    async def inherit_steps(self, name: str, job_id: str, from_job_id: str) -> int:
+        """Give the at-most-once job ``job_id``, not stored yet, the steps of ``from_job_id`` (ADR-0176)."""
+        return await self._command(name, lambda e: e.inherit_steps(str(job_id), str(from_job_id)))
+
     async def deliver_events(self, name: str, deliveries: Any) -> list[bool]:
         """Store events for waiting jobs (``{"jobId", "step", "event"}`` each, event as JSON text); one answer
         each: whether it reached a wait that was still open (ADR-0146)."""

@@ -366,21 +366,24 @@ class RunEngine:
 
         def write() -> None:
             steps = resume_steps(store.views(), store.refused())
-            rows = store.nodes_by_id((s.node_id for s in steps), ("gen",))
+            rows = store.nodes_by_id((s.node_id for s in steps), ("gen", "job_id", "steps_from"))
             patches: dict[str, dict[str, Any]] = {}
             for step in steps:
                 cleared = {"error": None, "result": None, "sent": 0, "finished_at": None, "updated_at": now}
                 if step.kind == "reopen":  # keeps its children and when it expanded: it sums them again
                     patches[step.node_id] = {**cleared, "state": "RUNNING"}
                 else:
-                    gen = rows[step.node_id].gen + 1
+                    row = rows[step.node_id]
                     patches[step.node_id] = {
                         **cleared,
                         "state": "PENDING",
                         "job_id": None,
                         "child_run_id": None,
-                        "gen": gen,
+                        "gen": row.gen + 1,
                         "scheduled_at": None,
+                        # Its new job starts from the old job's stored steps: an at-most-once step that began
+                        # is never run again, as under a retry of that job (ADR-0176).
+                        "steps_from": row.job_id or row.steps_from,
                     }
             store.patch_nodes(patches)
             deadline_ms = run.deadline_ms
@@ -491,7 +494,7 @@ class RunEngine:
                 "nodeId": node.id,
                 "partitionKey": run.id,
             }
-            jobs.append(JobStart(node_id=node.id, item=item))
+            jobs.append(JobStart(node_id=node.id, item=item, steps_from=node.steps_from))
         return jobs, children
 
     def _fail_removed_flow(self, run: RunRow, now: int) -> None:

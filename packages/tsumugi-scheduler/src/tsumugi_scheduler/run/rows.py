@@ -78,6 +78,7 @@ class NodeRow(msgspec.Struct, frozen=True, kw_only=True):
     scheduled_at: int | None = None
     finished_at: int | None = None
     hold_until: int | None = None
+    steps_from: str | None = None
 
 
 class ParentLink(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
@@ -150,6 +151,8 @@ class JobStart(msgspec.Struct, frozen=True, kw_only=True):
 
     node_id: str
     item: dict[str, Any]
+    steps_from: str | None = None
+    """The job whose stored steps the new job takes before it is enqueued (a resumed node, ADR-0176)."""
 
 
 class ChildStart(msgspec.Struct, frozen=True, kw_only=True):

@@ -55,12 +55,14 @@ NODE_COLUMNS: Final = (
     "scheduled_at",
     "finished_at",
     "hold_until",
+    "steps_from",
 )
 """``gen`` counts the node's resumes (its job id is derived from run, node and gen); ``sent`` is 1 once its
 job was enqueued or its child run started, so a start interrupted by a crash is sent again; ``scheduled_at`` /
 ``finished_at`` are when it was last scheduled and when it ended (the run waterfall's bars, ADR-0094);
 ``hold_until`` is when a STALLED at-most-once job's last attempt can no longer run (its shard's hold, ADR-0051):
-a resume starts the node's new job no earlier (ADR-0116). A child whose payload was refused when it was made
+a resume starts the node's new job no earlier (ADR-0116); ``steps_from`` is the job a resumed node's new job
+takes its stored steps from (an at-most-once job's steps are never run again, ADR-0176). A child whose payload was refused when it was made
 holds a NULL ``payload`` (every other child holds JSON text)."""
 
 DDL: Final = (
@@ -76,7 +78,8 @@ DDL: Final = (
         parent TEXT, origin TEXT NOT NULL, after TEXT NOT NULL, payload TEXT, options TEXT, job_id TEXT,
         subflow TEXT, child_run_id TEXT, result TEXT, error TEXT, seq INTEGER NOT NULL,
         gen INTEGER NOT NULL DEFAULT 0, sent INTEGER NOT NULL DEFAULT 0, created_at INTEGER NOT NULL,
-        updated_at INTEGER NOT NULL, scheduled_at INTEGER, finished_at INTEGER, hold_until INTEGER)""",
+        updated_at INTEGER NOT NULL, scheduled_at INTEGER, finished_at INTEGER, hold_until INTEGER,
+        steps_from TEXT)""",
     "CREATE INDEX IF NOT EXISTS node_parent ON node(parent)",
     "CREATE INDEX IF NOT EXISTS node_state ON node(state)",
     "CREATE INDEX IF NOT EXISTS node_seq ON node(seq, id)",
@@ -90,7 +93,8 @@ def upgrade(sql: Any) -> None:
 
     Outbox rows once carried each change's snapshot (``run_outbox.snapshot``); the projection now reads the
     rows it names as they are, so the column goes and its rows stay (they still name what to project). Nodes
-    gained ``scheduled_at`` / ``finished_at`` (NULL for what happened before), then ``hold_until``; the run
+    gained ``scheduled_at`` / ``finished_at`` (NULL for what happened before), then ``hold_until``, then
+    ``steps_from``; the run
     gained ``nonce`` (the engine draws one for a run stored without it, ADR-0115).
     """
     if _has(sql, "run_outbox", "snapshot"):
@@ -100,6 +104,8 @@ def upgrade(sql: Any) -> None:
         sql.exec("ALTER TABLE node ADD COLUMN finished_at INTEGER")
     if not _has(sql, "node", "hold_until"):
         sql.exec("ALTER TABLE node ADD COLUMN hold_until INTEGER")
+    if not _has(sql, "node", "steps_from"):
+        sql.exec("ALTER TABLE node ADD COLUMN steps_from TEXT")
     if not _has(sql, "run", "nonce"):
         sql.exec("ALTER TABLE run ADD COLUMN nonce TEXT")
 

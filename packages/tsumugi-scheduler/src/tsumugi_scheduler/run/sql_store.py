@@ -229,11 +229,12 @@ class SqlRunStore:
 
     def unsent(self) -> list[NodeRow]:
         """Nodes whose job or child run was decided but not yet confirmed sent (``id``, ``binding``,
-        ``payload``, ``options``, ``job_id``, ``child_run_id``, ``hold_until``)."""
+        ``payload``, ``options``, ``job_id``, ``child_run_id``, ``hold_until``, ``steps_from``)."""
         return [
             _node(r)
             for r in self.sql.exec(
-                "SELECT id, binding, payload, options, job_id, child_run_id, hold_until FROM node WHERE sent = 0 AND"
+                "SELECT id, binding, payload, options, job_id, child_run_id, hold_until, steps_from FROM node"
+                " WHERE sent = 0 AND"
                 " ((state = 'SCHEDULED' AND job_id IS NOT NULL) OR (state = 'RUNNING' AND child_run_id IS NOT NULL))"
                 " ORDER BY seq, id"
             ).toArray()

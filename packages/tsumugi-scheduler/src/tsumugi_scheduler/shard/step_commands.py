@@ -20,7 +20,7 @@ import msgspec
 
 from tsumugi_core.clock import Clock
 from tsumugi_core.exceptions import TsumugiError
-from tsumugi_core.options import MAX_SAFE_INTEGER
+from tsumugi_core.options import MAX_SAFE_INTEGER, Guarantee
 from tsumugi_core.states import ACTIVE_STATES, JobState
 from tsumugi_core.steps import MAX_STEP_RESULT_BYTES, MAX_STEPS_PER_JOB, StepAnswer, StepCommand, StepView
 from tsumugi_scheduler.shard.changes import NoticeWriter, transition
@@ -155,6 +155,25 @@ class StepCommands:
             silence = min(silence, job.cancel_requested_at)  # a step never postpones a cancel
         values: dict[str, Any] = {"heartbeat_at": now, "silence_at": silence}
         self._store.write(JobChange(job_id=job.id, expect_state=job.state, values=values))
+
+    def inherit_steps(self, job_id: str, from_job_id: str) -> int:
+        """Before the at-most-once job ``job_id`` is stored, give it the steps ``from_job_id`` began or finished.
+
+        A resumed run node's new job (ADR-0176): as under a retry of the old job, a step that began is never run
+        again (StepOutcomeUnknownError) and a finished one answers its stored result. Only an at-most-once
+        ``from_job_id`` passes its steps on, and only to a job not stored yet (a repeated call, after the job
+        was stored and may have run, changes nothing). Answers how many steps ``job_id`` holds.
+        """
+
+        def run() -> int:
+            if self._store.job(job_id) is not None:
+                return self._steps.count(job_id)
+            old = self._store.job(from_job_id)
+            if old is None or old.guarantee != Guarantee.AT_MOST_ONCE:
+                return 0
+            return self._steps.inherit(job_id, from_job_id)
+
+        return self._store.atomically(run)
 
     def steps_of(self, job_id: str) -> list[StepRow]:
         """The stored steps of a job (for its detail), in the order they started."""

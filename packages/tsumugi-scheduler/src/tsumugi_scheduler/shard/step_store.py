@@ -41,6 +41,16 @@ class StepStore:
         ).toArray()
         return msgspec.convert(rows[0], StepRow) if rows else None
 
+    def inherit(self, job_id: str, from_job_id: str) -> int:
+        """Give ``job_id`` the steps ``from_job_id`` began or finished (not its waits); how many were copied."""
+        self._sql.exec(
+            f"INSERT INTO step ({_COLUMNS}) SELECT ?, {_COLUMNS.partition(', ')[2]} FROM step"
+            " WHERE job_id = ? AND state IN ('started', 'done') ON CONFLICT (job_id, name) DO NOTHING",
+            job_id,
+            from_job_id,
+        )
+        return self.count(job_id)
+
     def count(self, job_id: str) -> int:
         """How many steps ``job_id`` stores."""
         return int(self._sql.exec("SELECT COUNT(*) AS n FROM step WHERE job_id = ?", job_id).one()["n"])
