@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from jsemu.builtins import OBJECT_FROM_ENTRIES
 from jsemu.core import (
     MAX_SAFE_INTEGER,
     UNDEFINED,
@@ -56,8 +57,6 @@ class _ToJs:
         default_converter: Callable[..., Any] | None,
         eager_converter: Callable[..., Any] | None,
     ) -> None:
-        from jsemu.builtins import OBJECT_FROM_ENTRIES
-
         self.pyproxies = pyproxies
         self.create_pyproxies = create_pyproxies
         self.dict_converter = dict_converter

@@ -17,6 +17,7 @@ Sources: pyodide.org "Type translations" (0.28), Pyodide's ``src/core/python2js.
 
 from __future__ import annotations
 
+import functools
 import keyword
 from collections.abc import Callable, Iterator
 from typing import Any, ClassVar, Final
@@ -117,9 +118,14 @@ def to_python(value: Any) -> Any:
         return int(value)
     if kind is PyProxy:
         return value.unwrap_for_python()
-    if getattr(kind, "crosses_as_exception", False):
+    if kind in _EXCEPTION_KINDS:
         return value.as_exception()  # an Error object: Pyodide's proxy of it is a JsException
     return value
+
+
+_EXCEPTION_KINDS: set[type] = set()
+"""The proxy classes whose objects cross into Python as a JsException (``crosses_as_exception``), noted as each
+class is made: `to_python` asks every object, and a set answers faster than a failed class attribute lookup."""
 
 
 def to_js_implicit(value: Any, borrowed: list[PyProxy] | None = None) -> Any:
@@ -233,6 +239,8 @@ class JsProxy:
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         _named_as_pyodide_names_it(cls)
+        if getattr(cls, "crosses_as_exception", False):
+            _EXCEPTION_KINDS.add(cls)
 
     # -- the JS side -------------------------------------------------------------------------------------
     def _js_get(self, name: str) -> Any:
@@ -289,9 +297,7 @@ class JsProxy:
 
     def to_py(self, *, depth: int = -1, default_converter: Callable[..., Any] | None = None) -> Any:
         """Convert deeply (objects to ``dict``, arrays to ``list``, ...); see `jsemu.convert.to_py`."""
-        from jsemu.convert import to_py
-
-        return to_py(self, depth=depth, default_converter=default_converter)
+        return _deep_to_py()(self, depth=depth, default_converter=default_converter)
 
     def as_object_map(self) -> Any:
         """The object's own properties as a mutable mapping (``JsProxy.as_object_map``)."""
@@ -325,6 +331,15 @@ class JsProxy:
 
     def __bool__(self) -> bool:
         return True
+
+
+@functools.cache
+def _deep_to_py() -> Callable[..., Any]:
+    """`jsemu.convert.to_py`, imported at the first call (that module imports this one), then kept: an import
+    statement in `JsProxy.to_py` itself would cost more than most conversions."""
+    from jsemu.convert import to_py
+
+    return to_py
 
 
 def _js_name(name: str) -> str:
