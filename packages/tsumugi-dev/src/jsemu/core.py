@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import functools
 import keyword
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, ClassVar, Final
 
 __all__ = [
@@ -262,7 +262,7 @@ class JsProxy:
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__") and name.endswith("__"):
             raise AttributeError(name)
-        value = self._js_get(_js_name(name))
+        value = self._js_get(_js_name(name) if name.endswith("_") else name)  # `_js_name`, its call saved
         if value is MISSING:
             raise AttributeError(name)
         return to_python(value)
@@ -437,11 +437,7 @@ class JsCallable(JsProxy):
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         borrowed: list[PyProxy] = []
-        js_args = [to_js_implicit(arg, borrowed) for arg in args]
-        if kwargs:
-            from jsemu.objects import JsObject
-
-            js_args.append(JsObject({key: to_js_implicit(v, borrowed) for key, v in kwargs.items()}))
+        js_args = _js_arguments(args, kwargs, borrowed)
         result = None
         try:
             result = self._fn(*js_args)
@@ -454,11 +450,7 @@ class JsCallable(JsProxy):
         if self._construct is None:
             raise js_error("TypeError", f"{self.js_name} is not a constructor")
         borrowed: list[PyProxy] = []
-        js_args = [to_js_implicit(arg, borrowed) for arg in args]
-        if kwargs:
-            from jsemu.objects import JsObject
-
-            js_args.append(JsObject({key: to_js_implicit(v, borrowed) for key, v in kwargs.items()}))
+        js_args = _js_arguments(args, kwargs, borrowed)
         result = None
         try:
             result = self._construct(*js_args)
@@ -471,6 +463,28 @@ class JsCallable(JsProxy):
         if self._construct is None:
             raise js_error("TypeError", f"{self.js_name} is not a constructor")
         return self._construct(*args)
+
+
+def _js_arguments(args: tuple[Any, ...], kwargs: dict[str, Any], borrowed: list[PyProxy]) -> Sequence[Any]:
+    """A Python call's arguments as the JS function receives them (keyword arguments: one trailing object)."""
+    if not kwargs:
+        for arg in args:
+            kind = type(arg)
+            if not (
+                kind is str
+                or kind is float
+                or kind is bool
+                or (kind is int and -MAX_SAFE_INTEGER < arg < MAX_SAFE_INTEGER)
+            ):
+                break
+        else:
+            return args  # the common call: text and numbers, which cross as themselves (`to_js_implicit`)
+    js_args = [to_js_implicit(arg, borrowed) for arg in args]
+    if kwargs:
+        from jsemu.objects import JsObject
+
+        js_args.append(JsObject({key: to_js_implicit(v, borrowed) for key, v in kwargs.items()}))
+    return js_args
 
 
 def _release_after(result: Any, borrowed: list[PyProxy]) -> None:
@@ -501,12 +515,13 @@ class HostObject(JsProxy):
     __slots__ = ()
 
     def _js_get(self, name: str) -> Any:
-        member = getattr(type(self), "js_" + name, MISSING)
+        attribute = "js_" + name
+        member = getattr(type(self), attribute, MISSING)
         if member is MISSING:
             return MISSING
         if isinstance(member, property):
             return member.__get__(self)
-        return JsCallable(getattr(self, "js_" + name), name=name)
+        return JsCallable(getattr(self, attribute), name=name)
 
     def _js_keys(self) -> list[str]:
         return []
