@@ -124,8 +124,8 @@ def to_python(value: Any) -> Any:
 
 
 _EXCEPTION_KINDS: set[type] = set()
-"""The proxy classes whose objects cross into Python as a JsException (``crosses_as_exception``), noted as each
-class is made: `to_python` asks every object, and a set answers faster than a failed class attribute lookup."""
+"""The proxy classes whose objects cross into Python as a JsException (``crosses_as_exception``), noted as
+each class is made: `to_python` asks every object, and a set answers faster than a failed attribute lookup."""
 
 
 def to_js_implicit(value: Any, borrowed: list[PyProxy] | None = None) -> Any:
@@ -335,8 +335,8 @@ class JsProxy:
 
 @functools.cache
 def _deep_to_py() -> Callable[..., Any]:
-    """`jsemu.convert.to_py`, imported at the first call (that module imports this one), then kept: an import
-    statement in `JsProxy.to_py` itself would cost more than most conversions."""
+    """`jsemu.convert.to_py`, imported at the first call (that module imports this one), then kept: an
+    import statement in `JsProxy.to_py` itself would cost more than most conversions."""
     from jsemu.convert import to_py
 
     return to_py
@@ -475,10 +475,11 @@ def _js_arguments(args: tuple[Any, ...], kwargs: dict[str, Any], borrowed: list[
                 or kind is float
                 or kind is bool
                 or (kind is int and -MAX_SAFE_INTEGER < arg < MAX_SAFE_INTEGER)
+                or isinstance(arg, JsProxy)
             ):
                 break
         else:
-            return args  # the common call: text and numbers, which cross as themselves (`to_js_implicit`)
+            return args  # the common call: text, numbers, JS objects, all crossing as themselves
     js_args = [to_js_implicit(arg, borrowed) for arg in args]
     if kwargs:
         from jsemu.objects import JsObject
