@@ -284,7 +284,9 @@ class JsProxy:
     @property
     def constructor(self) -> Any:
         """The object's constructor (``.name`` is what the Workers SDK dispatches on)."""
-        return constructor_of(self.js_class)
+        # The SDK reads it up to 8 times per value it converts: a function already made is found with no call.
+        found = _CONSTRUCTORS.get(self.js_class)
+        return found if found is not None else constructor_of(self.js_class)
 
     @property
     def js_id(self) -> int:
