@@ -13,8 +13,9 @@ Sources: pyodide.org "Type translations" and the ``to_js`` / ``JsProxy.to_py`` A
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
+from jsemu.builtins import OBJECT_FROM_ENTRIES
 from jsemu.core import (
     MAX_SAFE_INTEGER,
     UNDEFINED,
@@ -44,6 +45,15 @@ def from_entries(entries: Any) -> JsObject:
     return JsObject(props)
 
 
+# The types `isinstance` is asked about, made once: ``list | tuple`` written in a call makes a new union object
+# at every call (about as costly as the check itself).
+_ARRAYS: Final[tuple[type, ...]] = (list, tuple)
+_SETS: Final[tuple[type, ...]] = (set, frozenset)
+_BYTES: Final[tuple[type, ...]] = (bytes, bytearray, memoryview)
+_PRIMITIVES: Final[tuple[type, ...]] = (bool, int, float, str)
+_KEYS: Final[tuple[type, ...]] = (bool, int, float, JsProxy)
+
+
 class _ToJs:
     """One ``to_js`` call: its options and the cache of containers already converted."""
 
@@ -56,8 +66,6 @@ class _ToJs:
         default_converter: Callable[..., Any] | None,
         eager_converter: Callable[..., Any] | None,
     ) -> None:
-        from jsemu.builtins import OBJECT_FROM_ENTRIES
-
         self.pyproxies = pyproxies
         self.create_pyproxies = create_pyproxies
         self.dict_converter = dict_converter
@@ -86,7 +94,7 @@ class _ToJs:
         return self.container(value, level - 1)
 
     def container(self, value: Any, inner: int) -> Any:
-        if isinstance(value, list | tuple):
+        if isinstance(value, _ARRAYS):
             array = JsArray([])
             self.cache[id(value)] = array
             items = array._items  # pyright: ignore[reportPrivateUsage]
@@ -105,11 +113,11 @@ class _ToJs:
             return array
         if isinstance(value, dict):
             return self.mapping(value, inner)  # pyright: ignore[reportUnknownArgumentType]
-        if isinstance(value, set | frozenset):
+        if isinstance(value, _SETS):
             return JsSet(self.convert(item, inner) for item in value)  # pyright: ignore[reportUnknownVariableType]
-        if isinstance(value, bytes | bytearray | memoryview):
+        if isinstance(value, _BYTES):
             return Uint8Array.copy_of(bytes(value))
-        if isinstance(value, bool | int | float | str):  # subclasses (an enum member): the plain value
+        if isinstance(value, _PRIMITIVES):  # subclasses (an enum member): the plain value
             return self.convert(plain_value(value), inner + 1)
         if self.default_converter is not None:
             result = _to_js_result(
@@ -121,7 +129,7 @@ class _ToJs:
 
     def mapping(self, value: dict[Any, Any], inner: int) -> Any:
         for key in value:
-            if type(key) is not str and not (key is None or isinstance(key, bool | int | float | JsProxy)):
+            if type(key) is not str and not (key is None or isinstance(key, _KEYS)):
                 raise ConversionError(f"Cannot use {key!r} as a key for a Javascript Map")
         if self.plain_objects:
             obj = JsObject({})
@@ -208,7 +216,7 @@ def _to_js_result(value: Any) -> Any:
         return value
     if value is None:
         return UNDEFINED
-    if isinstance(value, bool | int | float | str):
+    if isinstance(value, _PRIMITIVES):
         return int_to_js(value) if type(value) is int else value
     return PyProxy(value)
 

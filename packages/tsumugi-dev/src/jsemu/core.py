@@ -17,8 +17,9 @@ Sources: pyodide.org "Type translations" (0.28), Pyodide's ``src/core/python2js.
 
 from __future__ import annotations
 
+import functools
 import keyword
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, ClassVar, Final
 
 __all__ = [
@@ -117,9 +118,14 @@ def to_python(value: Any) -> Any:
         return int(value)
     if kind is PyProxy:
         return value.unwrap_for_python()
-    if getattr(kind, "crosses_as_exception", False):
+    if kind in _EXCEPTION_KINDS:
         return value.as_exception()  # an Error object: Pyodide's proxy of it is a JsException
     return value
+
+
+_EXCEPTION_KINDS: set[type] = set()
+"""The proxy classes whose objects cross into Python as a JsException (``crosses_as_exception``), noted as
+each class is made: `to_python` asks every object, and a set answers faster than a failed attribute lookup."""
 
 
 def to_js_implicit(value: Any, borrowed: list[PyProxy] | None = None) -> Any:
@@ -233,6 +239,8 @@ class JsProxy:
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         _named_as_pyodide_names_it(cls)
+        if getattr(cls, "crosses_as_exception", False):
+            _EXCEPTION_KINDS.add(cls)
 
     # -- the JS side -------------------------------------------------------------------------------------
     def _js_get(self, name: str) -> Any:
@@ -254,7 +262,7 @@ class JsProxy:
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__") and name.endswith("__"):
             raise AttributeError(name)
-        value = self._js_get(_js_name(name))
+        value = self._js_get(_js_name(name) if name.endswith("_") else name)  # `_js_name`, its call saved
         if value is MISSING:
             raise AttributeError(name)
         return to_python(value)
@@ -276,7 +284,9 @@ class JsProxy:
     @property
     def constructor(self) -> Any:
         """The object's constructor (``.name`` is what the Workers SDK dispatches on)."""
-        return constructor_of(self.js_class)
+        # The SDK reads it up to 8 times per value it converts: a function already made is found with no call.
+        found = _CONSTRUCTORS.get(self.js_class)
+        return found if found is not None else constructor_of(self.js_class)
 
     @property
     def js_id(self) -> int:
@@ -289,9 +299,7 @@ class JsProxy:
 
     def to_py(self, *, depth: int = -1, default_converter: Callable[..., Any] | None = None) -> Any:
         """Convert deeply (objects to ``dict``, arrays to ``list``, ...); see `jsemu.convert.to_py`."""
-        from jsemu.convert import to_py
-
-        return to_py(self, depth=depth, default_converter=default_converter)
+        return _deep_to_py()(self, depth=depth, default_converter=default_converter)
 
     def as_object_map(self) -> Any:
         """The object's own properties as a mutable mapping (``JsProxy.as_object_map``)."""
@@ -325,6 +333,15 @@ class JsProxy:
 
     def __bool__(self) -> bool:
         return True
+
+
+@functools.cache
+def _deep_to_py() -> Callable[..., Any]:
+    """`jsemu.convert.to_py`, imported at the first call (that module imports this one), then kept: an
+    import statement in `JsProxy.to_py` itself would cost more than most conversions."""
+    from jsemu.convert import to_py
+
+    return to_py
 
 
 def _js_name(name: str) -> str:
@@ -422,11 +439,7 @@ class JsCallable(JsProxy):
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         borrowed: list[PyProxy] = []
-        js_args = [to_js_implicit(arg, borrowed) for arg in args]
-        if kwargs:
-            from jsemu.objects import JsObject
-
-            js_args.append(JsObject({key: to_js_implicit(v, borrowed) for key, v in kwargs.items()}))
+        js_args = _js_arguments(args, kwargs, borrowed)
         result = None
         try:
             result = self._fn(*js_args)
@@ -439,11 +452,7 @@ class JsCallable(JsProxy):
         if self._construct is None:
             raise js_error("TypeError", f"{self.js_name} is not a constructor")
         borrowed: list[PyProxy] = []
-        js_args = [to_js_implicit(arg, borrowed) for arg in args]
-        if kwargs:
-            from jsemu.objects import JsObject
-
-            js_args.append(JsObject({key: to_js_implicit(v, borrowed) for key, v in kwargs.items()}))
+        js_args = _js_arguments(args, kwargs, borrowed)
         result = None
         try:
             result = self._construct(*js_args)
@@ -456,6 +465,29 @@ class JsCallable(JsProxy):
         if self._construct is None:
             raise js_error("TypeError", f"{self.js_name} is not a constructor")
         return self._construct(*args)
+
+
+def _js_arguments(args: tuple[Any, ...], kwargs: dict[str, Any], borrowed: list[PyProxy]) -> Sequence[Any]:
+    """A Python call's arguments as the JS function receives them (keyword arguments: one trailing object)."""
+    if not kwargs:
+        for arg in args:
+            kind = type(arg)
+            if not (
+                kind is str
+                or kind is float
+                or kind is bool
+                or (kind is int and -MAX_SAFE_INTEGER < arg < MAX_SAFE_INTEGER)
+                or isinstance(arg, JsProxy)
+            ):
+                break
+        else:
+            return args  # the common call: text, numbers, JS objects, all crossing as themselves
+    js_args = [to_js_implicit(arg, borrowed) for arg in args]
+    if kwargs:
+        from jsemu.objects import JsObject
+
+        js_args.append(JsObject({key: to_js_implicit(v, borrowed) for key, v in kwargs.items()}))
+    return js_args
 
 
 def _release_after(result: Any, borrowed: list[PyProxy]) -> None:
@@ -486,12 +518,13 @@ class HostObject(JsProxy):
     __slots__ = ()
 
     def _js_get(self, name: str) -> Any:
-        member = getattr(type(self), "js_" + name, MISSING)
+        attribute = "js_" + name
+        member = getattr(type(self), attribute, MISSING)
         if member is MISSING:
             return MISSING
         if isinstance(member, property):
             return member.__get__(self)
-        return JsCallable(getattr(self, "js_" + name), name=name)
+        return JsCallable(getattr(self, attribute), name=name)
 
     def _js_keys(self) -> list[str]:
         return []

@@ -10,7 +10,6 @@ raises: a JS value rejected with reaches Python as ``JsException``.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Awaitable, Callable, Generator
 from typing import Any, ClassVar
 
@@ -71,9 +70,16 @@ class JsPromise(JsProxy):
         """
         promise = cls()
         object.__setattr__(promise, "_pending_work", work)
-        with contextlib.suppress(RuntimeError):  # no loop yet: the work starts at the first await
-            asyncio.get_running_loop().call_soon(promise._start_pending)
+        promise._start_soon()
         return promise
+
+    def _start_soon(self) -> None:
+        """Start the pending work on the next turn of the loop (no loop yet: at the first ``await``)."""
+        try:  # not contextlib.suppress: a context manager costs more than the rest of making a promise
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        loop.call_soon(self._start_pending)
 
     def _start_pending(self) -> None:
         work = self._pending_work
@@ -122,8 +128,7 @@ class JsPromise(JsProxy):
                 raise python_error(error) from error
 
         object.__setattr__(self, "_pending_work", run())
-        with contextlib.suppress(RuntimeError):  # no loop yet: the work starts at the first await
-            asyncio.get_running_loop().call_soon(self._start_pending)
+        self._start_soon()
 
     def reject(self, error: BaseException) -> None:
         """Reject with a Python exception (``JsException`` for a JS reason)."""

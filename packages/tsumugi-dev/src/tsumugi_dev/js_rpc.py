@@ -39,7 +39,7 @@ from jsemu.objects import JsObject
 from jsemu.promise import JsPromise
 from pyodide.code import relaxed_call
 
-from tsumugi_dev.js_values import RpcReference, remote_js_error, structured_clone
+from tsumugi_dev.js_values import _SCALARS, RpcReference, remote_js_error, structured_clone
 
 python_from_rpc: Callable[[Any], Any] = cast(
     Any, _sdk
@@ -129,11 +129,14 @@ def rpc_function(name: str, deliver: Deliver, wrap: WrapRpc) -> JsCallable:
 
     async def call(*js_args: Any) -> Any:
         check_rpc_name(name)
-        sent = [structured_clone(arg, f"{name}() argument {i}") for i, arg in enumerate(js_args)]
+        sent = [
+            arg if type(arg) in _SCALARS else structured_clone(arg, f"{name}() argument {i}")  # text: no call
+            for i, arg in enumerate(js_args)
+        ]
         await asyncio.sleep(0)
         try:
             result = await deliver(lambda instance: invoke(instance, name, sent))
-            answer = structured_clone(result, f"{name}() result")
+            answer = result if type(result) in _SCALARS else structured_clone(result, f"{name}() result")
         except Exception as exc:
             raise remote_js_error(exc) from None
         await asyncio.sleep(0)
@@ -159,15 +162,17 @@ class RpcStub(RpcReference):
         object.__setattr__(self, "_methods", {})
 
     def _js_get(self, name: str) -> Any:
+        # A name already answered with an RPC method is not a member of the class (looked up first, below):
+        # found without that lookup, which fails at a cost for every RPC method name.
+        found = self._methods.get(name)
+        if found is not None:
+            return found
         own = super()._js_get(name)
         if own is not MISSING:
             return own
         if name == "then":
             return MISSING  # a stub is not a thenable
-        methods = self._methods
-        found = methods.get(name)
-        if found is None:
-            found = methods[name] = rpc_function(name, self._deliver, self._wrap)
+        found = self._methods[name] = rpc_function(name, self._deliver, self._wrap)
         return found
 
     def js_fetch(self, resource: Any, init: Any = UNDEFINED) -> Any:

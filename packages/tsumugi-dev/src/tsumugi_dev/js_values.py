@@ -65,6 +65,10 @@ PROXY_REFUSED: Final = (
 """workerd's message for a ``PyProxy`` (a dict, list, tuple, bytes, ... not converted) sent over RPC."""
 
 _SCALARS: Final = frozenset({str, int, float, bool})
+# The types `platform_js` asks `isinstance` about, made once (a union written in the call is made anew each time).
+_ARRAYS: Final[tuple[type, ...]] = (list, tuple)
+_BYTES: Final[tuple[type, ...]] = (bytes, bytearray, memoryview)
+_PRIMITIVES: Final[tuple[type, ...]] = (bool, int, float, str)
 
 
 class RpcReference(HostObject):
@@ -88,13 +92,13 @@ def platform_js(value: Any) -> Any:
         return value
     if isinstance(value, dict):
         return JsObject({str(k): platform_js(v) for k, v in value.items()})  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
-    if isinstance(value, list | tuple):
+    if isinstance(value, _ARRAYS):
         return JsArray([platform_js(v) for v in value])  # pyright: ignore[reportUnknownVariableType]
-    if isinstance(value, bytes | bytearray | memoryview):
+    if isinstance(value, _BYTES):
         return ArrayBuffer(bytearray(cast(bytes, value)))
     if isinstance(value, datetime.datetime):
         return JsDate(value.timestamp() * 1000)
-    if isinstance(value, bool | int | float | str):
+    if isinstance(value, _PRIMITIVES):
         return platform_js(plain_value(value))
     raise TypeError(f"the runtime has no JS value for {type(value).__name__}")
 
