@@ -31,6 +31,7 @@ from __future__ import annotations
 import datetime
 import decimal
 import json
+import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Annotated, Any, Final, cast
@@ -400,7 +401,15 @@ def _numbers(s: Mapping[str, Any]) -> list[Check]:
         step = s["multipleOf"]
 
         def multiple(value: Any) -> None:
-            if (type(value) is int or type(value) is float) and (value / step) % 1 != 0:
+            # As msgspec checks it: a remainder, not a quotient (3.889393866727767e16 / 3 rounds to a whole
+            # number, yet it leaves 2 over).
+            if type(value) is int and type(step) is int:
+                rest = value % step
+            elif type(value) is int or type(value) is float:
+                rest = math.fmod(value, step)
+            else:
+                return
+            if rest != 0:
                 raise InvalidValueError(f"must be a multiple of {step}, got {value}")
 
         checks.append(multiple)
