@@ -38,6 +38,16 @@ def test_a_batch_that_fails_part_way_stores_no_message(state: sqlite3.Connection
     assert [m.body for m in store.pending("jobs")] == [b"first"]
 
 
+def test_each_message_of_a_batch_gets_its_own_id(state: sqlite3.Connection) -> None:
+    # One read of entropy serves the whole batch: each message still has 128 bits of its own, as 32 hex digits.
+    store = QueueStore(state, VirtualClock(START_MS))
+    ids = store.add("jobs", [(bytes([i]), 0) for i in range(100)])
+    assert len(ids) == 100
+    assert len(set(ids)) == 100
+    assert all(len(i) == 32 and int(i, 16) >= 0 for i in ids)
+    assert store.add("jobs", []) == []
+
+
 def test_lease_and_settle_apply_to_every_message_of_the_batch(state: sqlite3.Connection) -> None:
     store = QueueStore(state, VirtualClock(START_MS))
     store.add("jobs", [(bytes([i]), 0) for i in range(5)])

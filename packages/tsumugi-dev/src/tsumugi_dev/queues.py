@@ -172,7 +172,8 @@ class QueueStore:
         """
         kept = self._survivors(queue, bodies)
         now = self._clock.now_ms()
-        ids = [secrets.token_hex(16) for _ in kept]
+        entropy = secrets.token_bytes(16 * len(kept)).hex()  # one read of the OS's entropy for the batch
+        ids = [entropy[i : i + 32] for i in range(0, len(entropy), 32)]
         rows = [
             (mid, queue, body, attempts, now + delay_ms, now)
             for mid, (body, delay_ms) in zip(ids, kept, strict=True)
