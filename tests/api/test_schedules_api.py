@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from tests.api.api_world import T0, SteppedClock, World
+from tests.support.derived_ids import readable
 from tsumugi_scheduler.definition import DefinitionError, define_tsumugi
 
 BODY = {
@@ -63,7 +64,7 @@ async def test_create_read_change_pause_resume_trigger_delete(world: World) -> N
     assert (status, paused["schedule"]["paused"], paused["schedule"]["next_occurrences"]) == (200, True, [])
     assert (await world.request("POST", "/api/schedules/nightly/resume"))[1]["schedule"]["paused"] is False
     status, triggered = await world.request("POST", "/api/schedules/nightly/trigger")
-    assert (status, triggered["job_id"]) == (200, f"MAIL#0:nightly-now-{T0}")
+    assert (status, readable(triggered["job_id"])) == (200, f"MAIL#0:nightly-now-{T0}")
     assert (await world.request("GET", f"/api/jobs/{triggered['job_id'].replace('#', '%23')}"))[0] == 200
     assert await world.request("DELETE", "/api/schedules/nightly") == (200, {"ok": True, "name": "nightly"})
     assert await world.request("GET", "/api/schedules/nightly") == (

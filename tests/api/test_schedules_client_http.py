@@ -6,6 +6,7 @@ import httpx
 import pytest
 
 from tests.api.api_world import T0, TOKEN, World, with_env
+from tests.support.derived_ids import readable
 from tsumugi_client import AsyncTsumugiClient, ScheduleError
 
 
@@ -28,7 +29,7 @@ async def test_the_http_client_round_trips_every_call(world: World) -> None:
         assert [s["name"] for s in await schedules.list_schedules()] == ["tokyo"]
         assert (await schedules.pause_schedule("tokyo"))["paused"] is True
         assert (await schedules.resume_schedule("tokyo"))["paused"] is False
-        assert await schedules.trigger_schedule("tokyo") == f"MAIL#0:tokyo-now-{T0}"
+        assert readable(await schedules.trigger_schedule("tokyo")) == f"MAIL#0:tokyo-now-{T0}"
         assert (await schedules.update_schedule("tokyo", every_ms=60_000))["every_ms"] == 60_000
         with pytest.raises(ScheduleError) as caught:
             await schedules.update_schedule("tokyo", timezone="Europe/Paris")

@@ -15,6 +15,7 @@ import jsonschema
 import pytest
 
 from tests.api.api_world import T0, TOKEN, RunObject, SchedulerObject, SteppedClock, World, with_env
+from tests.support.derived_ids import readable
 from tsumugi_client import AsyncTsumugiClient, ScheduleError
 from tsumugi_core.flow_spec import MAX_DEADLINE_MS
 from tsumugi_examples.greetings import greetings
@@ -46,7 +47,7 @@ def scheduler(world: World) -> SchedulerObject:
 
 
 def runs(world: World) -> dict[str, RunObject]:
-    return world.env.RUN.objects
+    return {readable(run_id): run for run_id, run in world.env.RUN.objects.items()}
 
 
 async def fire_at(world: World, at: int) -> None:
@@ -84,7 +85,7 @@ class TestFiring:
             greet["kind"],
             greet["target"],
             greet["flow"],
-            greet["last_run_id"],
+            readable(greet["last_run_id"]),
             greet["last_job_id"],
         ) == (
             "flow",
@@ -120,7 +121,7 @@ class TestFiring:
         first = f"greetings:greet-{T0 + MIN}"
         assert list(runs(world)) == [first]
         greet = await view(world)
-        assert (greet["skipped_count"], greet["last_run_id"], greet["next_run_at"]) == (
+        assert (greet["skipped_count"], readable(greet["last_run_id"]), greet["next_run_at"]) == (
             1,
             first,
             T0 + 3 * MIN,
@@ -147,8 +148,8 @@ class TestFiring:
         world.clock.set(T0 + 5)
         answer = await scheduler(world).host.trigger(0, "greet")
         assert answer["ok"] is True
-        assert answer["run_id"] == f"greetings:greet-now-{T0 + 5}"
-        assert list(runs(world)) == [answer["run_id"]]
+        assert readable(answer["run_id"]) == f"greetings:greet-now-{T0 + 5}"
+        assert list(runs(world)) == [readable(answer["run_id"])]
         assert answer["schedule"]["last_run_id"] == answer["run_id"]
 
 
@@ -251,7 +252,7 @@ class TestClient:
                 "hourly", flow="greetings", input=None, cron="0 * * * *", deadline_ms=60_000
             )
             assert (made["kind"], made["input"], made["deadline_ms"]) == ("flow", None, 60_000)
-            assert await schedules.trigger_schedule("hourly") == f"greetings:hourly-now-{T0}"
+            assert readable(await schedules.trigger_schedule("hourly")) == f"greetings:hourly-now-{T0}"
             with pytest.raises(ScheduleError) as caught:
                 await schedules.create_schedule("bad", flow="greetings", input=1, every_ms=MIN, priority=3)
         assert (caught.value.status, caught.value.field) == (400, "priority")
@@ -303,7 +304,7 @@ async def test_a_deadline_longer_than_a_run_takes_is_refused_at_definition(world
     created = await world.request("POST", "/api/schedules", {**body, "deadlineMs": MAX_DEADLINE_MS})
     assert created[0] == 201, created
     status, triggered = await world.request("POST", "/api/schedules/nightly/trigger")
-    assert (status, triggered["run_id"]) == (200, f"greetings:nightly-now-{T0}")
+    assert (status, readable(triggered["run_id"])) == (200, f"greetings:nightly-now-{T0}")
     _, document = await world.request("GET", "/api/openapi.json")
     deadline = document["components"]["schemas"]["ScheduleCreateBody"]["properties"]["deadlineMs"]
     assert deadline["maximum"] == MAX_DEADLINE_MS

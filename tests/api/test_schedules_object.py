@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from tests.api.api_world import T0, SchedulerObject, SteppedClock, World
+from tests.support.derived_ids import readable
 from tsumugi_scheduler.definition import TsumugiDefinition, define_tsumugi
 from tsumugi_scheduler.schedules.host import SchedulerHost
 
@@ -46,7 +47,7 @@ def jobs(world: World, binding: str = "MAIL") -> list[str]:
     if engine is None:
         return []
     rows = world.shard(name).sql.exec("SELECT id FROM job ORDER BY id").toArray()
-    return [str(r["id"]) for r in rows]
+    return [readable(str(r["id"])) for r in rows]
 
 
 async def fire_at(world: World, at: int) -> None:
@@ -72,7 +73,7 @@ class TestTiming:
         await fire_at(code_world, T0 + MIN)
         assert jobs(code_world) == [f"MAIL#0:tick-{T0 + MIN}"]
         tick = await view(code_world, "tick")
-        assert (tick["last_run_at"], tick["last_job_id"], tick["next_run_at"]) == (
+        assert (tick["last_run_at"], readable(tick["last_job_id"]), tick["next_run_at"]) == (
             T0 + MIN,
             f"MAIL#0:tick-{T0 + MIN}",
             T0 + 2 * MIN,
@@ -111,7 +112,8 @@ class TestTiming:
     async def test_overlap_skip_fires_again_once_the_previous_job_finished(self, code_world: World) -> None:
         await scheduler(code_world).host.sync(0)
         await fire_at(code_world, T0 + MIN)
-        first = f"MAIL#0:tick-{T0 + MIN}"
+        first = (await view(code_world, "tick"))["last_job_id"]
+        assert readable(first) == f"MAIL#0:tick-{T0 + MIN}"
         assert (await code_world.shard("MAIL#0").host.cancel("MAIL#0", first))["ok"] is True  # now CANCELLED
         await fire_at(code_world, T0 + 2 * MIN)
         assert f"MAIL#0:tick-{T0 + 2 * MIN}" in jobs(code_world)
@@ -245,7 +247,7 @@ class TestReconcile:
         await host.sync(0)
         tick, new = await view(code_world, "tick"), await view(code_world, "new")
         assert (tick["target"], tick["payload"], tick["next_run_at"]) == ("Notify", {"n": 2}, T0 + 2 * MIN)
-        assert tick["last_job_id"] == f"MAIL#0:tick-{T0 + MIN}"  # bookkeeping kept
+        assert readable(tick["last_job_id"]) == f"MAIL#0:tick-{T0 + MIN}"  # bookkeeping kept
         assert new["next_run_at"] == T0 + MIN + 5_000 + 10 * MIN
         host = await self.deploy(
             code_world, {"tick": {"binding": "Notify", "payload": {"n": 2}, "every_ms": 5 * MIN}}
@@ -299,8 +301,8 @@ class TestControls:
         await host.sync(0)
         code_world.clock.set(T0 + 1_234)
         answer = await host.trigger(0, "tick")
-        assert answer["job_id"] == f"MAIL#0:tick-now-{T0 + 1_234}"
-        assert jobs(code_world) == [answer["job_id"]]
+        assert readable(answer["job_id"]) == f"MAIL#0:tick-now-{T0 + 1_234}"
+        assert jobs(code_world) == [readable(answer["job_id"])]
         assert (answer["schedule"]["next_run_at"], answer["schedule"]["last_job_id"]) == (
             T0 + MIN,
             answer["job_id"],

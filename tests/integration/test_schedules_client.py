@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from tests.integration.system_driver import Driver
+from tests.support.derived_ids import readable
 from tsumugi_client import ScheduleError, create_client
 from tsumugi_dev.clock import VirtualClock
 
@@ -30,14 +31,17 @@ async def test_create_fire_pause_resume_trigger_delete_over_rpc(clock: VirtualCl
     )
     await clock.advance(4_100)
     hello = [j["id"] for j in await driver.jobs_of("Hello")]
-    assert hello == [f"Hello#0:every-2s-{START + 2000}", f"Hello#0:every-2s-{START + 4000}"]
+    assert [readable(j) for j in hello] == [
+        f"Hello#0:every-2s-{START + 2000}",
+        f"Hello#0:every-2s-{START + 4000}",
+    ]
     assert (await driver.job(hello[0])).state == "COMPLETED"
 
     assert (await schedules.pause_schedule(env, "every-2s"))["paused"] is True
     await clock.advance(10_000)
     assert len(await driver.jobs_of("Hello")) == 2
     job_id = await schedules.trigger_schedule(env, "every-2s")
-    assert job_id == f"Hello#0:every-2s-now-{START + 14_100}"
+    assert readable(job_id) == f"Hello#0:every-2s-now-{START + 14_100}"
     resumed = await schedules.resume_schedule(env, "every-2s")
     assert resumed["next_run_at"] == START + 16_000  # the phase of the first occurrence
     changed = await schedules.update_schedule(env, "every-2s", payload={"name": "changed"})

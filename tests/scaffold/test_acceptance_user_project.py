@@ -171,7 +171,7 @@ def test_dev_completes_a_job_a_flow_run_and_each_schedules_occurrence(server: De
             fired = http.post(f"/api/schedules/{name}/trigger")
             assert fired.status_code in (200, 201, 202), fired.text
             job_id = server.wait_for(
-                rf"job ((?:Resize|Hello)#\d+:{re.escape(name)}-now-\d+) ", deadline
+                rf"job ((?:Resize|Hello)#\d+:{re.escape(name)}-now-\d+-[0-9a-f]{{12}}) ", deadline
             ).group(1)
             _job_completes(server, http, job_id, deadline)
         listed = {s["name"]: s["source"] for s in http.get("/api/schedules").json()["schedules"]}

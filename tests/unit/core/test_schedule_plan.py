@@ -8,6 +8,7 @@ import importlib
 import msgspec
 import pytest
 
+from tsumugi_core.id_digest import id_digest
 from tsumugi_core.schedule_plan import (
     Delete,
     Fire,
@@ -54,17 +55,21 @@ def test_reconcile_each_case() -> None:
     ]
 
 
+A_5000 = f"B#0:a-5000-{id_digest(('k', 'a', '5000'), 6)}"
+"""The id of occurrence 5000 of schedule ``a`` under id key ``k``."""
+
+
 @pytest.mark.parametrize(
     ("overlap", "active", "expected"),
     [
         (Overlap.SKIP, True, Skip(name="a", occurrence=5_000, next_run_at=8_000)),
-        (Overlap.SKIP, False, Fire(name="a", occurrence=5_000, next_run_at=8_000, job_id="B#0:a-5000")),
-        (Overlap.OVERLAP, True, Fire(name="a", occurrence=5_000, next_run_at=8_000, job_id="B#0:a-5000")),
+        (Overlap.SKIP, False, Fire(name="a", occurrence=5_000, next_run_at=8_000, job_id=A_5000)),
+        (Overlap.OVERLAP, True, Fire(name="a", occurrence=5_000, next_run_at=8_000, job_id=A_5000)),
     ],
 )
 def test_plan_fire(overlap: Overlap, active: bool, expected: Fire | Skip) -> None:
     row = stored(msgspec.structs.replace(SPEC, overlap=overlap))
-    assert plan_fire(row, now=7_500, previous_active=active, shards=1) == expected
+    assert plan_fire(row, now=7_500, previous_active=active, shards=1, id_key="k") == expected
 
 
 def test_resume_keeps_a_future_next_run_and_skips_missed_ones() -> None:

@@ -8,9 +8,11 @@ import msgspec
 import pytest
 
 from tsumugi_core.flow_spec import MAX_DEADLINE_MS
+from tsumugi_core.ids import is_valid_local_id
 from tsumugi_core.options import FixedBackoff, Guarantee
 from tsumugi_core.schedule_spec import (
     ALLOWED_JOB_OPTIONS,
+    OCCURRENCE_DIGEST_BYTES,
     InvalidScheduleError,
     Overlap,
     ScheduleSpec,
@@ -73,14 +75,29 @@ def test_a_payload_from_code_is_not_checked_as_a_value() -> None:
 
 
 def test_occurrence_ids_are_deterministic_and_sharded_by_partition_key() -> None:
-    assert occurrence_job_id(BASE, 1, 120_000) == "Hello#0:tick-120000"
-    assert occurrence_job_id(BASE, 1, 120_000) == occurrence_job_id(BASE, 1, 120_000)
+    first = occurrence_job_id(BASE, 1, 120_000, "key")
+    assert first.startswith("Hello#0:tick-120000-")
+    assert first == occurrence_job_id(BASE, 1, 120_000, "key")
     sharded = spec(partition_key="customer-7")
-    ids = {occurrence_job_id(sharded, 8, at) for at in (1, 2, 3)}
+    ids = {occurrence_job_id(sharded, 8, at, "key") for at in (1, 2, 3)}
     assert len({i.split(":")[0] for i in ids}) == 1  # every occurrence in the key's one shard
-    assert trigger_job_id(BASE, 1, 5) == "Hello#0:tick-now-5"
+    assert trigger_job_id(BASE, 1, 5, "key").startswith("Hello#0:tick-now-5-")
     with pytest.raises(InvalidScheduleError, match="partition_key is required"):
-        occurrence_job_id(BASE, 2, 1)
+        occurrence_job_id(BASE, 2, 1, "key")
+
+
+def test_only_the_id_key_makes_an_occurrence_id() -> None:
+    # ADR-0177: a caller may pin job ids; what it can read (the name, the cron, the instant) must not be enough
+    # to take an occurrence's id before the schedule fires it.
+    made = occurrence_job_id(BASE, 1, 120_000, "key")
+    local = made.partition(":")[2]
+    digest = local.rpartition("-")[2]
+    assert len(digest) == 2 * OCCURRENCE_DIGEST_BYTES
+    assert all(c in "0123456789abcdef" for c in digest)
+    assert made != occurrence_job_id(BASE, 1, 120_000, "other key")
+    assert made != occurrence_job_id(BASE, 1, 180_000, "key")
+    assert trigger_job_id(BASE, 1, 120_000, "key") != trigger_job_id(BASE, 1, 120_000, "other key")
+    assert is_valid_local_id(local)
 
 
 def test_occurrence_item_carries_the_options_and_the_id() -> None:
@@ -233,5 +250,5 @@ class TestFlowSchedules:
         )
 
     def test_occurrence_and_trigger_ids_are_run_ids(self) -> None:
-        assert occurrence_job_id(FLOW, 1, 1_767_204_000_000) == "Report:nightly-1767204000000"
-        assert trigger_job_id(FLOW, 1, 5) == "Report:nightly-now-5"
+        assert occurrence_job_id(FLOW, 1, 1_767_204_000_000, "k").startswith("Report:nightly-1767204000000-")
+        assert trigger_job_id(FLOW, 1, 5, "k").startswith("Report:nightly-now-5-")

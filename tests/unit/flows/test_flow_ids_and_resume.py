@@ -6,14 +6,14 @@ import doctest
 
 import pytest
 
-from tsumugi_core import flow_ids, flow_resume
+from tsumugi_core import flow_ids, flow_resume, id_digest
 from tsumugi_core.flow_advance import NodeView
 from tsumugi_core.flow_ids import child_run_id, node_job_id
 from tsumugi_core.flow_resume import ResumeStep, resume_steps
 from tsumugi_core.ids import InvalidRunIdError, parse_job_id, parse_run_id
 
 
-@pytest.mark.parametrize("module", [flow_ids, flow_resume])
+@pytest.mark.parametrize("module", [flow_ids, flow_resume, id_digest])
 def test_the_examples_in_the_docstrings_hold(module: object) -> None:
     failed, attempted = doctest.testmod(module)  # type: ignore[arg-type]
     assert (failed, attempted > 0) == (0, True)

@@ -16,9 +16,9 @@ Example:
 
 from __future__ import annotations
 
-import hashlib
 from typing import Final
 
+from tsumugi_core.id_digest import id_digest
 from tsumugi_core.ids import format_job_id, format_run_id, parse_run_id
 from tsumugi_core.sharding import resolve_shard
 
@@ -28,17 +28,13 @@ CHILD_DIGEST_BYTES: Final = 6
 """Bytes of the digest ending a child run id (12 hex characters)."""
 
 
-def _digest(parts: tuple[str, ...], size: int) -> str:
-    return hashlib.blake2b("\x00".join(parts).encode(), digest_size=size).hexdigest()
-
-
 def node_job_id(binding: str, shards: int, run_id: str, nonce: str, node_id: str, gen: int) -> str:
     """The job id of node ``node_id``'s ``gen``-th start in the run incarnation ``nonce``.
 
     Its shard follows the run id (the run's jobs share a partition key), among ``shards`` shards.
     """
     shard = resolve_shard(binding, shards, run_id) if shards > 1 else 0
-    return format_job_id(binding, shard, f"n{_digest((run_id, nonce, node_id, str(gen)), 12)}")
+    return format_job_id(binding, shard, f"n{id_digest((run_id, nonce, node_id, str(gen)), 12)}")
 
 
 def child_run_id(flow: str, parent_run_id: str, nonce: str, node_id: str, gen: int) -> str:
@@ -52,5 +48,5 @@ def child_run_id(flow: str, parent_run_id: str, nonce: str, node_id: str, gen: i
         InvalidRunIdError: ``flow`` or ``parent_run_id`` is not valid.
     """
     local = parse_run_id(parent_run_id).local_id
-    digest = _digest((parent_run_id, nonce, node_id, str(gen)), CHILD_DIGEST_BYTES)
+    digest = id_digest((parent_run_id, nonce, node_id, str(gen)), CHILD_DIGEST_BYTES)
     return format_run_id(flow, f"{local}-{node_id}-{digest}")

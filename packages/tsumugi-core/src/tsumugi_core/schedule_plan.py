@@ -16,8 +16,8 @@ Example:
     >>> reconcile({"t": spec}, [], now=1_000)
     [Insert(name='t', spec=ScheduleSpec(name='t', binding='Hello', ...), next_run_at=61000)]
     >>> plan_fire(StoredSchedule(name="t", source=ScheduleSource.CODE, spec=spec, next_run_at=61_000),
-    ...           now=241_000, previous_active=False, shards=1)
-    Fire(name='t', occurrence=61000, next_run_at=301000, job_id='Hello#0:t-61000')
+    ...           now=241_000, previous_active=False, shards=1, id_key="k3y")
+    Fire(name='t', occurrence=61000, next_run_at=301000, job_id='Hello#0:t-61000-4b24ed98aab7')
 """
 
 from __future__ import annotations
@@ -125,7 +125,9 @@ class Skip(msgspec.Struct, frozen=True, kw_only=True, tag=True):
     next_run_at: int
 
 
-def plan_fire(row: StoredSchedule, *, now: int, previous_active: bool, shards: int) -> Fire | Skip:
+def plan_fire(
+    row: StoredSchedule, *, now: int, previous_active: bool, shards: int, id_key: str
+) -> Fire | Skip:
     """What to do with a due row.
 
     Args:
@@ -133,12 +135,13 @@ def plan_fire(row: StoredSchedule, *, now: int, previous_active: bool, shards: i
         now: The present (a late alarm fires the oldest missed occurrence only).
         previous_active: The last fired job is still SCHEDULED, QUEUED or RUNNING.
         shards: How many shards the target binding has (for the job id).
+        id_key: The Scheduler object's secret part of every occurrence id (ADR-0177).
     """
     occurrence = row.next_run_at
     following = next_after(row.spec.timing, occurrence, now)
     if previous_active and row.spec.overlap is Overlap.SKIP:
         return Skip(name=row.name, occurrence=occurrence, next_run_at=following)
-    job_id = occurrence_job_id(row.spec, shards, occurrence)
+    job_id = occurrence_job_id(row.spec, shards, occurrence, id_key)
     return Fire(name=row.name, occurrence=occurrence, next_run_at=following, job_id=job_id)
 
 

@@ -6,17 +6,18 @@ A `ScheduleSpec` names a job schedule: its target binding and payload, the job o
 (partition_key, max_attempts, backoff, timeout_ms, priority, guarantee, concurrency_key), its `Timing` and
 its overlap rule. Code-defined and run-time schedules obey the same `validate_schedule`; every refusal is an
 `InvalidScheduleError` naming the field and the rule. Each occurrence's job id is derived from the schedule
-name and the occurrence instant (`occurrence_job_id`), so firing an occurrence twice enqueues one job. A flow
-schedule (``flow`` set, ``binding`` empty, ``payload`` the run's input, no job option) derives a run id the
-same way: ``<flow>:<name>-<occurrence>``.
+name, the occurrence instant and the Scheduler object's id key (`occurrence_job_id`), so firing an occurrence
+twice enqueues one job and no caller can enqueue that id first (ADR-0177). A flow schedule (``flow`` set,
+``binding`` empty, ``payload`` the run's input, no job option) derives a run id the same way:
+``<flow>:<name>-<occurrence>-<digest>``.
 
 Example:
     >>> spec = ScheduleSpec(name="nightly", binding="Report", payload={"kind": "daily"},
     ...                     timing=Timing(cron="0 3 * * *", timezone="Asia/Tokyo"))
     >>> validate_schedule(spec, registered=("Report",), shards={}) is spec
     True
-    >>> occurrence_job_id(spec, 1, 1_767_204_000_000)
-    'Report#0:nightly-1767204000000'
+    >>> occurrence_job_id(spec, 1, 1_767_204_000_000, "k3y")
+    'Report#0:nightly-1767204000000-e9bdb3b0dd3e'
     >>> validate_schedule(msgspec.structs.replace(spec, name="a b"), registered=(), shards={})
     Traceback (most recent call last):
     ...
@@ -34,6 +35,7 @@ import msgspec
 
 from tsumugi_core.exceptions import InvalidFieldError
 from tsumugi_core.flow_spec import MAX_DEADLINE_MS
+from tsumugi_core.id_digest import id_digest
 from tsumugi_core.ids import InvalidJobIdError, InvalidRunIdError, format_job_id, format_run_id
 from tsumugi_core.json_path import InvalidValueError
 from tsumugi_core.options import (
@@ -51,6 +53,7 @@ __all__ = [
     "ALLOWED_JOB_OPTIONS",
     "FORBIDDEN_JOB_OPTIONS",
     "MAX_SCHEDULE_NAME_CHARS",
+    "OCCURRENCE_DIGEST_BYTES",
     "SCHEDULE_NAME_RE",
     "InvalidScheduleError",
     "Overlap",
@@ -267,24 +270,36 @@ def _shard(spec: ScheduleSpec, shards: int) -> int:
         raise InvalidScheduleError("partition_key", f"is required: {exc}") from None
 
 
-def occurrence_job_id(spec: ScheduleSpec, shards: int, occurrence: int) -> str:
-    """The job id of the occurrence at ``occurrence``: ``<binding>#<shard>:<name>-<occurrence>`` (original).
+OCCURRENCE_DIGEST_BYTES: Final = 6
+"""Bytes of the digest ending an occurrence's or a run now's id (12 hex characters)."""
 
-    A flow schedule's occurrence is a run instead: ``<flow>:<name>-<occurrence>``.
+
+def occurrence_job_id(spec: ScheduleSpec, shards: int, occurrence: int, id_key: str) -> str:
+    """The job id of the occurrence at ``occurrence``: ``<binding>#<shard>:<name>-<occurrence>-<digest>``.
+
+    The digest covers ``id_key``, the Scheduler object's secret (ADR-0177): the same occurrence always gets
+    the same id from its object, and no caller can compute it. A flow schedule's occurrence is a run instead:
+    ``<flow>:<name>-<occurrence>-<digest>``.
     """
+    local_id = f"{spec.name}-{occurrence}-{_digest(id_key, spec.name, str(occurrence))}"
     if spec.flow is not None:
-        return format_run_id(spec.flow, f"{spec.name}-{occurrence}")
-    return format_job_id(spec.binding, _shard(spec, shards), f"{spec.name}-{occurrence}")
+        return format_run_id(spec.flow, local_id)
+    return format_job_id(spec.binding, _shard(spec, shards), local_id)
 
 
-def trigger_job_id(spec: ScheduleSpec, shards: int, at: int) -> str:
-    """The job id of a "run now" at ``at``: ``<binding>#<shard>:<name>-now-<at>``, apart from occurrences.
+def trigger_job_id(spec: ScheduleSpec, shards: int, at: int, id_key: str) -> str:
+    """The job id of a "run now" at ``at``: ``<binding>#<shard>:<name>-now-<at>-<digest>``, apart from occurrences.
 
-    A flow schedule's is a run id: ``<flow>:<name>-now-<at>``.
+    A flow schedule's is a run id: ``<flow>:<name>-now-<at>-<digest>``.
     """
+    local_id = f"{spec.name}-now-{at}-{_digest(id_key, spec.name, 'now', str(at))}"
     if spec.flow is not None:
-        return format_run_id(spec.flow, f"{spec.name}-now-{at}")
-    return format_job_id(spec.binding, _shard(spec, shards), f"{spec.name}-now-{at}")
+        return format_run_id(spec.flow, local_id)
+    return format_job_id(spec.binding, _shard(spec, shards), local_id)
+
+
+def _digest(id_key: str, *parts: str) -> str:
+    return id_digest((id_key, *parts), OCCURRENCE_DIGEST_BYTES)
 
 
 def occurrence_item(spec: ScheduleSpec, payload: Any, job_id: str) -> EnqueueItem:

@@ -685,8 +685,8 @@ class JobShardHost:
         shards = self._definition.shards_of(target)
         shard = resolve_shard(target, shards, record.notice.job_id) if shards > 1 else 0
         kind = "failure" if type(record.notice).__name__ == "FailureNotice" else "settled"
-        # Derived from the notice's feed position: a re-send after a crash re-enqueues the same id.
-        local_id = f"{kind}-{engine.binding}-{engine.shard}-{record.seq}"
+        # Derived from the notice's feed position: a re-send after a crash re-enqueues the same id (ADR-0177).
+        local_id = engine.notice_local_id(kind, record.seq)
         # asdict drops the union's tag ("type"): the payload is exactly A2's / A3's fields.
         payload = msgspec.to_builtins(msgspec.structs.asdict(record.notice))
         item = {"binding": target, "payload": payload, "id": format_job_id(target, shard, local_id)}

@@ -2,19 +2,19 @@
 ends, as crash-safe as the job notices.
 
 The bindings are frozen into the run at start. Once the run is terminal the tick enqueues the notice jobs
-with ids derived from the run id, the notice kind and the run's resume count, then marks the run ``noticed``:
+with ids derived from the run id, its nonce, the notice kind and the run's resume count, then marks the run ``noticed``:
 a crash in between resends the same ids, which the shard absorbs; a resumed run that ends again sends anew.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
 import msgspec
 
 from tsumugi_core.flow_advance import Progress
+from tsumugi_core.id_digest import id_digest
 from tsumugi_core.ids import format_job_id
 from tsumugi_core.sharding import resolve_shard
 
@@ -74,9 +74,8 @@ def notice_items(
             failed_nodes=listed,
             settled_at=int(run["updated_at"]),
         )
-        digest = hashlib.blake2b(
-            f"{run['id']}\x00{kind}\x00{run['resumes']}".encode(), digest_size=12
-        ).hexdigest()
+        # The run's nonce never leaves its object: no caller can enqueue the notice's id first (ADR-0177).
+        digest = id_digest((str(run["id"]), str(run.get("nonce") or ""), kind, str(run["resumes"])), 12)
         shards = shards_of(binding)
         shard = resolve_shard(binding, shards, str(run["id"])) if shards > 1 else 0
         items.append(

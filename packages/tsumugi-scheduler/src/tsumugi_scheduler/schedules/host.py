@@ -7,14 +7,15 @@ fingerprint differs from the stored one (a deploy), then does its work and arms 
 
 The alarm fires up to `FIRE_BATCH` due rows: it decides each (`tsumugi_core.schedule_plan.plan_fire`, with
 the previous job's state read from its shard for ``overlap: skip``), enqueues the fired occurrences in
-batches through the producer service (deterministic ids: a repeated alarm re-enqueues the same ids, which the
-shards absorb), then records every result in one transaction. A failure is recorded as ``last_error`` and the
+batches through the producer service (derived ids: a repeated alarm re-enqueues the same ids, which the
+shards absorb; each ends in a digest of the object's id key, so no caller can enqueue one first, ADR-0177),
+then records every result in one transaction. A failure is recorded as ``last_error`` and the
 schedule moves on to its next occurrence (the original does not retry an occurrence).
 
 Answers are plain dicts: ``{"ok": true, "schedule": view}`` or ``{"ok": false, "status": 4xx, "error": ...}``
 (errors cross RPC as answers, never as exceptions). Starting a flow from a schedule is the extension point
-in `_start_runs`: a flow schedule's occurrence starts a run ``<flow>:<name>-<scheduled_at>`` on its Run object,
-whose start is idempotent by run id.
+in `_start_runs`: a flow schedule's occurrence starts a run ``<flow>:<name>-<scheduled_at>-<digest>`` on its Run
+object, whose start is idempotent by run id.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ from tsumugi_scheduler.schedules.routing import shard_of_schedule
 from tsumugi_scheduler.schedules.store import DueRow, FireRecord, ScheduleRow, ScheduleStore
 from tsumugi_scheduler.schedules.views import schedule_view
 from tsumugi_scheduler.shard.port import SqlLike
-from tsumugi_scheduler.timing import time_source
+from tsumugi_scheduler.timing import entropy, time_source
 from tsumugi_scheduler.wire import shard_of_job
 
 __all__ = ["FIRE_BATCH", "SCHEDULE_LOGGER", "SchedulerHost", "definition_fingerprint"]
@@ -68,6 +69,8 @@ FIRE_BATCH: Final = 500
 SCHEDULE_LOGGER: Final = "tsumugi.schedules"
 _FINGERPRINT: Final = "defs_fingerprint"
 _SHARD: Final = "shard"
+_ID_KEY: Final = "id_key"
+"""The object's secret part of every occurrence and run-now id (ADR-0177): drawn once, never sent anywhere."""
 _ACTIVE: Final = frozenset(state.value for state in ACTIVE_STATES)
 _log = logging.getLogger(SCHEDULE_LOGGER)
 Firing = DueRow | ScheduleRow
@@ -120,6 +123,7 @@ class SchedulerHost:
         self._shard: int | None = None
         self._ticking = False
         self._reconciled = False
+        self._id_key: str | None = None
 
     # -- opening and reconciling ----------------------------------------------------------------------------
 
@@ -195,6 +199,16 @@ class SchedulerHost:
 
     def _flows(self) -> tuple[str, ...]:
         return tuple(self._definition.flows)
+
+    def _key(self, store: ScheduleStore) -> str:
+        """The object's id key, drawn from the id source the first time an id is derived."""
+        if self._id_key is None:
+            stored = store.setting(_ID_KEY)
+            if stored is None:
+                stored = entropy()[0].new_local_id()
+                store.put_setting(_ID_KEY, stored)
+            self._id_key = stored
+        return self._id_key
 
     def _target_shards(self, spec: ScheduleSpec) -> int:
         return 1 if spec.flow is not None else self._definition.shards_of(spec.binding)
@@ -329,7 +343,7 @@ class SchedulerHost:
         if row is None:
             return _not_found(name)
         now = time_source().now_ms()
-        job_id = trigger_job_id(row.spec, self._target_shards(row.spec), now)
+        job_id = trigger_job_id(row.spec, self._target_shards(row.spec), now, self._key(store))
         refusals: dict[str, EnqueueValidationError] = {}
         errors = await self._enqueue_fires([(row, now, job_id)], refusals)
         error = errors.get(name)
@@ -422,6 +436,7 @@ class SchedulerHost:
                     now=now,
                     previous_active=row.name in active,
                     shards=self._target_shards(row.spec),
+                    id_key=self._key(store),
                 )
             except InvalidScheduleError as exc:  # a binding resharded since the schedule was made
                 records.append(

@@ -15,6 +15,7 @@ from typing import Any, Final
 import msgspec
 
 from tsumugi_core.clock import Clock, IdSource, RandomSource
+from tsumugi_core.id_digest import id_digest
 from tsumugi_core.ids import InvalidJobIdError, format_job_id, parse_job_id
 from tsumugi_core.liveness import attempt_hard_end
 from tsumugi_core.options import (
@@ -52,10 +53,14 @@ from tsumugi_scheduler.shard.step_commands import StepCommands
 from tsumugi_scheduler.shard.step_store import StepStore
 from tsumugi_scheduler.shard.tick import MAX_MAINTENANCE_PER_TICK, TickRunner
 
-__all__ = ["PROJECTION_HOLD_MS", "JobShardEngine"]
+__all__ = ["ID_KEY", "NOTICE_DIGEST_BYTES", "PROJECTION_HOLD_MS", "JobShardEngine"]
 
 _INFLIGHT = (JobState.QUEUED, JobState.RUNNING)
 
+ID_KEY: Final = "id_key"
+"""The setting holding the shard's secret part of its notice job ids (ADR-0177); never sent anywhere."""
+NOTICE_DIGEST_BYTES: Final = 6
+"""Bytes of the digest ending a notice job's local id (12 hex characters)."""
 PROJECTION_HOLD_MS: Final = 250
 """How long the job changes a tick made (mostly SCHEDULED -> QUEUED) wait before they alone wake the shard.
 
@@ -395,6 +400,16 @@ class JobShardEngine(StepCommands, ShardOperations):
         self._looked_at = now  # only once committed: a rolled-back dispatch saw nothing
         self._held = held
         return result
+
+    def notice_local_id(self, kind: str, seq: int) -> str:
+        """The local id of the notice job for outbox row ``seq``: the same on every re-send (the target absorbs
+        a repeat), ending in a digest of the shard's id key so no caller can enqueue it first (ADR-0177)."""
+        key = self._stored.get(ID_KEY)
+        if key is None:
+            drawn = key = self._ids.new_local_id()
+            self._store.atomically(lambda: self._save(ID_KEY, drawn))
+        readable = f"{kind}-{self.binding}-{self.shard}-{seq}"
+        return f"{readable}-{id_digest((key, readable), NOTICE_DIGEST_BYTES)}"
 
     def _save_blocked(self) -> None:
         blocked = msgspec.json.encode(self._ticker.last_blocked).decode()
