@@ -24,7 +24,9 @@ from tests.support.dev_process import DevProcess
 
 REPO = Path(__file__).resolve().parents[2]
 NAME = "acceptance-every-second"
-FIRED = re.compile(rf"job Hello#0:{NAME}-(\d+) ")
+OCCURRENCE = rf"job Hello#0:{NAME}-{{at}}-[0-9a-f]{{{{12}}}}"
+"""An occurrence's job in the output: its id ends in the Scheduler object's digest (ADR-0177)."""
+FIRED = re.compile(rf"job Hello#0:{NAME}-(\d+)-[0-9a-f]{{12}} ")
 
 pytestmark = pytest.mark.slow
 
@@ -70,7 +72,7 @@ def test_every_second_schedule_pause_resume_trigger_delete(server: RepoDevServer
         # About once a second: three occurrences, one period apart, each completed.
         started = time.monotonic()
         for k in (1, 2, 3):
-            server.wait_for(rf"job Hello#0:{NAME}-{registered + k * 1000} COMPLETED", deadline)
+            server.wait_for(OCCURRENCE.format(at=registered + k * 1000) + " COMPLETED", deadline)
         assert 1.5 < time.monotonic() - started < 6.0  # three fires took about three seconds, not one or ten
         assert {registered + 1000, registered + 2000, registered + 3000} <= server.occurrences()
 
@@ -93,8 +95,8 @@ def test_every_second_schedule_pause_resume_trigger_delete(server: RepoDevServer
         assert resumed["paused"] is False
         following = resumed["next_run_at"]
         assert (following - registered) % 1000 == 0
-        server.wait_for(rf"job Hello#0:{NAME}-{following} COMPLETED", deadline)
-        server.wait_for(rf"job Hello#0:{NAME}-{following + 1000} COMPLETED", deadline)
+        server.wait_for(OCCURRENCE.format(at=following) + " COMPLETED", deadline)
+        server.wait_for(OCCURRENCE.format(at=following + 1000) + " COMPLETED", deadline)
 
         # Delete removes it: gone from the API, and nothing fires after.
         deleted = http.delete(f"/api/schedules/{NAME}")
