@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from tsumugi_client import EnqueueValidationError, JobDetail, create_client
+from tsumugi_core.options import FixedBackoff, Guarantee
 from tsumugi_dev.clock import VirtualClock
 from tsumugi_dev.config import load_config
 from tsumugi_dev.runtime import LocalRuntime
@@ -229,3 +230,56 @@ async def test_the_worker_client_sends_an_event_over_the_service_binding(
     with pytest.raises(EnqueueValidationError) as info:
         await client.send_event(steps.env(STEPS), "shipped", key="k", payload=2**60)
     assert info.value.field == "payload"
+
+
+@pytest.mark.parametrize("guarantee", [Guarantee.AT_MOST_ONCE, Guarantee.AT_LEAST_ONCE])
+async def test_a_retried_job_takes_the_event_sent_while_its_open_wait_had_failed(
+    steps: LocalRuntime, clock: VirtualClock, tmp_path: Path, guarantee: Guarantee
+) -> None:
+    # The attempt records its wait, then its report is lost: the job ends with the wait still open.
+    job_id = await create_client().enqueue(
+        steps.env(STEPS),
+        binding="Script",
+        payload={"log": str(tmp_path / "runs.log"), "actions": _waiting("o-1", 6 * HOUR_MS, then=None)},
+        guarantee=guarantee,
+        max_attempts=1,
+        timeout_ms=5_000,
+    )
+    lost = steps.faults.fail_next_rpc(STEPS, "StepsJobShard", method="report_json")
+    await clock.advance(1_000)
+    assert lost.hits == 1
+    await clock.advance(20 * 60_000)
+    job = await _job(steps, job_id)
+    assert job.state in ("STALLED", "FAILED")
+    assert [(s.name, s.state) for s in job.steps] == [("event:shipped", "waiting")]
+    assert (await _send(steps, "o-1", "first"))["delivered"] == 0  # no job may take it now: kept for the day
+
+    await create_client().retry(steps.env(STEPS), job_id)
+    await clock.advance(60_000)
+    job = await _job(steps, job_id)
+    # The replayed wait is answered by the kept event, as any wait starting within its day is.
+    assert (job.state, job.result_value()) == ("COMPLETED", ["first"])
+
+
+async def test_an_event_sent_after_the_waits_timeout_is_no_answer_however_late_the_tick(
+    steps: LocalRuntime, clock: VirtualClock, tmp_path: Path
+) -> None:
+    job_id = await create_client().enqueue(
+        steps.env(STEPS),
+        binding="Script",
+        payload={"log": str(tmp_path / "runs.log"), "actions": _waiting("o-2", then=None)},
+        max_attempts=3,
+        timeout_ms=5_000,
+        backoff=FixedBackoff(delay_ms=1_000),
+    )
+    steps.faults.fail_next_rpc(STEPS, "StepsJobShard", method="report_json")  # attempt 1's suspension is lost
+    await clock.advance(60_000)  # reaped and retried: attempt 2 replays the wait (with a later deadline)
+    job = await _job(steps, job_id)
+    until = job.steps[0].result["until"]
+    assert (job.state, job.run_after) == ("SLEEPING", until)
+    await clock.advance(until - clock.now_ms() - 1_000)
+    steps.faults.fail_next_alarm(STEPS, "StepsJobShard", name=job_id.split(":")[0], n=3)  # the tick runs late
+    await clock.advance(2_000)
+    await _send(steps, "o-2", "late")  # 1 s after the wait's timeout
+    await clock.advance(60_000)
+    assert (await _job(steps, job_id)).result_value() == ["timeout"]

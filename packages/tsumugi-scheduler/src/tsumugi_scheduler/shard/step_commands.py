@@ -141,6 +141,11 @@ class StepCommands:
                 waiting = msgspec.json.encode(
                     {"event": command.event, "key": command.key, "until": command.until}
                 )
+                if stored is not None and stored.state == "waiting" and command.result is not None:
+                    # A kept event the box answered this replayed wait with: the wait left open by an earlier
+                    # attempt (its report lost) takes it now, or nobody would (the box registered no waiter).
+                    self._steps.deliver(job_id, name, attempt, now, command.result)
+                    stored = self._steps.step(job_id, name)
                 row = stored or self._steps.wait(job_id, name, attempt, now, waiting.decode(), command.result)
                 return StepAnswer(op=command.op, accepted=True, cancel_requested=cancel, steps=[_view(row)])
             row = self._steps.save(job_id, name, attempt, now, str(command.result))

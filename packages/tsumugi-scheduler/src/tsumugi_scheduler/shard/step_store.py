@@ -120,7 +120,11 @@ class StepStore:
             "INSERT INTO step (job_id, name, state, result, attempt, started_at, finished_at)"
             " VALUES (?1, ?2, 'done', ?5, ?3, ?4, ?4) ON CONFLICT (job_id, name) DO UPDATE"
             " SET state = 'done', result = excluded.result, finished_at = excluded.finished_at"
-            " WHERE step.state = 'waiting' RETURNING name",
+            " WHERE step.state = 'waiting'"
+            # Sent before the wait's own deadline (the first attempt's; a replay's later one is not the wait's):
+            # an event sent after it is no answer, however late the tick that times the wait out.
+            " AND json_extract(excluded.result, '$.sent_at') < json_extract(step.result, '$.until')"
+            " RETURNING name",
             job_id,
             name,
             attempt,
