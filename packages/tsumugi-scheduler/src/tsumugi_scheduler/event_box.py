@@ -75,6 +75,15 @@ class EventBox:
         def run() -> SendAnswer:
             now = self._clock.now_ms()
             if event_id is not None:
+                # An id makes a resend harmless while the event is kept; past its day it is a new event (the
+                # expired row, not yet swept by the alarm, would otherwise answer it as a duplicate and go).
+                self._sql.exec(
+                    "DELETE FROM event_kept WHERE name = ? AND key = ? AND id = ? AND expires_at <= ?",
+                    name,
+                    key,
+                    event_id,
+                    now,
+                )
                 rows = self._sql.exec(
                     "SELECT expires_at FROM event_kept WHERE name = ? AND key = ? AND id = ?",
                     name,
