@@ -237,6 +237,7 @@ def _bulk(body: dict[str, Any], action: BulkAction) -> BulkTarget:
         concurrency_key=concurrency_key or None,
         created_from=None if created_from is None else math.ceil(created_from),
         created_to=None if created_to is None else math.floor(created_to),
+        without_node_jobs=action == "retry",
     )
     return BulkTarget(
         filters=filters, limit=BULK_LIMIT if limit is None else min(math.floor(limit), BULK_LIMIT)

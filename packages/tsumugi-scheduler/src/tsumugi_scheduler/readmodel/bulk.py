@@ -36,6 +36,8 @@ BULK_LIMIT: Final = 200
 BULK_TARGET_STATES: Final = ("SCHEDULED", "FAILED", "STALLED")
 """The states ``job_bulk_targets`` holds, in its ``WHERE`` term's order: every state a bulk action by filter
 may target (cancel: SCHEDULED; retry: FAILED, STALLED)."""
+_NOT_A_NODE_JOB: Final = "(run_id IS NULL OR node_id IS NULL)"
+"""A job the shard lets a caller retry: not a run node's (its run's resume runs the node again, ADR-0116)."""
 _TARGETS_INDEX_WHERE: Final = "state IN (" + ", ".join(f"'{state}'" for state in BULK_TARGET_STATES) + ")"
 """``job_bulk_targets``'s own ``WHERE`` term: SQLite uses a partial index only for a query that repeats it."""
 
@@ -47,6 +49,8 @@ class BulkFilter(msgspec.Struct, frozen=True, kw_only=True):
         states: Allowed states (the REST layer restricts them per action; empty matches any).
         created_from: Inclusive lower bound on ``created_at``.
         created_to: Inclusive upper bound on ``created_at``.
+        without_node_jobs: Leave out the jobs of run nodes. A retry by filter sets it: the shard refuses such a
+            job (its run's resume runs the node again), so it would stay selected and starve the jobs behind it.
     """
 
     binding: str | None = None
@@ -55,6 +59,7 @@ class BulkFilter(msgspec.Struct, frozen=True, kw_only=True):
     concurrency_key: str | None = None
     created_from: int | None = None
     created_to: int | None = None
+    without_node_jobs: bool = False
 
 
 async def select_ids_for_bulk(
@@ -123,7 +128,7 @@ def _union(columns: str, terms: list[list[str]]) -> str:
 
 
 def _where(filters: BulkFilter, states: tuple[str, ...]) -> tuple[str, list[Any]]:
-    return where_clause(
+    where, params = where_clause(
         {
             "binding": filters.binding,
             "unique_key": filters.unique_key,
@@ -133,3 +138,6 @@ def _where(filters: BulkFilter, states: tuple[str, ...]) -> tuple[str, list[Any]
         created_from=filters.created_from,
         created_to=filters.created_to,
     )
+    if filters.without_node_jobs:
+        where = f"{where} AND {_NOT_A_NODE_JOB}" if where else f" WHERE {_NOT_A_NODE_JOB}"
+    return where, params
