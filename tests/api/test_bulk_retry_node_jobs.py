@@ -36,7 +36,8 @@ async def test_a_failed_node_job_does_not_hold_back_the_retryable_jobs_behind_it
     assert status == 201
     await world.env.RUN.getByName("once:r").host.alarm()  # enqueues the node's job
     node = world.env.RUN.getByName("once:r").host.engine.store.node("w")
-    assert node is not None and node.job_id is not None
+    assert node is not None
+    assert node.job_id is not None
     node_job = node.job_id
     await world.fail(node_job)
     world.clock.advance(1)
