@@ -249,9 +249,9 @@ class TestClient:
         async with httpx.AsyncClient(transport=transport) as http:
             schedules = AsyncTsumugiClient("http://scheduler.test/", token=TOKEN, http_client=http)
             made = await schedules.create_schedule(
-                "hourly", flow="greetings", input=None, cron="0 * * * *", deadline_ms=60_000
+                "hourly", flow="greetings", input={"names": ["h"]}, cron="0 * * * *", deadline_ms=60_000
             )
-            assert (made["kind"], made["input"], made["deadline_ms"]) == ("flow", None, 60_000)
+            assert (made["kind"], made["input"], made["deadline_ms"]) == ("flow", {"names": ["h"]}, 60_000)
             assert readable(await schedules.trigger_schedule("hourly")) == f"greetings:hourly-now-{T0}"
             with pytest.raises(ScheduleError) as caught:
                 await schedules.create_schedule("bad", flow="greetings", input=1, every_ms=MIN, priority=3)
@@ -333,3 +333,45 @@ async def test_an_input_function_answering_what_a_run_could_not_hold_records_the
         assert greet["last_error"].endswith("(the input function of schedule greet answered it)")
     finally:
         await built.aclose()
+
+
+class TestInputRules:
+    """A flow schedule's input keeps every rule of a run's input (ADR-0175), as each occurrence's start would."""
+
+    async def test_a_stored_input_of_the_wrong_type_or_size_is_refused_naming_the_field(
+        self, world: World
+    ) -> None:
+        refused = {"names": "64"}
+        assert (await world.request("POST", "/api/runs", {"flow": "greetings", "input": refused}))[0] == 400
+        body = {"name": "typed", "flow": "greetings", "input": refused, "everyMs": MIN}
+        status, answer = await world.request("POST", "/api/schedules", body)
+        assert (status, answer["field"]) == (400, "input.names")
+        body = {"name": "large", "flow": "greetings", "input": {"names": ["x" * 110_000]}, "everyMs": MIN}
+        status, answer = await world.request("POST", "/api/schedules", body)
+        assert (status, answer["field"]) == (400, "input")
+        assert answer["error"].startswith("input must be at most 102400 bytes as JSON")
+        status, listed = await world.request("GET", "/api/schedules")
+        assert [s["name"] for s in listed["schedules"]] == ["greet"]  # nothing stored
+
+    def test_a_code_schedules_input_of_the_wrong_type_is_a_definition_error(self) -> None:
+        with pytest.raises(DefinitionError) as caught:
+            definition({"bad": {"flow": "greetings", "input": {"names": "64"}, "every_ms": MIN}})
+        assert caught.value.field == "schedules.bad.input.names"
+
+    async def test_an_input_function_answering_the_wrong_type_records_the_error_and_starts_nothing(
+        self, tmp_path: Path, clock: SteppedClock
+    ) -> None:
+        built = World(
+            tmp_path,
+            clock,
+            definition({"greet": {"flow": "greetings", "input": lambda at: {"names": at}, "every_ms": MIN}}),
+        )
+        try:
+            await scheduler(built).host.sync(0)
+            await fire_at(built, T0 + MIN)
+            greet = await view(built)
+            assert runs(built) == {}
+            assert greet["last_error"].startswith("InvalidScheduleError: input.names must be an array")
+            assert greet["last_error"].endswith("(the input function of schedule greet answered it)")
+        finally:
+            await built.aclose()

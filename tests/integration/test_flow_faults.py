@@ -253,7 +253,7 @@ async def test_item8_a_fan_out_drained_by_a_deadline_sums_its_children_again_aft
 async def test_item9_a_child_refused_for_its_payload_stays_failed_after_a_resume(
     runs: Runs, clock: VirtualClock
 ) -> None:
-    await runs.start("bigfan:b", {"items": [1, "y" * 150_000], "key": "b9"})
+    await runs.start("bigfan:b", {"items": [1, "<150 KB text>"], "key": "b9"})
     await clock.advance(2_000)
     run, nodes = await runs.read("bigfan:b")
     assert (run["state"], nodes["each:1"]["state"], nodes["flaky"]["state"]) == ("FAILED", "FAILED", "FAILED")

@@ -123,7 +123,9 @@ async def test_failing_fan_out_children_are_counted_and_do_not_fail_downstream(
 async def test_a_child_whose_job_the_scheduler_refuses_fails_alone_with_the_refusal(
     runs: Runs, clock: VirtualClock
 ) -> None:
-    await runs.start("fan:big", {"items": [1, 2**53 + 1, 3]})  # a payload JavaScript would round
+    await runs.start(
+        "fan:big", {"items": [1, "<unsafe int>", 3]}
+    )  # the flow makes 2**53 + 1: JS would round it
     await clock.advance(1_000)
     run, nodes = await runs.read("fan:big")
     assert (run["state"], nodes["after"]["state"]) == ("COMPLETED", "COMPLETED")
@@ -156,7 +158,7 @@ async def test_a_fan_out_whose_keys_cannot_name_children_fails_its_node_not_the_
 async def test_a_child_payload_too_large_for_a_job_fails_that_child_before_it_is_stored(
     runs: Runs, clock: VirtualClock
 ) -> None:
-    await runs.start("plainfan:big", {"items": [1, "y" * 150_000, 3]})
+    await runs.start("plainfan:big", {"items": [1, "<150 KB text>", 3]})  # the flow makes a 150 KB item
     await clock.advance(1_000)
     run, nodes = await runs.read("plainfan:big")
     assert (run["state"], nodes["after"]["state"]) == ("COMPLETED", "COMPLETED")

@@ -478,7 +478,7 @@ def define_tsumugi(
             schedules,
             registered=registered,
             shards=shard_counts,
-            flows=tuple(flow_specs),
+            flows=flow_specs,
             payload_types=_payload_types(performers),
         )
     except InvalidScheduleError as exc:

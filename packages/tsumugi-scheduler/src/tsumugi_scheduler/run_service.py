@@ -8,16 +8,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-import msgspec
-
 from tsumugi_core.exceptions import TsumugiError
-from tsumugi_core.flow_spec import FlowSpec, InvalidFlowError, check_deadline_ms
+from tsumugi_core.flow_spec import InvalidFlowError, check_deadline_ms
 from tsumugi_core.ids import InvalidRunIdError, format_run_id, parse_run_id
-from tsumugi_core.json_path import InvalidValueError
-from tsumugi_core.json_schema import Check, SchemaError, compile_schema
-from tsumugi_core.options import MAX_PAYLOAD_BYTES
-from tsumugi_core.portable import check_portable
 from tsumugi_scheduler.definition import TsumugiDefinition
+from tsumugi_scheduler.run_input import RunInputError, RunStartError, check_run_input, run_input_json
 from tsumugi_scheduler.timing import entropy
 from tsumugi_scheduler.wire import integral
 
@@ -35,44 +30,6 @@ __all__ = [
 
 MAX_RUN_LOCAL_ID_CHARS: Final = 200
 """The longest ``id`` a start may pin (the local part of the run id)."""
-
-
-class RunStartError(TsumugiError, ValueError):
-    """A start request broke a rule; the message is the original's (``unknown flow: X``...)."""
-
-
-class RunInputError(RunStartError):
-    """The run input does not fit the flow's input type: ``field`` (``input.<path>``) breaks ``rule``."""
-
-    def __init__(self, field: str, rule: str) -> None:
-        super().__init__(f"{field} {rule}")
-        self.field = field
-        self.rule = rule
-
-
-_checks: dict[int, tuple[FlowSpec, Check | None]] = {}
-"""Compiled input schemas by flow spec (the spec kept beside its check, so a reused id never matches)."""
-
-
-def check_run_input(spec: FlowSpec, value: object) -> None:
-    """Check a run input against the flow's declared input type, as a job's payload is checked at enqueue.
-
-    Raises:
-        RunInputError: naming the path under ``input`` and the rule.
-    """
-    found = _checks.get(id(spec))
-    if found is None or found[0] is not spec:
-        try:
-            check = None if spec.input_schema is None else compile_schema(spec.input_schema)
-        except SchemaError:  # a schema this checker cannot read: the flow accepts any input, as before
-            check = None
-        found = _checks[id(spec)] = (spec, check)
-    if found[1] is None:
-        return
-    try:
-        found[1](value)
-    except InvalidValueError as exc:
-        raise RunInputError(exc.path("input"), exc.rule) from None
 
 
 class RunUnavailableError(TsumugiError, RuntimeError):
@@ -118,15 +75,7 @@ async def start_run(env: Any, definition: TsumugiDefinition, body: Mapping[str, 
         check_deadline_ms(deadline)
     except InvalidFlowError as exc:
         raise RunStartError(str(exc).rpartition(":")[0]) from None
-    try:
-        check_portable(body["input"])  # as for a job's payload (ADR-0077): 1e400 would be stored as null
-    except InvalidValueError as exc:
-        raise RunInputError(exc.path("input"), exc.rule) from None
-    input_json = msgspec.json.encode(body["input"]).decode()
-    size = len(input_json.encode())
-    if size > MAX_PAYLOAD_BYTES:  # the rule of a job's payload: a run's input is stored and sent the same way
-        raise RunInputError("input", f"must be at most {MAX_PAYLOAD_BYTES} bytes as JSON, got {size}")
-    check_run_input(definition.flows[flow], msgspec.json.decode(input_json))  # as it is stored: plain JSON
+    input_json = run_input_json(definition.flows[flow], body["input"])
     try:
         run_id = format_run_id(flow, local_id if local_id is not None else entropy()[0].new_local_id())
     except InvalidRunIdError as exc:

@@ -40,6 +40,7 @@ from tsumugi_scheduler.run.rows import (
 from tsumugi_scheduler.run.settings import RunSettings
 from tsumugi_scheduler.run.sql_store import OutboxBatch, SqlRunStore
 from tsumugi_scheduler.run.steps import ChildError, Steps, spawn_rows
+from tsumugi_scheduler.run_input import RunInputError, run_input_json
 from tsumugi_scheduler.shard import SqlLike
 
 __all__ = [
@@ -153,7 +154,8 @@ class RunEngine:
         """Store the run and its static nodes; False when the object already holds a run.
 
         Raises:
-            RunError: the flow is not registered, nesting is too deep or the deadline is not positive.
+            RunError: the flow is not registered, nesting is too deep, the deadline is not positive or the input
+                breaks a rule of a run's input (a subflow's child is refused here: its parent's node fails).
         """
         if self._store.run() is not None:
             return False
@@ -167,6 +169,10 @@ class RunEngine:
                 spec.deadline_ms if command.deadline_ms is None else command.deadline_ms
             )
         except InvalidFlowError as exc:
+            raise RunError(str(exc)) from None
+        try:
+            run_input_json(spec, msgspec.json.decode(command.input_json))
+        except (RunInputError, msgspec.DecodeError) as exc:
             raise RunError(str(exc)) from None
         now = self._clock.now_ms()
         shape = [

@@ -262,6 +262,11 @@ class Steps:
             child_input = None if definition.input is None else definition.input(self._input, self._deps(row))
             check_portable(child_input)  # a run's input, checked as at POST /api/runs
             child_json = _job_json(child_input, {})["payload"]
+            size = len(child_json.encode())
+            if (
+                size > MAX_PAYLOAD_BYTES
+            ):  # refused before the node row holds it (the child would refuse it too)
+                raise _InputError(f"input must be at most {MAX_PAYLOAD_BYTES} bytes as JSON, got {size}")
         except InvalidValueError as exc:
             self._fail(node_id, f"input failed: {exc.path('input')} {exc.rule}")
             return

@@ -8,11 +8,12 @@ same rules (`tsumugi_core.schedule_spec.validate_schedule`). Errors name the fie
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import msgspec
 
 from tsumugi_core.exceptions import InvalidFieldError
+from tsumugi_core.flow_spec import FlowSpec
 from tsumugi_core.options import Backoff
 from tsumugi_core.schedule_spec import (
     ALLOWED_JOB_OPTIONS,
@@ -25,6 +26,7 @@ from tsumugi_core.schedule_spec import (
 )
 from tsumugi_core.schedule_timing import UTC_NAME, Timing
 from tsumugi_core.time_values import with_milliseconds
+from tsumugi_scheduler.run_input import RunInputError, run_input_json
 from tsumugi_scheduler.wire import integral
 
 __all__ = [
@@ -104,6 +106,10 @@ def spec_from_fields(
 ) -> ScheduleSpec:
     """A validated spec from snake_case ``fields`` (the keys of `SCHEDULE_KEYS`).
 
+    ``flows`` names the registered flows; given as their specs by name, a flow schedule's input is held to
+    every rule of a run's input there (`run_input_json`: its size and the flow's input type), as each
+    occurrence's start would be.
+
     Raises:
         InvalidScheduleError: an unknown or forbidden key, a missing binding or payload, a value of the wrong
             type, or any rule of `validate_schedule`.
@@ -145,7 +151,15 @@ def spec_from_fields(
         payload_from_code=payload_from_code,
         **options,
     )
-    return validate_schedule(spec, registered=registered, shards=shards, flows=flows)
+    spec = validate_schedule(spec, registered=registered, shards=shards, flows=flows)
+    if spec.flow is not None and not spec.payload_from_code and isinstance(flows, Mapping):
+        flow_spec: object = cast("Mapping[str, object]", flows)[spec.flow]
+        if isinstance(flow_spec, FlowSpec):
+            try:
+                run_input_json(flow_spec, spec.payload)
+            except RunInputError as exc:
+                raise InvalidScheduleError(exc.field, exc.rule) from None
+    return spec
 
 
 def _target(fields: Mapping[str, Any]) -> str | None:

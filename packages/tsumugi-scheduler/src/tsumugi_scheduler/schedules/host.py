@@ -23,15 +23,14 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 import msgspec
 
 from tsumugi_core.exceptions import NotConfiguredError
-from tsumugi_core.json_path import InvalidValueError
+from tsumugi_core.flow_spec import FlowSpec
 from tsumugi_core.options import EnqueueItem, EnqueueValidationError
-from tsumugi_core.portable import check_portable
 from tsumugi_core.schedule_plan import (
     Delete,
     Fire,
@@ -54,6 +53,7 @@ from tsumugi_scheduler.api.plain_calls import shard_env
 from tsumugi_scheduler.definition import TsumugiDefinition
 from tsumugi_scheduler.producer_rpc import MAX_BATCH_ITEMS, SchedulerService
 from tsumugi_scheduler.remote_errors import error_text
+from tsumugi_scheduler.run_input import RunInputError, run_input_json
 from tsumugi_scheduler.schedules.fields import merge_patch, spec_from_camel
 from tsumugi_scheduler.schedules.routing import shard_of_schedule
 from tsumugi_scheduler.schedules.store import DueRow, FireRecord, ScheduleRow, ScheduleStore
@@ -197,8 +197,8 @@ class SchedulerHost:
     def _registered(self) -> tuple[str, ...]:
         return self._definition.performers
 
-    def _flows(self) -> tuple[str, ...]:
-        return tuple(self._definition.flows)
+    def _flows(self) -> Mapping[str, FlowSpec]:
+        return self._definition.flows
 
     def _key(self, store: ScheduleStore) -> str:
         """The object's id key, drawn from the id source the first time an id is derived."""
@@ -542,9 +542,11 @@ class SchedulerHost:
                         "RUN binding is not configured, add the Run DO binding to wrangler"
                     )
                 value = await self._payload(row, at)
-                if row.spec.payload_from_code:  # a stored input was checked when the schedule was saved
-                    _check_run_input(row.name, value)
-                run_input = msgspec.json.encode(value).decode()
+                flow = self._definition.flows.get(str(row.spec.flow))
+                if row.spec.payload_from_code and flow is not None:  # a stored input was checked when saved
+                    run_input = _checked_run_input(row.name, value, flow)
+                else:
+                    run_input = msgspec.json.encode(value).decode()
                 await runs.getByName(run_id).start(
                     run_id, row.spec.flow, run_input, row.spec.deadline_ms, None, 0
                 )
@@ -559,11 +561,12 @@ def _following(row: DueRow, now: int) -> int:
     return next_after(row.spec.timing, row.next_run_at, now)
 
 
-def _check_run_input(name: str, value: Any) -> None:
-    """Refuse an input from the code's function that POST /api/runs would refuse (ADR-0077): never sent as null."""
+def _checked_run_input(name: str, value: Any, flow: FlowSpec) -> str:
+    """An input from the code's function as the run stores it, refused as POST /api/runs would refuse it
+    (ADR-0077, ADR-0175: never sent as null, at most a payload's size, of the flow's input type)."""
     try:
-        check_portable(value)
-    except InvalidValueError as exc:
+        return run_input_json(flow, value)
+    except RunInputError as exc:
         raise InvalidScheduleError(
-            exc.path("input"), f"{exc.rule} (the input function of schedule {name} answered it)"
+            exc.field, f"{exc.rule} (the input function of schedule {name} answered it)"
         ) from None
