@@ -42,6 +42,33 @@ async def test_bulk_cancel_allows_only_scheduled_by_filter(world: World) -> None
     )
 
 
+async def test_a_filter_acts_only_on_jobs_its_shard_still_holds_in_the_filters_state(world: World) -> None:
+    # The read model chose the job as SCHEDULED; its shard has dispatched it since (the projection's hold).
+    await world.request("POST", "/api/bindings/MAIL/policy", {"paused": True})
+    job_id = await world.enqueue("MAIL")
+    await world.tick()
+    await world.request("POST", "/api/bindings/MAIL/policy", {"paused": False})
+    await world.tick()
+    _, listed = await world.request("GET", "/api/jobs?binding=MAIL&state=SCHEDULED")
+    assert [j["id"] for j in listed["jobs"]] == [job_id]
+    engine = world.shard("MAIL#0").host.engine("MAIL#0")
+    assert engine is not None
+    held = engine.get(job_id)
+    assert held is not None
+    assert held.state.value == "QUEUED"
+
+    status, body = await world.request(
+        "POST", "/api/jobs/bulk-cancel", {"binding": "MAIL", "state": "SCHEDULED"}
+    )
+    assert (status, body) == (
+        200,
+        {"ok": [], "failed": [{"id": job_id, "reason": "invalid-state"}], "remaining": 0},
+    )
+    held = engine.get(job_id)
+    assert held is not None
+    assert (held.state.value, held.cancel_requested_at) == ("QUEUED", None)  # not asked to stop
+
+
 async def test_bulk_by_ids_reports_each_refusal_and_changes_the_rest(world: World) -> None:
     cancellable = await world.enqueue("MAIL")
     sms = await world.enqueue("SMS", partitionKey="p")

@@ -159,9 +159,11 @@ class JobShardMethods(_Mixin):
         """Counts per state and axis."""
         return await self.admin.diagnostics(name)
 
-    async def mutate_many(self, name: str, action: Any, job_ids: Any) -> dict[str, Any]:
-        """Retry or cancel many jobs."""
-        return await self.admin.mutate_many(name, action, _runtime.plain(job_ids))
+    async def mutate_many(self, name: str, action: Any, job_ids: Any, states: Any = None) -> dict[str, Any]:
+        """Retry or cancel many jobs (only those in ``states`` when given)."""
+        return await self.admin.mutate_many(
+            name, action, _runtime.plain(job_ids), None if states is None else _runtime.plain(states)
+        )
 
     async def explain(self, name: str, job_id: str) -> dict[str, Any] | None:
         """Why a job waits."""

@@ -111,9 +111,14 @@ class ShardAdmin:
         }
 
     async def mutate_many(
-        self, name: str, action: Literal["retry", "cancel"], job_ids: Sequence[str]
+        self,
+        name: str,
+        action: Literal["retry", "cancel"],
+        job_ids: Sequence[str],
+        states: Sequence[str] | None = None,
     ) -> dict[str, Any]:
-        """Retry or cancel jobs of this shard; ``{"ok": [...], "failed": [{"id", "reason"}]}``.
+        """Retry or cancel jobs of this shard; ``{"ok": [...], "failed": [{"id", "reason"}]}``; with ``states``,
+        a job in another state is refused as ``invalid-state``.
 
         Raises:
             EnqueueValidationError: ``action`` is not retry or cancel.
@@ -121,7 +126,8 @@ class ShardAdmin:
         if action not in BULK_ACTIONS:
             raise EnqueueValidationError("action", f"must be retry or cancel, got {action!r}")
         engine = self._engine(name)
-        answer = engine.mutate_many(action, [str(i) for i in job_ids])
+        expect = None if states is None else frozenset(str(s) for s in states)
+        answer = engine.mutate_many(action, [str(i) for i in job_ids], expect)
         await self._arm(engine)
         return msgspec.to_builtins(answer)
 

@@ -23,10 +23,14 @@ from tsumugi_scheduler.readmodel import select_ids_for_bulk
 __all__ = ["bulk_cancel", "bulk_retry", "mutate_by_shard"]
 
 
-async def mutate_by_shard(api: ApiContext, env: Any, action: BulkAction, ids: list[str]) -> dict[str, Any]:
+async def mutate_by_shard(
+    api: ApiContext, env: Any, action: BulkAction, ids: list[str], states: tuple[str, ...] | None = None
+) -> dict[str, Any]:
     """``{"ok": [...], "failed": [{"id", "reason"}]}`` for ``ids``, in input order.
 
-    Ids this scheduler cannot hold (malformed, or of a binding or shard it lacks) are ``invalid-id``.
+    Ids this scheduler cannot hold (malformed, or of a binding or shard it lacks) are ``invalid-id``. With
+    ``states`` (a filter's), a job its shard holds in another state is ``invalid-state``: the read model that
+    chose it can be behind the shard.
     """
     groups: dict[str, list[str]] = {}
     failed: list[dict[str, str]] = []
@@ -38,7 +42,9 @@ async def mutate_by_shard(api: ApiContext, env: Any, action: BulkAction, ids: li
         groups.setdefault(shard_name(parsed.binding, parsed.shard), []).append(job_id)
 
     async def one(name: str, members: list[str]) -> Any:
-        return await api.stub(env, name).mutate_many(name, action, members)
+        if states is None:
+            return await api.stub(env, name).mutate_many(name, action, members)
+        return await api.stub(env, name).mutate_many(name, action, members, list(states))
 
     answers = await asyncio.gather(*(one(name, members) for name, members in groups.items()))
     done: set[str] = set()
@@ -55,11 +61,12 @@ async def _bulk(request: Request, action: BulkAction) -> Response:
     api, env = api_of(request), env_of(request)
     remaining = 0
     ids = target.ids
+    states = None
     if ids is None:
         assert target.filters is not None  # filter mode
         selection = await select_ids_for_bulk(env.TSUMUGI_DB, target.filters, target.limit)
-        ids, remaining = selection.ids, selection.remaining
-    answer = await mutate_by_shard(api, env, action, ids)
+        ids, remaining, states = selection.ids, selection.remaining, target.filters.states
+    answer = await mutate_by_shard(api, env, action, ids, states)
     return json_response(200, {**answer, "remaining": remaining})
 
 

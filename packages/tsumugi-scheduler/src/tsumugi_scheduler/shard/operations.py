@@ -251,14 +251,29 @@ class ShardOperations:
         self._dispatch_pending = self._dispatch_pending or answer.ok
         return answer
 
-    def mutate_many(self, action: Literal["retry", "cancel"], job_ids: Sequence[str]) -> BulkAnswer:
-        """Retry or cancel many jobs in one transaction; refusals never fail the call."""
+    def mutate_many(
+        self,
+        action: Literal["retry", "cancel"],
+        job_ids: Sequence[str],
+        expect_states: frozenset[str] | None = None,
+    ) -> BulkAnswer:
+        """Retry or cancel many jobs in one transaction; refusals never fail the call.
+
+        With ``expect_states`` (a bulk filter's), a job the shard holds in another state is ``invalid-state``
+        and left alone: the read model that chose it may be behind (a job it still shows SCHEDULED may be
+        running here, and a cancel would ask it to stop).
+        """
 
         def run() -> BulkAnswer:
             now = self._clock.now_ms()
             ok: list[str] = []
             failed: list[BulkFailure] = []
             for job_id in job_ids:
+                if expect_states is not None:
+                    held = self._store.job(job_id)
+                    if held is not None and held.state.value not in expect_states:
+                        failed.append(BulkFailure(id=job_id, reason="invalid-state"))
+                        continue
                 answer = self._cancel(job_id, now) if action == "cancel" else self._retry(job_id, now)
                 if answer.ok:
                     ok.append(job_id)
