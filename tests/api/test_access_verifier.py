@@ -136,6 +136,23 @@ async def test_each_claim_rule_refuses_by_name(key: RsaKey, changes: dict[str, A
     assert caught.value.reason == reason
 
 
+@pytest.mark.parametrize(
+    "changes",
+    [{"exp": float("nan")}, {"exp": float("inf")}, {"nbf": float("nan")}, {"exp": 10**400}],
+    ids=["exp NaN", "exp Infinity", "nbf NaN", "exp past a double"],
+)
+async def test_a_signed_token_with_a_time_that_is_no_number_is_refused(
+    key: RsaKey, changes: dict[str, Any]
+) -> None:
+    # json.dumps writes NaN / Infinity and json.loads reads them back: NaN compares false with everything, so
+    # such an exp never expired and such an nbf never held a token back.
+    token = sign_rs256(key, claims(**changes))
+    ten_years_later = T0 + 10 * 365 * 24 * 3_600_000
+    for now_ms in (T0, ten_years_later):
+        with pytest.raises(AccessTokenError):
+            await verify(access(Certs(key)), token, now_ms=now_ms)
+
+
 async def test_aud_as_a_string_or_a_list_holding_it_and_nbf_now_pass(key: RsaKey) -> None:
     scheme = access(Certs(key))
     assert (await verify(scheme, sign_rs256(key, claims(aud=AUD))))["aud"] == AUD

@@ -19,6 +19,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import math
 import re
 from typing import Any, Final, cast
 
@@ -77,10 +78,14 @@ def b64url_decode(text: str, what: str) -> bytes:
         raise AccessTokenError(f"{what} must be base64url without padding") from None
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")  # json.loads would read NaN / Infinity as floats: no exp ever passes
+
+
 def _json_object(segment: str, what: str) -> dict[str, Any]:
     try:
-        value: Any = json.loads(b64url_decode(segment, what))
-    # ValueError: bad UTF-8 or JSON, and an integer over CPython's 4,300 digits, which a forger may send.
+        value: Any = json.loads(b64url_decode(segment, what), parse_constant=_no_constant)
+    # ValueError: bad UTF-8 or JSON (NaN and Infinity included), and an integer over CPython's 4,300 digits.
     except (ValueError, RecursionError):
         raise AccessTokenError(f"{what} must be a JSON object") from None
     if not isinstance(value, dict):
@@ -128,7 +133,13 @@ def _seconds(claims: dict[str, Any], name: str) -> float | None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise AccessTokenError(f"{name} must be a number of seconds")
-    return float(value)
+    try:
+        seconds = float(value)
+    except OverflowError:  # an integer past a double's range
+        raise AccessTokenError(f"{name} must be a number of seconds") from None
+    if not math.isfinite(seconds):
+        raise AccessTokenError(f"{name} must be a number of seconds")
+    return seconds
 
 
 def check_claims(claims: dict[str, Any], *, issuer: str, audience: str, now_ms: int) -> None:
