@@ -79,7 +79,8 @@ def b64url_decode(text: str, what: str) -> bytes:
 
 
 def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")  # json.loads would read NaN / Infinity as floats: no exp ever passes
+    # json.loads would read NaN / Infinity as floats, and an exp of NaN or Infinity never expires.
+    raise AccessTokenError(f"{name} is not JSON")
 
 
 def _json_object(segment: str, what: str) -> dict[str, Any]:
