@@ -93,3 +93,11 @@ def test_out_of_range_feed_limits_and_positions_read_or_ack_everything(world: Wo
     world.engine.ack_run_events(HUGE)
     assert world.engine.changes() == []
     assert world.engine.tick().dispatches == []  # the stored projection cursor still binds
+
+
+def test_unique_for_ms_at_its_accepted_maximum_reserves_the_key_for_good(world: World) -> None:
+    # now + unique_for_ms passed 2**53 - 1: the reservation could not be stored and the whole batch failed.
+    first = world.enqueue(unique_key="u", unique_for_ms=MAX_SAFE_INTEGER)
+    assert world.enqueue(unique_key="u", unique_for_ms=MAX_SAFE_INTEGER) == first
+    world.clock.advance(10 * 365 * 24 * 3_600_000)
+    assert world.enqueue(unique_key="u") == first

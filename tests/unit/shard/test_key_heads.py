@@ -6,7 +6,7 @@ key holding a million jobs costs the dispatch read one row, not a window of them
 
 from __future__ import annotations
 
-from tests.unit.shard.shard_world import World
+from tests.unit.shard.shard_world import T0, World
 from tsumugi_core.options import EnqueueItem, RateLimit
 from tsumugi_core.policy import PolicyPatch
 from tsumugi_scheduler.shard.records import Failed, Succeeded
@@ -59,7 +59,7 @@ def test_the_next_job_of_a_key_goes_when_the_first_finishes(world: World) -> Non
     assert world.dispatch() == []
 
 
-def test_a_retried_job_goes_back_to_the_front_of_its_key(world: World) -> None:
+def test_a_retried_job_goes_behind_its_keys_older_jobs(world: World) -> None:
     world.engine.configure(PolicyPatch(aging_interval_ms=None))
     k_jobs = _burst(world, 3, concurrency_key="K")
     [message] = world.dispatch()
@@ -96,3 +96,36 @@ def test_cancelling_the_head_hands_the_key_to_the_next_job(world: World) -> None
     first, second = _burst(world, 2, concurrency_key="K")
     assert world.engine.cancel(first).ok
     assert [m.job_id for m in world.dispatch()] == [second]
+
+
+def test_a_job_rescheduled_to_a_past_instant_gains_no_aging_from_it(world: World) -> None:
+    delayed = world.enqueue(delay_ms=7_200_000)  # created at T0, asked to wait two hours
+    world.clock.advance(3_600_000)
+    urgent = world.enqueue(priority=30)
+    world.engine.configure(PolicyPatch(concurrency=1))
+    # "Run it now", given as a past instant: it is ready from now on, not since it was created.
+    assert world.engine.reschedule(delayed, T0).ok
+    assert [m.job_id for m in world.dispatch()] == [urgent]
+
+
+def test_a_job_rescheduled_to_a_past_instant_does_not_jump_its_keys_queue(world: World) -> None:
+    world.engine.configure(PolicyPatch(per_key_concurrency=2, aging_interval_ms=None))
+    retried = world.enqueue(concurrency_key="K")
+    world.enqueue(concurrency_key="K")
+    assert len(world.dispatch()) == 2
+    world.clock.advance(10)
+    waiting = world.enqueue(concurrency_key="K")  # ready since T0 + 10, waiting for K
+    world.engine.report(retried, 1, Failed(error="boom", retry_at=T0 + 3_600_000))
+    world.clock.advance(5)
+    assert world.engine.reschedule(retried, T0).ok
+    assert [m.job_id for m in world.dispatch()] == [waiting]
+
+
+def test_a_ready_job_rescheduled_to_a_past_instant_keeps_its_place(world: World) -> None:
+    world.engine.configure(PolicyPatch(concurrency=1, aging_interval_ms=None))
+    first = world.enqueue()
+    world.clock.advance(10)
+    second = world.enqueue()
+    world.clock.advance(10)
+    assert world.engine.reschedule(second, T0 + 10).ok  # already ready since then: nothing moves
+    assert [m.job_id for m in world.dispatch()] == [first]

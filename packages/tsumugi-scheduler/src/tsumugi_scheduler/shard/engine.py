@@ -26,6 +26,7 @@ from tsumugi_core.options import (
     NewJob,
     admit_checked,
     check_admissible,
+    later_instant,
     normalize_enqueue,
 )
 from tsumugi_core.policy import ShardSettings, validate_settings
@@ -185,7 +186,8 @@ class JobShardEngine(StepCommands, ShardOperations):
                 if plain:
                     self._store.insert_new(plain)
                     plain = []
-                until = now + job.unique_for_ms if job.unique_key is not None else None
+                # Capped like every computed instant: unique_for_ms may be up to MAX_SAFE_INTEGER.
+                until = later_instant(now, job.unique_for_ms) if job.unique_key is not None else None
                 result = self._store.admit(row, until, now, pinned=False)
                 if not result.created and job.id is not None:
                     taken.discard(job.id)

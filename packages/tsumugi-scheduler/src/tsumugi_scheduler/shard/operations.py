@@ -237,10 +237,13 @@ class ShardOperations:
                 return MutationAnswer(ok=False, reason="gone")
             if job.state != JobState.SCHEDULED or job.cancel_requested_at is not None:
                 return MutationAnswer(ok=False, reason="invalid-state")
+            now = self._clock.now_ms()
             values: dict[str, Any] = {
                 "run_after": run_after,
-                "eligible_at": max(job.created_at, run_after),
-                "updated_at": self._clock.now_ms(),
+                # A job not ready yet becomes eligible now at the earliest, whatever past instant it is given: a
+                # past run_after must not backdate its aging or put it ahead of its key's waiting jobs (ADR-0178).
+                "eligible_at": max(job.created_at, run_after, min(job.eligible_at, now)),
+                "updated_at": now,
             }
             if priority is not None:
                 values["priority"] = priority
