@@ -16,7 +16,7 @@ from tsumugi_core.json_schema import Check, SchemaError, compile_schema
 from tsumugi_core.options import MAX_PAYLOAD_BYTES
 from tsumugi_core.portable import check_portable
 
-__all__ = ["RunInputError", "RunStartError", "check_run_input", "run_input_json"]
+__all__ = ["RunInputError", "RunStartError", "check_input_size", "check_run_input", "run_input_json"]
 
 
 class RunStartError(TsumugiError, ValueError):
@@ -68,8 +68,17 @@ def run_input_json(spec: FlowSpec, value: object) -> str:
     except InvalidValueError as exc:
         raise RunInputError(exc.path("input"), exc.rule) from None
     text = msgspec.json.encode(value).decode()
-    size = len(text.encode())
-    if size > MAX_PAYLOAD_BYTES:  # the rule of a job's payload: a run's input is stored and sent the same way
-        raise RunInputError("input", f"must be at most {MAX_PAYLOAD_BYTES} bytes as JSON, got {size}")
+    check_input_size(text)
     check_run_input(spec, msgspec.json.decode(text))  # as it is stored: plain JSON
     return text
+
+
+def check_input_size(text: str) -> None:
+    """Refuse a run input's JSON ``text`` over a job payload's bound: it is stored and sent the same way.
+
+    Raises:
+        RunInputError: naming ``input`` and the bound.
+    """
+    size = len(text.encode())
+    if size > MAX_PAYLOAD_BYTES:
+        raise RunInputError("input", f"must be at most {MAX_PAYLOAD_BYTES} bytes as JSON, got {size}")

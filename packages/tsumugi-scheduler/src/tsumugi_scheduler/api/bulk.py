@@ -42,9 +42,9 @@ async def mutate_by_shard(
         groups.setdefault(shard_name(parsed.binding, parsed.shard), []).append(job_id)
 
     async def one(name: str, members: list[str]) -> Any:
-        if states is None:
-            return await api.stub(env, name).mutate_many(name, action, members)
-        return await api.stub(env, name).mutate_many(name, action, members, list(states))
+        return await api.stub(env, name).mutate_many(
+            name, action, members, None if states is None else list(states)
+        )
 
     answers = await asyncio.gather(*(one(name, members) for name, members in groups.items()))
     done: set[str] = set()

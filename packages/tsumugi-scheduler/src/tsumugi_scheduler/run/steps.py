@@ -27,6 +27,7 @@ from tsumugi_core.options import MAX_PAYLOAD_BYTES
 from tsumugi_core.portable import check_portable
 from tsumugi_scheduler.run.rows import NodeRow, RunRow
 from tsumugi_scheduler.run.sql_store import SqlRunStore
+from tsumugi_scheduler.run_input import RunInputError, check_input_size
 
 __all__ = ["ChildError", "Steps", "child_id", "payload_problem", "spawn_rows"]
 
@@ -262,11 +263,10 @@ class Steps:
             child_input = None if definition.input is None else definition.input(self._input, self._deps(row))
             check_portable(child_input)  # a run's input, checked as at POST /api/runs
             child_json = _job_json(child_input, {})["payload"]
-            size = len(child_json.encode())
-            if (
-                size > MAX_PAYLOAD_BYTES
-            ):  # refused before the node row holds it (the child would refuse it too)
-                raise _InputError(f"input must be at most {MAX_PAYLOAD_BYTES} bytes as JSON, got {size}")
+            check_input_size(child_json)  # before the node row holds it (the child would refuse it too)
+        except RunInputError as exc:
+            self._fail(node_id, f"input failed: {exc}")
+            return
         except InvalidValueError as exc:
             self._fail(node_id, f"input failed: {exc.path('input')} {exc.rule}")
             return
