@@ -10,14 +10,17 @@ replays the same job ids and backoff jitter, tsumugi_simulation).
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 import secrets
 import time
+from typing import Final
 
 from tsumugi_core.clock import IdSource, RandomSource, TimeSource
 from tsumugi_core.ids import LOCAL_ID_ENTROPY_BYTES, new_local_id
 
 __all__ = [
+    "IDS_PER_READ",
     "SystemIds",
     "SystemRandom",
     "SystemTime",
@@ -41,12 +44,43 @@ class SystemTime:
         await asyncio.sleep(max(0, ms) / 1000)
 
 
+IDS_PER_READ: Final = 64
+"""Ids drawn from one read of the operating system's entropy."""
+_forks = [0]
+"""How many times this process was forked into a child: a pool read before a fork is never used after it."""
+
+
+def _forked() -> None:
+    _forks[0] += 1
+
+
+if hasattr(os, "register_at_fork"):  # absent on Pyodide, which never forks
+    os.register_at_fork(after_in_child=_forked)
+
+
 class SystemIds:
-    """Fresh local job ids from the operating system's entropy."""
+    """Fresh local job ids from the operating system's entropy, `IDS_PER_READ` ids per read.
+
+    One read per id was a system call each, which also lets CPython's other threads take the GIL (1.7% of the
+    local runtime's event-loop samples in bench/e2e.py, py-spy). Each id still has its own
+    `LOCAL_ID_ENTROPY_BYTES` bytes, never reused; a forked child reads afresh instead of repeating the
+    parent's pool.
+    """
+
+    def __init__(self) -> None:
+        self._pool = b""
+        self._at = 0
+        self._forks = _forks[0]
 
     def new_local_id(self) -> str:
         """A 24-character id (tsumugi_core.ids.new_local_id)."""
-        return new_local_id(secrets.token_bytes(LOCAL_ID_ENTROPY_BYTES))
+        at, end = self._at, self._at + LOCAL_ID_ENTROPY_BYTES
+        if end > len(self._pool) or self._forks != _forks[0]:
+            self._pool = secrets.token_bytes(LOCAL_ID_ENTROPY_BYTES * IDS_PER_READ)
+            self._forks = _forks[0]
+            at, end = 0, LOCAL_ID_ENTROPY_BYTES
+        self._at = end
+        return new_local_id(self._pool[at:end])
 
 
 class SystemRandom:
