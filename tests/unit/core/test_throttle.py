@@ -66,6 +66,27 @@ def test_rate_stops_at_the_first_empty_bucket_and_says_when_it_refills() -> None
     assert plan.token_ready_at == 500
 
 
+def test_unread_jobs_count_on_the_axis_that_holds_back_the_next_job_and_are_never_chosen() -> None:
+    # ADR-0179: the shard reads only what it may dispatch and counts the ready jobs behind it.
+    full = plan_dispatch(0, Policy(concurrency=2), [job("a"), job("b")], 0, {}, unread=7)
+    assert (full.chosen, full.blocked) == (["a", "b"], Blocked(capacity=7))
+    stopped = plan_dispatch(0, Policy(concurrency=3), [job(str(i)) for i in range(5)], 1, {}, unread=7)
+    assert (stopped.chosen, stopped.blocked) == (["0", "1"], Blocked(capacity=3 + 7))
+    room = plan_dispatch(0, Policy(concurrency=5), [job("a")], 0, {}, unread=7)
+    assert (room.chosen, room.blocked) == (["a"], Blocked())  # slots left: the next tick takes them
+    paused = plan_dispatch(0, Policy(paused=True), [job("a")], 0, {}, unread=7)
+    assert paused.blocked == Blocked(paused=8)
+
+
+def test_unread_jobs_behind_a_spent_bucket_say_when_it_refills() -> None:
+    # The last read job took the last token: the unread jobs wait for the bucket, so the shard must wake then.
+    bucket = TokenBucket(tokens=2.0, refilled_at=0)
+    plan = plan_dispatch(0, Policy(rate=RATE), [job("a"), job("b")], 0, {}, bucket, unread=4)
+    assert (plan.chosen, plan.blocked, plan.token_ready_at) == (["a", "b"], Blocked(rate=4), 500)
+    alone = plan_dispatch(0, Policy(rate=RATE), [job("a"), job("b")], 0, {}, bucket)
+    assert (alone.blocked, alone.token_ready_at) == (Blocked(), None)
+
+
 def test_per_key_concurrency_skips_a_busy_key_without_starving_others() -> None:
     jobs = [job("a1", 5, key="a"), job("a2", 4, key="a"), job("b1", 3, key="b"), job("n", 2)]
     plan = plan_dispatch(0, Policy(), jobs, in_flight=1, in_flight_by_key={"a": 1})

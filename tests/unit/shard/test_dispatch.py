@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
+
 from tests.unit.shard.shard_world import World
 from tsumugi_core.policy import Policy, PolicyPatch, ShardSettings
 from tsumugi_scheduler.shard.records import Succeeded
+from tsumugi_scheduler.shard.tick import BLOCKED_SAMPLE_PER_TICK
 
 MIN = 60_000
 
@@ -57,3 +62,27 @@ def test_concurrency_counts_in_flight_jobs(world: World) -> None:
     assert len(world.dispatch()) == 2
     assert world.dispatch() == []
     assert world.engine.diagnostics().blocked.capacity == 3
+
+
+def test_a_tick_reads_only_what_it_may_dispatch_and_counts_the_jobs_behind(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # ADR-0179: the blocked sample is an index count, not 200 more rows through the dispatch read.
+    world.engine.enqueue_many([], settings=ShardSettings(policy=Policy(concurrency=2)))
+    for _ in range(BLOCKED_SAMPLE_PER_TICK + 10):
+        world.enqueue()
+    store = world.engine._store  # pyright: ignore[reportPrivateUsage]
+    read: list[int] = []
+    ready_window = store.ready_window
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        window = ready_window(*args, **kwargs)
+        read.append(len(window.rows))
+        return window
+
+    monkeypatch.setattr(store, "ready_window", spy)
+    assert len(world.dispatch()) == 2
+    assert world.engine.diagnostics().blocked.capacity == BLOCKED_SAMPLE_PER_TICK
+    assert world.dispatch() == []
+    assert world.engine.diagnostics().blocked.capacity == 2 + BLOCKED_SAMPLE_PER_TICK
+    assert read == [2, 2]

@@ -205,6 +205,7 @@ def plan_dispatch(
     in_flight_by_key: Mapping[str, int],
     bucket: TokenBucket | None = None,
     key_buckets: Mapping[str, TokenBucket] | None = None,
+    unread: int = 0,
 ) -> DispatchPlan:
     """Choose, greedily and best first, the ready jobs to dispatch at ``now``.
 
@@ -216,6 +217,9 @@ def plan_dispatch(
         in_flight_by_key: The same per concurrency key.
         bucket: The binding's stored token bucket (None = full).
         key_buckets: Stored per-key buckets (absent = full).
+        unread: Ready jobs known to wait after the candidates without being read (counted by the caller):
+            held back by whatever axis holds back a job past the last candidate (paused, capacity or rate),
+            never chosen (ADR-0179).
     """
     ordered = dispatch_order(candidates, now, policy.aging_interval_ms)
     rate = policy.rate
@@ -225,19 +229,20 @@ def plan_dispatch(
             chosen=[],
             bucket=current,
             key_buckets={},
-            blocked=Blocked(paused=len(ordered)),
+            blocked=Blocked(paused=len(ordered) + unread),
             token_ready_at=None,
         )
     state = _Round(policy, now, in_flight_by_key, key_buckets or {})
     slots = max(0, policy.concurrency - in_flight)
     chosen: list[str] = []
     capacity = rate_blocked = 0
+    held = len(ordered) + unread  # the unread jobs come after every candidate
     for index, job in enumerate(ordered):
         if slots <= 0:
-            capacity = len(ordered) - index
+            capacity = held - index
             break
         if current is not None and rate is not None and current.tokens < 1:
-            rate_blocked = len(ordered) - index
+            rate_blocked = held - index
             state.note_ready_at(ready_at(current, rate))
             break
         key = job.concurrency_key
@@ -249,6 +254,12 @@ def plan_dispatch(
             current = take(current)
         if key is not None:
             state.take_key(key)
+    else:
+        if unread and slots <= 0:
+            capacity = unread
+        elif unread and current is not None and rate is not None and current.tokens < 1:
+            rate_blocked = unread
+            state.note_ready_at(ready_at(current, rate))
     blocked = Blocked(
         capacity=capacity,
         rate=rate_blocked,

@@ -173,6 +173,10 @@ class ShardStore(Protocol):
         """
         ...
 
+    def ready_count(self, now: int, limit: int) -> int:
+        """How many key heads are ready at ``now`` (SCHEDULED, eligible), counted up to ``limit``."""
+        ...
+
     def ready_window(
         self,
         now: int,

@@ -36,6 +36,7 @@ __all__ = [
     "OLDEST_READY_AFTER",
     "OVERVIEW_QUERY",
     "PROMOTE_KEY_HEADS",
+    "READY_COUNT",
     "SET_KEY_HEAD",
     "START_QUERY",
     "STATE_INDEX",
@@ -127,6 +128,10 @@ LEVEL_HEADS_AFTER: Final = (
     f" AND (eligible_at, created_at, id) > (?3, ?4, ?5) {_ORDER} LIMIT ?6"
 )
 """The next page of one level after the row ``(?3, ?4, ?5)``, when jobs of blocked keys filled a page."""
+READY_COUNT: Final = (
+    f"SELECT COUNT(*) AS n FROM (SELECT 1 FROM job {BY_ELIGIBLE} AND eligible_at <= ? LIMIT ?)"
+)
+"""Ready key heads, counted up to a limit through the index (ADR-0179)."""
 OLDEST_READY: Final = f"SELECT {_HEAD_ARRAY} FROM job {BY_ELIGIBLE} AND eligible_at <= ? {_ORDER} LIMIT ?"
 """The longest-waiting ready jobs, whatever their level: the aged jobs a capped level walk could miss."""
 OLDEST_READY_AFTER: Final = (

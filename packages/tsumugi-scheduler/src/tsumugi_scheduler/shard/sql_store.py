@@ -40,6 +40,7 @@ from tsumugi_scheduler.shard.queries import (
     JOB_FEED,
     JOB_FEED_UP_TO,
     OVERVIEW_QUERY,
+    READY_COUNT,
     START_QUERY,
     STATE_INDEX,
     SWEEPABLE,
@@ -382,6 +383,10 @@ class SqlShardStore:
             if row["k"] is not None:
                 by_key[str(row["k"])] = int(row["n"])
         return in_flight, by_key
+
+    def ready_count(self, now: int, limit: int) -> int:
+        """How many key heads are ready at ``now``, up to ``limit``: an index count, no row read (ADR-0179)."""
+        return int(self._sql.exec(READY_COUNT, now, limit).one()["n"])
 
     def ready_window(
         self,

@@ -26,7 +26,8 @@ __all__ = ["BLOCKED_SAMPLE_PER_TICK", "MAX_DISPATCH_PER_TICK", "MAX_MAINTENANCE_
 MAX_DISPATCH_PER_TICK: Final = 500
 MAX_MAINTENANCE_PER_TICK: Final = 200
 BLOCKED_SAMPLE_PER_TICK: Final = 200
-"""Dispatchable jobs read past the batch, so ``Blocked`` counts some of what waits behind it (diagnostics)."""
+"""Ready jobs past the dispatch read counted (not read) per tick, so ``Blocked`` counts some of what waits
+behind the batch (diagnostics, ADR-0179)."""
 
 _INFLIGHT: Final = (JobState.QUEUED, JobState.RUNNING)
 _bucket_decoder = msgspec.json.Decoder(TokenBucket)
@@ -130,7 +131,7 @@ class TickRunner:
         # Jobs of keys without room are read but never count toward ``want`` (ADR-0054).
         window = self._store.ready_window(
             now,
-            want + BLOCKED_SAMPLE_PER_TICK,
+            want,
             policy.aging_interval_ms,
             key_buckets=policy.per_key_rate is not None,
             per_key_concurrency=policy.per_key_concurrency,
@@ -144,8 +145,18 @@ class TickRunner:
         ]
         candidates = msgspec.convert(ready, list[Candidate])  # one C call; the extra expires_at is ignored
         bucket = _bucket_decoder.decode(stored["bucket"]) if "bucket" in stored else None
+        # The jobs waiting behind the read are counted, not read: only the diagnostics need them (ADR-0179).
+        read = len(window.rows)
+        unread = self._store.ready_count(now, read + BLOCKED_SAMPLE_PER_TICK) - read if read else 0
         plan = plan_dispatch(
-            now, policy, candidates, window.in_flight, window.in_flight_by_key, bucket, window.key_buckets
+            now,
+            policy,
+            candidates,
+            window.in_flight,
+            window.in_flight_by_key,
+            bucket,
+            window.key_buckets,
+            max(0, unread),
         )
         chosen = plan.chosen[:MAX_DISPATCH_PER_TICK]
         self.saturated = len(plan.chosen) >= MAX_DISPATCH_PER_TICK
