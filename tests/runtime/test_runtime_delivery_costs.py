@@ -58,6 +58,27 @@ def test_lease_and_settle_apply_to_every_message_of_the_batch(state: sqlite3.Con
     assert sorted(m.body for m in store.pending("jobs")) == [b"\x02", b"\x03", b"\x04"]
 
 
+def test_a_batch_is_stored_leased_and_settled_with_one_statement_each(state: sqlite3.Connection) -> None:
+    # A statement per message was a step (and a GIL release) per message on the event loop's thread.
+    store = QueueStore(state, VirtualClock(START_MS))
+    statements: list[str] = []
+    state.set_trace_callback(statements.append)
+    store.add("jobs", [(bytes([i]), 0) for i in range(150)])
+    assert [s.split()[0] for s in statements] == ["BEGIN", "INSERT", "INSERT", "COMMIT"]  # 100 + 50
+    statements.clear()
+    leased = store.lease("jobs", 100)
+    assert [s.split()[0] for s in statements] == ["BEGIN", "SELECT", "UPDATE", "COMMIT"]
+    dead = leased[99]
+    statements.clear()
+    store.settle([m.seq for m in leased[:98]], [(leased[98].seq, 1)], [dead], "dlq")
+    assert [s.split()[0] for s in statements] == ["BEGIN", "DELETE", "UPDATE", "INSERT", "COMMIT"]
+    state.set_trace_callback(None)
+    assert len(store.pending("jobs")) == 51  # the retried one and the 50 never leased
+    assert store.ready_count("jobs", 200) == 50  # the retried one waits its delay
+    assert [m.body for m in store.pending("dlq")] == [dead.body]
+    assert {m.attempts for m in store.lease("jobs", 200)} == {1}  # leased once more: attempts counted once
+
+
 class Fired:
     def __init__(self) -> None:
         self.calls: list[tuple[str, str]] = []

@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import secrets
 import sqlite3
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Generator, Iterable, Sequence
 from typing import Any
 
 import msgspec
@@ -75,6 +75,21 @@ def _as_received(value: Any) -> Any:
 def _subjects(body: bytes) -> Callable[[], list[Any]]:
     """The body as a fault's matcher sees it (as the consumer would), decoded only when asked."""
     return lambda: [_as_received(msgspec.msgpack.decode(body))]
+
+
+_ROWS_PER_INSERT = 100
+"""Messages stored by one INSERT statement (600 bound values): one statement for a whole ``sendBatch``."""
+_SEQS = "(SELECT value FROM json_each(?))"
+"""The messages named by a JSON array of seqs: one statement for a delivery's messages, not one per message."""
+
+
+def _insert_sql(rows: int) -> str:
+    values = ", ".join(["(?, ?, ?, ?, ?, ?)"] * rows)
+    return f"INSERT INTO queue_message (id, queue, body, attempts, visible_at, created_at) VALUES {values}"
+
+
+def _seq_list(seqs: Iterable[int]) -> str:
+    return "[" + ",".join(map(str, seqs)) + "]"
 
 
 @contextlib.contextmanager
@@ -179,10 +194,9 @@ class QueueStore:
             for mid, (body, delay_ms) in zip(ids, kept, strict=True)
         ]
         with _transaction(self._conn):
-            self._conn.executemany(
-                "INSERT INTO queue_message (id, queue, body, attempts, visible_at, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-                rows,
-            )
+            for first in range(0, len(rows), _ROWS_PER_INSERT):
+                chunk = rows[first : first + _ROWS_PER_INSERT]
+                self._conn.execute(_insert_sql(len(chunk)), [value for row in chunk for value in row])
         if self.meter is not None:
             self.meter.written(queue, [body for body, _ in kept])
         wake = self._listeners.get(queue)
@@ -228,9 +242,9 @@ class QueueStore:
                 "AND visible_at <= ? ORDER BY visible_at, seq LIMIT ?",
                 (queue, self._clock.now_ms(), limit),
             ).fetchall()
-            self._conn.executemany(
-                "UPDATE queue_message SET leased = 1, attempts = attempts + 1 WHERE seq = ?",
-                [(r[0],) for r in rows],
+            self._conn.execute(
+                f"UPDATE queue_message SET leased = 1, attempts = attempts + 1 WHERE seq IN {_SEQS}",
+                (_seq_list(r[0] for r in rows),),
             )
         if self.meter is not None:
             self.meter.read(queue, [(r[0], r[3]) for r in rows])
@@ -261,12 +275,13 @@ class QueueStore:
         """Apply one delivery's outcome atomically: delete acked, release retried at their instant, move dead."""
         now = self._clock.now_ms()
         with _transaction(self._conn):
-            self._conn.executemany("DELETE FROM queue_message WHERE seq = ?", [(s,) for s in acked])
+            gone = [*acked, *(m.seq for m in dead)]
+            if gone:
+                self._conn.execute(f"DELETE FROM queue_message WHERE seq IN {_SEQS}", (_seq_list(gone),))
             self._conn.executemany(
                 "UPDATE queue_message SET leased = 0, visible_at = ? WHERE seq = ?",
                 [(now + delay * 1000, seq) for seq, delay in retried],
             )
-            self._conn.executemany("DELETE FROM queue_message WHERE seq = ?", [(m.seq,) for m in dead])
             if dlq is not None and dead:
                 self._conn.executemany(
                     "INSERT INTO queue_message (id, queue, body, attempts, visible_at, created_at) VALUES (?, ?, ?, 0, ?, ?)",
