@@ -17,7 +17,11 @@ from tsumugi_dev.do_sql import MAX_BOUND_PARAMETERS, SqlStorage
 from tsumugi_scheduler.shard.engine import JobShardEngine
 from tsumugi_scheduler.shard.records import Failed, NoticeConfig, Succeeded
 
-ENGINE_SQL_SURFACE = frozenset({"storage.exec", "storage.transaction_sync", "cursor.toArray", "cursor.one"})
+ENGINE_SQL_SURFACE = frozenset(
+    {"storage.exec", "storage.transaction_sync", "cursor.toArray", "cursor.one", "cursor.column"}
+)
+"""``cursor.column`` is looked up, not required: the production adapter's one-column read (`_runtime._SqlCursor`);
+a cursor without it (Cloudflare's own, this shim) is read with ``toArray`` (`json_rows.decoded_rows`)."""
 
 
 class _Recorder:

@@ -100,6 +100,9 @@ async def test_the_sql_port_reads_rows_exactly_as_the_sdks_storage_wrapper_does(
         expected = [list(row.items()) for row in wrapped.sql.exec(named).toArray()]
         assert [list(row.items()) for row in port.exec(named).toArray()] == expected
         assert [list(row.items()) for row in port.exec(named)] == expected
+        for name in {name for row in expected for name, _ in row}:  # one column alone, no row made
+            assert port.exec(named).column(name) == [dict(row)[name] for row in expected]
+    assert port.exec(query).column("b") == [row["b"] for row in through_sdk]
     assert [k for k, _ in expected_keys(wrapped, 'SELECT 1 AS "b", 2 AS "10", 3 AS "2"')] == ["2", "10", "b"]
     one = "SELECT count(*) AS c, NULL AS z FROM port_check"
     assert dict(port.exec(one).one()) == dict(wrapped.sql.exec(one).one()) == {"c": 3, "z": None}

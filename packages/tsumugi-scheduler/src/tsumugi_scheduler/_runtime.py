@@ -182,6 +182,18 @@ class _SqlCursor:
             for values in cursor.raw().toArray().to_py()
         ]
 
+    def column(self, name: str) -> list[Any]:
+        """Column ``name`` of every row, no row object made (`json_rows.decoded_rows`: one text per row)."""
+        jsnull = (_ROW_TYPES or _row_types())[1]
+        cursor = self._cursor
+        names: list[str] = cursor.columnNames.to_py()
+        if any(n.isdigit() for n in names):  # a row object puts such names first: read as toArray() does
+            return [row[name] for row in self.toArray()]
+        at = (
+            len(names) - 1 - names[::-1].index(name)
+        )  # a repeated name holds its last value, as in a row object
+        return [None if (v := values[at]) is jsnull else v for values in cursor.raw().toArray().to_py()]
+
     def __iter__(self) -> Any:
         return iter(self.toArray())
 

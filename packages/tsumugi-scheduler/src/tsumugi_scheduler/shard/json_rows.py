@@ -18,5 +18,6 @@ T = TypeVar("T")
 
 def decoded_rows(cursor: Any, column: str, decoder: msgspec.json.Decoder[list[T]]) -> list[T]:
     """The ``column`` text of every row of ``cursor``, decoded at once by ``decoder`` (a list decoder)."""
-    texts = [row[column] for row in cursor.toArray()]
+    read_column = getattr(cursor, "column", None)  # the Durable Object cursor reads one column without rows
+    texts = read_column(column) if read_column is not None else [row[column] for row in cursor.toArray()]
     return decoder.decode(f"[{','.join(texts)}]") if texts else []
