@@ -46,8 +46,9 @@ __all__ = [
 class JobRow(msgspec.Struct, frozen=True):
     """One job, the source of truth for its state.
 
-    Built by position in `new_job_row` alone: msgspec matches keyword arguments one name at a time, which for
-    these 30 fields costs about twenty times a positional call, on every job stored. Elsewhere, name them.
+    Built by position in `new_job_row` and from the job feed's value arrays (`SqlShardStore.job_feed`, in field
+    order by construction): msgspec matches keyword arguments one name at a time, which for these 30 fields
+    costs about twenty times a positional call, on every job stored. Elsewhere, name them.
     """
 
     id: str

@@ -58,16 +58,17 @@ MAX_ATTEMPTS_PER_SNAPSHOT: Final = 20
 _BIND_CHUNK: Final = 90  # workerd refuses statements with more than 100 bound parameters
 _OUTBOX_COLUMNS: Final = {"notice": ("target", "body"), "run_event": ("run_id", "body")}
 _BULK_BODY_CHARS: Final = 64 * 1024
-_JOB_PAGE: Final = msgspec.json.Decoder(list[JobRow])
+"""Bodies up to this size go in a shared JSON text (`SqlShardStore.atomically`); a larger one alone."""
+_JOB_VALUES: Final[msgspec.json.Decoder[list[tuple[Any, ...]]]] = msgspec.json.Decoder(
+    list.__class_getitem__(tuple.__class_getitem__(tuple(f.type for f in msgspec.structs.fields(JobRow))))
+)
+"""A feed page: per row a tuple typed field by field as `JobRow` (its enums and optionals decoded), which
+``JobRow(*values)`` takes by position (ADR-0180)."""
 _ARRAYS: Final = msgspec.json.Decoder(list[tuple[Any, ...]])
 
 
-class _CompletedSeq(CompletedJob, frozen=True, kw_only=True):
-    seq: int
-
-
-_COMPLETED: Final = msgspec.json.Decoder(list[_CompletedSeq])
-"""Bodies up to this size go in a shared JSON text (`SqlShardStore.atomically`); a larger one alone."""
+_COMPLETED: Final = msgspec.json.Decoder(list[tuple[CompletedJob, int]])
+"""`COMPLETE_MANY`'s rows: each completed job and the seq its change took."""
 
 
 def _chunks(items: Sequence[str]) -> list[Sequence[str]]:
@@ -300,8 +301,7 @@ class SqlShardStore:
             base = self._seq + 1
             self._seq += count  # one seq reserved a report: the one at index k takes base + k
             rows = decoded_rows(self._sql.exec(COMPLETE_MANY, now, base, text), "c", _COMPLETED)
-            for row in sorted(rows, key=lambda r: r.seq):
-                job = CompletedJob(**{name: getattr(row, name) for name in CompletedJob.__struct_fields__})
+            for job, _ in sorted(rows, key=lambda row: row[1]):
                 done[job.id] = job
         for job in done.values():
             self.record(bookkeeping(job))
@@ -545,7 +545,7 @@ class SqlShardStore:
             cursor = self._sql.exec(JOB_FEED, after_seq, limit)
         else:
             cursor = self._sql.exec(JOB_FEED_UP_TO, after_seq, up_to_seq, limit)
-        return decoded_rows(cursor, "j", _JOB_PAGE)
+        return [JobRow(*values) for values in decoded_rows(cursor, "j", _JOB_VALUES)]
 
     def ack(self, kind: FeedKind, up_to_seq: int) -> None:
         """Consume a feed up to ``up_to_seq``."""
