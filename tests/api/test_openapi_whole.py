@@ -69,3 +69,24 @@ async def test_the_served_document_names_each_performers_payload_type(
     }
     assert by_binding["Order"] == order
     assert by_binding["Any"] == {"$ref": "#/components/schemas/JsonValue"}  # a performer typed Any
+
+
+def test_a_run_input_is_documented_as_the_route_takes_it_in_every_field() -> None:
+    # POST /api/runs refuses an integer past JavaScript's safe range anywhere in the input; the runs-only
+    # document (test_runs_fuzz.py) showed the extra fields of a typed input allowing one, and no JsonValue.
+    flow_input = {
+        "$ref": "#/$defs/In",
+        "$defs": {"In": {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}},
+    }
+    runs = [op for op in OPERATIONS if op.tag == "runs"]
+    schemas = build_document(runs, flows=["f"], flow_inputs={"f": flow_input})["components"]["schemas"]
+    json_value = {"$ref": "#/components/schemas/JsonValue"}
+    assert "JsonValue" in schemas
+    assert schemas["StartRunBody"]["properties"]["input"] == json_value
+    typed_input = schemas["RunInput_f_In"]
+    assert typed_input["additionalProperties"] == json_value
+    assert typed_input["properties"]["n"] == {
+        "type": "integer",
+        "minimum": -(2**53 - 1),
+        "maximum": 2**53 - 1,
+    }

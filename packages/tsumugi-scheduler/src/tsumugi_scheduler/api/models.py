@@ -223,12 +223,13 @@ class PolicyBody(_Body):
 
 
 class StartRunBody(_Body):
-    """``POST /api/runs``: a registered ``flow``, its ``input`` (any JSON, required), an optional ``id`` pinning
-    the run id's local part (a repeated id answers the existing run) and ``deadlineMs``."""
+    """``POST /api/runs``: a registered ``flow``, its ``input`` (any JSON that crosses JavaScript intact,
+    required), an optional ``id`` pinning the run id's local part (a repeated id answers the existing run) and
+    ``deadlineMs``."""
 
     model_config = ConfigDict(extra="allow", frozen=True, json_schema_extra={"required": ["flow", "input"]})
 
     flow: Annotated[str, Field(min_length=1, pattern="^[A-Za-z0-9_-]+$")]
-    input: Any
+    input: JsonValue
     id: Annotated[str, Field(pattern="^[A-Za-z0-9_-]+$", max_length=200)] | SkipJsonSchema[None] = _pin()
     deadlineMs: Annotated[int, Field(ge=1, le=MAX_DEADLINE_MS)] | SkipJsonSchema[None] = _pin()

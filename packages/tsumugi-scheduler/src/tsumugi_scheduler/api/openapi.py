@@ -17,6 +17,7 @@ import msgspec
 from tsumugi_core.ids import BINDING_NAME_RE, FLOW_NAME_RE, LOCAL_ID_RE
 from tsumugi_core.schedule_spec import MAX_SCHEDULE_NAME_CHARS, SCHEDULE_NAME_RE
 from tsumugi_scheduler.api.operations import OPENAPI_PATH, Answer, Operation
+from tsumugi_scheduler.api.payload_types import portable_schema
 from tsumugi_scheduler.api.schedule_models import name_schedule_bindings
 from tsumugi_scheduler.api.shapes import ErrorBody
 
@@ -193,7 +194,8 @@ def _name_run_flows(components: dict[str, Any], flow_inputs: Mapping[str, Mappin
         schema = flow_inputs[name]
         properties: dict[str, Any] = {"flow": {"const": name}}
         if schema is not None:
-            properties["input"] = _hoisted(schema, f"RunInput_{name}_", components)
+            # The route refuses what cannot cross JavaScript in any field of the input: the document says so.
+            properties["input"] = _hoisted(portable_schema(schema), f"RunInput_{name}_", components)
         choices.append({"properties": properties})
     body.setdefault("allOf", []).append({"anyOf": choices})
 

@@ -31,7 +31,7 @@ from typing import Any, Final, cast
 
 from tsumugi_core.options import MAX_SAFE_INTEGER
 
-__all__ = ["with_payload_types"]
+__all__ = ["portable_schema", "with_payload_types"]
 
 _JSON_VALUE: Final = {"$ref": "#/components/schemas/JsonValue"}
 _BODIES: Final = ("ScheduleCreateBody", "SchedulePatchBody")
@@ -40,15 +40,23 @@ _MANY: Final = ("anyOf", "oneOf", "allOf", "prefixItems")
 _NAMED: Final = ("properties", "patternProperties", "$defs", "dependentSchemas")
 
 
-def _adapted(schema: Any, binding: str) -> Any:
-    """``schema`` with its refs renamed, its integers bounded and its "anything" made `JsonValue`."""
+def portable_schema(schema: Any) -> Any:
+    """``schema`` (refs unchanged) saying what the REST API takes for it: integers bounded to JavaScript's safe
+    integers, "anything" as `JsonValue`, and the other fields of an object that says nothing of them as
+    `JsonValue` (a flow's run input, ADR-0124's rules)."""
+    return _adapted(schema, None)
+
+
+def _adapted(schema: Any, binding: str | None) -> Any:
+    """``schema`` with its refs renamed (``binding`` None: kept), its integers bounded and its "anything" made
+    `JsonValue`."""
     if schema is True or schema == {}:
         return dict(_JSON_VALUE)
     if not isinstance(schema, Mapping):
         return schema
     out: dict[str, Any] = dict(cast(Mapping[str, Any], schema))
     ref = out.get("$ref")
-    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+    if binding is not None and isinstance(ref, str) and ref.startswith("#/$defs/"):
         out["$ref"] = f"#/components/schemas/{binding}.{ref.removeprefix('#/$defs/')}"
     kinds = out.get("type")
     if kinds == "integer" or (isinstance(kinds, list) and "integer" in kinds):
