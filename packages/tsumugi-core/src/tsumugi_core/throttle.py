@@ -254,7 +254,7 @@ def plan_dispatch(
             current = take(current)
         if key is not None:
             state.take_key(key)
-    else:
+    else:  # every candidate was looked at: the unread jobs come next, held back by what holds them
         if unread and slots <= 0:
             capacity = unread
         elif unread and current is not None and rate is not None and current.tokens < 1:

@@ -189,9 +189,8 @@ class _SqlCursor:
         names: list[str] = cursor.columnNames.to_py()
         if any(n.isdigit() for n in names):  # a row object puts such names first: read as toArray() does
             return [row[name] for row in self.toArray()]
-        at = (
-            len(names) - 1 - names[::-1].index(name)
-        )  # a repeated name holds its last value, as in a row object
+        # A repeated name holds its last value, as in a row object.
+        at = len(names) - 1 - names[::-1].index(name)
         return [None if (v := values[at]) is jsnull else v for values in cursor.raw().toArray().to_py()]
 
     def __iter__(self) -> Any:
