@@ -133,6 +133,33 @@ async def test_a_batch_asks_for_each_shard_stub_once_not_once_per_message() -> N
     ]  # the batch's one report_json; attempts that never call their shard ask nothing
 
 
+class CountingExports(dict[str, Any]):
+    """A Worker's exports that count their lookups."""
+
+    def __init__(self, **exports: Any) -> None:
+        super().__init__(exports)
+        self.lookups: list[str] = []
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self.lookups.append(key)
+        return super().get(key, default)
+
+
+async def test_a_batch_looks_each_performer_up_once_not_once_per_message() -> None:
+    shard = Shard()
+    exports = CountingExports(Echo=performer_entrypoint(Base, Echo)(None, None))
+    messages = [
+        Message(json.dumps({**body(name), "jobId": f"{name}#0:j{i}"}))
+        for i in range(10)
+        for name in ("Echo", "Ghost")
+    ]
+    await handle_batch(Batch(*messages), Env(shard), Ctx(exports))
+    assert sorted(exports.lookups) == ["Echo", "Ghost"]
+    outcomes = [call[-1] for call in shard.calls]
+    assert sum(o == {"ok": True, "result": {"echo": 7}} for o in outcomes) == 10
+    assert sum(o["ok"] is False and "performer not found: Ghost" in o["error"] for o in outcomes) == 10
+
+
 async def test_a_refused_claim_runs_nothing_and_a_malformed_message_is_dropped() -> None:
     shard = Shard(claim=False)
     duplicate, malformed = Message(body("Echo", claim=True)), Message({"nonsense": True})

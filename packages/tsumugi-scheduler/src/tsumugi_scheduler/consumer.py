@@ -5,7 +5,7 @@ refused claim is a duplicate delivery: ack and stop; the claim marks the job RUN
 job RUNNING without waiting (marks of attempts still running after 100 ms go to each shard in one
 ``start_many`` call, ADR-0052);
 find the performer (the Worker's own export, then a
-Service Binding named after the binding); call its ``run_attempt`` with the attempt's timeout, which each
+Service Binding named after the binding; looked up once a binding a batch); call its ``run_attempt`` with the attempt's timeout, which each
 heartbeat the shard accepts restarts, but never past `MAX_TIMEOUT_MS` after the message was taken up (Cloudflare
 stops a consumer invocation after 15 minutes of wall time; the last minute is left to report and ack,
 ADR-0047; a performer's wait for one of the invocation's six simultaneous connections counts against it,
@@ -236,24 +236,44 @@ def _outcome(answer: Any) -> Any:
     return integral(_plain(answer))
 
 
+class _Performers:
+    """The performers of one queue batch, each binding looked up once (its export, else its Service Binding):
+    a lookup crosses to the platform's objects twice when the binding is not exported."""
+
+    def __init__(self, env: Any, exports: Any) -> None:
+        self._env = env
+        self._exports = exports
+        self._found: dict[str, Any] = {}
+
+    def get(self, binding: str) -> Any:
+        found = self._found
+        if binding not in found:
+            found[binding] = find_performer(binding, self._env, self._exports)
+        return found[binding]
+
+
 async def run_dispatch(
     dispatch: QueuedDispatch,
     env: Any,
     exports: Any,
     reports: ReportBatch | None = None,
     starts: StartMarks | None = None,
+    performers: _Performers | None = None,
 ) -> None:
     """Claim (at-most-once) or mark RUNNING, perform with the timeout, and report one attempt.
 
     Reports and marks go through ``reports`` and ``starts`` when given (the batch handler's); without
-    ``starts`` the mark is sent on its own and awaited before this returns.
+    ``starts`` the mark is sent on its own and awaited before this returns. ``performers``: the batch's lookups.
     """
     attempt = _Attempt(dispatch, env, time_source())
     if dispatch.claim_required:
         claimed = await attempt.shard.claim(attempt.name, dispatch.job_id, dispatch.attempt)
         if not claimed:
             return  # a duplicate delivery, or the job moved on: someone else runs (or ran) it
-    performer = find_performer(dispatch.binding, env, exports)
+    if performers is None:
+        performer = find_performer(dispatch.binding, env, exports)
+    else:
+        performer = performers.get(dispatch.binding)
     if performer is None:
         outcome = _failed(not_found_error(dispatch.binding))
     else:
@@ -281,7 +301,7 @@ def _dispatch(body: Any) -> QueuedDispatch:
 
 
 async def _handle_message(
-    message: Any, env: Any, exports: Any, reports: ReportBatch, starts: StartMarks
+    message: Any, env: Any, exports: Any, reports: ReportBatch, starts: StartMarks, performers: _Performers
 ) -> None:
     try:
         dispatch = _dispatch(_runtime.from_rpc(message.body))  # JS null as None in a body predating ADR-0166
@@ -291,7 +311,7 @@ async def _handle_message(
         message.ack()
         return
     try:
-        await run_dispatch(dispatch, env, exports, reports, starts)
+        await run_dispatch(dispatch, env, exports, reports, starts, performers)
     except Exception:
         # The job stays QUEUED/RUNNING and the reaper recovers it; the queue must not retry on its own.
         _log.exception("attempt %d of %s could not be reported", dispatch.attempt, dispatch.job_id)
@@ -310,7 +330,10 @@ async def handle_batch(batch: Any, env: Any, ctx: Any) -> None:
     messages = list(_runtime.unwrapped(batch).messages)
     reports = ReportBatch(env)
     starts = StartMarks(env, time_source())
+    performers = _Performers(env, exports)
     try:
-        await asyncio.gather(*(_handle_message(m, env, exports, reports, starts) for m in messages))
+        await asyncio.gather(
+            *(_handle_message(m, env, exports, reports, starts, performers) for m in messages)
+        )
     finally:
         await starts.drain()
