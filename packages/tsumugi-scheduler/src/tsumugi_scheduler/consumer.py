@@ -1,17 +1,16 @@
 """The queue consumer: run each dispatched attempt by calling its performer, report the outcome, always ack.
 
-Per message (every message of a batch concurrently, each isolated): claim first for at-most-once jobs (a
-refused claim is a duplicate delivery: ack and stop; the claim marks the job RUNNING), or mark an at-least-once
-job RUNNING without waiting (marks of attempts still running after 100 ms go to each shard in one
-``start_many`` call, ADR-0052);
-find the performer (the Worker's own export, then a
-Service Binding named after the binding; looked up once a binding a batch); call its ``run_attempt`` with the attempt's timeout, which each
-heartbeat the shard accepts restarts, but never past `MAX_TIMEOUT_MS` after the message was taken up (Cloudflare
-stops a consumer invocation after 15 minutes of wall time; the last minute is left to report and ack,
-ADR-0047; a performer's wait for one of the invocation's six simultaneous connections counts against it,
-while reports, marks and acks need none, ADR-0102); report the outcome with the attempt number (a timed-out or lost call is flagged
-``outcomeUnknown``: the performer may still run, which an at-most-once job must never overlap, ADR-0051) (the reports of one step go to each shard in one
-``report_many`` call); ack whatever happened.
+Per message (every message of a batch concurrently, each isolated): claim first for at-most-once jobs (a refused
+claim is a duplicate delivery: ack and stop; the claim marks the job RUNNING), or mark an at-least-once job RUNNING
+without waiting (marks of attempts still running after 100 ms go to each shard in one ``start_many`` call,
+ADR-0052); find the performer (the Worker's own export, then a Service Binding named after the binding; looked up
+once a binding a batch); call its ``run_attempt`` with the attempt's timeout, which each heartbeat the shard accepts
+restarts, but never past `MAX_TIMEOUT_MS` after the message was taken up (Cloudflare stops a consumer invocation
+after 15 minutes of wall time; the last minute is left to report and ack, ADR-0047; a performer's wait for one of
+the invocation's six simultaneous connections counts against it, while reports, marks and acks need none, ADR-0102);
+report the outcome with the attempt number (a timed-out or lost call is flagged ``outcomeUnknown``: the performer
+may still run, which an at-most-once job must never overlap, ADR-0051) (the reports of one step go to each shard in
+one ``report_many`` call); ack whatever happened.
 The queue's own retries are never used: retries are the shard's decision (docs/reference/original.md §1.4).
 
 Only strings and numbers cross to the performer and back (ADR-0043): the dispatch and the outcome as JSON text,
@@ -270,10 +269,7 @@ async def run_dispatch(
         claimed = await attempt.shard.claim(attempt.name, dispatch.job_id, dispatch.attempt)
         if not claimed:
             return  # a duplicate delivery, or the job moved on: someone else runs (or ran) it
-    if performers is None:
-        performer = find_performer(dispatch.binding, env, exports)
-    else:
-        performer = performers.get(dispatch.binding)
+    performer = (performers or _Performers(env, exports)).get(dispatch.binding)
     if performer is None:
         outcome = _failed(not_found_error(dispatch.binding))
     else:
