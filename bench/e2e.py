@@ -22,7 +22,8 @@ figures still count only the ``Hello`` jobs). Figures:
 - ``peak_rss_mb``: ``ru_maxrss`` of this process over the whole run (target < 300 MB).
 
 The process's garbage collector is set as ``tsumugi dev`` sets it (``tsumugi_dev.gc_policy``), for both
-systems alike. The full mode runs three alternating rounds (tsumugi, then huey, each on a fresh store) and reports each
+systems alike, and Tsumugi's rounds run on the event loop ``tsumugi dev`` runs on (``tsumugi_dev.event_loop``:
+uvloop's, ADR-0181; ``TSUMUGI_EVENT_LOOP=asyncio`` measures on asyncio's); huey's consumer is threads. The full mode runs three alternating rounds (tsumugi, then huey, each on a fresh store) and reports each
 system's best run, the list of runs, and the ratio of the bests and of the medians: the machine's noise
 (+-20% between runs) then falls on both alike. ``--quick`` shrinks every size (one round) for a smoke test;
 its figures are not comparable with the targets.
@@ -48,6 +49,7 @@ import msgspec
 from huey import SqliteHuey  # pyright: ignore[reportMissingTypeStubs]
 
 from tsumugi_client import WorkerClient, create_client
+from tsumugi_dev import event_loop
 from tsumugi_dev.config import load_config
 from tsumugi_dev.gc_policy import tune_for_throughput
 from tsumugi_dev.runtime import LocalRuntime
@@ -284,7 +286,7 @@ def compare(sizes: Sizes, scheduler_kind: str) -> dict[str, Any]:
     theirs: list[dict[str, float]] = []
     for round_no in range(sizes.rounds):
         last = round_no == sizes.rounds - 1
-        ours.append(asyncio.run(tsumugi_figures(sizes, scheduler_kind, singles=last)))
+        ours.append(event_loop.run(tsumugi_figures(sizes, scheduler_kind, singles=last)))
         theirs.append(huey_figures(sizes))
     best_ours = max(ours, key=lambda f: f["tsumugi_jobs_per_s"])
     best_theirs = max(theirs, key=lambda f: f["huey_jobs_per_s"])

@@ -30,7 +30,8 @@ huey keeps no per-schedule bookkeeping (last run, errors, skips), Tsumugi does.
 The full mode runs ``--rounds`` (3) alternating rounds, Tsumugi then huey, each on fresh stores, and reports
 each figure's median over the rounds with every round's per-fire figures beside it: the machine's noise
 (+-30% between runs of the same code) then falls on both systems alike, as in bench/e2e.py. The process's
-garbage collector is set as ``tsumugi dev`` sets it (``tsumugi_dev.gc_policy``), for both systems alike.
+garbage collector is set as ``tsumugi dev`` sets it (``tsumugi_dev.gc_policy``), for both systems alike, and
+Tsumugi's rounds run on ``tsumugi dev``'s event loop (``tsumugi_dev.event_loop``, ADR-0181).
 Prints the figures and one ``RESULT {json}`` line. ``--quick`` uses 1,000 schedules and one round (a smoke
 test).
 """
@@ -38,7 +39,6 @@ test).
 from __future__ import annotations
 
 import argparse
-import asyncio
 import datetime as dt
 import json
 import math
@@ -51,6 +51,7 @@ from typing import Any, Final
 from huey import SqliteHuey, crontab  # pyright: ignore[reportMissingTypeStubs]
 
 from tsumugi_core.testing import FixedClock
+from tsumugi_dev import event_loop
 from tsumugi_dev.do_sql import SqlStorage
 from tsumugi_dev.gc_policy import tune_for_throughput
 from tsumugi_scheduler import timing
@@ -300,7 +301,7 @@ def main() -> None:
     print(f"{count} schedules due at the same minute, {rounds} alternating round(s), each on fresh stores")
     for number in range(1, rounds + 1):
         with tempfile.TemporaryDirectory(prefix="tsumugi-schedules-") as folder:
-            ours = asyncio.run(tsumugi_figures(count, Path(folder)))
+            ours = event_loop.run(tsumugi_figures(count, Path(folder)))
         theirs = huey_figures(count)
         runs.append({**ours, **theirs})
         print(

@@ -25,6 +25,7 @@ from tsumugi_dev.config import CONFIG_NAMES, ConfigError, WorkerConfig, find_con
 from tsumugi_dev.data_dir_lock import DataDirInUseError, DataDirLock, lock_data_dir, watch_data_dir
 from tsumugi_dev.deploy import DEFAULT_OUT, run_deploy
 from tsumugi_dev.dev_ports import follow_ports, plan_ports
+from tsumugi_dev.event_loop import loop_factory
 from tsumugi_dev.gc_policy import tune_for_throughput
 from tsumugi_dev.http_server import PortInUseError, WorkerServer
 from tsumugi_dev.log_lines import OneLineFormatter
@@ -227,6 +228,11 @@ def _run_locked(
     configs = _load(paths, data_dir)
     if configs is None:
         return EXIT_USAGE
+    try:
+        new_loop = loop_factory()  # uvloop's, unless TSUMUGI_EVENT_LOOP says asyncio (ADR-0181)
+    except ValueError as exc:
+        print(f"tsumugi dev: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     if port and port + len(configs) - 1 > _MAX_PORT:  # each Worker takes the next port
         print(
             f"tsumugi dev: --port {port} leaves no port for {len(configs)} Workers (the last would be "
@@ -236,9 +242,12 @@ def _run_locked(
         return EXIT_USAGE
     configure_logging(sys.stdout, verbose=verbose)
     try:
-        return asyncio.run(
-            _serve(configs, data_dir, port, test_scheduled, lock, verbose, AccessDev() if access else None)
-        )
+        with asyncio.Runner(loop_factory=new_loop) as runner:
+            return runner.run(
+                _serve(
+                    configs, data_dir, port, test_scheduled, lock, verbose, AccessDev() if access else None
+                )
+            )
     except _StartFailedError as exc:
         print(
             f"tsumugi dev: a Worker failed to start: {exc} (--verbose shows the traceback)", file=sys.stderr
