@@ -126,6 +126,9 @@ def test_the_alarm_read_back_is_the_committed_one_after_a_rollback(tmp_path: Pat
     committed: list[int | None] = []
 
     class Listener:
+        def now_ms(self) -> int:
+            return 0
+
         def alarm_may_be_set(self, alarm_at: int) -> None: ...
         def alarm_committed(self, alarm_at: int | None) -> None:
             committed.append(alarm_at)
@@ -219,6 +222,50 @@ async def test_an_alarm_set_in_the_past_fires_at_once(runtime: LocalRuntime, clo
     await stub.arm(clock.now_ms() - 60_000)
     await clock.advance(0)
     assert await stub.fired() == [0]
+
+
+async def test_an_alarm_set_in_the_past_is_kept_as_now(runtime: LocalRuntime, clock: VirtualClock) -> None:
+    # workerd stores a past time as Date.now(): getAlarm() then answers now, not the time given.
+    stub = runtime.env("conformance").COUNTER.getByName("past-now")
+    assert await stub.arm(clock.now_ms() - 60_000) == clock.now_ms()
+    assert await stub.arm(1) == clock.now_ms()
+
+
+@pytest.mark.parametrize(
+    ("at", "message"),
+    [
+        (0, "setAlarm() cannot be called with an alarm time <= 0"),
+        (-1_000, "setAlarm() cannot be called with an alarm time <= 0"),
+        (0.5, "setAlarm() cannot be called with an alarm time <= 0"),
+        (9_223_372_036_855, "This API doesn't support dates after 2189."),
+        (-9_223_372_036_855, "This API doesn't support dates before 1687."),
+        (8.64e15, "This API doesn't support dates after 2189."),
+        (float("inf"), "The value cannot be converted because it is not a valid Date."),
+        (float("nan"), "The value cannot be converted because it is not a valid Date."),
+        # Past 2**53 a Python int crosses into JS as a BigInt, which is not a number to setAlarm.
+        (2**53, "Failed to execute 'setAlarm' on 'DurableObjectStorage': parameter 1 is not of type 'date'."),
+        (
+            "4102444800000",
+            "Failed to execute 'setAlarm' on 'DurableObjectStorage': parameter 1 is not of type 'date'.",
+        ),
+    ],
+)
+async def test_set_alarm_refuses_what_workerd_refuses_and_keeps_the_alarm(
+    runtime: LocalRuntime, clock: VirtualClock, at: object, message: str
+) -> None:
+    # The texts are workerd's (tests/shapes/workerd-shapes.json, alarms); a refused call changes nothing.
+    stub = runtime.env("conformance").COUNTER.getByName("refused")
+    armed = clock.now_ms() + 10_000
+    assert await stub.arm(armed) == armed
+    with pytest.raises(RemoteError) as refused:
+        await stub.arm(at)
+    assert str(refused.value) == f"TypeError: {message}"
+    assert await stub.alarm_at() == armed
+
+
+async def test_the_latest_alarm_workerd_takes_is_cut_to_the_millisecond(runtime: LocalRuntime) -> None:
+    stub = runtime.env("conformance").COUNTER.getByName("latest")
+    assert await stub.arm(9_223_372_036_854.773) == 9_223_372_036_854
 
 
 async def test_an_alarm_retry_survives_a_restart(runtime: LocalRuntime, clock: VirtualClock) -> None:

@@ -155,6 +155,9 @@ def test_attach_temporary_objects_and_cf_names_are_not_authorized(sql: SqlStorag
 
 def test_the_runtimes_own_cf_table_is_out_of_the_applications_reach(tmp_path: Path) -> None:
     class Listener:
+        def now_ms(self) -> int:
+            return 0
+
         def alarm_may_be_set(self, alarm_at: int) -> None: ...
         def alarm_committed(self, alarm_at: int | None) -> None: ...
 

@@ -6,6 +6,7 @@ it), and answers the same keys, so its result compares with the record's ``durab
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from jsemu.core import JsCallable, JsException, js_error
@@ -24,6 +25,7 @@ from tests.shapes.js_side import (
     outcome,
     outcome_async,
     safe,
+    settle,
     uint8,
 )
 
@@ -347,9 +349,38 @@ def record_sql(state: Any) -> dict[str, Any]:
 FAR = 4102444800000
 """recorder/alarms.js: 2100-01-01T00:00:00Z, so getAlarm() answers the same number every run."""
 
+LATEST = 9223372036854.773
+"""recorder/alarms.js: the greatest number below workerd's bound on a Date argument."""
 
-async def record_alarm_calls(storage: Any) -> dict[str, Any]:
-    """The record's ``alarms`` section (``recordAlarmCalls``), made on a raw ``ctx.storage``."""
+OUT_OF_REACH: dict[str, Any] = {
+    "after_latest": 9223372036854.775,
+    "next_millisecond_after_latest": 9223372036855,
+    "end_of_date_range": date(8.64e15),
+    "beyond_date_range": 1e16,
+    "earliest_in_reach": -9223372036854.773,
+    "before_earliest": -9223372036854.775,
+    "start_of_date_range": date(-8.64e15),
+    "infinity": float("inf"),
+    "negative_infinity": float("-inf"),
+    "invalid_date": date(float("nan")),
+    "zero": 0,
+    "negative_zero": -0.0,
+    "under_one_millisecond": 0.999,
+    "negative": -1,
+    "date_before_1970": date(-1000),
+    "bigint": JsBigIntValue(FAR),
+    "null": jsnull,
+    "boolean": True,
+    "numeric_string": "4102444800000",
+    "value_of_object": js_value({"valueOf": JsCallable(lambda *_: FAR, name="valueOf")}),
+}
+"""recorder/alarms.js ``OUT_OF_REACH``, in its order: values ``setAlarm`` refuses past its type check, and
+values that look like a time but are not a number or a Date."""
+
+
+async def record_alarm_calls(storage: Any, now_ms: Callable[[], int]) -> dict[str, Any]:
+    """The record's ``alarms`` section (``recordAlarmCalls``), made on a raw ``ctx.storage``; ``now_ms`` is the
+    runtime's clock (the recorder's ``Date.now()``)."""
     out: dict[str, Any] = {}
 
     async def step(name: str, *args: Any) -> dict[str, Any]:
@@ -368,6 +399,15 @@ async def record_alarm_calls(storage: Any) -> dict[str, Any]:
     out["setAlarm_string"] = await step("setAlarm", "soon")
     out["setAlarm_nan"] = await step("setAlarm", float("nan"))
     out["setAlarm_no_argument"] = await step("setAlarm")
+    for name, value in OUT_OF_REACH.items():
+        out[f"setAlarm_{name}"] = await step("setAlarm", value)
     out["getAlarm_after_refusals"] = await step("getAlarm")
     out["getAlarm_is_a_promise"] = isinstance(call(storage, "getAlarm"), JsPromise)
+    out["setAlarm_latest"] = await step("setAlarm", LATEST)
+    out["getAlarm_after_set_latest"] = await step("getAlarm")
+    before = now_ms()
+    out["setAlarm_past"] = await step("setAlarm", 1)
+    past = await settle(call(storage, "getAlarm"))
+    out["getAlarm_after_set_past_is_now"] = before <= past <= now_ms()
+    await settle(call(storage, "deleteAlarm"))
     return out

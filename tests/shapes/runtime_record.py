@@ -66,7 +66,9 @@ async def _record(runtime: LocalRuntime, clock: VirtualClock) -> dict[str, Any]:
     record: dict[str, Any] = {}
     record["durable_object_sql"] = record_sql(await _state(runtime, "sql"))
     record["durable_object_context"] = {"ctx": describe(await _state(runtime, "context"))}
-    record["alarms"] = await record_alarm_calls(get(await _state(runtime, "alarm-calls"), "storage"))
+    record["alarms"] = await record_alarm_calls(
+        get(await _state(runtime, "alarm-calls"), "storage"), clock.now_ms
+    )
     record["d1"] = await record_d1(get(env, "DB"))
     record["queue_producer"] = await record_producer(
         get(env, "BODIES"), get(env, "CLASSQ"), get(env, "PARKED")

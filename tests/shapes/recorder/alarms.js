@@ -19,10 +19,51 @@ export async function recordAlarmCalls(storage) {
   out.setAlarm_string = await outcome(() => storage.setAlarm("soon"));
   out.setAlarm_nan = await outcome(() => storage.setAlarm(NaN));
   out.setAlarm_no_argument = await outcome(() => storage.setAlarm());
+  // Then the refusals after the type check: workerd's Date conversion (a kj::Date is 64-bit nanoseconds, about
+  // 1677 to 2262, whatever its messages say), then setAlarm's own refusal of times <= 0.
+  for (const [name, value] of Object.entries(OUT_OF_REACH)) {
+    out[`setAlarm_${name}`] = await outcome(() => storage.setAlarm(value));
+  }
   out.getAlarm_after_refusals = await outcome(() => storage.getAlarm());
   out.getAlarm_is_a_promise = storage.getAlarm() instanceof Promise;
+  // A fractional time is cut to the millisecond; the latest time accepted is kept as that millisecond.
+  out.setAlarm_latest = await outcome(() => storage.setAlarm(LATEST));
+  out.getAlarm_after_set_latest = await outcome(() => storage.getAlarm());
+  // A time already past (but after 0) is kept as now: Date.now(), which does not move between the calls.
+  const before = Date.now();
+  out.setAlarm_past = await outcome(() => storage.setAlarm(1));
+  const past = await storage.getAlarm();
+  out.getAlarm_after_set_past_is_now = past >= before && past <= Date.now();
+  await storage.deleteAlarm();
   return out;
 }
+
+// The greatest number below workerd's limit (2**63 - 1 nanoseconds, as the double 9223372036854.775390625 ms).
+const LATEST = 9223372036854.773;
+
+// Values setAlarm refuses though they are numbers or Dates, or which look like one but are not.
+const OUT_OF_REACH = {
+  after_latest: 9223372036854.775,
+  next_millisecond_after_latest: 9223372036855,
+  end_of_date_range: new Date(8.64e15),
+  beyond_date_range: 1e16,
+  earliest_in_reach: -9223372036854.773,
+  before_earliest: -9223372036854.775,
+  start_of_date_range: new Date(-8.64e15),
+  infinity: Infinity,
+  negative_infinity: -Infinity,
+  invalid_date: new Date(NaN),
+  zero: 0,
+  negative_zero: -0,
+  under_one_millisecond: 0.999,
+  negative: -1,
+  date_before_1970: new Date(-1000),
+  bigint: 4102444800000n,
+  null: null,
+  boolean: true,
+  numeric_string: "4102444800000",
+  value_of_object: { valueOf: () => FAR },
+};
 
 // Arms an alarm that is already due; the handler (below) fails its first run, so workerd retries it.
 export async function armDueAlarm(storage) {

@@ -129,6 +129,9 @@ def _load(paths: Sequence[Path], data_dir: Path) -> list[WorkerConfig] | None:
     except ConfigError as exc:
         print(f"tsumugi dev: {exc}", file=sys.stderr)
         return None
+    for config in configs:
+        for warning in config.warnings:  # wrangler warns of a field it does not know, and goes on
+            print(f"tsumugi dev: warning: {warning}", file=sys.stderr)
     if project_default:
         token = project_token(configs, os.environ, data_dir)
         if token.kept_in is not None:

@@ -13,6 +13,7 @@ from tsumugi_dev.dev_vars import DevVarsError, read_dev_vars
 from tsumugi_dev.invocation import SUBREQUESTS_PER_INVOCATION
 from tsumugi_dev.jsonc import loads_jsonc
 from tsumugi_dev.wrangler_cron import WranglerCronError, parse_wrangler_cron
+from tsumugi_dev.wrangler_fields import unexpected_fields
 
 __all__ = [
     "CONFIG_NAMES",
@@ -95,6 +96,7 @@ class WorkerConfig(msgspec.Struct, frozen=True, kw_only=True):
 
     ``vars`` holds the config's vars with the ``.dev.vars`` secrets over them (as under ``wrangler dev``);
     ``secret_names`` says which of them are secrets, so tools can list them without their values.
+    ``warnings`` are the file's fields wrangler does not know, one line each (its callers show them).
     """
 
     name: str
@@ -112,6 +114,7 @@ class WorkerConfig(msgspec.Struct, frozen=True, kw_only=True):
     crons: tuple[str, ...] = ()
     subrequest_limit: int = SUBREQUESTS_PER_INVOCATION
     """``limits.subrequests``: subrequests one invocation may make (Cloudflare's default without it)."""
+    warnings: tuple[str, ...] = ()
 
     @property
     def directory(self) -> Path:
@@ -224,6 +227,8 @@ def _required_str(path: Path, data: dict[str, Any], field: str) -> str:
 def load_config(path: str | Path) -> WorkerConfig:
     """Read one wrangler config file (``.json``, ``.jsonc`` or ``.toml``).
 
+    A field wrangler does not know is no error, as under wrangler: the config's ``warnings`` name each one.
+
     Raises:
         ConfigError: the file is missing or malformed, or a field breaks a rule (the message names both).
     """
@@ -261,6 +266,7 @@ def load_config(path: str | Path) -> WorkerConfig:
         services=_convert(path, "services", data.get("services", []), tuple[ServiceBindingConfig, ...]),
         crons=_crons(path, triggers.get("crons", [])),
         subrequest_limit=_subrequest_limit(path, data.get("limits", {})),
+        warnings=tuple(field.message(path) for field in unexpected_fields(data)),
     )
     _check_sqlite_classes(config)
     _check_unique_bindings(config)

@@ -62,7 +62,12 @@ class ObjectSqlStorage(SqlStorage):
 
 
 class AlarmListener(Protocol):
-    """Told before an alarm is written, and the committed alarm of an object after every change."""
+    """Told before an alarm is written, and the committed alarm of an object after every change; and asked the
+    time, which an alarm set in the past is stored as."""
+
+    def now_ms(self) -> int:
+        """The runtime clock's now, in epoch ms (workerd's ``Date.now()`` inside the object)."""
+        ...
 
     def alarm_may_be_set(self, alarm_at: int) -> None:
         """Make a restart look at this object before its file can hold an alarm (ADR-0020)."""
@@ -130,7 +135,11 @@ class DurableObjectStorage:
     # -- the SDK surface -------------------------------------------------------------------------------------
 
     def setAlarm(self, scheduled_time: int | float | datetime.datetime, options: Any = None) -> Ready:
-        """Arm the object's single alarm for ``scheduled_time`` (epoch ms or a datetime)."""
+        """Arm the object's single alarm for ``scheduled_time`` (epoch ms or a datetime).
+
+        A time already past is stored as now, as workerd stores it (``getAlarm()`` then answers now, and so
+        does the handler's ``scheduledTime``; tests/shapes: ``alarms.getAlarm_after_set_past_is_now``).
+        """
         if isinstance(scheduled_time, datetime.datetime):
             at_ms = round(scheduled_time.timestamp() * 1000)
         elif isinstance(scheduled_time, int | float) and not isinstance(scheduled_time, bool):  # pyright: ignore[reportUnnecessaryIsInstance]
@@ -142,7 +151,7 @@ class DurableObjectStorage:
         if self.alarm_running:
             self.alarm_replaced = True
             self.alarm_running = False
-        self.store_alarm(at_ms)
+        self.store_alarm(max(at_ms, self._listener.now_ms()))
         return Ready()
 
     def getAlarm(self, options: Any = None) -> Ready:

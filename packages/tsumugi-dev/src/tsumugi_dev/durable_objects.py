@@ -117,6 +117,10 @@ class ObjectHost:
             self._storage.sql.usage = self.namespace.usage
         return self._storage
 
+    def now_ms(self) -> int:
+        """The namespace clock's now (``AlarmListener``)."""
+        return self.namespace.clock.now_ms()
+
     def alarm_may_be_set(self, alarm_at: int) -> None:
         """Index the object before its file commits an alarm (``AlarmListener``)."""
         self.namespace.alarms.may_be_set(self.namespace.key, self.key, self.id.name, alarm_at)

@@ -158,6 +158,40 @@ class JsRawIterator(HostObject):
         return iter(rows)
 
 
+_KJ_DATE_LIMIT_MS = 9223372036854.775807
+"""workerd's bound on a Date argument: a ``kj::Date`` is 64-bit nanoseconds, so +-(2**63 - 1) ns in ms, which as a
+double is 9223372036854.775390625 (tests/shapes: ``alarms.setAlarm_after_latest``, ``setAlarm_latest``)."""
+
+
+def _alarm_time(value: Any) -> int:
+    """``setAlarm``'s argument as workerd takes it: a number or a Date, finite, within a ``kj::Date`` (about
+    1677 to 2262, whatever the messages say), cut to the millisecond and after 0; else workerd's TypeError.
+
+    A numeric string, a BigInt, a boxed number or an object with ``valueOf`` is not converted: only a Date or a
+    number is. Each refusal and bound is in the workerd record (tests/shapes/workerd-shapes.json, ``alarms``).
+    """
+    kind: Any = type(value)  # pyright: ignore[reportUnknownVariableType]
+    if kind is JsDate:
+        ms: float = value._ms
+    elif kind is int or kind is float:  # a BigInt (JsBigIntValue) and a boolean are other types
+        ms = value
+    else:
+        raise js_error(
+            "TypeError",
+            "Failed to execute 'setAlarm' on 'DurableObjectStorage': parameter 1 is not of type 'date'.",
+        )
+    if not math.isfinite(ms):
+        raise js_error("TypeError", "The value cannot be converted because it is not a valid Date.")
+    if ms >= _KJ_DATE_LIMIT_MS:
+        raise js_error("TypeError", "This API doesn't support dates after 2189.")
+    if ms <= -_KJ_DATE_LIMIT_MS:
+        raise js_error("TypeError", "This API doesn't support dates before 1687.")
+    at_ms = math.trunc(ms)
+    if at_ms <= 0:
+        raise js_error("TypeError", "setAlarm() cannot be called with an alarm time <= 0")
+    return at_ms
+
+
 class _JsSqlStorage(HostObject):
     __slots__ = ("_storage",)
     _storage: Any
@@ -204,18 +238,7 @@ class _JsStorage(HostObject):
         return JsPromise.resolved(jsnull if stored is None else stored[0])
 
     def js_setAlarm(self, scheduled_time: Any = UNDEFINED, options: Any = UNDEFINED) -> Any:
-        if isinstance(scheduled_time, JsDate):
-            scheduled: Any = scheduled_time._ms
-        elif isinstance(scheduled_time, int | float) and not isinstance(scheduled_time, bool):
-            scheduled = scheduled_time
-        else:
-            raise js_error(
-                "TypeError",
-                "Failed to execute 'setAlarm' on 'DurableObjectStorage': parameter 1 is not of type 'date'.",
-            )
-        if not math.isfinite(scheduled):
-            raise js_error("TypeError", "The value cannot be converted because it is not a valid Date.")
-        self._storage.setAlarm(int(scheduled))
+        self._storage.setAlarm(_alarm_time(scheduled_time))
         return JsPromise.resolved(UNDEFINED)
 
     def js_deleteAlarm(self, options: Any = UNDEFINED) -> Any:

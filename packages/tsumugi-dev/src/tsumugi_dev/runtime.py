@@ -58,6 +58,14 @@ SCHEDULED_PATH = "/cdn-cgi/handler/scheduled"
 _log = logging.getLogger("tsumugi_dev")
 
 
+def _load_config(path: Path | str) -> WorkerConfig:
+    """A config the runtime reads itself: its warnings (fields wrangler does not know) are logged."""
+    config = load_config(path)
+    for warning in config.warnings:
+        _log.warning("%s", warning)
+    return config
+
+
 class LocalRuntime:
     """Every Worker of a set of wrangler configs, in one process and one event loop."""
 
@@ -68,7 +76,7 @@ class LocalRuntime:
         data_dir: Path | str,
         clock: RuntimeClock | None = None,
     ) -> None:
-        self.configs = [c if isinstance(c, WorkerConfig) else load_config(c) for c in configs]
+        self.configs = [c if isinstance(c, WorkerConfig) else _load_config(c) for c in configs]
         names = [c.name for c in self.configs]
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
