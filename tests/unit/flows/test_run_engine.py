@@ -242,7 +242,7 @@ def test_each_resume_passes_the_steps_on_from_the_job_before(sql: SqlStorage) ->
 
 
 def test_a_job_refused_at_its_enqueue_passes_no_steps_on_the_job_before_it_does(sql: SqlStorage) -> None:
-    # The refused job was never stored: the next resume's job takes the steps of the stalled one (ADR-0183).
+    # The refused job was never stored: the next resume's job takes the steps of the stalled one (ADR-0184).
     engine = engine_on(sql, FixedClock(0))
     engine.start(StartRun(run_id="leafy:r", flow="leafy", input_json="{}"))
     stalled = tick(engine)["x"]

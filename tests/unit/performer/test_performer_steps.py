@@ -227,7 +227,7 @@ async def test_a_lost_save_of_an_at_most_once_step_fails_the_call_not_the_attemp
     assert "a later failure of its own" in answer["error"]
 
 
-# -- Bad input to the step API fails the job at once; a time already past is no error (ADR-0182) ---------------
+# -- Bad input to the step API fails the job at once; a time already past is no error (ADR-0183) ---------------
 
 
 async def test_a_negative_sleep_returns_at_once_as_asyncio_sleep_does() -> None:

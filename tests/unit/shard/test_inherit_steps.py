@@ -1,4 +1,4 @@
-"""A resumed run node's new job takes the old job's steps as its enqueue stores it (ADR-0176, ADR-0183)."""
+"""A resumed run node's new job takes the old job's steps as its enqueue stores it (ADR-0176, ADR-0184)."""
 
 from __future__ import annotations
 

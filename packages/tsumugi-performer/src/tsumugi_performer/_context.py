@@ -309,7 +309,7 @@ class JobContext:
 
         Raises:
             StepArgumentError: ``name`` breaks the naming rule, or ``fn`` is not callable (a ``ValueError`` or
-                ``TypeError`` naming the argument and the rule; the job fails without a retry, ADR-0182).
+                ``TypeError`` naming the argument and the rule; the job fails without a retry, ADR-0183).
             StepResultError: the result is not JSON-serialisable or does not fit ``result_type``.
             StepFencedError: this invocation is no longer the job's live attempt.
         """
@@ -321,13 +321,13 @@ class JobContext:
         The first time, the wake instant is stored as a step and the invocation ends; the job waits SLEEPING
         in its shard and runs again from its stored steps once the time comes, under its binding's limits. Each
         call is a step (named ``sleep``, ``sleep#2``, ... unless ``name`` is given). A zero or negative
-        ``duration`` returns at once, as ``asyncio.sleep`` does (the step is still stored, ADR-0182); a replay
+        ``duration`` returns at once, as ``asyncio.sleep`` does (the step is still stored, ADR-0183); a replay
         answers the stored wake, whatever ``duration`` it is given. A wake past the latest instant JavaScript
         holds exactly (year 287396) is that instant, as every computed instant is.
 
         Raises:
             StepArgumentError: ``duration`` is not a ``timedelta`` (a ``TypeError``) or ``name`` breaks the
-                naming rule; the job fails without a retry (ADR-0182).
+                naming rule; the job fails without a retry (ADR-0183).
         """
         await self._journal.sleep_until(later_instant(self._journal_now(), duration_ms(duration)), name)
 
@@ -336,7 +336,7 @@ class JobContext:
 
         Raises:
             StepArgumentError: ``at`` is naive, or not a ``datetime`` (a ``TypeError``); the job fails without
-                a retry (ADR-0182).
+                a retry (ADR-0183).
         """
         await self._journal.sleep_until(instant_of(at), name)
 
@@ -347,12 +347,12 @@ class JobContext:
         ``send_event``) or ``timeout`` passes, then runs again from its stored steps. An event sent before the
         wait began is kept for a day and answers at once. Each wait is a step (``event:<name>``, indexed when
         repeated); a job gets each event at most once. A zero or negative ``timeout`` gets only an event that
-        has come already (ADR-0182).
+        has come already (ADR-0183).
 
         Raises:
             EventTimeoutError: no event came in time (not retried unless caught: the performer decides).
             StepArgumentError: ``name`` or ``key`` breaks its rule, or ``timeout`` is not a ``timedelta`` (a
-                ``TypeError``); the job fails without a retry (ADR-0182).
+                ``TypeError``); the job fails without a retry (ADR-0183).
         """
         until = later_instant(self._journal_now(), duration_ms(timeout, "timeout", "wait_for_event"))
         return await self._journal.wait_for_event(name, key, until, result_type)

@@ -92,7 +92,7 @@ class StepArgumentError(InvalidFieldError, NonRetryableError):
     """A step call's argument breaks its rule (a bad name, a naive datetime): the job fails without a retry.
 
     A programming error: every attempt makes the same call and would fail the same way, so retrying only
-    delays the failure (ADR-0182). ``field`` is the argument's name, ``rule`` what it must satisfy; a
+    delays the failure (ADR-0183). ``field`` is the argument's name, ``rule`` what it must satisfy; a
     ``ValueError`` as any `InvalidFieldError` is.
     """
 
@@ -376,7 +376,7 @@ def instant_of(at: datetime) -> int:
 
 
 def duration_ms(duration: timedelta, field: str = "duration", call: str = "sleep") -> int:
-    """Whole milliseconds of ``duration``; a negative one is 0 (ADR-0182).
+    """Whole milliseconds of ``duration``; a negative one is 0 (ADR-0183).
 
     A negative duration is a time already past, as for ``asyncio.sleep``: a sleep of one returns at once and
     a wait with one gets only what has come already. A duration computed from the clock (``target - now``)

@@ -89,7 +89,7 @@ class JobShardMethods(_Mixin):
         self, name: str, jobs: str, settings: str | None = None, steps_from: str | None = None
     ) -> str:
         """Store new jobs the scheduler's service checked: JSON text each way (ADR-0172); a resumed run node's
-        new job takes its old job's steps in the same transaction (ADR-0183)."""
+        new job takes its old job's steps in the same transaction (ADR-0184)."""
         return await self.host.enqueue_checked(name, jobs, settings, steps_from)
 
     async def claim(self, name: str, job_id: str, attempt: int) -> bool:

@@ -287,7 +287,7 @@ class SchedulerService:
         fails that node alone, and each item is checked once.
 
         ``steps_from``, when given, holds one entry per item: the job whose steps item ``i``'s job takes as its
-        shard stores it, in the same transaction (a resumed run node's, ADR-0176, ADR-0183), or None. A refused
+        shard stores it, in the same transaction (a resumed run node's, ADR-0176, ADR-0184), or None. A refused
         item takes none.
         """
         if not 1 <= len(items) <= MAX_BATCH_ITEMS:

@@ -376,7 +376,7 @@ class JobShardHost:
         """Store jobs the scheduler's service has checked: `CheckedJob` arrays in one JSON text, stored without
         checking their options again (ADR-0172); the settings and the ids as JSON text, as `enqueue_json`.
         ``steps_from``: JSON text ``{"<new job id>": "<job whose steps it takes>"}`` for resumed run nodes,
-        applied in the enqueue's transaction (ADR-0183).
+        applied in the enqueue's transaction (ADR-0184).
 
         Raises:
             EnqueueValidationError: the text is not a list of checked jobs, one belongs to another shard, or

@@ -390,7 +390,7 @@ class RunEngine:
                         # Its new job starts from the old job's stored steps: an at-most-once step that began
                         # is never run again, as under a retry of that job (ADR-0176). A job never known to be
                         # stored (its enqueue refused) has none: the steps stay those of the job before it
-                        # (ADR-0183).
+                        # (ADR-0184).
                         "steps_from": (row.job_id if row.sent else None) or row.steps_from,
                     }
             store.patch_nodes(patches)

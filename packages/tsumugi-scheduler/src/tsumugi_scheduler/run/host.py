@@ -241,7 +241,7 @@ class RunHost:
         for start in range(0, len(plan.jobs), MAX_BATCH_ITEMS):
             chunk = plan.jobs[start : start + MAX_BATCH_ITEMS]
             # A resumed node's new job takes its old job's steps as its shard stores it, in one transaction:
-            # its first attempt finds them, and a refused job leaves none behind (ADR-0176, ADR-0183).
+            # its first attempt finds them, and a refused job leaves none behind (ADR-0176, ADR-0184).
             answers = await service.enqueue_valid(
                 [job.item for job in chunk], [job.steps_from for job in chunk]
             )

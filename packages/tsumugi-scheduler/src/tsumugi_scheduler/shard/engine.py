@@ -157,7 +157,7 @@ class JobShardEngine(StepCommands, ShardOperations):
 
         ``steps_from`` maps a new job's id to the job whose steps it takes (a resumed run node's, ADR-0176):
         each job this call creates takes them in the same transaction, so its first attempt finds them and a
-        refused enqueue leaves none behind (ADR-0183).
+        refused enqueue leaves none behind (ADR-0184).
 
         Raises:
             EnqueueValidationError: a job of another binding or shard; nothing is stored.
@@ -217,7 +217,7 @@ class JobShardEngine(StepCommands, ShardOperations):
 
     def _pass_steps_on(self, results: list[EnqueueResult], steps_from: Mapping[str, str]) -> None:
         """Each job just created that has a source in ``steps_from`` takes its steps, in the enqueue's
-        transaction (a resumed run node's new job, ADR-0183); a job that existed already takes none."""
+        transaction (a resumed run node's new job, ADR-0184); a job that existed already takes none."""
         for result in results:
             source = steps_from.get(result.id) if result.created else None
             if source is not None:

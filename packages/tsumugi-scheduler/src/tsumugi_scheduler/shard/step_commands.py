@@ -167,7 +167,7 @@ class StepCommands:
         A resumed run node's new job (ADR-0176): as under a retry of the old job, a step that began is never run
         again (StepOutcomeUnknownError) and a finished one answers its stored result. Only an at-most-once
         ``from_job_id`` of this shard passes its steps on; its waits stay its own. Called by the enqueue that
-        creates ``job_id``, inside its transaction, so the steps exist exactly when the job does (ADR-0183).
+        creates ``job_id``, inside its transaction, so the steps exist exactly when the job does (ADR-0184).
         Answers how many steps ``job_id`` holds.
         """
         old = self._store.job(from_job_id)
