@@ -17,9 +17,11 @@ from typing import Any
 
 import pytest
 
-from tsumugi_core.ids import format_job_id
+from tsumugi_core.ids import format_job_id, shard_name_of
+from tsumugi_core.options import EnqueueValidationError
 from tsumugi_dev.clock import VirtualClock
 from tsumugi_dev.runtime import LocalRuntime
+from tsumugi_scheduler import producer_rpc
 
 WORKER = "tsumugi-flows"
 """The Worker of the ``flows`` fixture (tests/integration/conftest.py)."""
@@ -192,6 +194,79 @@ async def test_a_resumed_at_most_once_nodes_step_that_began_is_never_run_again(
     run, nodes = await runs.read("stallstep:s")
     assert len(fixture_module.RUNS) == 1, fixture_module.RUNS
     assert nodes["once"]["job_id"] != stalled_job
+    assert (run["state"], nodes["once"]["state"]) == ("FAILED", "FAILED")
+    assert "StepOutcomeUnknownError: step work of at-most-once job" in nodes["once"]["error"]
+
+
+def _step_rows(runtime: LocalRuntime, job_id: str) -> list[str]:
+    """The names of the step rows ``job_id``'s shard holds for it, job or no job (read beside the object)."""
+    for host in runtime.namespace(WORKER, "FlowJobShard").objects():
+        if host.id.name == shard_name_of(job_id):
+            sql = host.storage().sql
+            rows = sql.runtime_exec("SELECT name FROM step WHERE job_id = ? ORDER BY name", job_id).toArray()
+            return [str(r["name"]) for r in rows]
+    return []
+
+
+def _refuse_jobs_of(monkeypatch: pytest.MonkeyPatch, binding: str) -> dict[str, bool]:
+    """While ``gate["on"]``, the scheduler's service refuses every job of ``binding`` (as when a deploy changed
+    its performer's payload type and the node's payload no longer fits)."""
+    real = producer_rpc.SchedulerService._prepare_item  # pyright: ignore[reportPrivateUsage]
+    gate = {"on": True}
+
+    async def refusing(self: Any, item: Any, given: Any, where: str, *, internal: bool = False) -> Any:
+        if gate["on"] and item.binding == binding:
+            raise EnqueueValidationError(f"{where}.payload", "does not fit the performer's payload type")
+        return await real(self, item, given, where, internal=internal)
+
+    monkeypatch.setattr(producer_rpc.SchedulerService, "_prepare_item", refusing)
+    return gate
+
+
+async def _stalled_in_its_step(runs: Runs, clock: VirtualClock, run_id: str) -> str:
+    await runs.start(run_id, {})
+    for _ in range(60):
+        await clock.advance(500)
+        if (await runs.read(run_id))[0]["state"] == "FAILED":
+            break
+    _, nodes = await runs.read(run_id)
+    assert nodes["once"]["state"] == "STALLED"
+    return str(nodes["once"]["job_id"])
+
+
+async def test_a_resumed_nodes_refused_job_leaves_no_steps_behind(
+    runs: Runs, clock: VirtualClock, flows: LocalRuntime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # ADR-0176 copied the old job's steps to the new job's id before the enqueue; a refused enqueue left them
+    # under an id no job holds, which no sweep ever reaches.
+    stalled = await _stalled_in_its_step(runs, clock, "stallstep:o")
+    assert _step_rows(flows, stalled) == ["work"]
+    _refuse_jobs_of(monkeypatch, "Hang")
+    assert await runs.stub("stallstep:o").retry() == {"ok": True}
+    await clock.advance(2_000)
+    _, nodes = await runs.read("stallstep:o")
+    refused = str(nodes["once"]["job_id"])
+    assert (nodes["once"]["state"], refused != stalled) == ("FAILED", True)
+    assert nodes["once"]["error"].startswith("invalid job: payload does not fit")
+    assert await runs.env.TSUMUGI.get(refused) is None  # no job was stored
+    assert _step_rows(flows, refused) == []  # and no step of it either
+    assert _step_rows(flows, stalled) == ["work"]  # the old job keeps its own
+
+
+async def test_a_node_resumed_after_a_refused_resume_still_never_runs_its_unknown_step_again(
+    runs: Runs, clock: VirtualClock, fixture_module: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The refused job was never stored: the next resume's job takes the steps of the job before it.
+    await _stalled_in_its_step(runs, clock, "stallstep:r")
+    refusing = _refuse_jobs_of(monkeypatch, "Hang")
+    assert await runs.stub("stallstep:r").retry() == {"ok": True}
+    await clock.advance(2_000)
+    assert (await runs.states("stallstep:r"))[1]["once"] == "FAILED"
+    refusing["on"] = False  # the code is fixed
+    assert await runs.stub("stallstep:r").retry() == {"ok": True}
+    await clock.advance(18 * 60_000)  # past the stalled attempt's hard end, when the new job may start
+    run, nodes = await runs.read("stallstep:r")
+    assert len(fixture_module.RUNS) == 1, fixture_module.RUNS
     assert (run["state"], nodes["once"]["state"]) == ("FAILED", "FAILED")
     assert "StepOutcomeUnknownError: step work of at-most-once job" in nodes["once"]["error"]
 

@@ -39,8 +39,8 @@ def slow_first_send(monkeypatch: pytest.MonkeyPatch, delay_ms: int) -> list[int]
     real = producer_rpc.SchedulerService.enqueue_valid
     calls: list[int] = []
 
-    async def slow(self: Any, items: Any) -> Any:
-        answer = await real(self, items)
+    async def slow(self: Any, items: Any, *rest: Any) -> Any:
+        answer = await real(self, items, *rest)
         calls.append(len(items))
         if len(calls) == 1:
             await time_source().sleep_ms(delay_ms)

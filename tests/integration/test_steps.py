@@ -287,3 +287,90 @@ async def test_a_job_of_many_steps_continues_before_its_invocation_runs_out_of_s
     assert job.state == "COMPLETED"
     assert len(_runs(log)) == 1_100
     assert job.attempts == invocations  # at most 1,000 commands an invocation, none against max_attempts=1
+
+
+async def test_a_negative_sleep_returns_at_once_and_the_job_goes_on(
+    steps: LocalRuntime, clock: VirtualClock, tmp_path: Path
+) -> None:
+    # As asyncio.sleep(-5) returns at once: a duration computed as "target - now" is past when it is negative.
+    log = tmp_path / "runs.log"
+    job_id = await _enqueue(
+        steps, log, [{"step": "before"}, {"sleep_ms": -5_000}, {"step": "after"}], max_attempts=3
+    )
+    await clock.advance(5_000)
+
+    job = await _job(steps, job_id)
+    assert (job.state, job.attempts) == ("COMPLETED", 1)  # not one suspension, not one retry
+    assert _runs(log) == ["before", "after"]
+    (slept,) = [s for s in job.steps if s.name == "sleep"]
+    assert slept.state == "done"
+    assert slept.result["until"] >= job.steps[0].finished_at
+
+
+async def test_a_wait_with_a_negative_timeout_times_out_at_once(
+    steps: LocalRuntime, clock: VirtualClock, tmp_path: Path
+) -> None:
+    log = tmp_path / "runs.log"
+    job_id = await _enqueue(
+        steps,
+        log,
+        [{"wait": "paid", "key": "o-neg", "timeout_ms": -60_000}, {"step": "after"}],
+        max_attempts=3,
+    )
+    await clock.advance(5_000)
+
+    job = await _job(steps, job_id)
+    assert job.state == "COMPLETED"
+    assert job.result_value()[0] == "timeout"
+    assert _runs(log) == ["after"]
+    # One suspension (no attempt used: max_attempts grew with it) and the attempt that went on; no failure.
+    assert (job.attempts, job.max_attempts) == (2, 4)
+    assert [(a.state, a.error) for a in job.attempts_log] == [("COMPLETED", None)]
+    (waited,) = [s for s in job.steps if s.name == "event:paid"]
+    assert waited.result == {"timeout": True, "until": waited.started_at}  # the wait's deadline was its start
+
+
+async def test_a_wait_longer_than_the_latest_safe_instant_waits_for_its_event(
+    steps: LocalRuntime, clock: VirtualClock, tmp_path: Path
+) -> None:
+    log = tmp_path / "runs.log"
+    forever = 2**53 - 1  # ms: a timeout that ends past the latest instant JavaScript holds exactly
+    job_id = await _enqueue(
+        steps, log, [{"wait": "paid", "key": "o-long", "timeout_ms": forever}], max_attempts=3
+    )
+    await clock.advance(5_000)
+    waiting = await _job(steps, job_id)
+    assert (waiting.state, waiting.attempts_log) == ("SLEEPING", ())  # no failed attempt
+    assert waiting.run_after == forever
+
+    await create_client().send_event(steps.env(STEPS), "paid", key="o-long", payload={"ok": 1})
+    await clock.advance(5_000)
+    done = await _job(steps, job_id)
+    assert (done.state, done.result_value()) == ("COMPLETED", [{"ok": 1}])
+
+
+@pytest.mark.parametrize(
+    ("action", "words"),
+    [
+        ({"step": "charge#2"}, "step name may hold only letters, digits, spaces and _ . : / -"),
+        ({"wait": "paid", "key": ""}, "event key must have 1 to"),
+    ],
+)
+async def test_a_bad_argument_to_the_step_api_fails_the_job_once_naming_the_rule(
+    steps: LocalRuntime, clock: VirtualClock, tmp_path: Path, action: dict[str, Any], words: str
+) -> None:
+    log = tmp_path / "runs.log"
+    job_id = await _enqueue(
+        steps, log, [{"step": "first"}, action], max_attempts=3, backoff=FixedBackoff(delay_ms=1_000)
+    )
+    await clock.advance(60_000)
+
+    job = await _job(steps, job_id)
+    assert (job.state, job.attempts) == (
+        "FAILED",
+        1,
+    )  # a programming error: the retry would make the same call
+    (failed,) = job.attempts_log
+    assert failed.error is not None
+    assert words in failed.error
+    assert _runs(log) == ["first"]

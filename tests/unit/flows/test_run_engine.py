@@ -241,6 +241,41 @@ def test_each_resume_passes_the_steps_on_from_the_job_before(sql: SqlStorage) ->
     assert [j.steps_from for j in third.jobs] == [second.jobs[0].item["id"]]
 
 
+def test_a_job_refused_at_its_enqueue_passes_no_steps_on_the_job_before_it_does(sql: SqlStorage) -> None:
+    # The refused job was never stored: the next resume's job takes the steps of the stalled one (ADR-0184).
+    engine = engine_on(sql, FixedClock(0))
+    engine.start(StartRun(run_id="leafy:r", flow="leafy", input_json="{}"))
+    stalled = tick(engine)["x"]
+    engine.notify([JobEvent(node_id="x", job_id=stalled, state="STALLED", error="unknown")])
+    tick(engine)
+    assert engine.retry().ok
+    second = engine.plan_tick()
+    assert second is not None
+    assert [j.steps_from for j in second.jobs] == [stalled]
+    engine.finish_tick(second, TickOutcome(refused={"x": "invalid job: payload does not fit"}))
+    assert engine.state() == "FAILED"
+    assert engine.retry().ok
+    third = engine.plan_tick()
+    assert third is not None
+    assert [j.steps_from for j in third.jobs] == [stalled]
+
+
+def test_a_job_known_only_from_its_report_passes_its_steps_on(sql: SqlStorage) -> None:
+    # Its enqueue was not confirmed (the tick failed after sending it), but it reported: it was stored.
+    engine = engine_on(sql, FixedClock(0))
+    engine.start(StartRun(run_id="leafy:r", flow="leafy", input_json="{}"))
+    plan = engine.plan_tick()
+    assert plan is not None
+    (job,) = [str(j.item["id"]) for j in plan.jobs]
+    engine.notify([JobEvent(node_id="x", job_id=job, state="STALLED", error="unknown")])
+    tick(engine)
+    assert engine.state() == "FAILED"
+    assert engine.retry().ok
+    resumed = engine.plan_tick()
+    assert resumed is not None
+    assert [j.steps_from for j in resumed.jobs] == [job]
+
+
 def test_a_subflows_run_is_resumed_only_through_its_parent(sql: SqlStorage) -> None:
     engine = engine_on(sql, FixedClock(0))
     parent = ParentLink(run_id="shape:r", node_id="sub")

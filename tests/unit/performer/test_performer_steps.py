@@ -9,10 +9,13 @@ from typing import Any
 import msgspec
 import pytest
 
+from tsumugi_core.exceptions import InvalidFieldError
+from tsumugi_core.options import MAX_SAFE_INTEGER
 from tsumugi_core.steps import StepAnswer, StepCommand, StepView
 from tsumugi_core.testing import FixedClock
 from tsumugi_performer import (
     JobContext,
+    NonRetryableError,
     Performer,
     StepFencedError,
     StepResultError,
@@ -146,8 +149,6 @@ async def test_sleep_until_needs_an_aware_datetime_and_sleep_a_timedelta() -> No
         await ctx.sleep_until(datetime(2026, 1, 1))
     with pytest.raises(TypeError, match="timedelta"):
         await ctx.sleep(60)  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="negative"):
-        await ctx.sleep(timedelta(seconds=-1))
     await ctx.sleep_until(datetime(1970, 1, 1, tzinfo=UTC))  # past: returns at once
 
 
@@ -224,3 +225,132 @@ async def test_a_lost_save_of_an_at_most_once_step_fails_the_call_not_the_attemp
     answer = msgspec.json.decode(await runner.run(_dispatch(at_most_once=False), _lost_save_shard(), None))
     assert answer["ok"] is False
     assert "a later failure of its own" in answer["error"]
+
+
+# -- Bad input to the step API fails the job at once; a time already past is no error (ADR-0183) ---------------
+
+
+async def test_a_negative_sleep_returns_at_once_as_asyncio_sleep_does() -> None:
+    shard, clock = Shard(), FixedClock(10_000)
+    await _ctx(shard, clock).sleep(timedelta(seconds=-5))  # no SuspendSignal: the time to wake has come
+    assert shard.steps["sleep"].result == '{"until":10000}'  # stored as now, never as a past instant
+
+
+async def test_a_sleep_computed_from_the_clock_replays_after_its_wake() -> None:
+    # The wake is stored on the first run; a replay's argument is not used, so its sign must not matter: after
+    # the wake, the same code computes a negative duration.
+    shard, clock = Shard(), FixedClock(10_000)
+    target = 70_000
+
+    async def sleep_until_target(ctx: JobContext) -> None:
+        await ctx.sleep(timedelta(milliseconds=target - clock.now_ms()))
+
+    with pytest.raises(SuspendSignal):
+        await sleep_until_target(_ctx(shard, clock))
+    clock.advance(61_000)
+    await sleep_until_target(_ctx(shard, clock))  # the replay, 1 s past its wake: goes on
+    assert shard.steps["sleep"].result == '{"until":70000}'
+
+
+async def test_a_wait_with_a_negative_timeout_waits_as_one_of_zero() -> None:
+    clock, sent = FixedClock(10_000), []
+
+    async def shard(text: str) -> str:
+        command = msgspec.json.decode(text, type=StepCommand)
+        sent.append(command)
+        waiting = [StepView(name=str(command.name), state="waiting", result=f'{{"until":{command.until}}}')]
+        return msgspec.json.encode(
+            StepAnswer(op=command.op, accepted=True, steps=waiting if command.op == "wait" else [])
+        ).decode()
+
+    with pytest.raises(SuspendSignal) as info:
+        await _ctx(shard, clock).wait_for_event("paid", key="o1", timeout=timedelta(minutes=-1))
+    assert (
+        info.value.suspension.until == 10_000
+    )  # due at once: the shard times it out unless an event is kept
+    assert [(c.op, c.until) for c in sent] == [("load", None), ("wait", 10_000)]
+
+
+async def test_a_wake_or_timeout_past_the_latest_safe_instant_is_that_instant() -> None:
+    # Past 2**53 - 1 ms a number no longer crosses to JavaScript exactly (the event box's RPC refused it as a
+    # BigInt, and the attempt failed, retried, on every call): capped, as every computed instant is.
+    shard, clock = Shard(), FixedClock(10_000)
+    with pytest.raises(SuspendSignal) as info:
+        await _ctx(shard, clock).sleep(timedelta.max)
+    assert info.value.suspension.until == MAX_SAFE_INTEGER
+    assert shard.steps["sleep"].result == f'{{"until":{MAX_SAFE_INTEGER}}}'
+
+
+async def _sleep_an_int(ctx: JobContext) -> None:
+    await ctx.sleep(60)  # type: ignore[arg-type]
+
+
+async def _sleep_until_naive(ctx: JobContext) -> None:
+    await ctx.sleep_until(datetime(2026, 1, 1))
+
+
+async def _sleep_until_text(ctx: JobContext) -> None:
+    await ctx.sleep_until("2026-01-01T00:00:00Z")  # type: ignore[arg-type]
+
+
+async def _sleep_named_badly(ctx: JobContext) -> None:
+    await ctx.sleep(timedelta(seconds=1), name="a#b")
+
+
+async def _step_named_badly(ctx: JobContext) -> None:
+    await ctx.step("charge#1", lambda: 1)
+
+
+async def _step_of_no_function(ctx: JobContext) -> None:
+    await ctx.step("charge", 42)  # type: ignore[arg-type]
+
+
+async def _wait_named_badly(ctx: JobContext) -> None:
+    await ctx.wait_for_event("", key="o1", timeout=timedelta(minutes=1))
+
+
+async def _wait_with_no_key(ctx: JobContext) -> None:
+    await ctx.wait_for_event("paid", key="", timeout=timedelta(minutes=1))
+
+
+async def _wait_an_int(ctx: JobContext) -> None:
+    await ctx.wait_for_event("paid", key="o1", timeout=60)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("call", "field", "kind"),
+    [
+        (_sleep_an_int, "duration", TypeError),
+        (_sleep_until_naive, "at", ValueError),
+        (_sleep_until_text, "at", TypeError),
+        (_sleep_named_badly, "name", ValueError),
+        (_step_named_badly, "name", ValueError),
+        (_step_of_no_function, "fn", TypeError),
+        (_wait_named_badly, "name", ValueError),
+        (_wait_with_no_key, "key", ValueError),
+        (_wait_an_int, "timeout", TypeError),
+    ],
+)
+async def test_a_bad_argument_to_the_step_api_names_the_field_and_is_not_retried(
+    call: Any, field: str, kind: type[Exception]
+) -> None:
+    with pytest.raises(kind) as info:
+        await call(_ctx(Shard(), FixedClock(0)))
+    error = info.value
+    assert isinstance(error, InvalidFieldError)
+    assert isinstance(error, NonRetryableError)  # the same call fails the same way on every attempt
+    assert error.field == field
+    assert error.rule in str(error)
+
+
+class _SleepsBackwards(Performer[None, None]):
+    async def perform(self, payload: None, ctx: JobContext) -> None:
+        await ctx.sleep(timedelta(seconds=1), name="a#b")
+
+
+async def test_a_bad_argument_to_the_step_api_fails_the_attempt_for_good() -> None:
+    answer = msgspec.json.decode(
+        await PerformerRunner(_SleepsBackwards).run(_dispatch(at_most_once=False), Shard(), None)
+    )
+    assert (answer["ok"], answer["retryable"]) == (False, False)
+    assert "name may hold only letters" in answer["error"]

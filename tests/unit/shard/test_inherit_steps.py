@@ -1,10 +1,16 @@
-"""A resumed run node's new job takes the old job's steps before it is stored (ADR-0176)."""
+"""A resumed run node's new job takes the old job's steps as its enqueue stores it (ADR-0176, ADR-0184)."""
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
+
 from tests.unit.shard.shard_world import World
+from tsumugi_core.options import CheckedJob, EnqueueItem, EnqueueValidationError, Guarantee, check_enqueue
 from tsumugi_core.states import JobState
 from tsumugi_core.steps import StepCommand
+from tsumugi_scheduler.shard_host import _steps_from  # pyright: ignore[reportPrivateUsage]
 
 NEW = "MAIL#0:resumed0000000000000000000"
 
@@ -32,28 +38,70 @@ def _with_steps(world: World, guarantee: str) -> str:
     return job_id
 
 
+def _node_job(job_id: str = NEW) -> CheckedJob:
+    return check_enqueue(
+        EnqueueItem(binding="MAIL", id=job_id, payload={"n": 2}, guarantee=Guarantee.AT_MOST_ONCE)
+    )
+
+
 def test_an_at_most_once_jobs_begun_and_finished_steps_pass_on_its_waits_do_not(world: World) -> None:
     old = _with_steps(world, "at-most-once")
-    assert world.engine.inherit_steps(NEW, old) == 2
+    (stored,) = world.engine.enqueue_checked([_node_job()], steps_from={NEW: old})
+    assert (stored.id, stored.created) == (NEW, True)
     assert [(s.name, s.state, s.result) for s in world.engine.steps_of(NEW)] == [
         ("charge", "started", None),
         ("fetch", "done", '"page"'),
     ]
-    assert world.engine.inherit_steps(NEW, old) == 2  # a repeated call copies nothing twice
+    (again,) = world.engine.enqueue_checked([_node_job()], steps_from={NEW: old})  # a repeated send
+    assert again.created is False
+    assert len(world.engine.steps_of(NEW)) == 2  # nothing copied twice
 
 
 def test_an_at_least_once_jobs_steps_do_not_pass_on(world: World) -> None:
     old = _with_steps(world, "at-least-once")
-    assert world.engine.inherit_steps(NEW, old) == 0
+    world.engine.enqueue_checked([_node_job()], steps_from={NEW: old})
     assert world.engine.steps_of(NEW) == []
 
 
 def test_a_job_stored_already_keeps_its_own_steps(world: World) -> None:
     old = _with_steps(world, "at-most-once")
     stored = world.enqueue(guarantee="at-most-once")
-    assert world.engine.inherit_steps(stored, old) == 0
+    (answer,) = world.engine.enqueue_checked([_node_job(stored)], steps_from={stored: old})
+    assert answer.created is False
     assert world.engine.steps_of(stored) == []
 
 
 def test_a_job_that_is_gone_passes_nothing_on(world: World) -> None:
-    assert world.engine.inherit_steps(NEW, "MAIL#0:gone00000000000000000000000") == 0
+    world.engine.enqueue_checked([_node_job()], steps_from={NEW: "MAIL#0:gone00000000000000000000000"})
+    assert world.engine.steps_of(NEW) == []
+
+
+def test_a_refused_enqueue_leaves_no_step_behind(world: World) -> None:
+    old = _with_steps(world, "at-most-once")
+    other_shard = _node_job("MAIL#1:resumed0000000000000000000")
+    with pytest.raises(EnqueueValidationError, match="must belong to shard 0"):
+        world.engine.enqueue_checked([_node_job(), other_shard], steps_from={NEW: old})
+    assert (world.engine.get(NEW), world.engine.steps_of(NEW)) == (None, [])
+
+
+def test_the_job_and_its_steps_are_stored_together_or_not_at_all(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    old = _with_steps(world, "at-most-once")
+    store = world.engine._steps  # pyright: ignore[reportPrivateUsage]
+    copy = store.inherit
+
+    def copy_then_fail(job_id: str, from_job_id: str) -> Any:
+        copy(job_id, from_job_id)
+        raise RuntimeError("the transaction fails after the copy")
+
+    monkeypatch.setattr(store, "inherit", copy_then_fail)
+    with pytest.raises(RuntimeError, match="after the copy"):
+        world.engine.enqueue_checked([_node_job()], steps_from={NEW: old})
+    assert (world.engine.get(NEW), world.engine.steps_of(NEW)) == (None, [])  # both rolled back
+
+
+def test_steps_from_must_be_an_object_of_job_ids() -> None:
+    assert _steps_from('{"MAIL#0:a": "MAIL#0:b"}') == {"MAIL#0:a": "MAIL#0:b"}
+    with pytest.raises(EnqueueValidationError, match="steps_from must be a JSON object of job ids"):
+        _steps_from('["MAIL#0:a"]')

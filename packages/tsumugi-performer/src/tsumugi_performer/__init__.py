@@ -15,6 +15,8 @@ from tsumugi_performer._errors import InvalidPayloadError, NonRetryableError, Re
 from tsumugi_performer._performer import Performer, payload_type_of
 from tsumugi_performer._steps import (
     EventTimeoutError,
+    StepArgumentError,
+    StepArgumentTypeError,
     StepFencedError,
     StepOutcomeUnknownError,
     StepResultError,
@@ -33,6 +35,8 @@ __all__ = [
     "NonRetryableError",
     "Performer",
     "RetryAfterError",
+    "StepArgumentError",
+    "StepArgumentTypeError",
     "StepFencedError",
     "StepOutcomeUnknownError",
     "StepResultError",

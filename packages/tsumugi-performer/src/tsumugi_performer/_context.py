@@ -15,7 +15,7 @@ from tsumugi_core.clock import Clock
 from tsumugi_core.exceptions import InvalidFieldError, InvalidTypeError, NotConfiguredError, TsumugiError
 from tsumugi_core.flow_spec import node_key_problem
 from tsumugi_core.ids import parse_job_id
-from tsumugi_core.options import OPTION_DURATIONS, OPTION_INSTANTS
+from tsumugi_core.options import OPTION_DURATIONS, OPTION_INSTANTS, later_instant
 from tsumugi_core.time_values import Duration, Instant, instant_ms, with_milliseconds
 from tsumugi_performer._steps import StepChannel, StepJournal, StepSaveLostError, duration_ms, instant_of
 
@@ -308,7 +308,8 @@ class JobContext:
         invocation's wall time, the job continues in a new invocation on its own (ADR-0147).
 
         Raises:
-            ValueError: ``name`` breaks the naming rule (the message says which).
+            StepArgumentError: ``name`` breaks the naming rule, or ``fn`` is not callable (a ``ValueError`` or
+                ``TypeError`` naming the argument and the rule; the job fails without a retry, ADR-0183).
             StepResultError: the result is not JSON-serialisable or does not fit ``result_type``.
             StepFencedError: this invocation is no longer the job's live attempt.
         """
@@ -319,19 +320,23 @@ class JobContext:
 
         The first time, the wake instant is stored as a step and the invocation ends; the job waits SLEEPING
         in its shard and runs again from its stored steps once the time comes, under its binding's limits. Each
-        call is a step (named ``sleep``, ``sleep#2``, ... unless ``name`` is given).
+        call is a step (named ``sleep``, ``sleep#2``, ... unless ``name`` is given). A zero or negative
+        ``duration`` returns at once, as ``asyncio.sleep`` does (the step is still stored, ADR-0183); a replay
+        answers the stored wake, whatever ``duration`` it is given. A wake past the latest instant JavaScript
+        holds exactly (year 287396) is that instant, as every computed instant is.
 
         Raises:
-            TypeError: ``duration`` is not a ``timedelta``.
-            ValueError: it is negative.
+            StepArgumentError: ``duration`` is not a ``timedelta`` (a ``TypeError``) or ``name`` breaks the
+                naming rule; the job fails without a retry (ADR-0183).
         """
-        await self._journal.sleep_until(self._journal_now() + duration_ms(duration), name)
+        await self._journal.sleep_until(later_instant(self._journal_now(), duration_ms(duration)), name)
 
     async def sleep_until(self, at: datetime, *, name: str | None = None) -> None:
         """Sleep until the aware ``datetime`` ``at`` (see `sleep`); a time already past returns at once.
 
         Raises:
-            ValueError: ``at`` is naive.
+            StepArgumentError: ``at`` is naive, or not a ``datetime`` (a ``TypeError``); the job fails without
+                a retry (ADR-0183).
         """
         await self._journal.sleep_until(instant_of(at), name)
 
@@ -341,13 +346,15 @@ class JobContext:
         The job sleeps (SLEEPING) until the event arrives (``POST /api/events``, RPC or a client's
         ``send_event``) or ``timeout`` passes, then runs again from its stored steps. An event sent before the
         wait began is kept for a day and answers at once. Each wait is a step (``event:<name>``, indexed when
-        repeated); a job gets each event at most once.
+        repeated); a job gets each event at most once. A zero or negative ``timeout`` gets only an event that
+        has come already (ADR-0183).
 
         Raises:
             EventTimeoutError: no event came in time (not retried unless caught: the performer decides).
-            ValueError: ``name`` or ``key`` breaks its rule.
+            StepArgumentError: ``name`` or ``key`` breaks its rule, or ``timeout`` is not a ``timedelta`` (a
+                ``TypeError``); the job fails without a retry (ADR-0183).
         """
-        until = self._journal_now() + duration_ms(timeout)
+        until = later_instant(self._journal_now(), duration_ms(timeout, "timeout", "wait_for_event"))
         return await self._journal.wait_for_event(name, key, until, result_type)
 
     def _journal_now(self) -> int:

@@ -35,6 +35,8 @@ from tsumugi_performer._errors import NonRetryableError
 
 __all__ = [
     "EventTimeoutError",
+    "StepArgumentError",
+    "StepArgumentTypeError",
     "StepChannel",
     "StepFencedError",
     "StepJournal",
@@ -84,6 +86,19 @@ class StepSaveLostError(TsumugiError):
     The attempt does not end as a failure (a failure would let a later attempt run the step again): its call
     fails as a lost call does, so the shard keeps the step's mark and stalls the job (ADR-0144, ADR-0051).
     """
+
+
+class StepArgumentError(InvalidFieldError, NonRetryableError):
+    """A step call's argument breaks its rule (a bad name, a naive datetime): the job fails without a retry.
+
+    A programming error: every attempt makes the same call and would fail the same way, so retrying only
+    delays the failure (ADR-0183). ``field`` is the argument's name, ``rule`` what it must satisfy; a
+    ``ValueError`` as any `InvalidFieldError` is.
+    """
+
+
+class StepArgumentTypeError(StepArgumentError, InvalidTypeError):
+    """A step call's argument has the wrong type (a number for a ``timedelta``); also a ``TypeError``."""
 
 
 class StepResultError(NonRetryableError):
@@ -193,7 +208,7 @@ class StepJournal:
     def _name(self, name: str) -> str:
         problem = step_name_problem(name)
         if problem is not None:
-            raise InvalidFieldError("step name", problem)
+            raise StepArgumentError("name", problem, message=f"step name {problem}")
         occurrence = self._seen.get(name, 0) + 1
         self._seen[name] = occurrence
         full = step_name(name, occurrence)
@@ -210,6 +225,9 @@ class StepJournal:
 
     async def step(self, name: str, fn: Callable[..., Any], args: tuple[Any, ...], result_type: Any) -> Any:
         """Run ``fn(*args)`` once per job under ``name`` and answer its result as stored."""
+        if not callable(fn):
+            rule = f"must be a function, got {type(fn).__name__}"
+            raise StepArgumentTypeError("fn", rule, message=f"step {name!r}: fn {rule}")
         full = self._name(name)
         kind = _result_type(fn) if result_type is None else result_type
         stored = (await self._steps()).get(full)
@@ -294,8 +312,9 @@ class StepJournal:
     async def wait_for_event(self, event: str, key: str, until: int, result_type: Any) -> Any:
         """The payload of the first event ``event``/``key`` this job gets, once; suspend until it comes."""
         problem = event_problem(event, key)
-        if problem is not None:
-            raise InvalidFieldError("event", problem)
+        if problem is not None:  # "name ..." or "key ...": the argument first
+            field, _, rule = problem.partition(" ")
+            raise StepArgumentError(field, rule, message=f"event {problem}")
         full = self._name(f"event:{event}")
         stored = (await self._steps()).get(full)
         if stored is None or stored.state != "done":
@@ -335,43 +354,41 @@ class StepJournal:
 
 
 def instant_of(at: datetime) -> int:
-    """Epoch milliseconds of an aware ``datetime``.
+    """Epoch milliseconds of an aware ``datetime`` (a past one is no error: a sleep until it returns at once).
 
     Raises:
-        ValueError: ``at`` is naive (its instant would depend on the machine's time zone).
+        StepArgumentTypeError: ``at`` is not a datetime.
+        StepArgumentError: ``at`` is naive (its instant would depend on the machine's time zone).
     """
     if not isinstance(at, datetime):  # pyright: ignore[reportUnnecessaryIsInstance]
-        raise InvalidTypeError(
+        raise StepArgumentTypeError(
             "at",
             f"must be a datetime, got {type(at).__name__}",
-            message=f"sleep_until takes a datetime, got {type(at).__name__}",
+            message=f"sleep_until: at must be a datetime, got {type(at).__name__}",
         )
     if at.tzinfo is None or at.utcoffset() is None:
-        raise InvalidFieldError(
+        raise StepArgumentError(
             "at",
             f"must be an aware datetime (with tzinfo), got naive {at.isoformat()}",
-            message=f"sleep_until needs an aware datetime (with tzinfo), got naive {at.isoformat()}",
+            message=f"sleep_until: at must be an aware datetime (with tzinfo), got naive {at.isoformat()}",
         )
     return int(at.timestamp() * 1000)
 
 
-def duration_ms(duration: timedelta) -> int:
-    """Whole milliseconds of a non-negative ``timedelta``.
+def duration_ms(duration: timedelta, field: str = "duration", call: str = "sleep") -> int:
+    """Whole milliseconds of ``duration``; a negative one is 0 (ADR-0183).
+
+    A negative duration is a time already past, as for ``asyncio.sleep``: a sleep of one returns at once and
+    a wait with one gets only what has come already. A duration computed from the clock (``target - now``)
+    is negative on a replay after its wake, and the replay must go on.
 
     Raises:
-        TypeError: ``duration`` is not a timedelta.
-        ValueError: it is negative.
+        StepArgumentTypeError: ``duration`` is not a ``timedelta``; ``field`` and ``call`` name it.
     """
     if not isinstance(duration, timedelta):  # pyright: ignore[reportUnnecessaryIsInstance]
-        raise InvalidTypeError(
-            "duration",
+        raise StepArgumentTypeError(
+            field,
             f"must be a timedelta, got {type(duration).__name__}",
-            message=f"sleep takes a timedelta, got {type(duration).__name__}",
+            message=f"{call}: {field} must be a timedelta, got {type(duration).__name__}",
         )
-    if duration < timedelta(0):
-        raise InvalidFieldError(
-            "duration",
-            f"must not be negative, got {duration}",
-            message=f"sleep duration must not be negative, got {duration}",
-        )
-    return duration // timedelta(milliseconds=1)
+    return max(0, duration // timedelta(milliseconds=1))

@@ -85,9 +85,12 @@ class JobShardMethods(_Mixin):
         """Store new jobs: items, settings and ids as JSON text (ADR-0166)."""
         return await self.host.enqueue_json(name, items, settings)
 
-    async def enqueue_checked(self, name: str, jobs: str, settings: str | None = None) -> str:
-        """Store new jobs the scheduler's service checked: JSON text each way (ADR-0172)."""
-        return await self.host.enqueue_checked(name, jobs, settings)
+    async def enqueue_checked(
+        self, name: str, jobs: str, settings: str | None = None, steps_from: str | None = None
+    ) -> str:
+        """Store new jobs the scheduler's service checked: JSON text each way (ADR-0172); a resumed run node's
+        new job takes its old job's steps in the same transaction (ADR-0184)."""
+        return await self.host.enqueue_checked(name, jobs, settings, steps_from)
 
     async def claim(self, name: str, job_id: str, attempt: int) -> bool:
         """Claim a dispatched attempt for the consumer."""
@@ -116,10 +119,6 @@ class JobShardMethods(_Mixin):
     async def step(self, name: str, job_id: str, attempt: int, command: str) -> str:
         """A running attempt's step command, JSON text in and out (ADR-0144)."""
         return await self.host.step(name, job_id, attempt, command)
-
-    async def inherit_steps(self, name: str, job_id: str, from_job_id: str) -> int:
-        """A resumed run node's new job takes its old job's steps before it is enqueued (ADR-0176)."""
-        return await self.host.inherit_steps(name, job_id, from_job_id)
 
     async def deliver_events(self, name: str, deliveries: Any) -> list[bool]:
         """Events for jobs of this shard that wait for them (ADR-0146)."""

@@ -279,24 +279,38 @@ class SchedulerService:
         ]
         return await self._send(prepared, None)
 
-    async def enqueue_valid(self, items: Sequence[Mapping[str, Any]]) -> list[str | EnqueueValidationError]:
+    async def enqueue_valid(
+        self, items: Sequence[Mapping[str, Any]], steps_from: Sequence[str | None] | None = None
+    ) -> list[str | EnqueueValidationError]:
         """Enqueue the valid ones of 1..500 items; an invalid item's place holds its error instead, its field
         named bare (``max_attempts must be at least 1``). The Run object's starts: one node's invalid job
-        fails that node alone, and each item is checked once."""
+        fails that node alone, and each item is checked once.
+
+        ``steps_from``, when given, holds one entry per item: the job whose steps item ``i``'s job takes as its
+        shard stores it, in the same transaction (a resumed run node's, ADR-0176, ADR-0184), or None. A refused
+        item takes none.
+        """
         if not 1 <= len(items) <= MAX_BATCH_ITEMS:
             raise EnqueueValidationError("items", f"must hold 1 to {MAX_BATCH_ITEMS} items, got {len(items)}")
         errors: list[EnqueueValidationError | None] = []
         prepared: list[_Prepared] = []
-        for raw in items:
+        sources: list[str | None] = []
+        for position, raw in enumerate(items):
             try:
                 prepared.append(await self._prepare(raw, "item", internal=True))
+                sources.append(None if steps_from is None else steps_from[position])
                 errors.append(None)
             except EnqueueValidationError as exc:
                 errors.append(bare_field(exc, "item"))
-        ids = iter(await self._send(prepared, None) if prepared else [])
+        ids = iter(await self._send(prepared, None, sources) if prepared else [])
         return [next(ids) if error is None else error for error in errors]
 
-    async def _send(self, prepared: list[_Prepared], given_settings: ShardSettings | None) -> list[str]:
+    async def _send(
+        self,
+        prepared: list[_Prepared],
+        given_settings: ShardSettings | None,
+        steps_from: Sequence[str | None] = (),
+    ) -> list[str]:
         groups: dict[str, list[int]] = {}
         for position, (_, name, _) in enumerate(prepared):
             groups.setdefault(name, []).append(position)
@@ -307,10 +321,19 @@ class SchedulerService:
             code = self._definition.settings_of(binding) or given_settings
             stub = self._stub(name)
             settings = None if code is None else _ENCODE(code).decode()
+            sources: dict[str, str] = {}
+            for p in positions:
+                job_id, source = prepared[p][2].id, (steps_from[p] if p < len(steps_from) else None)
+                if job_id is not None and source is not None:
+                    sources[job_id] = source
             try:
                 # The checked jobs, as JSON text both ways: the shard checks no option again (ADR-0172).
                 checked = _ENCODE([prepared[p][2] for p in positions]).decode()
-                answer: list[Any] = msgspec.json.decode(await stub.enqueue_checked(name, checked, settings))
+                if sources:  # only then a fourth argument, which a shard of the version before refuses
+                    text = await stub.enqueue_checked(name, checked, settings, _ENCODE(sources).decode())
+                else:
+                    text = await stub.enqueue_checked(name, checked, settings)
+                answer: list[Any] = msgspec.json.decode(text)
             except Exception as exc:
                 if not is_missing_method(exc, "enqueue_checked"):
                     raise

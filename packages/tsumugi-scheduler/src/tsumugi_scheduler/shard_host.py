@@ -86,6 +86,21 @@ _ITEMS_DECODE: Final = msgspec.json.Decoder(list[EnqueueItem]).decode
 _CHECKED_DECODE: Final = msgspec.json.Decoder(list[CheckedJob]).decode
 
 
+_STEPS_FROM_DECODE: Final = msgspec.json.Decoder(dict[str, str]).decode
+
+
+def _steps_from(text: str) -> dict[str, str]:
+    """The ``steps_from`` of `JobShardHost.enqueue_checked`: new job id -> the job whose steps it takes.
+
+    Raises:
+        EnqueueValidationError: ``text`` is not a JSON object of strings.
+    """
+    try:
+        return _STEPS_FROM_DECODE(text)
+    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+        raise EnqueueValidationError("steps_from", f"must be a JSON object of job ids: {exc}") from None
+
+
 _CHECKED_AT: Final = re.compile(r" - at `\$\[(\d+)\]\[(\d+)\]([^`]*)`$")
 
 
@@ -355,19 +370,25 @@ class JobShardHost:
         results = await self._command(name, lambda e: e.enqueue_many(decoded, decoded_code))
         return _JSON_ENCODE([r.id for r in results]).decode()
 
-    async def enqueue_checked(self, name: str, jobs: str, settings: str | None = None) -> str:
+    async def enqueue_checked(
+        self, name: str, jobs: str, settings: str | None = None, steps_from: str | None = None
+    ) -> str:
         """Store jobs the scheduler's service has checked: `CheckedJob` arrays in one JSON text, stored without
         checking their options again (ADR-0172); the settings and the ids as JSON text, as `enqueue_json`.
+        ``steps_from``: JSON text ``{"<new job id>": "<job whose steps it takes>"}`` for resumed run nodes,
+        applied in the enqueue's transaction (ADR-0184).
 
         Raises:
-            EnqueueValidationError: the text is not a list of checked jobs, or one belongs to another shard.
+            EnqueueValidationError: the text is not a list of checked jobs, one belongs to another shard, or
+                ``steps_from`` is not an object of job ids.
         """
         try:
             decoded = _CHECKED_DECODE(jobs)
         except (msgspec.ValidationError, msgspec.DecodeError) as exc:
             raise checked_refusal(exc) from None
         code = None if settings is None else convert_plain(_JSON_DECODE(settings), ShardSettings, "settings")
-        results = await self._command(name, lambda e: e.enqueue_checked(decoded, code))
+        sources = None if steps_from is None else _steps_from(steps_from)
+        results = await self._command(name, lambda e: e.enqueue_checked(decoded, code, sources))
         return _JSON_ENCODE([r.id for r in results]).decode()
 
     async def claim(self, name: str, job_id: str, attempt: int) -> bool:
@@ -463,10 +484,6 @@ class JobShardHost:
         decoded = _STEP_COMMAND.decode(command)
         answer = await self._command(name, lambda e: e.step(job_id, int(attempt), decoded))
         return msgspec.json.encode(answer).decode()
-
-    async def inherit_steps(self, name: str, job_id: str, from_job_id: str) -> int:
-        """Give the at-most-once job ``job_id``, not stored yet, the steps of ``from_job_id`` (ADR-0176)."""
-        return await self._command(name, lambda e: e.inherit_steps(str(job_id), str(from_job_id)))
 
     async def deliver_events(self, name: str, deliveries: Any) -> list[bool]:
         """Store events for waiting jobs (``{"jobId", "step", "event"}`` each, event as JSON text); one answer

@@ -372,7 +372,7 @@ class RunEngine:
 
         def write() -> None:
             steps = resume_steps(store.views(), store.refused())
-            rows = store.nodes_by_id((s.node_id for s in steps), ("gen", "job_id", "steps_from"))
+            rows = store.nodes_by_id((s.node_id for s in steps), ("gen", "job_id", "sent", "steps_from"))
             patches: dict[str, dict[str, Any]] = {}
             for step in steps:
                 cleared = {"error": None, "result": None, "sent": 0, "finished_at": None, "updated_at": now}
@@ -388,8 +388,10 @@ class RunEngine:
                         "gen": row.gen + 1,
                         "scheduled_at": None,
                         # Its new job starts from the old job's stored steps: an at-most-once step that began
-                        # is never run again, as under a retry of that job (ADR-0176).
-                        "steps_from": row.job_id or row.steps_from,
+                        # is never run again, as under a retry of that job (ADR-0176). A job never known to be
+                        # stored (its enqueue refused) has none: the steps stay those of the job before it
+                        # (ADR-0184).
+                        "steps_from": (row.job_id if row.sent else None) or row.steps_from,
                     }
             store.patch_nodes(patches)
             deadline_ms = run.deadline_ms

@@ -238,15 +238,13 @@ class RunHost:
         sent: list[str] = []
         refused: dict[str, str] = {}
         service = self._service()
-        for job in plan.jobs:
-            if job.steps_from is not None:
-                # Before the new job exists, so its first attempt already finds them (ADR-0176); a failure
-                # raises, and the tick (nothing sent) is tried again.
-                name = shard_name_of(str(job.item["id"]))
-                await self._env.JOB_SHARD.getByName(name).inherit_steps(name, job.item["id"], job.steps_from)
         for start in range(0, len(plan.jobs), MAX_BATCH_ITEMS):
             chunk = plan.jobs[start : start + MAX_BATCH_ITEMS]
-            answers = await service.enqueue_valid([job.item for job in chunk])
+            # A resumed node's new job takes its old job's steps as its shard stores it, in one transaction:
+            # its first attempt finds them, and a refused job leaves none behind (ADR-0176, ADR-0184).
+            answers = await service.enqueue_valid(
+                [job.item for job in chunk], [job.steps_from for job in chunk]
+            )
             for job, answer in zip(chunk, answers, strict=True):
                 if isinstance(answer, EnqueueValidationError):
                     refused[job.node_id] = f"invalid job: {answer}"

@@ -58,7 +58,8 @@ NODE_COLUMNS: Final = (
     "steps_from",
 )
 """``gen`` counts the node's resumes (its job id is derived from run, node and gen); ``sent`` is 1 once its
-job was enqueued or its child run started, so a start interrupted by a crash is sent again; ``scheduled_at`` /
+job was enqueued (or reported: it was stored) or its child run started, so a start interrupted by a crash is
+sent again, and a job refused at its enqueue (``sent`` 0) passes no steps on (ADR-0184); ``scheduled_at`` /
 ``finished_at`` are when it was last scheduled and when it ended (the run waterfall's bars, ADR-0094);
 ``hold_until`` is when a STALLED at-most-once job's last attempt can no longer run (its shard's hold, ADR-0051):
 a resume starts the node's new job no earlier (ADR-0116); ``steps_from`` is the job a resumed node's new job

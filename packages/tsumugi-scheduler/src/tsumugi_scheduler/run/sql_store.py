@@ -41,7 +41,7 @@ _SETTLED_PARENTS: Final = (
 _FINISH: Final = (
     "UPDATE node SET state = json_extract(p.value, '$[2]'), result = json_extract(p.value, '$[3]'),"
     " error = json_extract(p.value, '$[4]'), hold_until = json_extract(p.value, '$[5]'), updated_at = ?1,"
-    " finished_at = ?1 FROM json_each(?2) AS p"
+    " finished_at = ?1, sent = 1 FROM json_each(?2) AS p"
     " WHERE node.id = json_extract(p.value, '$[0]') AND node.job_id IS json_extract(p.value, '$[1]')"
     f" AND node.state NOT IN ({', '.join(repr(s) for s in sorted(NODE_TERMINAL_STATES))})"
     " RETURNING node.id AS id, node.state AS state"

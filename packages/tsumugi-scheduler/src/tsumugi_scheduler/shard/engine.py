@@ -9,7 +9,7 @@ other attempt are refused without a write.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 import msgspec
@@ -147,19 +147,32 @@ class JobShardEngine(StepCommands, ShardOperations):
         return self._store_new([self._normalize(item, now) for item in items], now, settings)
 
     def enqueue_checked(
-        self, checked: Sequence[CheckedJob], settings: ShardSettings | None = None
+        self,
+        checked: Sequence[CheckedJob],
+        settings: ShardSettings | None = None,
+        steps_from: Mapping[str, str] | None = None,
     ) -> list[EnqueueResult]:
         """`enqueue_many` of jobs the scheduler's service has checked (`check_enqueue`): their options are not
         checked again, only that they belong to this shard (ADR-0172).
+
+        ``steps_from`` maps a new job's id to the job whose steps it takes (a resumed run node's, ADR-0176):
+        each job this call creates takes them in the same transaction, so its first attempt finds them and a
+        refused enqueue leaves none behind (ADR-0184).
 
         Raises:
             EnqueueValidationError: a job of another binding or shard; nothing is stored.
             PolicyValidationError: ``settings`` are invalid.
         """
         now = self._clock.now_ms()
-        return self._store_new([self._admit(job, now) for job in checked], now, settings)
+        return self._store_new([self._admit(job, now) for job in checked], now, settings, steps_from)
 
-    def _store_new(self, jobs: list[NewJob], now: int, settings: ShardSettings | None) -> list[EnqueueResult]:
+    def _store_new(
+        self,
+        jobs: list[NewJob],
+        now: int,
+        settings: ShardSettings | None,
+        steps_from: Mapping[str, str] | None = None,
+    ) -> list[EnqueueResult]:
         if settings is not None:
             validate_settings(settings)
         code = None if settings is None else msgspec.json.encode(settings).decode()
@@ -194,11 +207,21 @@ class JobShardEngine(StepCommands, ShardOperations):
                 results.append(result)
             if plain:
                 self._store.insert_new(plain)
+            if steps_from:
+                self._pass_steps_on(results, steps_from)
             return results
 
         results = self._store.atomically(run)
         self._dispatch_pending = True
         return results
+
+    def _pass_steps_on(self, results: list[EnqueueResult], steps_from: Mapping[str, str]) -> None:
+        """Each job just created that has a source in ``steps_from`` takes its steps, in the enqueue's
+        transaction (a resumed run node's new job, ADR-0184); a job that existed already takes none."""
+        for result in results:
+            source = steps_from.get(result.id) if result.created else None
+            if source is not None:
+                self._take_steps(result.id, source)
 
     # attempt-fenced commands ----------------------------------------------------------------------------
 

@@ -161,24 +161,19 @@ class StepCommands:
         values: dict[str, Any] = {"heartbeat_at": now, "silence_at": silence}
         self._store.write(JobChange(job_id=job.id, expect_state=job.state, values=values))
 
-    def inherit_steps(self, job_id: str, from_job_id: str) -> int:
-        """Before the at-most-once job ``job_id`` is stored, give it the steps ``from_job_id`` began or finished.
+    def _take_steps(self, job_id: str, from_job_id: str) -> int:
+        """Give the job ``job_id``, being stored in this transaction, the steps ``from_job_id`` began or finished.
 
         A resumed run node's new job (ADR-0176): as under a retry of the old job, a step that began is never run
         again (StepOutcomeUnknownError) and a finished one answers its stored result. Only an at-most-once
-        ``from_job_id`` passes its steps on, and only to a job not stored yet (a repeated call, after the job
-        was stored and may have run, changes nothing). Answers how many steps ``job_id`` holds.
+        ``from_job_id`` of this shard passes its steps on; its waits stay its own. Called by the enqueue that
+        creates ``job_id``, inside its transaction, so the steps exist exactly when the job does (ADR-0184).
+        Answers how many steps ``job_id`` holds.
         """
-
-        def run() -> int:
-            if self._store.job(job_id) is not None:
-                return self._steps.count(job_id)
-            old = self._store.job(from_job_id)
-            if old is None or old.guarantee != Guarantee.AT_MOST_ONCE:
-                return 0
-            return self._steps.inherit(job_id, from_job_id)
-
-        return self._store.atomically(run)
+        old = self._store.job(from_job_id)
+        if old is None or old.guarantee != Guarantee.AT_MOST_ONCE:
+            return 0
+        return self._steps.inherit(job_id, from_job_id)
 
     def steps_of(self, job_id: str) -> list[StepRow]:
         """The stored steps of a job (for its detail), in the order they started."""
