@@ -366,10 +366,8 @@ async def test_a_bad_argument_to_the_step_api_fails_the_job_once_naming_the_rule
     await clock.advance(60_000)
 
     job = await _job(steps, job_id)
-    assert (job.state, job.attempts) == (
-        "FAILED",
-        1,
-    )  # a programming error: the retry would make the same call
+    # A programming error: a retry would make the same call.
+    assert (job.state, job.attempts) == ("FAILED", 1)
     (failed,) = job.attempts_log
     assert failed.error is not None
     assert words in failed.error
