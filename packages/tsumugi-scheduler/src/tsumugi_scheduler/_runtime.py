@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from http import HTTPMethod
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 from tsumugi_scheduler.request_limits import MAX_BODY_BYTES
 
@@ -26,6 +26,7 @@ __all__ = [
     "plain",
     "post_text",
     "serve_asgi",
+    "set_alarm",
 ]
 
 T = TypeVar("T")
@@ -121,6 +122,22 @@ async def current_alarm(storage: Any) -> int | None:
     if isinstance(current, int | float) and not isinstance(current, bool):
         return int(current)
     return None
+
+
+LATEST_ALARM_MS: Final = 9_223_372_036_854
+"""The latest instant workerd's ``setAlarm`` takes, in epoch ms: it holds an alarm as 64-bit nanoseconds
+(``kj::Date``), so it refuses from 2**63 - 1 ns on (about the year 2262; tests/shapes: ``alarms.setAlarm_latest``,
+``alarms.setAlarm_after_latest``)."""
+
+
+async def set_alarm(storage: Any, at_ms: int) -> None:
+    """Arm the Durable Object's alarm for ``at_ms``, or for `LATEST_ALARM_MS` when ``at_ms`` is later.
+
+    A wake that far off (a job delayed or asleep until the latest safe instant, ``2**53 - 1`` ms) would make
+    ``setAlarm`` throw and fail the call that armed it; armed at the latest instant workerd keeps, the alarm
+    finds nothing due then and arms again.
+    """
+    await storage.setAlarm(min(at_ms, LATEST_ALARM_MS))
 
 
 _PLAIN_PARAMS = frozenset({str, int, float, bool})

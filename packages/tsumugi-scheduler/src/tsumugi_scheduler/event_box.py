@@ -247,7 +247,7 @@ class EventBoxHost:
             return
         current = await _runtime.current_alarm(self._storage)
         if current is None or current > at:
-            await self._storage.setAlarm(at)
+            await _runtime.set_alarm(self._storage, at)
 
     async def alarm(self) -> None:
         """Retry deliveries and drop expired rows."""

@@ -67,7 +67,7 @@ class ShardAdmin:
             return
         current = await _runtime.current_alarm(self._storage)
         if current is None or current > at:
-            await self._storage.setAlarm(at)
+            await _runtime.set_alarm(self._storage, at)
 
     def _answer(self, engine: JobShardEngine, settings: ShardSettings) -> dict[str, Any]:
         return {"pinned": engine.pinned, "settings": settings_view(settings)}

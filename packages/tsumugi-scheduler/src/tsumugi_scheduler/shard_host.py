@@ -338,7 +338,7 @@ class JobShardHost:
         # Earlier-only: an armed alarm may be for a delayed job that is due now but not dispatched yet,
         # which next_wake_at does not count after the due instant; pushing it back would strand the job.
         if current is None or current > at:
-            await self._storage.setAlarm(at)
+            await _runtime.set_alarm(self._storage, at)
 
     async def _command(self, name: str, run: Callable[[JobShardEngine], Any]) -> Any:
         answer = run(self._open(name))

@@ -120,7 +120,7 @@ class RunHost:
         """Arm for ``at`` unless an alarm is due sooner (never later than one already set)."""
         current = await _runtime.current_alarm(self._storage)
         if current is None or current > at:
-            await self._storage.setAlarm(at)
+            await _runtime.set_alarm(self._storage, at)
 
     # -- calls ----------------------------------------------------------------------------------------------
 
@@ -228,7 +228,11 @@ class RunHost:
                 return
         at = engine.next_alarm(again)
         if at is not None:
-            await (self._storage.setAlarm(at) if again or at <= time_source().now_ms() else self._arm_by(at))
+            await (
+                _runtime.set_alarm(self._storage, at)
+                if again or at <= time_source().now_ms()
+                else self._arm_by(at)
+            )
         if retry_later:
             await self._arm_by(time_source().now_ms() + _RETRY_MS)
 

@@ -49,6 +49,7 @@ from tsumugi_core.schedule_spec import (
 )
 from tsumugi_core.schedule_timing import first_occurrence, next_after
 from tsumugi_core.states import ACTIVE_STATES
+from tsumugi_scheduler import _runtime
 from tsumugi_scheduler.api.plain_calls import shard_env
 from tsumugi_scheduler.definition import TsumugiDefinition
 from tsumugi_scheduler.producer_rpc import MAX_BATCH_ITEMS, SchedulerService
@@ -192,7 +193,7 @@ class SchedulerHost:
         if at is None:
             await self._storage.deleteAlarm()
         else:
-            await self._storage.setAlarm(at)
+            await _runtime.set_alarm(self._storage, at)
 
     def _registered(self) -> tuple[str, ...]:
         return self._definition.performers
