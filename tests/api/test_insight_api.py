@@ -63,7 +63,7 @@ async def test_diagnostics_say_what_holds_each_binding_back_per_shard(world: Wor
 
 
 async def test_explain_names_a_key_kept_for_an_attempt_given_up_and_when_it_frees(world: World) -> None:
-    # ADR-0182: the holder's call was lost, so it ended STALLED at once, but it may run until its claim's hard end
+    # ADR-0185: the holder's call was lost, so it ended STALLED at once, but it may run until its claim's hard end
     # and its key stays taken until then; explain says so instead of "nothing holds the job back".
     holder = await world.enqueue("MAIL", concurrencyKey="user-1", guarantee="at-most-once")
     await world.tick()

@@ -59,7 +59,7 @@ def concurrency_violations(
 
     A limit lowered at runtime may leave more jobs in flight than it allows; that is not a violation until a
     dispatch happens while over it, so only ticks that dispatched are judged, and per key only the keys used.
-    ``held``: slots per key still kept by attempts given up that may run on (ADR-0182); they count per key.
+    ``held``: slots per key still kept by attempts given up that may run on (ADR-0185); they count per key.
     """
     if not dispatched_keys:
         return []

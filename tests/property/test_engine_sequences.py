@@ -229,7 +229,7 @@ class ShardMachine(RuleBasedStateMachine):
             if job is not None and job.state == SCHEDULED:
                 left.append(self._ready_job(job_id))
         # A key is blocked after the tick when it is full (jobs in flight and attempts given up that may still
-        # run, ADR-0182); with a per-key rate any key may be out of tokens.
+        # run, ADR-0185); with a per-key rate any key may be out of tokens.
         keys = {job.key for job in left if job.key is not None}
         blocked = {
             key

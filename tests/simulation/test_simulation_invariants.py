@@ -87,7 +87,7 @@ def test_concurrency_counts_slots_until_the_rules_free_them() -> None:
     assert any("per_key_concurrency 1" in m for m in messages)
     assert any("3 executions" in m and "> concurrency 2" in m for m in messages)
     # Running on past its deadline (abandoned), the first no longer holds its binding's slot (the limit of 2 is
-    # kept) but still holds its key's: a shard keeps it until the attempt can no longer run (ADR-0182).
+    # kept) but still holds its key's: a shard keeps it until the attempt can no longer run (ADR-0185).
     a_late = run(a, 1, 0, 50_000)
     a_late.deadline_at = START_MS + 1_000
     d = job("d")
@@ -112,7 +112,7 @@ def test_fairness_flags_a_job_waiting_while_a_slot_and_its_key_are_free() -> Non
 
 
 def test_fairness_reads_a_key_its_shard_keeps_for_a_given_up_attempt_as_busy() -> None:
-    # ADR-0182: attempt 1 of "first" ran past its deadline (1 s) and was given up; its shard keeps key K until the
+    # ADR-0185: attempt 1 of "first" ran past its deadline (1 s) and was given up; its shard keeps key K until the
     # attempt can no longer run, so "second" waiting for K meanwhile is held by the rules, not starved.
     first, second = job("first", key="K"), job("second", key="K")
     hung = run(first, 1, 0, 4_000)

@@ -9,7 +9,7 @@ success reported after a cancel request does, whether expiry of an in-flight job
 answers with the *set* of states it allows; the caller checks the engine's state is in that set and then
 ``adopt``s it. Where the documents are explicit, the set has one member.
 
-Sources: docs/reference/original.md §1.3-1.7, 3.2-3.10 and docs/reference/additions.md A4-A6, B; ADR-0182 for
+Sources: docs/reference/original.md §1.3-1.7, 3.2-3.10 and docs/reference/additions.md A4-A6, B; ADR-0185 for
 the slots a concurrency_key keeps after the shard gives an attempt up.
 """
 
@@ -169,7 +169,7 @@ class ReferenceShard:
     dispatches: list[tuple[int, str, str | None]] = field(default_factory=list[tuple[int, str, str | None]])
     """Every dispatch as ``(instant, job_id, concurrency_key)``, oldest first."""
     holds: list[tuple[str, int]] = field(default_factory=list[tuple[str, int]])
-    """``(concurrency_key, until)`` of every attempt given up while it may still run (ADR-0182)."""
+    """``(concurrency_key, until)`` of every attempt given up while it may still run (ADR-0185)."""
 
     # -- enqueue ---------------------------------------------------------------------------------------------
 
@@ -369,7 +369,7 @@ class ReferenceShard:
     def given_up(self, job_id: str, now: int) -> None:
         """A tick moved in-flight ``job_id`` on without an answer (reaper, cancel grace, expiry): an attempt that
         showed it started may still run until its invocation's end, counted from its claim, else from its last
-        heartbeat; its concurrency_key keeps the slot until then (ADR-0182)."""
+        heartbeat; its concurrency_key keeps the slot until then (ADR-0185)."""
         job = self.jobs[job_id]
         if job.concurrency_key is None or job.state not in IN_FLIGHT:
             return

@@ -1,5 +1,5 @@
 """tsumugi_core.liveness: heartbeat throttle, an attempt's hard end, unknown outcomes, how long an attempt given
-up may still run (ADR-0051, ADR-0053, ADR-0182)."""
+up may still run (ADR-0051, ADR-0053, ADR-0185)."""
 
 from __future__ import annotations
 

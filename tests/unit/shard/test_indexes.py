@@ -109,7 +109,7 @@ def test_each_hot_query_uses_its_index(world: World, query: str, params: tuple[A
 def test_key_holds_are_read_through_their_end(
     world: World, query: str, params: tuple[Any, ...], index: str
 ) -> None:
-    # Only live holds are counted, and the next to end is one index seek (ADR-0182).
+    # Only live holds are counted, and the next to end is one index seek (ADR-0185).
     plan = " | ".join(_plan(world.sql, query, params))
     assert f"INDEX {index}" in plan, plan
     assert "SCAN key_hold" not in plan, plan
@@ -128,7 +128,7 @@ def test_the_overview_is_one_statement_of_indexed_lookups(world: World) -> None:
     job_lines = [line for line in plan if " job " in f"{line} "]
     assert len(job_lines) == 10, plan  # every sub-select over job searches an index
     assert sum("job_sleep" in line for line in plan) == 1, plan  # the next sleeper to wake (ADR-0145)
-    assert sum("key_hold_until" in line for line in plan) == 1, plan  # the next key hold to end (ADR-0182)
+    assert sum("key_hold_until" in line for line in plan) == 1, plan  # the next key hold to end (ADR-0185)
     # The feed checks (due now, and held) are seq ranges on job_seq, never a walk of the table.
     assert sum("job_seq (seq>? AND seq<?)" in line for line in plan) == 2, plan
     assert all(line.startswith("SEARCH job USING") for line in job_lines), plan

@@ -1,4 +1,4 @@
-"""A concurrency_key's slot outlives an attempt the shard stops waiting for while it may still run (ADR-0182).
+"""A concurrency_key's slot outlives an attempt the shard stops waiting for while it may still run (ADR-0185).
 
 The shard ends such an attempt's job at once (STALLED, CANCELLED, or SCHEDULED/FAILED for a retry), but the
 performer is never stopped: it may run until its invocation's hard end. Until then the key's slot stays taken,

@@ -1,6 +1,6 @@
 """How long a started attempt may live, how often it must say so, and when its outcome is unknown.
 
-Rules (ADR-0051, ADR-0052, ADR-0053, ADR-0182):
+Rules (ADR-0051, ADR-0052, ADR-0053, ADR-0185):
 
 - an attempt runs inside one queue consumer invocation, which Cloudflare stops 15 minutes after it began
   (developers.cloudflare.com/queues/platform/limits/); the invocation began before the attempt started, so
@@ -12,7 +12,7 @@ Rules (ADR-0051, ADR-0052, ADR-0053, ADR-0182):
   outcome is unknown (`outcome_unknown`), so it is never followed by another attempt automatically;
 - an attempt the shard stops waiting for (the reaper gave it up, or the consumer reported that it stopped waiting)
   may still run until `running_until`: the claim's hard end, else the hard end counted from its last sign of
-  life, else nothing (it never showed it started); its concurrency_key keeps the slot until then (ADR-0182).
+  life, else nothing (it never showed it started); its concurrency_key keeps the slot until then (ADR-0185).
 
 Example:
     >>> heartbeat_interval_ms(60_000), heartbeat_interval_ms(2_000)

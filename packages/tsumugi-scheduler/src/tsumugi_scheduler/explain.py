@@ -46,7 +46,7 @@ _IN_FLIGHT: Final = "state IN ('QUEUED', 'RUNNING')"
 _KEPT: Final = (
     "SELECT job_id, attempt, until FROM key_hold WHERE key = ? AND until > ? ORDER BY until, job_id"
 )
-"""The slots of a key kept for attempts given up that may still run (ADR-0182), the first to end first."""
+"""The slots of a key kept for attempts given up that may still run (ADR-0185), the first to end first."""
 _bucket_decoder: Final = msgspec.json.Decoder(TokenBucket)
 
 
@@ -58,7 +58,7 @@ class Blocker(msgspec.Struct, frozen=True, kw_only=True):
         message: A sentence for people, times relative to ``Explanation.now`` with the UTC instant beside.
         clears_at: When this blocker lifts by itself (epoch ms); None when it lifts only when something
             else happens (a running job finishes, an operator unpauses). A key's slots kept for attempts given
-            up (ADR-0182) free themselves, so a key held only by them clears when enough of them end.
+            up (ADR-0185) free themselves, so a key held only by them clears when enough of them end.
         count: How many jobs are involved (in flight, or ahead), when that is meaningful.
         holders: Jobs that hold the concurrency_key: in flight, or with an attempt given up that may still run
             (at most ``HOLDERS_SHOWN``).
@@ -171,7 +171,7 @@ def _capacity_blockers(sql: SqlLike, job: JobRecord, policy: Policy, now: int) -
 
 
 def _per_key_blocker(sql: SqlLike, key: str, limit: int, now: int) -> Blocker | None:
-    """Per-key concurrency: the key's jobs in flight and its slots kept for attempts given up (ADR-0182)."""
+    """Per-key concurrency: the key's jobs in flight and its slots kept for attempts given up (ADR-0185)."""
     holders = [
         str(r["id"])
         for r in sql.exec(

@@ -325,7 +325,7 @@ def _wait_end(seen: Observed, job: JobTruth, sub: Submitted) -> int:
 
 
 class _Occupancy:
-    """Executions at an instant, per shard and per (shard, key) with the key slots shards kept (ADR-0182), by
+    """Executions at an instant, per shard and per (shard, key) with the key slots shards kept (ADR-0185), by
     bisecting sorted starts and ends."""
 
     def __init__(self, seen: Observed) -> None:
@@ -341,7 +341,7 @@ class _Occupancy:
             key[job.shard, job.concurrency_key][0].append(e.started_at)
             key[job.shard, job.concurrency_key][1].append(seen.key_slot_end(e))
         for (job_id, _), (held_key, until) in seen.key_holds.items():
-            # A kept slot (ADR-0182) began when the shard gave the attempt up, at least its last sign of life, so
+            # A kept slot (ADR-0185) began when the shard gave the attempt up, at least its last sign of life, so
             # no later than until - MAX_INVOCATION_MS: counting it from then never reads a held key as free.
             bucket = key[job_id.split(":", 1)[0], held_key]
             bucket[0].append(until - MAX_INVOCATION_MS)

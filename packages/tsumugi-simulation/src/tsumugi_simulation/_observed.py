@@ -146,7 +146,7 @@ class Observed:
         default_factory=dict[tuple[str, int], tuple[str, int]]
     )
     """``(key, until)`` of each (job, attempt) whose concurrency_key slot its shard kept after giving the attempt
-    up (ADR-0182), as the simulator saw the shards' ``key_hold`` rows."""
+    up (ADR-0185), as the simulator saw the shards' ``key_hold`` rows."""
     runs: dict[str, RunTruth] = field(default_factory=dict[str, RunTruth])
     """Every run of the read model, and every run the simulator started (its state None when missing)."""
     run_objects: list[RunObjectTruth] = field(default_factory=list[RunObjectTruth])
@@ -208,7 +208,7 @@ class Observed:
 
     def key_slot_end(self, execution: Execution) -> int:
         """When the execution stops holding its concurrency_key's slot: its real end, since a shard keeps the key
-        of an attempt it gives up until that attempt can no longer run (ADR-0182), whatever `slot_end` says of
+        of an attempt it gives up until that attempt can no longer run (ADR-0185), whatever `slot_end` says of
         the binding's slot. A late or repeated delivery of an attempt already over holds none, nor one starting
         after its attempt's reaper deadline with no sign of life before it (the shard gave it up as never
         started)."""

@@ -75,7 +75,7 @@ def attempt_log(namespace: NamespaceHost) -> tuple[dict[tuple[str, int], int], d
 
 def key_holds(namespace: NamespaceHost) -> list[tuple[str, int, str, int]]:
     """``(job id, attempt, key, until)`` of every concurrency_key slot a shard keeps for an attempt it gave up while
-    it may still run (ADR-0182): rows live until their end, so the simulator collects them as it watches."""
+    it may still run (ADR-0185): rows live until their end, so the simulator collects them as it watches."""
     holds: list[tuple[str, int, str, int]] = []
     for sql in _tables(namespace, "key_hold"):
         for r in sql.runtime_exec("SELECT job_id, attempt, key, until FROM key_hold").toArray():

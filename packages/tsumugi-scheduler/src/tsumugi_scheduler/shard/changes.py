@@ -132,7 +132,7 @@ def transition(
 def key_hold(job: JobRow, now: int, *, abandoned: bool) -> tuple[int, int] | None:
     """``(attempt, until)`` when in-flight ``job`` has a concurrency_key and its live attempt may still run.
 
-    The shard stops waiting for that attempt now; the key keeps the attempt's slot until ``until`` (ADR-0182).
+    The shard stops waiting for that attempt now; the key keeps the attempt's slot until ``until`` (ADR-0185).
     ``abandoned``: the consumer reports that it stopped waiting for the performer (an outcome flagged unknown);
     False when the reaper gives the attempt up. A claimed at-most-once attempt runs until its claim's hard end
     (``run_after`` since the claim, ADR-0051); any other until the hard end after its last sign of life.

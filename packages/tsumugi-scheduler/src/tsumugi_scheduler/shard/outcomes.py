@@ -49,7 +49,7 @@ def _attempt(job: JobRow, number: int, state: JobState, now: int, error: str | N
 def _failure(job: JobRow, failed: Failed, now: int, rand: float, notices: NoticeWriter) -> JobChange:
     change = _failure_change(job, failed, now, rand, notices)
     # The consumer stopped waiting (timeout, lost call): the performer may still run, so the job's key keeps the
-    # slot until it cannot, whatever the job's state now (ADR-0182).
+    # slot until it cannot, whatever the job's state now (ADR-0185).
     hold = key_hold(job, now, abandoned=True) if failed.unknown else None
     return change if hold is None else msgspec.structs.replace(change, key_hold=hold)
 

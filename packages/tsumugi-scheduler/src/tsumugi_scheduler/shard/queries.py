@@ -169,7 +169,7 @@ NEXT_READY_LEVEL: Final = (
 HELD_KEYS: Final = (
     "SELECT key AS k, COUNT(*) AS n FROM key_hold INDEXED BY key_hold_until WHERE until > ? GROUP BY key"
 )
-"""Slots per concurrency key held by attempts that may still run (ADR-0182): only the live holds are read."""
+"""Slots per concurrency key held by attempts that may still run (ADR-0185): only the live holds are read."""
 ACTIVE_EXPIRY: Final = (
     "expires_at IS NOT NULL AND cancel_requested_at IS NULL AND state IN ('SCHEDULED', 'QUEUED', 'RUNNING')"
 )

@@ -17,7 +17,7 @@ Indexes exist so that no command reads the backlog (docs/design/job-shard.md §3
 - ``key_hold_until``: the live key holds (counted per key by dispatch), the next to end, the ended to drop.
 
 ``step`` holds a job's step results (ADR-0144), deleted with the job. ``key_hold`` holds the concurrency_key
-slots of attempts the shard stopped waiting for while they may still run (ADR-0182); a row outlives its job.
+slots of attempts the shard stopped waiting for while they may still run (ADR-0185); a row outlives its job.
 """
 
 from __future__ import annotations
@@ -148,7 +148,7 @@ class KeyBucketRow(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class KeyHoldRow(msgspec.Struct, frozen=True, kw_only=True):
-    """A concurrency_key slot still held by an attempt that left QUEUED/RUNNING but may still run (ADR-0182)."""
+    """A concurrency_key slot still held by an attempt that left QUEUED/RUNNING but may still run (ADR-0185)."""
 
     job_id: str
     attempt: int
