@@ -15,9 +15,12 @@ import respx
 from jsonschema import Draft202012Validator
 
 from tests.api.api_world import T0, LocalMetrics, World, quoted
+from tsumugi_core.liveness import MAX_INVOCATION_MS
+from tsumugi_core.states import JobState
 from tsumugi_dev.analytics import AnalyticsStore
 from tsumugi_scheduler.api import OPERATIONS, build_document
 from tsumugi_scheduler.api.metrics import aggregate_points
+from tsumugi_scheduler.shard.records import Failed
 
 
 async def test_stats_count_states_and_the_longest_wait_from_the_read_model(world: World) -> None:
@@ -57,6 +60,38 @@ async def test_diagnostics_say_what_holds_each_binding_back_per_shard(world: Wor
     sms = body["bindings"]["SMS"]
     # Paused with nothing waiting: paused in the settings, but nothing is held back.
     assert (sms["held_back_by"], sms["shards"][0]["settings"]["paused"]) == ([], True)
+
+
+async def test_explain_names_a_key_kept_for_an_attempt_given_up_and_when_it_frees(world: World) -> None:
+    # ADR-0185: the holder's call was lost, so it ended STALLED at once, but it may run until its claim's hard end
+    # and its key stays taken until then; explain says so instead of "nothing holds the job back".
+    holder = await world.enqueue("MAIL", concurrencyKey="user-1", guarantee="at-most-once")
+    await world.tick()
+    name = holder.split(":", 1)[0]
+    engine = world.shard(name).host.engine(name)
+    assert engine is not None
+    assert engine.claim(holder, 1)
+    world.clock.advance(1_000)
+    assert engine.report(holder, 1, Failed(error="lost", unknown=True)).state == JobState.STALLED
+    waiting = await world.enqueue("MAIL", concurrencyKey="user-1")
+    status, body = await world.request("GET", f"/api/jobs/{quoted(waiting)}/explain")
+    assert status == 200
+    (blocker,) = body["explain"]["blockers"]
+    free_at = T0 + MAX_INVOCATION_MS
+    assert (blocker["kind"], blocker["holders"], blocker["count"], blocker["limit"]) == (
+        "per_key_concurrency",
+        [holder],
+        1,
+        1,
+    )
+    assert blocker["clears_at"] == free_at
+    assert blocker["message"] == (
+        f"waits for job {holder} of concurrency_key 'user-1' (per-key concurrency 1): attempt 1 of job {holder} "
+        "was given up but may still run, so its slot stays taken, free in 14 min 59 s (2026-01-01T00:15:00Z)"
+    )
+    world.clock.set(free_at)
+    status, body = await world.request("GET", f"/api/jobs/{quoted(waiting)}/explain")
+    assert body["explain"]["blockers"] == []
 
 
 async def test_diagnostics_count_what_a_pause_holds_back_before_the_next_tick(world: World) -> None:

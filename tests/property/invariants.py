@@ -53,11 +53,13 @@ def concurrency_violations(
     concurrency: int,
     per_key_concurrency: int,
     dispatched_keys: Sequence[str | None],
+    held: Mapping[str, int] | None = None,
 ) -> list[str]:
     """After a tick that dispatched jobs with ``dispatched_keys``: no limit it dispatched under is exceeded.
 
     A limit lowered at runtime may leave more jobs in flight than it allows; that is not a violation until a
     dispatch happens while over it, so only ticks that dispatched are judged, and per key only the keys used.
+    ``held``: slots per key still kept by attempts given up that may run on (ADR-0185); they count per key.
     """
     if not dispatched_keys:
         return []
@@ -67,9 +69,11 @@ def concurrency_violations(
         problems.append(f"{len(live)} jobs in flight after a dispatch, concurrency is {concurrency}")
     for key in sorted({key for key in dispatched_keys if key is not None}):
         count = sum(1 for view in live if view.concurrency_key == key)
-        if count > per_key_concurrency:
+        kept = (held or {}).get(key, 0)
+        if count + kept > per_key_concurrency:
+            also = f" and {kept} given up that may still run" if kept else ""
             problems.append(
-                f"{count} jobs of key {key!r} in flight, per_key_concurrency is {per_key_concurrency}"
+                f"{count} jobs of key {key!r} in flight{also}, per_key_concurrency is {per_key_concurrency}"
             )
     return problems
 

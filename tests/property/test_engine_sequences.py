@@ -174,6 +174,8 @@ class ShardMachine(RuleBasedStateMachine):
                 self.model.record_dispatch(job_id, now)
             else:
                 self._check_tick_attempts(job_id, engine)
+                if engine is None or engine.state not in IN_FLIGHT:
+                    self.model.given_up(job_id, now)
                 self._adopt(job_id, engine)
         self.model.notice_expiries(now)
         self.messages.extend(messages)
@@ -182,11 +184,13 @@ class ShardMachine(RuleBasedStateMachine):
         if messages:
             problems = self.rate_track.violations() + self.key_rate_track.violations()
             assert not problems, problems
+        keys = [self.model.jobs[j].concurrency_key for j in dispatched]
         assert not concurrency_violations(
             self._read_all(),
             concurrency=self.model.policy.concurrency,
             per_key_concurrency=self.model.policy.per_key_concurrency,
-            dispatched_keys=[self.model.jobs[j].concurrency_key for j in dispatched],
+            dispatched_keys=keys,
+            held={key: self.model.held(key, now) for key in keys if key is not None},
         )
 
     def _check_tick_attempts(self, job_id: str, engine: EngineJob | None) -> None:
@@ -224,12 +228,14 @@ class ShardMachine(RuleBasedStateMachine):
             job = self.model.jobs.get(job_id)
             if job is not None and job.state == SCHEDULED:
                 left.append(self._ready_job(job_id))
-        # A key is blocked after the tick when it is full; with a per-key rate any key may be out of tokens.
+        # A key is blocked after the tick when it is full (jobs in flight and attempts given up that may still
+        # run, ADR-0185); with a per-key rate any key may be out of tokens.
         keys = {job.key for job in left if job.key is not None}
         blocked = {
             key
             for key in keys
-            if policy.per_key_rate is not None or self.model.in_flight(key) >= policy.per_key_concurrency
+            if policy.per_key_rate is not None
+            or self.model.in_flight(key) + self.model.held(key, self.now) >= policy.per_key_concurrency
         }
         sent = [self._ready_job(job_id) for job_id in dispatched]
         problems = priority_order_violations(left, sent, blocked_keys=blocked)

@@ -42,6 +42,19 @@ def test_per_key_concurrency_exceeded_for_a_dispatched_key_is_reported() -> None
     assert not concurrency_violations(views, concurrency=10, per_key_concurrency=2, dispatched_keys=["k"])
 
 
+def test_a_slot_kept_by_an_attempt_given_up_counts_for_its_key() -> None:
+    views = {"a": view("QUEUED", key="k")}
+    problems = concurrency_violations(
+        views, concurrency=10, per_key_concurrency=1, dispatched_keys=["k"], held={"k": 1}
+    )
+    assert problems == [
+        "1 jobs of key 'k' in flight and 1 given up that may still run, per_key_concurrency is 1"
+    ]
+    assert not concurrency_violations(
+        views, concurrency=10, per_key_concurrency=1, dispatched_keys=["k"], held={"j": 1}
+    )
+
+
 def test_rate_burst_beyond_capacity_is_reported() -> None:
     assert rate_violations([0, 0, 0], tokens=2, interval_ms=1000)
     assert not rate_violations([0, 0], tokens=2, interval_ms=1000)

@@ -86,10 +86,14 @@ def test_concurrency_counts_slots_until_the_rules_free_them() -> None:
     messages = [v.message for v in concurrency(over)]
     assert any("per_key_concurrency 1" in m for m in messages)
     assert any("3 executions" in m and "> concurrency 2" in m for m in messages)
-    # Running on past its deadline (abandoned), the first no longer holds its key's slot.
+    # Running on past its deadline (abandoned), the first no longer holds its binding's slot (the limit of 2 is
+    # kept) but still holds its key's: a shard keeps it until the attempt can no longer run (ADR-0185).
     a_late = run(a, 1, 0, 50_000)
     a_late.deadline_at = START_MS + 1_000
-    assert list(concurrency(observed([a, b], [a_late, run(b, 1, 2_000, 2_100)]))) == []
+    d = job("d")
+    runs = [a_late, run(b, 1, 2_000, 2_100), run(d, 1, 2_050, 2_100)]
+    messages = [v.message for v in concurrency(observed([a, b, d], runs))]
+    assert messages == ["A#0 key k: 2 executions at +2.000s > per_key_concurrency 1 (A#0:a#1, A#0:b#1)"]
 
 
 def test_fairness_flags_a_job_waiting_while_a_slot_and_its_key_are_free() -> None:
@@ -104,6 +108,19 @@ def test_fairness_flags_a_job_waiting_while_a_slot_and_its_key_are_free() -> Non
     assert found.job_id == cold.id
     assert "waited 8.9s" in found.message
     seen.fault_times = [START_MS]  # shortly after a fault a slot may be held by a lost message: not judged
+    assert list(fairness(seen)) == []
+
+
+def test_fairness_reads_a_key_its_shard_keeps_for_a_given_up_attempt_as_busy() -> None:
+    # ADR-0185: attempt 1 of "first" ran past its deadline (1 s) and was given up; its shard keeps key K until the
+    # attempt can no longer run, so "second" waiting for K meanwhile is held by the rules, not starved.
+    first, second = job("first", key="K"), job("second", key="K")
+    hung = run(first, 1, 0, 4_000)
+    hung.deadline_at = START_MS + 1_000
+    seen = observed([first, second], [hung, run(second, 1, 60_000, 60_100)])
+    seen.submitted[second.id] = Submitted(job_id=second.id, enqueued_at=START_MS, ready_at=START_MS)
+    assert [v.invariant for v in fairness(seen)] == ["fairness"]  # free from 4 s by the executions alone
+    seen.key_holds[first.id, 1] = ("K", START_MS + 60_000)
     assert list(fairness(seen)) == []
 
 

@@ -9,7 +9,8 @@ success reported after a cancel request does, whether expiry of an in-flight job
 answers with the *set* of states it allows; the caller checks the engine's state is in that set and then
 ``adopt``s it. Where the documents are explicit, the set has one member.
 
-Sources: docs/reference/original.md §1.3-1.7, 3.2-3.10 and docs/reference/additions.md A4-A6, B.
+Sources: docs/reference/original.md §1.3-1.7, 3.2-3.10 and docs/reference/additions.md A4-A6, B; ADR-0185 for
+the slots a concurrency_key keeps after the shard gives an attempt up.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ TERMINAL = frozenset({COMPLETED, FAILED, CANCELLED, STALLED})
 RETRYABLE = frozenset({FAILED, STALLED})
 SWEPT = "SWEPT"
 """Pseudo-state for a row the shard deleted after its retention."""
+INVOCATION_MS = 15 * 60 * 1000
+"""Cloudflare stops a queue consumer invocation 15 minutes after it began: nothing of an attempt runs longer."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -165,6 +168,8 @@ class ReferenceShard:
     unique: dict[str, tuple[str, int]] = field(default_factory=dict[str, tuple[str, int]])
     dispatches: list[tuple[int, str, str | None]] = field(default_factory=list[tuple[int, str, str | None]])
     """Every dispatch as ``(instant, job_id, concurrency_key)``, oldest first."""
+    holds: list[tuple[str, int]] = field(default_factory=list[tuple[str, int]])
+    """``(concurrency_key, until)`` of every attempt given up while it may still run (ADR-0185)."""
 
     # -- enqueue ---------------------------------------------------------------------------------------------
 
@@ -360,6 +365,21 @@ class ReferenceShard:
             return frozenset({SCHEDULED, FAILED})
         # gap 12: an at-most-once job never claimed never started, so it is requeued like an at-least-once one.
         return frozenset({SCHEDULED})
+
+    def given_up(self, job_id: str, now: int) -> None:
+        """A tick moved in-flight ``job_id`` on without an answer (reaper, cancel grace, expiry): an attempt that
+        showed it started may still run until its invocation's end, counted from its claim, else from its last
+        heartbeat; its concurrency_key keeps the slot until then (ADR-0185)."""
+        job = self.jobs[job_id]
+        if job.concurrency_key is None or job.state not in IN_FLIGHT:
+            return
+        started = job.claimed_at if job.guarantee == "at-most-once" and job.claimed else job.heartbeat_at
+        if started is not None and started + INVOCATION_MS > now:
+            self.holds.append((job.concurrency_key, started + INVOCATION_MS))
+
+    def held(self, key: str, now: int) -> int:
+        """Slots of ``key`` kept by attempts given up that may still run at ``now``."""
+        return sum(1 for held_key, until in self.holds if held_key == key and until > now)
 
     def is_ready(self, job: ModelJob, now: int) -> bool:
         """SCHEDULED, due, not expired and the shard not paused."""

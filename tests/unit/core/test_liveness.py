@@ -1,4 +1,5 @@
-"""tsumugi_core.liveness: heartbeat throttle, an attempt's hard end, unknown outcomes (ADR-0051, ADR-0053)."""
+"""tsumugi_core.liveness: heartbeat throttle, an attempt's hard end, unknown outcomes, how long an attempt given
+up may still run (ADR-0051, ADR-0053, ADR-0185)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from tsumugi_core.liveness import (
     attempt_hard_end,
     heartbeat_interval_ms,
     outcome_unknown,
+    running_until,
 )
 
 
@@ -44,3 +46,15 @@ def test_an_outcome_is_unknown_when_flagged_or_reported_at_the_silence_point() -
     assert outcome_unknown(flagged=False, now=10, silence_at=10)
     assert not outcome_unknown(flagged=False, now=9, silence_at=10)
     assert not outcome_unknown(flagged=False, now=9, silence_at=None)
+
+
+def test_an_attempt_given_up_runs_until_the_tightest_hard_end_the_shard_knows() -> None:
+    # The claim bounds the invocation's start best; then the last sign of life; then, when the consumer says it
+    # stopped waiting, the report itself (the performer was called before it).
+    assert running_until(claim_hard_end=901_000, last_sign_at=50_000, now=60_000, abandoned=True) == 901_000
+    assert running_until(claim_hard_end=None, last_sign_at=50_000, now=60_000, abandoned=True) == 950_000
+    assert running_until(claim_hard_end=None, last_sign_at=None, now=60_000, abandoned=True) == 960_000
+
+
+def test_an_attempt_that_never_showed_it_started_is_not_running() -> None:
+    assert running_until(claim_hard_end=None, last_sign_at=None, now=60_000, abandoned=False) is None

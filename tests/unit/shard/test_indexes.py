@@ -23,6 +23,7 @@ from tsumugi_scheduler.shard.queries import (
     COMPLETE_MANY,
     COMPLETE_QUERY,
     DISPATCH_QUERY,
+    HELD_KEYS,
     JOB_FEED,
     KEY_GROUP_FIRST,
     KEY_GROUP_NEXT,
@@ -87,6 +88,10 @@ QUERIES = [
     (COMPLETE_MANY, (1, 1, '[["MAIL#0:a", 0, null]]'), "sqlite_autoindex_job_1 (id=?)"),
     (JOB_FEED, (0, 5), "job_seq"),
 ]
+HOLD_QUERIES = [
+    (HELD_KEYS, (1,), "key_hold_until (until>?)"),
+    ("SELECT MIN(until) AS v FROM key_hold", (), "key_hold_until"),
+]
 
 
 def _plan(sql: SqlStorage, query: str, params: tuple[Any, ...]) -> list[str]:
@@ -98,6 +103,16 @@ def test_each_hot_query_uses_its_index(world: World, query: str, params: tuple[A
     plan = " | ".join(_plan(world.sql, query, params))
     assert f"INDEX {index}" in plan, plan
     assert "SCAN job" not in plan, plan
+
+
+@pytest.mark.parametrize(("query", "params", "index"), HOLD_QUERIES)
+def test_key_holds_are_read_through_their_end(
+    world: World, query: str, params: tuple[Any, ...], index: str
+) -> None:
+    # Only live holds are counted, and the next to end is one index seek (ADR-0185).
+    plan = " | ".join(_plan(world.sql, query, params))
+    assert f"INDEX {index}" in plan, plan
+    assert "SCAN key_hold" not in plan, plan
 
 
 def test_the_next_ready_level_is_a_skip_scan_of_index_seeks(world: World) -> None:
@@ -113,6 +128,7 @@ def test_the_overview_is_one_statement_of_indexed_lookups(world: World) -> None:
     job_lines = [line for line in plan if " job " in f"{line} "]
     assert len(job_lines) == 10, plan  # every sub-select over job searches an index
     assert sum("job_sleep" in line for line in plan) == 1, plan  # the next sleeper to wake (ADR-0145)
+    assert sum("key_hold_until" in line for line in plan) == 1, plan  # the next key hold to end (ADR-0185)
     # The feed checks (due now, and held) are seq ranges on job_seq, never a walk of the table.
     assert sum("job_seq (seq>? AND seq<?)" in line for line in plan) == 2, plan
     assert all(line.startswith("SEARCH job USING") for line in job_lines), plan

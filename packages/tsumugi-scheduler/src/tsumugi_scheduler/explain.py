@@ -43,6 +43,10 @@ BlockerKind = Literal[
 ]
 
 _IN_FLIGHT: Final = "state IN ('QUEUED', 'RUNNING')"
+_KEPT: Final = (
+    "SELECT job_id, attempt, until FROM key_hold WHERE key = ? AND until > ? ORDER BY until, job_id"
+)
+"""The slots of a key kept for attempts given up that may still run (ADR-0185), the first to end first."""
 _bucket_decoder: Final = msgspec.json.Decoder(TokenBucket)
 
 
@@ -53,9 +57,11 @@ class Blocker(msgspec.Struct, frozen=True, kw_only=True):
         kind: The axis that holds the job back.
         message: A sentence for people, times relative to ``Explanation.now`` with the UTC instant beside.
         clears_at: When this blocker lifts by itself (epoch ms); None when it lifts only when something
-            else happens (a running job finishes, an operator unpauses).
+            else happens (a running job finishes, an operator unpauses). A key's slots kept for attempts given
+            up (ADR-0185) free themselves, so a key held only by them clears when enough of them end.
         count: How many jobs are involved (in flight, or ahead), when that is meaningful.
-        holders: In-flight jobs that hold the concurrency_key (at most ``HOLDERS_SHOWN``).
+        holders: Jobs that hold the concurrency_key: in flight, or with an attempt given up that may still run
+            (at most ``HOLDERS_SHOWN``).
         key: The concurrency_key, for the per-key kinds.
         limit: The limit reached (concurrency, per-key concurrency), when there is one.
     """
@@ -153,6 +159,19 @@ def _capacity_blockers(sql: SqlLike, job: JobRecord, policy: Policy, now: int) -
     key = job.concurrency_key
     if key is None:
         return blockers  # jobs without a key are exempt from both per-key limits
+    blocker = _per_key_blocker(sql, key, policy.per_key_concurrency, now)
+    blockers.extend([blocker] if blocker else [])
+    if policy.per_key_rate is not None:
+        bucket = _stored_bucket(sql, "SELECT tokens, refilled_at FROM key_bucket WHERE key = ?", key)
+        blocker = _token_blocker(
+            "per_key_rate", f"concurrency_key {key!r}", bucket, policy.per_key_rate, now, key
+        )
+        blockers.extend([blocker] if blocker else [])
+    return blockers
+
+
+def _per_key_blocker(sql: SqlLike, key: str, limit: int, now: int) -> Blocker | None:
+    """Per-key concurrency: the key's jobs in flight and its slots kept for attempts given up (ADR-0185)."""
     holders = [
         str(r["id"])
         for r in sql.exec(
@@ -161,27 +180,38 @@ def _capacity_blockers(sql: SqlLike, job: JobRecord, policy: Policy, now: int) -
             HOLDERS_SHOWN,
         ).toArray()
     ]
-    held = _scalar(sql, f"SELECT COUNT(*) AS n FROM job WHERE {_IN_FLIGHT} AND concurrency_key = ?", key)
-    if held >= policy.per_key_concurrency:
-        limit = policy.per_key_concurrency
-        blockers.append(
-            Blocker(
-                kind="per_key_concurrency",
-                count=held,
-                holders=holders,
-                key=key,
-                limit=limit,
-                message=f"waits for {_holders_text(holders, held)} of concurrency_key {key!r} "
-                f"(per-key concurrency {limit})",
-            )
+    running = _scalar(sql, f"SELECT COUNT(*) AS n FROM job WHERE {_IN_FLIGHT} AND concurrency_key = ?", key)
+    kept = [
+        (str(r["job_id"]), int(r["attempt"]), int(r["until"])) for r in sql.exec(_KEPT, key, now).toArray()
+    ]
+    held = running + len(kept)
+    if held < limit:
+        return None
+    for job_id, _, _ in kept:
+        if job_id not in holders and len(holders) < HOLDERS_SHOWN:
+            holders.append(job_id)
+    message = (
+        f"waits for {_holders_text(holders, held)} of concurrency_key {key!r} (per-key concurrency {limit})"
+    )
+    clears_at = None
+    if kept:
+        job_id, attempt, until = kept[0]
+        others = f" (and {len(kept) - 1} more given up)" if len(kept) > 1 else ""
+        message += (
+            f": attempt {attempt} of job {job_id} was given up but may still run, so its slot stays taken, free "
+            f"{instant_words(until, now=now)}{others}"
         )
-    if policy.per_key_rate is not None:
-        bucket = _stored_bucket(sql, "SELECT tokens, refilled_at FROM key_bucket WHERE key = ?", key)
-        blocker = _token_blocker(
-            "per_key_rate", f"concurrency_key {key!r}", bucket, policy.per_key_rate, now, key
-        )
-        blockers.extend([blocker] if blocker else [])
-    return blockers
+        if running < limit:  # only the kept slots hold the key: it clears once enough of them end
+            clears_at = kept[held - limit][2]
+    return Blocker(
+        kind="per_key_concurrency",
+        count=held,
+        holders=holders,
+        key=key,
+        limit=limit,
+        clears_at=clears_at,
+        message=message,
+    )
 
 
 def _jobs_ahead(sql: SqlLike, job: JobRecord, policy: Policy, now: int) -> int:

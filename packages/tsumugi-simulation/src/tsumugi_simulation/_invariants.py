@@ -58,10 +58,12 @@ def at_most_once(seen: Observed) -> Iterable[Violation]:
                 )
 
 
-def _overlaps(seen: Observed, runs: list[Execution]) -> Iterable[tuple[Execution, list[Execution]]]:
-    """For each execution's start, the executions holding a slot at that instant (`Observed.slot_end`)."""
+def _overlaps(
+    runs: list[Execution], slot_end: Callable[[Execution], int]
+) -> Iterable[tuple[Execution, list[Execution]]]:
+    """For each execution's start, the executions holding a slot at that instant (until ``slot_end``)."""
     ordered = sorted(runs, key=lambda e: e.started_at)
-    ends = {id(e): seen.slot_end(e) for e in ordered}
+    ends = {id(e): slot_end(e) for e in ordered}
     for i, e in enumerate(ordered):
         if ends[id(e)] <= e.started_at:
             continue  # it holds no slot (an instant execution, or a late delivery of a finished attempt)
@@ -69,7 +71,10 @@ def _overlaps(seen: Observed, runs: list[Execution]) -> Iterable[tuple[Execution
 
 
 def concurrency(seen: Observed) -> Iterable[Violation]:
-    """Per shard and per concurrency key, executions at once never exceed the limit in force meanwhile."""
+    """Per shard and per concurrency key, executions at once never exceed the limit in force meanwhile.
+
+    A binding's slot ends as `Observed.slot_end` says; a key's only with the execution (`Observed.key_slot_end`).
+    """
     by_shard: dict[str, list[Execution]] = defaultdict(list)
     by_key: dict[tuple[str, str], list[Execution]] = defaultdict(list)
     for e in seen.first_executions():
@@ -80,15 +85,21 @@ def concurrency(seen: Observed) -> Iterable[Violation]:
         if job.concurrency_key is not None:
             by_key[job.shard, job.concurrency_key].append(e)
     for shard, runs in by_shard.items():
-        yield from _limit(seen, shard.split("#")[0], runs, "concurrency", shard)
+        yield from _limit(seen, shard.split("#")[0], runs, "concurrency", shard, seen.slot_end)
     for (shard, key), runs in by_key.items():
-        yield from _limit(seen, shard.split("#")[0], runs, "per_key_concurrency", f"{shard} key {key}")
+        where = f"{shard} key {key}"
+        yield from _limit(seen, shard.split("#")[0], runs, "per_key_concurrency", where, seen.key_slot_end)
 
 
 def _limit(
-    seen: Observed, binding: str, runs: list[Execution], field: str, where: str
+    seen: Observed,
+    binding: str,
+    runs: list[Execution],
+    field: str,
+    where: str,
+    slot_end: Callable[[Execution], int],
 ) -> Iterable[Violation]:
-    for e, running in _overlaps(seen, runs):
+    for e, running in _overlaps(runs, slot_end):
         since = min(o.started_at for o in running)
         limits = [getattr(v, field) for v in seen.policies_between(binding, since, e.started_at)]
         if any(limit is None for limit in limits):
@@ -314,7 +325,8 @@ def _wait_end(seen: Observed, job: JobTruth, sub: Submitted) -> int:
 
 
 class _Occupancy:
-    """Executions at an instant, per shard and per (shard, key), by bisecting sorted starts and ends."""
+    """Executions at an instant, per shard and per (shard, key) with the key slots shards kept (ADR-0185), by
+    bisecting sorted starts and ends."""
 
     def __init__(self, seen: Observed) -> None:
         self.seen = seen
@@ -324,10 +336,16 @@ class _Occupancy:
             job = seen.jobs.get(e.job_id)
             if job is None:
                 continue
-            end = seen.slot_end(e)
-            for bucket in (shard[job.shard], key[job.shard, job.concurrency_key]):
-                bucket[0].append(e.started_at)
-                bucket[1].append(end)
+            shard[job.shard][0].append(e.started_at)
+            shard[job.shard][1].append(seen.slot_end(e))
+            key[job.shard, job.concurrency_key][0].append(e.started_at)
+            key[job.shard, job.concurrency_key][1].append(seen.key_slot_end(e))
+        for (job_id, _), (held_key, until) in seen.key_holds.items():
+            # A kept slot (ADR-0185) began when the shard gave the attempt up, at least its last sign of life, so
+            # no later than until - MAX_INVOCATION_MS: counting it from then never reads a held key as free.
+            bucket = key[job_id.split(":", 1)[0], held_key]
+            bucket[0].append(until - MAX_INVOCATION_MS)
+            bucket[1].append(until)
         for bucket in [*shard.values(), *key.values()]:
             bucket[0].sort()
             bucket[1].sort()

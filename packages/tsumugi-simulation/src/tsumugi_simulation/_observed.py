@@ -142,6 +142,11 @@ class Observed:
     """When the shard dispatched each (job, attempt), from its attempt log."""
     finished: dict[tuple[str, int], int] = field(default_factory=dict[tuple[str, int], int])
     """When the shard finished each (job, attempt), from its attempt log."""
+    key_holds: dict[tuple[str, int], tuple[str, int]] = field(
+        default_factory=dict[tuple[str, int], tuple[str, int]]
+    )
+    """``(key, until)`` of each (job, attempt) whose concurrency_key slot its shard kept after giving the attempt
+    up (ADR-0185), as the simulator saw the shards' ``key_hold`` rows."""
     runs: dict[str, RunTruth] = field(default_factory=dict[str, RunTruth])
     """Every run of the read model, and every run the simulator started (its state None when missing)."""
     run_objects: list[RunObjectTruth] = field(default_factory=list[RunObjectTruth])
@@ -200,6 +205,23 @@ class Observed:
             silent_from = max(dispatched, execution.last_beat_at or dispatched)
             end = min(end, silent_from + job.timeout_ms + grace)
         return max(end, execution.started_at)
+
+    def key_slot_end(self, execution: Execution) -> int:
+        """When the execution stops holding its concurrency_key's slot: its real end, since a shard keeps the key
+        of an attempt it gives up until that attempt can no longer run (ADR-0185), whatever `slot_end` says of
+        the binding's slot. A late or repeated delivery of an attempt already over holds none, nor one starting
+        after its attempt's reaper deadline with no sign of life before it (the shard gave it up as never
+        started)."""
+        over = self.finished.get((execution.job_id, execution.attempt))
+        if over is not None and execution.started_at >= over:
+            return execution.started_at
+        dispatched = self.dispatched.get((execution.job_id, execution.attempt))
+        job = self.jobs.get(execution.job_id)
+        if dispatched is not None and job is not None:
+            grace = self.scenario.spec(execution.binding).reaper_grace_ms
+            if execution.started_at >= dispatched + job.timeout_ms + grace:
+                return execution.started_at
+        return max(execution.end_or(self.end_ms), execution.started_at)
 
     def first_executions(self) -> list[Execution]:
         """The first execution of each (job, attempt): a repeat is a duplicate delivery of an at-least-once

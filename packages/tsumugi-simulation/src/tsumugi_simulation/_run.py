@@ -38,7 +38,7 @@ from tsumugi_simulation._observed import (
     Submitted,
     Violation,
 )
-from tsumugi_simulation._shards import attempt_log, run_objects, shard_rows, shard_states
+from tsumugi_simulation._shards import attempt_log, key_holds, run_objects, shard_rows, shard_states
 from tsumugi_simulation._steplog import EventSend, StepLog, use_step_log
 from tsumugi_simulation._system import (
     EVENT_KEYS,
@@ -285,7 +285,10 @@ class _Driver:
     def observe(self) -> list[tuple[str, str]]:
         """Note each job's state where it changed since the last look; answers every ``(id, state)``."""
         now = self.clock.now_ms()
-        states = shard_states(self.runtime.namespace(self.system.scheduler, self.shard_class))
+        namespace = self.runtime.namespace(self.system.scheduler, self.shard_class)
+        states = shard_states(namespace)
+        for job_id, attempt, key, until in key_holds(namespace):
+            self.seen.key_holds[job_id, attempt] = (key, until)
         seen = self.seen.states_seen
         for job_id, state in states:
             changes = seen.get(job_id)

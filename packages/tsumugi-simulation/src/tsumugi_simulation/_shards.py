@@ -6,7 +6,7 @@ from typing import Any
 
 from tsumugi_dev.durable_objects import NamespaceHost
 
-__all__ = ["attempt_log", "run_objects", "shard_rows", "shard_states"]
+__all__ = ["attempt_log", "key_holds", "run_objects", "shard_rows", "shard_states"]
 
 _JOB_COLUMNS = "id, binding, state, attempts, guarantee, concurrency_key, payload, timeout_ms, expires_at, run_id, node_id"
 
@@ -71,3 +71,13 @@ def attempt_log(namespace: NamespaceHost) -> tuple[dict[tuple[str, int], int], d
             if r["started_at"] is not None:
                 dispatched[key] = int(r["started_at"])
     return dispatched, finished
+
+
+def key_holds(namespace: NamespaceHost) -> list[tuple[str, int, str, int]]:
+    """``(job id, attempt, key, until)`` of every concurrency_key slot a shard keeps for an attempt it gave up while
+    it may still run (ADR-0185): rows live until their end, so the simulator collects them as it watches."""
+    holds: list[tuple[str, int, str, int]] = []
+    for sql in _tables(namespace, "key_hold"):
+        for r in sql.runtime_exec("SELECT job_id, attempt, key, until FROM key_hold").toArray():
+            holds.append((str(r["job_id"]), int(r["attempt"]), str(r["key"]), int(r["until"])))
+    return holds

@@ -11,13 +11,14 @@ from typing import Any, Protocol
 
 import msgspec
 
+from tsumugi_core.liveness import running_until
 from tsumugi_core.options import Guarantee
 from tsumugi_core.states import TERMINAL_STATES, JobState, assert_transition
 from tsumugi_scheduler.shard.port import CompletedJob, JobChange
 from tsumugi_scheduler.shard.records import FailureNotice, NoticeConfig, SettledNotice
 from tsumugi_scheduler.shard.schema import AttemptRow, JobRow
 
-__all__ = ["JobFacts", "NoticeWriter", "completion", "run_event", "transition"]
+__all__ = ["JobFacts", "NoticeWriter", "completion", "key_hold", "run_event", "transition"]
 
 _encode = msgspec.json.encode
 _FAILED = frozenset({JobState.FAILED, JobState.STALLED})
@@ -126,6 +127,26 @@ def transition(
         notices=notices.rows(job, to, attempts, error, result, now),
         run_event=run_event(job, to, result, error, hold_until=hold),
     )
+
+
+def key_hold(job: JobRow, now: int, *, abandoned: bool) -> tuple[int, int] | None:
+    """``(attempt, until)`` when in-flight ``job`` has a concurrency_key and its live attempt may still run.
+
+    The shard stops waiting for that attempt now; the key keeps the attempt's slot until ``until`` (ADR-0185).
+    ``abandoned``: the consumer reports that it stopped waiting for the performer (an outcome flagged unknown);
+    False when the reaper gives the attempt up. A claimed at-most-once attempt runs until its claim's hard end
+    (``run_after`` since the claim, ADR-0051); any other until the hard end after its last sign of life.
+    """
+    if job.concurrency_key is None:
+        return None
+    claimed = job.guarantee == Guarantee.AT_MOST_ONCE and job.state == JobState.RUNNING
+    until = running_until(
+        claim_hard_end=job.run_after if claimed else None,
+        last_sign_at=job.heartbeat_at,
+        now=now,
+        abandoned=abandoned,
+    )
+    return None if until is None or until <= now else (job.attempts + 1, until)
 
 
 def run_event(

@@ -466,6 +466,7 @@ class JobShardEngine(StepCommands, ShardOperations):
             None if view.next_unique_expiry_at is None else max(view.next_unique_expiry_at, now + 1000),
             key_bucket_sweep_at(view.oldest_key_bucket_at, policy.per_key_rate, now),
             view.next_sleeper_at,
+            view.next_hold_end_at,
         )
 
     def next_wake_at(self) -> int | None:

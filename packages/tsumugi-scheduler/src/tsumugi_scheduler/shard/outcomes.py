@@ -18,7 +18,7 @@ from tsumugi_core.errors import RESULT_NOT_STORABLE_ERROR, truncate_error
 from tsumugi_core.liveness import outcome_unknown
 from tsumugi_core.options import MAX_RESULT_CHARS, MAX_SAFE_INTEGER, Backoff, Guarantee
 from tsumugi_core.states import JobState
-from tsumugi_scheduler.shard.changes import NoticeWriter, transition
+from tsumugi_scheduler.shard.changes import NoticeWriter, key_hold, transition
 from tsumugi_scheduler.shard.port import JobChange
 from tsumugi_scheduler.shard.records import Failed, Outcome, Suspended
 from tsumugi_scheduler.shard.schema import AttemptRow, JobRow
@@ -47,6 +47,14 @@ def _attempt(job: JobRow, number: int, state: JobState, now: int, error: str | N
 
 
 def _failure(job: JobRow, failed: Failed, now: int, rand: float, notices: NoticeWriter) -> JobChange:
+    change = _failure_change(job, failed, now, rand, notices)
+    # The consumer stopped waiting (timeout, lost call): the performer may still run, so the job's key keeps the
+    # slot until it cannot, whatever the job's state now (ADR-0185).
+    hold = key_hold(job, now, abandoned=True) if failed.unknown else None
+    return change if hold is None else msgspec.structs.replace(change, key_hold=hold)
+
+
+def _failure_change(job: JobRow, failed: Failed, now: int, rand: float, notices: NoticeWriter) -> JobChange:
     attempts = job.attempts + 1
     error = truncate_error(failed.error)
     base: dict[str, Any] = {"attempts": attempts, "error": error, "silence_at": None}

@@ -61,6 +61,9 @@ class JobChange(msgspec.Struct, frozen=True, kw_only=True):
     """``(target binding, notice JSON)`` rows for the notice outbox."""
     run_event: tuple[str, str] | None = None
     """``(run_id, event JSON)`` for the run-event outbox."""
+    key_hold: tuple[int, int] | None = None
+    """``(attempt, until)``: the attempt leaves QUEUED/RUNNING but may run until ``until``, so a job with a
+    concurrency_key keeps its key's slot until then (ADR-0185)."""
 
 
 class CompletedJob(msgspec.Struct, frozen=True, kw_only=True):
@@ -83,6 +86,7 @@ class ReadyWindow(msgspec.Struct, frozen=True, kw_only=True):
     rows: list[Mapping[str, Any]]
     in_flight: int
     in_flight_by_key: dict[str, int]
+    """Slots taken per concurrency key: jobs in flight, and attempts that may still run (ADR-0185)."""
     key_buckets: dict[str, TokenBucket] = {}
     """Stored buckets of the window's concurrency keys, when asked for (absent = full)."""
 
@@ -109,6 +113,8 @@ class Overview(msgspec.Struct, frozen=True, kw_only=True):
     """The oldest ``refilled_at`` of a stored per-key bucket."""
     next_sleeper_at: int | None = None
     """The earliest wake time of a SLEEPING job (ADR-0145)."""
+    next_hold_end_at: int | None = None
+    """The earliest end of a concurrency_key hold (ADR-0185): a waiting job of its key may go then."""
     outbox_pending: bool
     """A feed holds something to deliver now (held job changes excepted)."""
     held_pending: bool = False

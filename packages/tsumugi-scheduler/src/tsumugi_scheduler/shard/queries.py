@@ -22,6 +22,7 @@ __all__ = [
     "DISPATCH_QUERY",
     "HEAD_COLUMNS",
     "HEAD_NAMES",
+    "HELD_KEYS",
     "INFLIGHT",
     "INSERT_JOB",
     "JOB_COLUMNS",
@@ -165,6 +166,10 @@ NEXT_READY_LEVEL: Final = (
     f" SELECT p AS level, n AS probes, EXISTS ({_READY_AT_LEVEL}) AS ready FROM level ORDER BY n DESC LIMIT 1"
 )
 """The highest level below ?1 holding a ready job (``ready`` = 1), or the last level looked at within ?3 probes."""
+HELD_KEYS: Final = (
+    "SELECT key AS k, COUNT(*) AS n FROM key_hold INDEXED BY key_hold_until WHERE until > ? GROUP BY key"
+)
+"""Slots per concurrency key held by attempts that may still run (ADR-0185): only the live holds are read."""
 ACTIVE_EXPIRY: Final = (
     "expires_at IS NOT NULL AND cancel_requested_at IS NULL AND state IN ('SCHEDULED', 'QUEUED', 'RUNNING')"
 )
@@ -203,6 +208,7 @@ OVERVIEW_QUERY: Final = (
     " (SELECT MIN(expires_at) FROM unique_key) AS next_unique_expiry_at,"
     " (SELECT MIN(refilled_at) FROM key_bucket) AS oldest_key_bucket_at,"
     " (SELECT MIN(run_after) FROM job INDEXED BY job_sleep WHERE state = 'SLEEPING') AS next_sleeper_at,"
+    " (SELECT MIN(until) FROM key_hold) AS next_hold_end_at,"
     # ?2 is the projection cursor; changes in (?3, ?4] are held (the last tick's own), the rest are due now.
     " (EXISTS (SELECT 1 FROM job WHERE seq > ?2 AND seq <= ?3) OR EXISTS (SELECT 1 FROM job WHERE seq > max(?2, ?4))"
     " OR EXISTS (SELECT 1 FROM notice) OR EXISTS (SELECT 1 FROM run_event)) AS outbox_pending,"

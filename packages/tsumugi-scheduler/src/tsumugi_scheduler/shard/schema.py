@@ -13,9 +13,11 @@ Indexes exist so that no command reads the backlog (docs/design/job-shard.md §3
 - ``job_silence`` (partial, QUEUED/RUNNING): reaper and cancel-confirmation deadlines;
 - ``job_expiry`` (partial, active with an expiry and no cancel request): expiry;
 - ``job_seq``: the projection feed;
-- ``job_sleep`` (partial, SLEEPING): the sleepers due to wake, by ``run_after`` (ADR-0145).
+- ``job_sleep`` (partial, SLEEPING): the sleepers due to wake, by ``run_after`` (ADR-0145);
+- ``key_hold_until``: the live key holds (counted per key by dispatch), the next to end, the ended to drop.
 
-``step`` holds a job's step results (ADR-0144), deleted with the job.
+``step`` holds a job's step results (ADR-0144), deleted with the job. ``key_hold`` holds the concurrency_key
+slots of attempts the shard stopped waiting for while they may still run (ADR-0185); a row outlives its job.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ __all__ = [
     "AttemptRow",
     "JobRow",
     "KeyBucketRow",
+    "KeyHoldRow",
     "NoticeRow",
     "RunEventRow",
     "SettingRow",
@@ -144,6 +147,17 @@ class KeyBucketRow(msgspec.Struct, frozen=True, kw_only=True):
     refilled_at: int
 
 
+class KeyHoldRow(msgspec.Struct, frozen=True, kw_only=True):
+    """A concurrency_key slot still held by an attempt that left QUEUED/RUNNING but may still run (ADR-0185)."""
+
+    job_id: str
+    attempt: int
+    """The attempt that may still run (each attempt holds its own slot)."""
+    key: str
+    until: int
+    """When nothing of the attempt can run any more (`tsumugi_core.liveness.running_until`)."""
+
+
 class NoticeRow(msgspec.Struct, frozen=True, kw_only=True):
     """An outbox row: a FailureNotice or SettledNotice to enqueue on ``target`` binding."""
 
@@ -212,6 +226,7 @@ TABLE_ROWS: Final[dict[str, type[msgspec.Struct]]] = {
     "unique_key": UniqueKeyRow,
     "setting": SettingRow,
     "key_bucket": KeyBucketRow,
+    "key_hold": KeyHoldRow,
     "notice": NoticeRow,
     "run_event": RunEventRow,
     "step": StepRow,
@@ -247,6 +262,10 @@ DDL: Final[tuple[str, ...]] = (
     """CREATE TABLE IF NOT EXISTS key_bucket (
         key TEXT PRIMARY KEY NOT NULL, tokens REAL NOT NULL, refilled_at INTEGER NOT NULL) WITHOUT ROWID""",
     "CREATE INDEX IF NOT EXISTS key_bucket_refilled ON key_bucket(refilled_at)",
+    """CREATE TABLE IF NOT EXISTS key_hold (
+        job_id TEXT NOT NULL, attempt INTEGER NOT NULL, key TEXT NOT NULL, until INTEGER NOT NULL,
+        PRIMARY KEY (job_id, attempt)) WITHOUT ROWID""",
+    "CREATE INDEX IF NOT EXISTS key_hold_until ON key_hold(until)",
     """CREATE TABLE IF NOT EXISTS notice (
         seq INTEGER PRIMARY KEY AUTOINCREMENT, target TEXT NOT NULL, body TEXT NOT NULL)""",
     """CREATE TABLE IF NOT EXISTS run_event (

@@ -35,6 +35,7 @@ from tsumugi_scheduler.shard.queries import (
     COMPLETE_QUERY,
     DISPATCH_QUERY,
     DISPATCHED_NAMES,
+    HELD_KEYS,
     INFLIGHT,
     INSERT_JOB,
     JOB_FEED,
@@ -67,6 +68,7 @@ _JOB_VALUES: Final[msgspec.json.Decoder[list[tuple[Any, ...]]]] = msgspec.json.D
 _ARRAYS: Final = msgspec.json.Decoder(list[tuple[Any, ...]])
 
 
+_HOLD_KEY: Final = "INSERT OR REPLACE INTO key_hold (job_id, attempt, until, key) VALUES (?, ?, ?, ?)"
 _COMPLETED: Final = msgspec.json.Decoder(list[tuple[CompletedJob, int]])
 """`COMPLETE_MANY`'s rows: each completed job and the seq its change took."""
 
@@ -253,6 +255,8 @@ class SqlShardStore:
         if not rows:
             return False
         key = rows[0]["k"]
+        if change.key_hold is not None and key is not None:
+            self._sql.exec(_HOLD_KEY, change.job_id, *change.key_hold, str(key))
         if waiting and key is not None:
             if before is not None and before != int(rows[0]["p"]):
                 settle(
@@ -373,7 +377,8 @@ class SqlShardStore:
         rows = self._sql.exec(START_QUERY, now, base, pairs).toArray()
         return [(str(row["id"]), int(row["attempt"])) for row in rows]
 
-    def _in_flight(self) -> tuple[int, dict[str, int]]:
+    def _in_flight(self, now: int) -> tuple[int, dict[str, int]]:
+        """Jobs in flight, and the slots each concurrency key has taken: its jobs in flight and its live holds."""
         by_key: dict[str, int] = {}
         in_flight = 0
         for row in self._sql.exec(
@@ -382,6 +387,8 @@ class SqlShardStore:
             in_flight += int(row["n"])
             if row["k"] is not None:
                 by_key[str(row["k"])] = int(row["n"])
+        for row in self._sql.exec(HELD_KEYS, now).toArray():
+            by_key[str(row["k"])] = by_key.get(str(row["k"]), 0) + int(row["n"])
         return in_flight, by_key
 
     def ready_count(self, now: int, limit: int) -> int:
@@ -405,7 +412,7 @@ class SqlShardStore:
         is in ``skip`` or it has expired; the others come along so the planner can count them as blocked. With
         ``key_buckets`` the stored per-key buckets of the window's concurrency keys come along too.
         """
-        in_flight, by_key = self._in_flight()
+        in_flight, by_key = self._in_flight(now)
         room = KeyRoom(self._sql, now, by_key, per_key_concurrency, per_key_rate)
         rows = ready_rows(self._sql, now, want, aging_interval_ms, room, skip)
         if not key_buckets:
@@ -461,7 +468,7 @@ class SqlShardStore:
     def housekeep(
         self, now: int, sweep_after_ms: int, failed_retention_ms: int, projected_seq: int, limit: int
     ) -> int:
-        """Delete projected finished jobs past retention (attempts first) and expired unique keys."""
+        """Delete projected finished jobs past retention (attempts first), ended key holds and expired unique keys."""
         params = (now - sweep_after_ms, now - failed_retention_ms, projected_seq)
         deleted = 0
         if self._sql.exec(f"SELECT EXISTS (SELECT 1 FROM job WHERE {SWEEPABLE}) AS v", *params).one()["v"]:
@@ -470,6 +477,13 @@ class SqlShardStore:
             self._sql.exec(f"DELETE FROM step WHERE job_id IN ({pick})", *params, limit)  # ADR-0144
             deleted = len(
                 self._sql.exec(f"DELETE FROM job WHERE id IN ({pick}) RETURNING id", *params, limit).toArray()
+            )
+        if self._scalar("SELECT EXISTS (SELECT 1 FROM key_hold WHERE until <= ?) AS v", now):
+            self._sql.exec(
+                "DELETE FROM key_hold WHERE (job_id, attempt) IN"
+                " (SELECT job_id, attempt FROM key_hold WHERE until <= ? LIMIT ?)",
+                now,
+                limit,
             )
         if self._scalar("SELECT EXISTS (SELECT 1 FROM unique_key WHERE expires_at <= ?) AS v", now):
             self._sql.exec(
@@ -520,6 +534,7 @@ class SqlShardStore:
             next_unique_expiry_at=row["next_unique_expiry_at"],
             oldest_key_bucket_at=row["oldest_key_bucket_at"],
             next_sleeper_at=row["next_sleeper_at"],
+            next_hold_end_at=row["next_hold_end_at"],
             outbox_pending=bool(row["outbox_pending"]),
             held_pending=bool(row["held_pending"]),
         )

@@ -16,7 +16,7 @@ from tsumugi_core.policy import ShardSettings
 from tsumugi_core.reaper import CancelConfirmed, Fail, InFlightJob, Requeue, Stall, reap_decision
 from tsumugi_core.states import JobState
 from tsumugi_core.throttle import Blocked, Candidate, DispatchPlan, TokenBucket, plan_dispatch
-from tsumugi_scheduler.shard.changes import NoticeWriter, transition
+from tsumugi_scheduler.shard.changes import NoticeWriter, key_hold, transition
 from tsumugi_scheduler.shard.port import JobChange, ShardStore
 from tsumugi_scheduler.shard.records import DispatchMessage
 from tsumugi_scheduler.shard.schema import AttemptRow, JobRow
@@ -85,7 +85,10 @@ def reap_change(job: JobRow, now: int, grace_ms: int, notices: NoticeWriter) -> 
         values.update(run_after=now, eligible_at=now, dispatched_at=None)
     if state in (JobState.FAILED, JobState.STALLED):
         values["error"] = decision.reason
-    return transition(job, state, now, notices, values, log)
+    change = transition(job, state, now, notices, values, log)
+    # Given up, not answered: the attempt may still run, and its key's slot stays taken until it cannot.
+    hold = key_hold(job, now, abandoned=False)
+    return change if hold is None else msgspec.structs.replace(change, key_hold=hold)
 
 
 class TickRunner:
